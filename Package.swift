@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Dependency rule: ImagoCore depends on nothing; everything points inward (see ../shared/DESIGN.md).
+let package = Package(
+    name: "Imago",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Imago", targets: ["Imago"]),
+        .library(name: "ImagoCore", targets: ["ImagoCore"]),
+        .library(name: "ImagoCodecs", targets: ["ImagoCodecs"]),
+        .library(name: "ImagoTesting", targets: ["ImagoTesting"]),
+        .executable(name: "imago", targets: ["imago"]),
+        .executable(name: "imago-bench", targets: ["imago-bench"]),
+    ],
+    targets: [
+        // The engine: Foundation (+ FoundationNetworking on Linux) only.
+        .target(name: "ImagoCore"),
+
+        // C libraries from Debian's -dev packages, wrapped once in ImagoCodecs.
+        .systemLibrary(
+            name: "CJPEGTurbo", pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(
+            name: "CPNG", pkgConfig: "libpng16",
+            providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(
+            name: "CWebP", pkgConfig: "libwebp",
+            providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(
+            name: "CGIF",
+            providers: [.apt(["libgif-dev"])]),
+        .target(name: "CImagoShims"),
+
+        .target(
+            name: "ImagoCodecs",
+            dependencies: ["ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims"]),
+        .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs"]),
+        .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
+        .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
+        .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
+        .executableTarget(
+            name: "imago-bench",
+            dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo"]),
+
+        .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),
+        .testTarget(name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago"]),
+        .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
+        .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
+    ]
+)

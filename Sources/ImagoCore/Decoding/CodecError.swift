@@ -1,0 +1,36 @@
+/// Why an image could not be decoded or encoded.
+public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No registered decoder (or encoder) handles this format.
+    case unsupportedFormat(ImageFormat)
+    /// The data is empty.
+    case empty
+    /// The data is not a valid image of the format; `reason` is the library's or our own explanation.
+    case corrupt(format: ImageFormat, reason: String)
+    /// The data ended before the image was complete (and partial data was not allowed).
+    case truncated(format: ImageFormat)
+    /// The declared dimensions exceed the pixel limit; nothing was allocated.
+    case tooManyPixels(width: Int, height: Int, limit: Int)
+    /// The animation has more frames than the frame limit allows.
+    case tooManyFrames(limit: Int)
+    /// The animation's frames together would exceed the animation byte limit.
+    case animationTooLarge(limit: Int)
+    /// The encoder failed.
+    case encodingFailed(format: ImageFormat, reason: String)
+
+    /// A sentence a person can act on.
+    public var description: String {
+        switch self {
+        case .unsupportedFormat(let f):
+            "no decoder is registered for format '\(f)'"
+        case .empty: "the image data is empty"
+        case .corrupt(let f, let reason): "corrupt \(f) data: \(reason)"
+        case .truncated(let f): "truncated \(f) data: the file ends before the image is complete"
+        case .tooManyPixels(let w, let h, let limit):
+            "image of \(w)x\(h) pixels exceeds the limit of \(limit) pixels (raise DecodingOptions.pixelLimit to allow it)"
+        case .tooManyFrames(let limit): "animation has more than \(limit) frames (DecodingOptions.frameLimit)"
+        case .animationTooLarge(let limit):
+            "animation frames would take more than \(limit) bytes (DecodingOptions.animationByteLimit)"
+        case .encodingFailed(let f, let reason): "could not encode \(f): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// A decoder for one or more encoded formats (JPEG, PNG, …), registered in an ``ImageDecoderRegistry``.
+///
+/// Implementations must be thread-safe: one decoder instance serves concurrent decodes. They check the declared
+/// dimensions against ``DecodingOptions/pixelLimit`` (and frame counts against the frame limits) *before*
+/// allocating any pixel buffer, and report every failure as a ``CodecError`` — never a crash, never a hang.
+///
+/// ```swift
+/// struct MyBMPDecoder: ImageDecoding {
+///     var formats: Set<ImageFormat> { [.bmp] }
+///     func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer { … }
+/// }
+/// registry.register(MyBMPDecoder())
+/// ```
+public protocol ImageDecoding: Sendable {
+    /// The formats this decoder handles.
+    var formats: Set<ImageFormat> { get }
+
+    /// Decodes `data` (already sniffed as one of ``formats``).
+    ///
+    /// - Throws: ``CodecError``.
+    func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer
+}
+
+/// How a decoder should decode: target size, limits and what to apply.
+public struct DecodingOptions: Sendable, Hashable {
+    /// Decode to fit within this size (aspect ratio kept, never upscaled), downsampling while decoding where the
+    /// format allows (JPEG DCT scaling). Default `nil`: full size.
+    public var targetSize: PixelSize?
+    /// The largest image, in pixels (width × height), that may be decoded. Checked from the header before any
+    /// allocation. Default 100,000,000 (100 megapixels).
+    public var pixelLimit: Int
+    /// The most frames an animated image may have. Default 10,000.
+    public var frameLimit: Int
+    /// The most bytes of pixels all frames of an animation may take together. Default 1 GiB.
+    public var animationByteLimit: Int
+    /// Whether to apply the EXIF orientation to the pixels (then the container's orientation is `.up`).
+    /// Default `true`.
+    public var appliesOrientation: Bool
+    /// Decode only the first frame of an animated image. Default `false`.
+    public var decodesFirstFrameOnly: Bool
+    /// Accept truncated data and return what decodes as a preview (`isPreview == true`) instead of failing.
+    /// Used for progressive previews. Default `false`.
+    public var allowsPartialData: Bool
+
+    /// Options with the defaults listed on each property.
+    public init(
+        targetSize: PixelSize? = nil, pixelLimit: Int = 100_000_000, frameLimit: Int = 10_000,
+        animationByteLimit: Int = 1 << 30, appliesOrientation: Bool = true, decodesFirstFrameOnly: Bool = false,
+        allowsPartialData: Bool = false
+    ) {
+        self.targetSize = targetSize
+        self.pixelLimit = pixelLimit
+        self.frameLimit = frameLimit
+        self.animationByteLimit = animationByteLimit
+        self.appliesOrientation = appliesOrientation
+        self.decodesFirstFrameOnly = decodesFirstFrameOnly
+        self.allowsPartialData = allowsPartialData
+    }
+
+    /// Throws ``CodecError/tooManyPixels(width:height:limit:)`` when `width × height` exceeds ``pixelLimit``,
+    /// and ``CodecError/corrupt(format:reason:)`` for a zero or negative dimension.
+    public func checkDimensions(width: Int, height: Int, format: ImageFormat) throws {
+        guard width > 0, height > 0 else {
+            throw CodecError.corrupt(format: format, reason: "invalid dimensions \(width)x\(height)")
+        }
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, pixels <= pixelLimit else {
+            throw CodecError.tooManyPixels(width: width, height: height, limit: pixelLimit)
+        }
+    }
+}

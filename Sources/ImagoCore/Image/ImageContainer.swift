@@ -1,0 +1,114 @@
+import Foundation
+
+/// A decoded image as the pipeline passes it around: one or more frames plus what the file said about them.
+///
+/// A still image has one frame; an animated GIF, WebP or APNG has one per frame, each already composited to the
+/// full canvas (disposal and blending applied), with its display duration.
+///
+/// ```swift
+/// let container = try registry.decode(data)
+/// print(container.image.width, container.frames.count, container.loopCount)
+/// ```
+public struct ImageContainer: Sendable {
+    /// The frames, never empty. Frame 0 is the still image.
+    public var frames: [ImageFrame]
+    /// The format the bytes were in (`.unknown` for images made in memory).
+    public var format: ImageFormat
+    /// How many times an animation plays: 0 means forever (the default, also GIF's "no NETSCAPE block" case is 1).
+    public var loopCount: Int
+    /// The EXIF orientation the file declared; `.up` once it has been applied to the pixels.
+    public var orientation: ExifOrientation
+    /// The encoded bytes this came from, kept when the request asked for them (default `nil`).
+    public var originalData: Data?
+    /// `true` for a progressive preview decoded from part of the data; the final image follows.
+    public var isPreview: Bool
+    /// The pixel size of the original image before any downsampling (equal to `image.size` when none was done).
+    public var originalSize: PixelSize
+
+    /// A container of one or more frames.
+    ///
+    /// - Parameters:
+    ///   - frames: at least one frame; all should have the same size.
+    ///   - format: the source format (default `.unknown`).
+    ///   - loopCount: 0 = forever (default).
+    ///   - orientation: the declared orientation still to apply (default `.up`).
+    ///   - originalSize: the size before downsampling (default: the first frame's).
+    public init(
+        frames: [ImageFrame], format: ImageFormat = .unknown, loopCount: Int = 0,
+        orientation: ExifOrientation = .up, originalData: Data? = nil, isPreview: Bool = false,
+        originalSize: PixelSize? = nil
+    ) {
+        precondition(!frames.isEmpty, "an ImageContainer needs at least one frame")
+        self.frames = frames
+        self.format = format
+        self.loopCount = loopCount
+        self.orientation = orientation
+        self.originalData = originalData
+        self.isPreview = isPreview
+        self.originalSize = originalSize ?? frames[0].buffer.size
+    }
+
+    /// A still image of one frame.
+    public init(image: PixelBuffer, format: ImageFormat = .unknown, orientation: ExifOrientation = .up) {
+        self.init(frames: [ImageFrame(buffer: image)], format: format, orientation: orientation)
+    }
+
+    /// The first frame's pixels: the still image.
+    public var image: PixelBuffer {
+        get { frames[0].buffer }
+        set { frames[0].buffer = newValue }
+    }
+
+    /// Whether there is more than one frame.
+    public var isAnimated: Bool { frames.count > 1 }
+
+    /// Bytes of pixel data over all frames: the cost the memory cache charges.
+    public var cost: Int { frames.reduce(0) { $0 + $1.buffer.byteCount } }
+
+    /// Total display time of one loop of the animation (zero for a still image).
+    public var totalDuration: Duration { frames.reduce(.zero) { $0 + $1.duration } }
+
+    /// A copy with `transform` applied to every frame's pixels (processors use this).
+    public func mapFrames(_ transform: (PixelBuffer) throws -> PixelBuffer) rethrows -> ImageContainer {
+        var copy = self
+        copy.frames = try frames.map { ImageFrame(buffer: try transform($0.buffer), duration: $0.duration) }
+        return copy
+    }
+}
+
+/// One frame of an image: its pixels and how long it shows.
+public struct ImageFrame: Sendable {
+    /// The frame's pixels, composited to the full canvas.
+    public var buffer: PixelBuffer
+    /// How long the frame shows (zero for a still image; GIF's 0 or 10 ms delays are kept as the file said).
+    public var duration: Duration
+
+    /// A frame with its display duration (default zero).
+    public init(buffer: PixelBuffer, duration: Duration = .zero) {
+        self.buffer = buffer
+        self.duration = duration
+    }
+}
+
+/// The EXIF orientation tag (1…8): how the stored pixels must be turned to display upright.
+public enum ExifOrientation: Int, Sendable, Hashable, Codable, CaseIterable {
+    /// 1: as stored.
+    case up = 1
+    /// 2: mirrored left-right.
+    case upMirrored = 2
+    /// 3: rotated 180°.
+    case down = 3
+    /// 4: mirrored top-bottom.
+    case downMirrored = 4
+    /// 5: mirrored along the top-left to bottom-right diagonal (transpose).
+    case leftMirrored = 5
+    /// 6: must be rotated 90° clockwise to display.
+    case right = 6
+    /// 7: transverse (mirrored along the other diagonal).
+    case rightMirrored = 7
+    /// 8: must be rotated 90° counter-clockwise to display.
+    case left = 8
+
+    /// Whether applying this orientation swaps width and height.
+    public var swapsDimensions: Bool { rawValue >= 5 }
+}

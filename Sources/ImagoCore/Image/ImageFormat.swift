@@ -1,0 +1,127 @@
+import Foundation
+
+/// The encoded format of an image, recognised from its first bytes (never from a file name or a MIME type).
+///
+/// ```swift
+/// let format = ImageFormat(sniffing: data)   // .jpeg, .png, … or .unknown
+/// ```
+public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    /// JPEG / JFIF / EXIF (`FF D8 FF`).
+    case jpeg
+    /// PNG without animation.
+    case png
+    /// Animated PNG (a PNG with an `acTL` chunk before its first `IDAT`).
+    case apng
+    /// GIF 87a / 89a.
+    case gif
+    /// WebP (lossy, lossless, animated) in a RIFF container.
+    case webp
+    /// HEIC (HEVC-coded HEIF).
+    case heic
+    /// HEIF with another or an unspecified codec.
+    case heif
+    /// AVIF (AV1-coded HEIF).
+    case avif
+    /// JPEG XL, bare codestream or ISO BMFF container.
+    case jpegXL = "jxl"
+    /// Windows bitmap.
+    case bmp
+    /// TIFF, either byte order.
+    case tiff
+    /// SVG (XML text with an `<svg` element near the start).
+    case svg
+    /// Not recognised.
+    case unknown
+
+    /// The short lowercase name (`"jpeg"`, `"png"`, …), as used in JSON output.
+    public var description: String { rawValue }
+
+    /// The usual file extension for this format, without the dot (`"jpg"` for JPEG).
+    public var fileExtension: String {
+        switch self {
+        case .jpeg: "jpg"
+        case .apng: "png"
+        case .unknown: "bin"
+        default: rawValue
+        }
+    }
+
+    /// Recognises the format from the first bytes of `data`; `.unknown` when nothing matches.
+    ///
+    /// Reads at most the first 4 KB (PNG: walks chunk headers up to the first `IDAT` to tell APNG apart).
+    public init(sniffing data: Data) {
+        self = data.withUnsafeBytes { ImageFormat.sniff(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Recognises the format from raw bytes; see ``init(sniffing:)``.
+    public static func sniff(_ bytes: UnsafeRawBufferPointer) -> ImageFormat {
+        let b = bytes
+        func matches(_ sig: [UInt8], offset: Int = 0) -> Bool {
+            guard b.count >= offset + sig.count else { return false }
+            for (i, v) in sig.enumerated() where b[offset + i] != v { return false }
+            return true
+        }
+        func ascii(_ s: String, offset: Int = 0) -> Bool { matches(Array(s.utf8), offset: offset) }
+
+        if matches([0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return isAnimatedPNG(b) ? .apng : .png }
+        if ascii("GIF87a") || ascii("GIF89a") { return .gif }
+        if ascii("RIFF") && ascii("WEBP", offset: 8) { return .webp }
+        if matches([0xFF, 0x0A]) || matches([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) {
+            return .jpegXL
+        }
+        if ascii("ftyp", offset: 4) { return isoBMFFFormat(b) }
+        if ascii("BM") && b.count >= 26 { return .bmp }
+        if matches([0x49, 0x49, 0x2A, 0x00]) || matches([0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if looksLikeSVG(b) { return .svg }
+        return .unknown
+    }
+
+    private static func be32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {
+        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
+    }
+
+    private static func isAnimatedPNG(_ b: UnsafeRawBufferPointer) -> Bool {
+        var offset = 8
+        while offset + 8 <= b.count, offset < 4096 {
+            let length = Int(be32(b, offset))
+            let type = be32(b, offset + 4)
+            if type == 0x6163_544C { return true }  // acTL
+            if type == 0x4944_4154 { return false }  // IDAT
+            guard length >= 0, length < Int(Int32.max) else { return false }
+            offset += 12 + length
+        }
+        return false
+    }
+
+    private static func isoBMFFFormat(_ b: UnsafeRawBufferPointer) -> ImageFormat {
+        guard b.count >= 12 else { return .unknown }
+        let boxSize = min(Int(be32(b, 0)), b.count, 4096)
+        var brands: [String] = []
+        var offset = 8
+        while offset + 4 <= max(boxSize, 12) && offset + 4 <= b.count {
+            if offset != 12 {  // skip minor_version
+                brands.append(String(decoding: UnsafeRawBufferPointer(rebasing: b[offset..<offset + 4]), as: UTF8.self))
+            }
+            offset += 4
+        }
+        let major = brands.first ?? ""
+        if ["avif", "avis"].contains(major) { return .avif }
+        if ["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs"].contains(major) { return .heic }
+        if major == "jxl " { return .jpegXL }
+        if ["mif1", "msf1"].contains(major) {
+            if brands.contains("avif") || brands.contains("avis") { return .avif }
+            if brands.contains(where: { $0.hasPrefix("he") }) { return .heic }
+            return .heif
+        }
+        if brands.contains("avif") { return .avif }
+        return .unknown
+    }
+
+    private static func looksLikeSVG(_ b: UnsafeRawBufferPointer) -> Bool {
+        let head = String(decoding: UnsafeRawBufferPointer(rebasing: b[0..<min(b.count, 1024)]), as: UTF8.self)
+        let trimmed = head.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" })
+        guard trimmed.hasPrefix("<") else { return false }
+        return trimmed.contains("<svg")
+    }
+}

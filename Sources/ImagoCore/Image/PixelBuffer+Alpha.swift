@@ -1,0 +1,76 @@
+extension PixelBuffer {
+    /// Whether any pixel is less than fully opaque (always `false` for `gray8`).
+    public var hasTransparency: Bool {
+        guard format == .rgba8 else { return false }
+        return bytes.withUnsafeBufferPointer { p in
+            var i = 3
+            while i < p.count {
+                if p[i] != 255 { return true }
+                i += 4
+            }
+            return false
+        }
+    }
+
+    /// This buffer with colour multiplied by alpha (rounded); unchanged if already premultiplied or gray.
+    public func premultiplied() -> PixelBuffer {
+        guard format == .rgba8, alphaMode == .straight else { return self }
+        var copy = self
+        copy.bytes.withUnsafeMutableBufferPointer { p in
+            var i = 0
+            while i < p.count {
+                let a = UInt32(p[i + 3])
+                if a != 255 {
+                    p[i] = UInt8((UInt32(p[i]) * a + 127) / 255)
+                    p[i + 1] = UInt8((UInt32(p[i + 1]) * a + 127) / 255)
+                    p[i + 2] = UInt8((UInt32(p[i + 2]) * a + 127) / 255)
+                }
+                i += 4
+            }
+        }
+        copy.alphaMode = .premultiplied
+        return copy
+    }
+
+    /// This buffer with colour divided by alpha again (rounded, clamped); unchanged if already straight.
+    /// Fully transparent pixels become transparent black.
+    public func unpremultiplied() -> PixelBuffer {
+        guard format == .rgba8, alphaMode == .premultiplied else { return self }
+        var copy = self
+        copy.bytes.withUnsafeMutableBufferPointer { p in
+            var i = 0
+            while i < p.count {
+                let a = UInt32(p[i + 3])
+                if a == 0 {
+                    p[i] = 0
+                    p[i + 1] = 0
+                    p[i + 2] = 0
+                } else if a != 255 {
+                    p[i] = UInt8(min(255, (UInt32(p[i]) * 255 + a / 2) / a))
+                    p[i + 1] = UInt8(min(255, (UInt32(p[i + 1]) * 255 + a / 2) / a))
+                    p[i + 2] = UInt8(min(255, (UInt32(p[i + 2]) * 255 + a / 2) / a))
+                }
+                i += 4
+            }
+        }
+        copy.alphaMode = .straight
+        return copy
+    }
+
+    /// This buffer as RGBA8 (gray expanded, alpha 255); unchanged if already RGBA8.
+    public func convertedToRGBA() -> PixelBuffer {
+        guard format == .gray8 else { return self }
+        var out = [UInt8](repeating: 255, count: width * height * 4)
+        bytes.withUnsafeBufferPointer { src in
+            out.withUnsafeMutableBufferPointer { dst in
+                for i in 0..<src.count {
+                    let v = src[i]
+                    dst[i * 4] = v
+                    dst[i * 4 + 1] = v
+                    dst[i * 4 + 2] = v
+                }
+            }
+        }
+        return PixelBuffer(uncheckedWidth: width, height: height, format: .rgba8, alphaMode: .straight, bytes: out)
+    }
+}

@@ -1,0 +1,19 @@
+/// A cache of decoded images, looked up synchronously on the request's hot path.
+///
+/// Implementations are thread-safe and fast (a lookup must not block on I/O). ``MemoryCache`` is the default.
+public protocol ImageCaching: AnyObject, Sendable {
+    /// The image stored for `key`, or `nil`. A hit may refresh the entry's recency.
+    func image(for key: ImageCacheKey) -> ImageContainer?
+
+    /// Stores `image` for `key`, replacing any previous entry; an implementation may decline (too large).
+    func store(_ image: ImageContainer, for key: ImageCacheKey)
+
+    /// Removes the entry for `key`, if any.
+    func removeImage(for key: ImageCacheKey)
+
+    /// Removes every entry whose key text satisfies `predicate` (used to drop all processed variants of a URL).
+    func removeImages(where predicate: (String) -> Bool)
+
+    /// Removes every entry.
+    func removeAll()
+}

@@ -1,0 +1,21 @@
+/// A transformation of pixels (resize, crop, blur, …) with a stable identity for cache keys.
+///
+/// `identifier` must distinguish every parameter that changes the output (two blur radii never share one) and
+/// stay the same across processes and versions, because it becomes part of memory- and disk-cache keys.
+/// Processors are pure: the same input gives the same output; they are called off the caller's thread, concurrently.
+///
+/// ```swift
+/// let request = ImageRequest(url: url, processors: [.resize(width: 256, height: 256), .circle()])
+/// ```
+public protocol ImageProcessing: Sendable {
+    /// A stable string naming the processor and all its parameters, e.g. `"resize(w=256,h=256,mode=fit)"`.
+    var identifier: String { get }
+
+    /// Returns the processed pixels (straight alpha in, straight alpha out).
+    ///
+    /// - Throws: any error; the pipeline reports it as a processing failure.
+    func process(_ image: PixelBuffer) throws -> PixelBuffer
+}
+
+/// The namespace of the built-in processors; use the static-member sugar (`.resize(width:height:)`).
+public enum ImageProcessors {}

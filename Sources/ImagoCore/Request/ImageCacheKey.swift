@@ -1,0 +1,29 @@
+/// A cache key whose hash is computed once, when the key is made.
+///
+/// A 55-byte URL string costs ~100 ns to hash, more than taking a lock; a key built once per request and then
+/// looked up, stored and compared several times should not pay that again.
+public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
+    /// The full key text (compared on equality, so a hash collision never confuses two keys).
+    public let string: String
+    /// The precomputed hash of `string` (process-seeded: never persist it).
+    public let precomputedHash: Int
+
+    /// Makes a key from its text, hashing it once.
+    public init(_ string: String) {
+        self.string = string
+        self.precomputedHash = string.hashValue
+    }
+
+    /// Equal when the texts are equal (the hashes are compared first, as a fast reject).
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.precomputedHash == rhs.precomputedHash && lhs.string == rhs.string
+    }
+
+    /// Feeds the precomputed hash only.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(precomputedHash)
+    }
+
+    /// The key text.
+    public var description: String { string }
+}

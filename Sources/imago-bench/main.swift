@@ -1,0 +1,14 @@
+import Foundation
+
+// imago-bench [GROUP...]: runs the named benchmark groups (all when none is named), each comparison side by
+// side with its baseline in one run, then writes bench-results.json. Build in release: `make bench`.
+// Each group lives in its own file as a `static func run()` and is listed here.
+let groups: [(name: String, run: () throws -> Void)] = [
+]
+
+let wanted = Set(CommandLine.arguments.dropFirst())
+BenchReport.printHeader()
+for group in groups where wanted.isEmpty || wanted.contains(group.name) {
+    do { try group.run() } catch { print("benchmark group \(group.name) failed: \(error)") }
+}
+try BenchReport.shared.write(to: "bench-results.json")
