@@ -9,7 +9,8 @@ func corpusURL(_ subfolder: String, filePath: String = #filePath) -> URL {
     let url = root.deletingLastPathComponent().appendingPathComponent("shared/corpus/\(subfolder)")
     var isDirectory: ObjCBool = false
     if !FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) || !isDirectory.boolValue {
-        Issue.record("the image corpus folder \(url.path) is missing; it must sit at ../shared/corpus beside the package")
+        Issue.record(
+            "the image corpus folder \(url.path) is missing; it must sit at ../shared/corpus beside the package")
     }
     return url
 }

@@ -58,7 +58,9 @@ public struct PixelBuffer: Sendable, Hashable {
     }
 
     /// Wraps existing bytes; `bytes.count` must be exactly `width × height × bytesPerPixel`.
-    public init(width: Int, height: Int, format: PixelFormat = .rgba8, alphaMode: AlphaMode = .straight, bytes: [UInt8])
+    public init(
+        width: Int, height: Int, format: PixelFormat = .rgba8, alphaMode: AlphaMode = .straight, bytes: [UInt8]
+    )
         throws
     {
         let count = try Self.checkedByteCount(width: width, height: height, format: format)
