@@ -39,6 +39,7 @@ let package = Package(
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
+        .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI"]),
         .executableTarget(
             name: "imago-bench",
             dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo"]),

@@ -12,7 +12,7 @@ public enum CLI {
     public static let version = "0.1.0"
 
     /// Every subcommand, in the order `--help` lists them.
-    static let commands: [Command] = [
+    package static let commands: [Command] = [
         DecodeCommand.command
     ]
 

@@ -1,9 +1,9 @@
 import Foundation
 
 /// One option a command accepts, as a row of the command's table.
-struct OptionSpec: Sendable {
+package struct OptionSpec: Sendable {
     /// The long name with its dashes, e.g. `--max-size`.
-    let name: String
+    package let name: String
     /// A one-letter alias with its dash, e.g. `-j`, or nil.
     let short: String?
     /// The value's placeholder in help text (`WxH`), or nil for a flag that takes no value.
@@ -13,7 +13,7 @@ struct OptionSpec: Sendable {
     /// One line of help.
     let help: String
 
-    init(_ name: String, short: String? = nil, value: String? = nil, repeatable: Bool = false, help: String) {
+    package init(_ name: String, short: String? = nil, value: String? = nil, repeatable: Bool = false, help: String) {
         self.name = name
         self.short = short
         self.valueName = value
@@ -25,7 +25,7 @@ struct OptionSpec: Sendable {
 }
 
 /// What a command line said, once checked against the command's table.
-struct ParsedArguments: Sendable {
+package struct ParsedArguments: Sendable {
     /// Values of options that take one, by long name (in the order given).
     var values: [String: [String]] = [:]
     /// Flags that were given, by long name.
@@ -41,15 +41,15 @@ struct ParsedArguments: Sendable {
 }
 
 /// A mistake in how the tool was called: exit status 2, a one-line message and the usage.
-struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     let message: String
-    var description: String { message }
-    init(_ message: String) { self.message = message }
+    package var description: String { message }
+    package init(_ message: String) { self.message = message }
 }
 
 /// Parses `arguments` against `options`: `--name value`, `--name=value`, `-x value`, flags, `--` ends options.
 /// Unknown options, missing values and values given to flags are usage errors.
-func parseArguments(_ arguments: [String], options: [OptionSpec]) throws -> ParsedArguments {
+package func parseArguments(_ arguments: [String], options: [OptionSpec]) throws -> ParsedArguments {
     var parsed = ParsedArguments()
     var index = 0
     var optionsEnded = false
@@ -96,7 +96,7 @@ func parseArguments(_ arguments: [String], options: [OptionSpec]) throws -> Pars
 }
 
 /// Parses `WxH` (e.g. `256x256`) into a positive size.
-func parsePixelSize(_ text: String, option: String) throws -> (width: Int, height: Int) {
+package func parsePixelSize(_ text: String, option: String) throws -> (width: Int, height: Int) {
     let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
     guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0, w <= 1 << 20, h <= 1 << 20
     else {
@@ -106,7 +106,7 @@ func parsePixelSize(_ text: String, option: String) throws -> (width: Int, heigh
 }
 
 /// Parses a byte count: a plain number or one with K, M, G, KB, MB, GB (binary multiples: 1K = 1024), case-insensitive.
-func parseByteCount(_ text: String, option: String) throws -> Int {
+package func parseByteCount(_ text: String, option: String) throws -> Int {
     let upper = text.uppercased().trimmingCharacters(in: .whitespaces)
     let units: [(String, Int)] = [
         ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("B", 1),
@@ -127,7 +127,7 @@ func parseByteCount(_ text: String, option: String) throws -> Int {
 }
 
 /// Parses a positive integer option value within `range`.
-func parseInteger(_ text: String, option: String, range: ClosedRange<Int>) throws -> Int {
+package func parseInteger(_ text: String, option: String, range: ClosedRange<Int>) throws -> Int {
     guard let v = Int(text), range.contains(v) else {
         throw UsageError(
             "option '\(option)' expects a whole number from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A subcommand of `imago`: its table of options, its help, and what it does.
-struct Command: Sendable {
+package struct Command: Sendable {
     /// The word that selects it (`decode`).
     let name: String
     /// One line for the command list.
@@ -11,7 +11,7 @@ struct Command: Sendable {
     /// Paragraphs after the option list (exit status, examples).
     let details: String
     /// The options it accepts (`--help` is added for every command).
-    let options: [OptionSpec]
+    package let options: [OptionSpec]
     /// Runs it; returns the exit status.
     let run: @Sendable (ParsedArguments, Console) async -> Int32
 
@@ -33,5 +33,5 @@ struct Command: Sendable {
         return text
     }
 
-    static let helpOption = OptionSpec("--help", short: "-h", help: "Show this help.")
+    package static let helpOption = OptionSpec("--help", short: "-h", help: "Show this help.")
 }
