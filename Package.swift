@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
         .executableTarget(
             name: "imago-bench",
-            dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo", "CWebP"]),
+            dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo", "CWebP", "CGIF", "CPNG"]),
 
         .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),
         // CPNG: the GIF/WebP conformance tests decode their PNG references with libpng directly.

@@ -12,7 +12,7 @@ public enum ImagoCodecs {
     /// Every encoder this module provides, in registration order.
     public static var encoders: [any ImageEncoding] {
         [
-            WebPEncoder(),
+            WebPEncoder()
         ]
     }
 }

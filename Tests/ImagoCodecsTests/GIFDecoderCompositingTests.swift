@@ -11,7 +11,9 @@ import Testing
     static let green = RGBA(r: 0, g: 255, b: 0)
     static let blue = RGBA(r: 0, g: 0, b: 255)
 
-    static func solid(_ index: UInt8, x: Int = 0, y: Int = 0, width: Int, height: Int, disposal: Int = 0)
+    static func solid(
+        _ index: UInt8, x: Int = 0, y: Int = 0, width: Int, height: Int, disposal: Int = 0
+    )
         -> TestGIF.Frame
     {
         TestGIF.Frame(

@@ -16,17 +16,16 @@ import Testing
     }
 
     @Test func hugeFrameInSmallScreenFailsBeforeDecodingIt() throws {
-        let frame = TestGIF.Frame(width: 65535, height: 65535, indices: [])
-        var gif = TestGIF(width: 4, height: 4)
-        gif.frames = []
-        var data = gif.encoded().dropLast()  // no trailer yet
+        // Given a 4x4 GIF with one good frame, then the header of a 65535x65535 frame (and no data for it)
+        let gif = TestGIF(width: 4, height: 4)
+        var data = gif.encoded().dropLast()  // without the trailer
         data.append(gif.encode(TestGIF.Frame(width: 1, height: 1, indices: [1])))
-        // A frame header only: the limit must fire before its (missing) data is read.
-        var header = Data([0x2C, 0, 0, 0, 0])
-        header.append(le16(frame.width))
-        header.append(le16(frame.height))
-        header.append(contentsOf: [0, 8, 0])
-        data.append(header)
+        data.append(contentsOf: [0x2C, 0, 0, 0, 0])
+        data.append(le16(65535))
+        data.append(le16(65535))
+        data.append(contentsOf: [0, 8, 0])
+
+        // Then the frame's own size is checked before its lines are read
         #expect(throws: CodecError.tooManyPixels(width: 65535, height: 65535, limit: 100_000_000)) {
             try GIFDecoder().decode(Data(data), options: DecodingOptions())
         }
@@ -34,15 +33,16 @@ import Testing
 
     @Test func hundredThousandFramesFailWithTooManyFrames() throws {
         // Given 100,000 one-pixel frames (~2 MB)
-        let one = TestGIF(width: 1, height: 1).encode(TestGIF.Frame(width: 1, height: 1, indices: [1]))
-        var data = TestGIF(width: 1, height: 1, loopCount: 0).encoded().dropLast()
-        data.reserveCapacity(data.count + one.count * 100_000 + 1)
-        for _ in 0..<100_000 { data.append(one) }
-        data.append(0x3B)
+        let one = [UInt8](TestGIF(width: 1, height: 1).encode(TestGIF.Frame(width: 1, height: 1, indices: [1])))
+        var bytes = [UInt8](TestGIF(width: 1, height: 1, loopCount: 0).encoded().dropLast())
+        bytes.reserveCapacity(bytes.count + one.count * 100_000 + 1)
+        for _ in 0..<100_000 { bytes.append(contentsOf: one) }
+        bytes.append(0x3B)
+        let data = Data(bytes)
 
         // Then the default frame limit (10,000) stops it
         #expect(throws: CodecError.tooManyFrames(limit: 10_000)) {
-            try GIFDecoder().decode(Data(data), options: DecodingOptions())
+            try GIFDecoder().decode(data, options: DecodingOptions())
         }
     }
 

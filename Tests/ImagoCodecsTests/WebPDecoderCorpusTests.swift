@@ -94,7 +94,8 @@ import Testing
         let container = try WebPDecoder().decode(
             data, options: DecodingOptions(targetSize: PixelSize(width: 32, height: 32)))
         #expect(container.frames.count == 3)
-        #expect(container.frames.allSatisfy { $0.buffer.size == PixelSize(width: 32, height: 32) })  // 64x63 halved, rounded
+        // 64x63 halved: 31.5 rounds to 32
+        #expect(container.frames.allSatisfy { $0.buffer.size == PixelSize(width: 32, height: 32) })
     }
 }
 
@@ -102,6 +103,9 @@ extension PixelBuffer {
     /// A copy with the colour of fully transparent pixels zeroed (invisible; encoders may discard it).
     func with(transparentColourZeroed: Bool) -> PixelBuffer {
         guard transparentColourZeroed, format == .rgba8 else { return self }
-        return (try? PixelBuffer(width: width, height: height, format: .rgba8, bytes: ImagoCodecsTests.transparentColourZeroed(bytes))) ?? self
+        return
+            (try? PixelBuffer(
+                width: width, height: height, format: .rgba8, bytes: ImagoCodecsTests.transparentColourZeroed(bytes)))
+            ?? self
     }
 }

@@ -70,7 +70,8 @@ import Testing
     }
 
     @Test func truncatedAndDamagedFilesThrowTypedErrors() throws {
-        let data = try Data(contentsOf: gifWebPCorpusURL("webp/images/gallery2").appendingPathComponent("1_webp_a.webp"))
+        let data = try Data(
+            contentsOf: gifWebPCorpusURL("webp/images/gallery2").appendingPathComponent("1_webp_a.webp"))
         #expect(throws: CodecError.empty) { try WebPDecoder().decode(Data(), options: DecodingOptions()) }
         #expect(throws: CodecError.truncated(format: .webp)) {
             try WebPDecoder().decode(Data(data.prefix(data.count / 2)), options: DecodingOptions())

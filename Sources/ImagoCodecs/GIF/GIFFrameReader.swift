@@ -19,6 +19,11 @@ struct GIFFrameReader {
     private var control = GIFGraphicsControl()
     /// Whether the canvas holds lines of a frame that broke off (returned only with `allowsPartialData`).
     private var hasPartialFrame = false
+    /// The global colour map as a palette, with the transparent index it was built for: most animations
+    /// use it for every frame, so it is built once.
+    private var globalPalette: (transparentIndex: Int?, palette: GIFPalette)?
+    /// One line of palette indices, reused across frames.
+    private var line: [GifPixelType] = []
 
     init(gif: UnsafeMutablePointer<GifFileType>, options: DecodingOptions) {
         self.gif = gif
@@ -112,10 +117,9 @@ struct GIFFrameReader {
         if rect.width > 0 && rect.height > 0 {
             // giflib decodes the whole frame even where it lies outside the canvas: bound that work too.
             try options.checkDimensions(width: rect.width, height: rect.height, format: .gif)
-            let palette = GIFPalette(
-                desc.ColorMap ?? gif.pointee.SColorMap, transparentIndex: frameControl.transparentIndex)
+            let palette = palette(local: desc.ColorMap, transparentIndex: frameControl.transparentIndex)
             var order = GIFRowOrder(height: rect.height, isInterlaced: desc.Interlace)
-            var line = [GifPixelType](repeating: 0, count: rect.width)
+            if line.count < rect.width { line = [GifPixelType](repeating: 0, count: rect.width) }
             for _ in 0..<rect.height {
                 let status = line.withUnsafeMutableBufferPointer {
                     DGifGetLine(gif, $0.baseAddress, Int32(rect.width))
@@ -123,13 +127,29 @@ struct GIFFrameReader {
                 try check(status)
                 hasPartialFrame = true
                 let row = order.next()
-                line.withUnsafeBufferPointer { canvas.draw(row: $0, frameRow: row, of: rect, palette: palette) }
+                line.withUnsafeBufferPointer {
+                    canvas.draw(
+                        row: UnsafeBufferPointer(rebasing: $0[0..<rect.width]), frameRow: row, of: rect,
+                        palette: palette)
+                }
             }
         } else {
             try skipImageData()
         }
         hasPartialFrame = false
         frames.append(try output(canvas.pixels, duration: .milliseconds(frameControl.delayCentiseconds * 10)))
+    }
+
+    private mutating func palette(
+        local: UnsafeMutablePointer<ColorMapObject>?, transparentIndex: Int?
+    )
+        -> GIFPalette
+    {
+        if let local { return GIFPalette(local, transparentIndex: transparentIndex) }
+        if let cached = globalPalette, cached.transparentIndex == transparentIndex { return cached.palette }
+        let palette = GIFPalette(gif.pointee.SColorMap, transparentIndex: transparentIndex)
+        globalPalette = (transparentIndex, palette)
+        return palette
     }
 
     private mutating func makeCanvas(firstFrame rect: GIFRect) throws -> GIFCanvas {
@@ -167,7 +187,8 @@ struct GIFFrameReader {
             case GRAPHICS_EXT_FUNC_CODE where index == 0:
                 control = GIFGraphicsControl(payload)
             case APPLICATION_EXT_FUNC_CODE where index == 0:
-                isLoopApplication = payload.elementsEqual("NETSCAPE2.0".utf8) || payload.elementsEqual("ANIMEXTS1.0".utf8)
+                isLoopApplication =
+                    payload.elementsEqual("NETSCAPE2.0".utf8) || payload.elementsEqual("ANIMEXTS1.0".utf8)
             case APPLICATION_EXT_FUNC_CODE where isLoopApplication && payload.count >= 3 && payload[0] == 1:
                 loopCount = Int(payload[1]) | Int(payload[2]) << 8
             default:

@@ -3,7 +3,9 @@ import ImagoCore
 
 extension WebPDecoder {
     /// Decodes an animated WebP with `WebPAnimDecoder`, which composites every frame onto the canvas.
-    func decodeAnimation(_ data: UnsafePointer<UInt8>, count: Int, options: DecodingOptions) throws
+    func decodeAnimation(
+        _ data: UnsafePointer<UInt8>, count: Int, options: DecodingOptions
+    ) throws
         -> ImageContainer
     {
         var animOptions = WebPAnimDecoderOptions()

@@ -46,7 +46,8 @@ public struct WebPDecoder: ImageDecoding {
             }
             let image = try decodeStill(base, count: raw.count, width: width, height: height, options: options)
             return ImageContainer(
-                frames: [ImageFrame(buffer: image)], format: .webp, originalSize: PixelSize(width: width, height: height))
+                frames: [ImageFrame(buffer: image)], format: .webp,
+                originalSize: PixelSize(width: width, height: height))
         }
     }
 
