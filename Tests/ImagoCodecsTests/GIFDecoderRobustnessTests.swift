@@ -109,6 +109,20 @@ import Testing
         }
     }
 
+    @Test func stallFileWithASmallScreenStillTerminates() throws {
+        // Given the file that once looped forever (a zero-width frame), with its 6727x65351 screen shrunk to
+        // 16x16 so that its frame data is actually reached
+        var data = try Data(
+            contentsOf: gifWebPCorpusURL("gif/stall").appendingPathComponent("issue-101-infinite-empty-loop.gif"))
+        data.replaceSubrange(6..<10, with: [16, 0, 16, 0])
+
+        // Then decoding ends, with frames or a typed error
+        do {
+            let container = try GIFDecoder().decode(data, options: DecodingOptions())
+            #expect(container.image.size == PixelSize(width: 16, height: 16))
+        } catch is CodecError {}
+    }
+
     @Test func everyTruncationOfTheSamplesDecodesOrThrows() throws {
         // Given the small samples cut at 48 points each
         for url in try gifWebPCorpusFiles("gif/samples", ext: "gif") {

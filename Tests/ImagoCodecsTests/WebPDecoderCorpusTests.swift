@@ -88,6 +88,25 @@ import Testing
         #expect(error.mean <= 3, "mean \(error.mean)")
     }
 
+    @Test func targetSizeWithAlphaIsCloseToAPremultipliedResample() throws {
+        // Given a 400x301 lossy image with alpha, decoded to fit 100x100
+        let data = try Data(
+            contentsOf: gifWebPCorpusURL("webp/images/gallery2").appendingPathComponent("1_webp_a.webp"))
+        let reference = try decodeReferencePNG(
+            gifWebPCorpusURL("webp/reference/gallery2").appendingPathComponent("1_webp_a.png"))
+        let image = try WebPDecoder().decode(
+            data, options: DecodingOptions(targetSize: PixelSize(width: 100, height: 100))
+        ).image
+
+        // Then libwebp's scaling agrees with Imago's own alpha-correct resampler
+        #expect(image.size == PixelSize(width: 100, height: 75))
+        let shrunk = try reference.resampled(to: image.size)
+        let error = meanAbsoluteError(
+            image.with(transparentColourZeroed: true), shrunk.with(transparentColourZeroed: true))
+        #expect(error.mean <= 3, "mean \(error.mean), max \(error.max)")
+        print("webp-scaled-alpha mean=\(error.mean) max=\(error.max)")
+    }
+
     @Test func targetSizeDownsamplesAnimationFrames() throws {
         let data = try Data(
             contentsOf: gifWebPCorpusURL("webp/images/animated").appendingPathComponent("random_lossless.webp"))

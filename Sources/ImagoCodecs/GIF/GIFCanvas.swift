@@ -67,7 +67,8 @@ struct GIFCanvas {
         let rowStart = y * pixels.bytesPerRow
         palette.colors.withUnsafeBufferPointer { colors in
             pixels.withUnsafeMutableBytes { raw in
-                let base = raw.baseAddress! + rowStart  // the buffer is never empty (width, height ≥ 1)
+                guard let start = raw.baseAddress else { return }
+                let base = start + rowStart
                 for x in firstX..<lastX {
                     let index = Int(indices[x])
                     if index == palette.transparentIndex { continue }

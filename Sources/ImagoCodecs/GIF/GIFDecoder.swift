@@ -12,8 +12,9 @@ import ImagoCore
 /// - A frame without any colour map draws with a grey ramp (index *i* → grey *i*); indices beyond the colour
 ///   map's size draw opaque black.
 /// - Durations are the graphics control extension's delay (1/100 s) exactly as the file says, 0 included.
-/// - ``ImageContainer/loopCount`` is the NETSCAPE2.0 (or ANIMEXTS1.0) loop count as stored, 0 meaning forever;
-///   a GIF without that block plays once, so its loop count is 1.
+/// - ``ImageContainer/loopCount`` is the NETSCAPE2.0 (or ANIMEXTS1.0) loop count as stored, 0 meaning forever,
+///   as Apple's ImageIO, SDWebImage and Kingfisher report it (browsers play a stored count *n* ≥ 1 *n* + 1
+///   times); a GIF without that block plays once, so its loop count is 1.
 /// - A file that breaks off (truncated or corrupt) after at least one complete frame returns the complete
 ///   frames; before that it throws ``CodecError/truncated(format:)`` (or `.corrupt`), unless
 ///   ``DecodingOptions/allowsPartialData`` is set, which returns the partly drawn first frame as a preview.
