@@ -22,6 +22,19 @@ import Testing
         #expect(cache.invariantViolations() == [])
     }
 
+    @Test func keysBuiltFromSeparateStringsFindTheSameEntry() throws {
+        // Given an image stored under a key built from one String
+        let cache = makeCache()
+        let stored = String(format: "https://images.example.com/photos/%08d-large.jpg", 1234)
+        cache.store(try makeImage(cost: 10, tag: 9), for: ImageCacheKey(stored))
+        // When looked up with a key built from an equal but separately made String (and a different one)
+        let lookup = "https://images.example.com/photos/" + "00001234" + "-large.jpg"
+        // Then the equal text finds it (the precomputed hash is what the table uses) and the other does not
+        #expect(cache.image(for: ImageCacheKey(lookup))?.image.bytes[0] == 9)
+        #expect(cache.image(for: ImageCacheKey(lookup + "?v=2")) == nil)
+        #expect(Set([ImageCacheKey(stored), ImageCacheKey(lookup)]).count == 1)
+    }
+
     @Test func storingExistingKeyReplacesValueAndCost() throws {
         let cache = makeCache()
         cache.store(try makeImage(cost: 100, tag: 1), for: .init("k"))

@@ -8,8 +8,13 @@
 ///
 /// Methods that drop entries hand the dropped values back, so that the caller lets them go (and frees their
 /// pixel memory) after it has released its lock.
+///
+/// Times are `Duration`s since any fixed reference the caller picks (``MemoryCache`` uses an instant taken at
+/// launch): `ContinuousClock.Instant` is a resilient type whose layout is only known at run time, and storing it
+/// in the nodes would make every node access go through value witnesses.
 package struct LRUCache<Key: Hashable, Value> {
-    package typealias Instant = ContinuousClock.Instant
+    /// A moment, as the time since the caller's fixed reference.
+    package typealias Instant = Duration
 
     // One entry, or a free slot (key and value nil, `next` links the free list).
     private struct Node {
@@ -45,6 +50,9 @@ package struct LRUCache<Key: Hashable, Value> {
     package private(set) var evictions = 0
     /// Entries dropped because their deadline had passed.
     package private(set) var expirations = 0
+    /// Expired values removed by lookups, kept until the caller takes them (out of the lock) with
+    /// ``takeReleased()``; a lookup cannot hand them back without costing every hit a second optional.
+    package private(set) var released: [Value] = []
 
     /// An empty cache with the given limits (default: unlimited).
     package init(costLimit: Int = .max, countLimit: Int = .max, entryCostLimit: Int = .max) {
@@ -61,9 +69,10 @@ package struct LRUCache<Key: Hashable, Value> {
 
     /// The value for `key`, made the most recently used; `nil` on a miss.
     ///
-    /// `now` is called only when the entry has a deadline. An entry whose deadline has passed is removed, counted
-    /// as a miss, and its value handed out through `expired` for the caller to release after unlocking.
-    package mutating func value(for key: Key, now: () -> Instant, expired: inout Value?) -> Value? {
+    /// `now` is called only when the entry has a deadline. An entry whose deadline has passed is removed and
+    /// counted as a miss; its value waits in ``released`` for the caller to take and let go after unlocking.
+    @inline(__always)
+    package mutating func value(for key: Key, now: () -> Instant) -> Value? {
         guard let slot = slots[key] else {
             misses &+= 1
             return nil
@@ -71,12 +80,18 @@ package struct LRUCache<Key: Hashable, Value> {
         if let deadline = nodes[slot].deadline, deadline <= now() {
             misses &+= 1
             expirations &+= 1
-            expired = remove(slot: slot)
+            if let value = remove(slot: slot) { released.append(value) }
             return nil
         }
         hits &+= 1
         moveToFront(slot)
         return nodes[slot].value
+    }
+
+    /// Takes the values that lookups removed because they had expired (see ``value(for:now:)``).
+    package mutating func takeReleased() -> [Value] {
+        defer { released = [] }
+        return released
     }
 
     /// Whether a live (unexpired) entry exists for `key`, without touching its recency or the counters.
@@ -203,8 +218,21 @@ package struct LRUCache<Key: Hashable, Value> {
     @inline(__always)
     private mutating func moveToFront(_ slot: Int) {
         guard slot != head else { return }
-        unlink(slot)
-        linkAtFront(slot)
+        // One uniqueness check for the whole relink instead of one per field written. `slot` is not the head,
+        // so it has a previous node; the old head has none.
+        let oldHead = head
+        let newTail = nodes.withUnsafeMutableBufferPointer { nodes -> Int? in
+            let previous = nodes[slot].previous
+            let next = nodes[slot].next
+            nodes[previous].next = next
+            if next >= 0 { nodes[next].previous = previous }
+            nodes[slot].previous = -1
+            nodes[slot].next = oldHead
+            nodes[oldHead].previous = slot
+            return next < 0 ? previous : nil
+        }
+        head = slot
+        if let newTail { tail = newTail }
     }
 
     private mutating func unlink(_ slot: Int) {

@@ -19,6 +19,8 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
     public let configuration: Configuration
     private let state: Locked<LRUCache<ImageCacheKey, ImageContainer>>
     private let pressureMonitor: MemoryPressureMonitor?
+    // The cache's tables keep times as durations since this instant (see LRUCache on why not instants).
+    private static let epoch = ContinuousClock.now
 
     /// A cache with `configuration` (default: see ``Configuration``), subscribed to `pressureMonitor` (default
     /// ``MemoryPressureMonitor/shared``) when the configuration responds to memory pressure.
@@ -40,10 +42,13 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
 
     /// The image for `key`, now the most recently used; `nil` when absent or expired.
     public func image(for key: ImageCacheKey) -> ImageContainer? {
-        var expired: ImageContainer?
-        let now = configuration.now
-        let image = state.withLock { $0.value(for: key, now: now, expired: &expired) }
-        _ = consume expired  // an expired image is released here, after the lock
+        var expired: [ImageContainer] = []
+        let image = state.withLock { cache in
+            let image = cache.value(for: key, now: { self.now() })
+            if !cache.released.isEmpty { expired = cache.takeReleased() }
+            return image
+        }
+        _ = consume expired  // expired images are released here, after the lock
         return image
     }
 
@@ -59,13 +64,15 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
     /// any previous image for `key` is removed.
     public func store(_ image: ImageContainer, for key: ImageCacheKey, ttl: Expiration) {
         let cost = image.cost
-        var deadline: ContinuousClock.Instant?
+        var deadline: Duration?
         if ttl != .never {
             let now = configuration.now()
-            deadline = ttl.deadline(storedAt: now)
-            if let deadline, deadline <= now {
-                removeImage(for: key)
-                return
+            if let instant = ttl.deadline(storedAt: now) {
+                guard instant > now else {
+                    removeImage(for: key)
+                    return
+                }
+                deadline = instant - Self.epoch
             }
         }
         let dropped = state.withLock { $0.setValue(image, for: key, cost: cost, deadline: deadline) }
@@ -97,15 +104,15 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
 
     /// Removes expired images, then least recently used ones until the total cost is at most `cost` bytes.
     public func trim(toCost cost: Int) {
-        let now = configuration.now()
-        let dropped = state.withLock { $0.trim(toCost: cost, now: now) }
+        let time = now()
+        let dropped = state.withLock { $0.trim(toCost: cost, now: time) }
         _ = consume dropped
     }
 
     /// Removes expired images, then least recently used ones until at most `count` remain.
     public func trim(toCount count: Int) {
-        let now = configuration.now()
-        let dropped = state.withLock { $0.trim(toCount: count, now: now) }
+        let time = now()
+        let dropped = state.withLock { $0.trim(toCount: count, now: time) }
         _ = consume dropped
     }
 
@@ -137,12 +144,15 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
         switch level {
         case .normal: break
         case .warning:
-            let now = configuration.now()
-            let dropped = state.withLock { $0.trim(toCost: $0.totalCost / 2, now: now) }
+            let time = now()
+            let dropped = state.withLock { $0.trim(toCost: $0.totalCost / 2, now: time) }
             _ = consume dropped
         case .critical: removeAll()
         }
     }
+
+    // The configured clock's present, as the tables count time.
+    private func now() -> Duration { configuration.now() - Self.epoch }
 
     /// The broken internal invariants, described (empty when sound; O(n), for tests).
     package func invariantViolations() -> [String] {
