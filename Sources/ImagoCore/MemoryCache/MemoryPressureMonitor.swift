@@ -199,7 +199,8 @@ public final class MemoryPressureMonitor: Sendable {
                 exited.signal()
             }
             let components = monitor.interval.components
-            let timeout = Int32(clamping: max(1, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000))
+            let timeout = Int32(
+                clamping: max(1, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000))
             while !isStopping, monitor.publish(monitor.source.currentLevel(), from: self) {
                 var fds = [
                     pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
