@@ -143,7 +143,7 @@ public final class MemoryPressureMonitor: Sendable {
     }
 
     // One sampling thread and its wake-up pipe. Stopping writes to the pipe, which ends the thread's poll(2).
-    // @unchecked Sendable: the descriptors are immutable after init; `stopping` and `thread` sit behind locks;
+    // @unchecked Sendable: the descriptors are immutable after init; `stopping` and `threadID` sit behind locks;
     // `exited` is a semaphore, safe from any thread.
     fileprivate final class PollingLoop: @unchecked Sendable {
         private let wakeRead: Int32
