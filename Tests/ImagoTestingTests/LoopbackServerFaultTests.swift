@@ -27,7 +27,7 @@ struct LoopbackServerFaultTests {
         #expect(raw.headers["transfer-encoding"] == "chunked")
         #expect(raw.headers["content-length"] == nil)
         #expect(Data(raw.body) == payload)
-        #expect(server.completedTransfers(for: "/chunked") == 2)
+        #expect(await server.waitUntil { $0.completedTransfers(for: "/chunked") == 2 })
     }
 
     @Test func slowDripArrivesComplete() async throws {
@@ -44,7 +44,7 @@ struct LoopbackServerFaultTests {
 
         // Then it is complete
         #expect(data == payload)
-        #expect(server.completedTransfers(for: "/drip") == 1)
+        #expect(await server.waitUntil { $0.completedTransfers(for: "/drip") == 1 })
     }
 
     @Test func resetMidBodyFailsTheClient() async throws {

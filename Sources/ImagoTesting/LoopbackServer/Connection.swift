@@ -68,6 +68,10 @@ final class Connection {
             guard receiveMore() else { return nil }
         }
         guard let headEnd else { return nil }
+        if headEnd - consumed > Self.maxHeadBytes {
+            sendError(431, "Request header fields larger than \(Self.maxHeadBytes) bytes.")
+            return nil
+        }
         let head = buffer[consumed..<headEnd]
         consumed = headEnd + 4
         guard var request = LoopbackServer.Request.parse(head: head) else {
