@@ -117,7 +117,9 @@ struct LoopbackServerFaultTests {
 
         // Then the client times out, and the server sees the client go away
         #expect(error?.code == .timedOut)
-        #expect(await server.waitUntil { $0.abortedTransfers(for: "/stall") == 1 })
+        #expect(
+            await server.waitUntil { $0.abortedTransfers(for: "/stall") == 1 },
+            "requests: \(server.requestCount(for: "/stall")), in flight: \(server.concurrentRequests)")
     }
 
     @Test func endlessBodyRunsUntilTheClientCancels() async throws {
