@@ -102,31 +102,54 @@ struct LoopbackServerFaultTests {
         #expect(client.isClosedByPeer())
     }
 
-    @Test func stallMakesTheClientTimeOutAndCountsAnAbort() async throws {
+    @Test func stallMakesURLSessionTimeOutAndCountsAnAbort() async throws {
         // Given a route that stalls after 1000 bytes
         let server = try LoopbackServer()
         defer { server.stop() }
         server.setRoute("/stall", .bytes(patternData()).stalling(afterBytes: 1000))
-        let session = makeSession(timeout: 0.5)
+        let session = makeSession()
         defer { session.invalidateAndCancel() }
 
-        // When fetched with a 0.5 s timeout
+        // When fetched with a 1 s timeout (short, with slack for a loaded machine to send the request at all)
         var request = URLRequest(url: server.url(for: "/stall"))
-        request.timeoutInterval = 0.5
+        request.timeoutInterval = 1
         let error = await #expect(throws: URLError.self) { _ = try await session.data(for: request) }
 
         // Then the client times out, and the server sees the client go away
         #expect(error?.code == .timedOut)
         #expect(
             await server.waitUntil { $0.abortedTransfers(for: "/stall") == 1 },
-            "requests: \(server.requestCount(for: "/stall")), in flight: \(server.concurrentRequests)")
+            "requests: \(server.requestCount(for: "/stall")), connections: \(server.connectionsAccepted)")
+    }
+
+    @Test func stallLeavesARawClientWaiting() async throws {
+        // Given a route that stalls after 1000 bytes and a raw client with a 300 ms receive timeout
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setRoute("/stall", .bytes(patternData()).stalling(afterBytes: 1000))
+        var client: RawHTTPClient? = try RawHTTPClient(port: server.port, receiveTimeout: .milliseconds(300))
+
+        // When it reads the response
+        do {
+            _ = try client?.get("/stall")
+            Issue.record("a stalled response must not complete")
+        } catch RawHTTPClient.Failure.timedOut(let received) {
+            // Then exactly 1000 body bytes arrived before the silence (the client consumed the head)
+            #expect(received.count == 1000)
+        }
+
+        // And closing the client is counted as an abort, not a completion
+        client = nil
+        #expect(await server.waitUntil { $0.abortedTransfers(for: "/stall") == 1 })
+        #expect(server.completedTransfers(for: "/stall") == 0)
     }
 
     @Test func endlessBodyRunsUntilTheClientCancels() async throws {
         // Given an endless route
         let server = try LoopbackServer()
         defer { server.stop() }
-        server.setRoute("/endless", .endless())
+        // (paced at ~16 MB/s so URLSession, shared by parallel tests, is not flooded)
+        server.setRoute("/endless", .endless().dripping(bytes: 16 * 1024, every: .milliseconds(1)))
         let session = makeSession()
         defer { session.invalidateAndCancel() }
 

@@ -211,3 +211,26 @@ struct LoopbackServerHTTPTests {
         #expect(try client.readResponse().body == Array("two".utf8))
     }
 }
+
+@Suite("LoopbackServer request bodies")
+struct LoopbackServerRequestBodyTests {
+    @Test func answersExpectContinueAndReadsTheBody() throws {
+        // Given a handler reporting the body size
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setRoute("/upload", .handler { .init(text: "\($0.body.count)") })
+        let client = try RawHTTPClient(port: server.port)
+
+        // When a client announces a body and waits for 100 Continue before sending it
+        client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")
+        let interim = try client.readResponse(isHead: true)
+        client.send(String(repeating: "b", count: 5000))
+        let response = try client.readResponse()
+
+        // Then the server sent 100 first, and the handler saw the whole body
+        #expect(interim.status == 100)
+        #expect(response.status == 200)
+        #expect(response.body == Array("5000".utf8))
+        #expect(server.lastRequest(for: "/upload")?.body == Data(repeating: UInt8(ascii: "b"), count: 5000))
+    }
+}

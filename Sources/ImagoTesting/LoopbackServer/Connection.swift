@@ -94,6 +94,9 @@ final class Connection {
                 sendError(413, "Request body larger than \(Self.maxBodyBytes) bytes.")
                 return nil
             }
+            if buffer.count - consumed < length, request.headers["Expect"]?.lowercased() == "100-continue" {
+                guard sendAll(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
+            }
             while buffer.count - consumed < length {
                 guard receiveMore() else { return nil }
             }

@@ -108,9 +108,10 @@ public final class LoopbackServer: Sendable {
         stop()
     }
 
-    /// The URL of `path` on this server (`path` starts with `/` and may carry a query).
+    /// The URL of `path` on this server (`/a.jpg?v=2`; a missing leading `/` is added).
     public func url(for path: String) -> URL {
-        URL(string: baseURL.absoluteString + path) ?? baseURL.appendingPathComponent(path)
+        let absolute = path.hasPrefix("/") ? path : "/" + path
+        return URL(string: baseURL.absoluteString + absolute) ?? baseURL.appendingPathComponent(absolute)
     }
 
     /// Serves `route` at `path` (exact match; `.directory` routes match `path` as a prefix), replacing any route
