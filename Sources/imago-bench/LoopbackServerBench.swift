@@ -31,19 +31,22 @@ enum LoopbackServerBench {
         try compare(
             "server: 500×200KB c=6 via curl --parallel, wall", unit: "s", goal: 1.0, peerName: "python http.server",
             imago: { try curl(ours) }, peer: { try curl(theirs) })
-        var serverCPU: [Double] = []
-        var clientCPU: [Double] = []
         try compare(
-            "server: 500×200KB c=6 via curl, server CPU / curl CPU", unit: "s", goal: 1.0, peerName: "curl's CPU",
-            rounds: 5,
+            "server: 500×200KB c=6 via curl, server CPU", unit: "s", goal: 1.0, peerName: "python http.server",
             imago: {
-                let before = cpuSeconds(RUSAGE_SELF.rawValue)
-                let childrenBefore = cpuSeconds(RUSAGE_CHILDREN.rawValue)
+                let before = cpuSeconds()
                 _ = try curl(ours)
-                serverCPU.append(cpuSeconds(RUSAGE_SELF.rawValue) - before)
-                clientCPU.append(cpuSeconds(RUSAGE_CHILDREN.rawValue) - childrenBefore)
-                return serverCPU.last ?? 0
-            }, peer: { clientCPU.last ?? 0 })
+                return cpuSeconds() - before
+            },
+            peer: {
+                let before = try python.cpuSeconds()
+                _ = try curl(theirs)
+                return try python.cpuSeconds() - before
+            })
+        try compare(
+            "server: start listening, then stop", unit: "ms", goal: 1.0, peerName: "python http.server",
+            imago: { try time { try LoopbackServer().stop() } * 1000 },
+            peer: { try time { try PythonServer(folder: folder).stop() } * 1000 })
         let session = makeSession()
         defer { session.invalidateAndCancel() }
         try compare(
@@ -51,9 +54,10 @@ enum LoopbackServerBench {
             imago: { try fetchAll(ours, session) }, peer: { try fetchAll(theirs, session) })
     }
 
-    private static func cpuSeconds(_ who: Int32) -> Double {
+    /// CPU seconds (user + system) used by this process so far: the server's threads, as curl runs apart.
+    private static func cpuSeconds() -> Double {
         var usage = rusage()
-        getrusage(__rusage_who_t(who), &usage)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
@@ -140,6 +144,17 @@ enum LoopbackServerBench {
             }
             guard let port = Int(String(decoding: line, as: UTF8.self)) else { throw BenchError.pythonDidNotStart }
             self.port = port
+        }
+
+        /// CPU seconds (user + system) the Python process has used, from /proc (10 ms ticks).
+        func cpuSeconds() throws -> Double {
+            let stat = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)
+            // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+            let fields = stat[(stat.lastIndex(of: ")") ?? stat.startIndex)...].split(separator: " ")
+            guard fields.count > 13, let user = Double(fields[12]), let system = Double(fields[13]) else {
+                throw BenchError.pythonDidNotStart
+            }
+            return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
         }
 
         func stop() {
