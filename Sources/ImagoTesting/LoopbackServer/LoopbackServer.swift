@@ -168,7 +168,11 @@ public final class LoopbackServer: Sendable {
             if ready < 0 || fds[1].revents != 0 { return }
             guard fds[0].revents != 0 else { continue }
             let client = accept(listenSocket, nil, nil)
-            guard client >= 0 else { continue }
+            guard client >= 0 else {
+                // Out of descriptors (EMFILE) would otherwise spin: back off briefly, then retry.
+                if errno != EINTR && errno != ECONNABORTED && !pause(.milliseconds(10)) { return }
+                continue
+            }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             var yes: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
