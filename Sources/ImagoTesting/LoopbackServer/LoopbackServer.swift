@@ -63,7 +63,8 @@ public final class LoopbackServer: Sendable {
     }
 
     /// Binds 127.0.0.1 on a kernel-chosen port, listens (backlog 512) and starts accepting; takes a few
-    /// milliseconds. Call `stop()` when done (the deinit stops a server that was not stopped).
+    /// milliseconds. Call `stop()` when done: the accepting thread keeps the server alive, so a server that is
+    /// never stopped holds its port and threads until the process exits.
     public init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Error.socketCallFailed(call: "socket", errno: errno) }
@@ -103,8 +104,8 @@ public final class LoopbackServer: Sendable {
     }
 
     deinit {
-        // The accept thread holds a strong reference until it exits, so reaching deinit means it has stopped;
-        // only the descriptors may still need closing.
+        // Server threads hold strong references until they exit, so deinit only runs after `stop()` finished;
+        // this call returns at once and is a safety net.
         stop()
     }
 
