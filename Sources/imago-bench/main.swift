@@ -6,6 +6,7 @@ import Foundation
 let groups: [(name: String, run: () throws -> Void)] = [
     ("decode-webp-gif", WebPGIFBench.run),
     ("memcache", MemoryCacheBench.run),
+    ("loopback-server", LoopbackServerBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())
