@@ -1,6 +1,6 @@
 extension PixelBuffer {
-    /// Successive clamped box blurs of the given radii, horizontally then vertically, premultiplied for RGBA.
-    func boxBlurred(radii: [Int]) throws -> PixelBuffer {
+    /// The image after `passes` run horizontally then vertically, edges clamped, premultiplied for RGBA.
+    func blurred(passes: [BlurPass]) throws -> PixelBuffer {
         let image = ImageProcessors.straight(self)
         let w = width
         let h = height
@@ -8,8 +8,8 @@ extension PixelBuffer {
         case .rgba8:
             return try PixelBuffer(width: w, height: h, format: .rgba8) { out in
                 image.bytes.withUnsafeBufferPointer { src in
-                    BoxBlur<SIMD4<Float>>.run(
-                        width: w, height: h, radii: radii,
+                    SeparableBlur<SIMD4<Float>>.run(
+                        width: w, height: h, passes: passes,
                         load: { y, row in
                             let s = y * w * 4
                             for x in 0..<w {
@@ -46,8 +46,8 @@ extension PixelBuffer {
         case .gray8:
             return try PixelBuffer(width: w, height: h, format: .gray8) { out in
                 image.bytes.withUnsafeBufferPointer { src in
-                    BoxBlur<Float>.run(
-                        width: w, height: h, radii: radii,
+                    SeparableBlur<Float>.run(
+                        width: w, height: h, passes: passes,
                         load: { y, row in for x in 0..<w { row[x] = Float(src[y * w + x]) } },
                         store: { x0, stripWidth, strip in
                             for y in 0..<h {
@@ -77,16 +77,24 @@ protocol BlurLane {
 extension Float: BlurLane {}
 extension SIMD4: BlurLane where Scalar == Float {}
 
-/// Separable box blurs with running sums: O(1) work per pixel and pass whatever the radius.
-enum BoxBlur<Lane: BlurLane> {
+/// One 1-D filter applied along both axes.
+enum BlurPass: Equatable {
+    /// A box of 2 × radius + 1 pixels, by running sums: O(1) per pixel whatever the radius.
+    case box(radius: Int)
+    /// A symmetric kernel of odd length (weights summing to 1), by direct convolution: O(length) per pixel.
+    case kernel([Float])
+}
+
+/// Separable blurs: horizontal passes row by row, then vertical passes strip by strip.
+enum SeparableBlur<Lane: BlurLane> {
     // Vertical passes run on strips of this many columns so that a strip's working set (two strip copies of
-    // `height` rows) stays in the L2 cache instead of streaming the whole image through memory three times.
+    // `height` rows) stays in the L2 cache instead of streaming the whole image through memory once per pass.
     static var stripWidth: Int { 32 }
 
     /// Loads each row with `load(y, row)`, blurs it, then hands each finished vertical strip to
     /// `store(firstColumn, stripWidth, strip)` (row-major, `stripWidth` lanes a row).
     static func run(
-        width w: Int, height h: Int, radii: [Int],
+        width w: Int, height h: Int, passes: [BlurPass],
         load: (Int, UnsafeMutablePointer<Lane>) -> Void,
         store: (Int, Int, UnsafePointer<Lane>) -> Void
     ) {
@@ -102,11 +110,15 @@ enum BoxBlur<Lane: BlurLane> {
             load(y, rowA)
             var src = rowA
             var dst = rowB
-            for (k, r) in radii.enumerated() {
-                if k == radii.count - 1 { dst = image + y * w }
-                horizontalPass(src, dst, count: w, radius: r)
+            for (k, pass) in passes.enumerated() {
+                if k == passes.count - 1 { dst = image + y * w }
+                switch pass {
+                case .box(let r): horizontalBox(src, dst, count: w, radius: r)
+                case .kernel(let weights): horizontalKernel(src, dst, count: w, weights: weights)
+                }
                 swap(&src, &dst)
             }
+            if passes.isEmpty { (image + y * w).update(from: rowA, count: w) }
         }
 
         let maxStrip = min(stripWidth, w)
@@ -123,11 +135,18 @@ enum BoxBlur<Lane: BlurLane> {
             var src = UnsafePointer(image + x0)
             var srcStride = w
             var dst = stripA
-            for r in radii {
-                verticalPass(src, srcStride, dst, sw, width: sw, height: h, radius: r, sums: sums)
+            for pass in passes {
+                switch pass {
+                case .box(let r): verticalBox(src, srcStride, dst, sw, width: sw, height: h, radius: r, sums: sums)
+                case .kernel(let weights): verticalKernel(src, srcStride, dst, sw, width: sw, height: h, weights: weights)
+                }
                 src = UnsafePointer(dst)
                 srcStride = sw
                 dst = dst == stripA ? stripB : stripA
+            }
+            if srcStride != sw {  // no passes: copy the strip out
+                for y in 0..<h { (stripA + y * sw).update(from: src + y * srcStride, count: sw) }
+                src = UnsafePointer(stripA)
             }
             store(x0, sw, src)
             x0 += sw
@@ -135,7 +154,7 @@ enum BoxBlur<Lane: BlurLane> {
     }
 
     @inline(__always)
-    static func horizontalPass(
+    static func horizontalBox(
         _ src: UnsafeMutablePointer<Lane>, _ dst: UnsafeMutablePointer<Lane>, count n: Int, radius r: Int
     ) {
         if r == 0 {
@@ -163,7 +182,26 @@ enum BoxBlur<Lane: BlurLane> {
     }
 
     @inline(__always)
-    static func verticalPass(
+    static func horizontalKernel(
+        _ src: UnsafeMutablePointer<Lane>, _ dst: UnsafeMutablePointer<Lane>, count n: Int, weights: [Float]
+    ) {
+        let r = weights.count / 2
+        weights.withUnsafeBufferPointer { k in
+            for x in 0..<n {
+                var sum = Lane.zero
+                if x >= r && x + r < n {
+                    let base = src + (x - r)
+                    for i in 0..<k.count { sum = sum + base[i] * k[i] }
+                } else {
+                    for i in 0..<k.count { sum = sum + src[min(max(x + i - r, 0), n - 1)] * k[i] }
+                }
+                dst[x] = sum
+            }
+        }
+    }
+
+    @inline(__always)
+    static func verticalBox(
         _ src: UnsafePointer<Lane>, _ srcStride: Int, _ dst: UnsafeMutablePointer<Lane>, _ dstStride: Int,
         width: Int, height h: Int, radius r: Int, sums: UnsafeMutablePointer<Lane>
     ) {
@@ -184,6 +222,25 @@ enum BoxBlur<Lane: BlurLane> {
             for x in 0..<width {
                 out[x] = sums[x] * inv
                 sums[x] = sums[x] + (add[x] - sub[x])
+            }
+        }
+    }
+
+    @inline(__always)
+    static func verticalKernel(
+        _ src: UnsafePointer<Lane>, _ srcStride: Int, _ dst: UnsafeMutablePointer<Lane>, _ dstStride: Int,
+        width: Int, height h: Int, weights: [Float]
+    ) {
+        let r = weights.count / 2
+        weights.withUnsafeBufferPointer { k in
+            for y in 0..<h {
+                let out = dst + y * dstStride
+                for x in 0..<width { out[x] = Lane.zero }
+                for i in 0..<k.count {
+                    let row = src + min(max(y + i - r, 0), h - 1) * srcStride
+                    let weight = k[i]
+                    for x in 0..<width { out[x] = out[x] + row[x] * weight }
+                }
             }
         }
     }
