@@ -7,17 +7,16 @@ extension PixelBuffer {
         switch format {
         case .rgba8:
             return try PixelBuffer(width: w, height: h, format: .rgba8) { out in
-                image.bytes.withUnsafeBufferPointer { src in
+                image.bytes.withUnsafeBytes { src in
                     SeparableBlur<SIMD4<Float>>.run(
                         width: w, height: h, passes: passes,
                         load: { y, row in
-                            let s = y * w * 4
+                            var o = y * w * 4
                             for x in 0..<w {
-                                let a = Float(src[s + x * 4 + 3])
-                                let m = a / 255
-                                row[x] = SIMD4(
-                                    Float(src[s + x * 4]) * m, Float(src[s + x * 4 + 1]) * m,
-                                    Float(src[s + x * 4 + 2]) * m, a)
+                                let f = floats(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: o, as: UInt32.self)))
+                                let m = f[3] * (1 / 255)
+                                row[x] = f * SIMD4(m, m, m, 1)
+                                o += 4
                             }
                         },
                         store: { x0, stripWidth, strip in
@@ -25,18 +24,12 @@ extension PixelBuffer {
                                 var o = (y * w + x0) * 4
                                 for i in y * stripWidth..<(y + 1) * stripWidth {
                                     let v = strip[i]
-                                    if v[3] < 0.5 {
-                                        out[o] = 0
-                                        out[o + 1] = 0
-                                        out[o + 2] = 0
-                                        out[o + 3] = 0
-                                    } else {
-                                        let c = v * (255 / v[3])
-                                        out[o] = byte(c[0])
-                                        out[o + 1] = byte(c[1])
-                                        out[o + 2] = byte(c[2])
-                                        out[o + 3] = byte(v[3])
+                                    var word: UInt32 = 0
+                                    if v[3] >= 0.5 {
+                                        let s = 255 / v[3]
+                                        word = packed(v * SIMD4(s, s, s, 1))
                                     }
+                                    out.storeBytes(of: word.littleEndian, toByteOffset: o, as: UInt32.self)
                                     o += 4
                                 }
                             }
@@ -60,10 +53,28 @@ extension PixelBuffer {
     }
 }
 
+// Bytes R G B A (little-endian word) to floats without per-lane conversions: an integer below 2²³ or'ed into
+// the mantissa of 2²³ is that float plus 2²³.
+@inline(__always)
+private func floats(_ word: UInt32) -> SIMD4<Float> {
+    let lanes = SIMD4<UInt32>(word & 0xFF, (word >> 8) & 0xFF, (word >> 16) & 0xFF, word >> 24)
+    return unsafeBitCast(lanes | 0x4B00_0000, to: SIMD4<Float>.self) - 8_388_608
+}
+
+// Floats to bytes R G B A in a little-endian word, clamped to 0…255 and rounded to nearest (halves to even) by
+// adding 1.5 × 2²³, which leaves the rounded integer in the low mantissa bits: all vector work, no libm calls.
+@inline(__always)
+private func packed(_ v: SIMD4<Float>) -> UInt32 {
+    let c = pointwiseMin(pointwiseMax(v, .zero), SIMD4(repeating: 255))
+    let bits = unsafeBitCast(c + 12_582_912, to: SIMD4<UInt32>.self) & 0xFF
+    return bits[0] | bits[1] << 8 | bits[2] << 16 | bits[3] << 24
+}
+
+// Clamp first, then truncate v + 0.5 (rounds half up): `rounded()` would be a libm call per channel without
+// SSE4.1, which made this conversion cost as much as all the blur passes together. NaN maps to 0.
 @inline(__always)
 private func byte(_ v: Float) -> UInt8 {
-    let r = (v + 0.5).rounded(.down)
-    return r <= 0 ? 0 : (r >= 255 ? 255 : UInt8(r))
+    UInt8((v > 0 ? (v < 255 ? v : 255) : 0) + 0.5)
 }
 
 /// What one channel group of a pixel is while blurring: one Float (gray) or four (premultiplied RGBA).
