@@ -77,8 +77,9 @@ extension PixelBuffer {
         let bc = border?.color ?? RGBA(r: 0, g: 0, b: 0, a: 0)
         let ba = Double(bc.a) / 255
         let premultipliedBorder = (Double(bc.r) * ba, Double(bc.g) * ba, Double(bc.b) * ba)
-        // Only a band this wide along each edge can differ from the input; the middle is copied as it is.
-        let band = Int(max(outer.radius, bw).rounded(.up)) + 1
+        // Pixels deep inside both shapes are left alone: each row only visits the stretches outside the span
+        // that is fully covered (every pixel inside the inner shape is inside the outer one too).
+        let solid = bw > 0 ? inner : outer
 
         out.bytes.withUnsafeMutableBufferPointer { p in
             func shade(_ x: Int, _ y: Int) {
@@ -114,12 +115,16 @@ extension PixelBuffer {
                 p[i + 3] = clampedByte(outA * 255)
             }
             for y in 0..<h {
-                if y < band || y >= h - band {
+                let reach = solid.coveredHalfWidth(atDistance: abs(Double(y) + 0.5 - halfH))
+                guard reach >= 0 else {
                     for x in 0..<w { shade(x, y) }
-                } else {
-                    for x in 0..<min(band, w) { shade(x, y) }
-                    for x in max(band, w - band)..<w { shade(x, y) }
+                    continue
                 }
+                // |x + 0.5 − halfW| ≤ reach  ⇔  x in first...last
+                let first = min(max(Int((halfW - reach - 0.5).rounded(.up)), 0), w)
+                let last = min(max(Int((halfW + reach - 0.5).rounded(.down)), first - 1), w - 1)
+                for x in 0..<first { shade(x, y) }
+                for x in (last + 1)..<w { shade(x, y) }
             }
         }
         return out
@@ -144,6 +149,20 @@ private struct RoundedBox {
         let oy = max(qy, 0)
         let distance = (ox * ox + oy * oy).squareRoot() + min(max(qx, qy), 0) - radius
         return min(max(0.5 - distance, 0), 1)
+    }
+
+    /// For a row whose pixel centres lie `dy` from the centre: the largest `dx` at which ``coverage(_:_:)`` is
+    /// surely 1 (a hair less, against rounding), or −1 when no pixel of the row is fully covered. Coverage is 1
+    /// where the distance is at most −0.5: the same box shrunk by half a pixel, with its radius shrunk too.
+    func coveredHalfWidth(atDistance dy: Double) -> Double {
+        let a = halfWidth - 0.5
+        let b = halfHeight - 0.5
+        let r = max(radius - 0.5, 0)
+        guard halfWidth > 0, halfHeight > 0, a > 0, dy <= b else { return -1 }
+        let margin = 1e-6
+        if dy <= b - r { return a - margin }
+        let t = dy - (b - r)
+        return max(a - r + (r * r - t * t).squareRoot() - margin, -1)
     }
 }
 
