@@ -196,15 +196,15 @@ enum SeparableBlur<Lane: BlurLane> {
     static func horizontalKernel(
         _ src: UnsafeMutablePointer<Lane>, _ dst: UnsafeMutablePointer<Lane>, count n: Int, weights: [Float]
     ) {
+        // The kernel is symmetric: pair the taps at ±i so each pair costs one multiply.
         let r = weights.count / 2
         weights.withUnsafeBufferPointer { k in
             for x in 0..<n {
-                var sum = Lane.zero
+                var sum = src[x] * k[r]
                 if x >= r && x + r < n {
-                    let base = src + (x - r)
-                    for i in 0..<k.count { sum = sum + base[i] * k[i] }
+                    for i in 1..<(r + 1) { sum = sum + (src[x - i] + src[x + i]) * k[r + i] }
                 } else {
-                    for i in 0..<k.count { sum = sum + src[min(max(x + i - r, 0), n - 1)] * k[i] }
+                    for i in 1..<(r + 1) { sum = sum + (src[max(x - i, 0)] + src[min(x + i, n - 1)]) * k[r + i] }
                 }
                 dst[x] = sum
             }
@@ -246,11 +246,14 @@ enum SeparableBlur<Lane: BlurLane> {
         weights.withUnsafeBufferPointer { k in
             for y in 0..<h {
                 let out = dst + y * dstStride
-                for x in 0..<width { out[x] = Lane.zero }
-                for i in 0..<k.count {
-                    let row = src + min(max(y + i - r, 0), h - 1) * srcStride
-                    let weight = k[i]
-                    for x in 0..<width { out[x] = out[x] + row[x] * weight }
+                let centre = src + y * srcStride
+                let weight = k[r]
+                for x in 0..<width { out[x] = centre[x] * weight }
+                for i in 1..<(r + 1) {
+                    let up = src + max(y - i, 0) * srcStride
+                    let down = src + min(y + i, h - 1) * srcStride
+                    let weight = k[r + i]
+                    for x in 0..<width { out[x] = out[x] + (up[x] + down[x]) * weight }
                 }
             }
         }
