@@ -36,7 +36,8 @@ enum ProcessorsBench {
 
         // The other processors, each against a plain copy of the pixels (the floor any processor pays).
         let others: [(String, any ImageProcessing)] = [
-            ("circle", .circle()), ("rounded corners r=32", .roundedCorners(radius: 32)), ("rotate 90", .rotate(degrees: 90)),
+            ("circle", .circle()), ("rounded corners r=32", .roundedCorners(radius: 32)),
+            ("rotate 90", .rotate(degrees: 90)),
             ("grayscale", .grayscale()), ("tint multiply", .tint(RGBA(r: 30, g: 144, b: 255), blend: .multiply)),
             ("crop 512x512", .crop(x: 128, y: 0, width: 512, height: 512)),
         ]

@@ -59,7 +59,9 @@ import Testing
     @Test func opaqueSourceAtopTintGivesASilhouette() throws {
         let tint = RGBA(r: 1, g: 2, b: 3)
         let out = try ImageProcessors.Tint(color: tint).process(image)
-        for y in 0..<16 { for x in 0..<16 { #expect(out[pixel: x, y] == RGBA(r: 1, g: 2, b: 3, a: image[pixel: x, y].a)) } }
+        for y in 0..<16 {
+            for x in 0..<16 { #expect(out[pixel: x, y] == RGBA(r: 1, g: 2, b: 3, a: image[pixel: x, y].a)) }
+        }
     }
 
     @Test func multiplyKeepsBlackAndTurnsWhiteIntoTheTint() throws {

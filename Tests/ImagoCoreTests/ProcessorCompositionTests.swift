@@ -39,13 +39,16 @@ private struct Marker: Error, Equatable {}
 
     @Test func stopsAtTheFirstError() {
         let failing = ImageProcessors.Anonymous(id: "test.fail") { _ in throw Marker() }
-        let composition = ImageProcessors.Composition([.flip(.horizontal), failing, .crop(x: 99, y: 99, width: 1, height: 1)])
+        let composition = ImageProcessors.Composition([
+            .flip(.horizontal), failing, .crop(x: 99, y: 99, width: 1, height: 1),
+        ])
         #expect(throws: Marker()) { try composition.process(image) }
     }
 
     @Test func anonymousRunsItsClosureUnderTheGivenIdentifier() throws {
         let invert = ImageProcessors.Anonymous(id: "app.invert?v=1") { buffer in
-            try PixelBuffer(width: buffer.width, height: buffer.height, format: .gray8, bytes: buffer.bytes.map { 255 - $0 })
+            try PixelBuffer(
+                width: buffer.width, height: buffer.height, format: .gray8, bytes: buffer.bytes.map { 255 - $0 })
         }
         #expect(invert.identifier == "app.invert?v=1")
         #expect(try invert.process(image).bytes == image.bytes.map { 255 - $0 })
@@ -54,8 +57,10 @@ private struct Marker: Error, Equatable {}
     @Test func staticMemberSugarReadsAsAList() throws {
         // The call site the pipeline will see
         let processors: [any ImageProcessing] = [
-            .resize(width: 2, height: 2, mode: .aspectFill), .crop(x: 0, y: 0, width: 1, height: 2), .rotate(degrees: 180),
-            .flip(.vertical), .grayscale(), .tint(RGBA(r: 1, g: 2, b: 3)), .gaussianBlur(radius: 1), .roundedCorners(radius: 1),
+            .resize(width: 2, height: 2, mode: .aspectFill), .crop(x: 0, y: 0, width: 1, height: 2),
+            .rotate(degrees: 180),
+            .flip(.vertical), .grayscale(), .tint(RGBA(r: 1, g: 2, b: 3)), .gaussianBlur(radius: 1),
+            .roundedCorners(radius: 1),
             .circle(), .composition([]), .anonymous(id: "x") { $0 },
         ]
         let out = try ImageProcessors.Composition(processors).process(image)

@@ -41,12 +41,16 @@ import Testing
         // These end up in cache keys on disk: changing one invalidates every cached variant.
         let expected: [(any ImageProcessing, String)] = [
             (.resize(width: 256, height: 256), "imago.resize?w=256&h=256&mode=fit&upscale=0"),
-            (.resize(width: 64, height: 32, mode: .aspectFill, allowsUpscaling: true),
-             "imago.resize?w=64&h=32&mode=fill&upscale=1"),
+            (
+                .resize(width: 64, height: 32, mode: .aspectFill, allowsUpscaling: true),
+                "imago.resize?w=64&h=32&mode=fill&upscale=1"
+            ),
             (.crop(x: -1, y: 2, width: 3, height: 4), "imago.crop?x=-1&y=2&w=3&h=4"),
             (.roundedCorners(radius: 8), "imago.roundedCorners?r=8"),
-            (.roundedCorners(radius: 2.5, border: .init(color: RGBA(r: 255, g: 0, b: 10, a: 128), width: 1)),
-             "imago.roundedCorners?r=2.5&border=1&color=#ff000a80"),
+            (
+                .roundedCorners(radius: 2.5, border: .init(color: RGBA(r: 255, g: 0, b: 10, a: 128), width: 1)),
+                "imago.roundedCorners?r=2.5&border=1&color=#ff000a80"
+            ),
             (.circle(), "imago.circle"),
             (.circle(border: .init(color: RGBA(r: 0, g: 0, b: 0), width: 3)), "imago.circle?border=3&color=#000000ff"),
             (.gaussianBlur(radius: 8), "imago.gaussianBlur?r=8"),

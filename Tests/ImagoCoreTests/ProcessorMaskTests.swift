@@ -75,8 +75,10 @@ private func referenceCoverage(x: Int, y: Int, w: Int, h: Int, radius r: Double)
 
     @Test func halfPixelBorderBlendsHalfway() throws {
         let image = try TestImages.uniform(6, 6, RGBA(r: 0, g: 0, b: 0))
-        let out = try ImageProcessors.RoundedCorners(radius: 0, border: .init(color: RGBA(r: 200, g: 0, b: 0), width: 0.5))
-            .process(image)
+        let out = try ImageProcessors.RoundedCorners(
+            radius: 0, border: .init(color: RGBA(r: 200, g: 0, b: 0), width: 0.5)
+        )
+        .process(image)
         #expect(out[pixel: 0, 3] == RGBA(r: 100, g: 0, b: 0))
         #expect(out[pixel: 1, 3] == RGBA(r: 0, g: 0, b: 0))
     }
@@ -97,7 +99,9 @@ private func referenceCoverage(x: Int, y: Int, w: Int, h: Int, radius r: Double)
     @Test(arguments: [-1, Double.nan, Double.infinity])
     func rejectsAnInvalidRadius(radius: Double) throws {
         let image = try TestImages.uniform(5, 5, color)
-        #expect(throws: ImageProcessors.Error.self) { try ImageProcessors.RoundedCorners(radius: radius).process(image) }
+        #expect(throws: ImageProcessors.Error.self) {
+            try ImageProcessors.RoundedCorners(radius: radius).process(image)
+        }
         #expect(throws: ImageProcessors.Error.invalidBorderWidth(-2)) {
             try ImageProcessors.RoundedCorners(radius: 1, border: .init(color: color, width: -2)).process(image)
         }

@@ -78,7 +78,9 @@ import Testing
         let image = try PixelBuffer(width: 300, height: 120)
         let out = try ImageProcessors.Resize.resize(maxDimension: 100).process(image)
         #expect(out.size == PixelSize(width: 100, height: 40))
-        #expect(ImageProcessors.Resize.resize(maxDimension: 100).identifier == "imago.resize?w=100&h=100&mode=fit&upscale=0")
+        #expect(
+            ImageProcessors.Resize.resize(maxDimension: 100).identifier == "imago.resize?w=100&h=100&mode=fit&upscale=0"
+        )
     }
 
     @Test(arguments: [(0, 10), (10, 0), (-1, 5)])

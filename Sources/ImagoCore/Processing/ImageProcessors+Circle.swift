@@ -21,7 +21,9 @@ extension ImageProcessors {
 
         /// The circular image.
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
-            if let border, !(border.width.isFinite && border.width >= 0) { throw Error.invalidBorderWidth(border.width) }
+            if let border, !(border.width.isFinite && border.width >= 0) {
+                throw Error.invalidBorderWidth(border.width)
+            }
             let side = min(image.width, image.height)
             let square = image.cropped(
                 x: (image.width - side) / 2, y: (image.height - side) / 2, width: side, height: side)

@@ -12,7 +12,9 @@ extension ImageProcessors {
             self.width = width
         }
 
-        var identifierSuffix: String { "&border=\(ImageProcessors.format(width))&color=\(ImageProcessors.format(color))" }
+        var identifierSuffix: String {
+            "&border=\(ImageProcessors.format(width))&color=\(ImageProcessors.format(color))"
+        }
     }
 
     /// Makes the image's corners transparent, rounding them with `radius`, optionally with a border.
@@ -43,8 +45,12 @@ extension ImageProcessors {
 
         /// The masked image.
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
-            guard radius.isFinite, radius >= 0 else { throw Error.invalidRadius(processor: "rounded corners", radius: radius) }
-            if let border, !(border.width.isFinite && border.width >= 0) { throw Error.invalidBorderWidth(border.width) }
+            guard radius.isFinite, radius >= 0 else {
+                throw Error.invalidRadius(processor: "rounded corners", radius: radius)
+            }
+            if let border, !(border.width.isFinite && border.width >= 0) {
+                throw Error.invalidBorderWidth(border.width)
+            }
             if radius == 0, (border?.width ?? 0) == 0 { return image }
             return image.maskedToRoundedRect(radius: radius, border: border)
         }
@@ -164,10 +170,4 @@ private struct RoundedBox {
         let t = dy - (b - r)
         return max(a - r + (r * r - t * t).squareRoot() - margin, -1)
     }
-}
-
-@inline(__always)
-func clampedByte(_ v: Double) -> UInt8 {
-    let r = v.rounded()
-    return r <= 0 ? 0 : (r >= 255 ? 255 : UInt8(r))
 }

@@ -8,7 +8,7 @@ extension ImageProcessors {
     /// - ``Blend-swift.enum/multiply``: `s + (s × t / 255 − s) × k`: the image multiplied by the tint, which keeps
     ///   shading (white takes the tint's colour, black stays black).
     ///
-    /// The result is `rgba8` (a `gray8` input is expanded first).
+    /// The result is `rgba8` (a `gray8` input is expanded first); a tint with alpha 0 returns the input unchanged.
     public struct Tint: ImageProcessing {
         /// How the tint combines with the image.
         public enum Blend: String, Sendable, Hashable, CaseIterable {

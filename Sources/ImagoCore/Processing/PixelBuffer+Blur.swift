@@ -13,7 +13,8 @@ extension PixelBuffer {
                         load: { y, row in
                             var o = y * w * 4
                             for x in 0..<w {
-                                let f = floats(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: o, as: UInt32.self)))
+                                let f = floats(
+                                    UInt32(littleEndian: src.loadUnaligned(fromByteOffset: o, as: UInt32.self)))
                                 let m = f[3] * (1 / 255)
                                 row[x] = f * SIMD4(m, m, m, 1)
                                 o += 4
@@ -149,7 +150,8 @@ enum SeparableBlur<Lane: BlurLane> {
             for pass in passes {
                 switch pass {
                 case .box(let r): verticalBox(src, srcStride, dst, sw, width: sw, height: h, radius: r, sums: sums)
-                case .kernel(let weights): verticalKernel(src, srcStride, dst, sw, width: sw, height: h, weights: weights)
+                case .kernel(let weights):
+                    verticalKernel(src, srcStride, dst, sw, width: sw, height: h, weights: weights)
                 }
                 src = UnsafePointer(dst)
                 srcStride = sw
