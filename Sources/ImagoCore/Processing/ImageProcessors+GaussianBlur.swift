@@ -3,13 +3,14 @@ import Foundation
 extension ImageProcessors {
     /// Blurs the image with a close approximation of a Gaussian of standard deviation `radius` pixels.
     ///
-    /// From `radius` 3 up: three successive box blurs (sizes chosen so that their variance is closest to `radius`²,
-    /// after W. Jarosz and I. Kutskir) run separably with running sums, so the cost per pixel does not grow with
-    /// the radius (the spread is within 6 % of the Gaussian's, closer as the radius grows). Below 3, where whole
-    /// box widths are too coarse, a true Gaussian kernel of ±⌈3 × radius⌉ pixels is convolved directly. Colour is blurred
-    /// premultiplied by alpha, so transparent pixels never bleed their colour; pixels beyond the image edge are
-    /// taken to repeat the edge pixel (clamp). The visible spread reaches about 3 × `radius`. `radius` 0 (or one
-    /// too small to move any pixel) returns the input unchanged; the format is kept.
+    /// From `radius` 3 up: three successive box blurs (odd widths chosen so that their combined variance is close
+    /// to `radius`², after W. Jarosz and I. Kutskir) run separably with running sums, so the cost per pixel does
+    /// not grow with the radius (the spread is within 6 % of the Gaussian's, closer as the radius grows). Below 3,
+    /// where whole box widths are too coarse, a sampled Gaussian kernel of ±⌈3 × radius⌉ pixels is convolved
+    /// directly. Colour is blurred premultiplied by alpha, so transparent pixels never bleed their colour; pixels
+    /// beyond the image edge are taken to repeat the edge pixel (clamp). The visible spread reaches about
+    /// 3 × `radius`. `radius` 0 (or one too small to move any pixel) returns the input unchanged; the format is
+    /// kept (`rgba8` or `gray8`).
     /// Throws ``ImageProcessors/Error/invalidRadius(processor:radius:)`` for a negative or non-finite radius.
     public struct GaussianBlur: ImageProcessing {
         /// The Gaussian's standard deviation σ in pixels (≥ 0).

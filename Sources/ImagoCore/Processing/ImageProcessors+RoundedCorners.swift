@@ -61,7 +61,7 @@ extension ImageProcessing where Self == ImageProcessors.RoundedCorners {
     /// Rounds the corners with `radius` pixels, optionally drawing `border` along the edge (default none).
     ///
     /// ```swift
-    /// let request = ImageRequest(url: url, processors: [.resize(width: 256, height: 256), .roundedCorners(radius: 16)])
+    /// let processors: [any ImageProcessing] = [.resize(width: 256, height: 256), .roundedCorners(radius: 16)]
     /// ```
     public static func roundedCorners(radius: Double, border: ImageProcessors.Border? = nil) -> Self {
         ImageProcessors.RoundedCorners(radius: radius, border: border)
