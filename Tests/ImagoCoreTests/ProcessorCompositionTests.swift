@@ -54,6 +54,23 @@ private struct Marker: Error, Equatable {}
         #expect(try invert.process(image).bytes == image.bytes.map { 255 - $0 })
     }
 
+    @Test func oneProcessorValueCanRunOnManyTasksAtOnce() async throws {
+        // Given one composition shared by concurrent tasks (as the pipeline's work queues will)
+        let image = try TestImages.rgba(64, 48) { x, y in RGBA(r: UInt8(x * 4), g: UInt8(y * 5), b: 90, a: 200) }
+        let processor = ImageProcessors.Composition([
+            .resize(width: 32, height: 32, mode: .aspectFill), .gaussianBlur(radius: 2), .circle(),
+        ])
+        let expected = try processor.process(image)
+        // When eight tasks run it at the same time
+        let results = try await withThrowingTaskGroup(of: PixelBuffer.self) { group in
+            for _ in 0..<8 { group.addTask { try processor.process(image) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        // Then every result is the same as a lone run
+        #expect(results.count == 8)
+        for result in results { #expect(result == expected) }
+    }
+
     @Test func staticMemberSugarReadsAsAList() throws {
         // The call site the pipeline will see
         let processors: [any ImageProcessing] = [
