@@ -85,6 +85,31 @@ private func boxKernel(_ radii: [Int]) -> [Double] {
         #expect(ImageProcessors.GaussianBlur.passes(sigma: 8) == [.box(radius: 7), .box(radius: 7), .box(radius: 8)])
     }
 
+    @Test(arguments: [1.5, 4])
+    func tallImagesBlurredInBandsMatchOneBand(sigma: Double) throws {
+        // Given a tall image and a working-memory budget of a few rows (so it is blurred in many bands)
+        let image = try TestImages.rgba(24, 150) { x, y in
+            RGBA(
+                r: UInt8((x * 11 + y * 7) % 256), g: UInt8((y * 3) % 256), b: UInt8(x * 10),
+                a: UInt8(128 + (x + y) % 128))
+        }
+        let gray = try TestImages.gray(24, 150) { x, y in UInt8((x * 31 + y * 17) % 256) }
+        let passes = ImageProcessors.GaussianBlur.passes(sigma: sigma)
+        for source in [image, gray] {
+            // When blurred in bands and in one piece
+            let banded = try source.blurred(passes: passes, bandBudgetBytes: 24 * 16 * 8)
+            let whole = try source.blurred(passes: passes, bandBudgetBytes: .max / 2)
+            // Then the pixels agree (to one level: float sums start at different rows)
+            #expect(banded.size == whole.size && banded.format == whole.format)
+            var differing = 0
+            for (a, b) in zip(banded.bytes, whole.bytes) where a != b {
+                differing += 1
+                #expect(abs(Int(a) - Int(b)) <= 1)
+            }
+            #expect(differing <= banded.bytes.count / 100)
+        }
+    }
+
     @Test func radiusZeroIsIdentity() throws {
         let image = try TestImages.rgba(9, 7) { x, y in RGBA(r: UInt8(x * 20), g: UInt8(y * 30), b: 5, a: 77) }
         #expect(try ImageProcessors.GaussianBlur(radius: 0).process(image) == image)

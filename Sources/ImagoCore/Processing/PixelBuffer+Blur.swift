@@ -1,6 +1,9 @@
 extension PixelBuffer {
     /// The image after `passes` run horizontally then vertically, edges clamped, premultiplied for RGBA.
-    func blurred(passes: [BlurPass]) throws -> PixelBuffer {
+    ///
+    /// The float working copy (16 bytes a pixel for RGBA) is kept to about `bandBudgetBytes` (default 16 MiB) by
+    /// blurring tall images in bands; the result does not depend on it.
+    func blurred(passes: [BlurPass], bandBudgetBytes: Int = 16 << 20) throws -> PixelBuffer {
         let image = ImageProcessors.straight(self)
         let w = width
         let h = height
@@ -9,7 +12,7 @@ extension PixelBuffer {
             return try PixelBuffer(width: w, height: h, format: .rgba8) { out in
                 image.bytes.withUnsafeBytes { src in
                     SeparableBlur<SIMD4<Float>>.run(
-                        width: w, height: h, passes: passes,
+                        width: w, height: h, passes: passes, bandBudgetBytes: bandBudgetBytes,
                         load: { y, row in
                             var o = y * w * 4
                             for x in 0..<w {
@@ -20,9 +23,9 @@ extension PixelBuffer {
                                 o += 4
                             }
                         },
-                        store: { x0, stripWidth, strip in
-                            for y in 0..<h {
-                                var o = (y * w + x0) * 4
+                        store: { y0, x0, stripWidth, rows, strip in
+                            for y in 0..<rows {
+                                var o = ((y0 + y) * w + x0) * 4
                                 for i in y * stripWidth..<(y + 1) * stripWidth {
                                     let v = strip[i]
                                     var word: UInt32 = 0
@@ -41,11 +44,11 @@ extension PixelBuffer {
             return try PixelBuffer(width: w, height: h, format: .gray8) { out in
                 image.bytes.withUnsafeBufferPointer { src in
                     SeparableBlur<Float>.run(
-                        width: w, height: h, passes: passes,
+                        width: w, height: h, passes: passes, bandBudgetBytes: bandBudgetBytes,
                         load: { y, row in for x in 0..<w { row[x] = Float(src[y * w + x]) } },
-                        store: { x0, stripWidth, strip in
-                            for y in 0..<h {
-                                for i in 0..<stripWidth { out[y * w + x0 + i] = byte(strip[y * stripWidth + i]) }
+                        store: { y0, x0, stripWidth, rows, strip in
+                            for y in 0..<rows {
+                                for i in 0..<stripWidth { out[(y0 + y) * w + x0 + i] = byte(strip[y * stripWidth + i]) }
                             }
                         })
                 }
@@ -97,72 +100,95 @@ enum BlurPass: Equatable {
     case kernel([Float])
 }
 
-/// Separable blurs: horizontal passes row by row, then vertical passes strip by strip.
+/// Separable blurs: horizontal passes row by row, then vertical passes strip by strip, over horizontal bands.
 enum SeparableBlur<Lane: BlurLane> {
     // Vertical passes run on strips of this many columns so that a strip's working set (two strip copies of
-    // `height` rows) stays in the L2 cache instead of streaming the whole image through memory once per pass.
+    // the band's rows) stays in cache instead of streaming the whole band through memory once per pass.
     static var stripWidth: Int { 32 }
 
-    /// Loads each row with `load(y, row)`, blurs it, then hands each finished vertical strip to
-    /// `store(firstColumn, stripWidth, strip)` (row-major, `stripWidth` lanes a row).
+    /// Loads rows with `load(y, row)`, blurs them, and hands each finished piece to
+    /// `store(firstRow, firstColumn, stripWidth, rows, strip)` (row-major, `stripWidth` lanes a row).
+    ///
+    /// The float working copy is limited to about `bandBudgetBytes`: a taller image is blurred in bands of rows,
+    /// each read with a margin of as many rows as the passes can carry a value (the sum of their radii), so that
+    /// the rows kept are exactly those of a blur of the whole image.
     static func run(
-        width w: Int, height h: Int, passes: [BlurPass],
+        width w: Int, height h: Int, passes: [BlurPass], bandBudgetBytes: Int,
         load: (Int, UnsafeMutablePointer<Lane>) -> Void,
-        store: (Int, Int, UnsafePointer<Lane>) -> Void
+        store: (Int, Int, Int, Int, UnsafePointer<Lane>) -> Void
     ) {
-        let image = UnsafeMutablePointer<Lane>.allocate(capacity: w * h)
+        let reach = passes.reduce(0) { total, pass in
+            switch pass {
+            case .box(let r): total + r
+            case .kernel(let weights): total + weights.count / 2
+            }
+        }
+        let budgetRows = bandBudgetBytes / (w * MemoryLayout<Lane>.stride)
+        let bandRows = max(budgetRows - 2 * reach, 4 * reach, 16)
+        let bufferRows = min(h, bandRows + 2 * reach)
+
+        let image = UnsafeMutablePointer<Lane>.allocate(capacity: w * bufferRows)
         defer { image.deallocate() }
         let rowA = UnsafeMutablePointer<Lane>.allocate(capacity: w)
         defer { rowA.deallocate() }
         let rowB = UnsafeMutablePointer<Lane>.allocate(capacity: w)
         defer { rowB.deallocate() }
-
-        // Horizontal: each row is blurred in two scratch rows while it sits in L1, then stored once.
-        for y in 0..<h {
-            load(y, rowA)
-            var src = rowA
-            var dst = rowB
-            for (k, pass) in passes.enumerated() {
-                if k == passes.count - 1 { dst = image + y * w }
-                switch pass {
-                case .box(let r): horizontalBox(src, dst, count: w, radius: r)
-                case .kernel(let weights): horizontalKernel(src, dst, count: w, weights: weights)
-                }
-                swap(&src, &dst)
-            }
-            if passes.isEmpty { (image + y * w).update(from: rowA, count: w) }
-        }
-
         let maxStrip = min(stripWidth, w)
-        let stripA = UnsafeMutablePointer<Lane>.allocate(capacity: maxStrip * h)
+        let stripA = UnsafeMutablePointer<Lane>.allocate(capacity: maxStrip * bufferRows)
         defer { stripA.deallocate() }
-        let stripB = UnsafeMutablePointer<Lane>.allocate(capacity: maxStrip * h)
+        let stripB = UnsafeMutablePointer<Lane>.allocate(capacity: maxStrip * bufferRows)
         defer { stripB.deallocate() }
         let sums = UnsafeMutablePointer<Lane>.allocate(capacity: maxStrip)
         defer { sums.deallocate() }
 
-        var x0 = 0
-        while x0 < w {
-            let sw = min(maxStrip, w - x0)
-            var src = UnsafePointer(image + x0)
-            var srcStride = w
-            var dst = stripA
-            for pass in passes {
-                switch pass {
-                case .box(let r): verticalBox(src, srcStride, dst, sw, width: sw, height: h, radius: r, sums: sums)
-                case .kernel(let weights):
-                    verticalKernel(src, srcStride, dst, sw, width: sw, height: h, weights: weights)
+        var b0 = 0
+        while b0 < h {
+            let b1 = min(b0 + bandRows, h)
+            let top = max(b0 - reach, 0)
+            let bh = min(b1 + reach, h) - top
+
+            // Horizontal: each row is blurred in two scratch rows while it sits in L1, then stored once.
+            for y in 0..<bh {
+                load(top + y, rowA)
+                var src = rowA
+                var dst = rowB
+                for (k, pass) in passes.enumerated() {
+                    if k == passes.count - 1 { dst = image + y * w }
+                    switch pass {
+                    case .box(let r): horizontalBox(src, dst, count: w, radius: r)
+                    case .kernel(let weights): horizontalKernel(src, dst, count: w, weights: weights)
+                    }
+                    swap(&src, &dst)
                 }
-                src = UnsafePointer(dst)
-                srcStride = sw
-                dst = dst == stripA ? stripB : stripA
+                if passes.isEmpty { (image + y * w).update(from: rowA, count: w) }
             }
-            if srcStride != sw {  // no passes: copy the strip out
-                for y in 0..<h { (stripA + y * sw).update(from: src + y * srcStride, count: sw) }
-                src = UnsafePointer(stripA)
+
+            // Vertical, strip by strip; rows past the band's edges are clamped, which only disturbs the margin.
+            var x0 = 0
+            while x0 < w {
+                let sw = min(maxStrip, w - x0)
+                var src = UnsafePointer(image + x0)
+                var srcStride = w
+                var dst = stripA
+                for pass in passes {
+                    switch pass {
+                    case .box(let r):
+                        verticalBox(src, srcStride, dst, sw, width: sw, height: bh, radius: r, sums: sums)
+                    case .kernel(let weights):
+                        verticalKernel(src, srcStride, dst, sw, width: sw, height: bh, weights: weights)
+                    }
+                    src = UnsafePointer(dst)
+                    srcStride = sw
+                    dst = dst == stripA ? stripB : stripA
+                }
+                if srcStride != sw {  // no passes: copy the strip out
+                    for y in 0..<bh { (stripA + y * sw).update(from: src + y * srcStride, count: sw) }
+                    src = UnsafePointer(stripA)
+                }
+                store(b0, x0, sw, b1 - b0, src + (b0 - top) * sw)
+                x0 += sw
             }
-            store(x0, sw, src)
-            x0 += sw
+            b0 = b1
         }
     }
 
