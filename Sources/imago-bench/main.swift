@@ -7,6 +7,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("decode-webp-gif", WebPGIFBench.run),
     ("memcache", MemoryCacheBench.run),
     ("loopback-server", LoopbackServerBench.run),
+    ("processors", ProcessorsBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())
