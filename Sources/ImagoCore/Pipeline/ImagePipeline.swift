@@ -189,3 +189,8 @@ public final class ImagePipeline: Sendable {
         return ImageTask(id: id, request: request, handlers: handlers) { _, _ in }
     }
 }
+
+extension ImagePipeline {
+    /// Whether no shared work (load, decode, processing) is in flight. For tests and diagnostics.
+    public var graphIsIdle: Bool { graph.inFlightCount == 0 }
+}
