@@ -67,7 +67,7 @@ extension ImagePipeline {
         if n < request.processors.count, request.options.readsMemory, let cache = configuration.imageCache,
             let image = cache.image(for: ImageCacheKey(request.variantKey(processorCount: n)))
         {
-            graph.emit(node, .value(ImageOutput(image: image, source: .memory)))
+            graph.emit(node, .value(ImageOutput(image: image, source: .memory, isInMemoryCache: true)))
             return
         }
         let context = StageContext()
@@ -201,6 +201,7 @@ extension ImagePipeline {
                 emit(.processed(identifier: processor.identifier, duration: elapsed))
                 var output = input
                 output.image = image
+                output.isInMemoryCache = false
                 output.metrics.process = (input.metrics.process ?? .zero) + elapsed
                 graph.emit(node, .value(output))
             } catch {

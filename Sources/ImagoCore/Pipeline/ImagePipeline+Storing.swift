@@ -62,12 +62,12 @@ extension ImagePipeline {
 
     /// After delivery work: the final image to memory, and the processed image to disk when asked.
     func store(_ output: ImageOutput, for request: ImageRequest) {
-        if !request.options.contains(.ignoreMemoryCacheWrites), output.source != .memory, !output.image.isPreview,
+        if !request.options.contains(.ignoreMemoryCacheWrites), !output.isInMemoryCache, !output.image.isPreview,
             let cache = configuration.imageCache
         {
             cache.store(output.image, for: request.imageCacheKey)
         }
-        guard usesProcessedDiskEntries(request), !output.isFromProcessedEntry, output.source != .memory,
+        guard usesProcessedDiskEntries(request), !output.isFromProcessedEntry, !output.isInMemoryCache,
             !request.options.contains(.ignoreDiskCacheWrites), !output.image.isAnimated,
             let dataCache = configuration.dataCache
         else { return }

@@ -22,6 +22,8 @@ struct ImageOutput: Sendable {
     var metadata: DataCacheMetadata?
     /// The image was decoded from a stored processed image (nothing left to store).
     var isFromProcessedEntry = false
+    /// The image itself is in the memory cache (an intermediate found there), so storing it again is pointless.
+    var isInMemoryCache = false
 }
 
 extension ImagePipeline {
