@@ -38,8 +38,10 @@ final class WorkNode<Value: Sendable>: @unchecked Sendable {
     /// Finished, failed or cancelled: no more events are delivered.
     var isDone = false
     var isCancelled = false
-    var cancelHandler: (@Sendable () -> Void)?
-    var priorityHandler: (@Sendable (RequestPriority) -> Void)?
+    /// Every handler registered: work is started in steps on several threads (disk read, then load …), and a
+    /// later step must not replace an earlier one's handler before it is known which runs.
+    var cancelHandlers: [@Sendable () -> Void] = []
+    var priorityHandlers: [@Sendable (RequestPriority) -> Void] = []
 
     init(key: String, priority: RequestPriority) {
         self.key = key
@@ -71,7 +73,7 @@ final class WorkGraph: Sendable {
         handler: @escaping @Sendable (WorkEvent<Value>) -> Void,
         start: (WorkNode<Value>) -> Void
     ) -> (WorkSubscription, joined: Bool) {
-        var raise: (@Sendable (RequestPriority) -> Void)?
+        var raise: [@Sendable (RequestPriority) -> Void] = []
         let (node, id, isNew) = lock.withLock { registry -> (WorkNode<Value>, Int, Bool) in
             var isNew = false
             let node: WorkNode<Value>
@@ -87,11 +89,11 @@ final class WorkGraph: Sendable {
             node.subscribers[id] = WorkNode.Subscriber(priority: priority, handler: handler)
             if !isNew, priority > node.priority {
                 node.priority = priority
-                raise = node.priorityHandler
+                raise = node.priorityHandlers
             }
             return (node, id, isNew)
         }
-        if let raise { raise(priority) }
+        for handler in raise { handler(priority) }
         if isNew { start(node) }
         let subscription = WorkSubscription(
             unsubscribe: { [self] in unsubscribe(node, id) },
@@ -107,8 +109,8 @@ final class WorkGraph: Sendable {
             if event.isTerminal {
                 node.isDone = true
                 node.subscribers = [:]
-                node.cancelHandler = nil
-                node.priorityHandler = nil
+                node.cancelHandlers = []
+                node.priorityHandlers = []
                 if registry[node.key] === node { registry[node.key] = nil }
             }
             return handlers
@@ -116,21 +118,21 @@ final class WorkGraph: Sendable {
         for handler in handlers { handler(event) }
     }
 
-    /// Sets what cancels the node's work; runs it at once if the node was already cancelled.
+    /// Adds to what cancels the node's work; runs it at once if the node was already cancelled.
     func onCancel<Value: Sendable>(_ node: WorkNode<Value>, _ handler: @escaping @Sendable () -> Void) {
         let runNow = lock.withLock { _ -> Bool in
             if node.isCancelled { return true }
-            if !node.isDone { node.cancelHandler = handler }
+            if !node.isDone { node.cancelHandlers.append(handler) }
             return false
         }
         if runNow { handler() }
     }
 
-    /// Sets what follows the node's priority (the loader task, queued work, the dependency).
+    /// Adds to what follows the node's priority (the loader task, queued work, the dependency).
     func onPriorityChange<Value: Sendable>(
         _ node: WorkNode<Value>, _ handler: @escaping @Sendable (RequestPriority) -> Void
     ) {
-        lock.withLock { _ in if !node.isDone { node.priorityHandler = handler } }
+        lock.withLock { _ in if !node.isDone { node.priorityHandlers.append(handler) } }
     }
 
     /// The node's current priority (the highest of its subscribers).
@@ -147,32 +149,32 @@ final class WorkGraph: Sendable {
     var inFlightCount: Int { lock.withLock { $0.count } }
 
     private func unsubscribe<Value: Sendable>(_ node: WorkNode<Value>, _ id: Int) {
-        var cancel: (@Sendable () -> Void)?
-        var change: (@Sendable (RequestPriority) -> Void)?
+        var cancel: [@Sendable () -> Void] = []
+        var change: [@Sendable (RequestPriority) -> Void] = []
         var newPriority = RequestPriority.normal
         lock.withLock { registry in
             guard !node.isDone, node.subscribers.removeValue(forKey: id) != nil else { return }
             if node.subscribers.isEmpty {
                 node.isDone = true
                 node.isCancelled = true
-                cancel = node.cancelHandler
-                node.cancelHandler = nil
-                node.priorityHandler = nil
+                cancel = node.cancelHandlers
+                node.cancelHandlers = []
+                node.priorityHandlers = []
                 if registry[node.key] === node { registry[node.key] = nil }
             } else {
                 newPriority = node._maxPriority()
                 if newPriority != node.priority {
                     node.priority = newPriority
-                    change = node.priorityHandler
+                    change = node.priorityHandlers
                 }
             }
         }
-        cancel?()
-        change?(newPriority)
+        for handler in cancel { handler() }
+        for handler in change { handler(newPriority) }
     }
 
     private func setPriority<Value: Sendable>(_ node: WorkNode<Value>, _ id: Int, _ priority: RequestPriority) {
-        var change: (@Sendable (RequestPriority) -> Void)?
+        var change: [@Sendable (RequestPriority) -> Void] = []
         var newPriority = priority
         lock.withLock { _ in
             guard !node.isDone, node.subscribers[id] != nil else { return }
@@ -180,9 +182,9 @@ final class WorkGraph: Sendable {
             newPriority = node._maxPriority()
             if newPriority != node.priority {
                 node.priority = newPriority
-                change = node.priorityHandler
+                change = node.priorityHandlers
             }
         }
-        change?(newPriority)
+        for handler in change { handler(newPriority) }
     }
 }

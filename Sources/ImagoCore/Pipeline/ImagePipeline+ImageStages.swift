@@ -3,8 +3,8 @@ import Foundation
 /// Per-node state of an image stage: the queued work item and the preview throttle.
 final class StageContext: Sendable {
     struct State {
-        var item: WorkQueue.Item?
-        var queue: WorkQueue?
+        /// Every item queued for the node (a disk read, then a decode …); finished ones are no-ops to cancel.
+        var items: [(WorkQueue.Item, WorkQueue)] = []
         var isPreviewRunning = false
         var lastPreviewBytes = 0
         var expectedBytes: Int64?
@@ -12,20 +12,15 @@ final class StageContext: Sendable {
     let state = Locked(State())
 
     func setItem(_ item: WorkQueue.Item, on queue: WorkQueue) {
-        state.withLock {
-            $0.item = item
-            $0.queue = queue
-        }
+        state.withLock { $0.items.append((item, queue)) }
     }
 
     func cancel() {
-        let (item, queue) = state.withLock { ($0.item, $0.queue) }
-        if let item, let queue { queue.cancel(item) }
+        for (item, queue) in state.withLock({ $0.items }) { queue.cancel(item) }
     }
 
     func setPriority(_ priority: RequestPriority) {
-        let (item, queue) = state.withLock { ($0.item, $0.queue) }
-        if let item, let queue { queue.setPriority(item, priority) }
+        for (item, queue) in state.withLock({ $0.items }) { queue.setPriority(item, priority) }
     }
 }
 

@@ -5,7 +5,7 @@ import Foundation
 /// work between requests in flight at every stage.
 ///
 /// Thread-safe; use one pipeline for the whole program (`Imago` provides `ImagePipeline.shared`). Two APIs over
-/// one engine: `async` (``image(for:)-5bxem``, ``response(for:)``) and callbacks
+/// one engine: `async` (``image(for:)``, ``response(for:)``) and callbacks
 /// (``loadImage(with:progress:updated:completion:)``), plus the synchronous ``cachedImage(for:)``.
 ///
 /// ```swift
