@@ -65,7 +65,9 @@ extension HTTPDataLoader {
             if length > 0 { transfer.body.reserveCapacity(Int(min(length, configuration.maximumBodySize))) }
             return (true, Actions())
         }
-        perform(actions)
+        // The `.cancel` disposition cancels this task; cancelling it here as well, inside the callback, upsets
+        // FoundationNetworking's state machine.
+        perform(actions.sparing(task))
         return isAccepted
     }
 
@@ -157,7 +159,9 @@ extension HTTPDataLoader {
             }
             return (request, Actions())
         }
-        perform(actions)
+        // Refusing the redirect makes its 3xx response final, which `didReceive(_:task:)` then cancels; cancelling
+        // the task inside this callback crashes FoundationNetworking ("not waiting for it").
+        perform(actions.sparing(task))
         return request
     }
 

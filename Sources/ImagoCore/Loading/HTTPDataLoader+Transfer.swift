@@ -124,6 +124,13 @@ extension HTTPDataLoader {
         var reprioritize: [(UInt64, RequestPriority)] = []
         var retry: (id: UInt64, delay: Duration)?
 
+        /// These actions without cancelling `task` (whose own delegate callback is running).
+        func sparing(_ task: URLSessionTask) -> Actions {
+            var copy = self
+            copy.cancelTasks.removeAll { $0 === task }
+            return copy
+        }
+
         mutating func merge(_ other: Actions) {
             cancelTasks += other.cancelTasks
             cancelTimers += other.cancelTimers
