@@ -138,11 +138,11 @@ struct PipelineFailureCacheTests {
             _ = try await f.pipeline.image(for: url)
             Issue.record("expected failedRecently")
         } catch let error as ImagePipeline.Error {
-            guard case .failedRecently(let failedURL, _, let underlying) = error else {
+            guard case .failedRecently(let failedURL, _, let reason) = error else {
                 Issue.record("unexpected \(error)")
                 return
             }
-            #expect(failedURL == url && underlying == .statusCode(500, url: url))
+            #expect(failedURL == url && reason == .http(500))
         }
         #expect(f.loader.loadCount == 1)
         #expect(f.pipeline.statistics.failureCacheHits == 1)
@@ -169,7 +169,7 @@ struct PipelineFailureCacheTests {
     }
 
     @Test func disabledFailureCacheAlwaysLoads() async throws {
-        let f = PipelineFixture { $0.failureCacheDuration = nil }
+        let f = PipelineFixture { $0.failureCache = nil }
         let url = testURL("broken3.img")
         await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
         await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
@@ -272,5 +272,27 @@ struct PipelineCacheKeyTests {
         // …and invalidation removes it too
         f.pipeline.removeAll(for: url)
         #expect(f.dataCache.keys.isEmpty)
+    }
+}
+
+@Suite("Pipeline failure cache: undecodable downloads")
+struct PipelineUndecodableTests {
+    @Test func undecodableDownloadIsRememberedLikeAFailedLoad() async throws {
+        let f = PipelineFixture(disk: false)
+        let url = testURL("garbage.img")
+        f.loader.setResponse(Data("<html>not an image</html>".utf8), for: url)
+        await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+
+        do {
+            _ = try await f.pipeline.image(for: url)
+            Issue.record("expected failedRecently")
+        } catch let error as ImagePipeline.Error {
+            guard case .failedRecently(_, _, .decode) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+        #expect(f.loader.loadCount == 1)
+        #expect(f.pipeline.statistics.failures["failedRecently"] == 1)
     }
 }

@@ -33,9 +33,9 @@ extension ImagePipeline {
     /// let pipeline = ImagePipeline(configuration: configuration)
     /// ```
     public struct Configuration: Sendable {
-        /// Loads bytes for URL requests. Required.
+        /// Loads bytes for URL requests. Default: a new ``HTTPDataLoader``.
         public var dataLoader: any DataLoading
-        /// The memory cache of decoded (and processed) images. Default `nil` (none); `Imago`'s defaults set one.
+        /// The memory cache of decoded (and processed) images. Default: a new ``MemoryCache`` (`nil`: none).
         public var imageCache: (any ImageCaching)?
         /// The disk cache of encoded bytes. Default `nil` (none).
         public var dataCache: (any DataCaching)?
@@ -69,9 +69,10 @@ extension ImagePipeline {
         /// Whether a stale disk entry is delivered and revalidated in the background with a conditional request
         /// (`If-None-Match` / `If-Modified-Since`). When `false`, a stale entry is delivered as is. Default `true`.
         public var isRevalidationEnabled: Bool
-        /// How long a failed load is remembered, so that requests for the same source fail fast (`nil`: no failure
-        /// cache). Cancellations are never remembered. Default 10 seconds.
-        public var failureCacheDuration: Duration?
+        /// Remembers failed loads (and undecodable downloads) by cache key, so that requests for the same source
+        /// fail fast with ``ImagePipeline/Error/failedRecently(url:until:reason:)`` until the entry expires
+        /// (lifetimes by reason: see ``FailureCache``). `nil`: no failure cache. Default: a new ``FailureCache``.
+        public var failureCache: FailureCache?
         /// Where callbacks of the callback API (`loadImage(with:…)`) run. It must be serial: a task's callbacks run
         /// on it in order. Default: one private serial queue per pipeline (a command-line program has no main run
         /// loop; pass `.main` in an app that runs one).
@@ -83,12 +84,20 @@ extension ImagePipeline {
         /// arbitrary thread, never under a lock. Default `nil`.
         public var logger: (@Sendable (LogRecord) -> Void)?
 
-        /// A configuration loading with `dataLoader`, with every other field at its default.
-        public init(dataLoader: any DataLoading) {
+        /// A configuration with every field at its default; pass your own loader and caches here or set them after.
+        ///
+        /// - Parameters:
+        ///   - dataLoader: default a new ``HTTPDataLoader``.
+        ///   - imageCache: default a new ``MemoryCache``.
+        ///   - dataCache: default `nil` (no disk cache).
+        public init(
+            dataLoader: any DataLoading = HTTPDataLoader(), imageCache: (any ImageCaching)? = MemoryCache(),
+            dataCache: (any DataCaching)? = nil
+        ) {
             let cores = ProcessInfo.processInfo.activeProcessorCount
             self.dataLoader = dataLoader
-            imageCache = nil
-            dataCache = nil
+            self.imageCache = imageCache
+            self.dataCache = dataCache
             decoders = ImageDecoderRegistry()
             encoders = ImageEncoderRegistry()
             dataCachePolicy = .storeOriginalData
@@ -102,7 +111,7 @@ extension ImagePipeline {
             decodingOptions = DecodingOptions()
             freshness = .httpHeaders(fallback: nil)
             isRevalidationEnabled = true
-            failureCacheDuration = .seconds(10)
+            failureCache = FailureCache()
             callbackQueue = DispatchQueue(label: "imago.pipeline.callbacks")
             previewInterval = 0.2
             logger = nil

@@ -84,7 +84,7 @@ extension ImagePipeline {
         case .url(let url):
             if let remembered = rememberedFailure(for: request) {
                 counters.withLock { $0.failureCacheHits += 1 }
-                let error = Error.failedRecently(url: url, until: remembered.until, underlying: remembered.error)
+                let error = Error.failedRecently(url: url, until: remembered.expiresAt, reason: remembered.reason)
                 return graph.emit(node, .failure(error))
             }
             load(url, node: node, request: request)
@@ -129,30 +129,20 @@ extension ImagePipeline {
 
     // MARK: - Failure cache
 
-    private func rememberedFailure(for request: ImageRequest) -> (error: DataLoadingError, until: Date)? {
-        guard configuration.failureCacheDuration != nil,
+    private func rememberedFailure(for request: ImageRequest) -> FailureCache.Failure? {
+        guard let failureCache = configuration.failureCache,
             request.options.isDisjoint(with: [.retryFailed, .ignoresFailureCache, .reload])
         else { return nil }
-        let key = request.sourceKey
-        return failures.withLock { failures in
-            guard let entry = failures[key] else { return nil }
-            guard entry.until > Date() else {
-                failures[key] = nil
-                return nil
-            }
-            return entry
-        }
+        return failureCache.failure(for: request.sourceKey)
     }
 
     private func rememberFailure(_ error: DataLoadingError, for request: ImageRequest) {
-        guard let duration = configuration.failureCacheDuration, !request.options.contains(.ignoresFailureCache)
-        else { return }
-        let until = Date().addingTimeInterval(duration.seconds)
-        failures.withLock { $0[request.sourceKey] = (error, until) }
+        guard !request.options.contains(.ignoresFailureCache) else { return }
+        configuration.failureCache?.record(error, for: request.sourceKey)
     }
 
     private func forgetFailure(for request: ImageRequest) {
-        failures.withLock { $0[request.sourceKey] = nil }
+        configuration.failureCache?.removeFailure(for: request.sourceKey)
     }
 }
 

@@ -15,9 +15,9 @@ extension ImagePipeline {
         case notCached(String)
         /// The request was cancelled (only the async API reports this; callbacks are simply not called).
         case cancelled
-        /// The failure cache remembers that loading `url` failed recently; it is not tried again before `until`
-        /// (pass ``ImageRequest/Options/retryFailed`` to try anyway).
-        case failedRecently(url: URL, until: Date, underlying: DataLoadingError)
+        /// The failure cache remembers that loading `url` failed recently for `reason`; it is not tried again
+        /// before `until` (pass ``ImageRequest/Options/retryFailed`` to try anyway).
+        case failedRecently(url: URL, until: Date, reason: FailureCache.Reason)
 
         /// A sentence a person can act on.
         public var description: String {
@@ -29,8 +29,8 @@ extension ImagePipeline {
             case .notCached(let source):
                 "\(source) is in no cache and the request is cache-only (drop .cacheOnly to load it)"
             case .cancelled: "the request was cancelled"
-            case .failedRecently(let url, let until, let underlying):
-                "loading \(url.redactedString) failed recently (\(underlying)); it will not be retried before "
+            case .failedRecently(let url, let until, let reason):
+                "loading \(url.redactedString) failed recently (\(reason)); it will not be retried before "
                     + "\(until) unless the request uses .retryFailed"
             }
         }

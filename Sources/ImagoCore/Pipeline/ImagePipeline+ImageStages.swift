@@ -155,6 +155,14 @@ extension ImagePipeline {
                     data: data.data, metadata: data.metadata, isFromProcessedEntry: isProcessedEntry)
                 graph.emit(node, .value(output))
             case .failure(let error):
+                // Undecodable downloads are remembered like failed loads: fetching them again would not help.
+                if data.source == .network, !request.options.contains(.ignoresFailureCache) {
+                    configuration.failureCache?.record(.decode, for: request.sourceKey)
+                }
+                if data.source == .network, let dataCache = configuration.dataCache {
+                    let key = request.sourceKey
+                    diskQueue.enqueue(priority: .normal) { dataCache.removeData(for: key) }
+                }
                 graph.emit(node, .failure(error))
             }
         }

@@ -20,14 +20,14 @@ extension ImagePipeline {
             dataCache.removeData(for: request.processedDataCacheKey)
             for processed in takeProcessedKeys(of: key) { dataCache.removeData(for: processed) }
         }
-        failures.withLock { $0[key] = nil }
+        configuration.failureCache?.removeFailure(for: key)
     }
 
     /// Empties both caches and the failure cache.
     public func removeAllCachedData() {
         configuration.imageCache?.removeAll()
         configuration.dataCache?.removeAll()
-        failures.withLock { $0 = [:] }
+        configuration.failureCache?.removeAll()
         processedKeys.withLock { $0 = [:] }
     }
 

@@ -33,10 +33,13 @@ extension ImagePipeline {
         return nil
     }
 
-    /// Stores loaded original bytes on disk (in the background) when the policy and the request allow it.
+    /// Stores loaded original bytes on disk (in the background) when the policy and the request allow it, and
+    /// when some decoder claims their format (an HTML error page is never cached; bytes of a known format that
+    /// then fail to decode are removed again).
     func storeOriginal(_ data: Data, metadata: DataCacheMetadata?, for request: ImageRequest) {
         guard let metadata, let dataCache = configuration.dataCache,
-            !request.options.contains(.ignoreDiskCacheWrites)
+            !request.options.contains(.ignoreDiskCacheWrites),
+            configuration.decoders.decoder(for: ImageFormat(sniffing: data)) != nil
         else { return }
         switch configuration.dataCachePolicy {
         case .storeOriginalData, .storeAll: break

@@ -9,7 +9,7 @@ import Foundation
 /// (``loadImage(with:progress:updated:completion:)``), plus the synchronous ``cachedImage(for:)``.
 ///
 /// ```swift
-/// let pipeline = ImagePipeline(configuration: .init(dataLoader: HTTPDataLoader()))
+/// let pipeline = ImagePipeline(configuration: .init(dataCache: try DiskCache(name: "images")))
 /// let image = try await pipeline.image(for: ImageRequest(url: url, processors: [.resize(width: 256, height: 256)]))
 /// ```
 public final class ImagePipeline: Sendable {
@@ -21,7 +21,6 @@ public final class ImagePipeline: Sendable {
     let processQueue: WorkQueue
     let encodeQueue: WorkQueue
     let diskQueue: WorkQueue
-    let failures = Locked<[String: (error: DataLoadingError, until: Date)]>([:])
     let revalidations = Locked<[String: Revalidation]>([:])
     let counters = Locked(Statistics())
     let observers = Locked<(next: Int, continuations: [Int: AsyncStream<Event>.Continuation])>((0, [:]))
@@ -40,9 +39,9 @@ public final class ImagePipeline: Sendable {
         diskQueue = WorkQueue(label: "imago.disk", maxConcurrentCount: configuration.diskConcurrency)
     }
 
-    /// A pipeline loading with `dataLoader`, with the configuration changed by `configure`.
-    public convenience init(dataLoader: any DataLoading, _ configure: (inout Configuration) -> Void = { _ in }) {
-        var configuration = Configuration(dataLoader: dataLoader)
+    /// A pipeline with the default configuration changed by `configure`.
+    public convenience init(_ configure: (inout Configuration) -> Void) {
+        var configuration = Configuration()
         configure(&configuration)
         self.init(configuration: configuration)
     }
