@@ -62,7 +62,7 @@ extension ImagePipeline {
         if n < request.processors.count, request.options.readsMemory, let cache = configuration.imageCache,
             let image = cache.image(for: ImageCacheKey(request.variantKey(processorCount: n)))
         {
-            graph.emit(node, .value(ImageOutput(image: image, source: .memory, isInMemoryCache: true)))
+            graph.emit(node, .value(ImageOutput(image: image, source: .memory, isMemoryHit: true, isInMemoryCache: true)))
             return
         }
         let context = StageContext()
@@ -81,7 +81,7 @@ extension ImagePipeline {
                 var metrics = ImageResponse.Metrics()
                 metrics.diskRead = .now - started
                 let output = DataOutput(data: entry.data, source: .disk, metadata: entry.metadata, metrics: metrics)
-                decode(output, node: node, context: context, request: request, isProcessedEntry: true)
+                decode(output, node: node, context: context, request: request, processedEntryOf: n)
             }
             context.setItem(item, on: diskQueue)
             return
@@ -134,7 +134,7 @@ extension ImagePipeline {
 
     private func decode(
         _ data: DataOutput, node: WorkNode<ImageOutput>, context: StageContext, request: ImageRequest,
-        isProcessedEntry: Bool = false
+        processedEntryOf processorCount: Int? = nil
     ) {
         let item = decodeQueue.enqueue(priority: graph.priority(of: node)) { [self] in
             guard !graph.isCancelled(node) else { return }
@@ -152,8 +152,8 @@ extension ImagePipeline {
                 metrics.decode = elapsed
                 let output = ImageOutput(
                     image: image, source: data.source, revalidation: data.revalidation, metrics: metrics,
-                    data: data.data, metadata: data.metadata, isFromProcessedEntry: isProcessedEntry)
-                graph.emit(node, .value(output))
+                    data: data.data, metadata: data.metadata, isFromProcessedEntry: processorCount != nil)
+                finishImageNode(node, output, request: request, processorCount: processorCount ?? 0)
             case .failure(let error):
                 // Undecodable downloads are remembered like failed loads: fetching them again would not help.
                 if data.source == .network, !request.options.contains(.ignoresFailureCache) {
@@ -204,13 +204,29 @@ extension ImagePipeline {
                 emit(.processed(identifier: processor.identifier, duration: elapsed))
                 var output = input
                 output.image = image
+                output.isMemoryHit = false
                 output.isInMemoryCache = false
                 output.metrics.process = (input.metrics.process ?? .zero) + elapsed
-                graph.emit(node, .value(output))
+                finishImageNode(node, output, request: request, processorCount: n)
             } catch {
                 graph.emit(node, .failure(.processingFailed(identifier: processor.identifier, reason: "\(error)")))
             }
         }
         context.setItem(item, on: processQueue)
+    }
+
+    /// Delivers a node's image. When the node makes its creator's final image, it goes to the memory cache first:
+    /// a request arriving between the node's end and the delivery then hits the cache instead of starting over.
+    private func finishImageNode(
+        _ node: WorkNode<ImageOutput>, _ output: ImageOutput, request: ImageRequest, processorCount n: Int
+    ) {
+        var output = output
+        if n == request.processors.count, !graph.isCancelled(node), !request.options.contains(.ignoreMemoryCacheWrites),
+            !output.image.isPreview, let cache = configuration.imageCache
+        {
+            cache.store(output.image, for: request.imageCacheKey)
+            output.isInMemoryCache = true
+        }
+        graph.emit(node, .value(output))
     }
 }

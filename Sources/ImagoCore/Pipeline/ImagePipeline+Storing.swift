@@ -70,7 +70,7 @@ extension ImagePipeline {
         {
             cache.store(output.image, for: request.imageCacheKey)
         }
-        guard usesProcessedDiskEntries(request), !output.isFromProcessedEntry, !output.isInMemoryCache,
+        guard usesProcessedDiskEntries(request), !output.isFromProcessedEntry, !output.isMemoryHit,
             !request.options.contains(.ignoreDiskCacheWrites), !output.image.isAnimated,
             let dataCache = configuration.dataCache
         else { return }

@@ -22,7 +22,10 @@ struct ImageOutput: Sendable {
     var metadata: DataCacheMetadata?
     /// The image was decoded from a stored processed image (nothing left to store).
     var isFromProcessedEntry = false
-    /// The image itself is in the memory cache (an intermediate found there), so storing it again is pointless.
+    /// The image is a memory-cache hit itself (an intermediate found there): no work was done.
+    var isMemoryHit = false
+    /// The image is already in the memory cache under the request's key (a hit, or stored by the node before it
+    /// was delivered), so storing it again is pointless.
     var isInMemoryCache = false
 }
 

@@ -33,7 +33,8 @@ extension ImageRequest {
     }
 
     /// The memory-cache key of the final image: source key, target size, first-frame flag and every processor.
-    public var imageCacheKey: ImageCacheKey { ImageCacheKey(variantKey(processorCount: processors.count)) }
+    /// Computed once per request value and remembered (a copy shares it until either is changed).
+    public var imageCacheKey: ImageCacheKey { cachedImageCacheKey }
 
     /// The disk-cache key of the processed image (equal to ``sourceKey`` when nothing changes the bytes).
     public var processedDataCacheKey: String { variantKey(processorCount: processors.count) }
@@ -41,6 +42,7 @@ extension ImageRequest {
     /// The key of the image after the first `processorCount` processors (0: the decoded image).
     func variantKey(processorCount: Int) -> String {
         let base = sourceKey
+        if targetSize == nil, processorCount == 0, !options.contains(.decodesFirstFrameOnly) { return base }
         var parts: [String] = []
         if let size = targetSize { parts.append("size=\(size.width)x\(size.height)") }
         if options.contains(.decodesFirstFrameOnly) { parts.append("first-frame") }
