@@ -26,6 +26,7 @@ public final class MockDataLoader: DataLoading, Sendable {
     /// One load's handle.
     public final class Task: DataLoadTask, @unchecked Sendable {
         // @unchecked Sendable: the mutable fields are only touched under `loader.state`'s lock.
+        /// The request this load serves.
         public let request: DataRequest
         fileprivate let handler: @Sendable (DataLoadEvent) -> Void
         fileprivate var isDone = false

@@ -52,7 +52,9 @@ public final class MockImageDecoder: ImageDecoding, Sendable {
     /// The bytes of a test image.
     public static func make(width: Int, height: Int, color: RGBA, payloadCount: Int = 0) -> Data {
         var data = Data("IMGO".utf8)
-        data.append(contentsOf: [UInt8(width >> 8 & 0xFF), UInt8(width & 0xFF), UInt8(height >> 8 & 0xFF), UInt8(height & 0xFF)])
+        data.append(contentsOf: [
+            UInt8(width >> 8 & 0xFF), UInt8(width & 0xFF), UInt8(height >> 8 & 0xFF), UInt8(height & 0xFF),
+        ])
         data.append(contentsOf: [color.r, color.g, color.b, color.a])
         let n = UInt32(payloadCount)
         data.append(contentsOf: [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)])

@@ -32,7 +32,9 @@ enum PipelineBench {
         let pipeline = ImagePipeline(configuration: configuration)
         let request = ImageRequest(
             url: URL(string: "https://images.example.com/photos/2024/06/IMG_0042.jpg?w=512&h=512")!)
-        let image = ImageContainer(image: try PixelBuffer.filled(size: PixelSize(width: 64, height: 64), color: RGBA(r: 1, g: 2, b: 3, a: 255)))
+        let image = ImageContainer(
+            image: try PixelBuffer.filled(size: PixelSize(width: 64, height: 64), color: RGBA(r: 1, g: 2, b: 3, a: 255))
+        )
         cache.store(image, for: request.imageCacheKey)
         let key = request.imageCacheKey
         let n = 200_000

@@ -16,7 +16,8 @@ final class RecordingDisplay: ImageDisplaying, @unchecked Sendable {
 @Suite("Pipeline binding: ImageDisplaying and ImageBinder")
 struct PipelineBindingTests {
     let queue = DispatchQueue(label: "test.ui")
-    let placeholder = ImageContainer(image: try! PixelBuffer.filled(size: .init(width: 1, height: 1), color: RGBA(r: 99, g: 0, b: 0, a: 255)))
+    let placeholder = ImageContainer(
+        image: try! PixelBuffer.filled(size: .init(width: 1, height: 1), color: RGBA(r: 99, g: 0, b: 0, a: 255)))
 
     func fixture(disk: Bool = true) -> PipelineFixture {
         PipelineFixture(disk: disk) { [queue] in $0.callbackQueue = queue }
@@ -64,7 +65,8 @@ struct PipelineBindingTests {
     @Test func failureShowsTheFailureImage() async throws {
         let f = fixture()
         let url = testURL("fail.img")
-        let failure = ImageContainer(image: try PixelBuffer.filled(size: .init(width: 1, height: 1), color: RGBA(r: 66, g: 0, b: 0, a: 255)))
+        let failure = ImageContainer(
+            image: try PixelBuffer.filled(size: .init(width: 1, height: 1), color: RGBA(r: 66, g: 0, b: 0, a: 255)))
         let display = RecordingDisplay()
         let done = Recorder<Bool>()
 

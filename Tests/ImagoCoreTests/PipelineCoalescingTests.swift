@@ -119,7 +119,9 @@ struct PipelineCoalescingTests {
         #expect(await ImagoTesting.wait { f.decoder.heldCount == 1 })
 
         // When more identical requests arrive while it decodes
-        for _ in 0..<10 { f.pipeline.loadImage(with: ImageRequest(url: url)) { results.append((try? $0.get()) != nil) } }
+        for _ in 0..<10 {
+            f.pipeline.loadImage(with: ImageRequest(url: url)) { results.append((try? $0.get()) != nil) }
+        }
         f.decoder.release()
 
         // Then they join it

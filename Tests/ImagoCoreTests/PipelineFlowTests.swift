@@ -72,7 +72,8 @@ struct PipelineFlowTests {
     @Test func cacheOnlyHitsDisk() async throws {
         let f = PipelineFixture()
         let url = testURL("c2.img")
-        f.dataCache.store(MockImageDecoder.make(width: 2, height: 2, color: RGBA(r: 1, g: 2, b: 3, a: 4)), for: url.absoluteString)
+        f.dataCache.store(
+            MockImageDecoder.make(width: 2, height: 2, color: RGBA(r: 1, g: 2, b: 3, a: 4)), for: url.absoluteString)
 
         let response = try await f.pipeline.response(for: ImageRequest(url: url, options: [.cacheOnly]))
 
@@ -116,7 +117,8 @@ struct PipelineFlowTests {
         let url = testURL("t.img")
         f.serve(url, width: 100, height: 50)
 
-        let image = try await f.pipeline.image(for: ImageRequest(url: url, targetSize: PixelSize(width: 10, height: 10)))
+        let image = try await f.pipeline.image(
+            for: ImageRequest(url: url, targetSize: PixelSize(width: 10, height: 10)))
 
         #expect(image.image.size == PixelSize(width: 10, height: 5))
         #expect(f.decoder.targetSizes == [PixelSize(width: 10, height: 10)])
@@ -155,7 +157,9 @@ struct PipelineFlowTests {
         f.serve(url)
         let failing = MockProcessor("broken", fails: true)
 
-        await #expect(throws: ImagePipeline.Error.processingFailed(identifier: "broken", reason: "mock processor failure")) {
+        await #expect(
+            throws: ImagePipeline.Error.processingFailed(identifier: "broken", reason: "mock processor failure")
+        ) {
             try await f.pipeline.image(for: ImageRequest(url: url, processors: [failing]))
         }
     }
@@ -174,10 +178,11 @@ struct PipelineFlowTests {
     @Test func customLoaderSourceRunsOnceAndIsStoredOnDisk() async throws {
         let f = PipelineFixture()
         let calls = Locked(0)
-        let request = ImageRequest(source: .loader(id: "db:42") {
-            calls.withLock { $0 += 1 }
-            return MockImageDecoder.make(width: 4, height: 4, color: RGBA(r: 1, g: 1, b: 1, a: 255))
-        })
+        let request = ImageRequest(
+            source: .loader(id: "db:42") {
+                calls.withLock { $0 += 1 }
+                return MockImageDecoder.make(width: 4, height: 4, color: RGBA(r: 1, g: 1, b: 1, a: 255))
+            })
 
         let response = try await f.pipeline.response(for: request)
 
@@ -194,10 +199,13 @@ struct PipelineFlowTests {
         let progress = Recorder<ImageTask.Progress>()
         let results = Recorder<ImageResponse.Source>()
 
-        f.pipeline.loadImage(with: ImageRequest(url: url), progress: { p in
-            dispatchPrecondition(condition: .onQueue(queue))
-            progress.append(p)
-        }) { result in
+        f.pipeline.loadImage(
+            with: ImageRequest(url: url),
+            progress: { p in
+                dispatchPrecondition(condition: .onQueue(queue))
+                progress.append(p)
+            }
+        ) { result in
             dispatchPrecondition(condition: .onQueue(queue))
             if case .success(let r) = result { results.append(r.source) }
         }

@@ -15,7 +15,8 @@ struct PipelineIntegrationTests {
     @Test func concurrentIdenticalRequestsMakeOneHTTPRequest() async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
-        let data = MockImageDecoder.make(width: 16, height: 9, color: RGBA(r: 5, g: 6, b: 7, a: 255), payloadCount: 50_000)
+        let data = MockImageDecoder.make(
+            width: 16, height: 9, color: RGBA(r: 5, g: 6, b: 7, a: 255), payloadCount: 50_000)
         server.setRoute("/img", .bytes(data))
         let pipeline = pipeline(dataCache: MockDataCache())
         let url = server.url(for: "/img")

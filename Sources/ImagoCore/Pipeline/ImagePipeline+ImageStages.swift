@@ -62,13 +62,15 @@ extension ImagePipeline {
         if n < request.processors.count, request.options.readsMemory, let cache = configuration.imageCache,
             let image = cache.image(for: ImageCacheKey(request.variantKey(processorCount: n)))
         {
-            graph.emit(node, .value(ImageOutput(image: image, source: .memory, isMemoryHit: true, isInMemoryCache: true)))
+            graph.emit(
+                node, .value(ImageOutput(image: image, source: .memory, isMemoryHit: true, isInMemoryCache: true)))
             return
         }
         let context = StageContext()
         graph.onCancel(node) { context.cancel() }
         graph.onPriorityChange(node) { context.setPriority($0) }
-        if n > 0, request.options.readsDisk, usesProcessedDiskEntries(request), let dataCache = configuration.dataCache {
+        if n > 0, request.options.readsDisk, usesProcessedDiskEntries(request), let dataCache = configuration.dataCache
+        {
             let key = request.variantKey(processorCount: n)
             let item = diskQueue.enqueue(priority: graph.priority(of: node)) { [self] in
                 let started = ContinuousClock.now

@@ -80,7 +80,8 @@ extension ImagePipeline {
         var processedMetadata = output.metadata ?? DataCacheMetadata()
         processedMetadata.validators = HTTPValidators()  // validators belong to the original; freshness carries over
         let metadata = processedMetadata
-        let format = configuration.processedImageFormat
+        let format =
+            configuration.processedImageFormat
             ?? (configuration.encoders.encoder(for: output.image.format) != nil ? output.image.format : .png)
         let options = configuration.encodingOptions
         encodeQueue.enqueue(priority: .low) { [self] in

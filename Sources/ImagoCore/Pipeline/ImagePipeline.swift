@@ -77,7 +77,8 @@ public final class ImagePipeline: Sendable {
     private func loadResponse(for request: ImageRequest) async throws -> ImageResponse {
         let box = Locked<ImageTask?>(nil)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageResponse, any Swift.Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<ImageResponse, any Swift.Error>) in
                 var handlers = ImageTask.Handlers()
                 handlers.reportsCancellation = true
                 handlers.completion = { continuation.resume(with: $0.mapError { $0 as any Swift.Error }) }
@@ -192,7 +193,7 @@ public final class ImagePipeline: Sendable {
             id += 1
             return id
         }
-        return ImageTask(id: id, request: request, handlers: handlers) { _, _ in }
+        return ImageTask(id: id, request: request, handlers: handlers)
     }
 }
 

@@ -79,16 +79,11 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     let startTime: ContinuousClock.Instant
     private let state: Locked<State>
     private let handlers: Handlers
-    private let onPriority: @Sendable (ImageTask, RequestPriority) -> Void
 
-    init(
-        id: Int, request: ImageRequest, handlers: Handlers,
-        onPriority: @escaping @Sendable (ImageTask, RequestPriority) -> Void
-    ) {
+    init(id: Int, request: ImageRequest, handlers: Handlers) {
         self.id = id
         self.request = request
         self.handlers = handlers
-        self.onPriority = onPriority
         startTime = .now
         state = Locked(State(priority: request.priority))
     }
@@ -102,7 +97,6 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
                 return s.phase == .running ? s.subscription : nil
             }
             subscription?.setPriority(newValue)
-            onPriority(self, newValue)
         }
     }
 

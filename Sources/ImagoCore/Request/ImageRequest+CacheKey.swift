@@ -64,7 +64,9 @@ extension ImageRequest {
     var loadKey: String {
         var key = sourceKey
         if !headers.isEmpty {
-            key += " #h:" + headers.sorted { $0.key < $1.key }.map { "\($0.key.lowercased())=\($0.value)" }
+            key +=
+                " #h:"
+                + headers.sorted { $0.key < $1.key }.map { "\($0.key.lowercased())=\($0.value)" }
                 .joined(separator: "&")
         }
         let affecting: Options = [

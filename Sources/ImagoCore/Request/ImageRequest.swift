@@ -76,7 +76,8 @@ public struct ImageRequest: Sendable, CustomStringConvertible {
         url: URL, processors: [any ImageProcessing] = [], targetSize: PixelSize? = nil,
         priority: RequestPriority = .normal, options: Options = []
     ) {
-        self.init(source: .url(url), processors: processors, targetSize: targetSize, priority: priority, options: options)
+        self.init(
+            source: .url(url), processors: processors, targetSize: targetSize, priority: priority, options: options)
     }
 
     /// A request for an image from any ``Source`` (see ``init(url:processors:targetSize:priority:options:)``).
