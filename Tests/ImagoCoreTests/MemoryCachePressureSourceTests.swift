@@ -58,7 +58,9 @@ import Testing
         func write(_ name: String, _ text: String) throws {
             try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
         }
-        try write("memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+        try write(
+            "memory.pressure",
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
         try write("memory.max", "1000\n")
         try write("memory.current", "950\n")
         try write("memory.stat", "anon 850\ninactive_file 100\n")
@@ -80,7 +82,9 @@ import Testing
         #expect(source.currentLevel() == .critical)
         // A trigger is never armed on an ordinary file, and the file is left as it was
         #expect(source.openTrigger() == nil)
-        #expect(Source.parseByteCount(try String(contentsOf: directory.appendingPathComponent("memory.max"), encoding: .utf8)) == 1000)
+        #expect(
+            Source.parseByteCount(
+                try String(contentsOf: directory.appendingPathComponent("memory.max"), encoding: .utf8)) == 1000)
     }
 
     @Test func missingFilesGiveEmptyReadingAndNormalLevel() {

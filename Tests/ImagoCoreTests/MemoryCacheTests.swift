@@ -228,3 +228,43 @@ import Testing
         #expect(cache.statistics.evictions == 0)
     }
 }
+
+@Suite struct MemoryCacheLRUCoreTests {
+    @Test func genericCoreHandsBackEveryValueItLetsGo() {
+        // Given the generic core with Int keys, a cost limit of 10 and a count limit of 3
+        var lru = LRUCache<Int, String>(costLimit: 10, countLimit: 3, entryCostLimit: 10)
+        #expect(lru.setValue("a", for: 1, cost: 4) == [])
+        #expect(lru.setValue("b", for: 2, cost: 4) == [])
+        // When a replacement and an over-limit store happen, the replaced and evicted values come back
+        #expect(lru.setValue("b2", for: 2, cost: 4) == ["b"])
+        #expect(lru.setValue("c", for: 3, cost: 4) == ["a"])  // 12 > 10: the least recently used goes
+        #expect(lru.setValue("huge", for: 4, cost: 11) == [])  // declined
+        #expect(lru.removeValue(for: 2) == "b2")
+        #expect(lru.keysByRecency == [3])
+        // And freed slots are reused without breaking the structure
+        for key in 10..<20 { lru.setValue("v\(key)", for: key, cost: 1) }
+        #expect(lru.keysByRecency == [19, 18, 17])
+        #expect(lru.invariantViolations() == [])
+        #expect(Set(lru.removeAll()) == ["v19", "v18", "v17"])
+        #expect(lru.count == 0 && lru.totalCost == 0)
+    }
+
+    @Test func genericCoreExpiresByDeadlineOnLookupAndSweep() {
+        var lru = LRUCache<Int, String>()
+        lru.setValue("soon", for: 1, cost: 1, deadline: .seconds(10))
+        lru.setValue("later", for: 2, cost: 1, deadline: .seconds(20))
+        lru.setValue("never", for: 3, cost: 1)
+        #expect(lru.value(for: 1, now: { .seconds(9) }) == "soon")
+        #expect(lru.value(for: 1, now: { .seconds(10) }) == nil)
+        #expect(lru.takeReleased() == ["soon"])
+        #expect(lru.removeExpired(now: .seconds(30)) == ["later"])
+        #expect(
+            lru.value(
+                for: 3,
+                now: {
+                    Issue.record("no deadline: the clock must not be read"); return .zero
+                }) == "never")
+        #expect(lru.expirations == 2 && lru.hits == 2 && lru.misses == 1)
+        #expect(lru.invariantViolations() == [])
+    }
+}

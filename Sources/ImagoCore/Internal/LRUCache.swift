@@ -94,13 +94,6 @@ package struct LRUCache<Key: Hashable, Value> {
         return released
     }
 
-    /// Whether a live (unexpired) entry exists for `key`, without touching its recency or the counters.
-    package func contains(_ key: Key, now: () -> Instant) -> Bool {
-        guard let slot = slots[key] else { return false }
-        if let deadline = nodes[slot].deadline, deadline <= now() { return false }
-        return true
-    }
-
     /// Stores `value` for `key` as the most recently used entry, replacing any previous one, then evicts from the
     /// least recently used end until within the limits.
     ///
@@ -284,7 +277,9 @@ extension LRUCache {
                 break
             }
             let node = nodes[slot]
-            if node.previous != previous { problems.append("slot \(slot) links back to \(node.previous), not \(previous)") }
+            if node.previous != previous {
+                problems.append("slot \(slot) links back to \(node.previous), not \(previous)")
+            }
             if let key = node.key {
                 if slots[key] != slot { problems.append("map does not point at slot \(slot)") }
             } else {
@@ -305,7 +300,9 @@ extension LRUCache {
         var free = 0
         slot = freeList
         while slot >= 0, free <= nodes.count {
-            if nodes[slot].key != nil || nodes[slot].value != nil { problems.append("free slot \(slot) holds an entry") }
+            if nodes[slot].key != nil || nodes[slot].value != nil {
+                problems.append("free slot \(slot) holds an entry")
+            }
             free += 1
             slot = nodes[slot].next
         }

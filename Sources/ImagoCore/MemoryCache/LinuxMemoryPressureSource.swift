@@ -58,7 +58,8 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
         public static let system: Paths = detect()
 
         static func detect(procSelfCgroup: String = "/proc/self/cgroup", root: String = "/sys/fs/cgroup") -> Paths {
-            let systemPressure = FileManager.default.isReadableFile(atPath: "/proc/pressure/memory")
+            let systemPressure =
+                FileManager.default.isReadableFile(atPath: "/proc/pressure/memory")
                 ? "/proc/pressure/memory" : nil
             let lines = (readSmallFile(procSelfCgroup) ?? "").split(separator: "\n")
             if let line = lines.first(where: { $0.hasPrefix("0::") }) {

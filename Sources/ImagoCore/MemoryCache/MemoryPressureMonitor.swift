@@ -143,7 +143,7 @@ public final class MemoryPressureMonitor: Sendable {
     }
 
     // One sampling thread and its wake-up pipe. Stopping writes to the pipe, which ends the thread's poll(2).
-    // @unchecked Sendable: the descriptors are immutable after init; `stopping` and `thread` sit behind locks;
+    // @unchecked Sendable: the descriptors are immutable after init; `stopping` and `threadID` sit behind locks;
     // `exited` is a semaphore, safe from any thread.
     fileprivate final class PollingLoop: @unchecked Sendable {
         private let wakeRead: Int32
@@ -199,7 +199,8 @@ public final class MemoryPressureMonitor: Sendable {
                 exited.signal()
             }
             let components = monitor.interval.components
-            let timeout = Int32(clamping: max(1, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000))
+            let timeout = Int32(
+                clamping: max(1, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000))
             while !isStopping, monitor.publish(monitor.source.currentLevel(), from: self) {
                 var fds = [
                     pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
