@@ -1,0 +1,143 @@
+import CJPEGTurbo
+import Foundation
+import ImagoCore
+
+/// Decodes JPEG with libjpeg-turbo (TurboJPEG API): baseline, progressive, grayscale, CMYK/YCCK, restart markers,
+/// arithmetic coding, 12-bit-free 8-bit files of any size up to ``DecodingOptions/pixelLimit``.
+///
+/// - Output: colour files decode to `rgba8` (alpha 255); **grayscale files decode to `gray8`** (a quarter of the
+///   memory; `PixelBuffer`'s pixel subscript expands gray to RGBA when read). `PNGDecoder` follows the same rule.
+///   CMYK and YCCK files are converted to RGB (Adobe APP14 files store inverted ink values and are read so).
+/// - Downsampling: with ``DecodingOptions/targetSize`` the image is decoded at the smallest DCT scale (1/8 … 1)
+///   that still covers the aspect-fit size, then area-averaged to exactly that size; no full-size buffer is
+///   allocated. Never upscales. The target applies to the displayed (EXIF-oriented) image.
+///   ``ImageContainer/originalSize`` is the full size (oriented when the orientation was applied).
+/// - EXIF orientation (APP1): applied to the pixels when ``DecodingOptions/appliesOrientation`` (default), else
+///   reported in ``ImageContainer/orientation``.
+/// - Truncated data (no EOI after the scan): with ``DecodingOptions/allowsPartialData`` what decoded is returned
+///   with ``ImageContainer/isPreview`` set (the rest is gray); otherwise ``CodecError/truncated(format:)``.
+///   libjpeg's warnings about otherwise complete files (extraneous bytes, a corrupt segment it resynchronised
+///   past) are not errors: the image is returned, as browsers do.
+///
+/// Thread-safe: every decode uses its own TurboJPEG handle; the scratch buffers for DCT-scaled intermediates are
+/// shared behind a lock.
+///
+/// ```swift
+/// let thumbnail = try JPEGDecoder().decode(data, options: DecodingOptions(targetSize: PixelSize(width: 256, height: 256)))
+/// ```
+public struct JPEGDecoder: ImageDecoding {
+    /// A decoder with the default behaviour described on the type.
+    public init() {}
+
+    /// `[.jpeg]`.
+    public var formats: Set<ImageFormat> { [.jpeg] }
+
+    /// Decodes `data` as described on the type.
+    ///
+    /// - Throws: ``CodecError/empty``, ``CodecError/tooManyPixels(width:height:limit:)`` (before any pixel
+    ///   allocation), ``CodecError/truncated(format:)`` or ``CodecError/corrupt(format:reason:)`` with libjpeg's
+    ///   message.
+    public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
+        guard !data.isEmpty else { throw CodecError.empty }
+        return try data.withUnsafeBytes { try decode(bytes: $0, options: options) }
+    }
+
+    private func decode(bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws -> ImageContainer {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { throw CodecError.empty }
+        let markers = JPEGMarkers(scanning: bytes)
+        let source = Source(bytes: base.assumingMemoryBound(to: UInt8.self), count: UInt(bytes.count), markers: markers)
+
+        guard let handle = tjInitDecompress() else {
+            throw CodecError.corrupt(format: .jpeg, reason: "TurboJPEG could not create a decompressor (out of memory)")
+        }
+        defer { tjDestroy(handle) }
+
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var subsampling: Int32 = 0
+        var colorspace: Int32 = 0
+        guard tjDecompressHeader3(handle, source.bytes, source.count, &width, &height, &subsampling, &colorspace) == 0
+        else {
+            if markers.isTruncated { throw CodecError.truncated(format: .jpeg) }
+            throw CodecError.corrupt(format: .jpeg, reason: Self.message(handle))
+        }
+        try options.checkDimensions(width: Int(width), height: Int(height), format: .jpeg)
+
+        let full = PixelSize(width: Int(width), height: Int(height))
+        let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: markers.orientation)
+        let scaled = Self.scaledSize(of: full, covering: fitted)
+        let layout = Layout(colorspace: colorspace, isAdobe: markers.hasAdobeMarker)
+
+        var isPartial = false
+        var image: PixelBuffer
+        if scaled == fitted {
+            // Straight into the result: the decoded size is the final size.
+            image = try PixelBuffer(width: scaled.width, height: scaled.height, format: layout.pixelFormat) { out in
+                isPartial = try Self.decompress(handle, source, into: out, size: scaled, layout: layout)
+            }
+        } else {
+            // DCT-scaled into a reused scratch buffer, then area-averaged to the exact fitted size.
+            image = try ScratchBuffers.shared.withBuffer(
+                width: scaled.width, height: scaled.height, format: layout.pixelFormat
+            ) { scratch in
+                try scratch.withUnsafeMutableBytes { out in
+                    isPartial = try Self.decompress(handle, source, into: out, size: scaled, layout: layout)
+                }
+                return try scratch.resampled(to: fitted)
+            }
+        }
+        if isPartial && !options.allowsPartialData { throw CodecError.truncated(format: .jpeg) }
+
+        var orientation = markers.orientation
+        var originalSize = full
+        if options.appliesOrientation && orientation != .up {
+            image = image.oriented(orientation)
+            if orientation.swapsDimensions { originalSize = PixelSize(width: full.height, height: full.width) }
+            orientation = .up
+        }
+        return ImageContainer(
+            frames: [ImageFrame(buffer: image)], format: .jpeg, orientation: orientation, isPreview: isPartial,
+            originalSize: originalSize)
+    }
+
+    /// The encoded bytes and what the marker scan learnt about them.
+    private struct Source {
+        let bytes: UnsafePointer<UInt8>
+        let count: UInt
+        let markers: JPEGMarkers
+    }
+
+    /// Decompresses into `out` at `size` (one of TurboJPEG's scaled sizes). Returns `true` when the data was
+    /// truncated and the rest of the image is filler; throws for fatal errors.
+    private static func decompress(
+        _ handle: tjhandle, _ source: Source, into out: UnsafeMutableRawBufferPointer, size: PixelSize, layout: Layout
+    ) throws -> Bool {
+        guard let destination = out.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw CodecError.corrupt(format: .jpeg, reason: "empty output buffer")
+        }
+        let pitch = Int32(size.width * layout.bytesPerPixel)
+        // LIMITSCANS: a progressive file with thousands of scans is an attack on decode time, not an image.
+        let status = tjDecompress2(
+            handle, source.bytes, source.count, destination, Int32(size.width), pitch, Int32(size.height),
+            layout.turboFormat.rawValue, TJFLAG_LIMITSCANS)
+        if status != 0 {
+            // A warning leaves a filled buffer: truncation (the missing rows are gray) or a harmless complaint
+            // about an otherwise complete file.
+            let isWarning = tjGetErrorCode(handle) == TJERR_WARNING.rawValue
+            guard isWarning else {
+                if source.markers.isTruncated { throw CodecError.truncated(format: .jpeg) }
+                throw CodecError.corrupt(format: .jpeg, reason: message(handle))
+            }
+        }
+        if case .cmyk(let isInverted) = layout {
+            convertCMYKToRGBA(out, isInverted: isInverted)
+        }
+        return status != 0 && source.markers.isTruncated
+    }
+
+    /// TurboJPEG's message for the last error on `handle`.
+    static func message(_ handle: tjhandle) -> String {
+        guard let cString = tjGetErrorStr2(handle) else { return "unknown libjpeg-turbo error" }
+        return String(cString: cString)
+    }
+}
