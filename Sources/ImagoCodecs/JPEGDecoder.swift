@@ -56,10 +56,21 @@ public struct JPEGDecoder: ImageDecoding {
         var height: Int32 = 0
         var subsampling: Int32 = 0
         var colorspace: Int32 = 0
-        guard tjDecompressHeader3(handle, source.bytes, source.count, &width, &height, &subsampling, &colorspace) == 0
-        else {
-            if markers.isTruncated { throw CodecError.truncated(format: .jpeg) }
-            throw CodecError.corrupt(format: .jpeg, reason: Self.message(handle))
+        // A header call that only warned (e.g. extraneous bytes before a marker) has filled in the header.
+        let headerStatus = tjDecompressHeader3(
+            handle, source.bytes, source.count, &width, &height, &subsampling, &colorspace)
+        if headerStatus != 0 && !Self.isWarning(handle) {
+            let reason = Self.message(handle)
+            // TurboJPEG 2.1's header call rejects sampling factors it cannot name (some CMYK files) although
+            // tjDecompress2 decodes them: fall back to the frame header read by the marker scan.
+            if reason.contains("subsampling"), let frame = markers.frame {
+                (width, height) = (Int32(clamping: frame.width), Int32(clamping: frame.height))
+                colorspace = Int32(frame.components == 1 ? TJCS_GRAY.rawValue : frame.components == 4 ? TJCS_CMYK.rawValue : TJCS_YCbCr.rawValue)
+            } else if markers.isTruncated {
+                throw CodecError.truncated(format: .jpeg)
+            } else {
+                throw CodecError.corrupt(format: .jpeg, reason: reason)
+            }
         }
         try options.checkDimensions(width: Int(width), height: Int(height), format: .jpeg)
 
@@ -120,20 +131,38 @@ public struct JPEGDecoder: ImageDecoding {
         let status = tjDecompress2(
             handle, source.bytes, source.count, destination, Int32(size.width), pitch, Int32(size.height),
             layout.turboFormat.rawValue, TJFLAG_LIMITSCANS)
-        if status != 0 {
-            // A warning leaves a filled buffer: truncation (the missing rows are gray) or a harmless complaint
-            // about an otherwise complete file.
-            let isWarning = tjGetErrorCode(handle) == TJERR_WARNING.rawValue
-            guard isWarning else {
-                if source.markers.isTruncated { throw CodecError.truncated(format: .jpeg) }
-                throw CodecError.corrupt(format: .jpeg, reason: message(handle))
-            }
+        if status != 0 && !isWarning(handle) {
+            if source.markers.isTruncated { throw CodecError.truncated(format: .jpeg) }
+            throw CodecError.corrupt(format: .jpeg, reason: message(handle))
         }
         if case .cmyk(let isInverted) = layout {
             convertCMYKToRGBA(out, isInverted: isInverted)
         }
         return status != 0 && source.markers.isTruncated
     }
+
+    /// Whether the failed call on `handle` only warned, leaving a completely written image: truncation (the
+    /// missing rows are gray) or a complaint about an otherwise complete file that libjpeg resynchronised past.
+    ///
+    /// `tjGetErrorCode` alone cannot tell: TurboJPEG 2.1 keeps reporting `TJERR_WARNING` when a fatal error
+    /// follows an earlier warning (then the buffer is only partly written). The message can: a fatal error
+    /// always replaces it, while a warning leaves the first warning's text, and libjpeg's warning texts are a
+    /// fixed set (the JWRN_ entries of jerror.h).
+    static func isWarning(_ handle: tjhandle) -> Bool {
+        guard tjGetErrorCode(handle) == TJERR_WARNING.rawValue else { return false }
+        let text = message(handle)
+        return warningPrefixes.contains { text.hasPrefix($0) }
+    }
+
+    private static let warningPrefixes = [
+        "Corrupt JPEG data",  // extraneous bytes, premature end of segment, bad Huffman/arithmetic code, resync
+        "Premature end of JPEG file",  // truncation
+        "Inconsistent progression sequence",
+        "Invalid SOS parameters for sequential JPEG",
+        "Warning: unknown JFIF revision",
+        "Unknown Adobe color transform code",
+        "Application transferred too many scanlines",
+    ]
 
     /// TurboJPEG's message for the last error on `handle`.
     static func message(_ handle: tjhandle) -> String {
