@@ -24,6 +24,7 @@ extension PNGDecoder {
                 guard let destination = out.baseAddress else {
                     throw CodecError.corrupt(format: format, reason: "empty output buffer")
                 }
+                adviseHugePages(out)
                 let stride = Int32(width * pixelFormat.bytesPerPixel)
                 guard png_image_finish_read(&image, nil, destination, stride, nil) != 0 else {
                     throw failure(&image, chunks: chunks, format: format)
