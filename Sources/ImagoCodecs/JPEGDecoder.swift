@@ -64,7 +64,9 @@ public struct JPEGDecoder: ImageDecoding {
             // tjDecompress2 decodes them: fall back to the frame header read by the marker scan.
             if reason.contains("subsampling"), let frame = markers.frame {
                 (width, height) = (Int32(clamping: frame.width), Int32(clamping: frame.height))
-                colorspace = Int32(frame.components == 1 ? TJCS_GRAY.rawValue : frame.components == 4 ? TJCS_CMYK.rawValue : TJCS_YCbCr.rawValue)
+                colorspace = Int32(
+                    frame.components == 1
+                        ? TJCS_GRAY.rawValue : frame.components == 4 ? TJCS_CMYK.rawValue : TJCS_YCbCr.rawValue)
             } else if markers.isTruncated {
                 throw CodecError.truncated(format: .jpeg)
             } else {
@@ -85,7 +87,8 @@ public struct JPEGDecoder: ImageDecoding {
             image = try PixelBuffer(width: scaled.width, height: scaled.height, format: layout.pixelFormat) { out in
                 adviseHugePages(out)
                 isPartial = try Self.decompress(
-                    handle, source, into: out, size: scaled, layout: layout, allowsPartialData: options.allowsPartialData)
+                    handle, source, into: out, size: scaled, layout: layout,
+                    allowsPartialData: options.allowsPartialData)
             }
         } else {
             // DCT-scaled, then area-averaged to the exact fitted size. The intermediate is a fresh buffer: pooling
@@ -96,7 +99,8 @@ public struct JPEGDecoder: ImageDecoding {
             ) { out in
                 adviseHugePages(out)
                 isPartial = try Self.decompress(
-                    handle, source, into: out, size: scaled, layout: layout, allowsPartialData: options.allowsPartialData)
+                    handle, source, into: out, size: scaled, layout: layout,
+                    allowsPartialData: options.allowsPartialData)
             }
             image = try intermediate.resampled(to: fitted)
         }

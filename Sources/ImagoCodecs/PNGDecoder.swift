@@ -40,12 +40,16 @@ public struct PNGDecoder: ImageDecoding {
         return try data.withUnsafeBytes { try decode(bytes: $0, format: format, options: options) }
     }
 
-    private func decode(bytes: UnsafeRawBufferPointer, format: ImageFormat, options: DecodingOptions) throws
+    private func decode(
+        bytes: UnsafeRawBufferPointer, format: ImageFormat, options: DecodingOptions
+    ) throws
         -> ImageContainer
     {
         guard !bytes.isEmpty else { throw CodecError.empty }
         let chunks = PNGChunks(scanning: bytes)
-        guard !chunks.gammaChunks.isEmpty else { return try decode(bytes: bytes, chunks: chunks, format: format, options: options) }
+        guard !chunks.gammaChunks.isEmpty else {
+            return try decode(bytes: bytes, chunks: chunks, format: format, options: options)
+        }
         // Without its gAMA chunks (which sit between IHDR and IDAT; CRCs are per chunk, so the rest stays valid).
         var stripped = [UInt8]()
         stripped.reserveCapacity(bytes.count)

@@ -54,7 +54,8 @@ enum DecodeBench {
     static func corpus(_ path: String) throws -> Data {
         let candidates = [
             URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("../shared/corpus"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../shared/corpus"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "../../../shared/corpus"),
         ]
         for root in candidates where FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path) {
             return try Data(contentsOf: root.appendingPathComponent(path))

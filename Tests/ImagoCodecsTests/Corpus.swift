@@ -28,14 +28,15 @@ func corpusFiles(_ folder: String, ext: String) throws -> [URL] {
 
 /// Mean absolute difference per channel between two images of the same size, over R, G, B and A as read through
 /// the RGBA pixel subscript (so gray and RGBA buffers compare). `nil` when the sizes differ.
-func meanAbsoluteError(_ a: PixelBuffer, _ b: PixelBuffer) -> Double? {
+func meanChannelError(_ a: PixelBuffer, _ b: PixelBuffer) -> Double? {
     guard a.size == b.size else { return nil }
     var total = 0
     for y in 0..<a.height {
         for x in 0..<a.width {
             let p = a[pixel: x, y]
             let q = b[pixel: x, y]
-            total += abs(Int(p.r) - Int(q.r)) + abs(Int(p.g) - Int(q.g)) + abs(Int(p.b) - Int(q.b))
+            total +=
+                abs(Int(p.r) - Int(q.r)) + abs(Int(p.g) - Int(q.g)) + abs(Int(p.b) - Int(q.b))
                 + abs(Int(p.a) - Int(q.a))
         }
     }

@@ -19,7 +19,7 @@ import Testing
         // Then it is a JPEG of the same size within a small mean error, and much smaller than raw
         #expect(ImageFormat(sniffing: data) == .jpeg)
         #expect(decoded.size == photo.size)
-        let mae = try #require(meanAbsoluteError(decoded, photo))
+        let mae = try #require(meanChannelError(decoded, photo))
         #expect(mae < 3, "mean absolute error \(mae)")
         #expect(data.count < photo.byteCount / 4)
     }
@@ -33,12 +33,15 @@ import Testing
 
     @Test func grayImagesEncodeAsGrayscaleJPEG() throws {
         // Given a gray8 image
-        let gray = try PixelBuffer(width: 64, height: 48, format: .gray8, bytes: (0..<(64 * 48)).map { UInt8($0 % 64 * 4) })
+        let gray = try PixelBuffer(
+            width: 64, height: 48, format: .gray8, bytes: (0..<(64 * 48)).map { UInt8($0 % 64 * 4) })
         // When round-tripped through JPEG
-        let decoded = try JPEGDecoder().decode(JPEGEncoder().encode(gray, options: EncodingOptions(quality: 0.95)), options: DecodingOptions()).image
+        let decoded = try JPEGDecoder().decode(
+            JPEGEncoder().encode(gray, options: EncodingOptions(quality: 0.95)), options: DecodingOptions()
+        ).image
         // Then it comes back as gray8, close to the original
         #expect(decoded.format == .gray8)
-        let mae = try #require(meanAbsoluteError(decoded, gray))
+        let mae = try #require(meanChannelError(decoded, gray))
         #expect(mae < 3, "mean absolute error \(mae)")
     }
 
@@ -58,8 +61,11 @@ import Testing
     }
 
     @Test func pngKeepsGray8() throws {
-        let gray = try PixelBuffer(width: 33, height: 17, format: .gray8, bytes: (0..<(33 * 17)).map { UInt8($0 % 251) })
-        let decoded = try PNGDecoder().decode(PNGEncoder().encode(gray, options: EncodingOptions()), options: DecodingOptions()).image
+        let gray = try PixelBuffer(
+            width: 33, height: 17, format: .gray8, bytes: (0..<(33 * 17)).map { UInt8($0 % 251) })
+        let decoded = try PNGDecoder().decode(
+            PNGEncoder().encode(gray, options: EncodingOptions()), options: DecodingOptions()
+        ).image
         #expect(decoded == gray)
     }
 

@@ -37,14 +37,16 @@ import Testing
             let pngName = name.replacingOccurrences(of: ".jpg", with: ".png")
             let expected = try png.decode(corpusData("jpeg/reference/\(pngName)"), options: DecodingOptions()).image
             // Then the mean absolute error per channel is at most 2
-            guard let mae = meanAbsoluteError(decoded, expected) else {
+            guard let mae = meanChannelError(decoded, expected) else {
                 failures.append("\(name): \(decoded.size) but the reference is \(expected.size)")
                 continue
             }
             if mae > worst.mae { worst = (name, mae) }
             if mae > 2 { failures.append("\(name): mean absolute error \(mae)") }
         }
-        print("jpeg/reference: \(files.count - failures.count)/\(files.count) within MAE 2; worst \(worst.name) \(worst.mae)")
+        print(
+            "jpeg/reference: \(files.count - failures.count)/\(files.count) within MAE 2; worst \(worst.name) \(worst.mae)"
+        )
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
     }
 
@@ -76,8 +78,9 @@ import Testing
                 do {
                     let container = try jpeg.decode(data, options: options)
                     // Then whatever decodes is a well-formed image
-                    #expect(container.image.byteCount == container.image.width * container.image.height
-                        * container.image.format.bytesPerPixel)
+                    #expect(
+                        container.image.byteCount == container.image.width * container.image.height
+                            * container.image.format.bytesPerPixel)
                     if options.allowsPartialData {
                         decoded += 1
                         if container.isPreview { previews += 1 }
@@ -85,7 +88,9 @@ import Testing
                 } catch let error as CodecError {
                     // or a CodecError with a sentence
                     #expect(!error.description.isEmpty)
-                    if options.allowsPartialData { errors[String(describing: error).prefix(24).description, default: 0] += 1 }
+                    if options.allowsPartialData {
+                        errors[String(describing: error).prefix(24).description, default: 0] += 1
+                    }
                 } catch {
                     Issue.record("\(file.lastPathComponent) threw a non-CodecError: \(error)")
                 }

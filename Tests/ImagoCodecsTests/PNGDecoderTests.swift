@@ -59,7 +59,8 @@ import Testing
         // Given a 768x512 Kodak PNG
         let data = try corpusData("kodak/01.png")
         // When decoded to fit 256x256
-        let container = try decoder.decode(data, options: DecodingOptions(targetSize: PixelSize(width: 256, height: 256)))
+        let container = try decoder.decode(
+            data, options: DecodingOptions(targetSize: PixelSize(width: 256, height: 256)))
         // Then it is 256x171, and area-averaged from the full image
         #expect(container.image.size == PixelSize(width: 256, height: 171))
         #expect(container.originalSize == PixelSize(width: 768, height: 512))

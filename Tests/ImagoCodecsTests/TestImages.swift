@@ -5,7 +5,9 @@ import ImagoCore
 enum TestImages {
     /// A TIFF/EXIF block whose IFD0 holds only the orientation tag, in either byte order.
     static func exifBlock(orientation: UInt16, bigEndian: Bool = true) -> [UInt8] {
-        func u16(_ v: UInt16) -> [UInt8] { bigEndian ? [UInt8(v >> 8), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        func u16(_ v: UInt16) -> [UInt8] {
+            bigEndian ? [UInt8(v >> 8), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8)]
+        }
         func u32(_ v: UInt32) -> [UInt8] {
             let be = [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
             return bigEndian ? be : be.reversed()
@@ -34,7 +36,9 @@ enum TestImages {
         let n = UInt32(data.count)
         let length = [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
         let c = crc32(typeBytes + data)
-        return length + typeBytes + data + [UInt8(c >> 24), UInt8((c >> 16) & 0xFF), UInt8((c >> 8) & 0xFF), UInt8(c & 0xFF)]
+        return length + typeBytes + data + [
+            UInt8(c >> 24), UInt8((c >> 16) & 0xFF), UInt8((c >> 8) & 0xFF), UInt8(c & 0xFF),
+        ]
     }
 
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
@@ -42,7 +46,9 @@ enum TestImages {
     /// A PNG header declaring `width × height` 8-bit RGBA, then an empty IDAT and IEND: enough for libpng to read
     /// the header, nowhere near enough pixels.
     static func pngHeader(width: UInt32, height: UInt32) -> Data {
-        func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+        func be(_ v: UInt32) -> [UInt8] {
+            [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
+        }
         let ihdr = be(width) + be(height) + [8, 6, 0, 0, 0]
         return Data(pngSignature + pngChunk("IHDR", ihdr) + pngChunk("IDAT", []) + pngChunk("IEND", []))
     }
@@ -51,7 +57,9 @@ enum TestImages {
     static func png(_ png: Data, withOrientation orientation: UInt16) -> Data {
         let bytes = [UInt8](png)
         let afterIHDR = 8 + 8 + 13 + 4
-        return Data(Array(bytes[..<afterIHDR]) + pngChunk("eXIf", exifBlock(orientation: orientation)) + Array(bytes[afterIHDR...]))
+        return Data(
+            Array(bytes[..<afterIHDR]) + pngChunk("eXIf", exifBlock(orientation: orientation))
+                + Array(bytes[afterIHDR...]))
     }
 
     /// CRC-32 (ISO 3309, as PNG uses).

@@ -6,7 +6,9 @@ import Testing
 @Suite struct ExifReaderTests {
     /// A TIFF block whose IFD0 has `entries` (tag, type, count, value bytes), in the chosen byte order.
     func tiff(bigEndian: Bool, ifdOffset: UInt32 = 8, entries: [(UInt16, UInt16, UInt32, UInt16)]) -> [UInt8] {
-        func u16(_ v: UInt16) -> [UInt8] { bigEndian ? [UInt8(v >> 8), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        func u16(_ v: UInt16) -> [UInt8] {
+            bigEndian ? [UInt8(v >> 8), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8)]
+        }
         func u32(_ v: UInt32) -> [UInt8] {
             let be = [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
             return bigEndian ? be : be.reversed()
@@ -42,9 +44,11 @@ import Testing
         let good = tiff(bigEndian: false, entries: [(0x0112, 3, 1, 6)])
         #expect(ExifReader.orientation(in: good) == .right)
         // IFD offset beyond the data, inside the header, or at the very end
-        #expect(ExifReader.orientation(in: tiff(bigEndian: false, ifdOffset: 5000, entries: [(0x0112, 3, 1, 6)])) == nil)
+        #expect(
+            ExifReader.orientation(in: tiff(bigEndian: false, ifdOffset: 5000, entries: [(0x0112, 3, 1, 6)])) == nil)
         #expect(ExifReader.orientation(in: tiff(bigEndian: false, ifdOffset: 2, entries: [(0x0112, 3, 1, 6)])) == nil)
-        #expect(ExifReader.orientation(in: tiff(bigEndian: false, ifdOffset: UInt32(good.count - 1), entries: [])) == nil)
+        #expect(
+            ExifReader.orientation(in: tiff(bigEndian: false, ifdOffset: UInt32(good.count - 1), entries: [])) == nil)
         #expect(ExifReader.orientation(in: tiff(bigEndian: false, ifdOffset: UInt32.max, entries: [])) == nil)
         // an entry count far larger than the data: only the entries present are read
         var lying = good
