@@ -29,6 +29,9 @@ demo: deps
 bench: deps
 	bash scripts/bench.sh
 
+fuzz: deps
+	bash scripts/fuzz.sh
+
 format:
 	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests
 

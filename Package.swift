@@ -39,12 +39,14 @@ let package = Package(
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
+        .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI"]),
         .executableTarget(
             name: "imago-bench",
-            dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo"]),
+            dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo", "CWebP", "CGIF", "CPNG"]),
 
         .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),
-        .testTarget(name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago"]),
+        // CPNG: the GIF/WebP conformance tests decode their PNG references with libpng directly.
+        .testTarget(name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG"]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
     ]

@@ -7,6 +7,8 @@ public enum ImagoCodecs {
         [
             JPEGDecoder(),
             PNGDecoder(),
+            GIFDecoder(),
+            WebPDecoder(),
         ]
     }
     /// Every encoder this module provides, in registration order.
@@ -14,6 +16,7 @@ public enum ImagoCodecs {
         [
             JPEGEncoder(),
             PNGEncoder(),
+            WebPEncoder(),
         ]
     }
 }

@@ -5,6 +5,8 @@ import Foundation
 // Each group lives in its own file as a `static func run()` and is listed here.
 let groups: [(name: String, run: () throws -> Void)] = [
     ("decode", DecodeBench.run),
+    ("decode-webp-gif", WebPGIFBench.run),
+    ("memcache", MemoryCacheBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

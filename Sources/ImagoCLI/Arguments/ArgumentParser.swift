@@ -1,0 +1,136 @@
+import Foundation
+
+/// One option a command accepts, as a row of the command's table.
+package struct OptionSpec: Sendable {
+    /// The long name with its dashes, e.g. `--max-size`.
+    package let name: String
+    /// A one-letter alias with its dash, e.g. `-j`, or nil.
+    let short: String?
+    /// The value's placeholder in help text (`WxH`), or nil for a flag that takes no value.
+    let valueName: String?
+    /// Whether the option may be given more than once (values accumulate).
+    let isRepeatable: Bool
+    /// One line of help.
+    let help: String
+
+    package init(_ name: String, short: String? = nil, value: String? = nil, repeatable: Bool = false, help: String) {
+        self.name = name
+        self.short = short
+        self.valueName = value
+        self.isRepeatable = repeatable
+        self.help = help
+    }
+
+    var takesValue: Bool { valueName != nil }
+}
+
+/// What a command line said, once checked against the command's table.
+package struct ParsedArguments: Sendable {
+    /// Values of options that take one, by long name (in the order given).
+    var values: [String: [String]] = [:]
+    /// Flags that were given, by long name.
+    var flags: Set<String> = []
+    /// Arguments that are not options, in order.
+    var positionals: [String] = []
+
+    /// The last value given for `name`, if any.
+    func value(_ name: String) -> String? { values[name]?.last }
+
+    /// Whether the flag `name` was given.
+    func has(_ name: String) -> Bool { flags.contains(name) }
+}
+
+/// A mistake in how the tool was called: exit status 2, a one-line message and the usage.
+package struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+    let message: String
+    package var description: String { message }
+    package init(_ message: String) { self.message = message }
+}
+
+/// Parses `arguments` against `options`: `--name value`, `--name=value`, `-x value`, flags, `--` ends options.
+/// Unknown options, missing values and values given to flags are usage errors.
+package func parseArguments(_ arguments: [String], options: [OptionSpec]) throws -> ParsedArguments {
+    var parsed = ParsedArguments()
+    var index = 0
+    var optionsEnded = false
+    func spec(for token: String) -> OptionSpec? {
+        options.first { $0.name == token || ($0.short != nil && $0.short == token) }
+    }
+    while index < arguments.count {
+        let token = arguments[index]
+        index += 1
+        if optionsEnded || !token.hasPrefix("-") || token == "-" {
+            parsed.positionals.append(token)
+            continue
+        }
+        if token == "--" {
+            optionsEnded = true
+            continue
+        }
+        var name = token
+        var inlineValue: String?
+        if token.hasPrefix("--"), let eq = token.firstIndex(of: "=") {
+            name = String(token[..<eq])
+            inlineValue = String(token[token.index(after: eq)...])
+        }
+        guard let option = spec(for: name) else { throw UsageError("unknown option '\(name)'") }
+        if option.takesValue {
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                guard index < arguments.count else { throw UsageError("option '\(option.name)' needs a value") }
+                value = arguments[index]
+                index += 1
+            }
+            if !option.isRepeatable, parsed.values[option.name] != nil {
+                throw UsageError("option '\(option.name)' given more than once")
+            }
+            parsed.values[option.name, default: []].append(value)
+        } else {
+            if inlineValue != nil { throw UsageError("option '\(option.name)' takes no value") }
+            parsed.flags.insert(option.name)
+        }
+    }
+    return parsed
+}
+
+/// Parses `WxH` (e.g. `256x256`) into a positive size.
+package func parsePixelSize(_ text: String, option: String) throws -> (width: Int, height: Int) {
+    let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+    guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0, w <= 1 << 20, h <= 1 << 20
+    else {
+        throw UsageError("option '\(option)' expects WIDTHxHEIGHT with positive numbers, e.g. 256x256 (got '\(text)')")
+    }
+    return (w, h)
+}
+
+/// Parses a byte count: a plain number or one with K, M, G, KB, MB, GB (binary multiples: 1K = 1024), case-insensitive.
+package func parseByteCount(_ text: String, option: String) throws -> Int {
+    let upper = text.uppercased().trimmingCharacters(in: .whitespaces)
+    let units: [(String, Int)] = [
+        ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("B", 1),
+    ]
+    var number = upper
+    var multiplier = 1
+    for (suffix, m) in units where upper.hasSuffix(suffix) {
+        number = String(upper.dropLast(suffix.count))
+        multiplier = m
+        break
+    }
+    guard let value = Double(number), value >= 0, value.isFinite else {
+        throw UsageError("option '\(option)' expects a size such as 500M, 2GB or 1048576 (got '\(text)')")
+    }
+    let bytes = value * Double(multiplier)
+    guard bytes < Double(Int.max / 2) else { throw UsageError("option '\(option)': size '\(text)' is too large") }
+    return Int(bytes)
+}
+
+/// Parses a positive integer option value within `range`.
+package func parseInteger(_ text: String, option: String, range: ClosedRange<Int>) throws -> Int {
+    guard let v = Int(text), range.contains(v) else {
+        throw UsageError(
+            "option '\(option)' expects a whole number from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")
+    }
+    return v
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Imago
+
+/// `imago decode FILE... [--max-size WxH] [--json] [--rgba OUT]`: decodes files and describes them.
+enum DecodeCommand {
+    static let command = Command(
+        name: "decode",
+        summary: "Decode image files and print their format, size, frames, loop count and orientation.",
+        synopsis: "FILE... [--max-size WxH] [--json] [--rgba OUT]",
+        details: """
+            One line per file: human-readable on a terminal, a JSON object per line with --json or when stdout
+            is not a terminal: {"file":…,"format":…,"width":…,"height":…,"frames":…,"loopCount":…,"orientation":…}
+            or {"file":…,"error":…}. Width and height are those of the decoded first frame, orientation applied.
+            Exit status: 0 when every file decoded, 1 when any failed, 2 for bad usage.
+            """,
+        options: [
+            OptionSpec("--max-size", value: "WxH", help: "Decode downsampled to fit within WxH (aspect kept)."),
+            OptionSpec("--json", help: "Print one JSON object per file."),
+            OptionSpec(
+                "--rgba", value: "OUT",
+                help:
+                    "Write the first frame as raw RGBA8 (straight alpha, rows top to bottom); a directory when several files."
+            ),
+        ],
+        run: { args, console in await run(args, console: console) })
+
+    static func run(_ args: ParsedArguments, console: Console) async -> Int32 {
+        let files = args.positionals
+        guard !files.isEmpty else {
+            console.printError("imago decode: no FILE given\nUsage: imago decode \(command.synopsis)")
+            return 2
+        }
+        var maxSize: PixelSize?
+        do {
+            if let text = args.value("--max-size") {
+                let (w, h) = try parsePixelSize(text, option: "--max-size")
+                maxSize = PixelSize(width: w, height: h)
+            }
+        } catch {
+            console.printError("imago decode: \(error)")
+            return 2
+        }
+        let rgbaOut = args.value("--rgba")
+        var rgbaIsDirectory = false
+        if let rgbaOut, files.count > 1 {
+            rgbaIsDirectory = true
+            do {
+                try FileManager.default.createDirectory(atPath: rgbaOut, withIntermediateDirectories: true)
+            } catch {
+                console.printError(
+                    "imago decode: cannot create directory '\(rgbaOut)' for --rgba: \(error.localizedDescription)")
+                return 1
+            }
+        }
+        let json = args.has("--json") || !console.isTerminal
+        let registry = ImageDecoderRegistry.makeDefault()
+        var failures = 0
+        for file in files {
+            var line = JSONLine()
+            line.add("file", file)
+            do {
+                let described = try decode(file, maxSize: maxSize, registry: registry)
+                if let rgbaOut {
+                    let path =
+                        rgbaIsDirectory
+                        ? (rgbaOut as NSString).appendingPathComponent(((file as NSString).lastPathComponent) + ".rgba")
+                        : rgbaOut
+                    let rgba = described.image.image.convertedToRGBA().unpremultiplied()
+                    do {
+                        try Data(rgba.bytes).write(to: URL(fileURLWithPath: path))
+                    } catch {
+                        throw DecodeFailure(message: "cannot write '\(path)': \(error.localizedDescription)")
+                    }
+                }
+                let image = described.image
+                if json {
+                    line.add("format", image.format.rawValue)
+                    line.add("width", image.image.width)
+                    line.add("height", image.image.height)
+                    line.add("frames", image.frames.count)
+                    line.add("loopCount", image.loopCount)
+                    line.add("orientation", described.orientation.rawValue)
+                    console.print(line.text)
+                } else {
+                    let frames =
+                        image.frames.count == 1 ? "1 frame" : "\(image.frames.count) frames, loop \(image.loopCount)"
+                    console.print(
+                        "\(file): \(image.format) \(image.image.width)x\(image.image.height), \(frames), orientation \(described.orientation.rawValue)"
+                    )
+                }
+            } catch {
+                failures += 1
+                let message = Self.message(for: error)
+                if json {
+                    line.add("error", message)
+                    console.print(line.text)
+                } else {
+                    console.printError("\(file): error: \(message)")
+                }
+            }
+        }
+        return failures == 0 ? 0 : 1
+    }
+
+    struct DecodeFailure: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    /// The decoded image with orientation applied, and the orientation the file declared.
+    static func decode(
+        _ file: String, maxSize: PixelSize?, registry: ImageDecoderRegistry
+    ) throws -> (
+        image: ImageContainer, orientation: ExifOrientation
+    ) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: file), options: .mappedIfSafe)
+        } catch {
+            throw DecodeFailure(message: "cannot read file: \((error as NSError).localizedDescription)")
+        }
+        // Decode with the orientation unapplied so that the declared value can be reported, then apply it.
+        let options = DecodingOptions(targetSize: maxSize, appliesOrientation: false)
+        var image = try registry.decode(data, options: options)
+        let declared = image.orientation
+        if declared != .up {
+            image = image.mapFrames { $0.oriented(declared) }
+            image.orientation = .up
+        }
+        if let maxSize, image.image.width > maxSize.width || image.image.height > maxSize.height {
+            let scale = min(
+                Double(maxSize.width) / Double(image.image.width), Double(maxSize.height) / Double(image.image.height))
+            let target = PixelSize(
+                width: max(1, Int((Double(image.image.width) * scale).rounded())),
+                height: max(1, Int((Double(image.image.height) * scale).rounded())))
+            image = try image.mapFrames { try $0.resampled(to: target) }
+        }
+        return (image, declared)
+    }
+
+    static func message(for error: Error) -> String {
+        String(describing: error)
+    }
+}

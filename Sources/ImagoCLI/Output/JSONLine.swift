@@ -1,0 +1,48 @@
+import Foundation
+
+/// Builds one JSON object with its keys in the order they are added (for line-per-item output that people and
+/// scripts both read).
+struct JSONLine {
+    private var parts: [String] = []
+
+    /// Adds a string field (escaped).
+    mutating func add(_ key: String, _ value: String?) {
+        parts.append("\(Self.quote(key)):\(value.map(Self.quote) ?? "null")")
+    }
+
+    /// Adds an integer field.
+    mutating func add(_ key: String, _ value: Int?) {
+        parts.append("\(Self.quote(key)):\(value.map(String.init) ?? "null")")
+    }
+
+    /// Adds a number field (finite; non-finite become null), with at most 3 decimals.
+    mutating func add(_ key: String, _ value: Double?) {
+        let text = value.flatMap { $0.isFinite ? String(format: "%.3f", $0) : nil } ?? "null"
+        parts.append("\(Self.quote(key)):\(text)")
+    }
+
+    /// Adds a boolean field.
+    mutating func add(_ key: String, _ value: Bool) {
+        parts.append("\(Self.quote(key)):\(value)")
+    }
+
+    /// The object as one line of text, without a newline.
+    var text: String { "{" + parts.joined(separator: ",") + "}" }
+
+    /// A JSON string literal for `s`.
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,96 @@
+import CWebP
+import Foundation
+import ImagoCore
+
+/// Encodes still WebP with libwebp: lossy at ``EncodingOptions/quality``, or lossless with
+/// ``EncodingOptions/isLossless``.
+///
+/// - Lossy: quality 0…1 maps to libwebp's 0…100 (default 0.85 → 85), method 4; alpha is kept, compressed
+///   losslessly.
+/// - Lossless: libwebp's default effort (quality 75, method 4), and `exact` set so that even the colour under
+///   fully transparent pixels survives: decoding gives back exactly the input bytes.
+/// - `gray8` input is expanded to opaque RGBA first. WebP images are at most 16383×16383.
+///
+/// Thread-safe: the encoder has no state.
+///
+/// ```swift
+/// let data = try WebPEncoder().encode(buffer, options: EncodingOptions(isLossless: true))
+/// ```
+public struct WebPEncoder: ImageEncoding {
+    /// A WebP encoder; it has no settings (they come with each call's ``EncodingOptions``).
+    public init() {}
+
+    /// `.webp`.
+    public var format: ImageFormat { .webp }
+
+    /// Encodes `image` (straight alpha) as a WebP file.
+    ///
+    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` with libwebp's reason (e.g. too large).
+    public func encode(_ image: PixelBuffer, options: EncodingOptions) throws -> Data {
+        let rgba = try Self.straightRGBA(image)
+        var config = WebPConfig()
+        guard WebPConfigInit(&config) != 0 else { throw failure("libwebp version mismatch") }
+        if options.isLossless {
+            config.lossless = 1
+            config.exact = 1
+            config.quality = 75
+        } else {
+            config.quality = Float(min(max(options.quality, 0), 1) * 100)
+        }
+        config.method = 4
+        guard WebPValidateConfig(&config) != 0 else { throw failure("invalid encoder configuration") }
+
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
+        picture.use_argb = 1
+        picture.width = Int32(clamping: rgba.width)
+        picture.height = Int32(clamping: rgba.height)
+        defer { WebPPictureFree(&picture) }
+        let imported = rgba.withUnsafeBytes { bytes in
+            WebPPictureImportRGBA(
+                &picture, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(clamping: rgba.bytesPerRow))
+        }
+        guard imported != 0 else { throw failure(Self.reason(picture.error_code)) }
+
+        let writer = UnsafeMutablePointer<WebPMemoryWriter>.allocate(capacity: 1)
+        defer { writer.deallocate() }
+        WebPMemoryWriterInit(writer)
+        defer { WebPMemoryWriterClear(writer) }  // frees the encoded bytes (WebPFree) after we copied them
+        picture.writer = WebPMemoryWrite
+        picture.custom_ptr = UnsafeMutableRawPointer(writer)
+        guard WebPEncode(&config, &picture) != 0 else { throw failure(Self.reason(picture.error_code)) }
+        guard let mem = writer.pointee.mem, writer.pointee.size > 0 else { throw failure("no output") }
+        return Data(bytes: mem, count: writer.pointee.size)
+    }
+
+    private func failure(_ reason: String) -> CodecError { .encodingFailed(format: .webp, reason: reason) }
+
+    /// RGBA with straight alpha, expanding gray and un-premultiplying as needed.
+    private static func straightRGBA(_ image: PixelBuffer) throws -> PixelBuffer {
+        switch image.format {
+        case .rgba8:
+            return image.alphaMode == .straight ? image : image.unpremultiplied()
+        case .gray8:
+            return try PixelBuffer(width: image.width, height: image.height, format: .rgba8) { output in
+                image.withUnsafeBytes { gray in
+                    for i in 0..<gray.count {
+                        let v = gray[i]
+                        output[i * 4] = v
+                        output[i * 4 + 1] = v
+                        output[i * 4 + 2] = v
+                        output[i * 4 + 3] = 255
+                    }
+                }
+            }
+        }
+    }
+
+    private static func reason(_ code: WebPEncodingError) -> String {
+        switch code {
+        case VP8_ENC_ERROR_OUT_OF_MEMORY, VP8_ENC_ERROR_BITSTREAM_OUT_OF_MEMORY: "libwebp ran out of memory"
+        case VP8_ENC_ERROR_BAD_DIMENSION: "WebP images are at most 16383x16383 pixels"
+        case VP8_ENC_ERROR_FILE_TOO_BIG: "the encoded file would exceed 4 GiB"
+        default: "libwebp error \(code.rawValue)"
+        }
+    }
+}

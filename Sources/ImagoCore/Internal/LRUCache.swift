@@ -1,0 +1,314 @@
+/// A least-recently-used map with cost and count limits and optional per-entry deadlines; get, set and remove in
+/// O(1).
+///
+/// Not thread-safe: a value type meant to live inside exactly one `Locked` (``MemoryCache`` keeps its images in
+/// one; the pipeline's and the failure cache's tables can reuse it). Entries live in an arena, one array of nodes
+/// linked by index into a doubly linked recency list, so a hit allocates nothing and touches no reference counts
+/// beyond the value it returns; freed slots are reused through a free list.
+///
+/// Methods that drop entries hand the dropped values back, so that the caller lets them go (and frees their
+/// pixel memory) after it has released its lock.
+///
+/// Times are `Duration`s since any fixed reference the caller picks (``MemoryCache`` uses an instant taken at
+/// launch): `ContinuousClock.Instant` is a resilient type whose layout is only known at run time, and storing it
+/// in the nodes would make every node access go through value witnesses.
+package struct LRUCache<Key: Hashable, Value> {
+    /// A moment, as the time since the caller's fixed reference.
+    package typealias Instant = Duration
+
+    // One entry, or a free slot (key and value nil, `next` links the free list).
+    private struct Node {
+        var key: Key?
+        var value: Value?
+        var cost: Int
+        var deadline: Instant?
+        var previous: Int  // towards the most recently used end; -1 at the head
+        var next: Int  // towards the least recently used end; -1 at the tail
+    }
+
+    private var nodes: [Node] = []
+    private var slots: [Key: Int] = [:]
+    private var head = -1  // most recently used
+    private var tail = -1  // least recently used: evicted first
+    private var freeList = -1
+    // Entries with a deadline; while zero, nothing ever reads the clock.
+    private var deadlineCount = 0
+
+    /// The sum of the costs of all entries.
+    package private(set) var totalCost = 0
+    /// The most total cost kept; a store beyond it evicts from the least recently used end.
+    package var costLimit: Int
+    /// The most entries kept.
+    package var countLimit: Int
+    /// The most one entry may cost; a dearer value is not stored.
+    package var entryCostLimit: Int
+    /// Lookups that found a live entry.
+    package private(set) var hits = 0
+    /// Lookups that found nothing or an expired entry.
+    package private(set) var misses = 0
+    /// Entries dropped to keep within the limits (stores and trims), not counting explicit removals.
+    package private(set) var evictions = 0
+    /// Entries dropped because their deadline had passed.
+    package private(set) var expirations = 0
+    /// Expired values removed by lookups, kept until the caller takes them (out of the lock) with
+    /// ``takeReleased()``; a lookup cannot hand them back without costing every hit a second optional.
+    package private(set) var released: [Value] = []
+
+    /// An empty cache with the given limits (default: unlimited).
+    package init(costLimit: Int = .max, countLimit: Int = .max, entryCostLimit: Int = .max) {
+        self.costLimit = costLimit
+        self.countLimit = countLimit
+        self.entryCostLimit = entryCostLimit
+    }
+
+    /// The number of entries.
+    package var count: Int { slots.count }
+
+    /// The keys of all entries, in no particular order.
+    package var keys: [Key] { Array(slots.keys) }
+
+    /// The value for `key`, made the most recently used; `nil` on a miss.
+    ///
+    /// `now` is called only when the entry has a deadline. An entry whose deadline has passed is removed and
+    /// counted as a miss; its value waits in ``released`` for the caller to take and let go after unlocking.
+    @inline(__always)
+    package mutating func value(for key: Key, now: () -> Instant) -> Value? {
+        guard let slot = slots[key] else {
+            misses &+= 1
+            return nil
+        }
+        if let deadline = nodes[slot].deadline, deadline <= now() {
+            misses &+= 1
+            expirations &+= 1
+            if let value = remove(slot: slot) { released.append(value) }
+            return nil
+        }
+        hits &+= 1
+        moveToFront(slot)
+        return nodes[slot].value
+    }
+
+    /// Takes the values that lookups removed because they had expired (see ``value(for:now:)``).
+    package mutating func takeReleased() -> [Value] {
+        defer { released = [] }
+        return released
+    }
+
+    /// Stores `value` for `key` as the most recently used entry, replacing any previous one, then evicts from the
+    /// least recently used end until within the limits.
+    ///
+    /// A value dearer than `entryCostLimit` or `costLimit` (or any value when `countLimit` is zero) is not
+    /// stored, and any previous entry for `key` is removed, so a stale value never outlives a declined store.
+    /// Returns every value let go (the replaced one, evicted ones) for release outside the lock.
+    @discardableResult
+    package mutating func setValue(_ value: Value, for key: Key, cost: Int, deadline: Instant? = nil) -> [Value] {
+        var dropped: [Value] = []
+        let cost = max(0, cost)
+        if cost > entryCostLimit || cost > costLimit || countLimit <= 0 {
+            if let old = removeValue(for: key) { dropped.append(old) }
+            return dropped
+        }
+        if let slot = slots[key] {
+            totalCost += cost - nodes[slot].cost
+            deadlineCount += (deadline == nil ? 0 : 1) - (nodes[slot].deadline == nil ? 0 : 1)
+            if let old = nodes[slot].value { dropped.append(old) }
+            nodes[slot].value = value
+            nodes[slot].cost = cost
+            nodes[slot].deadline = deadline
+            moveToFront(slot)
+        } else {
+            let node = Node(key: key, value: value, cost: cost, deadline: deadline, previous: -1, next: -1)
+            let slot: Int
+            if freeList >= 0 {
+                slot = freeList
+                freeList = nodes[slot].next
+                nodes[slot] = node
+            } else {
+                slot = nodes.count
+                nodes.append(node)
+            }
+            slots[key] = slot
+            linkAtFront(slot)
+            totalCost += cost
+            if deadline != nil { deadlineCount += 1 }
+        }
+        evict(toCost: costLimit, toCount: countLimit, into: &dropped)
+        return dropped
+    }
+
+    /// Removes the entry for `key` and returns its value (nil when there was none).
+    @discardableResult
+    package mutating func removeValue(for key: Key) -> Value? {
+        guard let slot = slots[key] else { return nil }
+        return remove(slot: slot)
+    }
+
+    /// Removes every entry and gives the arena's memory back; returns the values for release outside the lock.
+    @discardableResult
+    package mutating func removeAll() -> [Value] {
+        let values = nodes.compactMap(\.value)
+        nodes = []
+        slots = [:]
+        head = -1
+        tail = -1
+        freeList = -1
+        deadlineCount = 0
+        totalCost = 0
+        return values
+    }
+
+    /// Drops expired entries (when `now` is given and any entry has a deadline), then evicts least recently used
+    /// entries until the total cost is at most `cost` and the count at most `count`. Returns the dropped values.
+    @discardableResult
+    package mutating func trim(toCost cost: Int = .max, toCount count: Int = .max, now: Instant? = nil) -> [Value] {
+        var dropped: [Value] = []
+        if let now { removeExpired(now: now, into: &dropped) }
+        evict(toCost: max(0, cost), toCount: max(0, count), into: &dropped)
+        return dropped
+    }
+
+    /// Removes every entry whose deadline is at or before `now`; returns their values.
+    @discardableResult
+    package mutating func removeExpired(now: Instant) -> [Value] {
+        var dropped: [Value] = []
+        removeExpired(now: now, into: &dropped)
+        return dropped
+    }
+
+    // MARK: - List surgery (O(1))
+
+    private mutating func removeExpired(now: Instant, into dropped: inout [Value]) {
+        guard deadlineCount > 0 else { return }
+        var slot = tail
+        while slot >= 0 {
+            let previous = nodes[slot].previous
+            if let deadline = nodes[slot].deadline, deadline <= now, let value = remove(slot: slot) {
+                expirations &+= 1
+                dropped.append(value)
+            }
+            slot = previous
+        }
+    }
+
+    private mutating func evict(toCost cost: Int, toCount count: Int, into dropped: inout [Value]) {
+        while tail >= 0, totalCost > cost || slots.count > count {
+            if let value = remove(slot: tail) { dropped.append(value) }
+            evictions &+= 1
+        }
+    }
+
+    private mutating func remove(slot: Int) -> Value? {
+        unlink(slot)
+        if let key = nodes[slot].key { slots.removeValue(forKey: key) }
+        totalCost -= nodes[slot].cost
+        if nodes[slot].deadline != nil { deadlineCount -= 1 }
+        let value = nodes[slot].value
+        nodes[slot] = Node(key: nil, value: nil, cost: 0, deadline: nil, previous: -1, next: freeList)
+        freeList = slot
+        return value
+    }
+
+    @inline(__always)
+    private mutating func moveToFront(_ slot: Int) {
+        guard slot != head else { return }
+        // One uniqueness check for the whole relink instead of one per field written. `slot` is not the head,
+        // so it has a previous node; the old head has none.
+        let oldHead = head
+        let newTail = nodes.withUnsafeMutableBufferPointer { nodes -> Int? in
+            let previous = nodes[slot].previous
+            let next = nodes[slot].next
+            nodes[previous].next = next
+            if next >= 0 { nodes[next].previous = previous }
+            nodes[slot].previous = -1
+            nodes[slot].next = oldHead
+            nodes[oldHead].previous = slot
+            return next < 0 ? previous : nil
+        }
+        head = slot
+        if let newTail { tail = newTail }
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        let previous = nodes[slot].previous
+        let next = nodes[slot].next
+        if previous >= 0 { nodes[previous].next = next } else { head = next }
+        if next >= 0 { nodes[next].previous = previous } else { tail = previous }
+        nodes[slot].previous = -1
+        nodes[slot].next = -1
+    }
+
+    private mutating func linkAtFront(_ slot: Int) {
+        nodes[slot].previous = -1
+        nodes[slot].next = head
+        if head >= 0 { nodes[head].previous = slot }
+        head = slot
+        if tail < 0 { tail = slot }
+    }
+}
+
+// MARK: - Inspection for tests
+
+extension LRUCache {
+    /// The keys from most to least recently used (O(n); for tests and diagnostics).
+    package var keysByRecency: [Key] {
+        var keys: [Key] = []
+        var slot = head
+        while slot >= 0 {
+            if let key = nodes[slot].key { keys.append(key) }
+            slot = nodes[slot].next
+        }
+        return keys
+    }
+
+    /// Every broken internal invariant, described; empty when the structure is sound (O(n); for tests).
+    ///
+    /// Checks: the list links both ways and visits each live slot once; the map points at exactly those slots;
+    /// cost and deadline totals match the entries; the limits hold; free slots hold nothing.
+    package func invariantViolations() -> [String] {
+        var problems: [String] = []
+        var visited = Set<Int>()
+        var slot = head
+        var previous = -1
+        var cost = 0
+        var deadlines = 0
+        while slot >= 0 {
+            guard slot < nodes.count, visited.insert(slot).inserted else {
+                problems.append("list revisits or leaves the arena at slot \(slot)")
+                break
+            }
+            let node = nodes[slot]
+            if node.previous != previous {
+                problems.append("slot \(slot) links back to \(node.previous), not \(previous)")
+            }
+            if let key = node.key {
+                if slots[key] != slot { problems.append("map does not point at slot \(slot)") }
+            } else {
+                problems.append("listed slot \(slot) has no key")
+            }
+            if node.value == nil { problems.append("listed slot \(slot) has no value") }
+            cost += node.cost
+            if node.deadline != nil { deadlines += 1 }
+            previous = slot
+            slot = node.next
+        }
+        if previous != tail { problems.append("tail is \(tail), the list ends at \(previous)") }
+        if visited.count != slots.count { problems.append("list has \(visited.count) entries, map \(slots.count)") }
+        if cost != totalCost { problems.append("totalCost \(totalCost) ≠ sum of entries \(cost)") }
+        if deadlines != deadlineCount { problems.append("deadlineCount \(deadlineCount) ≠ \(deadlines)") }
+        if totalCost > costLimit { problems.append("totalCost \(totalCost) over costLimit \(costLimit)") }
+        if slots.count > countLimit { problems.append("count \(slots.count) over countLimit \(countLimit)") }
+        var free = 0
+        slot = freeList
+        while slot >= 0, free <= nodes.count {
+            if nodes[slot].key != nil || nodes[slot].value != nil {
+                problems.append("free slot \(slot) holds an entry")
+            }
+            free += 1
+            slot = nodes[slot].next
+        }
+        if free + visited.count != nodes.count {
+            problems.append("\(free) free + \(visited.count) live slots ≠ arena of \(nodes.count)")
+        }
+        return problems
+    }
+}

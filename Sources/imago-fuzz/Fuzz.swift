@@ -1,0 +1,63 @@
+// imago-fuzz: libFuzzer targets for Imago's parsers of untrusted input.
+//
+// Fuzzing build (make fuzz):  swift build --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,address
+//   -Xswiftc -parse-as-library -Xswiftc -DFUZZING --product imago-fuzz
+// then `IMAGO_FUZZ_TARGET=NAME .build-fuzz/debug/imago-fuzz [libFuzzer flags] CORPUS_DIR`.
+// Normal build: `imago-fuzz NAME FILE...` runs each file through the target once (regression replay).
+import Foundation
+
+#if FUZZING
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func LLVMFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+    ) -> CInt
+
+    // SwiftPM links executables with `--defsym main=imago_fuzz_main`: define that symbol and hand over to libFuzzer.
+    @_cdecl("imago_fuzz_main")
+    func fuzzMain(
+        _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+    ) -> CInt {
+        let name = ProcessInfo.processInfo.environment["IMAGO_FUZZ_TARGET"] ?? ""
+        guard FuzzTargets.named(name) != nil else {
+            FileHandle.standardError.write(
+                Data("set IMAGO_FUZZ_TARGET to one of: \(FuzzTargets.all.map(\.name).joined(separator: ", "))\n".utf8))
+            return 2
+        }
+        var argc = argc
+        var argv = argv
+        return LLVMFuzzerRunDriver(&argc, &argv) { data, count in fuzzOneInput(data, count) }
+    }
+
+    // libFuzzer's runtime also references this symbol directly.
+    @_cdecl("LLVMFuzzerTestOneInput")
+    func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+        let bytes = data.map { Data(bytes: $0, count: count) } ?? Data()
+        FuzzTargets.named(ProcessInfo.processInfo.environment["IMAGO_FUZZ_TARGET"] ?? "")?.run(bytes)
+        return 0
+    }
+#else
+    @main
+    struct FuzzReplay {
+        static func main() {
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            guard let name = arguments.first, let target = FuzzTargets.named(name) else {
+                print(
+                    "usage: imago-fuzz TARGET FILE...   targets: \(FuzzTargets.all.map(\.name).joined(separator: ", "))"
+                )
+                exit(2)
+            }
+            var count = 0
+            for path in arguments.dropFirst() {
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    print("cannot read \(path)")
+                    exit(1)
+                }
+                target.run(data)
+                count += 1
+            }
+            print("\(name): \(count) inputs replayed, no crash")
+        }
+    }
+#endif

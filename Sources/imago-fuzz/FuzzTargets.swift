@@ -1,0 +1,30 @@
+import Foundation
+import ImagoCLI
+import ImagoCore
+
+/// One fuzz target: a name and what it does with one input (it must never crash, hang or grow without bound).
+struct FuzzTarget: Sendable {
+    let name: String
+    let run: @Sendable (Data) -> Void
+}
+
+enum FuzzTargets {
+    static let all: [FuzzTarget] = [
+        FuzzTarget(name: "cli-arguments", run: cliArguments)
+    ]
+
+    static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
+
+    /// The CLI's argument parser and value parsers: NUL-separated arguments.
+    static func cliArguments(_ data: Data) {
+        let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        for command in CLI.commands {
+            _ = try? parseArguments(words, options: command.options + [Command.helpOption])
+        }
+        for word in words.prefix(8) {
+            _ = try? parsePixelSize(word, option: "--resize")
+            _ = try? parseByteCount(word, option: "--max-size")
+            _ = try? parseInteger(word, option: "-j", range: 1...64)
+        }
+    }
+}

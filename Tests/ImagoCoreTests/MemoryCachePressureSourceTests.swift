@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+@testable import ImagoCore
+
+@Suite struct MemoryCachePressureSourceTests {
+    typealias Source = LinuxMemoryPressureSource
+
+    @Test func parsesPSIText() throws {
+        let text = """
+            some avg10=12.50 avg60=3.20 avg300=0.75 total=123456
+            full avg10=1.25 avg60=0.50 avg300=0.00 total=9876
+
+            """
+        let stall = try #require(Source.parsePressure(text))
+        #expect(stall.some == Source.StallAverages(avg10: 12.5, avg60: 3.2, avg300: 0.75, total: 123_456))
+        #expect(stall.full == Source.StallAverages(avg10: 1.25, avg60: 0.5, avg300: 0, total: 9876))
+        let someOnly = try #require(Source.parsePressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
+        #expect(someOnly.full == nil)
+        #expect(Source.parsePressure("") == nil)
+        #expect(Source.parsePressure("garbage\nfull avg10=1.00\n") == nil)
+    }
+
+    @Test func parsesCgroupFiles() {
+        #expect(Source.parseByteCount("max\n") == nil)
+        #expect(Source.parseByteCount("536870912\n") == 536_870_912)
+        #expect(Source.parseByteCount("9223372036854771712\n") == nil)  // cgroup v1's "no limit"
+        #expect(Source.parseByteCount("-3") == nil)
+        let events = "low 0\nhigh 7\nmax 2\noom 1\noom_kill 1\noom_group_kill 0\n"
+        #expect(Source.parseMemoryEvents(events) == Source.MemoryEvents(high: 7, max: 2, oom: 1, oomKill: 1))
+        #expect(Source.parseMemoryEvents("nothing here") == nil)
+        #expect(Source.parseInactiveFile("anon 100\nfile 900\ninactive_file 400\nactive_file 500\n") == 400)
+    }
+
+    @Test func thresholdsJudgeUsageStallsAndEvents() {
+        let thresholds = Source.Thresholds()
+        func level(_ reading: Source.Reading, _ before: Source.MemoryEvents? = nil) -> MemoryPressureLevel {
+            thresholds.level(for: reading, previousEvents: before)
+        }
+        #expect(level(.init(memoryInUse: 89, memoryLimit: 100)) == .normal)
+        #expect(level(.init(memoryInUse: 90, memoryLimit: 100)) == .warning)
+        #expect(level(.init(memoryInUse: 97, memoryLimit: 100)) == .critical)
+        #expect(level(.init(memoryInUse: 99)) == .normal)  // no limit: no ratio
+        #expect(level(.init(pressure: .init(some: .init(avg10: 10)))) == .warning)
+        #expect(level(.init(pressure: .init(some: .init(avg10: 30), full: .init(avg10: 5)))) == .critical)
+        let before = Source.MemoryEvents(high: 1)
+        #expect(level(.init(events: .init(high: 1)), before) == .normal)
+        #expect(level(.init(events: .init(high: 2)), before) == .warning)
+        #expect(level(.init(events: .init(high: 1, oomKill: 1)), before) == .critical)
+        #expect(level(.init(events: .init(high: 5))) == .normal)  // no baseline yet
+    }
+
+    @Test func readsFakeFilesAndComparesEventCountersBetweenSamples() throws {
+        // Given a fake cgroup directory: 1000-byte limit, 950 used of which 100 is inactive file cache
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-psi-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func write(_ name: String, _ text: String) throws {
+            try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        try write(
+            "memory.pressure",
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+        try write("memory.max", "1000\n")
+        try write("memory.current", "950\n")
+        try write("memory.stat", "anon 850\ninactive_file 100\n")
+        try write("memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n")
+        let source = Source(paths: .cgroupV2(directory: directory.path))
+        // Then 850 / 1000 is normal and the reading shows every file
+        let reading = source.reading()
+        #expect(reading.memoryInUse == 850 && reading.memoryLimit == 1000)
+        #expect(reading.events == Source.MemoryEvents())
+        #expect(reading.pressure?.full?.avg10 == 0)
+        #expect(source.currentLevel() == .normal)
+        // When the high counter grows it is a warning once, then normal again while it stays
+        try write("memory.events", "low 0\nhigh 3\nmax 0\noom 0\noom_kill 0\n")
+        #expect(source.currentLevel() == .warning)
+        #expect(source.currentLevel() == .normal)
+        // When usage reaches 98 % it is critical
+        try write("memory.stat", "inactive_file 0\n")
+        try write("memory.current", "980\n")
+        #expect(source.currentLevel() == .critical)
+        // A trigger is never armed on an ordinary file, and the file is left as it was
+        #expect(source.openTrigger() == nil)
+        #expect(
+            Source.parseByteCount(
+                try String(contentsOf: directory.appendingPathComponent("memory.max"), encoding: .utf8)) == 1000)
+    }
+
+    @Test func missingFilesGiveEmptyReadingAndNormalLevel() {
+        let source = Source(paths: .cgroupV2(directory: "/nonexistent/imago"))
+        #expect(source.reading() == Source.Reading())
+        #expect(source.currentLevel() == .normal)
+    }
+
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isWritableFile(atPath: "/proc/pressure/memory")))
+    func armsRealPSITriggerWhenKernelAllows() throws {
+        let source = Source(paths: .init(pressure: "/proc/pressure/memory"))
+        let fd = try #require(source.openTrigger())
+        close(fd)
+        #expect(source.reading().pressure != nil)
+    }
+}

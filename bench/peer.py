@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""The Python peer for imago-bench: what a competent Python user would write for the same work.
+
+Each mode does one round of work and prints one JSON object: {"seconds": …, "peak_rss_kb": …, …}.
+Fast paths everywhere: a pooled keep-alive requests.Session, Pillow's draft() (JPEG DCT scaling) before
+thumbnail(), diskcache.Cache with its defaults, an LRU dict, ThreadPoolExecutor(6).
+"""
+import io
+import json
+import os
+import resource
+import sys
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+import diskcache
+import requests
+from PIL import Image
+
+THUMB = (256, 256)
+
+
+class LRU:
+    """An LRU dict bounded by total byte cost, thread-safe (the usual OrderedDict recipe)."""
+
+    def __init__(self, cost_limit):
+        self.d = OrderedDict()
+        self.cost = 0
+        self.limit = cost_limit
+        self.lock = threading.Lock()
+
+    def get(self, k):
+        with self.lock:
+            v = self.d.get(k)
+            if v is not None:
+                self.d.move_to_end(k)
+            return v
+
+    def set(self, k, v, cost):
+        with self.lock:
+            if k in self.d:
+                self.cost -= self.d.pop(k)[1]
+            self.d[k] = (v, cost)
+            self.cost += cost
+            while self.cost > self.limit and self.d:
+                _, (_, c) = self.d.popitem(last=False)
+                self.cost -= c
+
+
+def thumbnail(data):
+    im = Image.open(io.BytesIO(data))
+    im.draft("RGB", THUMB)
+    im.thumbnail(THUMB)
+    im.load()
+    return im
+
+
+def peak_rss_kb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def session():
+    s = requests.Session()
+    adapter = requests.adapters.HTTPAdapter(pool_connections=6, pool_maxsize=6)
+    s.mount("http://", adapter)
+    return s
+
+
+def pipeline(urls, cache_dir, memory, fetch):
+    cache = diskcache.Cache(cache_dir)
+
+    def one(url):
+        hit = memory.get(url)
+        if hit is not None:
+            return hit[0].size
+        data = cache.get(url)
+        if data is None:
+            data = fetch(url)
+            cache.set(url, data)
+        im = thumbnail(data)
+        memory.set(url, im, im.size[0] * im.size[1] * 4)
+        return im.size
+
+    with ThreadPoolExecutor(6) as pool:
+        sizes = list(pool.map(one, urls))
+    cache.close()
+    return sizes
+
+
+def main():
+    mode = sys.argv[1]
+    out = {}
+    if mode in ("cold", "warm-disk", "warm-memory"):
+        urls = [line.strip() for line in open(sys.argv[2]) if line.strip()]
+        cache_dir = sys.argv[3]
+        memory = LRU(64 << 20)
+        s = session()
+        local = threading.local()
+
+        def fetch(url):
+            sess = getattr(local, "s", None)
+            if sess is None:
+                sess = local.s = session()
+            r = sess.get(url, timeout=15)
+            r.raise_for_status()
+            return r.content
+
+        if mode == "warm-memory":
+            memory = LRU(1 << 40)
+            pipeline(urls, cache_dir, memory, fetch)  # fill memory (not timed)
+        t0 = time.perf_counter()
+        sizes = pipeline(urls, cache_dir, memory, fetch)
+        out["seconds"] = time.perf_counter() - t0
+        out["count"] = len(sizes)
+        s.close()
+    elif mode == "decode":  # full decode N times of one file, seconds per decode (median)
+        path, n = sys.argv[2], int(sys.argv[3])
+        data = open(path, "rb").read()
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            Image.open(io.BytesIO(data)).load()
+            times.append(time.perf_counter() - t0)
+        times.sort()
+        out["seconds"] = times[len(times) // 2]
+    elif mode == "thumbnail":
+        path, n = sys.argv[2], int(sys.argv[3])
+        data = open(path, "rb").read()
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            thumbnail(data)
+            times.append(time.perf_counter() - t0)
+        times.sort()
+        out["seconds"] = times[len(times) // 2]
+    elif mode == "diskcache":  # N sets then N gets of SIZE-byte values, seconds per op
+        cache_dir, n, size = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        payload = os.urandom(size)
+        cache = diskcache.Cache(cache_dir)
+        t0 = time.perf_counter()
+        for i in range(n):
+            cache.set(f"https://images.example.com/photos/{i:08d}.jpg", payload)
+        out["set_seconds"] = (time.perf_counter() - t0) / n
+        t0 = time.perf_counter()
+        for i in range(n):
+            assert cache.get(f"https://images.example.com/photos/{i:08d}.jpg") is not None
+        out["get_seconds"] = (time.perf_counter() - t0) / n
+        cache.close()
+    elif mode == "rss-thumbnail":  # peak RSS of one 256-px thumbnail of a large file
+        base = peak_rss_kb()
+        thumbnail(open(sys.argv[2], "rb").read())
+        out["baseline_rss_kb"] = base
+    else:
+        print(f"unknown mode {mode}", file=sys.stderr)
+        sys.exit(2)
+    out["peak_rss_kb"] = peak_rss_kb()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# make bench: installs the peers (nginx, vipsthumbnail, curl, a Python virtualenv with Pillow, requests and
+# diskcache under .build/), builds the reproducible workload from ../shared/corpus/kodak, serves it with nginx
+# on 127.0.0.1, and runs imago-bench in release mode: every comparison side by side in one run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+bash scripts/install-deps.sh nginx:/usr/sbin/nginx libvips-tools:/usr/bin/vipsthumbnail curl:/usr/bin/curl \
+  libjpeg-turbo-progs:/usr/bin/djpeg
+
+CORPUS=${IMAGO_CORPUS:-$ROOT/../shared/corpus}
+[ -d "$CORPUS/kodak" ] || { echo "bench: $CORPUS/kodak is missing (../shared/corpus beside the project)" >&2; exit 1; }
+
+VENV=$ROOT/.build/bench-venv
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import PIL, diskcache, requests' 2>/dev/null; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check pillow diskcache requests
+fi
+
+DATA=$ROOT/.build/bench-data
+"$VENV/bin/python" bench/make-gallery.py "$CORPUS/kodak" "$DATA/gallery"
+
+# nginx on a free loopback port, its files under .build/, stopped on exit.
+NGINX_DIR=$ROOT/.build/bench-nginx
+mkdir -p "$NGINX_DIR/logs" "$NGINX_DIR/tmp"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+cat > "$NGINX_DIR/nginx.conf" <<CONF
+worker_processes 1;
+pid $NGINX_DIR/nginx.pid;
+error_log $NGINX_DIR/logs/error.log warn;
+daemon on;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  client_body_temp_path $NGINX_DIR/tmp;
+  proxy_temp_path $NGINX_DIR/tmp;
+  fastcgi_temp_path $NGINX_DIR/tmp;
+  uwsgi_temp_path $NGINX_DIR/tmp;
+  scgi_temp_path $NGINX_DIR/tmp;
+  types { image/jpeg jpg; image/png png; image/webp webp; image/gif gif; }
+  server {
+    listen 127.0.0.1:$PORT backlog=1024;
+    root $DATA/gallery;
+  }
+}
+CONF
+nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR"
+trap 'kill $(cat "$NGINX_DIR/nginx.pid" 2>/dev/null) 2>/dev/null || true' EXIT
+for i in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/jpeg/000.jpg" && break; sleep 0.1; done
+
+swift build -c release -j 2 --product imago-bench
+export IMAGO_BENCH_BASE_URL="http://127.0.0.1:$PORT"
+export IMAGO_BENCH_DATA="$DATA"
+export IMAGO_BENCH_PYTHON="$VENV/bin/python"
+export IMAGO_BENCH_PEER="$ROOT/bench/peer.py"
+export IMAGO_CORPUS="$CORPUS"
+"$(swift build -c release --show-bin-path)/imago-bench" "$@"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make fuzz [SECONDS=60] [TARGETS="…"]: builds imago-fuzz with libFuzzer + AddressSanitizer and runs each target
+# for SECONDS, seeded from ../shared/corpus where it applies. Findings (crash-*, timeout-*, oom-*) land in
+# .build-fuzz/findings/TARGET/; each one becomes a regression input under Tests/Fuzz/TARGET/ once fixed.
+# Note: Debian's gold linker dies on this link (dwarf_reader internal error), so lld from the toolchain is used.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET=${SECONDS:-60}
+CORPUS=${IMAGO_CORPUS:-$PWD/../shared/corpus}
+swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
+  -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
+BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
+ALL=$("$(swift build -c release -j 2 --product imago-fuzz --show-bin-path)/imago-fuzz" 2>/dev/null | sed -n 's/.*targets: //p' | tr -d ',') || true
+[ -n "$ALL" ] || { swift build -c release -j 2 --product imago-fuzz >/dev/null; ALL=$("$(swift build -c release --show-bin-path)/imago-fuzz" | sed -n 's/.*targets: //p' | tr -d ','); }
+TARGETS=${TARGETS:-$ALL}
+summary=()
+for target in $TARGETS; do
+  work=.build-fuzz/corpus/$target
+  findings=.build-fuzz/findings/$target
+  mkdir -p "$work" "$findings"
+  seeds=()
+  case $target in
+    decode) seeds=("$CORPUS/pngsuite/png" "$CORPUS/jpeg/malformed" "$CORPUS/gif/malformed" "$CORPUS/webp/images");;
+  esac
+  [ -d "Tests/Fuzz/$target" ] && seeds+=("Tests/Fuzz/$target")
+  echo "== fuzzing $target for ${SECONDS_PER_TARGET}s"
+  log=.build-fuzz/$target.log
+  set +e
+  IMAGO_FUZZ_TARGET=$target "$BIN" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=262144 -artifact_prefix="$findings/" "$work" "${seeds[@]}" >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -Eo 'Done [0-9]+ runs' "$log" | grep -Eo '[0-9]+' || echo "?")
+  found=$(ls "$findings" | wc -l)
+  summary+=("$target: $runs executions in ${SECONDS_PER_TARGET}s, exit $rc, findings $found")
+  [ $rc -eq 0 ] || tail -30 "$log"
+done
+printf '%s\n' "${summary[@]}"
