@@ -2,8 +2,8 @@ import CJPEGTurbo
 import Foundation
 import ImagoCore
 
-/// Decodes JPEG with libjpeg-turbo (TurboJPEG API): baseline, progressive, grayscale, CMYK/YCCK, restart markers,
-/// arithmetic coding, 12-bit-free 8-bit files of any size up to ``DecodingOptions/pixelLimit``.
+/// Decodes JPEG with libjpeg-turbo 2.1 (TurboJPEG API): baseline and progressive, grayscale, CMYK/YCCK, restart
+/// markers, 8-bit precision (12-bit and lossless JPEG fail with an error), up to ``DecodingOptions/pixelLimit``.
 ///
 /// - Output: colour files decode to `rgba8` (alpha 255); **grayscale files decode to `gray8`** (a quarter of the
 ///   memory; `PixelBuffer`'s pixel subscript expands gray to RGBA when read). `PNGDecoder` follows the same rule.
@@ -15,7 +15,8 @@ import ImagoCore
 /// - EXIF orientation (APP1): applied to the pixels when ``DecodingOptions/appliesOrientation`` (default), else
 ///   reported in ``ImageContainer/orientation``.
 /// - Truncated data (no EOI after the scan): with ``DecodingOptions/allowsPartialData`` what decoded is returned
-///   with ``ImageContainer/isPreview`` set (the rest is gray); otherwise ``CodecError/truncated(format:)``.
+///   with ``ImageContainer/isPreview`` set (missing blocks are gray; a progressive file shows the scans it has);
+///   otherwise ``CodecError/truncated(format:)``.
 ///   libjpeg's warnings about otherwise complete files (extraneous bytes, a corrupt segment it resynchronised
 ///   past) are not errors: the image is returned, as browsers do.
 ///
