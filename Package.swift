@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
+        // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
+        .executableTarget(name: "imago-cache-stress", dependencies: ["ImagoCore", "ImagoTesting"]),
         .executableTarget(
             name: "imago-bench",
             dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo"]),
