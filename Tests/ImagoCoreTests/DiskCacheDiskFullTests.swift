@@ -57,7 +57,10 @@ import Glibc
             return
         }
         #expect(stored.count >= 5)
-        for key in stored { #expect(CachePayload.isValid(cache.entry(for: key)?.data ?? Data(), for: key)) }
+        for key in stored {
+            let data = cache.entry(for: key)?.data ?? Data()
+            #expect(CachePayload.isValid(data, for: key, minLength: 65_536, maxLength: 65_536))
+        }
         // And a background store reports it through onError
         cache.store(CachePayload.make(key: "bg", version: 1, minLength: 65_536, maxLength: 65_536), for: "bg")
         cache.flush()
