@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct DiskCacheEntryFormatTests {
     static func file(key: String = "https://example.com/a.jpg", payload: [UInt8], metadata: DataCacheMetadata) -> [UInt8] {
-        let checksum = XXH64.hash(payload)
+        let checksum = payload.withUnsafeBytes { LaneChecksum.hash($0) }
         let header = try! DiskCacheEntryFile.encodeHeader(
             key: key, dataLength: payload.count, dataChecksum: checksum, metadata: metadata, lastAccess: 12.5
         ).get()

@@ -22,7 +22,7 @@ extension DiskCache {
                 reason: "its \(data.count) bytes exceed the size limit of \(configuration.sizeLimit) bytes")
         }
         let now = configuration.clock()
-        let checksum = data.withUnsafeBytes { XXH64.hash($0) }
+        let checksum = data.withUnsafeBytes { LaneChecksum.hash($0) }
         let header = try DiskCacheEntryFile.encodeHeader(
             key: key, dataLength: data.count, dataChecksum: checksum, metadata: metadata, lastAccess: now
         ).get()

@@ -18,7 +18,7 @@ import Foundation
 /// 52      4   lastModifiedLength  (0xFFFF_FFFF = absent)
 /// 56      4   contentTypeLength   (0xFFFF_FFFF = absent)
 /// 60      4   reserved (0)
-/// 64      8   dataChecksum: XXH64 of the payload
+/// 64      8   dataChecksum: LaneChecksum of the payload
 /// 72      …   key, etag, lastModified, contentType (UTF-8, in this order, no terminators)
 /// hL-8    8   headerChecksum: XXH64 of bytes 0 ..< headerLength-8
 /// hL      …   payload
@@ -138,7 +138,7 @@ package enum DiskCacheEntryFile {
             offset += length
         }
         guard let dataChecksum = r.u64(64), let payload = r.slice(headerLength, Int(dataLength)),
-            XXH64.hash(payload) == dataChecksum
+            LaneChecksum.hash(payload) == dataChecksum
         else { return .failure(Corruption("payload checksum mismatch")) }
         let metadata = DataCacheMetadata(
             storedAt: Date(timeIntervalSinceReferenceDate: storedAt),

@@ -1,6 +1,5 @@
-/// XXH64 (xxHash, 64-bit, by Yann Collet) in pure Swift: the disk cache's checksum of entry bytes, index
-/// snapshots and journal records. Four independent lanes of multiply-rotate make it run at several GB/s, so a
-/// checksum of every read costs little beside the read itself. Not a cryptographic hash.
+/// XXH64 (xxHash, 64-bit, by Yann Collet) in pure Swift: the disk cache's checksum of entry headers, index
+/// snapshots and journal records, and the final mix of ``LaneChecksum``. ~10 GB/s. Not a cryptographic hash.
 package enum XXH64 {
     private static let p1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
