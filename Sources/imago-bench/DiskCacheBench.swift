@@ -2,7 +2,7 @@ import Foundation
 import ImagoCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Disk cache: reads against `Data(contentsOf:)` of the same files, writes against a plain open/write/close of
@@ -12,7 +12,9 @@ enum DiskCacheBench {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("imago-bench-diskcache-\(getpid())")
         defer { try? FileManager.default.removeItem(at: root) }
         // IMAGO_BENCH_DISKCACHE=read,write,open runs only those parts (all by default).
-        let parts = ProcessInfo.processInfo.environment["IMAGO_BENCH_DISKCACHE"].map { Set($0.split(separator: ",").map(String.init)) }
+        let parts = ProcessInfo.processInfo.environment["IMAGO_BENCH_DISKCACHE"].map {
+            Set($0.split(separator: ",").map(String.init))
+        }
         if parts?.contains("read") ?? true { try reads(root.appendingPathComponent("read")) }
         if parts?.contains("write") ?? true { try writes(root.appendingPathComponent("write")) }
         if parts?.contains("open") ?? true { try open(root.appendingPathComponent("open")) }

@@ -17,7 +17,9 @@ func fail(_ line: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 4 else { fail("usage: imago-cache-stress fill DIR N [SIZE_LIMIT] | share DIR SECONDS [SIZE_LIMIT]") }
+guard arguments.count >= 4 else {
+    fail("usage: imago-cache-stress fill DIR N [SIZE_LIMIT] | share DIR SECONDS [SIZE_LIMIT]")
+}
 let directory = URL(fileURLWithPath: arguments[2])
 var configuration = DiskCache.Configuration()
 configuration.maxAge = nil

@@ -5,7 +5,7 @@ import Testing
 @testable import ImagoCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite struct DiskCacheConcurrencyTests {
@@ -23,10 +23,13 @@ import Glibc
                     for step in 0..<150 {
                         let key = "https://example.com/\((task * 7 + step * 13) % 40).png"
                         switch (task + step) % 5 {
-                        case 0, 1: cache.store(CachePayload.make(key: key, version: UInt64(task * 1000 + step)), for: key)
+                        case 0, 1:
+                            cache.store(CachePayload.make(key: key, version: UInt64(task * 1000 + step)), for: key)
                         case 2: cache.removeData(for: key)
                         default:
-                            if let entry = cache.entry(for: key), !CachePayload.isValid(entry.data, for: key) { bad += 1 }
+                            if let entry = cache.entry(for: key), !CachePayload.isValid(entry.data, for: key) {
+                                bad += 1
+                            }
                         }
                     }
                     return bad

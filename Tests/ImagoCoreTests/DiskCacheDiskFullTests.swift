@@ -5,7 +5,7 @@ import Testing
 @testable import ImagoCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite(.serialized) struct DiskCacheDiskFullTests {
@@ -37,14 +37,16 @@ import Glibc
         try #require(Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint.path]))
         defer { _ = Self.run("/bin/umount", [mountPoint.path]) }
         let recorder = HookRecorder()
-        let cache = try DiskCache(directory: mountPoint.appendingPathComponent("cache"), configuration: testConfiguration(recorder))
+        let cache = try DiskCache(
+            directory: mountPoint.appendingPathComponent("cache"), configuration: testConfiguration(recorder))
         // When writing 64 KB entries until the file system is full
         var stored: [String] = []
         var failure: DiskCache.Error?
         for i in 0..<40 {
             let key = "k\(i)"
             do {
-                try cache.storeSynchronously(CachePayload.make(key: key, version: 1, minLength: 65_536, maxLength: 65_536), for: key)
+                try cache.storeSynchronously(
+                    CachePayload.make(key: key, version: 1, minLength: 65_536, maxLength: 65_536), for: key)
                 stored.append(key)
             } catch let error as DiskCache.Error {
                 failure = error
@@ -72,7 +74,8 @@ import Glibc
         #expect(cache.entry(for: "after")?.data == Data("fits".utf8))
         let stats = cache.stats()
         #expect(stats.entryCount == 1)
-        #expect(stats.totalBytes == entryFiles(in: mountPoint.appendingPathComponent("cache")).reduce(0) { $0 + $1.size })
+        #expect(
+            stats.totalBytes == entryFiles(in: mountPoint.appendingPathComponent("cache")).reduce(0) { $0 + $1.size })
     }
 
     @Test func reportsDiskFullFromAWriteFaultKeepsServingReadsAndRecovers() throws {
@@ -89,7 +92,10 @@ import Glibc
         cache.store(Data("y".utf8), for: "y")
         cache.flush()
         #expect(recorder.errors.value.count == 1)
-        if case .diskFull = recorder.errors.value.first {} else { Issue.record("expected diskFull: \(recorder.errors.value)") }
+        if case .diskFull = recorder.errors.value.first {
+        } else {
+            Issue.record("expected diskFull: \(recorder.errors.value)")
+        }
         #expect(cache.entry(for: "before")?.data == Data("before".utf8))
         #expect(cache.entry(for: "y") == nil)
         #expect(temporaryFiles(in: directory).isEmpty)

@@ -4,7 +4,9 @@ import Testing
 @testable import ImagoCore
 
 @Suite struct DiskCacheEntryFormatTests {
-    static func file(key: String = "https://example.com/a.jpg", payload: [UInt8], metadata: DataCacheMetadata) -> [UInt8] {
+    static func file(
+        key: String = "https://example.com/a.jpg", payload: [UInt8], metadata: DataCacheMetadata
+    ) -> [UInt8] {
         let checksum = payload.withUnsafeBytes { LaneChecksum.hash($0) }
         let header = try! DiskCacheEntryFile.encodeHeader(
             key: key, dataLength: payload.count, dataChecksum: checksum, metadata: metadata, lastAccess: 12.5
@@ -44,7 +46,9 @@ import Testing
             #expect(throws: DiskCacheEntryFile.Corruption.self, "prefix \(length)") { try result.get() }
         }
         let longer = bytes + [0]
-        #expect(throws: DiskCacheEntryFile.Corruption.self) { try longer.withUnsafeBytes { try DiskCacheEntryFile.parse($0).get() } }
+        #expect(throws: DiskCacheEntryFile.Corruption.self) {
+            try longer.withUnsafeBytes { try DiskCacheEntryFile.parse($0).get() }
+        }
     }
 
     @Test func rejectsEverySingleBitFlip() {
@@ -65,7 +69,9 @@ import Testing
         let valid = Self.file(payload: Array(repeating: 1, count: 300), metadata: Self.metadata)
         var accepted = 0
         for round in 0..<3000 {
-            var bytes = round % 10 == 0 ? (0..<Int.random(in: 0..<200, using: &generator)).map { _ in UInt8.random(in: 0...255) } : valid
+            var bytes =
+                round % 10 == 0
+                ? (0..<Int.random(in: 0..<200, using: &generator)).map { _ in UInt8.random(in: 0...255) } : valid
             for _ in 0..<Int.random(in: 1...4, using: &generator) where !bytes.isEmpty {
                 let at = Int.random(in: 0..<bytes.count, using: &generator)
                 switch Int.random(in: 0..<3, using: &generator) {
@@ -98,7 +104,8 @@ import Testing
 @Suite struct DiskCacheJournalFormatTests {
     static let records = (0..<5).map {
         DiskCacheIndex.Record(
-            digest: SHA256.hash("key \($0)"), size: UInt64(100 + $0), storedAt: Double($0), lastAccess: Double($0) + 0.5)
+            digest: SHA256.hash("key \($0)"), size: UInt64(100 + $0), storedAt: Double($0), lastAccess: Double($0) + 0.5
+        )
     }
 
     @Test func snapshotRoundTripsAndRejectsDamage() throws {
@@ -109,7 +116,9 @@ import Testing
         for index in stride(from: 0, to: bytes.count, by: 3) {
             var damaged = bytes
             damaged[index] ^= 0x10
-            #expect(throws: DiskCacheEntryFile.Corruption.self) { try damaged.withUnsafeBytes { try DiskCacheJournal.parseSnapshot($0).get() } }
+            #expect(throws: DiskCacheEntryFile.Corruption.self) {
+                try damaged.withUnsafeBytes { try DiskCacheJournal.parseSnapshot($0).get() }
+            }
         }
         for length in [0, 10, 39, bytes.count - 1] {
             #expect(throws: DiskCacheEntryFile.Corruption.self) {

@@ -5,7 +5,7 @@ import Testing
 @testable import ImagoCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Crash safety and sharing across real processes, with the `imago-cache-stress` child.
@@ -34,7 +34,8 @@ import Glibc
             // Then a new cache opens cleanly, every entry it returns is complete and correct, and the index
             // accounts for exactly the files on disk
             let recorder = HookRecorder()
-            let cache = try DiskCache(directory: directory, configuration: testConfiguration(recorder, sizeLimit: Self.sizeLimit))
+            let cache = try DiskCache(
+                directory: directory, configuration: testConfiguration(recorder, sizeLimit: Self.sizeLimit))
             var found = 0
             for i in 0..<300 {
                 let key = stressKey(i)
@@ -72,14 +73,18 @@ import Glibc
             #expect(!child.text.contains("error"), "\(child.text)")
         }
         let cache = try DiskCache(directory: directory, configuration: testConfiguration(sizeLimit: limit))
-        #expect(try cache.verify() == DiskCache.VerifyReport(checked: entryFiles(in: directory).count, corrupt: 0, removed: 0))
+        #expect(
+            try cache.verify()
+                == DiskCache.VerifyReport(checked: entryFiles(in: directory).count, corrupt: 0, removed: 0))
         let stats = cache.stats()
         let files = entryFiles(in: directory)
         #expect(stats.entryCount == files.count && files.count > 0)
         #expect(stats.totalBytes == files.reduce(0) { $0 + $1.size })
         #expect(stats.totalBytes <= limit)
         for i in 0..<200 {
-            if let entry = cache.entry(for: stressKey(i)) { #expect(CachePayload.isValid(entry.data, for: stressKey(i))) }
+            if let entry = cache.entry(for: stressKey(i)) {
+                #expect(CachePayload.isValid(entry.data, for: stressKey(i)))
+            }
         }
     }
 }

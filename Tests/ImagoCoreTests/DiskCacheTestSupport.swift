@@ -5,7 +5,7 @@ import Testing
 @testable import ImagoCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A fresh directory under the system temp dir; remove it with `removeTemporaryDirectory`.
@@ -40,7 +40,9 @@ final class HookRecorder: Sendable {
 /// Every entry file under `directory/entries`: path and size, found with FileManager (independently of the cache).
 func entryFiles(in directory: URL) -> [(path: String, size: Int)] {
     let entries = directory.appendingPathComponent("entries")
-    guard let enumerator = FileManager.default.enumerator(at: entries, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey])
+    guard
+        let enumerator = FileManager.default.enumerator(
+            at: entries, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey])
     else { return [] }
     var out: [(String, Int)] = []
     for case let url as URL in enumerator {
@@ -86,7 +88,9 @@ func waitUntil(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
 /// `swift build --build-tests` puts every executable), or `$IMAGO_CACHE_STRESS`, or `.build/debug` of this package.
 func stressToolURL(filePath: String = #filePath) -> URL? {
     var candidates: [URL] = []
-    if let path = ProcessInfo.processInfo.environment["IMAGO_CACHE_STRESS"] { candidates.append(URL(fileURLWithPath: path)) }
+    if let path = ProcessInfo.processInfo.environment["IMAGO_CACHE_STRESS"] {
+        candidates.append(URL(fileURLWithPath: path))
+    }
     let starts = [Bundle.main.bundleURL, Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
     for start in starts.compactMap({ $0 }) {
         var directory = start.standardizedFileURL

@@ -10,8 +10,10 @@ import Testing
         defer { removeTemporaryDirectory(directory) }
         let metadata = DataCacheMetadata(
             storedAt: Date(timeIntervalSinceReferenceDate: 700_000_000.25),
-            expiresAt: Date(timeIntervalSinceReferenceDate: 700_003_600), validators: HTTPValidators(etag: "\"v1\"",
-            lastModified: "Wed, 21 Oct 2015 07:28:00 GMT"), contentType: "image/png")
+            expiresAt: Date(timeIntervalSinceReferenceDate: 700_003_600),
+            validators: HTTPValidators(
+                etag: "\"v1\"",
+                lastModified: "Wed, 21 Oct 2015 07:28:00 GMT"), contentType: "image/png")
         let data = CachePayload.make(key: "a", version: 1)
         do {
             let cache = try DiskCache(directory: directory, configuration: testConfiguration())
@@ -101,9 +103,13 @@ import Testing
         let path = entryPath(in: directory, key: "k")
         #expect(permissions(directory.path) == 0o700)
         #expect(permissions((path as NSString).deletingLastPathComponent) == 0o700)
-        for name in ["entries", "tmp", "procs"] { #expect(permissions(directory.appendingPathComponent(name).path) == 0o700) }
+        for name in ["entries", "tmp", "procs"] {
+            #expect(permissions(directory.appendingPathComponent(name).path) == 0o700)
+        }
         #expect(permissions(path) == 0o600)
-        for name in ["index", "journal", "lock"] { #expect(permissions(directory.appendingPathComponent(name).path) == 0o600) }
+        for name in ["index", "journal", "lock"] {
+            #expect(permissions(directory.appendingPathComponent(name).path) == 0o600)
+        }
     }
 
     @Test func throwsDirectoryNotWritableWithPathAndErrno() throws {
@@ -123,14 +129,16 @@ import Testing
         defer { removeTemporaryDirectory(directory) }
         do { _ = try DiskCache(directory: directory, configuration: testConfiguration()) }
         for name in ["0123abcd.1.tmp", "garbage", "feedface.99.tmp"] {
-            _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("tmp/\(name)").path, contents: Data("x".utf8))
+            _ = FileManager.default.createFile(
+                atPath: directory.appendingPathComponent("tmp/\(name)").path, contents: Data("x".utf8))
         }
         let recorder = HookRecorder()
         let cache = try DiskCache(directory: directory, configuration: testConfiguration(recorder))
         #expect(temporaryFiles(in: directory).isEmpty)
         #expect(recorder.logs.value.contains { $0.contains("removed 3 temporary files") })
         // A second open does not touch the temporary files of the first, which is alive.
-        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("tmp/\(cache.token).5.tmp").path, contents: nil)
+        _ = FileManager.default.createFile(
+            atPath: directory.appendingPathComponent("tmp/\(cache.token).5.tmp").path, contents: nil)
         let second = try DiskCache(directory: directory, configuration: testConfiguration())
         #expect(temporaryFiles(in: directory) == ["\(cache.token).5.tmp"])
         second.close()

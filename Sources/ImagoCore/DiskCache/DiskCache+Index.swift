@@ -1,11 +1,11 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // The shared index: snapshot + journal under flock, replay, compaction and rebuild from the files.
@@ -92,9 +92,12 @@ extension DiskCache {
                 }
             }
         }
-        let journalGeneration = io.journalFD < 0 ? nil : DiskCacheDirectory.read(
-            fd: io.journalFD, offset: 0, length: DiskCacheJournal.headerSize
-        ).flatMap { bytes in bytes.withUnsafeBytes { DiskCacheJournal.parseJournalHeader($0) } }
+        let journalGeneration =
+            io.journalFD < 0
+            ? nil
+            : DiskCacheDirectory.read(
+                fd: io.journalFD, offset: 0, length: DiskCacheJournal.headerSize
+            ).flatMap { bytes in bytes.withUnsafeBytes { DiskCacheJournal.parseJournalHeader($0) } }
         if io.generation == nil || journalGeneration != io.generation {
             try reload(&io, &outbox, journalGeneration: journalGeneration, repair: &repair)
         } else if replay(&io) {
@@ -127,7 +130,8 @@ extension DiskCache {
         case .success(let bytes):
             switch bytes.withUnsafeBytes({ DiskCacheJournal.parseSnapshot($0) }) {
             case .failure(let corruption):
-                try rebuild(&io, &outbox, reason: "the index is damaged: \(corruption)", keepIndex: false,
+                try rebuild(
+                    &io, &outbox, reason: "the index is damaged: \(corruption)", keepIndex: false,
                     base: journalGeneration)
                 repair = nil
                 return
@@ -159,7 +163,9 @@ extension DiskCache {
         guard io.journalFD >= 0, fstat(io.journalFD, &st) == 0 else { return true }
         let size = Int(st.st_size)
         guard size > io.journalOffset else { return size < io.journalOffset }
-        guard let bytes = DiskCacheDirectory.read(fd: io.journalFD, offset: io.journalOffset, length: size - io.journalOffset)
+        guard
+            let bytes = DiskCacheDirectory.read(
+                fd: io.journalFD, offset: io.journalOffset, length: size - io.journalOffset)
         else { return true }
         let parsed = bytes.withUnsafeBytes { DiskCacheJournal.parseRecords($0) }
         if !parsed.records.isEmpty {
@@ -253,7 +259,8 @@ extension DiskCache {
             }
             for file in walk.files.sorted(by: { $0.modified < $1.modified })
             where index.record(for: file.digest) == nil {
-                index.put(.init(digest: file.digest, size: file.size, storedAt: file.modified, lastAccess: file.modified))
+                index.put(
+                    .init(digest: file.digest, size: file.size, storedAt: file.modified, lastAccess: file.modified))
             }
             state.index = index
             return (index.count, index.totalBytes)
@@ -263,7 +270,8 @@ extension DiskCache {
         guard !isNewCache else { return }
         outbox.logs.append(
             "DiskCache \(layout.root): \(reason); rebuilt the index from the files: \(summary.count) entries, "
-                + "\(summary.bytes) bytes\(walk.removedStrays > 0 ? ", \(walk.removedStrays) stray files removed" : "")")
+                + "\(summary.bytes) bytes\(walk.removedStrays > 0 ? ", \(walk.removedStrays) stray files removed" : "")"
+        )
         if !keepIndex { outbox.errors.append(.indexRebuilt(path: layout.indexPath, reason: reason)) }
     }
 

@@ -1,11 +1,11 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // Writing, removing and evicting entry files. Each entry is written whole to tmp/ outside the lock (the slow
@@ -31,7 +31,8 @@ extension DiskCache {
         if let code = configuration.writeFault?() { throw Error.write(temp, code) }
         let sync = configuration.durability == .powerLoss
         let code = header.withUnsafeBytes { head in
-            data.withUnsafeBytes { body in DiskCacheDirectory.writeNewFile(path: temp, parts: [head, body], sync: sync) }
+            data.withUnsafeBytes { body in DiskCacheDirectory.writeNewFile(path: temp, parts: [head, body], sync: sync)
+            }
         }
         guard code == 0 else { throw Error.write(temp, code) }
         do {

@@ -1,13 +1,15 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
+// @unchecked Sendable: the lets are immutable; every mutable value is behind `state` or `io` (Locked), and the
+// dispatch queue is thread-safe.
 /// The default ``DataCaching``: one file per entry under a directory, crash-safe and shareable between processes.
 ///
 /// - Files are named by the SHA-256 of the key (sharded by its first byte); each stores the full key (checked on
@@ -32,8 +34,6 @@ import Darwin
 /// cache.store(data, for: url.absoluteString, metadata: DataCacheMetadata(validators: .init(etag: etag)))
 /// let hit = cache.entry(for: url.absoluteString)
 /// ```
-// @unchecked Sendable: the lets are immutable; every mutable value is behind `state` or `io` (Locked), and the
-// dispatch queue is thread-safe.
 public final class DiskCache: DataCaching, @unchecked Sendable {
     /// The directory holding the cache.
     public let directory: URL
@@ -45,7 +45,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     let state: Locked<State>
     let io: Locked<IOState>
     let queue: DispatchQueue
-    private let queueKey = DispatchSpecificKey<Bool>()
+    let queueKey = DispatchSpecificKey<Bool>()
 
     /// A staged write (or removal when `data` is nil) not yet on disk.
     struct Staged {
@@ -216,7 +216,9 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     /// Writes `data` for `key` now, on the caller's thread, after any writes staged before it, and throws on
     /// failure (``Error/diskFull(path:)`` …). For tests, tools and shutdown paths.
-    public func storeSynchronously(_ data: Data, for key: String, metadata: DataCacheMetadata = DataCacheMetadata())
+    public func storeSynchronously(
+        _ data: Data, for key: String, metadata: DataCacheMetadata = DataCacheMetadata()
+    )
         throws
     {
         let digest = SHA256.hash(key)
@@ -244,59 +246,9 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         shutDown()
     }
 
-    // MARK: Staging
-
-    private func stage(key: String, data: Data?, metadata: DataCacheMetadata) {
-        let digest = SHA256.hash(key)
-        let admitted = state.withLock { state -> (sequence: UInt64, overLimit: Bool)? in
-            guard !state.isClosed else { return nil }
-            state.sequence += 1
-            if let old = state.staged[digest] { state.stagedBytes -= old.data?.count ?? 0 }
-            state.staged[digest] = Staged(key: key, data: data, metadata: metadata, sequence: state.sequence)
-            state.stagedBytes += data?.count ?? 0
-            return (state.sequence, state.stagedBytes > configuration.maxStagedBytes)
-        }
-        guard let admitted else {
-            configuration.onError?(.closed)
-            return
-        }
-        if admitted.overLimit {
-            onQueue { writeStaged(digest, admitted.sequence) }
-        } else {
-            queue.async { self.writeStaged(digest, admitted.sequence) }
-        }
-    }
-
-    /// Writes (or removes) the staged item for `digest` if it is still the one staged as `sequence`.
-    private func writeStaged(_ digest: SHA256Digest, _ sequence: UInt64) {
-        guard let item = state.withLock({ $0.staged[digest] }), item.sequence == sequence else { return }
-        var outbox = Outbox()
-        do {
-            if let data = item.data {
-                try writeEntry(key: item.key, digest: digest, data: data, metadata: item.metadata, &outbox)
-            } else {
-                try removeEntry(digest, &outbox)
-            }
-        } catch let error as Error {
-            state.withLock { $0.writeErrors += 1 }
-            outbox.errors.append(error)
-        } catch {}
-        state.withLock { state in
-            if let staged = state.staged[digest], staged.sequence == sequence {
-                state.staged[digest] = nil
-                state.stagedBytes -= staged.data?.count ?? 0
-            }
-        }
-        deliver(outbox)
-    }
-
-    /// Runs `body` on the writer queue, after everything queued before it (inline when already on it).
-    func onQueue<R>(_ body: () throws -> R) rethrows -> R {
-        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
-        return try queue.sync { try body() }
-    }
-
     // MARK: Helpers
+
+    static let maxPendingRecords = 4096
 
     var maxEntryFileSize: Int { max(configuration.sizeLimit, 0) + 256 * 1024 }
 
@@ -306,42 +258,4 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     }
 
     private func countMiss() { state.withLock { $0.misses += 1 } }
-
-    private func recordHit(_ digest: SHA256Digest, at now: Double) {
-        let schedule = state.withLock { state -> Bool in
-            state.hits += 1
-            state.index.touch(digest, at: now)
-            state.pending.append(.touch(digest, at: now))
-            guard !state.isPersistScheduled, !state.isClosed else { return false }
-            state.isPersistScheduled = true
-            return true
-        }
-        if schedule {
-            let delay = configuration.accessPersistenceDelay.seconds
-            queue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.persistPending() }
-        }
-    }
-
-    /// Appends recorded reads to the journal (and replays what other processes appended).
-    func persistPending() {
-        let needed = state.withLock { state -> Bool in
-            state.isPersistScheduled = false
-            return !state.isClosed
-        }
-        guard needed else { return }
-        var outbox = Outbox()
-        do { try exclusive(&outbox) { _, _ in } } catch let error as Error { outbox.errors.append(error) } catch {}
-        deliver(outbox)
-    }
-
-    /// Errors and log lines collected under a lock, delivered after it is released.
-    struct Outbox {
-        var errors: [Error] = []
-        var logs: [String] = []
-    }
-
-    func deliver(_ outbox: Outbox) {
-        for line in outbox.logs { configuration.log?(line) }
-        for error in outbox.errors { configuration.onError?(error) }
-    }
 }

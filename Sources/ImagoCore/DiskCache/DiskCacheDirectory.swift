@@ -1,11 +1,11 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The files of a ``DiskCache`` directory and the POSIX calls on them. Layout:
@@ -261,7 +261,8 @@ package struct DiskCacheDirectory: Sendable {
                     continue
                 }
                 let modified =
-                    Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 - Date.timeIntervalBetween1970AndReferenceDate
+                    Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+                    - Date.timeIntervalBetween1970AndReferenceDate
                 files.append(FoundFile(digest: digest, size: UInt64(st.st_size), modified: modified))
             }
         }

@@ -61,7 +61,8 @@ package enum DiskCacheEntryFile {
         for (name, value) in fields {
             let bytes = value.map { Array($0.utf8) }
             if let bytes, bytes.count > maxFieldLength {
-                return .failure(.entryRejected(reason: "its \(name) is \(bytes.count) bytes long, over \(maxFieldLength)"))
+                return .failure(
+                    .entryRejected(reason: "its \(name) is \(bytes.count) bytes long, over \(maxFieldLength)"))
             }
             fieldBytes.append(bytes)
         }

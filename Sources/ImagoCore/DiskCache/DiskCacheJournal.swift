@@ -118,7 +118,9 @@ package enum DiskCacheJournal {
     /// The records in `buffer` (journal bytes after the header). A damaged stretch (a torn append by a killed
     /// process) is skipped byte by byte until a valid record follows. Returns the records, how many bytes were
     /// consumed (an incomplete tail is left for the next read) and whether anything was skipped.
-    package static func parseRecords(_ buffer: UnsafeRawBufferPointer) -> (records: [Record], consumed: Int, damaged: Bool) {
+    package static func parseRecords(
+        _ buffer: UnsafeRawBufferPointer
+    ) -> (records: [Record], consumed: Int, damaged: Bool) {
         let r = ByteReader(buffer)
         var records: [Record] = []
         records.reserveCapacity(buffer.count / recordSize)
@@ -157,7 +159,9 @@ package enum DiskCacheJournal {
     }
 
     /// The generation and records (least recently used first) of a snapshot, or the reason it is unusable.
-    package static func parseSnapshot(_ buffer: UnsafeRawBufferPointer) -> Result<
+    package static func parseSnapshot(
+        _ buffer: UnsafeRawBufferPointer
+    ) -> Result<
         (generation: UInt64, records: [DiskCacheIndex.Record]), DiskCacheEntryFile.Corruption
     > {
         let r = ByteReader(buffer)

@@ -49,9 +49,9 @@ extension SIMD4 where Scalar == UInt64 {
     /// Converts each lane from little-endian (a no-op on little-endian machines).
     @inline(__always) init(littleEndian value: SIMD4<UInt64>) {
         #if _endian(little)
-        self = value
+            self = value
         #else
-        self.init(value[0].byteSwapped, value[1].byteSwapped, value[2].byteSwapped, value[3].byteSwapped)
+            self.init(value[0].byteSwapped, value[1].byteSwapped, value[2].byteSwapped, value[3].byteSwapped)
         #endif
     }
 }

@@ -24,7 +24,9 @@ package struct SHA256Digest: Hashable, Sendable {
         var out: [UInt8] = []
         out.reserveCapacity(32)
         for word in [w0, w1, w2, w3] {
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                out.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
         }
         return out
     }
@@ -128,7 +130,9 @@ package enum SHA256 {
     ]
 
     @inline(__always)
-    private static func compress(_ state: inout State, _ block: UnsafeRawPointer, _ w: UnsafeMutableBufferPointer<UInt32>) {
+    private static func compress(
+        _ state: inout State, _ block: UnsafeRawPointer, _ w: UnsafeMutableBufferPointer<UInt32>
+    ) {
         let w = w.baseAddress!
         for i in 0..<16 { w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self)) }
         for i in 16..<64 {
