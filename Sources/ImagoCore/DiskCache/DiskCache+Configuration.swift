@@ -73,10 +73,10 @@ extension DiskCache {
     }
 }
 
-extension Duration {
-    /// The duration in seconds, as a Double.
-    var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
+extension DiskCache {
+    /// `duration` in seconds, as a Double.
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

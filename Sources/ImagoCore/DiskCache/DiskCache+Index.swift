@@ -19,6 +19,22 @@ import Foundation
 // - Byte 0 of `lock` is set to 1 for the duration of each mutation and reset after. A holder that finds it set
 //   knows the previous holder died mid-mutation, so files and index may disagree: it walks `entries/` once and
 //   reconciles (sizes from lstat, unknown files added, vanished ones dropped) and writes a fresh snapshot.
+//
+// What each process sees, and when:
+// - Reads never take the flock: they open the entry file by its name. Entry files are immutable once renamed
+//   into place (replaced only by another rename, removed only by unlink), so a read returns a whole entry as
+//   some process stored it, or misses. A store by process A is readable by B as soon as A's rename is done
+//   (right after A's `storeSynchronously` returns, or after A's background write / `flush()`), whether or not
+//   B has replayed the journal yet.
+// - B's index (size total, LRU order, `stats()`) learns of A's stores, removals and evictions the next time B
+//   takes the lock: at each of B's writes/removals, `stats()`, `trim`, `verify`, and the lazy persistence of B's
+//   reads (`accessPersistenceDelay`, default 1 s). B's reads of entries its index does not know yet still hit.
+// - Reads (the LRU order) are appended to the journal lazily, so another process's eviction may not yet know of
+//   a read from the last second; entries removed under a reader are misses, and the reader drops them from its
+//   index.
+// - The size limit is enforced at each write over the shared index, after catching up: the sum of all
+//   processes' entries stays within it (it can exceed it only by files written by a process that died mid-write,
+//   until the next write).
 
 extension DiskCache {
     /// The disk-side state of this process: file descriptors and how far it has read the shared journal.
@@ -36,15 +52,15 @@ extension DiskCache {
         init(lockFD: Int32) { self.lockFD = lockFD }
 
         mutating func closeJournal() {
-            if journalFD >= 0 { posixClose(journalFD) }
+            if journalFD >= 0 { diskCacheClose(journalFD) }
             journalFD = -1
             journalFile = nil
         }
 
         mutating func closeFiles() {
             closeJournal()
-            if procFD >= 0 { posixClose(procFD) }
-            if lockFD >= 0 { posixClose(lockFD) }
+            if procFD >= 0 { diskCacheClose(procFD) }
+            if lockFD >= 0 { diskCacheClose(lockFD) }
             procFD = -1
             lockFD = -1
         }
@@ -238,66 +254,7 @@ extension DiskCache {
         }
         return layout.tempPath(token: token, number: number)
     }
-
-    /// Walks the entry files once and makes the index match them: known entries keep their LRU position and
-    /// times (with the real size), unknown files are added by modification time, vanished ones dropped. Then
-    /// writes a fresh snapshot. `keepIndex: false` starts from nothing (a lost or damaged index).
-    func rebuild(
-        _ io: inout IOState, _ outbox: inout Outbox, reason: String, keepIndex: Bool, base: UInt64? = nil
-    ) throws {
-        let walk = layout.walkEntries()
-        let found = Dictionary(walk.files.map { ($0.digest, $0) }, uniquingKeysWith: { first, _ in first })
-        let summary = state.withLock { state -> (count: Int, bytes: UInt64) in
-            var index = DiskCacheIndex()
-            index.reserveCapacity(found.count)
-            if keepIndex {
-                for var record in state.index.recordsInLRUOrder() {
-                    guard let file = found[record.digest] else { continue }
-                    record.size = file.size
-                    index.put(record)
-                }
-            }
-            for file in walk.files.sorted(by: { $0.modified < $1.modified })
-            where index.record(for: file.digest) == nil {
-                index.put(
-                    .init(digest: file.digest, size: file.size, storedAt: file.modified, lastAccess: file.modified))
-            }
-            state.index = index
-            return (index.count, index.totalBytes)
-        }
-        try compact(&io, base: base)
-        let isNewCache = !keepIndex && walk.files.isEmpty && reason == "the index file is missing"
-        guard !isNewCache else { return }
-        outbox.logs.append(
-            "DiskCache \(layout.root): \(reason); rebuilt the index from the files: \(summary.count) entries, "
-                + "\(summary.bytes) bytes\(walk.removedStrays > 0 ? ", \(walk.removedStrays) stray files removed" : "")"
-        )
-        if !keepIndex { outbox.errors.append(.indexRebuilt(path: layout.indexPath, reason: reason)) }
-    }
-
-    /// Registers this process (`procs/<token>`, flock-ed while open) and removes what dead ones left behind:
-    /// their registrations and temporary files. Runs inside `exclusive`, so registrations cannot race.
-    func registerAndRemoveLeftovers(_ io: inout IOState, _ outbox: inout Outbox) throws {
-        let procPath = layout.procsPath + "/" + token
-        let fd = open(procPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Error.directoryNotWritable(path: procPath, errno: errno) }
-        flock(fd, LOCK_EX | LOCK_NB)
-        io.procFD = fd
-        var alive: Set<String> = [token]
-        for name in DiskCacheDirectory.names(in: layout.procsPath) where name != token {
-            let path = layout.procsPath + "/" + name
-            let other = open(path, O_RDWR | O_CLOEXEC)
-            guard other >= 0 else { continue }
-            if flock(other, LOCK_EX | LOCK_NB) == 0 { unlink(path) } else { alive.insert(name) }
-            posixClose(other)
-        }
-        var removed = 0
-        for name in DiskCacheDirectory.names(in: layout.tmpPath) {
-            let owner = String(name.prefix(while: { $0 != "." }))
-            if !alive.contains(owner), unlink(layout.tmpPath + "/" + name) == 0 { removed += 1 }
-        }
-        if removed > 0 {
-            outbox.logs.append("DiskCache \(layout.root): removed \(removed) temporary files of ended processes")
-        }
-    }
 }
+
+// close(2) under another name: inside DiskCache, `close` means DiskCache.close(). (Internal, used by +Recovery.)
+@inline(__always) func diskCacheClose(_ fd: Int32) { _ = close(fd) }

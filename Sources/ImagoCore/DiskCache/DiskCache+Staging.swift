@@ -70,7 +70,7 @@ extension DiskCache {
         }
         switch persist {
         case .later:
-            let delay = configuration.accessPersistenceDelay.seconds
+            let delay = Self.seconds(configuration.accessPersistenceDelay)
             queue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.persistPending() }
         case .now:
             queue.async { [weak self] in self?.persistPending() }

@@ -254,7 +254,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     func isExpired(lastAccess: Double, now: Double) -> Bool {
         guard let maxAge = configuration.maxAge else { return false }
-        return now - lastAccess > maxAge.seconds
+        return now - lastAccess > Self.seconds(maxAge)
     }
 
     private func countMiss() { state.withLock { $0.misses += 1 } }

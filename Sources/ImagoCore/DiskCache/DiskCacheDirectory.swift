@@ -270,8 +270,7 @@ package struct DiskCacheDirectory: Sendable {
     }
 }
 
-// The POSIX calls whose names clash with methods of the cache types (`close`, `read`), callable from inside them.
-@inline(__always) func posixClose(_ fd: Int32) { _ = close(fd) }
-@inline(__always) func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+// read(2) under another name: inside DiskCacheDirectory, `read` means its own static method.
+@inline(__always) private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
     read(fd, buffer, count)
 }

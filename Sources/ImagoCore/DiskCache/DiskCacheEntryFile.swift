@@ -67,7 +67,7 @@ package enum DiskCacheEntryFile {
             fieldBytes.append(bytes)
         }
         let headerLength = minimumHeaderSize + keyBytes.count + fieldBytes.reduce(0) { $0 + ($1?.count ?? 0) }
-        var w = ByteWriter(capacity: headerLength)
+        var w = LittleEndianWriter(capacity: headerLength)
         w.u32(magic)
         w.u16(version)
         w.u16(metadata.expiresAt == nil ? 0 : 1)
@@ -89,7 +89,7 @@ package enum DiskCacheEntryFile {
 
     /// Parses and verifies a whole entry file. Never traps; every failure is a reason string.
     package static func parse(_ file: UnsafeRawBufferPointer) -> Result<Header, Corruption> {
-        let r = ByteReader(file)
+        let r = LittleEndianReader(file)
         guard r.count >= minimumHeaderSize else { return .failure(Corruption("file shorter than a header")) }
         guard r.u32(0) == magic else { return .failure(Corruption("bad magic")) }
         guard r.u16(4) == version else { return .failure(Corruption("unknown version \(r.u16(4) ?? 0)")) }

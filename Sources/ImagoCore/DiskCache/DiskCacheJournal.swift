@@ -70,7 +70,7 @@ package enum DiskCacheJournal {
     // MARK: Journal
 
     package static func encodeJournalHeader(generation: UInt64) -> [UInt8] {
-        var w = ByteWriter(capacity: headerSize)
+        var w = LittleEndianWriter(capacity: headerSize)
         w.u64(journalMagicValue)
         w.u32(version)
         w.u32(0)
@@ -82,7 +82,7 @@ package enum DiskCacheJournal {
 
     /// The generation of a journal header, or `nil` when the header is missing or damaged.
     package static func parseJournalHeader(_ buffer: UnsafeRawBufferPointer) -> UInt64? {
-        let r = ByteReader(buffer)
+        let r = LittleEndianReader(buffer)
         guard r.u64(0) == journalMagicValue, r.u32(8) == version, let generation = r.u64(16),
             let checksum = r.u64(24), let head = r.slice(0, 24), XXH64.hash(head) == checksum
         else { return nil }
@@ -90,7 +90,7 @@ package enum DiskCacheJournal {
     }
 
     package static func encode(_ records: [Record]) -> [UInt8] {
-        var w = ByteWriter(capacity: records.count * recordSize)
+        var w = LittleEndianWriter(capacity: records.count * recordSize)
         for record in records {
             let start = w.bytes.count
             w.u8(record.op.rawValue)
@@ -106,7 +106,7 @@ package enum DiskCacheJournal {
     }
 
     /// Parses the record at `offset`, or `nil` when it is incomplete or damaged.
-    static func record(in r: ByteReader, at offset: Int) -> Record? {
+    static func record(in r: LittleEndianReader, at offset: Int) -> Record? {
         guard let body = r.slice(offset, 64), let checksum = r.u64(offset + 64), XXH64.hash(body) == checksum,
             let rawOp = r.u8(offset), let op = Op(rawValue: rawOp), let digest = r.digest(offset + 8),
             let size = r.u64(offset + 40), let storedAt = r.finiteF64(offset + 48),
@@ -121,7 +121,7 @@ package enum DiskCacheJournal {
     package static func parseRecords(
         _ buffer: UnsafeRawBufferPointer
     ) -> (records: [Record], consumed: Int, damaged: Bool) {
-        let r = ByteReader(buffer)
+        let r = LittleEndianReader(buffer)
         var records: [Record] = []
         records.reserveCapacity(buffer.count / recordSize)
         var offset = 0
@@ -141,7 +141,7 @@ package enum DiskCacheJournal {
     // MARK: Snapshot
 
     package static func encodeSnapshot(generation: UInt64, records: [DiskCacheIndex.Record]) -> [UInt8] {
-        var w = ByteWriter(capacity: headerSize + records.count * snapshotRecordSize + 8)
+        var w = LittleEndianWriter(capacity: headerSize + records.count * snapshotRecordSize + 8)
         w.u64(snapshotMagicValue)
         w.u32(version)
         w.u32(0)
@@ -164,7 +164,7 @@ package enum DiskCacheJournal {
     ) -> Result<
         (generation: UInt64, records: [DiskCacheIndex.Record]), DiskCacheEntryFile.Corruption
     > {
-        let r = ByteReader(buffer)
+        let r = LittleEndianReader(buffer)
         guard r.count >= headerSize + 8 else { return .failure(.init("snapshot shorter than its header")) }
         guard r.u64(0) == snapshotMagicValue, r.u32(8) == version else {
             return .failure(.init("bad snapshot magic or version"))

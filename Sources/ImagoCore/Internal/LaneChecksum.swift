@@ -36,7 +36,7 @@ package enum LaneChecksum {
                 }
             }
         }
-        var lanes = ByteWriter(capacity: 136)
+        var lanes = LittleEndianWriter(capacity: 136)
         for vector in [a0, a1, b0, b1] {
             for i in 0..<4 { lanes.u64(vector[i]) }
         }
@@ -47,7 +47,7 @@ package enum LaneChecksum {
 
 extension SIMD4 where Scalar == UInt64 {
     /// Converts each lane from little-endian (a no-op on little-endian machines).
-    @inline(__always) init(littleEndian value: SIMD4<UInt64>) {
+    @inline(__always) fileprivate init(littleEndian value: SIMD4<UInt64>) {
         #if _endian(little)
             self = value
         #else

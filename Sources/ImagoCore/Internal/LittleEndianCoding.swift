@@ -1,5 +1,5 @@
 /// Appends little-endian fixed-width values to a byte array: the writer half of Imago's small binary formats.
-package struct ByteWriter {
+package struct LittleEndianWriter {
     package private(set) var bytes: [UInt8] = []
 
     package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
@@ -17,7 +17,7 @@ package struct ByteWriter {
 
 /// Reads little-endian fixed-width values at explicit offsets of a buffer. Every read is bounds-checked and
 /// returns `nil` past the end, so a parser built on it cannot trap on any input.
-package struct ByteReader {
+package struct LittleEndianReader {
     package let buffer: UnsafeRawBufferPointer
 
     package init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
