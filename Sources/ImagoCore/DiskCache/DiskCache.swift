@@ -62,7 +62,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         var stagedBytes = 0
         var sequence: UInt64 = 0
         var tempNumber: UInt64 = 0
-        /// Reads and lazily noticed removals, not yet appended to the journal.
+        /// Reads (touch records) not yet appended to the journal.
         var pending: [DiskCacheJournal.Record] = []
         var isPersistScheduled = false
         var isClosed = false
@@ -158,9 +158,11 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             recordHit(digest, at: now)
             return DataCacheEntry(data: data, metadata: header.metadata)
         case .missing:
+            // Dropped from this process's index only: whoever removed the file journaled it (a remove record
+            // from here could land after a newer store by another process and hide that file from the index).
             state.withLock { state in
                 state.misses += 1
-                if state.index.remove(digest) != nil { state.pending.append(.remove(digest)) }
+                state.index.remove(digest)
             }
             return nil
         case .corrupt(let reason, let file):
