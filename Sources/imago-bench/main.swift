@@ -10,6 +10,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("loopback-server", LoopbackServerBench.run),
     ("processors", ProcessorsBench.run),
     ("pipeline", PipelineBench.run),
+    ("diskcache", DiskCacheBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())
