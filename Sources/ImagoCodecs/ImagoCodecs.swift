@@ -5,6 +5,8 @@ public enum ImagoCodecs {
     /// Every decoder this module provides, in registration order.
     public static var decoders: [any ImageDecoding] {
         [
+            JPEGDecoder(),
+            PNGDecoder(),
             GIFDecoder(),
             WebPDecoder(),
         ]
@@ -12,7 +14,9 @@ public enum ImagoCodecs {
     /// Every encoder this module provides, in registration order.
     public static var encoders: [any ImageEncoding] {
         [
-            WebPEncoder()
+            JPEGEncoder(),
+            PNGEncoder(),
+            WebPEncoder(),
         ]
     }
 }

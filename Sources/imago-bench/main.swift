@@ -4,10 +4,13 @@ import Foundation
 // side with its baseline in one run, then writes bench-results.json. Build in release: `make bench`.
 // Each group lives in its own file as a `static func run()` and is listed here.
 let groups: [(name: String, run: () throws -> Void)] = [
+    ("decode", DecodeBench.run),
     ("decode-webp-gif", WebPGIFBench.run),
     ("memcache", MemoryCacheBench.run),
     ("loopback-server", LoopbackServerBench.run),
     ("processors", ProcessorsBench.run),
+    ("pipeline", PipelineBench.run),
+    ("diskcache", DiskCacheBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -10,7 +10,10 @@ struct FuzzTarget: Sendable {
 
 enum FuzzTargets {
     static let all: [FuzzTarget] = [
-        FuzzTarget(name: "cli-arguments", run: cliArguments)
+        FuzzTarget(name: "cli-arguments", run: cliArguments),
+        FuzzTarget(name: "exif", run: exif),
+        FuzzTarget(name: "jpeg", run: jpeg),
+        FuzzTarget(name: "png", run: png),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

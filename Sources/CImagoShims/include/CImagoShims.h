@@ -7,4 +7,30 @@
 /// The version of this shim header, so that a mismatch is visible in a debugger.
 static const int cimago_shims_version = 1;
 
+// --- PNG (libpng simplified API) ---
+// png.h defines its formats as composite macros (`PNG_FORMAT_RGBA` is `(PNG_FORMAT_RGB|PNG_FORMAT_FLAG_ALPHA)`),
+// which the Swift importer drops; these constants re-export the values used by PNGDecoder and PNGEncoder.
+#include <png.h>
+
+/// `PNG_IMAGE_VERSION`: the value `png_image.version` must hold.
+static const unsigned int cimago_png_image_version = PNG_IMAGE_VERSION;
+/// `PNG_FORMAT_GRAY`: one 8-bit luminance channel.
+static const unsigned int cimago_png_format_gray = PNG_FORMAT_GRAY;
+/// `PNG_FORMAT_RGB`: three 8-bit channels.
+static const unsigned int cimago_png_format_rgb = PNG_FORMAT_RGB;
+/// `PNG_FORMAT_RGBA`: four 8-bit channels, straight alpha.
+static const unsigned int cimago_png_format_rgba = PNG_FORMAT_RGBA;
+/// `PNG_FORMAT_LINEAR_Y`: one 16-bit luminance channel, linear.
+static const unsigned int cimago_png_format_linear_y = PNG_FORMAT_LINEAR_Y;
+/// `PNG_FORMAT_LINEAR_RGB_ALPHA`: four 16-bit channels, linear, colour premultiplied by alpha.
+static const unsigned int cimago_png_format_linear_rgb_alpha = PNG_FORMAT_LINEAR_RGB_ALPHA;
+/// `PNG_FORMAT_FLAG_ALPHA`: the file's format has an alpha channel (or tRNS).
+static const unsigned int cimago_png_format_flag_alpha = PNG_FORMAT_FLAG_ALPHA;
+/// `PNG_FORMAT_FLAG_COLOR`: the file's format is colour (else grayscale).
+static const unsigned int cimago_png_format_flag_color = PNG_FORMAT_FLAG_COLOR;
+/// `PNG_FORMAT_FLAG_COLORMAP`: the file is palette-based.
+static const unsigned int cimago_png_format_flag_colormap = PNG_FORMAT_FLAG_COLORMAP;
+/// `PNG_IMAGE_FLAG_16BIT_sRGB`: treat 16-bit files without gAMA/sRGB as sRGB-encoded rather than linear.
+static const unsigned int cimago_png_image_flag_16bit_srgb = PNG_IMAGE_FLAG_16BIT_sRGB;
+
 #endif

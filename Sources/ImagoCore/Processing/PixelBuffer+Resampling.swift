@@ -15,35 +15,52 @@ extension PixelBuffer {
         let vertical = ResamplingWeights(source: height, destination: size.height)
         let isRGBA = format == .rgba8
         let inputIsStraight = alphaMode == .straight
+        // Every alpha 255 (all JPEGs, most photos): premultiplying is the identity, so both the multiply on the
+        // way in and the divide on the way out are skipped. Checking costs one byte read in four.
+        let isOpaque = isRGBA && inputIsStraight && !hasTransparency
 
         // Pass 1: every source row resampled horizontally into floats, premultiplied.
         let rowFloats = size.width * channels
         var intermediate = [Float](repeating: 0, count: rowFloats * height)
         bytes.withUnsafeBufferPointer { src in
             intermediate.withUnsafeMutableBufferPointer { tmp in
-                for y in 0..<height {
-                    let srcRow = y * bytesPerRow
-                    let tmpRow = y * rowFloats
-                    for x in 0..<size.width {
-                        var acc: (Float, Float, Float, Float) = (0, 0, 0, 0)
-                        let start = horizontal.starts[x]
-                        for k in 0..<horizontal.counts[x] {
-                            let w = horizontal.weights[horizontal.offsets[x] + k]
-                            let p = srcRow + (start + k) * channels
-                            if isRGBA {
-                                let a = Float(src[p + 3])
-                                let m = inputIsStraight ? a / 255 : 1
-                                acc.0 += Float(src[p]) * m * w
-                                acc.1 += Float(src[p + 1]) * m * w
-                                acc.2 += Float(src[p + 2]) * m * w
-                                acc.3 += a * w
-                            } else {
-                                acc.0 += Float(src[p]) * w
+                horizontal.withUnsafeBuffers { starts, counts, offsets, weights in
+                    for y in 0..<height {
+                        let srcRow = y * bytesPerRow
+                        let tmpRow = y * rowFloats
+                        for x in 0..<size.width {
+                            let start = starts[x]
+                            let first = offsets[x]
+                            let o = tmpRow + x * channels
+                            if !isRGBA {
+                                var acc: Float = 0
+                                for k in 0..<counts[x] { acc += Float(src[srcRow + start + k]) * weights[first + k] }
+                                tmp[o] = acc
+                                continue
                             }
-                        }
-                        let o = tmpRow + x * channels
-                        tmp[o] = acc.0
-                        if isRGBA {
+                            var acc: (Float, Float, Float, Float) = (0, 0, 0, 0)
+                            var p = srcRow + start * 4
+                            if isOpaque {
+                                for k in 0..<counts[x] {
+                                    let w = weights[first + k]
+                                    acc.0 += Float(src[p]) * w
+                                    acc.1 += Float(src[p + 1]) * w
+                                    acc.2 += Float(src[p + 2]) * w
+                                    p += 4
+                                }
+                            } else {
+                                for k in 0..<counts[x] {
+                                    let w = weights[first + k]
+                                    let a = Float(src[p + 3])
+                                    let m = inputIsStraight ? a / 255 : 1
+                                    acc.0 += Float(src[p]) * m * w
+                                    acc.1 += Float(src[p + 1]) * m * w
+                                    acc.2 += Float(src[p + 2]) * m * w
+                                    acc.3 += a * w
+                                    p += 4
+                                }
+                            }
+                            tmp[o] = acc.0
                             tmp[o + 1] = acc.1
                             tmp[o + 2] = acc.2
                             tmp[o + 3] = acc.3
@@ -56,37 +73,48 @@ extension PixelBuffer {
         // Pass 2: columns resampled vertically, then back to straight-alpha bytes.
         return try PixelBuffer(width: size.width, height: size.height, format: format) { out in
             intermediate.withUnsafeBufferPointer { tmp in
-                var row = [Float](repeating: 0, count: rowFloats)
-                row.withUnsafeMutableBufferPointer { acc in
-                    for y in 0..<size.height {
-                        for i in 0..<rowFloats { acc[i] = 0 }
-                        let start = vertical.starts[y]
-                        for k in 0..<vertical.counts[y] {
-                            let w = vertical.weights[vertical.offsets[y] + k]
-                            let base = (start + k) * rowFloats
-                            for i in 0..<rowFloats { acc[i] += tmp[base + i] * w }
-                        }
-                        let outRow = y * rowFloats
-                        if isRGBA {
-                            var x = 0
-                            while x < rowFloats {
-                                let a = acc[x + 3]
-                                if a < 0.5 {
-                                    out[outRow + x] = 0
-                                    out[outRow + x + 1] = 0
-                                    out[outRow + x + 2] = 0
-                                    out[outRow + x + 3] = 0
-                                } else {
-                                    let scale = 255 / a
-                                    out[outRow + x] = clampToByte(acc[x] * scale)
-                                    out[outRow + x + 1] = clampToByte(acc[x + 1] * scale)
-                                    out[outRow + x + 2] = clampToByte(acc[x + 2] * scale)
-                                    out[outRow + x + 3] = clampToByte(a)
-                                }
-                                x += 4
+                vertical.withUnsafeBuffers { starts, counts, offsets, weights in
+                    var row = [Float](repeating: 0, count: rowFloats)
+                    row.withUnsafeMutableBufferPointer { acc in
+                        for y in 0..<size.height {
+                            for i in 0..<rowFloats { acc[i] = 0 }
+                            let start = starts[y]
+                            for k in 0..<counts[y] {
+                                let w = weights[offsets[y] + k]
+                                let base = (start + k) * rowFloats
+                                for i in 0..<rowFloats { acc[i] += tmp[base + i] * w }
                             }
-                        } else {
-                            for i in 0..<rowFloats { out[outRow + i] = clampToByte(acc[i]) }
+                            let outRow = y * rowFloats
+                            if isOpaque {
+                                var x = 0
+                                while x < rowFloats {
+                                    out[outRow + x] = clampToByte(acc[x])
+                                    out[outRow + x + 1] = clampToByte(acc[x + 1])
+                                    out[outRow + x + 2] = clampToByte(acc[x + 2])
+                                    out[outRow + x + 3] = 255
+                                    x += 4
+                                }
+                            } else if isRGBA {
+                                var x = 0
+                                while x < rowFloats {
+                                    let a = acc[x + 3]
+                                    if a < 0.5 {
+                                        out[outRow + x] = 0
+                                        out[outRow + x + 1] = 0
+                                        out[outRow + x + 2] = 0
+                                        out[outRow + x + 3] = 0
+                                    } else {
+                                        let scale = 255 / a
+                                        out[outRow + x] = clampToByte(acc[x] * scale)
+                                        out[outRow + x + 1] = clampToByte(acc[x + 1] * scale)
+                                        out[outRow + x + 2] = clampToByte(acc[x + 2] * scale)
+                                        out[outRow + x + 3] = clampToByte(a)
+                                    }
+                                    x += 4
+                                }
+                            } else {
+                                for i in 0..<rowFloats { out[outRow + i] = clampToByte(acc[i]) }
+                            }
                         }
                     }
                 }
@@ -146,6 +174,21 @@ struct ResamplingWeights {
                     weights.append(1 - f)
                     weights.append(f)
                     counts.append(2)
+                }
+            }
+        }
+    }
+
+    /// The four tables as unsafe buffers, so that the per-pixel loops read them without bounds checks.
+    func withUnsafeBuffers<R>(
+        _ body: (
+            UnsafeBufferPointer<Int>, UnsafeBufferPointer<Int>, UnsafeBufferPointer<Int>, UnsafeBufferPointer<Float>
+        ) throws -> R
+    ) rethrows -> R {
+        try starts.withUnsafeBufferPointer { s in
+            try counts.withUnsafeBufferPointer { c in
+                try offsets.withUnsafeBufferPointer { o in
+                    try weights.withUnsafeBufferPointer { w in try body(s, c, o, w) }
                 }
             }
         }

@@ -1,0 +1,90 @@
+import CJPEGTurbo
+import ImagoCore
+
+extension JPEGDecoder {
+    /// How a file's colour space is decoded: which TurboJPEG pixel format, and what it becomes.
+    enum Layout: Equatable {
+        /// YCbCr or RGB files: TurboJPEG converts to RGBA (alpha 255).
+        case rgba
+        /// Grayscale files: one byte a pixel, kept as `gray8`.
+        case gray
+        /// CMYK or YCCK files: decoded as CMYK, converted to RGBA in place. Adobe files store inverted inks.
+        case cmyk(isInverted: Bool)
+
+        init(colorspace: Int32, isAdobe: Bool) {
+            switch colorspace {
+            case Int32(TJCS_GRAY.rawValue): self = .gray
+            case Int32(TJCS_CMYK.rawValue), Int32(TJCS_YCCK.rawValue): self = .cmyk(isInverted: isAdobe)
+            default: self = .rgba
+            }
+        }
+
+        var turboFormat: TJPF {
+            switch self {
+            case .rgba: TJPF_RGBA
+            case .gray: TJPF_GRAY
+            case .cmyk: TJPF_CMYK
+            }
+        }
+
+        var pixelFormat: PixelBuffer.PixelFormat { self == .gray ? .gray8 : .rgba8 }
+        var bytesPerPixel: Int { pixelFormat.bytesPerPixel }
+    }
+
+    /// TurboJPEG's scaling factors no larger than 1 (1/8, 1/4, 3/8, … 7/8, 1 in 2.1), largest first.
+    static let scalingFactors: [(num: Int, denom: Int)] = {
+        var count: Int32 = 0
+        guard let factors = tjGetScalingFactors(&count), count > 0 else { return [(1, 1)] }
+        let all = (0..<Int(count)).map { (num: Int(factors[$0].num), denom: Int(factors[$0].denom)) }
+        let usable = all.filter { $0.num > 0 && $0.denom > 0 && $0.num <= $0.denom }
+        return usable.isEmpty ? [(1, 1)] : usable
+    }()
+
+    /// The smallest DCT-scaled size of `full` that still covers `target` in both dimensions (so that the final
+    /// resample only ever shrinks). `target` no larger than `full` is assumed; equal returns `full`.
+    static func scaledSize(of full: PixelSize, covering target: PixelSize) -> PixelSize {
+        guard target != full else { return full }
+        var best = full
+        for (num, denom) in scalingFactors {
+            // TJSCALED(dim, factor), a function-like macro Swift cannot import: ceil(dim × num / denom).
+            let size = PixelSize(
+                width: (full.width * num + denom - 1) / denom, height: (full.height * num + denom - 1) / denom)
+            if size.width >= target.width && size.height >= target.height && size.pixelCount < best.pixelCount {
+                best = size
+            }
+        }
+        return best
+    }
+
+    /// Converts CMYK bytes to RGBA in place (4 bytes in, 4 bytes out). Plain CMYK: R = (255 − C)(255 − K)/255;
+    /// inverted (Adobe) CMYK: R = C·K/255, and likewise for G (M) and B (Y).
+    static func convertCMYKToRGBA(_ pixels: UnsafeMutableRawBufferPointer, isInverted: Bool) {
+        let p = pixels.bindMemory(to: UInt8.self)
+        var i = 0
+        let n = p.count & ~3
+        @inline(__always) func mul(_ a: UInt8, _ b: UInt8) -> UInt8 {
+            // Exact rounding of a·b/255.
+            let t = UInt32(a) * UInt32(b) + 128
+            return UInt8((t + (t >> 8)) >> 8)
+        }
+        if isInverted {
+            while i < n {
+                let k = p[i + 3]
+                p[i] = mul(p[i], k)
+                p[i + 1] = mul(p[i + 1], k)
+                p[i + 2] = mul(p[i + 2], k)
+                p[i + 3] = 255
+                i += 4
+            }
+        } else {
+            while i < n {
+                let k = 255 - p[i + 3]
+                p[i] = mul(255 - p[i], k)
+                p[i + 1] = mul(255 - p[i + 1], k)
+                p[i + 2] = mul(255 - p[i + 2], k)
+                p[i + 3] = 255
+                i += 4
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import CJPEGTurbo
+import Foundation
+import ImagoCore
+
+/// Decodes JPEG with libjpeg-turbo 2.1 (TurboJPEG API): baseline and progressive, grayscale, CMYK/YCCK, restart
+/// markers, 8-bit precision (12-bit and lossless JPEG fail with an error), up to ``DecodingOptions/pixelLimit``.
+///
+/// - Output: colour files decode to `rgba8` (alpha 255); **grayscale files decode to `gray8`** (a quarter of the
+///   memory; `PixelBuffer`'s pixel subscript expands gray to RGBA when read). `PNGDecoder` follows the same rule.
+///   CMYK and YCCK files are converted to RGB (Adobe APP14 files store inverted ink values and are read so).
+/// - Downsampling: with ``DecodingOptions/targetSize`` the image is decoded at the smallest DCT scale (1/8 … 1)
+///   that still covers the aspect-fit size, then area-averaged to exactly that size; no full-size buffer is
+///   allocated. Never upscales. The target applies to the displayed (EXIF-oriented) image.
+///   ``ImageContainer/originalSize`` is the full size (oriented when the orientation was applied).
+/// - EXIF orientation (APP1): applied to the pixels when ``DecodingOptions/appliesOrientation`` (default), else
+///   reported in ``ImageContainer/orientation``.
+/// - Truncated data (no EOI after the scan): with ``DecodingOptions/allowsPartialData`` what decoded is returned
+///   with ``ImageContainer/isPreview`` set (missing blocks are gray; a progressive file shows the scans it has);
+///   otherwise ``CodecError/truncated(format:)``.
+///   libjpeg's warnings about otherwise complete files (extraneous bytes, a corrupt segment it resynchronised
+///   past) are not errors: the image is returned, as browsers do.
+///
+/// Thread-safe: every decode uses its own TurboJPEG handle (creating one costs microseconds); nothing is shared.
+///
+/// ```swift
+/// let thumbnail = try JPEGDecoder().decode(data, options: DecodingOptions(targetSize: PixelSize(width: 256, height: 256)))
+/// ```
+public struct JPEGDecoder: ImageDecoding {
+    /// A decoder with the default behaviour described on the type.
+    public init() {}
+
+    /// `[.jpeg]`.
+    public var formats: Set<ImageFormat> { [.jpeg] }
+
+    /// Decodes `data` as described on the type.
+    ///
+    /// - Throws: ``CodecError/empty``, ``CodecError/tooManyPixels(width:height:limit:)`` (before any pixel
+    ///   allocation), ``CodecError/truncated(format:)`` or ``CodecError/corrupt(format:reason:)`` with libjpeg's
+    ///   message.
+    public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
+        guard !data.isEmpty else { throw CodecError.empty }
+        return try data.withUnsafeBytes { try decode(bytes: $0, options: options) }
+    }
+
+    private func decode(bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws -> ImageContainer {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { throw CodecError.empty }
+        let markers = JPEGMarkers(scanning: bytes)
+        let source = Source(bytes: base.assumingMemoryBound(to: UInt8.self), count: UInt(bytes.count), markers: markers)
+
+        guard let handle = tjInitDecompress() else {
+            throw CodecError.corrupt(format: .jpeg, reason: "TurboJPEG could not create a decompressor (out of memory)")
+        }
+        defer { tjDestroy(handle) }
+
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var subsampling: Int32 = 0
+        var colorspace: Int32 = 0
+        // A header call that only warned (e.g. extraneous bytes before a marker) has filled in the header.
+        let headerStatus = tjDecompressHeader3(
+            handle, source.bytes, source.count, &width, &height, &subsampling, &colorspace)
+        if headerStatus != 0 && !Self.isWarning(handle) {
+            let reason = Self.message(handle)
+            // TurboJPEG 2.1's header call rejects sampling factors it cannot name (some CMYK files) although
+            // tjDecompress2 decodes them: fall back to the frame header read by the marker scan.
+            if reason.contains("subsampling"), let frame = markers.frame {
+                (width, height) = (Int32(clamping: frame.width), Int32(clamping: frame.height))
+                colorspace = Int32(
+                    frame.components == 1
+                        ? TJCS_GRAY.rawValue : frame.components == 4 ? TJCS_CMYK.rawValue : TJCS_YCbCr.rawValue)
+            } else if markers.isTruncated {
+                throw CodecError.truncated(format: .jpeg)
+            } else {
+                throw CodecError.corrupt(format: .jpeg, reason: reason)
+            }
+        }
+        try options.checkDimensions(width: Int(width), height: Int(height), format: .jpeg)
+
+        let full = PixelSize(width: Int(width), height: Int(height))
+        let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: markers.orientation)
+        let scaled = Self.scaledSize(of: full, covering: fitted)
+        let layout = Layout(colorspace: colorspace, isAdobe: markers.hasAdobeMarker)
+
+        var isPartial = false
+        var image: PixelBuffer
+        if scaled == fitted {
+            // Straight into the result: the decoded size is the final size.
+            image = try PixelBuffer(width: scaled.width, height: scaled.height, format: layout.pixelFormat) { out in
+                adviseHugePages(out)
+                isPartial = try Self.decompress(
+                    handle, source, into: out, size: scaled, layout: layout,
+                    allowsPartialData: options.allowsPartialData)
+            }
+        } else {
+            // DCT-scaled, then area-averaged to the exact fitted size. The intermediate is a fresh buffer: pooling
+            // it behind a lock was measured (decode bench, 12 MP to 256/1024/2000) and saved nothing, since
+            // glibc's dynamic mmap threshold already recycles freed blocks of the same size without page faults.
+            let intermediate = try PixelBuffer(
+                width: scaled.width, height: scaled.height, format: layout.pixelFormat
+            ) { out in
+                adviseHugePages(out)
+                isPartial = try Self.decompress(
+                    handle, source, into: out, size: scaled, layout: layout,
+                    allowsPartialData: options.allowsPartialData)
+            }
+            image = try intermediate.resampled(to: fitted)
+        }
+
+        var orientation = markers.orientation
+        var originalSize = full
+        if options.appliesOrientation && orientation != .up {
+            image = image.oriented(orientation)
+            if orientation.swapsDimensions { originalSize = PixelSize(width: full.height, height: full.width) }
+            orientation = .up
+        }
+        return ImageContainer(
+            frames: [ImageFrame(buffer: image)], format: .jpeg, orientation: orientation, isPreview: isPartial,
+            originalSize: originalSize)
+    }
+
+    /// The encoded bytes and what the marker scan learnt about them.
+    private struct Source {
+        let bytes: UnsafePointer<UInt8>
+        let count: UInt
+        let markers: JPEGMarkers
+    }
+
+    /// Decompresses into `out` at `size` (one of TurboJPEG's scaled sizes). Returns `true` when the data was
+    /// truncated and the rest of the image is filler (only when `allowsPartialData`; otherwise that throws
+    /// ``CodecError/truncated(format:)``); throws for fatal errors.
+    private static func decompress(
+        _ handle: tjhandle, _ source: Source, into out: UnsafeMutableRawBufferPointer, size: PixelSize, layout: Layout,
+        allowsPartialData: Bool
+    ) throws -> Bool {
+        guard let destination = out.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw CodecError.corrupt(format: .jpeg, reason: "empty output buffer")
+        }
+        let pitch = Int32(size.width * layout.bytesPerPixel)
+        // LIMITSCANS: a progressive file with thousands of scans is an attack on decode time, not an image.
+        let status = tjDecompress2(
+            handle, source.bytes, source.count, destination, Int32(size.width), pitch, Int32(size.height),
+            layout.turboFormat.rawValue, TJFLAG_LIMITSCANS)
+        if status != 0 && !isWarning(handle) {
+            if source.markers.isTruncated { throw CodecError.truncated(format: .jpeg) }
+            throw CodecError.corrupt(format: .jpeg, reason: message(handle))
+        }
+        let isPartial = status != 0 && source.markers.isTruncated
+        if isPartial && !allowsPartialData { throw CodecError.truncated(format: .jpeg) }
+        if case .cmyk(let isInverted) = layout {
+            convertCMYKToRGBA(out, isInverted: isInverted)
+        }
+        return isPartial
+    }
+
+    /// Whether the failed call on `handle` only warned, leaving a completely written image: truncation (the
+    /// missing rows are gray) or a complaint about an otherwise complete file that libjpeg resynchronised past.
+    ///
+    /// `tjGetErrorCode` alone cannot tell: TurboJPEG 2.1 keeps reporting `TJERR_WARNING` when a fatal error
+    /// follows an earlier warning (then the buffer is only partly written). The message can: a fatal error
+    /// always replaces it, while a warning leaves the first warning's text, and libjpeg's warning texts are a
+    /// fixed set (the JWRN_ entries of jerror.h).
+    static func isWarning(_ handle: tjhandle) -> Bool {
+        guard tjGetErrorCode(handle) == TJERR_WARNING.rawValue else { return false }
+        let text = message(handle)
+        return warningPrefixes.contains { text.hasPrefix($0) }
+    }
+
+    private static let warningPrefixes = [
+        "Corrupt JPEG data",  // extraneous bytes, premature end of segment, bad Huffman/arithmetic code, resync
+        "Premature end of JPEG file",  // truncation
+        "Inconsistent progression sequence",
+        "Invalid SOS parameters for sequential JPEG",
+        "Warning: unknown JFIF revision",
+        "Unknown Adobe color transform code",
+        "Application transferred too many scanlines",
+    ]
+
+    /// TurboJPEG's message for the last error on `handle`.
+    static func message(_ handle: tjhandle) -> String {
+        guard let cString = tjGetErrorStr2(handle) else { return "unknown libjpeg-turbo error" }
+        return String(cString: cString)
+    }
+}

@@ -1,0 +1,59 @@
+import CJPEGTurbo
+import Foundation
+import ImagoCore
+
+/// Encodes JPEG with libjpeg-turbo (TurboJPEG API): baseline, 4:2:0 chroma subsampling for colour, a single
+/// grayscale component for `gray8` input.
+///
+/// - Quality: ``EncodingOptions/quality`` (0 … 1, default 0.85) maps to libjpeg quality 1 … 100.
+/// - Alpha: JPEG has none; it is dropped and the stored colour of each pixel is kept (straight alpha).
+///   Premultiplied input is unpremultiplied first.
+/// - Limits: JPEG dimensions are at most 65,535 pixels a side.
+///
+/// Thread-safe: every encode uses its own TurboJPEG handle.
+///
+/// ```swift
+/// let data = try JPEGEncoder().encode(image, options: EncodingOptions(quality: 0.9))
+/// ```
+public struct JPEGEncoder: ImageEncoding {
+    /// An encoder with the behaviour described on the type.
+    public init() {}
+
+    /// `.jpeg`.
+    public var format: ImageFormat { .jpeg }
+
+    /// Encodes `image` as described on the type.
+    ///
+    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` for an image larger than JPEG allows or a
+    ///   libjpeg-turbo failure.
+    public func encode(_ image: PixelBuffer, options: EncodingOptions) throws -> Data {
+        let image = image.alphaMode == .premultiplied ? image.unpremultiplied() : image
+        guard image.width <= 65_535, image.height <= 65_535 else {
+            throw CodecError.encodingFailed(
+                format: .jpeg, reason: "\(image.width)x\(image.height) exceeds JPEG's 65535-pixel side limit")
+        }
+        let quality = options.quality.isFinite ? options.quality : EncodingOptions().quality
+        let libjpegQuality = Int32(max(1, min(100, (quality * 100).rounded())))
+        let (pixelFormat, subsampling) =
+            image.format == .gray8 ? (TJPF_GRAY, TJSAMP_GRAY) : (TJPF_RGBA, TJSAMP_420)
+
+        guard let handle = tjInitCompress() else {
+            throw CodecError.encodingFailed(format: .jpeg, reason: "TurboJPEG could not create a compressor")
+        }
+        defer { tjDestroy(handle) }
+
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var outputSize: UInt = 0
+        defer { if let output { tjFree(output) } }
+        let status = image.withUnsafeBytes { pixels -> Int32 in
+            guard let source = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return -1 }
+            return tjCompress2(
+                handle, source, Int32(image.width), Int32(image.bytesPerRow), Int32(image.height),
+                pixelFormat.rawValue, &output, &outputSize, Int32(subsampling.rawValue), libjpegQuality, 0)
+        }
+        guard status == 0, let output else {
+            throw CodecError.encodingFailed(format: .jpeg, reason: JPEGDecoder.message(handle))
+        }
+        return Data(bytes: output, count: Int(outputSize))
+    }
+}

@@ -1,0 +1,63 @@
+import ImagoCore
+
+/// What PNGDecoder needs beyond libpng's simplified API: the `eXIf` orientation and whether the data is complete.
+///
+/// Walks the chunk headers (8 bytes each, jumping over the data by the declared length) up to `IEND`. Never trusts
+/// a length: every read is bounds-checked.
+struct PNGChunks {
+    /// The orientation from an `eXIf` chunk before the first `IDAT`, `.up` when absent or unreadable.
+    var orientation: ExifOrientation = .up
+    /// Whether the data ends before the `IEND` chunk (a chunk runs past the end, or `IEND` never comes).
+    var isTruncated = false
+    /// The byte ranges of `gAMA` chunks (header to CRC), which PNGDecoder removes so that libpng does not
+    /// gamma-convert the samples (see PNGDecoder's documentation).
+    var gammaChunks: [Range<Int>] = []
+    /// Whether IHDR declares 16-bit samples with Adam7 interlacing: libpng 1.6.39 as patched by Debian decodes
+    /// those wrongly when asked for 8-bit output (pnggroup/libpng#853), so PNGDecoder reads them as 16-bit.
+    var isInterlaced16Bit = false
+
+    private static let exif: UInt32 = 0x6558_4966  // "eXIf"
+    private static let ihdr: UInt32 = 0x4948_4452  // "IHDR"
+    private static let gama: UInt32 = 0x6741_4D41  // "gAMA"
+    private static let idat: UInt32 = 0x4944_4154  // "IDAT"
+    private static let iend: UInt32 = 0x4945_4E44  // "IEND"
+
+    init(scanning bytes: UnsafeRawBufferPointer) {
+        // IHDR comes first: bit depth at byte 24, interlace method at byte 28.
+        if bytes.count >= 29 && Self.be32(bytes, 12) == Self.ihdr {
+            isInterlaced16Bit = bytes[24] == 16 && bytes[28] == 1
+        }
+        var offset = 8  // after the signature
+        var sawImageData = false
+        while true {
+            guard offset <= bytes.count - 8 else {
+                isTruncated = true
+                return
+            }
+            let length = Int(Self.be32(bytes, offset))
+            let type = Self.be32(bytes, offset + 4)
+            // The PNG limit for a chunk length is 2^31 − 1; anything beyond is corrupt, not truncated.
+            guard length <= Int(Int32.max) else { return }
+            let dataStart = offset + 8
+            let (end, overflow) = dataStart.addingReportingOverflow(length + 4)
+            guard !overflow, end <= bytes.count else {
+                isTruncated = true
+                return
+            }
+            switch type {
+            case Self.iend: return
+            case Self.idat: sawImageData = true
+            case Self.gama: gammaChunks.append(offset..<end)
+            case Self.exif where !sawImageData:
+                let payload = UnsafeRawBufferPointer(rebasing: bytes[dataStart..<dataStart + length])
+                orientation = ExifReader.orientation(inRawBytes: payload) ?? .up
+            default: break
+            }
+            offset = end
+        }
+    }
+
+    private static func be32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {
+        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
+    }
+}

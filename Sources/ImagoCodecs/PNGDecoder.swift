@@ -1,0 +1,110 @@
+import CImagoShims
+import CPNG
+import Foundation
+import ImagoCore
+
+/// Decodes PNG with libpng's simplified API (`png_image_*`): every colour type and bit depth, palettes, tRNS,
+/// Adam7 interlacing; 16-bit samples are reduced to 8 bits.
+///
+/// - Output: **grayscale files without transparency decode to `gray8`**, everything else to `rgba8` (straight
+///   alpha), the same rule as `JPEGDecoder`.
+/// - Colour: the stored samples are taken as sRGB, reduced to 8 bits; **`gAMA` is ignored**, as Pillow, stb_image
+///   and image-rs do (libpng's simplified API would otherwise convert gamma-1.0 files such as most of PngSuite to
+///   sRGB, brightening them). The `gAMA` chunks are left out of the bytes handed to libpng (a copy of the file,
+///   made only when it has one). 16-bit files are likewise taken as sRGB-encoded, not linear. `cHRM` and `iCCP`
+///   are not applied (the simplified API never does).
+/// - APNG: Debian's libpng has no APNG support, so an animated PNG decodes as its still default image (the
+///   `IDAT` image; ``ImageContainer/format`` is still `.apng`).
+/// - EXIF orientation from an `eXIf` chunk before `IDAT` is honoured like JPEG's (applied when
+///   ``DecodingOptions/appliesOrientation``, else reported).
+/// - ``DecodingOptions/targetSize``: decoded at full size, then area-averaged to the aspect-fit size (PNG has no
+///   reduced-resolution decoding); never upscales.
+/// - Truncated or corrupt data throws; partial previews are not produced for PNG.
+///
+/// Thread-safe: every decode has its own `png_image`.
+public struct PNGDecoder: ImageDecoding {
+    /// A decoder with the default behaviour described on the type.
+    public init() {}
+
+    /// `[.png, .apng]`.
+    public var formats: Set<ImageFormat> { [.png, .apng] }
+
+    /// Decodes `data` as described on the type.
+    ///
+    /// - Throws: ``CodecError/empty``, ``CodecError/tooManyPixels(width:height:limit:)`` (before any pixel
+    ///   allocation), ``CodecError/truncated(format:)`` when the data ends early, or
+    ///   ``CodecError/corrupt(format:reason:)`` with libpng's message.
+    public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
+        guard !data.isEmpty else { throw CodecError.empty }
+        let format = ImageFormat(sniffing: data) == .apng ? ImageFormat.apng : .png
+        return try data.withUnsafeBytes { try decode(bytes: $0, format: format, options: options) }
+    }
+
+    private func decode(
+        bytes: UnsafeRawBufferPointer, format: ImageFormat, options: DecodingOptions
+    ) throws
+        -> ImageContainer
+    {
+        guard !bytes.isEmpty else { throw CodecError.empty }
+        let chunks = PNGChunks(scanning: bytes)
+        guard !chunks.gammaChunks.isEmpty else {
+            return try decode(bytes: bytes, chunks: chunks, format: format, options: options)
+        }
+        // Without its gAMA chunks (which sit between IHDR and IDAT; CRCs are per chunk, so the rest stays valid).
+        var stripped = [UInt8]()
+        stripped.reserveCapacity(bytes.count)
+        var start = 0
+        for range in chunks.gammaChunks {
+            stripped.append(contentsOf: bytes[start..<range.lowerBound])
+            start = range.upperBound
+        }
+        stripped.append(contentsOf: bytes[start...])
+        return try stripped.withUnsafeBytes { try decode(bytes: $0, chunks: chunks, format: format, options: options) }
+    }
+
+    private func decode(
+        bytes: UnsafeRawBufferPointer, chunks: PNGChunks, format: ImageFormat, options: DecodingOptions
+    ) throws -> ImageContainer {
+        guard let base = bytes.baseAddress else { throw CodecError.empty }
+
+        var image = png_image()
+        image.version = cimago_png_image_version
+        // Frees libpng's state on every path; a no-op once png_image_finish_read has cleaned up.
+        defer { png_image_free(&image) }
+        guard png_image_begin_read_from_memory(&image, base, bytes.count) != 0 else {
+            throw Self.failure(&image, chunks: chunks, format: format)
+        }
+        let width = Int(image.width)
+        let height = Int(image.height)
+        try options.checkDimensions(width: width, height: height, format: format)
+
+        let isOpaqueGray = image.format & (cimago_png_format_flag_color | cimago_png_format_flag_alpha) == 0
+        let pixelFormat: PixelBuffer.PixelFormat = isOpaqueGray ? .gray8 : .rgba8
+        var pixels = try Self.finishRead(
+            &image, pixelFormat: pixelFormat, isInterlaced16Bit: chunks.isInterlaced16Bit, format: format,
+            chunks: chunks)
+
+        let full = PixelSize(width: width, height: height)
+        let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: chunks.orientation)
+        if fitted != full { pixels = try pixels.resampled(to: fitted) }
+
+        var orientation = chunks.orientation
+        var originalSize = full
+        if options.appliesOrientation && orientation != .up {
+            pixels = pixels.oriented(orientation)
+            if orientation.swapsDimensions { originalSize = PixelSize(width: height, height: width) }
+            orientation = .up
+        }
+        return ImageContainer(
+            frames: [ImageFrame(buffer: pixels)], format: format, orientation: orientation, originalSize: originalSize)
+    }
+
+    /// The error for a failed libpng call: truncation when the data has no IEND chunk, else libpng's message.
+    static func failure(_ image: inout png_image, chunks: PNGChunks, format: ImageFormat) -> CodecError {
+        if chunks.isTruncated { return .truncated(format: format) }
+        let message = withUnsafeBytes(of: &image.message) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return .corrupt(format: format, reason: message.isEmpty ? "libpng reported an error" : message)
+    }
+}
