@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite struct LoadingCoalescingTests {
+@Suite(.serialized) struct LoadingCoalescingTests {
     @Test func coalescesHundredConcurrentRequestsIntoOneTransfer() async throws {
         // Given a server holding /a at its gate
         let server = try LoopbackServer()

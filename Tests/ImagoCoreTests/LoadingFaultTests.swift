@@ -4,7 +4,8 @@ import ImagoTesting
 import Testing
 
 /// Every injected fault ends in a typed error well before the test's own deadline; a short body is never complete.
-@Suite struct LoadingFaultTests {
+/// Serialized: each test runs a server and a loader, and timeouts are tested with short intervals.
+@Suite(.serialized) struct LoadingFaultTests {
     let body = testBytes(300_000)
 
     func load(
@@ -17,7 +18,7 @@ import Testing
         let loader = HTTPDataLoader(configuration: configuration)
         let recorder = EventRecorder()
         _ = loader.load(DataRequest(url: server.url(for: "/f")), handler: recorder.handler)
-        await recorder.waitForResult(timeout: .seconds(8))
+        await recorder.waitForResult()
         return (recorder, server, loader)
     }
 
@@ -48,23 +49,28 @@ import Testing
     }
 
     @Test func stalledBodyTimesOut() async throws {
-        // (the recorder's own deadline, 8 s, bounds the wait: a hang fails the test)
-        let (recorder, server, _) = try await load(.bytes(body, contentType: "image/png").stalling(afterBytes: 50_000))
+        // (the recorder's own deadline bounds the wait: a hang fails the test)
+        let (recorder, server, _) = try await load(
+            .bytes(body, contentType: "image/png").stalling(afterBytes: 50_000)
+        ) { $0.idleTimeout = .seconds(1) }
         defer { server.stop() }
         #expect(recorder.error?.kind == "timedOut")
     }
 
     @Test func silentServerTimesOut() async throws {
-        let (recorder, server, _) = try await load(.bytes(body, contentType: "image/png").delayed(by: .seconds(3)))
+        let (recorder, server, _) = try await load(
+            .bytes(body, contentType: "image/png").delayed(by: .seconds(60))
+        ) { $0.idleTimeout = .seconds(1) }
         defer { server.stop() }
         #expect(recorder.error?.kind == "timedOut")
     }
 
     @Test func steadyDripLongerThanTheIdleTimeoutCompletes() async throws {
-        // 30 KB at 1 KB every 50 ms takes ~1.5 s, longer than the 1 s idle timeout, but is never idle for it
-        let small = testBytes(30_000)
+        // 60 KB at 2 KB every 100 ms takes ~3 s, longer than the 2 s idle timeout, but is never idle for it
+        let small = testBytes(60_000)
         let (recorder, server, _) = try await load(
-            .bytes(small, contentType: "image/png").dripping(bytes: 1000, every: .milliseconds(50)))
+            .bytes(small, contentType: "image/png").dripping(bytes: 2000, every: .milliseconds(100))
+        ) { $0.idleTimeout = .seconds(2) }
         defer { server.stop() }
         #expect(recorder.response?.data == small)
     }

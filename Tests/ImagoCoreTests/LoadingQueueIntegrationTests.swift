@@ -3,22 +3,28 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite struct LoadingConcurrencyTests {
+@Suite(.serialized) struct LoadingConcurrencyTests {
     @Test func concurrencyNeverExceedsTheLimit() async throws {
-        // Given 24 distinct slow resources and a loader limited to 3 transfers
+        // Given 24 distinct resources, all held at the server's gate, and a loader limited to 3 transfers
         let server = try LoopbackServer()
         defer { server.stop() }
-        for i in 0..<24 {
-            server.setRoute("/\(i)", .bytes(testBytes(20_000), contentType: "image/png").delayed(by: .milliseconds(20)))
+        let paths = (0..<24).map { "/\($0)" }
+        for path in paths {
+            server.setRoute(path, .bytes(testBytes(20_000), contentType: "image/png"))
+            server.suspend(path)
         }
         let loader = HTTPDataLoader(configuration: testLoaderConfiguration(concurrency: 3))
         // When all are requested at once
-        let recorders = (0..<24).map { _ in EventRecorder() }
-        let tasks = recorders.enumerated().map { i, r in
-            loader.load(DataRequest(url: server.url(for: "/\(i)")), handler: r.handler)
+        let recorders = paths.map { _ in EventRecorder() }
+        let tasks = zip(paths, recorders).map { path, r in
+            loader.load(DataRequest(url: server.url(for: path)), handler: r.handler)
         }
+        // Then exactly 3 reach the server while the gate holds them
+        #expect(await server.waitUntil { server in paths.reduce(0) { $0 + server.suspendedRequestCount(for: $1) } == 3 })
+        #expect(server.totalRequestCount == 3)
+        for path in paths { server.resume(path) }
         for recorder in recorders { await recorder.waitForResult() }
-        // Then all succeed and the server never saw more than 3 at a time (and did see 3)
+        // and, released, all succeed without the server ever seeing more than 3 at a time
         #expect(recorders.allSatisfy { $0.response?.data.count == 20_000 })
         #expect(server.maxConcurrentRequests == 3)
         #expect(loader.maximumObservedConcurrency == 3)

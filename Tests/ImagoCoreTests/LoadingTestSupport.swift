@@ -46,7 +46,7 @@ final class EventRecorder: Sendable {
 
     /// Waits (up to `timeout`) for the terminal event.
     @discardableResult
-    func waitForResult(timeout: Duration = .seconds(10)) async -> Result<DataResponse, DataLoadingError>? {
+    func waitForResult(timeout: Duration = .seconds(20)) async -> Result<DataResponse, DataLoadingError>? {
         await ImagoTesting.eventually(timeout: timeout) { self.terminalCount > 0 }
         return result
     }
@@ -89,12 +89,13 @@ func testBytes(_ count: Int, seed: UInt8 = 1) -> Data {
     return data.prefix(count)
 }
 
-/// A loader configuration for tests: short timeouts, no retries, fast progress.
+/// A loader configuration for tests: no retries, fast progress, timeouts short enough to end a hang but long
+/// enough for a busy 2-core machine running the suites in parallel (tests of timeouts shorten them further).
 func testLoaderConfiguration(concurrency: Int = 6) -> HTTPDataLoader.Configuration {
     var configuration = HTTPDataLoader.Configuration()
     configuration.maximumConcurrentTransfers = concurrency
-    configuration.idleTimeout = .seconds(1)
-    configuration.resourceTimeout = .seconds(5)
+    configuration.idleTimeout = .seconds(5)
+    configuration.resourceTimeout = .seconds(15)
     configuration.retryPolicy = .none
     configuration.progressInterval = .milliseconds(1)
     return configuration

@@ -121,7 +121,7 @@ extension HTTPDataLoader {
             actions.events.append(
                 .finished(url: url, bytes: response.data.count, duration: elapsed, status: response.statusCode))
         case .failure(let error):
-            if let task = transfer.task { actions.cancelTasks.append(task) }
+            if let task = transfer.task { s.cancel(task, into: &actions) }
             let retryAfter = transfer.response?.value(forHTTPHeaderField: "Retry-After")
             if let delay = configuration.retryPolicy.delay(
                 forRetry: transfer.attempt, after: error, retryAfter: retryAfter)

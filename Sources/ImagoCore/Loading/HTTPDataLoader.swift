@@ -187,7 +187,7 @@ public final class HTTPDataLoader: DataLoading {
         s.remove(transfer)
         actions.cancelSinks = transfer.subscribers.map(\.sink)
         transfer.subscribers.removeAll()
-        if let task = transfer.task { actions.cancelTasks.append(task) }
+        if let task = transfer.task { s.cancel(task, into: &actions) }
         if let timer = transfer.timeout { actions.cancelTimers.append(timer) }
         actions.finishQueueItems.append(transfer.id)
         if transfer.startTime != nil {
