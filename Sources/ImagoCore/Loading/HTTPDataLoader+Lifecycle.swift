@@ -53,7 +53,7 @@ extension HTTPDataLoader {
     func urlRequest(for request: DataRequest) -> URLRequest {
         var urlRequest = URLRequest(
             url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
-            timeoutInterval: LoaderTime.seconds(configuration.idleTimeout))
+            timeoutInterval: Self.idleTimeoutSeconds(configuration.idleTimeout))
         let given = Set(request.headers.keys.map { $0.lowercased() })
         for (name, value) in configuration.additionalHeaders where !given.contains(name.lowercased()) {
             urlRequest.setValue(value, forHTTPHeaderField: name)
@@ -71,22 +71,22 @@ extension HTTPDataLoader {
         let timer = DispatchWorkItem { [weak self] in
             self?.fail(id, attempt: attempt, with: .timedOut(url: request.url), when: .running)
         }
-        let isCurrent = state.withLock { s -> Bool in
+        let (isCurrent, priority) = state.withLock { s -> (Bool, RequestPriority) in
             guard let transfer = s.transfers[id], transfer.phase == .starting, transfer.attempt == attempt else {
-                return false
+                return (false, .normal)
             }
             transfer.phase = .running
             transfer.task = task
             transfer.taskID = task.taskIdentifier
             transfer.timeout = timer
-            task.priority = Self.taskPriority(transfer.priority)
             s.byTask[task.taskIdentifier] = id
-            return true
+            return (true, transfer.priority)
         }
         guard isCurrent else {
             task.cancel()
             return
         }
+        task.priority = Self.taskPriority(priority)
         DispatchQueue.global().asyncAfter(
             deadline: .now() + LoaderTime.seconds(configuration.resourceTimeout), execute: timer)
         task.resume()

@@ -44,7 +44,7 @@ public final class HTTPDataLoader: DataLoading {
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpCookieAcceptPolicy = .never
-        sessionConfiguration.timeoutIntervalForRequest = LoaderTime.seconds(configuration.idleTimeout)
+        sessionConfiguration.timeoutIntervalForRequest = Self.idleTimeoutSeconds(configuration.idleTimeout)
         sessionConfiguration.timeoutIntervalForResource = LoaderTime.seconds(configuration.resourceTimeout)
         // The queue bounds concurrency; URLSession must not queue behind it.
         sessionConfiguration.httpMaximumConnectionsPerHost = max(6, configuration.maximumConcurrentTransfers)
@@ -73,12 +73,11 @@ public final class HTTPDataLoader: DataLoading {
     public func load(_ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void)
         -> any DataLoadTask
     {
-        let sink = EventSink(handler)
         guard let scheme = request.url.scheme?.lowercased(), configuration.acceptedSchemes.contains(scheme) else {
-            DispatchQueue.global().async { sink.send(.failed(.unsupportedScheme(url: request.url))) }
-            return Subscription(loader: self, transferID: 0, subscriberID: 0, sink: sink)
+            return OneShotLoadTask.failing(.unsupportedScheme(url: request.url), handler: handler)
         }
         let key = TransferKey(request, ignoring: configuration.coalescingIgnoredHeaders)
+        let sink = EventSink(handler)
         var actions = Actions()
         let (transferID, subscriberID, isNew) = state.withLock { s -> (UInt64, UInt64, Bool) in
             s.nextID += 1
@@ -177,7 +176,6 @@ public final class HTTPDataLoader: DataLoading {
         guard priority != transfer.priority else { return actions }
         transfer.priority = priority
         if transfer.phase == .queued { actions.reprioritize.append((transfer.id, priority)) }
-        transfer.task?.priority = Self.taskPriority(priority)
         return actions
     }
 
@@ -194,6 +192,11 @@ public final class HTTPDataLoader: DataLoading {
             actions.events.append(.failed(url: transfer.request.url.redactedString, error: .cancelled))
         }
         return actions
+    }
+
+    /// FoundationNetworking keeps the request timeout in whole seconds (truncating): round up, at least 1 s.
+    static func idleTimeoutSeconds(_ timeout: Duration) -> TimeInterval {
+        max(1, LoaderTime.seconds(timeout).rounded(.up))
     }
 
     static func taskPriority(_ priority: RequestPriority) -> Float {
