@@ -164,9 +164,13 @@ enum LoaderBench {
     static func runCurl(_ urls: [URL]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        var arguments = ["--silent", "--fail", "--parallel", "--parallel-max", String(concurrency)]
+        var arguments = [
+            "--silent", "--no-progress-meter", "--fail", "--parallel", "--parallel-max", String(concurrency),
+        ]
         for url in urls { arguments += [url.absoluteString, "-o", "/dev/null"] }
         process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
