@@ -4,6 +4,7 @@ import Foundation
 // side with its baseline in one run, then writes bench-results.json. Build in release: `make bench`.
 // Each group lives in its own file as a `static func run()` and is listed here.
 let groups: [(name: String, run: () throws -> Void)] = [
+    ("loopback-server", LoopbackServerBench.run),
     ("loader", LoaderBench.run),
 ]
 

@@ -52,6 +52,36 @@ struct LoopbackServerBasicTests {
         #expect(server.connectionsAccepted == 1)
     }
 
+    @Test func urlSessionReusesConnections() async throws {
+        // Given a server and one session
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setRoute("/k", .bytes(patternData(count: 50_000)))
+        let session = makeSession()
+        defer { session.invalidateAndCancel() }
+
+        // When twenty requests run one after another
+        for _ in 0..<20 { _ = try await session.data(from: server.url(for: "/k")) }
+
+        // Then they shared fewer connections than requests
+        #expect(server.requestCount(for: "/k") == 20)
+        #expect(server.connectionsAccepted < 20)
+    }
+
+    @Test func removedRouteAnswersNotFound() throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setRoute("/gone", .text("here"))
+        let client = try RawHTTPClient(port: server.port)
+        let before = try client.get("/gone")
+
+        server.removeRoute("/gone")
+        let after = try client.get("/gone")
+
+        #expect(before.status == 200)
+        #expect(after.status == 404)
+    }
+
     @Test func honoursConnectionClose() throws {
         // Given a server
         let server = try LoopbackServer()

@@ -63,7 +63,8 @@ public final class LoopbackServer: Sendable {
     }
 
     /// Binds 127.0.0.1 on a kernel-chosen port, listens (backlog 512) and starts accepting; takes a few
-    /// milliseconds. Call `stop()` when done (the deinit stops a server that was not stopped).
+    /// milliseconds. Call `stop()` when done: the accepting thread keeps the server alive, so a server that is
+    /// never stopped holds its port and threads until the process exits.
     public init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Error.socketCallFailed(call: "socket", errno: errno) }
@@ -103,14 +104,15 @@ public final class LoopbackServer: Sendable {
     }
 
     deinit {
-        // The accept thread holds a strong reference until it exits, so reaching deinit means it has stopped;
-        // only the descriptors may still need closing.
+        // Server threads hold strong references until they exit, so deinit only runs after `stop()` finished;
+        // this call returns at once and is a safety net.
         stop()
     }
 
-    /// The URL of `path` on this server (`path` starts with `/` and may carry a query).
+    /// The URL of `path` on this server (`/a.jpg?v=2`; a missing leading `/` is added).
     public func url(for path: String) -> URL {
-        URL(string: baseURL.absoluteString + path) ?? baseURL.appendingPathComponent(path)
+        let absolute = path.hasPrefix("/") ? path : "/" + path
+        return URL(string: baseURL.absoluteString + absolute) ?? baseURL.appendingPathComponent(absolute)
     }
 
     /// Serves `route` at `path` (exact match; `.directory` routes match `path` as a prefix), replacing any route
@@ -167,7 +169,11 @@ public final class LoopbackServer: Sendable {
             if ready < 0 || fds[1].revents != 0 { return }
             guard fds[0].revents != 0 else { continue }
             let client = accept(listenSocket, nil, nil)
-            guard client >= 0 else { continue }
+            guard client >= 0 else {
+                // Out of descriptors (EMFILE) would otherwise spin: back off briefly, then retry.
+                if errno != EINTR && errno != ECONNABORTED && !pause(.milliseconds(10)) { return }
+                continue
+            }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             var yes: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
