@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `imago-bench loader`: 500 files of 200 KB from the in-process loopback server at concurrency 6, fetched by
@@ -53,7 +53,9 @@ enum LoaderBench {
             return wall
         }
         let megabytes = Double(fileCount * fileSize) / 1e6
-        print("loader: \(fileCount) × \(fileSize / 1024) KB (\(Int(megabytes)) MB) over loopback, concurrency \(concurrency)")
+        print(
+            "loader: \(fileCount) × \(fileSize / 1024) KB (\(Int(megabytes)) MB) over loopback, concurrency \(concurrency)"
+        )
 
         try compare(
             "loader 500×200KB c6 wall: HTTPDataLoader vs curl --parallel", unit: "s", goal: nil,
@@ -67,7 +69,8 @@ enum LoaderBench {
         let imagoClient = max(0, median(Array(selfCPUDuringImago.dropFirst())) - serverCPU)
         let rawClient = max(0, median(Array(selfCPUDuringRaw.dropFirst())) - serverCPU)
         let curlClient = median(Array(curlCPU.dropFirst()))
-        print(String(format: "loader: server CPU per batch ≈ %.3f s (subtracted from the in-process clients)", serverCPU))
+        print(
+            String(format: "loader: server CPU per batch ≈ %.3f s (subtracted from the in-process clients)", serverCPU))
         BenchReport.shared.add(
             Comparison(
                 name: "loader 500×200KB c6 client CPU: HTTPDataLoader vs curl", imago: imagoClient, peer: curlClient,

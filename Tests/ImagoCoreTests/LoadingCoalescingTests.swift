@@ -66,7 +66,9 @@ extension LoadingNetworkTests {
             server.setRoute("/endless", .endless().dripping(bytes: 16_384, every: .milliseconds(2)))
             let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
             let recorders = (0..<100).map { _ in EventRecorder() }
-            let tasks = recorders.map { loader.load(DataRequest(url: server.url(for: "/endless")), handler: $0.handler) }
+            let tasks = recorders.map {
+                loader.load(DataRequest(url: server.url(for: "/endless")), handler: $0.handler)
+            }
             // When the body is flowing and every caller cancels
             #expect(await ImagoTesting.eventually(timeout: patience) { recorders[0].events.count >= 2 })
             for task in tasks { task.cancel() }
@@ -83,9 +85,13 @@ extension LoadingNetworkTests {
         @Test func differentCredentialsOrAcceptHeadersNeverShareATransfer() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }
-            server.setRoute("/a", .handler { request in
-                .init(status: 200, headers: ["Content-Type": "image/png"], body: Data((request.headers["Authorization"] ?? "-").utf8))
-            })
+            server.setRoute(
+                "/a",
+                .handler { request in
+                    .init(
+                        status: 200, headers: ["Content-Type": "image/png"],
+                        body: Data((request.headers["Authorization"] ?? "-").utf8))
+                })
             server.suspend("/a")
             let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
             let url = server.url(for: "/a")
@@ -93,7 +99,8 @@ extension LoadingNetworkTests {
                 DataRequest(url: url, headers: ["Authorization": "Bearer alice"]),
                 DataRequest(url: url, headers: ["authorization": "Bearer bob"]),
                 DataRequest(url: url, headers: ["Authorization": "Bearer alice", "Accept": "image/webp"]),
-                DataRequest(url: url, headers: ["Authorization": "Bearer alice", "X-Request-ID": "2"]),  // ignored header: joins the first
+                // X-Request-ID is ignored for coalescing: this one joins the first
+                DataRequest(url: url, headers: ["Authorization": "Bearer alice", "X-Request-ID": "2"]),
             ]
             let recorders = requests.map { _ in EventRecorder() }
             let tasks = zip(requests, recorders).map { loader.load($0, handler: $1.handler) }
@@ -101,9 +108,10 @@ extension LoadingNetworkTests {
             server.resume("/a")
             for recorder in recorders { await recorder.waitForResult() }
             #expect(server.requestCount(for: "/a") == 3)
-            #expect(recorders.map { $0.response.map { String(decoding: $0.data, as: UTF8.self) } } == [
-                "Bearer alice", "Bearer bob", "Bearer alice", "Bearer alice",
-            ])
+            #expect(
+                recorders.map { $0.response.map { String(decoding: $0.data, as: UTF8.self) } } == [
+                    "Bearer alice", "Bearer bob", "Bearer alice", "Bearer alice",
+                ])
             _ = tasks
         }
 

@@ -23,14 +23,16 @@ extension LoadingNetworkTests {
         }
 
         @Test func connectionResetMidBodyIsTruncated() async throws {
-            let (recorder, server, _) = try await load(.bytes(body, contentType: "image/png").resetting(afterBytes: 100_000))
+            let (recorder, server, _) = try await load(
+                .bytes(body, contentType: "image/png").resetting(afterBytes: 100_000))
             defer { server.stop() }
             #expect(["truncated", "connectionFailed"].contains(recorder.error?.kind))
             #expect(recorder.terminalCount == 1)
         }
 
         @Test func connectionClosedMidBodyIsTruncatedNeverComplete() async throws {
-            let (recorder, server, _) = try await load(.bytes(body, contentType: "image/png").closing(afterBytes: 100_000))
+            let (recorder, server, _) = try await load(
+                .bytes(body, contentType: "image/png").closing(afterBytes: 100_000))
             defer { server.stop() }
             guard case .truncated(_, let expected, let received) = recorder.error else {
                 Issue.record("expected .truncated, got \(String(describing: recorder.result))")
@@ -96,7 +98,9 @@ extension LoadingNetworkTests {
         }
 
         @Test func announcedLengthLargerThanLimitFailsBeforeTheBody() async throws {
-            let (recorder, server, _) = try await load(.bytes(body, contentType: "image/png")) { $0.maximumBodySize = 1000 }
+            let (recorder, server, _) = try await load(.bytes(body, contentType: "image/png")) {
+                $0.maximumBodySize = 1000
+            }
             defer { server.stop() }
             #expect(recorder.error?.kind == "bodyTooLarge")
             #expect(!recorder.events.contains { if case .progress = $0 { true } else { false } })
@@ -109,7 +113,8 @@ extension LoadingNetworkTests {
         }
 
         @Test func htmlIsRejectedAsNotAnImage() async throws {
-            let (recorder, server, _) = try await load(.bytes(Data("<html>".utf8), contentType: "text/html; charset=utf-8"))
+            let (recorder, server, _) = try await load(
+                .bytes(Data("<html>".utf8), contentType: "text/html; charset=utf-8"))
             defer { server.stop() }
             #expect(recorder.error == .unacceptableContentType("text/html; charset=utf-8", url: server.url(for: "/f")))
         }
@@ -129,7 +134,9 @@ extension LoadingNetworkTests {
             let calls = Locked(0)
             let body = self.body
             let route = LoopbackServer.Route.handler { _ in
-                let n = calls.withLock { $0 += 1; return $0 }
+                let n = calls.withLock {
+                    $0 += 1; return $0
+                }
                 if n == 1 { return .init(status: 503, headers: ["Retry-After": "0"], body: Data()) }
                 return .init(status: 200, headers: ["Content-Type": "image/png"], body: body)
             }

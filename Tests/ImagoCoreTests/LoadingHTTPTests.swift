@@ -16,14 +16,16 @@ extension LoadingNetworkTests {
             #expect(first.data == body && !first.isNotModified)
             #expect(first.validators.etag == "\"v1\"")
             // When the request is repeated with them
-            let second = try await loader.data(for: DataRequest(url: server.url(for: "/a"), validators: first.validators))
+            let second = try await loader.data(
+                for: DataRequest(url: server.url(for: "/a"), validators: first.validators))
             // Then the server saw If-None-Match and the answer is "not modified", with no body
             #expect(server.lastRequestHeaders(for: "/a")?["If-None-Match"] == "\"v1\"")
             #expect(second.isNotModified)
             #expect(second.statusCode == 304 && second.data.isEmpty)
             // and a changed resource comes back as a new body
             server.setRoute("/a", .bytes(testBytes(10, seed: 9), contentType: "image/png").withETag("\"v2\""))
-            let third = try await loader.data(for: DataRequest(url: server.url(for: "/a"), validators: first.validators))
+            let third = try await loader.data(
+                for: DataRequest(url: server.url(for: "/a"), validators: first.validators))
             #expect(!third.isNotModified && third.data == testBytes(10, seed: 9))
         }
 
@@ -63,7 +65,9 @@ extension LoadingNetworkTests {
             configuration.requestModifiers = [
                 { request in
                     var request = request
-                    let n = tokens.withLock { $0 += 1; return $0 }
+                    let n = tokens.withLock {
+                        $0 += 1; return $0
+                    }
                     try await Task.sleep(for: .milliseconds(1))  // a modifier may suspend (e.g. refresh a token)
                     request.headers["Authorization"] = "Bearer token-\(n)"
                     return request
@@ -126,7 +130,11 @@ extension LoadingNetworkTests {
             }
             #expect(url == server.url(for: "/a").absoluteString)
             #expect(bytes == 1234 && status == 200)
-            #expect(log[3] == .failed(url: server.url(for: "/missing").absoluteString, error: .statusCode(404, url: server.url(for: "/missing"))))
+            #expect(
+                log[3]
+                    == .failed(
+                        url: server.url(for: "/missing").absoluteString,
+                        error: .statusCode(404, url: server.url(for: "/missing"))))
             #expect(activity.inFlightCount == 0)
             loader.removeObserver(token)
             _ = try await loader.data(for: DataRequest(url: server.url(for: "/a")))
@@ -144,7 +152,9 @@ extension LoadingNetworkTests {
             let activity = NetworkActivityObserver()
             activity.observe(loader)
             let recorders = (0..<3).map { _ in EventRecorder() }
-            let tasks = recorders.enumerated().map { i, r in loader.load(DataRequest(url: server.url(for: "/\(i)")), handler: r.handler) }
+            let tasks = recorders.enumerated().map { i, r in
+                loader.load(DataRequest(url: server.url(for: "/\(i)")), handler: r.handler)
+            }
             #expect(await ImagoTesting.eventually(timeout: patience) { activity.inFlightCount == 3 })
             tasks[0].cancel()
             #expect(activity.inFlightCount == 2)
@@ -157,10 +167,12 @@ extension LoadingNetworkTests {
             let server = try LoopbackServer()
             defer { server.stop() }
             let body = testBytes(200_000)
-            server.setRoute("/a", .bytes(body, contentType: "image/jpeg").dripping(bytes: 20_000, every: .milliseconds(5)))
+            server.setRoute(
+                "/a", .bytes(body, contentType: "image/jpeg").dripping(bytes: 20_000, every: .milliseconds(5)))
             let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
             let recorder = EventRecorder()
-            _ = loader.load(DataRequest(url: server.url(for: "/a"), reportsPartialData: true), handler: recorder.handler)
+            _ = loader.load(
+                DataRequest(url: server.url(for: "/a"), reportsPartialData: true), handler: recorder.handler)
             await recorder.waitForResult()
             var progress: [Int64] = []
             var partial: [Data] = []

@@ -21,7 +21,10 @@ extension LoadingNetworkTests {
                 loader.load(DataRequest(url: server.url(for: path)), handler: r.handler)
             }
             // Then exactly 3 reach the server while the gate holds them
-            #expect(await server.waitUntil(timeout: patience) { server in paths.reduce(0) { $0 + server.suspendedRequestCount(for: $1) } == 3 })
+            #expect(
+                await server.waitUntil(timeout: patience) { server in
+                    paths.reduce(0) { $0 + server.suspendedRequestCount(for: $1) } == 3
+                })
             #expect(server.totalRequestCount == 3)
             for path in paths { server.resume(path) }
             for recorder in recorders { await recorder.waitForResult() }
@@ -42,16 +45,22 @@ extension LoadingNetworkTests {
             let loader = HTTPDataLoader(configuration: testLoaderConfiguration(concurrency: 1))
             let order = Locked<[String]>([])
             loader.addObserver { event in
-                if case .started(let url, _) = event { order.withLock { $0.append(String(url.split(separator: "/").last!)) } }
+                if case .started(let url, _) = event {
+                    order.withLock { $0.append(String(url.split(separator: "/").last!)) }
+                }
             }
             loader.suspend()
             var tasks: [any DataLoadTask] = []
             let recorders = (0..<5).map { _ in EventRecorder() }
             for (i, name) in ["low1", "low2", "low3"].enumerated() {
-                tasks.append(loader.load(DataRequest(url: server.url(for: "/\(name)"), priority: .low), handler: recorders[i].handler))
+                tasks.append(
+                    loader.load(
+                        DataRequest(url: server.url(for: "/\(name)"), priority: .low), handler: recorders[i].handler))
             }
-            tasks.append(loader.load(DataRequest(url: server.url(for: "/high"), priority: .high), handler: recorders[3].handler))
-            let raised = loader.load(DataRequest(url: server.url(for: "/raised"), priority: .veryLow), handler: recorders[4].handler)
+            tasks.append(
+                loader.load(DataRequest(url: server.url(for: "/high"), priority: .high), handler: recorders[3].handler))
+            let raised = loader.load(
+                DataRequest(url: server.url(for: "/raised"), priority: .veryLow), handler: recorders[4].handler)
             // When one waiting request is raised to veryHigh and the queue resumes
             raised.setPriority(.veryHigh)
             loader.resume()
@@ -69,14 +78,18 @@ extension LoadingNetworkTests {
             let loader = HTTPDataLoader(configuration: testLoaderConfiguration(concurrency: 1))
             let order = Locked<[String]>([])
             loader.addObserver { event in
-                if case .started(let url, _) = event { order.withLock { $0.append(String(url.split(separator: "/").last!)) } }
+                if case .started(let url, _) = event {
+                    order.withLock { $0.append(String(url.split(separator: "/").last!)) }
+                }
             }
             loader.suspend()
             let recorders = (0..<3).map { _ in EventRecorder() }
-            let t1 = loader.load(DataRequest(url: server.url(for: "/a"), priority: .normal), handler: recorders[0].handler)
+            let t1 = loader.load(
+                DataRequest(url: server.url(for: "/a"), priority: .normal), handler: recorders[0].handler)
             let t2 = loader.load(DataRequest(url: server.url(for: "/b"), priority: .low), handler: recorders[1].handler)
             // a second subscriber of /b at high priority lifts the shared transfer above /a
-            let t3 = loader.load(DataRequest(url: server.url(for: "/b"), priority: .high), handler: recorders[2].handler)
+            let t3 = loader.load(
+                DataRequest(url: server.url(for: "/b"), priority: .high), handler: recorders[2].handler)
             loader.resume()
             for recorder in recorders { await recorder.waitForResult() }
             #expect(order.value == ["b", "a"])
@@ -93,7 +106,9 @@ extension LoadingNetworkTests {
             let running = EventRecorder()
             let tasks = [loader.load(DataRequest(url: server.url(for: "/slow")), handler: running.handler)]
             let queued = (0..<5).map { _ in EventRecorder() }
-            let more = queued.enumerated().map { i, r in loader.load(DataRequest(url: server.url(for: "/q\(i)")), handler: r.handler) }
+            let more = queued.enumerated().map { i, r in
+                loader.load(DataRequest(url: server.url(for: "/q\(i)")), handler: r.handler)
+            }
             #expect(await ImagoTesting.eventually(timeout: patience) { running.events.count >= 1 })
             loader.cancelAll()
             #expect(running.error == .cancelled)

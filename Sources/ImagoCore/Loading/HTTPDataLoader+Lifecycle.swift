@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 // A transfer's life: queued → starting (request modifiers) → running (URLSession task) → completed, or back to
@@ -104,7 +104,9 @@ extension HTTPDataLoader {
     }
 
     /// Ends the current attempt: delivers the response or error to every subscriber, or schedules a retry.
-    func _complete(_ transfer: Transfer, _ result: Result<DataResponse, DataLoadingError>, in s: inout State)
+    func _complete(
+        _ transfer: Transfer, _ result: Result<DataResponse, DataLoadingError>, in s: inout State
+    )
         -> Actions
     {
         var actions = Actions()

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPDataLoader {
@@ -62,7 +62,9 @@ extension HTTPDataLoader {
     /// Validates the status, content type and announced length; returns whether to receive the body.
     func didReceive(_ response: URLResponse, task: URLSessionTask) -> Bool {
         let (isAccepted, actions) = state.withLock { s -> (Bool, Actions) in
-            guard let id = s.byTask[task.taskIdentifier], let transfer = s.transfers[id] else { return (false, Actions()) }
+            guard let id = s.byTask[task.taskIdentifier], let transfer = s.transfers[id] else {
+                return (false, Actions())
+            }
             guard let http = response as? HTTPURLResponse else {
                 let error = DataLoadingError.connectionFailed(url: transfer.request.url, reason: "not an HTTP response")
                 return (false, _complete(transfer, .failure(error), in: &s))
@@ -214,6 +216,7 @@ extension HTTPDataLoader {
         if let expected = transfer.expectedLength, transfer.received < expected {
             return .truncated(url: url, expected: expected, received: transfer.received)
         }
-        return .connectionFailed(url: url, reason: "\(nsError.localizedDescription) (\(nsError.domain) \(nsError.code))")
+        return .connectionFailed(
+            url: url, reason: "\(nsError.localizedDescription) (\(nsError.domain) \(nsError.code))")
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPDataLoader {
@@ -97,7 +97,9 @@ extension HTTPDataLoader {
         }
 
         /// Progress (and partial data) events for every subscriber, when the throttle interval allows or `force`.
-        func progressEvents(now: ContinuousClock.Instant, interval: Duration, force: Bool) -> [(
+        func progressEvents(
+            now: ContinuousClock.Instant, interval: Duration, force: Bool
+        ) -> [(
             EventSink, DataLoadEvent
         )] {
             guard received != lastReported else { return [] }

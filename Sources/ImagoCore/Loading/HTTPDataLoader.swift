@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The default ``DataLoading``: HTTP(S) over `URLSession`, with a bounded priority queue, coalescing of identical
@@ -70,7 +70,9 @@ public final class HTTPDataLoader: DataLoading {
     // MARK: - DataLoading
 
     /// Starts or joins a transfer for `request`; see the type's documentation for the events delivered.
-    public func load(_ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void)
+    public func load(
+        _ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void
+    )
         -> any DataLoadTask
     {
         guard let scheme = request.url.scheme?.lowercased(), configuration.acceptedSchemes.contains(scheme) else {
