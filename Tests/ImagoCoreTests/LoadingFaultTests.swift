@@ -190,6 +190,27 @@ extension LoadingNetworkTests {
             #expect(server.requestCount(for: "/loop") == 3)
         }
 
+        @Test func gzipBodyIsDecodedAndNotMistakenForTruncated() async throws {
+            // Content-Length counts the compressed bytes; the body handed over is the decoded one
+            let (recorder, server, _) = try await load(
+                .bytes(ImagoTesting.Gzip.stored(body), contentType: "image/png").withContentEncoding("gzip"))
+            defer { server.stop() }
+            #expect(recorder.response?.data == body)
+        }
+
+        @Test func decompressionBombIsStoppedAtTheBodyLimit() async throws {
+            // ~130 KB on the wire inflating to 20 MB: the limit applies to the decoded bytes, while streaming
+            let bomb = ImagoTesting.Gzip.zeros(count: 20_000_000)
+            let (recorder, server, _) = try await load(
+                .bytes(bomb, contentType: "image/png").withContentEncoding("gzip")
+            ) { $0.maximumBodySize = 2_000_000 }
+            defer { server.stop() }
+            #expect(recorder.error?.kind == "bodyTooLarge")
+            var received: Int64 = 0
+            for case .progress(let r, _) in recorder.events { received = max(received, r) }
+            #expect(received <= 2_000_000)
+        }
+
         @Test func connectionRefusedFailsWithConnectionFailed() async throws {
             let server = try LoopbackServer()
             let url = server.url(for: "/gone")

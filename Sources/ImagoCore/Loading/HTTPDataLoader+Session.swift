@@ -76,7 +76,10 @@ extension HTTPDataLoader {
             let length = http.expectedContentLength
             let coding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased()
             if length >= 0, coding == nil || coding == "identity" { transfer.expectedLength = length }
-            if length > 0 { transfer.body.reserveCapacity(Int(min(length, configuration.maximumBodySize))) }
+            // Reserve for the announced body, but not more than 16 MiB on the server's word alone.
+            if length > 0, http.statusCode != 304 {
+                transfer.body.reserveCapacity(Int(min(length, configuration.maximumBodySize, 16 << 20)))
+            }
             return (true, Actions())
         }
         perform(actions)
