@@ -91,7 +91,9 @@ extension LoadingNetworkTests {
             let (recorder, server, _) = try await load(.endless()) { $0.maximumBodySize = 1_000_000 }
             defer { server.stop() }
             #expect(recorder.error == .bodyTooLarge(url: server.url(for: "/f"), limit: 1_000_000))
-            #expect(await server.waitUntil(timeout: patience) { $0.abortedTransfers(for: "/f") == 1 })
+            // (Not asserted: when the server sees the abort. Under a flood FoundationNetworking takes from
+            // milliseconds to seconds to act on the cancel, and has been seen to leave the socket open until the
+            // session is invalidated; the loader ignores whatever still arrives.)
             var received: Int64 = 0
             for case .progress(let r, _) in recorder.events { received = max(received, r) }
             #expect(received <= 1_000_000)

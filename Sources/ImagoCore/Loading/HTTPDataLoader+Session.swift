@@ -199,7 +199,7 @@ extension HTTPDataLoader {
             s.tasksInRedirectCallback.remove(task.taskIdentifier)
             return s.deferredCancels.removeValue(forKey: task.taskIdentifier)
         }
-        if let deferred, !refused { deferred.cancel() }
+        if let deferred, !refused { cancelQueue.async { deferred.cancel() } }
         perform(actions)
     }
 

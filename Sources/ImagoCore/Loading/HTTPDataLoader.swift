@@ -31,6 +31,8 @@ public final class HTTPDataLoader: DataLoading {
     let queue: LoadQueue
     let state = Locked(State())
     let observers = DataLoaderObservers()
+    /// Where URLSession tasks are cancelled (see `perform`).
+    let cancelQueue = DispatchQueue(label: "imago.HTTPDataLoader.cancel")
     private let delegate: SessionDelegate
 
     /// A loader with `configuration` (default: ``Configuration/init()``).
@@ -207,7 +209,14 @@ public final class HTTPDataLoader: DataLoading {
 
     /// Performs what was decided under the lock, with the lock released.
     func perform(_ actions: Actions) {
-        for task in actions.cancelTasks { task.cancel() }
+        // `URLSessionTask.cancel()` waits (`workQueue.sync`) behind every chunk FoundationNetworking has queued:
+        // seconds under a fast body. Called here, it would stall the delegate queue and the callers' events, so
+        // it runs on the loader's own serial queue (not a global one, whose few threads it could block); the
+        // transfer is already detached, so its late chunks are ignored.
+        if !actions.cancelTasks.isEmpty {
+            let tasks = actions.cancelTasks
+            cancelQueue.async { for task in tasks { task.cancel() } }
+        }
         for timer in actions.cancelTimers { timer.cancel() }
         for (id, priority) in actions.reprioritize { queue.setPriority(priority, for: id) }
         for id in actions.finishQueueItems { queue.finish(id) }
