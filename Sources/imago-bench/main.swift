@@ -11,6 +11,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("processors", ProcessorsBench.run),
     ("pipeline", PipelineBench.run),
     ("diskcache", DiskCacheBench.run),
+    ("loader", LoaderBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -123,9 +123,13 @@ import Testing
             for id in 1...400 as ClosedRange<UInt64> {
                 group.addTask {
                     queue.enqueue(id: id, priority: RequestPriority(rawValue: Int(id % 5)) ?? .normal) {
-                        running.withLock { $0.now += 1; $0.peak = max($0.peak, $0.now) }
+                        running.withLock {
+                            $0.now += 1; $0.peak = max($0.peak, $0.now)
+                        }
                         Task {
-                            running.withLock { $0.now -= 1; $0.done += 1 }
+                            running.withLock {
+                                $0.now -= 1; $0.done += 1
+                            }
                             queue.finish(id)
                         }
                     }

@@ -1,6 +1,7 @@
 import Foundation
 import ImagoCore
 import ImagoTesting
+import Testing
 
 /// Records the events one load delivers, and checks the loader's contract on them (one terminal event, nothing
 /// after it).
@@ -46,7 +47,7 @@ final class EventRecorder: Sendable {
 
     /// Waits (up to `timeout`) for the terminal event.
     @discardableResult
-    func waitForResult(timeout: Duration = .seconds(10)) async -> Result<DataResponse, DataLoadingError>? {
+    func waitForResult(timeout: Duration = .seconds(60)) async -> Result<DataResponse, DataLoadingError>? {
         await ImagoTesting.eventually(timeout: timeout) { self.terminalCount > 0 }
         return result
     }
@@ -89,12 +90,21 @@ func testBytes(_ count: Int, seed: UInt8 = 1) -> Data {
     return data.prefix(count)
 }
 
-/// A loader configuration for tests: short timeouts, no retries, fast progress.
+/// Every test that talks to the loopback server runs inside this suite, one at a time: each starts a server and a
+/// loader (with their threads), and timeouts are tested with short intervals, which a crowded 2-core machine
+/// (or the thread sanitizer) would otherwise disturb.
+@Suite(.serialized) struct LoadingNetworkTests {}
+
+/// How long a test waits for something that should happen (only a failing test waits this long).
+let patience: Duration = .seconds(30)
+
+/// A loader configuration for tests: no retries, fast progress, timeouts short enough to end a hang but long
+/// enough for a busy 2-core machine running the suites in parallel (tests of timeouts shorten them further).
 func testLoaderConfiguration(concurrency: Int = 6) -> HTTPDataLoader.Configuration {
     var configuration = HTTPDataLoader.Configuration()
     configuration.maximumConcurrentTransfers = concurrency
-    configuration.idleTimeout = .seconds(1)
-    configuration.resourceTimeout = .seconds(5)
+    configuration.idleTimeout = .seconds(20)
+    configuration.resourceTimeout = .seconds(60)
     configuration.retryPolicy = .none
     configuration.progressInterval = .milliseconds(1)
     return configuration

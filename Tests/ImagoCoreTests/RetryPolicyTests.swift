@@ -49,7 +49,9 @@ import Testing
         #expect(policy.delay(forRetry: 1, after: error, retryAfter: "7") == .seconds(7))
         #expect(policy.delay(forRetry: 1, after: error, retryAfter: "3600") == .seconds(30))
         let now = Date(timeIntervalSince1970: 1_445_412_480)  // Wed, 21 Oct 2015 07:28:00 GMT
-        #expect(policy.delay(forRetry: 1, after: error, retryAfter: "Wed, 21 Oct 2015 07:28:12 GMT", now: now) == .seconds(12))
+        #expect(
+            policy.delay(forRetry: 1, after: error, retryAfter: "Wed, 21 Oct 2015 07:28:12 GMT", now: now)
+                == .seconds(12))
         #expect(RetryPolicy.retryAfterSeconds("Wednesday, 21-Oct-15 07:28:05 GMT", now: now) == 5)
         #expect(RetryPolicy.retryAfterSeconds("Wed Oct 21 07:28:09 2015", now: now) == 9)
         #expect(RetryPolicy.retryAfterSeconds("soon") == nil)

@@ -27,7 +27,9 @@ public struct CompositeDataLoader: DataLoading {
     }
 
     /// Hands `request` to the loader for its scheme.
-    public func load(_ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void)
+    public func load(
+        _ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void
+    )
         -> any DataLoadTask
     {
         guard let scheme = request.url.scheme?.lowercased(), let loader = loaders[scheme] else {

@@ -20,7 +20,9 @@ public struct DataURLLoader: DataLoading {
     }
 
     /// Decodes the URL off the caller's thread and delivers `.finished` or `.failed`.
-    public func load(_ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void)
+    public func load(
+        _ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void
+    )
         -> any DataLoadTask
     {
         let limit = maximumBodySize

@@ -24,7 +24,9 @@ public struct FileDataLoader: DataLoading {
     }
 
     /// Reads the file off the caller's thread and delivers `.finished` or `.failed`.
-    public func load(_ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void)
+    public func load(
+        _ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void
+    )
         -> any DataLoadTask
     {
         let loader = self

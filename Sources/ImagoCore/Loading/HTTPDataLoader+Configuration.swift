@@ -57,6 +57,7 @@ extension HTTPDataLoader {
         /// Which of the waiting requests of equal priority starts first. Default `.fifo`.
         public var queueOrder: QueueOrder = .fifo
         /// The longest time without receiving a byte before the load fails with `.timedOut`. Default 15 s.
+        /// FoundationNetworking counts it in whole seconds: it is rounded up, to at least 1 s.
         public var idleTimeout: Duration = .seconds(15)
         /// The longest time one attempt may take in total before it fails with `.timedOut`. Default 60 s.
         public var resourceTimeout: Duration = .seconds(60)

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 // A transfer's life: queued → starting (request modifiers) → running (URLSession task) → completed, or back to
@@ -53,7 +53,7 @@ extension HTTPDataLoader {
     func urlRequest(for request: DataRequest) -> URLRequest {
         var urlRequest = URLRequest(
             url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
-            timeoutInterval: LoaderTime.seconds(configuration.idleTimeout))
+            timeoutInterval: Self.idleTimeoutSeconds(configuration.idleTimeout))
         let given = Set(request.headers.keys.map { $0.lowercased() })
         for (name, value) in configuration.additionalHeaders where !given.contains(name.lowercased()) {
             urlRequest.setValue(value, forHTTPHeaderField: name)
@@ -71,22 +71,22 @@ extension HTTPDataLoader {
         let timer = DispatchWorkItem { [weak self] in
             self?.fail(id, attempt: attempt, with: .timedOut(url: request.url), when: .running)
         }
-        let isCurrent = state.withLock { s -> Bool in
+        let (isCurrent, priority) = state.withLock { s -> (Bool, RequestPriority) in
             guard let transfer = s.transfers[id], transfer.phase == .starting, transfer.attempt == attempt else {
-                return false
+                return (false, .normal)
             }
             transfer.phase = .running
             transfer.task = task
             transfer.taskID = task.taskIdentifier
             transfer.timeout = timer
-            task.priority = Self.taskPriority(transfer.priority)
             s.byTask[task.taskIdentifier] = id
-            return true
+            return (true, transfer.priority)
         }
         guard isCurrent else {
             task.cancel()
             return
         }
+        task.priority = Self.taskPriority(priority)
         DispatchQueue.global().asyncAfter(
             deadline: .now() + LoaderTime.seconds(configuration.resourceTimeout), execute: timer)
         task.resume()
@@ -104,7 +104,9 @@ extension HTTPDataLoader {
     }
 
     /// Ends the current attempt: delivers the response or error to every subscriber, or schedules a retry.
-    func _complete(_ transfer: Transfer, _ result: Result<DataResponse, DataLoadingError>, in s: inout State)
+    func _complete(
+        _ transfer: Transfer, _ result: Result<DataResponse, DataLoadingError>, in s: inout State
+    )
         -> Actions
     {
         var actions = Actions()
@@ -121,7 +123,7 @@ extension HTTPDataLoader {
             actions.events.append(
                 .finished(url: url, bytes: response.data.count, duration: elapsed, status: response.statusCode))
         case .failure(let error):
-            if let task = transfer.task { actions.cancelTasks.append(task) }
+            if let task = transfer.task { s.cancel(task, into: &actions) }
             let retryAfter = transfer.response?.value(forHTTPHeaderField: "Retry-After")
             if let delay = configuration.retryPolicy.delay(
                 forRetry: transfer.attempt, after: error, retryAfter: retryAfter)

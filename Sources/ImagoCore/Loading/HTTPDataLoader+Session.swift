@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPDataLoader {
@@ -25,6 +25,8 @@ extension HTTPDataLoader {
             _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
             completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
         ) {
+            // FoundationNetworking ignores this disposition for HTTP (the body keeps coming), so a refused
+            // response is cancelled by the loader itself.
             let isAccepted = loader?.didReceive(response, task: dataTask) ?? false
             completionHandler(isAccepted ? .allow : .cancel)
         }
@@ -41,7 +43,17 @@ extension HTTPDataLoader {
             _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
             newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
         ) {
-            completionHandler(loader?.willRedirect(task, to: request))
+            // The completion handler must be called only for a task nobody cancelled (else FoundationNetworking
+            // traps), and the task must not be cancelled until it has been called: `willRedirect` marks the task,
+            // and cancellations meanwhile wait until `didReturnFromRedirect`.
+            guard let loader else { return }  // deinit cancelled every task
+            let (decision, actions) = loader.willRedirect(task, to: request)
+            switch decision {
+            case .cancelled: return
+            case .follow(let next): completionHandler(next)
+            case .refuse: completionHandler(nil)
+            }
+            loader.didReturnFromRedirect(task, refused: decision.isRefusal, actions: actions)
         }
     }
 
@@ -50,7 +62,9 @@ extension HTTPDataLoader {
     /// Validates the status, content type and announced length; returns whether to receive the body.
     func didReceive(_ response: URLResponse, task: URLSessionTask) -> Bool {
         let (isAccepted, actions) = state.withLock { s -> (Bool, Actions) in
-            guard let id = s.byTask[task.taskIdentifier], let transfer = s.transfers[id] else { return (false, Actions()) }
+            guard let id = s.byTask[task.taskIdentifier], let transfer = s.transfers[id] else {
+                return (false, Actions())
+            }
             guard let http = response as? HTTPURLResponse else {
                 let error = DataLoadingError.connectionFailed(url: transfer.request.url, reason: "not an HTTP response")
                 return (false, _complete(transfer, .failure(error), in: &s))
@@ -62,12 +76,13 @@ extension HTTPDataLoader {
             let length = http.expectedContentLength
             let coding = http.value(forHTTPHeaderField: "Content-Encoding")?.lowercased()
             if length >= 0, coding == nil || coding == "identity" { transfer.expectedLength = length }
-            if length > 0 { transfer.body.reserveCapacity(Int(min(length, configuration.maximumBodySize))) }
+            // Reserve for the announced body, but not more than 16 MiB on the server's word alone.
+            if length > 0, http.statusCode != 304 {
+                transfer.body.reserveCapacity(Int(min(length, configuration.maximumBodySize, 16 << 20)))
+            }
             return (true, Actions())
         }
-        // The `.cancel` disposition cancels this task; cancelling it here as well, inside the callback, upsets
-        // FoundationNetworking's state machine.
-        perform(actions.sparing(task))
+        perform(actions)
         return isAccepted
     }
 
@@ -132,21 +147,37 @@ extension HTTPDataLoader {
         perform(actions)
     }
 
+    /// What to tell URLSession about a redirect.
+    enum RedirectDecision {
+        /// The task was cancelled: do not call the completion handler at all.
+        case cancelled
+        /// Follow, with this request.
+        case follow(URLRequest)
+        /// Do not follow: the 3xx response becomes final (the transfer has already failed).
+        case refuse
+
+        var isRefusal: Bool { if case .refuse = self { true } else { false } }
+    }
+
     /// Counts a redirect; refuses it past the limit or to another scheme, and drops credentials across origins.
-    func willRedirect(_ task: URLSessionTask, to newRequest: URLRequest) -> URLRequest? {
-        let (request, actions) = state.withLock { s -> (URLRequest?, Actions) in
-            guard let id = s.byTask[task.taskIdentifier], let transfer = s.transfers[id] else { return (nil, Actions()) }
+    /// Returns the decision and the actions to perform once the completion handler has been called.
+    func willRedirect(_ task: URLSessionTask, to newRequest: URLRequest) -> (RedirectDecision, Actions) {
+        state.withLock { s -> (RedirectDecision, Actions) in
+            guard let id = s.byTask[task.taskIdentifier], let transfer = s.transfers[id] else {
+                return (.cancelled, Actions())
+            }
+            s.tasksInRedirectCallback.insert(task.taskIdentifier)
             transfer.redirects += 1
             let limit = configuration.maximumRedirects
             if transfer.redirects > limit {
                 let error = DataLoadingError.tooManyRedirects(url: transfer.request.url, limit: limit)
-                return (nil, _complete(transfer, .failure(error), in: &s))
+                return (.refuse, _complete(transfer, .failure(error), in: &s))
             }
             guard let target = newRequest.url, let scheme = target.scheme?.lowercased(),
                 configuration.acceptedSchemes.contains(scheme)
             else {
                 let error = DataLoadingError.unsupportedScheme(url: newRequest.url ?? transfer.request.url)
-                return (nil, _complete(transfer, .failure(error), in: &s))
+                return (.refuse, _complete(transfer, .failure(error), in: &s))
             }
             var request = newRequest
             let origin = transfer.request.url
@@ -157,12 +188,19 @@ extension HTTPDataLoader {
                     request.setValue(nil, forHTTPHeaderField: name)
                 }
             }
-            return (request, Actions())
+            return (.follow(request), Actions())
         }
-        // Refusing the redirect makes its 3xx response final, which `didReceive(_:task:)` then cancels; cancelling
-        // the task inside this callback crashes FoundationNetworking ("not waiting for it").
-        perform(actions.sparing(task))
-        return request
+    }
+
+    /// After the redirect completion handler ran: performs a cancellation that had to wait (not needed after a
+    /// refusal, which ends the task by itself), then the decided actions.
+    func didReturnFromRedirect(_ task: URLSessionTask, refused: Bool, actions: Actions) {
+        let deferred = state.withLock { s -> URLSessionTask? in
+            s.tasksInRedirectCallback.remove(task.taskIdentifier)
+            return s.deferredCancels.removeValue(forKey: task.taskIdentifier)
+        }
+        if let deferred, !refused { cancelQueue.async { deferred.cancel() } }
+        perform(actions)
     }
 
     /// Turns a URLSession error into a typed one.
@@ -181,6 +219,7 @@ extension HTTPDataLoader {
         if let expected = transfer.expectedLength, transfer.received < expected {
             return .truncated(url: url, expected: expected, received: transfer.received)
         }
-        return .connectionFailed(url: url, reason: "\(nsError.localizedDescription) (\(nsError.domain) \(nsError.code))")
+        return .connectionFailed(
+            url: url, reason: "\(nsError.localizedDescription) (\(nsError.domain) \(nsError.code))")
     }
 }

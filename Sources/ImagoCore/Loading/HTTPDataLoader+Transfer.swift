@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPDataLoader {
@@ -97,7 +97,9 @@ extension HTTPDataLoader {
         }
 
         /// Progress (and partial data) events for every subscriber, when the throttle interval allows or `force`.
-        func progressEvents(now: ContinuousClock.Instant, interval: Duration, force: Bool) -> [(
+        func progressEvents(
+            now: ContinuousClock.Instant, interval: Duration, force: Bool
+        ) -> [(
             EventSink, DataLoadEvent
         )] {
             guard received != lastReported else { return [] }
@@ -124,13 +126,6 @@ extension HTTPDataLoader {
         var reprioritize: [(UInt64, RequestPriority)] = []
         var retry: (id: UInt64, delay: Duration)?
 
-        /// These actions without cancelling `task` (whose own delegate callback is running).
-        func sparing(_ task: URLSessionTask) -> Actions {
-            var copy = self
-            copy.cancelTasks.removeAll { $0 === task }
-            return copy
-        }
-
         mutating func merge(_ other: Actions) {
             cancelTasks += other.cancelTasks
             cancelTimers += other.cancelTimers
@@ -149,6 +144,19 @@ extension HTTPDataLoader {
         var byKey: [TransferKey: UInt64] = [:]
         var byTask: [Int: UInt64] = [:]
         var nextID: UInt64 = 0
+        /// Tasks whose redirect callback is running: FoundationNetworking traps if such a task is cancelled before
+        /// the callback's completion handler is called, so their cancellation waits in `deferredCancels`.
+        var tasksInRedirectCallback: Set<Int> = []
+        var deferredCancels: [Int: URLSessionTask] = [:]
+
+        /// Cancels `task` now (through `actions`) or, while its redirect callback runs, once it returns.
+        mutating func cancel(_ task: URLSessionTask, into actions: inout Actions) {
+            if tasksInRedirectCallback.contains(task.taskIdentifier) {
+                deferredCancels[task.taskIdentifier] = task
+            } else {
+                actions.cancelTasks.append(task)
+            }
+        }
 
         mutating func remove(_ transfer: Transfer) {
             transfers[transfer.id] = nil

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The default ``DataLoading``: HTTP(S) over `URLSession`, with a bounded priority queue, coalescing of identical
@@ -31,6 +31,8 @@ public final class HTTPDataLoader: DataLoading {
     let queue: LoadQueue
     let state = Locked(State())
     let observers = DataLoaderObservers()
+    /// Where URLSession tasks are cancelled (see `perform`).
+    let cancelQueue = DispatchQueue(label: "imago.HTTPDataLoader.cancel")
     private let delegate: SessionDelegate
 
     /// A loader with `configuration` (default: ``Configuration/init()``).
@@ -44,7 +46,7 @@ public final class HTTPDataLoader: DataLoading {
         sessionConfiguration.httpCookieStorage = nil
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpCookieAcceptPolicy = .never
-        sessionConfiguration.timeoutIntervalForRequest = LoaderTime.seconds(configuration.idleTimeout)
+        sessionConfiguration.timeoutIntervalForRequest = Self.idleTimeoutSeconds(configuration.idleTimeout)
         sessionConfiguration.timeoutIntervalForResource = LoaderTime.seconds(configuration.resourceTimeout)
         // The queue bounds concurrency; URLSession must not queue behind it.
         sessionConfiguration.httpMaximumConnectionsPerHost = max(6, configuration.maximumConcurrentTransfers)
@@ -70,15 +72,16 @@ public final class HTTPDataLoader: DataLoading {
     // MARK: - DataLoading
 
     /// Starts or joins a transfer for `request`; see the type's documentation for the events delivered.
-    public func load(_ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void)
+    public func load(
+        _ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void
+    )
         -> any DataLoadTask
     {
-        let sink = EventSink(handler)
         guard let scheme = request.url.scheme?.lowercased(), configuration.acceptedSchemes.contains(scheme) else {
-            DispatchQueue.global().async { sink.send(.failed(.unsupportedScheme(url: request.url))) }
-            return Subscription(loader: self, transferID: 0, subscriberID: 0, sink: sink)
+            return OneShotLoadTask.failing(.unsupportedScheme(url: request.url), handler: handler)
         }
         let key = TransferKey(request, ignoring: configuration.coalescingIgnoredHeaders)
+        let sink = EventSink(handler)
         var actions = Actions()
         let (transferID, subscriberID, isNew) = state.withLock { s -> (UInt64, UInt64, Bool) in
             s.nextID += 1
@@ -177,7 +180,6 @@ public final class HTTPDataLoader: DataLoading {
         guard priority != transfer.priority else { return actions }
         transfer.priority = priority
         if transfer.phase == .queued { actions.reprioritize.append((transfer.id, priority)) }
-        transfer.task?.priority = Self.taskPriority(priority)
         return actions
     }
 
@@ -187,7 +189,7 @@ public final class HTTPDataLoader: DataLoading {
         s.remove(transfer)
         actions.cancelSinks = transfer.subscribers.map(\.sink)
         transfer.subscribers.removeAll()
-        if let task = transfer.task { actions.cancelTasks.append(task) }
+        if let task = transfer.task { s.cancel(task, into: &actions) }
         if let timer = transfer.timeout { actions.cancelTimers.append(timer) }
         actions.finishQueueItems.append(transfer.id)
         if transfer.startTime != nil {
@@ -196,13 +198,25 @@ public final class HTTPDataLoader: DataLoading {
         return actions
     }
 
+    /// FoundationNetworking keeps the request timeout in whole seconds (truncating): round up, at least 1 s.
+    static func idleTimeoutSeconds(_ timeout: Duration) -> TimeInterval {
+        max(1, LoaderTime.seconds(timeout).rounded(.up))
+    }
+
     static func taskPriority(_ priority: RequestPriority) -> Float {
         Float(priority.rawValue) / Float(RequestPriority.veryHigh.rawValue)
     }
 
     /// Performs what was decided under the lock, with the lock released.
     func perform(_ actions: Actions) {
-        for task in actions.cancelTasks { task.cancel() }
+        // `URLSessionTask.cancel()` waits (`workQueue.sync`) behind every chunk FoundationNetworking has queued:
+        // seconds under a fast body. Called here, it would stall the delegate queue and the callers' events, so
+        // it runs on the loader's own serial queue (not a global one, whose few threads it could block); the
+        // transfer is already detached, so its late chunks are ignored.
+        if !actions.cancelTasks.isEmpty {
+            let tasks = actions.cancelTasks
+            cancelQueue.async { for task in tasks { task.cancel() } }
+        }
         for timer in actions.cancelTimers { timer.cancel() }
         for (id, priority) in actions.reprioritize { queue.setPriority(priority, for: id) }
         for id in actions.finishQueueItems { queue.finish(id) }
