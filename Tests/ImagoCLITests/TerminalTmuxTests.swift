@@ -20,29 +20,30 @@ import Testing
             return ""
         }
         let socket = "imago-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        func run(_ args: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tmux)
-            process.arguments = ["-L", socket, "-f", "/dev/null"] + args
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-        defer { _ = try? run(["kill-server"]) }
-        let script = "\(command); echo __IMAGO_DONE__ $?; sleep 30"
-        _ = try run(["new-session", "-d", "-x", "\(width)", "-y", "\(height)", "sh", "-c", script])
-        let deadline = Date().addingTimeInterval(120)
-        var screen = ""
-        while Date() < deadline {
-            screen = try run(["capture-pane", "-p", "-S", "-400"])
-            if screen.contains("__IMAGO_DONE__") { break }
-            Thread.sleep(forTimeInterval: 0.2)
-        }
-        return screen
+        // One shell drives the whole session: a tmux server started from a Foundation Process that then exits
+        // does not survive here, so start, poll, capture and kill all happen inside this script.
+        let t = "LC_ALL=C.UTF-8 \(tmux) -u -L \(socket) -f /dev/null"
+        let script = """
+            \(t) new-session -d -x \(width) -y \(height) "\(command); echo __IMAGO_DONE__ \\$?; sleep 60" </dev/null >/dev/null 2>&1
+            i=0
+            while [ $i -lt 450 ]; do
+              case "$(\(t) capture-pane -p -S -400 2>/dev/null)" in *__IMAGO_DONE__*) break;; esac
+              sleep 0.2; i=$((i+1))
+            done
+            \(t) capture-pane -p -S -400
+            \(t) kill-server >/dev/null 2>&1
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 
     @Test func showDrawsHalfBlocksOnARealTerminal() throws {
@@ -50,7 +51,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: cache) }
         let file = cliCorpus("kodak/05.png").path
         let screen = try runInTmux(
-            "XDG_CACHE_HOME=\(cache.path) COLORTERM=truecolor \(Self.imagoBinary.path) show \(file) --width 64")
+            "env -u NO_COLOR XDG_CACHE_HOME=\(cache.path) COLORTERM=truecolor \(Self.imagoBinary.path) show \(file) --width 64"
+        )
         #expect(screen.contains("__IMAGO_DONE__ 0"), "\(screen)")
         let blockLines = screen.split(separator: "\n").filter { $0.contains("▀") || $0.contains("▄") }
         #expect(blockLines.count >= 20, "expected the rendered image, got:\n\(screen)")
@@ -60,7 +62,7 @@ import Testing
         let cache = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: cache) }
         let screen = try runInTmux(
-            "XDG_CACHE_HOME=\(cache.path) COLORTERM=truecolor \(Self.imagoBinary.path) demo --limit 6 --corpus \(cliCorpus("").path)"
+            "env -u NO_COLOR XDG_CACHE_HOME=\(cache.path) COLORTERM=truecolor \(Self.imagoBinary.path) demo --limit 6 --corpus \(cliCorpus("").path)"
         )
         #expect(screen.contains("__IMAGO_DONE__ 0"), "\(screen)")
         #expect(screen.contains("Contact sheet (6 thumbnails"))
