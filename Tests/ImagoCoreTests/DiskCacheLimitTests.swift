@@ -44,7 +44,7 @@ import Testing
     @Test func expiresEntriesUnusedForMaxAgeOnReadAndOnWrite() throws {
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
-        let clock = TestClock()
+        let clock = DiskTestClock()
         var configuration = testConfiguration()
         configuration.maxAge = .seconds(3600)
         configuration.clock = clock.function

@@ -20,7 +20,7 @@ func removeTemporaryDirectory(_ url: URL) {
 }
 
 /// A clock tests move by hand.
-final class TestClock: Sendable {
+final class DiskTestClock: Sendable {
     let now = Locked<Double>(800_000_000)
     func advance(by seconds: Double) { now.withLock { $0 += seconds } }
     var function: @Sendable () -> Double { { [now] in now.value } }
