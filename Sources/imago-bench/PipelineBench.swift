@@ -9,6 +9,7 @@ enum PipelineBench {
     static func run() throws {
         try memoryHit()
         try burst()
+        try PipelineGalleryBench.run()
     }
 
     /// Runs `body` on the cooperative pool and waits for it (the harness closures are synchronous).
