@@ -40,6 +40,8 @@ let package = Package(
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
         .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI"]),
+        // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
+        .executableTarget(name: "imago-cache-stress", dependencies: ["ImagoCore", "ImagoTesting"]),
         .executableTarget(
             name: "imago-bench",
             dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo", "CWebP", "CGIF", "CPNG"]),

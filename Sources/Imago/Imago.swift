@@ -1,6 +1,8 @@
 @_exported import ImagoCodecs
 @_exported import ImagoCore
 
+import Foundation
+
 extension ImageDecoderRegistry {
     /// A new registry with every codec Imago ships (JPEG, PNG, GIF, WebP) registered.
     public static func makeDefault() -> ImageDecoderRegistry { ImageDecoderRegistry(ImagoCodecs.decoders) }
@@ -9,4 +11,52 @@ extension ImageDecoderRegistry {
 extension ImageEncoderRegistry {
     /// A new registry with every encoder Imago ships (JPEG, PNG, WebP) registered.
     public static func makeDefault() -> ImageEncoderRegistry { ImageEncoderRegistry(ImagoCodecs.encoders) }
+}
+
+extension ImagePipeline.Configuration {
+    /// A configuration ready to use: every codec registered, a ``MemoryCache``, an ``HTTPDataLoader`` (http and
+    /// https only), and a ``DiskCache`` in `diskCacheDirectory` when one is given.
+    ///
+    /// - Parameters:
+    ///   - diskCacheDirectory: where the disk cache lives (created `0700`); default `nil`: no disk cache.
+    ///   - diskCacheSizeLimit: the disk cache's size limit in bytes; default 256 MB.
+    /// - Throws: ``DiskCache/Error`` when the directory cannot be created or written.
+    public static func withDefaults(diskCacheDirectory: URL? = nil, diskCacheSizeLimit: Int = 256 << 20) throws
+        -> ImagePipeline.Configuration
+    {
+        var diskCache: DiskCache?
+        if let diskCacheDirectory {
+            var diskConfiguration = DiskCache.Configuration()
+            diskConfiguration.sizeLimit = diskCacheSizeLimit
+            diskCache = try DiskCache(directory: diskCacheDirectory, configuration: diskConfiguration)
+        }
+        var configuration = ImagePipeline.Configuration(dataCache: diskCache)
+        configuration.decoders = .makeDefault()
+        configuration.encoders = .makeDefault()
+        return configuration
+    }
+
+    /// The default cache directory: `$XDG_CACHE_HOME/imago`, else `~/.cache/imago`.
+    public static func defaultCacheDirectory(environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> URL
+    {
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty, xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("imago")
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".cache/imago")
+    }
+}
+
+extension ImagePipeline {
+    /// The shared pipeline: every codec, a memory cache, and a disk cache in the default cache directory
+    /// (``ImagePipeline/Configuration/defaultCacheDirectory(environment:)``); without a disk cache if that
+    /// directory cannot be used. Created on first use.
+    public static let shared: ImagePipeline = {
+        let configuration =
+            (try? ImagePipeline.Configuration.withDefaults(
+                diskCacheDirectory: ImagePipeline.Configuration.defaultCacheDirectory()))
+            ?? (try? ImagePipeline.Configuration.withDefaults()) ?? ImagePipeline.Configuration()
+        return ImagePipeline(configuration: configuration)
+    }()
 }

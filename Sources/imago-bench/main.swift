@@ -7,6 +7,10 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("decode", DecodeBench.run),
     ("decode-webp-gif", WebPGIFBench.run),
     ("memcache", MemoryCacheBench.run),
+    ("loopback-server", LoopbackServerBench.run),
+    ("processors", ProcessorsBench.run),
+    ("pipeline", PipelineBench.run),
+    ("diskcache", DiskCacheBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -9,25 +9,44 @@ extension PixelBuffer {
         let h = height
         let (outW, outH) = orientation.swapsDimensions ? (h, w) : (w, h)
         let bpp = format.bytesPerPixel
+        // Every orientation is an affine map, so the source offset moves by a constant stride per output pixel
+        // and per output row: one multiply-free inner loop instead of a per-pixel switch.
+        let (sx0, sy0, dxx, dyx, dxy, dyy): (Int, Int, Int, Int, Int, Int)
+        switch orientation {  // source (x, y) at output (0, 0); source step per output x; per output y
+        case .up: (sx0, sy0, dxx, dyx, dxy, dyy) = (0, 0, 1, 0, 0, 1)
+        case .upMirrored: (sx0, sy0, dxx, dyx, dxy, dyy) = (w - 1, 0, -1, 0, 0, 1)
+        case .down: (sx0, sy0, dxx, dyx, dxy, dyy) = (w - 1, h - 1, -1, 0, 0, -1)
+        case .downMirrored: (sx0, sy0, dxx, dyx, dxy, dyy) = (0, h - 1, 1, 0, 0, -1)
+        case .leftMirrored: (sx0, sy0, dxx, dyx, dxy, dyy) = (0, 0, 0, 1, 1, 0)
+        case .right: (sx0, sy0, dxx, dyx, dxy, dyy) = (0, h - 1, 0, -1, 1, 0)
+        case .rightMirrored: (sx0, sy0, dxx, dyx, dxy, dyy) = (w - 1, h - 1, 0, -1, -1, 0)
+        case .left: (sx0, sy0, dxx, dyx, dxy, dyy) = (w - 1, 0, 0, 1, -1, 0)
+        }
+        let stepX = dxx + dyx * w  // in pixels
+        let stepY = dxy + dyy * w
+        let origin = sx0 + sy0 * w
         var out = [UInt8](repeating: 0, count: bytes.count)
-        bytes.withUnsafeBufferPointer { src in
-            out.withUnsafeMutableBufferPointer { dst in
-                for y in 0..<outH {
-                    for x in 0..<outW {
-                        let (sx, sy): (Int, Int)
-                        switch orientation {
-                        case .up: (sx, sy) = (x, y)
-                        case .upMirrored: (sx, sy) = (w - 1 - x, y)
-                        case .down: (sx, sy) = (w - 1 - x, h - 1 - y)
-                        case .downMirrored: (sx, sy) = (x, h - 1 - y)
-                        case .leftMirrored: (sx, sy) = (y, x)
-                        case .right: (sx, sy) = (y, h - 1 - x)
-                        case .rightMirrored: (sx, sy) = (w - 1 - y, h - 1 - x)
-                        case .left: (sx, sy) = (w - 1 - y, x)
+        bytes.withUnsafeBytes { srcRaw in
+            out.withUnsafeMutableBytes { dstRaw in
+                if bpp == 4 {
+                    let src = srcRaw.bindMemory(to: UInt32.self)
+                    let dst = dstRaw.bindMemory(to: UInt32.self)
+                    for y in 0..<outH {
+                        var s = origin + y * stepY
+                        let rowStart = y * outW
+                        for x in 0..<outW {
+                            dst[rowStart + x] = src[s]
+                            s += stepX
                         }
-                        let s = (sy * w + sx) * bpp
-                        let d = (y * outW + x) * bpp
-                        for c in 0..<bpp { dst[d + c] = src[s + c] }
+                    }
+                } else {
+                    for y in 0..<outH {
+                        var s = origin + y * stepY
+                        let rowStart = y * outW
+                        for x in 0..<outW {
+                            dstRaw[rowStart + x] = srcRaw[s]
+                            s += stepX
+                        }
                     }
                 }
             }

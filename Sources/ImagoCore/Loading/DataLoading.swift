@@ -111,6 +111,8 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
     case tooManyRedirects(url: URL, limit: Int)
     /// A file or data URL could not be read.
     case unreadable(url: URL, reason: String)
+    /// A request modifier (``HTTPDataLoader/Configuration/requestModifiers``) threw instead of returning a request.
+    case requestModifierFailed(url: URL, reason: String)
 
     /// Whether retrying later may succeed (connection loss, timeout, 429, 503 …).
     public var isTransient: Bool {
@@ -137,6 +139,8 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
             "\(url.redactedString) has content type '\(type)', which is not an image"
         case .tooManyRedirects(let url, let limit): "\(url.redactedString) redirected more than \(limit) times"
         case .unreadable(let url, let reason): "could not read \(url.redactedString): \(reason)"
+        case .requestModifierFailed(let url, let reason):
+            "the request modifier failed for \(url.redactedString): \(reason) (check the token or header it adds)"
         }
     }
 }

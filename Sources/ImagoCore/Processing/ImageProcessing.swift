@@ -8,7 +8,8 @@
 /// let request = ImageRequest(url: url, processors: [.resize(width: 256, height: 256), .circle()])
 /// ```
 public protocol ImageProcessing: Sendable {
-    /// A stable string naming the processor and all its parameters, e.g. `"resize(w=256,h=256,mode=fit)"`.
+    /// A stable string naming the processor and all its parameters,
+    /// e.g. `"imago.resize?w=256&h=256&mode=fit&upscale=0"`.
     var identifier: String { get }
 
     /// Returns the processed pixels (straight alpha in, straight alpha out).

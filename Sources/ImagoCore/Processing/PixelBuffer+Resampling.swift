@@ -139,7 +139,8 @@ extension PixelBuffer {
 
 @inline(__always)
 private func clampToByte(_ v: Float) -> UInt8 {
-    let r = (v + 0.5).rounded(.down)
+    // Truncation of a positive value is floor; `rounded(.down)` would be a libm call per channel on baseline x86-64.
+    let r = v + 0.5
     return r <= 0 ? 0 : (r >= 255 ? 255 : UInt8(r))
 }
 

@@ -1,0 +1,104 @@
+import Foundation
+
+// Staged writes and lazily persisted reads: `store` and `removeData` record the change in memory (visible to
+// reads at once) and queue it for the serial writer queue; reads record their access in memory and append it to
+// the shared journal at most `accessPersistenceDelay` later (or at once after 4,096 of them).
+
+extension DiskCache {
+    func stage(key: String, data: Data?, metadata: DataCacheMetadata) {
+        let digest = SHA256.hash(key)
+        let admitted = state.withLock { state -> (sequence: UInt64, overLimit: Bool)? in
+            guard !state.isClosed else { return nil }
+            state.sequence += 1
+            if let old = state.staged[digest] { state.stagedBytes -= old.data?.count ?? 0 }
+            state.staged[digest] = Staged(key: key, data: data, metadata: metadata, sequence: state.sequence)
+            state.stagedBytes += data?.count ?? 0
+            return (state.sequence, state.stagedBytes > configuration.maxStagedBytes)
+        }
+        guard let admitted else {
+            configuration.onError?(.closed)
+            return
+        }
+        if admitted.overLimit {
+            onQueue { writeStaged(digest, admitted.sequence) }
+        } else {
+            queue.async { self.writeStaged(digest, admitted.sequence) }
+        }
+    }
+
+    /// Writes (or removes) the staged item for `digest` if it is still the one staged as `sequence`.
+    func writeStaged(_ digest: SHA256Digest, _ sequence: UInt64) {
+        guard let item = state.withLock({ $0.staged[digest] }), item.sequence == sequence else { return }
+        var outbox = Outbox()
+        do {
+            if let data = item.data {
+                try writeEntry(key: item.key, digest: digest, data: data, metadata: item.metadata, &outbox)
+            } else {
+                try removeEntry(digest, &outbox)
+            }
+        } catch let error as Error {
+            state.withLock { $0.writeErrors += 1 }
+            outbox.errors.append(error)
+        } catch {}
+        state.withLock { state in
+            if let staged = state.staged[digest], staged.sequence == sequence {
+                state.staged[digest] = nil
+                state.stagedBytes -= staged.data?.count ?? 0
+            }
+        }
+        deliver(outbox)
+    }
+
+    /// Runs `body` on the writer queue, after everything queued before it (inline when already on it).
+    func onQueue<R>(_ body: () throws -> R) rethrows -> R {
+        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
+        return try queue.sync { try body() }
+    }
+
+    func recordHit(_ digest: SHA256Digest, at now: Double) {
+        enum Persist { case later, now, none }
+        let persist = state.withLock { state -> Persist in
+            state.hits += 1
+            state.index.touch(digest, at: now)
+            state.pending.append(.touch(digest, at: now))
+            guard !state.isClosed else { return .none }
+            // Bounded memory: a burst of reads is appended at once rather than after the delay.
+            if state.pending.count == Self.maxPendingRecords { return .now }
+            guard !state.isPersistScheduled else { return .none }
+            state.isPersistScheduled = true
+            return .later
+        }
+        switch persist {
+        case .later:
+            let delay = Self.seconds(configuration.accessPersistenceDelay)
+            queue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.persistPending() }
+        case .now:
+            queue.async { [weak self] in self?.persistPending() }
+        case .none:
+            break
+        }
+    }
+
+    /// Appends recorded reads to the journal (and replays what other processes appended).
+    func persistPending() {
+        let needed = state.withLock { state -> Bool in
+            state.isPersistScheduled = false
+            return !state.isClosed
+        }
+        guard needed else { return }
+        var outbox = Outbox()
+        do { try exclusive(&outbox) { _, _ in } } catch let error as Error { outbox.errors.append(error) } catch {}
+        deliver(outbox)
+    }
+
+    /// Errors and log lines collected under a lock, delivered after it is released.
+    struct Outbox {
+        var errors: [Error] = []
+        var logs: [String] = []
+    }
+
+    func deliver(_ outbox: Outbox) {
+        for line in outbox.logs { configuration.log?(line) }
+        for error in outbox.errors { configuration.onError?(error) }
+    }
+}

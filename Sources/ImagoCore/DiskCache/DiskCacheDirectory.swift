@@ -1,0 +1,276 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The files of a ``DiskCache`` directory and the POSIX calls on them. Layout:
+/// ```
+/// <root>/lock                 flock(2) target for index and journal mutations; byte 0 = "dirty" flag
+/// <root>/index                snapshot of the index (see DiskCacheJournal)
+/// <root>/journal              records appended since that snapshot, by every process
+/// <root>/entries/ab/<sha256>  one file per entry, named by the SHA-256 hex of its key, sharded by its first byte
+/// <root>/tmp/<token>.<n>.tmp  files being written, renamed into entries/ when complete
+/// <root>/procs/<token>        one per open cache, flock-ed while open (so orphans of dead ones can be removed)
+/// ```
+/// Directories are created 0700 and files 0600. Names under `entries/` are hashes, so no key reaches a path.
+package struct DiskCacheDirectory: Sendable {
+    package let root: String
+    package var lockPath: String { root + "/lock" }
+    package var indexPath: String { root + "/index" }
+    package var journalPath: String { root + "/journal" }
+    package var entriesPath: String { root + "/entries" }
+    package var tmpPath: String { root + "/tmp" }
+    package var procsPath: String { root + "/procs" }
+
+    package init(root: String) { self.root = root }
+
+    package func shardPath(_ digest: SHA256Digest) -> String {
+        entriesPath + "/" + String(digest.hex.prefix(2))
+    }
+
+    package func entryPath(_ digest: SHA256Digest) -> String {
+        let hex = digest.hex
+        return entriesPath + "/" + String(hex.prefix(2)) + "/" + hex
+    }
+
+    package func tempPath(token: String, number: UInt64) -> String { tmpPath + "/\(token).\(number).tmp" }
+
+    /// Creates the root (with intermediate directories) and its subdirectories, 0700. Returns 0 or an errno
+    /// with the path that failed.
+    package func createDirectories() -> (path: String, errno: Int32)? {
+        var prefix = root.hasPrefix("/") ? "" : "."
+        for component in root.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0, errno != EEXIST { return (prefix, errno) }
+        }
+        for path in [entriesPath, tmpPath, procsPath] {
+            if mkdir(path, 0o700) != 0, errno != EEXIST { return (path, errno) }
+        }
+        return nil
+    }
+
+    /// Identity of an open file (device and inode), to tell whether a path still names the file that was read.
+    package struct FileID: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    package static func fileID(path: String) -> FileID? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        return FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    package static func fileID(fd: Int32) -> FileID? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        return FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    /// The outcome of reading one entry file.
+    package enum EntryRead {
+        case missing
+        case failed(errno: Int32)
+        case corrupt(reason: String, file: FileID)
+        case valid(DiskCacheEntryFile.Header, Data, file: FileID)
+    }
+
+    /// Reads and verifies the entry file at `path` with one open and one read of the whole file; the payload is
+    /// returned without a copy. Files larger than `maxFileSize` are reported corrupt before any allocation.
+    package static func readEntry(at path: String, maxFileSize: Int) -> EntryRead {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            return code == ENOENT || code == ENOTDIR ? .missing : .failed(errno: code)
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return .failed(errno: errno) }
+        let file = FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        let size = Int(st.st_size)
+        guard size >= 0, size <= maxFileSize else {
+            return .corrupt(reason: "\(size) bytes, larger than any entry can be", file: file)
+        }
+        guard let base = malloc(max(size, 1)) else { return .failed(errno: ENOMEM) }
+        var done = 0
+        while done < size {
+            let n = posixRead(fd, base + done, size - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                free(base)
+                return .failed(errno: code)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        switch DiskCacheEntryFile.parse(UnsafeRawBufferPointer(start: base, count: done)) {
+        case .failure(let corruption):
+            free(base)
+            return .corrupt(reason: corruption.description, file: file)
+        case .success(let header):
+            guard header.dataLength > 0 else {
+                free(base)
+                return .valid(header, Data(), file: file)
+            }
+            let offset = header.headerLength
+            let data = Data(
+                bytesNoCopy: base + offset, count: header.dataLength,
+                deallocator: .custom { pointer, _ in free(pointer - offset) })
+            return .valid(header, data, file: file)
+        }
+    }
+
+    /// Writes `parts` to a new file at `path` (which must not exist), 0600, and fsyncs it when `sync`.
+    /// Returns 0 or the errno of the first failure (the partial file is then removed).
+    package static func writeNewFile(path: String, parts: [UnsafeRawBufferPointer], sync: Bool) -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return errno }
+        var failure: Int32 = 0
+        outer: for part in parts {
+            guard let base = part.baseAddress else { continue }
+            var done = 0
+            while done < part.count {
+                let n = write(fd, base + done, part.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break outer
+                }
+                done += n
+            }
+        }
+        if failure == 0, sync, fsync(fd) != 0 { failure = errno }
+        if close(fd) != 0, failure == 0, errno != EINTR { failure = errno }
+        if failure != 0 { unlink(path) }
+        return failure
+    }
+
+    /// Appends all of `bytes` to `fd`. Returns 0 or an errno.
+    package static func writeAll(fd: Int32, _ bytes: [UInt8]) -> Int32 {
+        bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return 0 }
+            var done = 0
+            while done < buffer.count {
+                let n = write(fd, base + done, buffer.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                done += n
+            }
+            return 0
+        }
+    }
+
+    /// Reads `length` bytes at `offset` of `fd` (fewer at the end of the file).
+    package static func read(fd: Int32, offset: Int, length: Int) -> [UInt8]? {
+        guard length > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: length)
+        var done = 0
+        let ok = bytes.withUnsafeMutableBytes { buffer -> Bool in
+            while done < length {
+                let n = pread(fd, buffer.baseAddress! + done, length - done, off_t(offset + done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                if n == 0 { break }
+                done += n
+            }
+            return true
+        }
+        guard ok else { return nil }
+        if done < length { bytes.removeLast(length - done) }
+        return bytes
+    }
+
+    /// The whole file at `path`, `.missing` when it does not exist.
+    package static func readFile(path: String) -> Result<[UInt8], ReadFileError> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(errno == ENOENT ? .missing : .failed(errno)) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return .failure(.failed(errno)) }
+        guard let bytes = read(fd: fd, offset: 0, length: Int(st.st_size)) else { return .failure(.failed(errno)) }
+        return .success(bytes)
+    }
+
+    package enum ReadFileError: Swift.Error, Equatable {
+        case missing
+        case failed(Int32)
+    }
+
+    /// fsync of a directory, so that a rename in it survives a power loss.
+    package static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// The names in directory `path` (without "." and ".."); empty when it cannot be read.
+    package static func names(in path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// One entry file found by a walk.
+    package struct FoundFile: Sendable {
+        package var digest: SHA256Digest
+        package var size: UInt64
+        /// Modification time, seconds since the reference date.
+        package var modified: Double
+    }
+
+    /// Walks `entries/` once: every well-named regular file with its size and time (one lstat each). Files that
+    /// cannot be entries (bad names, wrong shard) are removed; the count of those is returned.
+    package func walkEntries() -> (files: [FoundFile], removedStrays: Int) {
+        var files: [FoundFile] = []
+        var strays = 0
+        for shard in Self.names(in: entriesPath) {
+            let shardPath = entriesPath + "/" + shard
+            var st = stat()
+            guard lstat(shardPath, &st) == 0 else { continue }
+            guard (st.st_mode & S_IFMT) == S_IFDIR, shard.utf8.count == 2, shard.lowercased() == shard,
+                shard.allSatisfy(\.isHexDigit)
+            else {
+                if (st.st_mode & S_IFMT) != S_IFDIR, unlink(shardPath) == 0 { strays += 1 }
+                continue
+            }
+            for name in Self.names(in: shardPath) {
+                let path = shardPath + "/" + name
+                guard lstat(path, &st) == 0 else { continue }
+                guard (st.st_mode & S_IFMT) == S_IFREG, let digest = SHA256Digest(hex: name), digest.hex == name,
+                    name.hasPrefix(shard)
+                else {
+                    if (st.st_mode & S_IFMT) != S_IFDIR, unlink(path) == 0 { strays += 1 }
+                    continue
+                }
+                let modified =
+                    Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+                    - Date.timeIntervalBetween1970AndReferenceDate
+                files.append(FoundFile(digest: digest, size: UInt64(st.st_size), modified: modified))
+            }
+        }
+        return (files, strays)
+    }
+}
+
+// read(2) under another name: inside DiskCacheDirectory, `read` means its own static method.
+@inline(__always) private func posixRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(fd, buffer, count)
+}

@@ -1,0 +1,100 @@
+import Dispatch
+
+/// A bounded, priority-ordered queue: at most `maxConcurrentCount` closures run at once on Dispatch's global pool,
+/// the most urgent pending one starting next (first come, first served within a priority).
+///
+/// Decoding, processing, encoding and disk I/O each get one, sized to the cores, so that a burst of requests
+/// never floods the machine with threads.
+package final class WorkQueue: Sendable {
+    /// A pending or running closure; cancel it or change its priority through the queue.
+    package final class Item: @unchecked Sendable {
+        // @unchecked Sendable: `priority` and `work` are only touched under the owning queue's lock.
+        fileprivate var priority: RequestPriority
+        fileprivate let sequence: Int
+        fileprivate var work: (@Sendable () -> Void)?
+
+        fileprivate init(priority: RequestPriority, sequence: Int, work: @escaping @Sendable () -> Void) {
+            self.priority = priority
+            self.sequence = sequence
+            self.work = work
+        }
+    }
+
+    private struct State {
+        var pending: [Item] = []
+        var running = 0
+        var sequence = 0
+        var limit: Int
+    }
+
+    private let state: Locked<State>
+    private let dispatchQueue: DispatchQueue
+
+    /// A queue running at most `maxConcurrentCount` (≥ 1) closures at once.
+    package init(label: String, maxConcurrentCount: Int) {
+        state = Locked(State(limit: max(1, maxConcurrentCount)))
+        dispatchQueue = DispatchQueue(label: label, attributes: .concurrent)
+    }
+
+    /// Queues `work`; it runs when a slot is free and nothing more urgent waits.
+    @discardableResult
+    package func enqueue(priority: RequestPriority, _ work: @escaping @Sendable () -> Void) -> Item {
+        let (item, next) = state.withLock { s -> (Item, [@Sendable () -> Void]) in
+            s.sequence += 1
+            let item = Item(priority: priority, sequence: s.sequence, work: work)
+            s.pending.append(item)
+            return (item, Self._dequeue(&s))
+        }
+        start(next)
+        return item
+    }
+
+    /// Drops `item` if it has not started; a running closure finishes.
+    package func cancel(_ item: Item) {
+        state.withLock { s in
+            guard item.work != nil else { return }
+            item.work = nil
+            s.pending.removeAll { $0 === item }
+        }
+    }
+
+    /// Changes the priority of a pending `item`.
+    package func setPriority(_ item: Item, _ priority: RequestPriority) {
+        state.withLock { _ in item.priority = priority }
+    }
+
+    /// How many closures are waiting.
+    package var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    private func start(_ works: [@Sendable () -> Void]) {
+        for work in works {
+            dispatchQueue.async { [self] in
+                work()
+                let next = state.withLock { s -> [@Sendable () -> Void] in
+                    s.running -= 1
+                    return Self._dequeue(&s)
+                }
+                start(next)
+            }
+        }
+    }
+
+    /// Takes the most urgent pending items while slots are free (lock held).
+    private static func _dequeue(_ s: inout State) -> [@Sendable () -> Void] {
+        var taken: [@Sendable () -> Void] = []
+        while s.running < s.limit, !s.pending.isEmpty {
+            var best = 0
+            for i in s.pending.indices.dropFirst() {
+                let a = s.pending[i]
+                let b = s.pending[best]
+                if a.priority > b.priority || (a.priority == b.priority && a.sequence < b.sequence) { best = i }
+            }
+            let item = s.pending.remove(at: best)
+            guard let work = item.work else { continue }
+            item.work = nil
+            s.running += 1
+            taken.append(work)
+        }
+        return taken
+    }
+}

@@ -1,0 +1,120 @@
+import Dispatch
+import Foundation
+
+extension ImagePipeline {
+    /// What a pipeline stores in its disk cache.
+    public enum DataCachePolicy: Sendable, Hashable {
+        /// The original bytes as loaded (the default): every variant can be made from them.
+        case storeOriginalData
+        /// For requests with processors, the processed image, encoded; for requests without, the original bytes.
+        /// A cold start then skips decoding the original and processing.
+        case storeEncodedImages
+        /// Both the original bytes and the encoded processed images.
+        case storeAll
+    }
+
+    /// How long a disk entry stays fresh before it is revalidated.
+    public enum Freshness: Sendable, Hashable {
+        /// As the HTTP headers say (`Cache-Control: max-age`, `no-cache`, `Expires`); without such headers, for
+        /// `fallback` (`nil`: fresh until evicted). The default is `.httpHeaders(fallback: nil)`.
+        case httpHeaders(fallback: Duration?)
+        /// For this long after storing, whatever the headers say.
+        case fixed(Duration)
+        /// Always fresh: never revalidated.
+        case never
+    }
+
+    /// Everything a pipeline is made of and how it behaves. Each field's default is given on it.
+    ///
+    /// ```swift
+    /// var configuration = ImagePipeline.Configuration(dataLoader: HTTPDataLoader())
+    /// configuration.imageCache = MemoryCache()
+    /// configuration.dataCachePolicy = .storeAll
+    /// let pipeline = ImagePipeline(configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// Loads bytes for URL requests. Default: a new ``HTTPDataLoader``.
+        public var dataLoader: any DataLoading
+        /// The memory cache of decoded (and processed) images. Default: a new ``MemoryCache`` (`nil`: none).
+        public var imageCache: (any ImageCaching)?
+        /// The disk cache of encoded bytes. Default `nil` (none).
+        public var dataCache: (any DataCaching)?
+        /// Decoders, chosen by the sniffed format. Default: an empty registry (`Imago`'s defaults fill it).
+        public var decoders: ImageDecoderRegistry
+        /// Encoders, used to store processed images on disk. Default: an empty registry.
+        public var encoders: ImageEncoderRegistry
+        /// What goes to the disk cache. Default ``DataCachePolicy/storeOriginalData``.
+        public var dataCachePolicy: DataCachePolicy
+        /// The format processed images are stored in (when the policy stores them). Default `nil`: the source
+        /// format when an encoder for it is registered, otherwise PNG.
+        public var processedImageFormat: ImageFormat?
+        /// Options for encoding processed images. Default `EncodingOptions()` (quality 0.85).
+        public var encodingOptions: EncodingOptions
+        /// Whether identical requests in flight share their work (load, decode, each processor prefix). Default
+        /// `true`.
+        public var isCoalescingEnabled: Bool
+        /// How many decodes run at once. Default: the number of active processors.
+        public var decodeConcurrency: Int
+        /// How many processors run at once. Default: the number of active processors.
+        public var processingConcurrency: Int
+        /// How many encodes (of processed images for the disk) run at once. Default: the number of active processors.
+        public var encodeConcurrency: Int
+        /// How many disk-cache reads and writes run at once. Default 2.
+        public var diskConcurrency: Int
+        /// The defaults for decoding (pixel limit, frame limits, orientation); a request may replace them with
+        /// ``ImageRequest/decodingOptions``. Default `DecodingOptions()` (100 megapixels, 10,000 frames).
+        public var decodingOptions: DecodingOptions
+        /// When disk entries go stale. Default ``Freshness/httpHeaders(fallback:)`` with no fallback.
+        public var freshness: Freshness
+        /// Whether a stale disk entry is delivered and revalidated in the background with a conditional request
+        /// (`If-None-Match` / `If-Modified-Since`). When `false`, a stale entry is delivered as is. Default `true`.
+        public var isRevalidationEnabled: Bool
+        /// Remembers failed loads (and undecodable downloads) by cache key, so that requests for the same source
+        /// fail fast with ``ImagePipeline/Error/failedRecently(url:until:reason:)`` until the entry expires
+        /// (lifetimes by reason: see ``FailureCache``). `nil`: no failure cache. Default: a new ``FailureCache``.
+        public var failureCache: FailureCache?
+        /// Where callbacks of the callback API (`loadImage(with:…)`) run. It must be serial: a task's callbacks run
+        /// on it in order. Default: one private serial queue per pipeline (a command-line program has no main run
+        /// loop; pass `.main` in an app that runs one).
+        public var callbackQueue: DispatchQueue
+        /// How many bytes must arrive between two progressive previews, as a fraction of the expected size (or of
+        /// 100 KB when the size is unknown). Default 0.2.
+        public var previewInterval: Double
+        /// Receives a record for every pipeline event (URLs redacted), to connect to your logger. Called on an
+        /// arbitrary thread, never under a lock. Default `nil`.
+        public var logger: (@Sendable (LogRecord) -> Void)?
+
+        /// A configuration with every field at its default; pass your own loader and caches here or set them after.
+        ///
+        /// - Parameters:
+        ///   - dataLoader: default a new ``HTTPDataLoader``.
+        ///   - imageCache: default a new ``MemoryCache``.
+        ///   - dataCache: default `nil` (no disk cache).
+        public init(
+            dataLoader: any DataLoading = HTTPDataLoader(), imageCache: (any ImageCaching)? = MemoryCache(),
+            dataCache: (any DataCaching)? = nil
+        ) {
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            self.dataLoader = dataLoader
+            self.imageCache = imageCache
+            self.dataCache = dataCache
+            decoders = ImageDecoderRegistry()
+            encoders = ImageEncoderRegistry()
+            dataCachePolicy = .storeOriginalData
+            processedImageFormat = nil
+            encodingOptions = EncodingOptions()
+            isCoalescingEnabled = true
+            decodeConcurrency = cores
+            processingConcurrency = cores
+            encodeConcurrency = cores
+            diskConcurrency = 2
+            decodingOptions = DecodingOptions()
+            freshness = .httpHeaders(fallback: nil)
+            isRevalidationEnabled = true
+            failureCache = FailureCache()
+            callbackQueue = DispatchQueue(label: "imago.pipeline.callbacks")
+            previewInterval = 0.2
+            logger = nil
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+
+extension ImagePipeline {
+    /// Subscribes to the encoded bytes for `request` (disk cache, failure cache, then the source), sharing one
+    /// load among identical requests.
+    func subscribeData(
+        _ request: ImageRequest, priority: RequestPriority, handler: @escaping @Sendable (WorkEvent<DataOutput>) -> Void
+    ) -> (WorkSubscription, joined: Bool) {
+        let coalesces = coalescingEnabled && !request.options.contains(.disablesCoalescing)
+        return graph.subscribe(key: "d:" + request.loadKey, coalesces: coalesces, priority: priority, handler: handler)
+        {
+            node in
+            startDataNode(node, request: request)
+        }
+    }
+
+    private func startDataNode(_ node: WorkNode<DataOutput>, request: ImageRequest) {
+        if case .data(_, let data) = request.source {
+            return graph.emit(node, .value(DataOutput(data: data, source: .custom, metadata: nil)))
+        }
+        guard request.options.readsDisk, let dataCache = configuration.dataCache else {
+            return loadFromSource(node, request: request)
+        }
+        let key = request.sourceKey
+        let item = diskQueue.enqueue(priority: graph.priority(of: node)) { [self] in
+            guard !graph.isCancelled(node) else { return }
+            let started = ContinuousClock.now
+            guard let entry = dataCache.entry(for: key) else {
+                counters.withLock { $0.diskMisses += 1 }
+                emit(.diskCacheMiss(source: request.sourceDescription))
+                return loadFromSource(node, request: request)
+            }
+            let isStale = isStale(entry.metadata)
+            counters.withLock {
+                $0.diskHits += 1
+                if isStale { $0.staleDiskHits += 1 }
+            }
+            emit(.diskCacheHit(source: request.sourceDescription, isStale: isStale))
+            var output = DataOutput(data: entry.data, source: .disk, metadata: entry.metadata)
+            output.metrics.diskRead = .now - started
+            if isStale, configuration.isRevalidationEnabled, case .url(let url) = request.source,
+                request.options.isDisjoint(with: [.skipsRevalidation, .cacheOnly])
+            {
+                output.revalidation = revalidate(request, url: url, entry: entry)
+            }
+            graph.emit(node, .value(output))
+        }
+        graph.onCancel(node) { [diskQueue] in diskQueue.cancel(item) }
+        graph.onPriorityChange(node) { [diskQueue] in diskQueue.setPriority(item, $0) }
+    }
+
+    /// Whether a disk entry is past its freshness under the configured ``Freshness``.
+    func isStale(_ metadata: DataCacheMetadata, now: Date = Date()) -> Bool {
+        switch configuration.freshness {
+        case .never: return false
+        case .fixed(let lifetime): return now >= metadata.storedAt.addingTimeInterval(lifetime.seconds)
+        case .httpHeaders(let fallback):
+            if let expiresAt = metadata.expiresAt { return now >= expiresAt }
+            guard let fallback else { return false }
+            return now >= metadata.storedAt.addingTimeInterval(fallback.seconds)
+        }
+    }
+
+    private func loadFromSource(_ node: WorkNode<DataOutput>, request: ImageRequest) {
+        guard !request.options.contains(.cacheOnly) else {
+            return graph.emit(node, .failure(.notCached(request.sourceDescription)))
+        }
+        switch request.source {
+        case .data(_, let data):
+            graph.emit(node, .value(DataOutput(data: data, source: .custom, metadata: nil)))
+        case .loader(let id, let body):
+            let started = ContinuousClock.now
+            let task = Task { [self] in
+                do {
+                    let data = try await body()
+                    var output = DataOutput(data: data, source: .custom, metadata: DataCacheMetadata())
+                    output.metrics.load = .now - started
+                    storeOriginal(data, metadata: output.metadata, for: request)
+                    graph.emit(node, .value(output))
+                } catch {
+                    graph.emit(node, .failure(.dataSourceFailed(id: id, reason: "\(error)")))
+                }
+            }
+            graph.onCancel(node) { task.cancel() }
+        case .url(let url):
+            if let remembered = rememberedFailure(for: request) {
+                counters.withLock { $0.failureCacheHits += 1 }
+                let error = Error.failedRecently(url: url, until: remembered.expiresAt, reason: remembered.reason)
+                return graph.emit(node, .failure(error))
+            }
+            load(url, node: node, request: request)
+        }
+    }
+
+    private func load(_ url: URL, node: WorkNode<DataOutput>, request: ImageRequest) {
+        let started = ContinuousClock.now
+        counters.withLock { $0.networkLoads += 1 }
+        emit(.loadStarted(source: request.sourceDescription))
+        let dataRequest = DataRequest(
+            url: url, headers: request.headers, priority: graph.priority(of: node),
+            reportsPartialData: request.options.contains(.deliversPreviews))
+        let task = configuration.dataLoader.load(dataRequest) { [self] event in
+            switch event {
+            case .progress(let received, let expected):
+                graph.emit(node, .progress(completed: received, total: expected))
+            case .partialData(let data):
+                graph.emit(node, .partialData(data))
+            case .finished(let response):
+                let elapsed = ContinuousClock.now - started
+                counters.withLock { $0.networkBytes += Int64(response.data.count) }
+                emit(.loadFinished(source: request.sourceDescription, bytes: response.data.count, duration: elapsed))
+                forgetFailure(for: request)
+                let metadata = makeMetadata(from: response)
+                storeOriginal(response.data, metadata: metadata, for: request)
+                var output = DataOutput(data: response.data, source: .network, metadata: metadata)
+                output.metrics.load = elapsed
+                graph.emit(node, .value(output))
+            case .failed(let error):
+                let failure = Error.dataLoadingFailed(url: url, underlying: error)
+                if error != .cancelled {
+                    rememberFailure(error, for: request)
+                    emit(.loadFailed(source: request.sourceDescription, error: failure))
+                }
+                graph.emit(node, .failure(failure))
+            }
+        }
+        graph.onCancel(node) { task.cancel() }
+        graph.onPriorityChange(node) { task.setPriority($0) }
+    }
+
+    // MARK: - Failure cache
+
+    private func rememberedFailure(for request: ImageRequest) -> FailureCache.Failure? {
+        guard let failureCache = configuration.failureCache,
+            request.options.isDisjoint(with: [.retryFailed, .ignoresFailureCache, .reload])
+        else { return nil }
+        return failureCache.failure(for: request.sourceKey)
+    }
+
+    private func rememberFailure(_ error: DataLoadingError, for request: ImageRequest) {
+        guard !request.options.contains(.ignoresFailureCache) else { return }
+        configuration.failureCache?.record(error, for: request.sourceKey)
+    }
+
+    private func forgetFailure(for request: ImageRequest) {
+        configuration.failureCache?.removeFailure(for: request.sourceKey)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    var seconds: TimeInterval {
+        let (s, attoseconds) = components
+        return TimeInterval(s) + TimeInterval(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+extension ImagePipeline {
+    /// Why a request failed.
+    public enum Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+        /// The loader failed (`url` is the loaded URL; `underlying` says how).
+        case dataLoadingFailed(url: URL, underlying: DataLoadingError)
+        /// A custom ``ImageRequest/Source/loader(id:_:)`` closure threw (`reason` is its error's description).
+        case dataSourceFailed(id: String, reason: String)
+        /// The bytes could not be decoded. `source` is the redacted URL or the custom source's id.
+        case decodingFailed(source: String, underlying: CodecError)
+        /// A processor threw. `identifier` names it; `reason` is its error's description.
+        case processingFailed(identifier: String, reason: String)
+        /// The request said ``ImageRequest/Options/cacheOnly`` and no cache held the image (`source` as above).
+        case notCached(String)
+        /// The request was cancelled (only the async API reports this; callbacks are simply not called).
+        case cancelled
+        /// The failure cache remembers that loading `url` failed recently for `reason`; it is not tried again
+        /// before `until` (pass ``ImageRequest/Options/retryFailed`` to try anyway).
+        case failedRecently(url: URL, until: Date, reason: FailureCache.Reason)
+
+        /// A sentence a person can act on.
+        public var description: String {
+            switch self {
+            case .dataLoadingFailed(_, let underlying): "could not load the image: \(underlying)"
+            case .dataSourceFailed(let id, let reason): "the custom data source '\(id)' failed: \(reason)"
+            case .decodingFailed(let source, let underlying): "could not decode \(source): \(underlying)"
+            case .processingFailed(let identifier, let reason): "processor \(identifier) failed: \(reason)"
+            case .notCached(let source):
+                "\(source) is in no cache and the request is cache-only (drop .cacheOnly to load it)"
+            case .cancelled: "the request was cancelled"
+            case .failedRecently(let url, let until, let reason):
+                "loading \(url.redactedString) failed recently (\(reason)); it will not be retried before "
+                    + "\(until) unless the request uses .retryFailed"
+            }
+        }
+
+        /// A short name of the case, for counters (`"dataLoadingFailed"`, …).
+        public var kind: String {
+            switch self {
+            case .dataLoadingFailed: "dataLoadingFailed"
+            case .dataSourceFailed: "dataSourceFailed"
+            case .decodingFailed: "decodingFailed"
+            case .processingFailed: "processingFailed"
+            case .notCached: "notCached"
+            case .cancelled: "cancelled"
+            case .failedRecently: "failedRecently"
+            }
+        }
+    }
+}

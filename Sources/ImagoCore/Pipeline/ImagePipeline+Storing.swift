@@ -1,0 +1,95 @@
+import Foundation
+
+extension ImagePipeline {
+    /// Metadata for a loaded response: validators, content type and freshness from its headers; `nil` when the
+    /// response says `Cache-Control: no-store`.
+    func makeMetadata(from response: DataResponse, now: Date = Date()) -> DataCacheMetadata? {
+        let cacheControl = (response.headers["cache-control"] ?? "").lowercased()
+        let directives = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if directives.contains("no-store") { return nil }
+        var expiresAt: Date?
+        if directives.contains("no-cache") {
+            expiresAt = now
+        } else if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }),
+            let seconds = TimeInterval(maxAge.dropFirst("max-age=".count))
+        {
+            expiresAt = now.addingTimeInterval(max(0, seconds))
+        } else if let expires = response.headers["expires"] {
+            expiresAt = Self.parseHTTPDate(expires) ?? now  // an invalid Expires means "already expired"
+        }
+        return DataCacheMetadata(
+            storedAt: now, expiresAt: expiresAt, validators: response.validators,
+            contentType: response.headers["content-type"])
+    }
+
+    static func parseHTTPDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+
+    /// Stores loaded original bytes on disk (in the background) when the policy and the request allow it, and
+    /// when some decoder claims their format (an HTML error page is never cached; bytes of a known format that
+    /// then fail to decode are removed again).
+    func storeOriginal(_ data: Data, metadata: DataCacheMetadata?, for request: ImageRequest) {
+        guard let metadata, let dataCache = configuration.dataCache,
+            !request.options.contains(.ignoreDiskCacheWrites),
+            configuration.decoders.decoder(for: ImageFormat(sniffing: data)) != nil
+        else { return }
+        switch configuration.dataCachePolicy {
+        case .storeOriginalData, .storeAll: break
+        case .storeEncodedImages: guard request.processors.isEmpty else { return }
+        }
+        writeToDisk(data, key: request.sourceKey, metadata: metadata, dataCache: dataCache, request: request)
+    }
+
+    func writeToDisk(
+        _ data: Data, key: String, metadata: DataCacheMetadata, dataCache: any DataCaching, request: ImageRequest
+    ) {
+        diskQueue.enqueue(priority: .normal) { [self] in
+            let started = ContinuousClock.now
+            dataCache.store(data, for: key, metadata: metadata)
+            let elapsed = ContinuousClock.now - started
+            counters.withLock {
+                $0.diskWrites += 1
+                $0.diskWriteTime += elapsed
+            }
+            emit(.storedOnDisk(source: request.sourceDescription, bytes: data.count))
+        }
+    }
+
+    /// After delivery work: the final image to memory, and the processed image to disk when asked.
+    func store(_ output: ImageOutput, for request: ImageRequest) {
+        if !request.options.contains(.ignoreMemoryCacheWrites), !output.isInMemoryCache, !output.image.isPreview,
+            let cache = configuration.imageCache
+        {
+            cache.store(output.image, for: request.imageCacheKey)
+        }
+        guard usesProcessedDiskEntries(request), !output.isFromProcessedEntry, !output.isMemoryHit,
+            !request.options.contains(.ignoreDiskCacheWrites), !output.image.isAnimated,
+            let dataCache = configuration.dataCache
+        else { return }
+        let key = request.processedDataCacheKey
+        let isNew = processedStores.withLock { $0.insert(key).inserted }
+        guard isNew else { return }
+        var processedMetadata = output.metadata ?? DataCacheMetadata()
+        processedMetadata.validators = HTTPValidators()  // validators belong to the original; freshness carries over
+        let metadata = processedMetadata
+        let format =
+            configuration.processedImageFormat
+            ?? (configuration.encoders.encoder(for: output.image.format) != nil ? output.image.format : .png)
+        let options = configuration.encodingOptions
+        encodeQueue.enqueue(priority: .low) { [self] in
+            defer { _ = processedStores.withLock { $0.remove(key) } }
+            guard let data = try? configuration.encoders.encode(output.image.image, as: format, options: options)
+            else { return }
+            rememberProcessedKey(key, of: request.sourceKey)
+            writeToDisk(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
+        }
+    }
+}

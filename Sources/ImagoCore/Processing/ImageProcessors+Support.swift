@@ -1,0 +1,32 @@
+// Helpers shared by the built-in processors.
+
+extension ImageProcessors {
+    // Identifiers end up in cache keys on disk, so numbers must print the same in every process and release:
+    // integers plainly, other values by Swift's shortest round-trip form (deterministic, not locale-dependent).
+    static func format(_ value: Double) -> String {
+        if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return value.description
+    }
+
+    /// `#rrggbbaa`, lower-case hex.
+    static func format(_ color: RGBA) -> String {
+        var s = "#"
+        for byte in [color.r, color.g, color.b, color.a] {
+            let hex = String(byte, radix: 16)
+            s += byte < 16 ? "0" + hex : hex
+        }
+        return s
+    }
+
+    /// Straight-alpha input for processors whose arithmetic assumes it (a no-op for what decoders return).
+    static func straight(_ image: PixelBuffer) -> PixelBuffer {
+        image.alphaMode == .straight ? image : image.unpremultiplied()
+    }
+}
+
+/// `v` rounded to the nearest integer (halves away from zero) and clamped to 0…255.
+@inline(__always)
+func clampedByte(_ v: Double) -> UInt8 {
+    let r = v.rounded()
+    return r <= 0 ? 0 : (r >= 255 ? 255 : UInt8(r))
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) formatting and parsing, locale-free.
+enum HTTPDate {
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func string(from date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let day = days[Int(parts.tm_wday) % 7]
+        let month = months[Int(parts.tm_mon) % 12]
+        return "\(day), \(two(parts.tm_mday)) \(month) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+
+    static func date(from string: String) -> Date? {
+        let fields = string.split(separator: " ")
+        guard fields.count == 6, fields[5] == "GMT", let month = months.firstIndex(of: String(fields[2])),
+            let day = Int32(fields[1]), let year = Int32(fields[3])
+        else { return nil }
+        let clock = fields[4].split(separator: ":").compactMap { Int32($0) }
+        guard clock.count == 3 else { return nil }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = Int32(month)
+        parts.tm_mday = day
+        parts.tm_hour = clock[0]
+        parts.tm_min = clock[1]
+        parts.tm_sec = clock[2]
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
+    }
+}

@@ -1,0 +1,86 @@
+import Dispatch
+import ImagoCore
+
+/// A processor with a given identifier that counts its runs, can be held, and can fail.
+///
+/// Its effect is visible in pixels: it adds ``redIncrement`` (wrapping) to the red channel of every pixel.
+public final class MockProcessor: ImageProcessing, Sendable {
+    /// Why a failing mock processor fails.
+    public struct Failure: Error, CustomStringConvertible {
+        /// "mock processor failure".
+        public var description: String { "mock processor failure" }
+    }
+
+    private struct State {
+        var count = 0
+        var isHeld = false
+        var waiting: [DispatchSemaphore] = []
+    }
+
+    /// The identifier, as given.
+    public let identifier: String
+    /// Added to every pixel's red value. Default 1.
+    public let redIncrement: UInt8
+    /// Whether `process` throws ``Failure``. Default `false`.
+    public let fails: Bool
+    private let state = Locked(State())
+
+    /// A processor named `identifier`.
+    public init(_ identifier: String, redIncrement: UInt8 = 1, fails: Bool = false) {
+        self.identifier = identifier
+        self.redIncrement = redIncrement
+        self.fails = fails
+    }
+
+    /// Runs so far (failures included).
+    public var processCount: Int { state.withLock { $0.count } }
+
+    /// Makes later runs wait until ``release()``.
+    public func hold() { state.withLock { $0.isHeld = true } }
+
+    /// Lets held and later runs go.
+    public func release() {
+        let waiting = state.withLock { s -> [DispatchSemaphore] in
+            s.isHeld = false
+            defer { s.waiting = [] }
+            return s.waiting
+        }
+        for semaphore in waiting { semaphore.signal() }
+    }
+
+    /// Adds ``redIncrement`` to the red channel (or throws when ``fails``).
+    public func process(_ image: PixelBuffer) throws -> PixelBuffer {
+        let semaphore = state.withLock { s -> DispatchSemaphore? in
+            s.count += 1
+            guard s.isHeld else { return nil }
+            let semaphore = DispatchSemaphore(value: 0)
+            s.waiting.append(semaphore)
+            return semaphore
+        }
+        semaphore?.wait()
+        if fails { throw Failure() }
+        var output = image
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                var p = output[pixel: x, y]
+                p.r = p.r &+ redIncrement
+                output[pixel: x, y] = p
+            }
+        }
+        return output
+    }
+}
+
+extension ImagoTesting {
+    /// Polls `condition` every millisecond until it holds or `timeout` passes; returns whether it held.
+    public static func wait(
+        timeout: Duration = .seconds(5), until condition: @Sendable () -> Bool
+    ) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return condition()
+    }
+}

@@ -1,0 +1,298 @@
+import Foundation
+import ImagoCore
+import ImagoTesting
+import Testing
+
+@Suite("Pipeline revalidation: stale-while-revalidate")
+struct PipelineRevalidationTests {
+    let red = RGBA(r: 200, g: 0, b: 0, a: 255)
+    let blue = RGBA(r: 0, g: 0, b: 200, a: 255)
+
+    /// Loads `url` once so that the disk holds it stale (`max-age=0`), then empties the memory cache.
+    func primeStale(_ f: PipelineFixture, _ url: URL, etag: String) async throws {
+        f.serve(url, color: red, headers: ["ETag": etag, "Cache-Control": "max-age=0"])
+        _ = try await f.pipeline.image(for: url)
+        #expect(await f.waitForDisk(url.absoluteString))
+        f.imageCache.removeAll()
+    }
+
+    @Test func notModifiedRefreshesOnlyTheMetadata() async throws {
+        let f = PipelineFixture()
+        let url = testURL("stale304.img")
+        try await primeStale(f, url, etag: "\"v1\"")
+
+        // When the stale entry is requested, with updates
+        let task = f.pipeline.loadImage(with: ImageRequest(url: url, options: [.deliversUpdates]))
+        var events: [String] = []
+        for await event in task.events {
+            switch event {
+            case .finished(let result):
+                let response = try result.get()
+                #expect(response.source == .disk)
+                #expect(response.isStale)
+                events.append("finished")
+            case .updated: events.append("updated")
+            default: break
+            }
+        }
+
+        // Then it was delivered at once, revalidated with If-None-Match, and only the metadata changed
+        #expect(events == ["finished"])
+        #expect(f.loader.requests.last?.validators?.etag == "\"v1\"")
+        #expect(f.loader.notModifiedCount == 1)
+        #expect(f.dataCache.metadataUpdateCount == 1)
+        #expect(f.dataCache.writeCount == 1)
+        #expect(f.pipeline.statistics.revalidationsNotModified == 1)
+    }
+
+    @Test func newContentUpdatesCachesAndSubscribers() async throws {
+        let f = PipelineFixture()
+        let url = testURL("stale200.img")
+        try await primeStale(f, url, etag: "\"v1\"")
+        let newData = f.serve(url, color: blue, headers: ["ETag": "\"v2\""])
+
+        let task = f.pipeline.loadImage(with: ImageRequest(url: url, options: [.deliversUpdates]))
+        var colors: [String: RGBA] = [:]
+        for await event in task.events {
+            switch event {
+            case .finished(let result): colors["finished"] = try result.get().image.image[pixel: 0, 0]
+            case .updated(let response): colors["updated"] = response.image.image[pixel: 0, 0]
+            default: break
+            }
+        }
+
+        #expect(colors["finished"] == red)
+        #expect(colors["updated"] == blue)
+        #expect(f.dataCache.entry(for: url.absoluteString)?.data == newData)
+        #expect(f.pipeline.cachedImage(for: ImageRequest(url: url))?.image[pixel: 0, 0] == blue)
+        #expect(f.pipeline.statistics.revalidationsUpdated == 1)
+    }
+
+    @Test func updatesReachTheUpdatedCallback() async throws {
+        let f = PipelineFixture()
+        let url = testURL("stale-callback.img")
+        try await primeStale(f, url, etag: "\"v1\"")
+        f.serve(url, color: blue, headers: ["ETag": "\"v2\""])
+        let updates = Recorder<RGBA>()
+
+        f.pipeline.loadImage(
+            with: ImageRequest(url: url, options: [.deliversUpdates]),
+            updated: { updates.append($0.image.image[pixel: 0, 0]) }
+        ) { _ in }
+
+        #expect(await ImagoTesting.wait { updates.count == 1 })
+        #expect(updates.all == [blue])
+    }
+
+    @Test func freshEntriesAreNotRevalidated() async throws {
+        let f = PipelineFixture()
+        let url = testURL("fresh.img")
+        f.serve(url, headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=3600"])
+        _ = try await f.pipeline.image(for: url)
+        #expect(await f.waitForDisk(url.absoluteString))
+        f.imageCache.removeAll()
+
+        let response = try await f.pipeline.response(for: ImageRequest(url: url))
+
+        #expect(response.source == .disk)
+        #expect(!response.isStale)
+        #expect(f.loader.loadCount == 1)
+    }
+
+    @Test func configuredTTLMakesEntriesStale() async throws {
+        let f = PipelineFixture { $0.freshness = .fixed(.zero) }
+        let url = testURL("ttl.img")
+        let data = MockImageDecoder.make(width: 2, height: 2, color: red)
+        f.dataCache.store(data, for: url.absoluteString)
+        f.loader.setResponse(data, for: url)
+
+        let response = try await f.pipeline.response(for: ImageRequest(url: url))
+
+        #expect(response.isStale)
+        #expect(await ImagoTesting.wait { f.pipeline.statistics.revalidationsNotModified == 1 })  // same bytes
+    }
+
+    @Test func noStoreResponsesAreNotWrittenToDisk() async throws {
+        let f = PipelineFixture()
+        let url = testURL("nostore.img")
+        f.serve(url, headers: ["Cache-Control": "no-store"])
+
+        _ = try await f.pipeline.image(for: url)
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.ignoreMemoryCacheReads]))
+
+        #expect(f.dataCache.writeCount == 0)
+        #expect(f.loader.loadCount == 2)
+    }
+}
+
+@Suite("Pipeline failure cache")
+struct PipelineFailureCacheTests {
+    @Test func recentFailureFailsFastUntilRetried() async throws {
+        let f = PipelineFixture()
+        let url = testURL("broken.img")
+        f.loader.setFailure(.statusCode(500, url: url), for: url)
+        await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+
+        // A second request fails fast, without a load
+        do {
+            _ = try await f.pipeline.image(for: url)
+            Issue.record("expected failedRecently")
+        } catch let error as ImagePipeline.Error {
+            guard case .failedRecently(let failedURL, _, let reason) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(failedURL == url && reason == .http(500))
+        }
+        #expect(f.loader.loadCount == 1)
+        #expect(f.pipeline.statistics.failureCacheHits == 1)
+
+        // .retryFailed bypasses it, and a success clears it
+        f.serve(url)
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.retryFailed]))
+        #expect(f.loader.loadCount == 2)
+        f.imageCache.removeAll()
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.ignoreDiskCacheReads]))
+        #expect(f.loader.loadCount == 3)
+    }
+
+    @Test func invalidationForgetsTheFailure() async throws {
+        let f = PipelineFixture()
+        let url = testURL("broken2.img")
+        await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+        f.serve(url)
+
+        f.pipeline.removeAll(for: url)
+        _ = try await f.pipeline.image(for: url)
+
+        #expect(f.loader.loadCount == 2)
+    }
+
+    @Test func disabledFailureCacheAlwaysLoads() async throws {
+        let f = PipelineFixture { $0.failureCache = nil }
+        let url = testURL("broken3.img")
+        await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+        await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+        #expect(f.loader.loadCount == 2)
+    }
+}
+
+@Suite("Pipeline cache keys, policies and invalidation")
+struct PipelineCacheKeyTests {
+    @Test func droppingQueryItemsMatchesCaseInsensitivelyWithPrefixesAndKeepsOrder() {
+        let url = URL(string: "https://cdn.example.com/a.jpg?w=10&X-Amz-Signature=abc&TOKEN=t&x-amz-date=1&h=20")!
+        var request = ImageRequest(url: url)
+        request.cacheKeyPolicy = .droppingQueryItems(["token", "expires", "X-Amz-*"])
+        #expect(request.sourceKey == "https://cdn.example.com/a.jpg?w=10&h=20")
+
+        request.cacheKeyPolicy = .droppingQueryItems(["w", "h", "token", "x-amz-*"])
+        #expect(request.sourceKey == "https://cdn.example.com/a.jpg")
+
+        request.cacheKeyPolicy = .custom("photo-17")
+        #expect(request.sourceKey == "photo-17")
+        #expect(ImageRequest(url: url).sourceKey == url.absoluteString)
+    }
+
+    @Test func memoryKeyCombinesSourceSizeFlagsAndProcessors() {
+        var request = ImageRequest(
+            url: URL(string: "https://e.com/x.png")!, processors: [MockProcessor("a"), MockProcessor("b")],
+            targetSize: PixelSize(width: 3, height: 4))
+        request.options = [.decodesFirstFrameOnly]
+        #expect(request.imageCacheKey.string == "https://e.com/x.png |size=3x4|first-frame|a|b")
+        #expect(request.processedDataCacheKey == request.imageCacheKey.string)
+    }
+
+    @Test func signedURLsWithDifferentTokensShareOneLoadAndOneEntry() async throws {
+        let f = PipelineFixture()
+        func signed(_ token: String) -> ImageRequest {
+            var r = ImageRequest(url: URL(string: "https://cdn.example.com/p.img?id=1&token=\(token)")!)
+            r.cacheKeyPolicy = .droppingQueryItems(["token"])
+            return r
+        }
+        let a = signed("aaa")
+        let b = signed("bbb")
+        f.serve(a.url!)
+        f.serve(b.url!)
+        f.loader.hold(a.url!)
+        let results = Recorder<Bool>()
+        f.pipeline.loadImage(with: a) { results.append((try? $0.get()) != nil) }
+        f.pipeline.loadImage(with: b) { results.append((try? $0.get()) != nil) }
+        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        f.loader.release(a.url!)
+        #expect(await ImagoTesting.wait { results.count == 2 })
+
+        let c = try await f.pipeline.response(for: signed("ccc"))
+
+        #expect(f.loader.loadCount == 1)
+        #expect(c.source == .memory)
+        #expect(f.imageCache.keys == ["https://cdn.example.com/p.img?id=1"])
+        #expect(await f.waitForDisk("https://cdn.example.com/p.img?id=1"))
+    }
+
+    @Test func removeAllForURLDropsEveryVariantFromBothCaches() async throws {
+        let f = PipelineFixture()
+        let url = testURL("inv.img")
+        let other = testURL("keep.img")
+        f.serve(url)
+        f.serve(other)
+        _ = try await f.pipeline.image(for: url)
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, processors: [MockProcessor("p")]))
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, targetSize: PixelSize(width: 2, height: 2)))
+        _ = try await f.pipeline.image(for: other)
+        #expect(await f.waitForDisk(url.absoluteString))
+        #expect(f.imageCache.keys.count == 4, "\(f.imageCache.keys)")
+
+        f.pipeline.removeAll(for: url)
+
+        #expect(f.imageCache.keys == [other.absoluteString])
+        #expect(!f.dataCache.containsData(for: url.absoluteString))
+        #expect(await f.waitForDisk(other.absoluteString))
+    }
+
+    @Test func storeEncodedImagesKeepsProcessedImagesOnDisk() async throws {
+        let f = PipelineFixture { $0.dataCachePolicy = .storeEncodedImages }
+        let url = testURL("enc.img")
+        f.serve(url, color: RGBA(r: 10, g: 0, b: 0, a: 255))
+        let p = MockProcessor("p", redIncrement: 5)
+        let request = ImageRequest(url: url, processors: [p])
+        _ = try await f.pipeline.image(for: request)
+        #expect(await f.waitForDisk(request.processedDataCacheKey))
+        #expect(!f.dataCache.containsData(for: url.absoluteString))  // originals only for unprocessed requests
+        f.imageCache.removeAll()
+
+        // A cold start reads the processed image: no load, no processing
+        let response = try await f.pipeline.response(for: request)
+
+        #expect(response.source == .disk)
+        #expect(response.image.image[pixel: 0, 0].r == 15)
+        #expect(p.processCount == 1)
+        #expect(f.loader.loadCount == 1)
+        #expect(f.encoder.encodeCount == 1)
+
+        // …and invalidation removes it too
+        f.pipeline.removeAll(for: url)
+        #expect(f.dataCache.keys.isEmpty)
+    }
+}
+
+@Suite("Pipeline failure cache: undecodable downloads")
+struct PipelineUndecodableTests {
+    @Test func undecodableDownloadIsRememberedLikeAFailedLoad() async throws {
+        let f = PipelineFixture(disk: false)
+        let url = testURL("garbage.img")
+        f.loader.setResponse(Data("<html>not an image</html>".utf8), for: url)
+        await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+
+        do {
+            _ = try await f.pipeline.image(for: url)
+            Issue.record("expected failedRecently")
+        } catch let error as ImagePipeline.Error {
+            guard case .failedRecently(_, _, .decode) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+        #expect(f.loader.loadCount == 1)
+        #expect(f.pipeline.statistics.failures["failedRecently"] == 1)
+    }
+}

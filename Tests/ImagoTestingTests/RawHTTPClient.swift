@@ -1,0 +1,163 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A blocking HTTP/1.1 client over one TCP socket, for tests that must see exactly what the server sends.
+final class RawHTTPClient {
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        var body: [UInt8]
+    }
+
+    enum Failure: Error {
+        case connectFailed(Int32)
+        case closedEarly(received: [UInt8])
+        case reset(received: [UInt8])
+        case timedOut(received: [UInt8])
+        case malformed
+    }
+
+    let socket: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: UInt16, receiveTimeout: Duration = .seconds(5)) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(socket)
+            throw Failure.connectFailed(code)
+        }
+        let (seconds, attoseconds) = receiveTimeout.components
+        var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(socket) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Sends a GET and reads one response framed by Content-Length, chunked encoding or connection close.
+    func get(_ path: String, headers: [String: String] = [:], method: String = "GET") throws -> Response {
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        send(request + "\r\n")
+        return try readResponse(isHead: method == "HEAD")
+    }
+
+    func readResponse(isHead: Bool = false) throws -> Response {
+        var headEnd: Int?
+        while headEnd == nil {
+            headEnd = findBlankLine()
+            if headEnd == nil { try receive() }
+        }
+        guard let headEnd else { throw Failure.malformed }
+        let head = String(decoding: buffer[..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
+        buffer.removeFirst(headEnd + 4)
+        let statusParts = head[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw Failure.malformed }
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        if isHead || status == 304 || status == 204 { return Response(status: status, headers: headers, body: []) }
+        if let length = headers["content-length"].flatMap(Int.init) {
+            while buffer.count < length { try receive() }
+            let body = Array(buffer[..<length])
+            buffer.removeFirst(length)
+            return Response(status: status, headers: headers, body: body)
+        }
+        if headers["transfer-encoding"] == "chunked" {
+            var body: [UInt8] = []
+            while true {
+                var lineEnd = findCRLF()
+                while lineEnd == nil {
+                    try receive()
+                    lineEnd = findCRLF()
+                }
+                guard let lineEnd, let size = Int(String(decoding: buffer[..<lineEnd], as: UTF8.self), radix: 16)
+                else { throw Failure.malformed }
+                buffer.removeFirst(lineEnd + 2)
+                while buffer.count < size + 2 { try receive() }
+                body += buffer[..<size]
+                buffer.removeFirst(size + 2)
+                if size == 0 { return Response(status: status, headers: headers, body: body) }
+            }
+        }
+        while true {
+            do { try receive() } catch Failure.closedEarly { break }
+        }
+        let body = buffer
+        buffer = []
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// True when the server closed the connection (end of stream) within the receive timeout.
+    func isClosedByPeer() -> Bool {
+        do {
+            while true { try receive() }
+        } catch Failure.closedEarly {
+            return true
+        } catch Failure.reset {
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func receive() throws {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        let count = recv(socket, &chunk, chunk.count, 0)
+        if count > 0 {
+            buffer += chunk[..<count]
+            return
+        }
+        if count == 0 { throw Failure.closedEarly(received: buffer) }
+        if errno == EAGAIN || errno == EWOULDBLOCK { throw Failure.timedOut(received: buffer) }
+        if errno == ECONNRESET { throw Failure.reset(received: buffer) }
+        throw Failure.closedEarly(received: buffer)
+    }
+
+    private func findBlankLine() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for index in 0...(buffer.count - 4)
+        where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    private func findCRLF() -> Int? {
+        guard buffer.count >= 2 else { return nil }
+        for index in 0...(buffer.count - 2) where buffer[index] == 13 && buffer[index + 1] == 10 { return index }
+        return nil
+    }
+}
+
+/// What each open descriptor of this process refers to (`socket:[123]`, `pipe:[456]` …), unique while open.
+///
+/// Other tests run in the same process at the same time, so leak tests compare identities, not counts.
+func openDescriptorTargets(_ descriptors: [Int32]? = nil) -> Set<String> {
+    let names =
+        descriptors.map { $0.map(String.init) }
+        ?? (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return Set(names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") })
+}
