@@ -19,7 +19,9 @@ import ImagoCore
 ///   ``DecodingOptions/appliesOrientation``, else reported).
 /// - ``DecodingOptions/targetSize``: decoded at full size, then area-averaged to the aspect-fit size (PNG has no
 ///   reduced-resolution decoding); never upscales.
-/// - Truncated or corrupt data throws; partial previews are not produced for PNG.
+/// - Truncated or corrupt data throws; partial previews are not produced for PNG. The chunk structure is walked
+///   before libpng sees the data, and data whose chunks run past its end is rejected as truncated up front
+///   (libpng would otherwise allocate whatever length a chunk declares).
 ///
 /// Thread-safe: every decode has its own `png_image`.
 public struct PNGDecoder: ImageDecoding {
@@ -47,6 +49,9 @@ public struct PNGDecoder: ImageDecoding {
     {
         guard !bytes.isEmpty else { throw CodecError.empty }
         let chunks = PNGChunks(scanning: bytes)
+        // A chunk that runs past the end can never be read, and libpng allocates a chunk's declared length before
+        // reading it: a 700-byte file declaring a 1.9 GB iTXt made it take 1.9 GB (found by fuzzing). Stop here.
+        if chunks.isTruncated { throw CodecError.truncated(format: format) }
         guard !chunks.gammaChunks.isEmpty else {
             return try decode(bytes: bytes, chunks: chunks, format: format, options: options)
         }

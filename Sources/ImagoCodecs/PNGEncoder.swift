@@ -57,7 +57,7 @@ public struct PNGEncoder: ImageEncoding {
                 png_image_write_to_memory(
                     &png, buffer.baseAddress, &size, 0, pixels.baseAddress, Int32(rowBytes), nil)
             }
-            if ok != 0 { return Data(bytes: buffer.baseAddress!, count: Int(size)) }
+            if ok != 0 { return Data(UnsafeRawBufferPointer(rebasing: buffer[..<min(Int(size), capacity)])) }
             guard size > capacity else {
                 let message = withUnsafeBytes(of: &png.message) { raw in
                     String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)

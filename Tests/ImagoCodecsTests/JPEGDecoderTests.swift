@@ -137,3 +137,32 @@ import Testing
         }
     }
 }
+
+@Suite struct CodecConcurrencyTests {
+    @Test func oneDecoderServesConcurrentDecodesWithIdenticalResults() async throws {
+        // Given one JPEG and one PNG decoder and a photo in both formats
+        let png = try corpusData("kodak/01.png")
+        let photo = try PNGDecoder().decode(png, options: DecodingOptions()).image
+        let jpeg = try JPEGEncoder().encode(photo, options: EncodingOptions(quality: 0.8))
+        let jpegDecoder = JPEGDecoder()
+        let pngDecoder = PNGDecoder()
+        let thumbnail = DecodingOptions(targetSize: PixelSize(width: 128, height: 128))
+        let expectedJPEG = try jpegDecoder.decode(jpeg, options: thumbnail).image
+        let expectedPNG = try pngDecoder.decode(png, options: thumbnail).image
+        // When eight tasks decode both at once
+        let results = try await withThrowingTaskGroup(of: (PixelBuffer, PixelBuffer).self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    (
+                        try jpegDecoder.decode(jpeg, options: thumbnail).image,
+                        try pngDecoder.decode(png, options: thumbnail).image
+                    )
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        // Then every result is the same as the single-threaded one
+        #expect(results.count == 8)
+        #expect(results.allSatisfy { $0.0 == expectedJPEG && $0.1 == expectedPNG })
+    }
+}
