@@ -32,7 +32,7 @@ struct PipelineCodecsTests {
     @Test func jpegThumbnailIsDecodedDownsampledAndResized() async throws {
         let data = try corpusData("formats/TestImageLarge.jpg")
         let original = try JPEGDecoder().decode(data, options: DecodingOptions())
-        let pipeline = ImagePipeline(configuration: .withDefaults(diskCacheDirectory: nil))
+        let pipeline = ImagePipeline(configuration: try .withDefaults(diskCacheDirectory: nil))
         let request = ImageRequest(
             source: .data(id: "large.jpg", data), processors: [.resize(width: 256, height: 256)],
             targetSize: PixelSize(width: 256, height: 256))
@@ -47,7 +47,7 @@ struct PipelineCodecsTests {
 
     @Test func progressiveJPEGDeliversDecodedPreviews() async throws {
         let data = try corpusData("jpeg/reference/progressive3.jpg")
-        var configuration = ImagePipeline.Configuration.withDefaults(diskCacheDirectory: nil)
+        var configuration = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: nil)
         configuration.dataLoader = StreamingLoader(data)
         configuration.previewInterval = 0.1
         let pipeline = ImagePipeline(configuration: configuration)
