@@ -54,3 +54,19 @@ import Testing
         #expect(throws: PixelBuffer.Error.self) { try image.resampled(to: PixelSize(width: 0, height: 2)) }
     }
 }
+
+@Suite struct PixelSizeFittingTests {
+    @Test(arguments: [
+        (4032, 3024, 256, 256, 256, 192),
+        (3024, 4032, 256, 256, 192, 256),
+        (768, 512, 256, 256, 256, 171),
+        (100, 50, 256, 256, 100, 50),  // already fits: never upscaled
+        (1000, 1, 10, 10, 10, 1),  // never below 1
+        (300, 200, 0, 10, 300, 200),  // empty target: unchanged
+    ])
+    func fitsWithinTheTargetKeepingAspectAndNeverUpscales(w: Int, h: Int, tw: Int, th: Int, ew: Int, eh: Int) {
+        #expect(
+            PixelSize(width: w, height: h).fitted(within: PixelSize(width: tw, height: th))
+                == PixelSize(width: ew, height: eh))
+    }
+}

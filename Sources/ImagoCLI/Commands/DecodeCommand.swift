@@ -127,13 +127,9 @@ enum DecodeCommand {
             image = image.mapFrames { $0.oriented(declared) }
             image.orientation = .up
         }
-        if let maxSize, image.image.width > maxSize.width || image.image.height > maxSize.height {
-            let scale = min(
-                Double(maxSize.width) / Double(image.image.width), Double(maxSize.height) / Double(image.image.height))
-            let target = PixelSize(
-                width: max(1, Int((Double(image.image.width) * scale).rounded())),
-                height: max(1, Int((Double(image.image.height) * scale).rounded())))
-            image = try image.mapFrames { try $0.resampled(to: target) }
+        if let maxSize {
+            let target = image.image.size.fitted(within: maxSize)
+            if target != image.image.size { image = try image.mapFrames { try $0.resampled(to: target) } }
         }
         return (image, declared)
     }

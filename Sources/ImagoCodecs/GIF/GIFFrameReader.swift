@@ -160,7 +160,7 @@ struct GIFFrameReader {
             height = rect.y + rect.height
         }
         try options.checkDimensions(width: width, height: height, format: .gif)
-        outputSize = TargetSizing.fit(PixelSize(width: width, height: height), within: options.targetSize)
+        outputSize = TargetFitting.fittedSize(of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
         return try GIFCanvas(width: width, height: height)
     }
 

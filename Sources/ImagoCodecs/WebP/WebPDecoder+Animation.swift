@@ -31,7 +31,7 @@ extension WebPDecoder {
         let frameCount = options.decodesFirstFrameOnly ? min(1, Int(info.frame_count)) : Int(info.frame_count)
         guard frameCount > 0 else { throw CodecError.corrupt(format: .webp, reason: "the animation has no frames") }
         guard frameCount <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }
-        let outputSize = TargetSizing.fit(PixelSize(width: width, height: height), within: options.targetSize)
+        let outputSize = TargetFitting.fittedSize(of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
         let (total, overflow) = frameCount.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
         guard !overflow, total <= options.animationByteLimit else {
             throw CodecError.animationTooLarge(limit: options.animationByteLimit)

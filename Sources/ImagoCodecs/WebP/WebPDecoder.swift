@@ -54,7 +54,7 @@ public struct WebPDecoder: ImageDecoding {
     private func decodeStill(
         _ data: UnsafePointer<UInt8>, count: Int, width: Int, height: Int, options: DecodingOptions
     ) throws -> PixelBuffer {
-        let size = TargetSizing.fit(PixelSize(width: width, height: height), within: options.targetSize)
+        let size = TargetFitting.fittedSize(of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw CodecError.corrupt(format: .webp, reason: "libwebp version mismatch")
