@@ -14,11 +14,10 @@ public final class MockImageDecoder: ImageDecoding, Sendable {
         var decodeCount = 0
         var partialDecodeCount = 0
         var targetSizes: [PixelSize?] = []
-        var isHeld = false
-        var waiting: [DispatchSemaphore] = []
     }
 
     private let state = Locked(State())
+    private let gate = HoldGate()
 
     /// A decoder with no decodes counted.
     public init() {}
@@ -34,20 +33,13 @@ public final class MockImageDecoder: ImageDecoding, Sendable {
     public var targetSizes: [PixelSize?] { state.withLock { $0.targetSizes } }
 
     /// Makes later decodes wait (blocking their thread) until ``release()``.
-    public func hold() { state.withLock { $0.isHeld = true } }
+    public func hold() { gate.hold() }
 
     /// Lets held and later decodes run.
-    public func release() {
-        let waiting = state.withLock { s -> [DispatchSemaphore] in
-            s.isHeld = false
-            defer { s.waiting = [] }
-            return s.waiting
-        }
-        for semaphore in waiting { semaphore.signal() }
-    }
+    public func release() { gate.release() }
 
     /// How many decodes wait in ``hold()`` now.
-    public var heldCount: Int { state.withLock { $0.waiting.count } }
+    public var heldCount: Int { gate.waitingCount }
 
     /// The bytes of a test image.
     public static func make(width: Int, height: Int, color: RGBA, payloadCount: Int = 0) -> Data {
@@ -64,15 +56,11 @@ public final class MockImageDecoder: ImageDecoding, Sendable {
 
     /// Decodes the test format; counts the decode first, then waits while held.
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
-        let semaphore = state.withLock { s -> DispatchSemaphore? in
+        state.withLock { s in
             if options.allowsPartialData { s.partialDecodeCount += 1 } else { s.decodeCount += 1 }
             s.targetSizes.append(options.targetSize)
-            guard s.isHeld else { return nil }
-            let semaphore = DispatchSemaphore(value: 0)
-            s.waiting.append(semaphore)
-            return semaphore
         }
-        semaphore?.wait()
+        gate.passThrough()
         let b = [UInt8](data.prefix(16))
         guard b.count == 16, b[0] == 0x49, b[1] == 0x4D, b[2] == 0x47, b[3] == 0x4F else {
             throw CodecError.corrupt(format: .unknown, reason: "not a test image (no IMGO header)")

@@ -13,8 +13,6 @@ public final class MockProcessor: ImageProcessing, Sendable {
 
     private struct State {
         var count = 0
-        var isHeld = false
-        var waiting: [DispatchSemaphore] = []
     }
 
     /// The identifier, as given.
@@ -24,6 +22,7 @@ public final class MockProcessor: ImageProcessing, Sendable {
     /// Whether `process` throws ``Failure``. Default `false`.
     public let fails: Bool
     private let state = Locked(State())
+    private let gate = HoldGate()
 
     /// A processor named `identifier`.
     public init(_ identifier: String, redIncrement: UInt8 = 1, fails: Bool = false) {
@@ -36,28 +35,17 @@ public final class MockProcessor: ImageProcessing, Sendable {
     public var processCount: Int { state.withLock { $0.count } }
 
     /// Makes later runs wait until ``release()``.
-    public func hold() { state.withLock { $0.isHeld = true } }
+    public func hold() { gate.hold() }
 
     /// Lets held and later runs go.
-    public func release() {
-        let waiting = state.withLock { s -> [DispatchSemaphore] in
-            s.isHeld = false
-            defer { s.waiting = [] }
-            return s.waiting
-        }
-        for semaphore in waiting { semaphore.signal() }
-    }
+    public func release() { gate.release() }
 
     /// Adds ``redIncrement`` to the red channel (or throws when ``fails``).
     public func process(_ image: PixelBuffer) throws -> PixelBuffer {
-        let semaphore = state.withLock { s -> DispatchSemaphore? in
+        state.withLock { s in
             s.count += 1
-            guard s.isHeld else { return nil }
-            let semaphore = DispatchSemaphore(value: 0)
-            s.waiting.append(semaphore)
-            return semaphore
         }
-        semaphore?.wait()
+        gate.passThrough()
         if fails { throw Failure() }
         var output = image
         for y in 0..<image.height {

@@ -71,17 +71,7 @@ public struct WebPEncoder: ImageEncoding {
         case .rgba8:
             return image.alphaMode == .straight ? image : image.unpremultiplied()
         case .gray8:
-            return try PixelBuffer(width: image.width, height: image.height, format: .rgba8) { output in
-                image.withUnsafeBytes { gray in
-                    for i in 0..<gray.count {
-                        let v = gray[i]
-                        output[i * 4] = v
-                        output[i * 4 + 1] = v
-                        output[i * 4 + 2] = v
-                        output[i * 4 + 3] = 255
-                    }
-                }
-            }
+            return image.convertedToRGBA()
         }
     }
 
