@@ -13,7 +13,9 @@ public enum CLI {
 
     /// Every subcommand, in the order `--help` lists them.
     package static let commands: [Command] = [
-        DecodeCommand.command
+        DecodeCommand.command,
+        FetchCommand.command,
+        CacheCommand.command,
     ]
 
     /// Runs the tool with `arguments` (without the program name) on `console`; returns the exit status:
