@@ -61,6 +61,17 @@ func jsonObject(_ run: CLIRun) throws -> [String: Any] {
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
 
+    @Test func aDirectoryThatHoldsNoCacheIsLeftAlone() async throws {
+        let scratch = try makeScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try Data("keep".utf8).write(to: scratch.appendingPathComponent("notes.txt"))
+        for action in ["stats", "verify", "clear"] {
+            let run = await runCLI(["cache", action, "--cache-dir", scratch.path])
+            #expect(run.status == 0)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["notes.txt"])
+    }
+
     @Test func humanReadableStatsOnATerminal() async throws {
         let f = try FetchFixture()
         defer { f.finish() }

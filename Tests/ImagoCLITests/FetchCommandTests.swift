@@ -52,7 +52,9 @@ struct FetchFixture {
         let b = try #require(run.object(for: f.b))
         #expect(b["bytes"] as? Int == f.png.count && b["width"] as? Int == 40 && b["height"] as? Int == 30)
         let firstLine = try #require(run.stdout.split(separator: "\n").first)
-        let keys = ["\"url\"", "\"status\"", "\"source\"", "\"bytes\"", "\"width\"", "\"height\"", "\"ms\"", "\"error\""]
+        let keys = [
+            "\"url\"", "\"status\"", "\"source\"", "\"bytes\"", "\"width\"", "\"height\"", "\"ms\"", "\"error\"",
+        ]
         let positions = keys.compactMap { firstLine.range(of: $0)?.lowerBound }
         #expect(positions.count == keys.count && positions == positions.sorted())
     }

@@ -27,7 +27,10 @@ extension FetchFixture {
         let trigger = InterruptTrigger()
         let fetch = Task {
             try await runFetch(
-                [f.a.absoluteString, slow.absoluteString, f.b.absoluteString, "--concurrency", "1", "--cache-dir", f.cacheDir],
+                [
+                    f.a.absoluteString, slow.absoluteString, f.b.absoluteString, "--concurrency", "1", "--cache-dir",
+                    f.cacheDir,
+                ],
                 interrupt: trigger)
         }
         // When the user interrupts while the slow image is in flight

@@ -41,7 +41,8 @@ import Testing
         #expect(ImageFormat(sniffing: a) == .webp)
         let decodedA = try registry.decode(a, options: DecodingOptions())
         #expect(decodedA.image.width == 32 && decodedA.image.height == 24)
-        let decodedB = try registry.decode(Data(contentsOf: out.appendingPathComponent("b.webp")), options: DecodingOptions())
+        let decodedB = try registry.decode(
+            Data(contentsOf: out.appendingPathComponent("b.webp")), options: DecodingOptions())
         #expect(decodedB.image.width == 32 && decodedB.image.height == 24)
     }
 

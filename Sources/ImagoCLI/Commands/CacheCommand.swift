@@ -13,8 +13,8 @@ enum CacheCommand {
             trim     removes least recently used entries until at most SIZE bytes remain (SIZE in bytes or
                      with K, M, G, KB, MB, GB: 1K = 1024)  {"removed":…,"removedBytes":…,"entries":…,"bytes":…}
             clear    removes every entry  {"removed":…,"removedBytes":…}
-            Dates are ISO 8601 (UTC), null when the cache is empty. A cache directory that does not exist counts
-            as an empty cache: no command creates it.
+            Dates are ISO 8601 (UTC), null when the cache is empty. A directory that does not exist or holds no
+            cache counts as an empty cache: no command creates or changes it.
             Exit status: 0 on success, 1 when verify found corrupt entries or the cache could not be used, 2 for
             bad usage.
             """,
@@ -70,8 +70,10 @@ enum CacheCommand {
     private static func perform(
         _ action: Action, maxSize: Int, directory: URL, json: Bool, console: Console
     ) throws -> Int32 {
-        // A missing directory is an empty cache; opening one would create it.
-        let cache = FileManager.default.fileExists(atPath: directory.path) ? try DiskCache(directory: directory) : nil
+        // A directory without the cache's `entries/` (missing, or not a cache) is an empty cache: opening a
+        // DiskCache there would create its layout as a side effect.
+        let isCache = FileManager.default.fileExists(atPath: directory.appendingPathComponent("entries").path)
+        let cache = isCache ? try DiskCache(directory: directory) : nil
         defer { cache?.close() }
         let before = cache?.stats()
         var line = JSONLine()

@@ -23,7 +23,9 @@ struct FetchOutputWriter: Sendable {
     let encoders: ImageEncoderRegistry
 
     /// Creates `directory` when missing and names every URL's file.
-    init(directory: URL, urls: [String], format: ImageFormat?, reencodes: Bool, encoders: ImageEncoderRegistry)
+    init(
+        directory: URL, urls: [String], format: ImageFormat?, reencodes: Bool, encoders: ImageEncoderRegistry
+    )
         throws
     {
         do {
@@ -100,7 +102,9 @@ struct FetchOutputWriter: Sendable {
         if component == "/" { component = "" }
         var safe = String(
             component.unicodeScalars.map { scalar -> Character in
-                let allowed = scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "._-".unicodeScalars.contains(scalar))
+                let allowed =
+                    scalar.isASCII
+                    && (CharacterSet.alphanumerics.contains(scalar) || "._-".unicodeScalars.contains(scalar))
                 return allowed ? Character(scalar) : "_"
             })
         while safe.hasPrefix(".") { safe.removeFirst() }

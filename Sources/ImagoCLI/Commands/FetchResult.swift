@@ -56,7 +56,8 @@ struct FetchResult: Sendable {
     var plainLine: String {
         if let message = errorMessage { return "error  \(message)" }
         let layer = (source?.rawValue ?? "-") + (isCoalesced ? " (coalesced)" : "")
-        var text = "ok     \(url)  \(layer)  \(formatBytes(Int64(bytes ?? 0)))  \(width ?? 0)x\(height ?? 0)  \(milliseconds) ms"
+        var text =
+            "ok     \(url)  \(layer)  \(formatBytes(Int64(bytes ?? 0)))  \(width ?? 0)x\(height ?? 0)  \(milliseconds) ms"
         if let savedPath { text += "  → \(savedPath)" }
         return text
     }

@@ -13,8 +13,7 @@ struct FetchRun: Sendable {
     let isJSON: Bool
 
     /// Runs `options` to the end or until `interrupt` fires; returns the exit status.
-    static func execute(_ options: FetchCommand.Options, console: Console, interrupt: InterruptTrigger) async -> Int32
-    {
+    static func execute(_ options: FetchCommand.Options, console: Console, interrupt: InterruptTrigger) async -> Int32 {
         let configuration: ImagePipeline.Configuration
         do {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: options.cacheDirectory)
@@ -42,7 +41,8 @@ struct FetchRun: Sendable {
         let isJSON = options.json || !console.isTerminal
         let run = FetchRun(
             options: options, console: console, pipeline: ImagePipeline(configuration: configuration),
-            display: !isJSON && console.usesEscapeCodes ? ProgressDisplay(total: options.urls.count, console: console)
+            display: !isJSON && console.usesEscapeCodes
+                ? ProgressDisplay(total: options.urls.count, console: console)
                 : nil,
             writer: writer, isJSON: isJSON)
         return await run.execute(interrupt: interrupt)

@@ -31,9 +31,11 @@ enum FetchCommand {
                 "--cache-dir", value: "DIR",
                 help: "The disk cache directory (default $XDG_CACHE_HOME/imago, else ~/.cache/imago)."),
             OptionSpec("--out", short: "-o", value: "DIR", help: "Write each image into DIR (created when missing)."),
-            OptionSpec("--resize", value: "WxH", help: "Scale each image to fit within WxH (aspect kept, never enlarged)."),
+            OptionSpec(
+                "--resize", value: "WxH", help: "Scale each image to fit within WxH (aspect kept, never enlarged)."),
             OptionSpec("--format", value: "FORMAT", help: "Write the files --out saves as jpeg, png or webp."),
-            OptionSpec("--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
+            OptionSpec(
+                "--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
             OptionSpec("--json", help: "Print one JSON object per URL (the default when stdout is not a terminal)."),
         ],
         run: { args, console in await run(args, console: console) })
