@@ -14,7 +14,9 @@ public enum CLI {
     /// Every subcommand, in the order `--help` lists them.
     package static let commands: [Command] = [
         DecodeCommand.command,
+        FetchCommand.command,
         ShowCommand.command,
+        CacheCommand.command,
         DemoCommand.command,
     ]
 

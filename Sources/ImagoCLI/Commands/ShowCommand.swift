@@ -83,12 +83,12 @@ enum ShowCommand {
         let mode: HalfBlockRenderer.ColorMode =
             args.has("--no-color") || !console.usesEscapeCodes
             ? .none : (console.supportsTrueColor ? .trueColor : .palette256)
-        let watcher = InterruptWatcher()
-        if console.isTerminal { watcher.start() }
-        defer { if console.isTerminal { watcher.stop() } }
+        let interrupt = InterruptTrigger()
+        let token = console.isTerminal ? SignalInterrupts.install(interrupt) : nil
+        defer { if let token { SignalInterrupts.remove(token) } }
         do {
             try TerminalPlayer(console: console, renderer: HalfBlockRenderer(mode: mode), columns: columns)
-                .show(image, interrupted: { watcher.isInterrupted })
+                .show(image, interrupted: { interrupt.isFired })
         } catch {
             console.printError("imago show: \(name): cannot render: \(error)")
             return 1
