@@ -124,9 +124,10 @@ def main():
         if mode == "warm-memory":
             memory = LRU(1 << 40)
             pipeline(urls, cache_dir, memory, fetch)  # fill memory (not timed)
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         sizes = pipeline(urls, cache_dir, memory, fetch)
         out["seconds"] = time.perf_counter() - t0
+        out["cpu_seconds"] = time.process_time() - c0  # all threads of this process
         out["count"] = len(sizes)
     elif mode in ("decode", "thumbnail"):
         # One file N times after one untimed warm-up call (Pillow imports its format plugin on first use):

@@ -5,7 +5,9 @@ import Imago
 /// its peak RSS is measured exactly as the Python peer's is (`ru_maxrss` of a process that did only this work).
 /// Prints one JSON object like bench/peer.py does.
 ///
-/// Modes: `cold|warm-disk|warm-memory URLS_FILE CACHE_DIR` and `rss-thumbnail FILE`.
+/// Modes: `cold|warm-disk|warm-memory URLS_FILE CACHE_DIR` and `rss-thumbnail FILE`. `cold-encoded` and
+/// `warm-disk-encoded` are `cold` and `warm-disk` with the disk cache policy `.storeEncodedImages` (the
+/// 256-px thumbnails are stored, encoded, instead of the downloads).
 enum ChildMode {
     /// The side of a thumbnail in the peers' workload, and how many requests are in flight at once.
     static let thumbnail = 256
@@ -15,7 +17,7 @@ enum ChildMode {
         do {
             var figures: [String: Double]
             switch arguments.first {
-            case "cold", "warm-disk", "warm-memory":
+            case "cold", "warm-disk", "warm-memory", "cold-encoded", "warm-disk-encoded":
                 guard arguments.count == 3 else { throw Usage() }
                 figures = try pipelineRound(mode: arguments[0], urlsFile: arguments[1], cacheDirectory: arguments[2])
             case "rss-thumbnail":
@@ -49,8 +51,11 @@ enum ChildMode {
     }
 
     /// A pipeline with the defaults, a disk cache in `directory` and a memory cache of `memoryLimit` bytes.
-    static func pipeline(directory: URL?, memoryLimit: Int) throws -> (ImagePipeline, DiskCache?) {
+    static func pipeline(
+        directory: URL?, memoryLimit: Int, policy: ImagePipeline.DataCachePolicy = .storeOriginalData
+    ) throws -> (ImagePipeline, DiskCache?) {
         var configuration = try ImagePipeline.Configuration.withDefaults()
+        configuration.dataCachePolicy = policy
         let disk = try directory.map { try DiskCache(directory: $0) }
         configuration.dataCache = disk
         configuration.imageCache = MemoryCache(
@@ -82,26 +87,42 @@ enum ChildMode {
             URL(string: String($0))
         }
         let requests = urls.map { request(.url($0)) }
+        let encoded = mode.hasSuffix("-encoded")
         let memoryLimit = mode == "warm-memory" ? 1 << 40 : 64 << 20
         // Like the peer (which opens its diskcache inside the timed part), opening the caches is timed, except
         // for warm-memory, whose timed part is the second pass.
         var t0 = now()
+        var cpu0 = processCPUTime()
         let (pipeline, disk) = try pipeline(
-            directory: URL(fileURLWithPath: cacheDirectory), memoryLimit: memoryLimit)
+            directory: URL(fileURLWithPath: cacheDirectory), memoryLimit: memoryLimit,
+            policy: encoded ? .storeEncodedImages : .storeOriginalData)
         if mode == "warm-memory" {
             try PipelineBench.blocking { try await loadAll(pipeline, requests, window: concurrency) }
             t0 = now()
+            cpu0 = processCPUTime()
         }
         try PipelineBench.blocking { try await loadAll(pipeline, requests, window: concurrency) }
         disk?.flush()
         let seconds = now() - t0
+        let cpu = processCPUTime() - cpu0
         let statistics = pipeline.statistics
         disk?.close()
         return [
-            "seconds": seconds, "count": Double(requests.count), "network_loads": Double(statistics.networkLoads),
+            "seconds": seconds, "cpu_seconds": cpu, "count": Double(requests.count),
+            "decode_seconds": Double(statistics.decodeTime.components.seconds)
+                + Double(statistics.decodeTime.components.attoseconds) / 1e18,
+            "process_seconds": Double(statistics.processTime.components.seconds)
+                + Double(statistics.processTime.components.attoseconds) / 1e18, "network_loads": Double(statistics.networkLoads),
             "decodes": Double(statistics.decodeCount), "disk_hits": Double(statistics.diskHits),
             "memory_hits": Double(statistics.memoryHits),
         ]
+    }
+
+    /// CPU seconds used by all threads of this process.
+    static func processCPUTime() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// Peak RSS above the baseline while one 256-px thumbnail of a large JPEG is loaded (bytes read from the

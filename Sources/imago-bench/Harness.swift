@@ -29,6 +29,7 @@ final class BenchReport: @unchecked Sendable {  // used from the main task only
             String(
                 format: "%-58@ %12.4g %12.4g %-8@ %8.3f  %-8@ %-4@  (peer: %@)", c.name as NSString, c.imago, c.peer,
                 c.unit as NSString, c.ratio, goal as NSString, met as NSString, c.peerName as NSString))
+        fflush(nil)  // progress shows line by line also when stdout is a log file
     }
 
     func write(to path: String) throws {

@@ -21,7 +21,9 @@ struct PeerEnvironment {
     /// The variables from the environment, or nil (after printing which one is missing) when any is unset.
     static func fromEnvironment() -> PeerEnvironment? {
         let env = ProcessInfo.processInfo.environment
-        let names = ["IMAGO_BENCH_BASE_URL", "IMAGO_BENCH_DATA", "IMAGO_BENCH_PYTHON", "IMAGO_BENCH_PEER", "IMAGO_CORPUS"]
+        let names = [
+            "IMAGO_BENCH_BASE_URL", "IMAGO_BENCH_DATA", "IMAGO_BENCH_PYTHON", "IMAGO_BENCH_PEER", "IMAGO_CORPUS",
+        ]
         let missing = names.filter { (env[$0] ?? "").isEmpty }
         guard missing.isEmpty else {
             print("peers: skipped, \(missing.joined(separator: ", ")) not set (run `make bench`, which sets them)")

@@ -15,7 +15,9 @@ extension PeersBench {
         try compare(
             "peers: JPEG 12 MP TestJFIF.jpg full decode vs Pillow", unit: "ms CPU", goal: 1.0,
             peerName: "Pillow Image.open().load()", rounds: 7,
-            imago: { try DecodeBench.msPerOp(n) { _ = try JPEGDecoder().decode(jfifData, options: DecodingOptions()) } },
+            imago: {
+                try DecodeBench.msPerOp(n) { _ = try JPEGDecoder().decode(jfifData, options: DecodingOptions()) }
+            },
             peer: { try env.runPeer(["decode", jfif, "\(n)"]).figure("cpu_seconds") * 1000 })
 
         let thumbnailN = 10
