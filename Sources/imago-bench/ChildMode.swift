@@ -107,13 +107,14 @@ enum ChildMode {
         let cpu = processCPUTime() - cpu0
         let statistics = pipeline.statistics
         disk?.close()
+        func inSeconds(_ d: Duration) -> Double {
+            Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        }
         return [
             "seconds": seconds, "cpu_seconds": cpu, "count": Double(requests.count),
-            "decode_seconds": Double(statistics.decodeTime.components.seconds)
-                + Double(statistics.decodeTime.components.attoseconds) / 1e18,
-            "process_seconds": Double(statistics.processTime.components.seconds)
-                + Double(statistics.processTime.components.attoseconds) / 1e18, "network_loads": Double(statistics.networkLoads),
-            "decodes": Double(statistics.decodeCount), "disk_hits": Double(statistics.diskHits),
+            "decode_seconds": inSeconds(statistics.decodeTime), "process_seconds": inSeconds(statistics.processTime),
+            "network_loads": Double(statistics.networkLoads), "decodes": Double(statistics.decodeCount),
+            "disk_hits": Double(statistics.diskHits),
             "memory_hits": Double(statistics.memoryHits),
         ]
     }
