@@ -38,7 +38,8 @@ enum ChildMode {
 
     struct Usage: Error, CustomStringConvertible {
         var description: String {
-            "usage: imago-bench --child cold|warm-disk|warm-memory URLS_FILE CACHE_DIR | rss-thumbnail FILE"
+            "usage: imago-bench --child cold|warm-disk|warm-memory|cold-encoded|warm-disk-encoded URLS_FILE CACHE_DIR"
+                + " | rss-thumbnail FILE"
         }
     }
 
