@@ -2,7 +2,8 @@
 """Builds the benchmark workload from ../shared/corpus/kodak, reproducibly (fixed sizes, quality 85).
 
 gallery/jpeg/NNN.jpg: 500 JPEGs at several sizes (the 24 Kodak photos × 5 scales, cycled), quality 85;
-gallery/png/ and gallery/webp/: PNG and WebP variants of the first 24; urls are listed by the caller.
+gallery/png/ and gallery/webp/: PNG and WebP variants of the first 24; urls are listed by the caller;
+gallery/large-baseline.jpg: formats/TestImageLarge.jpg re-encoded as a baseline JPEG (quality 85, 4:2:0).
 """
 import os
 import sys
@@ -35,4 +36,9 @@ for i, im in enumerate(images):
     webpl = os.path.join(out, "webp", f"{i:03d}-lossless.webp")
     if not os.path.exists(webpl):
         im.save(webpl, "WEBP", lossless=True)
+# A baseline (sequential) twin of formats/TestImageLarge.jpg (which is progressive 4:4:4) for the memory bench.
+large = os.path.join(os.path.dirname(os.path.abspath(corpus)), "formats", "TestImageLarge.jpg")
+twin = os.path.join(out, "large-baseline.jpg")
+if os.path.exists(large) and not os.path.exists(twin):
+    Image.open(large).convert("RGB").save(twin, "JPEG", quality=85, progressive=False)
 print(f"gallery ready in {out}")

@@ -12,6 +12,8 @@ struct Comparison: Codable {
     var goal: Double?
     var met: Bool?
     var peerName: String
+    /// `"imago"` when the goal bounds Imago's own figure (peak RSS in MB …) rather than the ratio; nil: the ratio.
+    var goalOn: String? = nil
 }
 
 /// Collects comparisons, prints them as a table and writes `bench-results.json`.
@@ -21,12 +23,13 @@ final class BenchReport: @unchecked Sendable {  // used from the main task only
 
     func add(_ c: Comparison) {
         results.append(c)
-        let goal = c.goal.map { String(format: "≤ %.3g", $0) } ?? "—"
+        let goal = c.goal.map { String(format: c.goalOn == "imago" ? "imago≤%.3g" : "≤ %.3g", $0) } ?? "—"
         let met = c.met.map { $0 ? "yes" : "NO" } ?? "—"
         print(
             String(
                 format: "%-58@ %12.4g %12.4g %-8@ %8.3f  %-8@ %-4@  (peer: %@)", c.name as NSString, c.imago, c.peer,
                 c.unit as NSString, c.ratio, goal as NSString, met as NSString, c.peerName as NSString))
+        fflush(nil)  // progress shows line by line also when stdout is a log file
     }
 
     func write(to path: String) throws {

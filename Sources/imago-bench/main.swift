@@ -3,6 +3,11 @@ import Foundation
 // imago-bench [GROUP...]: runs the named benchmark groups (all when none is named), each comparison side by
 // side with its baseline in one run, then writes bench-results.json. Build in release: `make bench`.
 // Each group lives in its own file as a `static func run()` and is listed here.
+// `imago-bench --child MODE …` (hidden): one round of Imago's side of a `peers` comparison in a fresh process.
+if CommandLine.arguments.dropFirst().first == "--child" {
+    exit(ChildMode.main(Array(CommandLine.arguments.dropFirst(2))))
+}
+
 let groups: [(name: String, run: () throws -> Void)] = [
     ("decode", DecodeBench.run),
     ("decode-webp-gif", WebPGIFBench.run),
@@ -12,6 +17,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("pipeline", PipelineBench.run),
     ("diskcache", DiskCacheBench.run),
     ("loader", LoaderBench.run),
+    ("peers", PeersBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())
