@@ -13,7 +13,7 @@ extension FetchFixture {
     /// A JPEG served 64 bytes every 100 ms: several seconds in flight, long enough to interrupt.
     func addSlowRoute() -> URL {
         server.setRoute(
-            "/slow.jpg", .bytes(jpeg, contentType: "image/jpeg").dripping(bytes: 64, every: .milliseconds(100)))
+            "/slow.jpg", .bytes(jpeg, contentType: "image/jpeg").dripping(bytes: 8, every: .milliseconds(250)))
         return server.url(for: "/slow.jpg")
     }
 }
