@@ -10,6 +10,9 @@ struct FuzzTarget: Sendable {
 
 enum FuzzTargets {
     static let all: [FuzzTarget] = [
+        FuzzTarget(name: "decode", run: decode),
+        FuzzTarget(name: "disk-entry", run: diskEntry),
+        FuzzTarget(name: "http-headers", run: httpHeaders),
         FuzzTarget(name: "cli-arguments", run: cliArguments),
         FuzzTarget(name: "exif", run: exif),
         FuzzTarget(name: "jpeg", run: jpeg),
