@@ -91,3 +91,16 @@ extension FuzzTargets {
         for i in 0..<8 { b[at + i] = UInt8(truncatingIfNeeded: value >> UInt64(8 * i)) }
     }
 }
+
+extension FuzzTargets {
+    /// The default registry with DEFAULT options (the pipeline's budgets), printing the outcome: what
+    /// scripts/hostile-rss.sh measures for each decompression bomb. Not a fuzzing target.
+    static func decodeDefaults(_ data: Data) {
+        do {
+            let image = try ImageDecoderRegistry.makeDefault().decode(data)
+            print("decoded \(image.frames.count) frame(s)")
+        } catch {
+            print("rejected: \(error)")
+        }
+    }
+}

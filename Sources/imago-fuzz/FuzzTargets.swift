@@ -14,6 +14,7 @@ enum FuzzTargets {
         FuzzTarget(name: "disk-entry", run: diskEntry),
         FuzzTarget(name: "http-headers", run: httpHeaders),
         FuzzTarget(name: "cli-arguments", run: cliArguments),
+        FuzzTarget(name: "decode-defaults", run: decodeDefaults),
         FuzzTarget(name: "exif", run: exif),
         FuzzTarget(name: "jpeg", run: jpeg),
         FuzzTarget(name: "png", run: png),
