@@ -58,7 +58,7 @@ import Foundation
                 count += 1
             }
             var usage = rusage()
-            getrusage(RUSAGE_SELF, &usage)
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
             print("\(name): \(count) inputs replayed, no crash, peak RSS \(usage.ru_maxrss) KiB")
         }
     }

@@ -18,10 +18,7 @@ import Testing
         ("bomb-png-100000x100000.png", .tooManyPixels(width: 100_000, height: 100_000, limit: 100_000_000)),
         ("bomb-jpeg-65500x65500.jpg", .tooManyPixels(width: 65_500, height: 65_500, limit: 100_000_000)),
         ("bomb-webp-lossless-16384x16384.webp", .tooManyPixels(width: 16_384, height: 16_384, limit: 100_000_000)),
-        (
-            "bomb-webp-canvas-16777216x16777216.webp",
-            .tooManyPixels(width: 16_777_216, height: 16_777_216, limit: 100_000_000)
-        ),
+        ("bomb-webp-canvas-30000x30000.webp", .tooManyPixels(width: 30_000, height: 30_000, limit: 100_000_000)),
         ("bomb-gif-65535x65535.gif", .tooManyPixels(width: 65_535, height: 65_535, limit: 100_000_000)),
         ("bomb-gif-animation-32GB.gif", .animationTooLarge(limit: 1 << 30)),
     ]

@@ -7,21 +7,23 @@ import Testing
 /// Hostile servers through the full pipeline (HTTPDataLoader, every codec, MemoryCache, a real DiskCache): every
 /// fault ends in a typed ``ImagePipeline/Error`` within the configured timeouts, and nothing partial reaches the
 /// disk cache (checked after a control image has been written through the same serial disk queue).
-@Suite struct HostileServerTests {
+@Suite(.serialized) struct HostileServerTests {
     struct Fixture {
         let server: LoopbackServer
         let pipeline: ImagePipeline
         let disk: DiskCache
         let directory: URL
         let control: Data
+        /// An 11.6 KB PNG, long enough for mid-body faults.
+        let large: Data
 
         init() throws {
             server = try LoopbackServer()
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)")
             disk = try DiskCache(directory: directory)
             var loader = HTTPDataLoader.Configuration()
-            loader.idleTimeout = .milliseconds(600)
-            loader.resourceTimeout = .seconds(2)
+            loader.idleTimeout = .seconds(2)
+            loader.resourceTimeout = .seconds(5)
             loader.maximumBodySize = 1 << 20
             loader.retryPolicy = .none
             var configuration = ImagePipeline.Configuration(
@@ -31,6 +33,7 @@ import Testing
             configuration.failureCache = nil
             pipeline = ImagePipeline(configuration: configuration)
             control = try corpusData("pngsuite/png/basn6a08.png")
+            large = try corpusData("formats/TestImage.png")
             server.setRoute("/control.png", .bytes(control, contentType: "image/png"))
         }
 
@@ -49,14 +52,15 @@ import Testing
             } catch let error as ImagePipeline.Error {
                 caught = error
             }
-            // A good image after it, through the same single disk queue: once it is on disk, anything the bad
-            // load had scheduled has run.
+            // A good image after it, through the same single disk queue: once it is in the cache, anything the
+            // bad load had scheduled has been handed over; a synchronous store then flushes every staged write.
             let controlURL = server.url(for: "/control.png")
             _ = try await pipeline.image(for: controlURL)
             let disk = self.disk
             #expect(await ImagoTesting.wait { disk.containsData(for: controlURL.absoluteString) })
+            try disk.storeSynchronously(Data("barrier".utf8), for: "barrier")
             #expect(!disk.containsData(for: url.absoluteString), "a partial or failed body was cached")
-            #expect(disk.stats().entryCount == 1)
+            #expect(disk.stats().entryCount == 2, "only the control image and the barrier")
             return try #require(caught)
         }
     }
@@ -80,7 +84,7 @@ import Testing
     @Test func declaredLengthLongerThanTheBodyIsTruncated() async throws {
         let f = try Fixture()
         defer { f.stop() }
-        let error = try await f.failure(.bytes(f.control, contentType: "image/png").declaringContentLength(100_000))
+        let error = try await f.failure(.bytes(f.large, contentType: "image/png").declaringContentLength(100_000))
         switch Self.loading(error) {
         case .truncated?, .timedOut?: break
         default: Issue.record("expected truncated, got \(error)")
@@ -91,7 +95,7 @@ import Testing
         let f = try Fixture()
         defer { f.stop() }
         let error = try await f.failure(
-            .bytes(f.control, contentType: "image/png").declaringContentLength(f.control.count / 2))
+            .bytes(f.large, contentType: "image/png").declaringContentLength(f.large.count / 2))
         guard case .decodingFailed = error else {
             Issue.record("expected decodingFailed, got \(error)")
             return
@@ -112,7 +116,7 @@ import Testing
     @Test func stalledBodyTimesOut() async throws {
         let f = try Fixture()
         defer { f.stop() }
-        let error = try await f.failure(.bytes(f.control, contentType: "image/png").stalling(afterBytes: 500))
+        let error = try await f.failure(.bytes(f.large, contentType: "image/png").stalling(afterBytes: 500))
         guard case .timedOut? = Self.loading(error) else {
             Issue.record("expected timedOut, got \(error)")
             return
@@ -122,7 +126,7 @@ import Testing
     @Test func resetMidBodyFailsTyped() async throws {
         let f = try Fixture()
         defer { f.stop() }
-        let error = try await f.failure(.bytes(f.control, contentType: "image/png").resetting(afterBytes: 1000))
+        let error = try await f.failure(.bytes(f.large, contentType: "image/png").resetting(afterBytes: 1000))
         switch Self.loading(error) {
         case .truncated?, .connectionFailed?: break
         default: Issue.record("expected truncated or connectionFailed, got \(error)")
@@ -150,10 +154,10 @@ import Testing
     }
 
     @Test func gzipBombIsBoundedByTheDecodedBodySize() async throws {
-        // Given 64 MB of zeros gzip-encoded into ~400 KB, under a 1 MiB body limit
+        // Given 16 MB of zeros gzip-encoded into ~100 KB, under a 1 MiB body limit
         let f = try Fixture()
         defer { f.stop() }
-        let bomb = ImagoTesting.Gzip.zeros(count: 64 << 20)
+        let bomb = ImagoTesting.Gzip.zeros(count: 16 << 20)
         let error = try await f.failure(.bytes(bomb, contentType: "image/png").withContentEncoding("gzip"))
         guard case .bodyTooLarge? = Self.loading(error) else {
             Issue.record("expected bodyTooLarge on the decoded size, got \(error)")

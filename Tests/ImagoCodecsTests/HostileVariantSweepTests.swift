@@ -47,7 +47,7 @@ import Testing
         for data in files {
             var variants = [data]
             for i in 1...10 { variants.append(data.prefix(data.count * i / 11)) }
-            for _ in 0..<5 {
+            for _ in 0..<5 where !data.isEmpty {
                 var bytes = [UInt8](data)
                 for _ in 0..<Int.random(in: 1...16, using: &rng) {
                     bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)

@@ -40,7 +40,7 @@ import Testing
         diskConfiguration.onError = { error in errors.withLock { $0.append(error) } }
         let disk = try DiskCache(directory: mountPoint.appendingPathComponent("cache"), configuration: diskConfiguration)
         let filler = mountPoint.appendingPathComponent("filler")
-        FileManager.default.createFile(atPath: filler.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: filler.path, contents: nil))
         let handle = try FileHandle(forWritingTo: filler)
         let block = Data(count: 16_384)
         while (try? handle.write(contentsOf: block)) != nil {}

@@ -101,6 +101,30 @@ import Testing
         }
     }
 
+    @Test func authorizationIsNotForwardedToAnotherOriginOnRedirect() async throws {
+        // Given a server that redirects to a second server (another port: another origin)
+        let first = try LoopbackServer()
+        let second = try LoopbackServer()
+        defer {
+            first.stop()
+            second.stop()
+        }
+        let png = try corpusData("pngsuite/png/basn6a08.png")
+        second.setRoute("/x.png", .bytes(png, contentType: "image/png"))
+        first.setRoute("/x.png", .redirect(to: second.url(for: "/x.png").absoluteString))
+        let pipeline = ImagePipeline(configuration: try .withDefaults())
+        var request = ImageRequest(url: first.url(for: "/x.png"))
+        request.headers["Authorization"] = "Bearer tok-SECRET-42"
+
+        // When it is loaded
+        _ = try await pipeline.image(for: request)
+
+        // Then the first origin got the token and the second did not
+        #expect(first.lastRequestHeaders(for: "/x.png")?["Authorization"] == "Bearer tok-SECRET-42")
+        #expect(second.requestCount(for: "/x.png") == 1)
+        #expect(second.lastRequestHeaders(for: "/x.png")?["Authorization"] == nil, "token leaked across origins")
+    }
+
     @Test func budgetsAreBoundedByDefault() {
         let loader = HTTPDataLoader.Configuration()
         #expect(loader.maximumBodySize == 64 << 20)
