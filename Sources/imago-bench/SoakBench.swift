@@ -14,8 +14,10 @@ enum SoakBench {
         let urlCount = 3_000
         let server = try LoopbackServer()
         defer { server.stop() }
-        let payloads = try ["formats/TestImage.png", "pngsuite/png/basn6a08.png", "jpeg/reference/grayscale_square.jpg"]
-            .map { try DecodeBench.corpus($0) }
+        let payloads = try [
+            "formats/TestImage.png", "pngsuite/png/basn6a08.png", "jpeg/reference/grayscale_square.jpg",
+        ]
+        .map { try DecodeBench.corpus($0) }
         for i in 0..<urlCount {
             let data = payloads[i % payloads.count]
             server.setRoute("/img/\(i)", .bytes(data, contentType: i % 3 == 2 ? "image/jpeg" : "image/png"))
@@ -29,7 +31,8 @@ enum SoakBench {
         diskConfiguration.sizeLimit = diskLimit
         let disk = try DiskCache(directory: directory, configuration: diskConfiguration)
         let memory = MemoryCache(configuration: .init(costLimit: memoryLimit, respondsToMemoryPressure: false))
-        var configuration = ImagePipeline.Configuration(dataLoader: HTTPDataLoader(), imageCache: memory, dataCache: disk)
+        var configuration = ImagePipeline.Configuration(
+            dataLoader: HTTPDataLoader(), imageCache: memory, dataCache: disk)
         configuration.decoders = .makeDefault()
         configuration.failureCache = nil
         let pipeline = ImagePipeline(configuration: configuration)
@@ -50,7 +53,8 @@ enum SoakBench {
                     for n in 0..<batch {
                         if n >= 32 { await group.next() }
                         // Skewed: a third of the requests go to the 100 hottest URLs.
-                        let index = Int.random(in: 0..<3, using: &rng) == 0
+                        let index =
+                            Int.random(in: 0..<3, using: &rng) == 0
                             ? Int.random(in: 0..<100, using: &rng) : Int.random(in: 0..<urlCount, using: &rng)
                         let cancels = Int.random(in: 0..<10, using: &rng) == 0
                         let delay = Int.random(in: 0..<2_000, using: &rng)

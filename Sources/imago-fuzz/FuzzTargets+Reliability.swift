@@ -38,7 +38,9 @@ extension FuzzTargets {
             let headerLength = Int(readU32(bytes, 8))
             if headerLength >= 80, headerLength <= bytes.count {
                 writeU64(&bytes, 16, UInt64(bytes.count - headerLength))
-                let sum = bytes.withUnsafeBytes { XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[0..<headerLength - 8])) }
+                let sum = bytes.withUnsafeBytes {
+                    XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[0..<headerLength - 8]))
+                }
                 writeU64(&bytes, headerLength - 8, sum)
                 bytes.withUnsafeBytes { _ = DiskCacheEntryFile.parse($0) }
             }

@@ -38,7 +38,8 @@ import Testing
         let errors = Locked<[DiskCache.Error]>([])
         var diskConfiguration = DiskCache.Configuration()
         diskConfiguration.onError = { error in errors.withLock { $0.append(error) } }
-        let disk = try DiskCache(directory: mountPoint.appendingPathComponent("cache"), configuration: diskConfiguration)
+        let disk = try DiskCache(
+            directory: mountPoint.appendingPathComponent("cache"), configuration: diskConfiguration)
         let filler = mountPoint.appendingPathComponent("filler")
         try #require(FileManager.default.createFile(atPath: filler.path, contents: nil))
         let handle = try FileHandle(forWritingTo: filler)

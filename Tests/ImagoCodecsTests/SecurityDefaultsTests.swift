@@ -14,7 +14,8 @@ import Testing
         let url = URL(fileURLWithPath: "/etc/hostname")
 
         // When a file: URL is requested, Then it fails with unsupportedScheme
-        await #expect(throws: ImagePipeline.Error.dataLoadingFailed(url: url, underlying: .unsupportedScheme(url: url))) {
+        await #expect(throws: ImagePipeline.Error.dataLoadingFailed(url: url, underlying: .unsupportedScheme(url: url)))
+        {
             _ = try await pipeline.image(for: url)
         }
     }
