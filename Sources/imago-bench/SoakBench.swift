@@ -45,6 +45,7 @@ enum SoakBench {
         var maxDiskBytes = 0
         let outcome = Locked((ok: 0, cancelled: 0, failed: 0))
         var done = 0
+        var samples: [String] = []
         while done < total {
             let batch = min(1_000, total - done)
             try PipelineBench.blocking { [urls] in
@@ -84,6 +85,7 @@ enum SoakBench {
             maxMemoryCost = max(maxMemoryCost, memory.totalCost)
             maxDiskBytes = max(maxDiskBytes, disk.stats().totalBytes)
             if done == warmup || (warmup == 0 && done == batch) { rssAfterWarmup = residentKiB() }
+            if done % max(1, total / 10) < batch { samples.append("\(done / 1000)k:\(residentKiB() / 1024)") }
         }
         let elapsed = Date().timeIntervalSince(start)
         let rssEnd = residentKiB()
@@ -98,6 +100,7 @@ enum SoakBench {
             \(counts.ok) ok, \(counts.cancelled) cancelled, \(counts.failed) failed
             soak: RSS after warm-up (\(warmup) requests) \(rssAfterWarmup) KiB, at the end \(rssEnd) KiB, \
             peak \(peakKiB()) KiB
+            soak: RSS MiB by requests done: \(samples.joined(separator: " "))
             soak: open fds before \(fdsBefore), after \(fdsAfter)
             soak: memory cache max cost \(maxMemoryCost) of \(memoryLimit); disk max \(maxDiskBytes) of \(diskLimit) bytes
             soak: server requests \(server.statistics.requestCounts.values.reduce(0, +)), pipeline network loads \
