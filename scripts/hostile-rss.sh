@@ -7,10 +7,11 @@ swift build -c release -j 2 --product imago-fuzz >/dev/null
 BIN=$(swift build -c release --show-bin-path)/imago-fuzz
 DIR=.build/hostile-bombs
 python3 scripts/hostile-inputs.py bombs "$DIR" "${IMAGO_CORPUS:-$PWD/../shared/corpus}" >/dev/null
-echo "baseline (empty input): $("$BIN" decode-defaults /dev/null | sed 's/.*peak RSS //')"
+: >"$DIR/empty"
+echo "baseline (empty input): $("$BIN" decode-defaults "$DIR/empty" | sed 's/.*peak RSS //')"
 for f in "$DIR"/*; do
   start=$(date +%s.%N)
   out=$("$BIN" decode-defaults "$f")
   end=$(date +%s.%N)
-  printf '%-40s %s  %.2fs\n' "$(basename "$f")" "$(sed 's/.*peak RSS //' <<<"$out")" "$(echo "$end - $start" | bc)"
+  printf '%-40s %s  %.2fs\n' "$(basename "$f")" "$(sed 's/.*peak RSS //' <<<"$out")" "$(awk "BEGIN {print $end - $start}")"
 done
