@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# make fuzz [SECONDS=60] [TARGETS="…"]: builds imago-fuzz with libFuzzer + AddressSanitizer and runs each target
+# make fuzz [FUZZ_SECONDS=60] [TARGETS="…"]: builds imago-fuzz with libFuzzer + AddressSanitizer and runs each target
 # for SECONDS, seeded from ../shared/corpus where it applies. Findings (crash-*, timeout-*, oom-*) land in
 # .build-fuzz/findings/TARGET/; each one becomes a regression input under Tests/Fuzz/TARGET/ once fixed.
 # Note: Debian's gold linker dies on this link (dwarf_reader internal error), so lld from the toolchain is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_PER_TARGET=${SECONDS:-60}
+# (Not $SECONDS: bash keeps that one as "seconds since the shell started", 0 here, which libFuzzer reads as
+# "no time limit".)
+SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 CORPUS=${IMAGO_CORPUS:-$PWD/../shared/corpus}
 swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
   -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
