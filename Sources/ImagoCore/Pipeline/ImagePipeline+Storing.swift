@@ -31,6 +31,7 @@ extension ImagePipeline {
             contentType: response.headers["content-type"])
     }
 
+    /// An HTTP date (IMF-fixdate, RFC 850 or asctime form), or `nil`. `package` for the fuzzer.
     package static func parseHTTPDate(_ text: String) -> Date? {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
