@@ -48,7 +48,7 @@ let package = Package(
 
         .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),
         // CPNG: the GIF/WebP conformance tests decode their PNG references with libpng directly.
-        .testTarget(name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG"]),
+        .testTarget(name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "ImagoTesting"]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
     ]

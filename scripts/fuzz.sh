@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# make fuzz [SECONDS=60] [TARGETS="…"]: builds imago-fuzz with libFuzzer + AddressSanitizer and runs each target
+# make fuzz [FUZZ_SECONDS=60] [TARGETS="…"]: builds imago-fuzz with libFuzzer + AddressSanitizer and runs each target
 # for SECONDS, seeded from ../shared/corpus where it applies. Findings (crash-*, timeout-*, oom-*) land in
 # .build-fuzz/findings/TARGET/; each one becomes a regression input under Tests/Fuzz/TARGET/ once fixed.
 # Note: Debian's gold linker dies on this link (dwarf_reader internal error), so lld from the toolchain is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_PER_TARGET=${SECONDS:-60}
+# (Not $SECONDS: bash keeps that one as "seconds since the shell started", 0 here, which libFuzzer reads as
+# "no time limit".)
+SECONDS_PER_TARGET=${FUZZ_SECONDS:-60}
 CORPUS=${IMAGO_CORPUS:-$PWD/../shared/corpus}
 swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
   -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
 BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
-ALL=$("$(swift build -c release -j 2 --product imago-fuzz --show-bin-path)/imago-fuzz" 2>/dev/null | sed -n 's/.*targets: //p' | tr -d ',') || true
-[ -n "$ALL" ] || { swift build -c release -j 2 --product imago-fuzz >/dev/null; ALL=$("$(swift build -c release --show-bin-path)/imago-fuzz" | sed -n 's/.*targets: //p' | tr -d ','); }
+ALL="decode disk-entry http-headers cli-arguments exif jpeg png"
 TARGETS=${TARGETS:-$ALL}
 summary=()
 for target in $TARGETS; do
@@ -20,7 +21,10 @@ for target in $TARGETS; do
   mkdir -p "$work" "$findings"
   seeds=()
   case $target in
-    decode) seeds=("$CORPUS/pngsuite/png" "$CORPUS/jpeg/malformed" "$CORPUS/gif/malformed" "$CORPUS/webp/images");;
+    decode) seeds=("$CORPUS/pngsuite/png" "$CORPUS/jpeg/malformed" "$CORPUS/gif/malformed" "$CORPUS/gif/samples"
+      "$CORPUS/webp/images");;
+    jpeg) seeds=("$CORPUS/jpeg/malformed");;
+    png) seeds=("$CORPUS/pngsuite/png");;
   esac
   [ -d "Tests/Fuzz/$target" ] && seeds+=("Tests/Fuzz/$target")
   echo "== fuzzing $target for ${SECONDS_PER_TARGET}s"

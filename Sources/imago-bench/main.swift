@@ -18,11 +18,13 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("diskcache", DiskCacheBench.run),
     ("loader", LoaderBench.run),
     ("peers", PeersBench.run),
+    ("soak", SoakBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())
 BenchReport.printHeader()
-for group in groups where wanted.isEmpty || wanted.contains(group.name) {
+// `soak` is a reliability run, not a comparison: it runs only when named.
+for group in groups where wanted.contains(group.name) || (wanted.isEmpty && group.name != "soak") {
     do { try group.run() } catch { print("benchmark group \(group.name) failed: \(error)") }
 }
 try BenchReport.shared.write(to: "bench-results.json")

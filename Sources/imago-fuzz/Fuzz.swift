@@ -57,7 +57,9 @@ import Foundation
                 target.run(data)
                 count += 1
             }
-            print("\(name): \(count) inputs replayed, no crash")
+            var usage = rusage()
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+            print("\(name): \(count) inputs replayed, no crash, peak RSS \(usage.ru_maxrss) KiB")
         }
     }
 #endif

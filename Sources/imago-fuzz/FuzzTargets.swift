@@ -10,7 +10,11 @@ struct FuzzTarget: Sendable {
 
 enum FuzzTargets {
     static let all: [FuzzTarget] = [
+        FuzzTarget(name: "decode", run: decode),
+        FuzzTarget(name: "disk-entry", run: diskEntry),
+        FuzzTarget(name: "http-headers", run: httpHeaders),
         FuzzTarget(name: "cli-arguments", run: cliArguments),
+        FuzzTarget(name: "decode-defaults", run: decodeDefaults),
         FuzzTarget(name: "exif", run: exif),
         FuzzTarget(name: "jpeg", run: jpeg),
         FuzzTarget(name: "png", run: png),

@@ -10,8 +10,10 @@ import Testing
 
 /// Crash safety and sharing across real processes, with the `imago-cache-stress` child.
 @Suite(.serialized) struct DiskCacheProcessTests {
-    /// Kill rounds per run (a reliability run raises it to 50).
-    static let killRounds = 5
+    /// Kill rounds per run: 5, or `IMAGO_KILL_ROUNDS` (scripts/crash-consistency.sh runs 60).
+    static let killRounds = Int(ProcessInfo.processInfo.environment["IMAGO_KILL_ROUNDS"] ?? "") ?? 5
+    /// Seconds the two processes share the cache: 3, or `IMAGO_SHARE_SECONDS` (scripts/crash-consistency.sh: 60).
+    static let shareSeconds = Int(ProcessInfo.processInfo.environment["IMAGO_SHARE_SECONDS"] ?? "") ?? 3
     static let sizeLimit = 1 << 20
 
     @Test func everyEntryReadableAfterSIGKILLIsWholeAndTheSizeAccountingMatchesTheFiles() async throws {
@@ -19,6 +21,9 @@ import Testing
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
         var killedMidway = 0
+        var entriesChecked = 0
+        var bytesChecked = 0
+        var damaged = 0
         for round in 0..<Self.killRounds {
             // Given a child filling the cache (over 300 keys, replacing and evicting as it goes)
             let output = directory.deletingLastPathComponent().appendingPathComponent("fill-\(round).txt")
@@ -41,6 +46,8 @@ import Testing
                 let key = stressKey(i)
                 guard let entry = cache.entry(for: key) else { continue }
                 found += 1
+                bytesChecked += entry.data.count
+                if !CachePayload.isValid(entry.data, for: key) { damaged += 1 }
                 #expect(CachePayload.isValid(entry.data, for: key), "round \(round): \(key) damaged")
             }
             let stats = cache.stats()
@@ -51,8 +58,12 @@ import Testing
             #expect(temporaryFiles(in: directory).isEmpty, "round \(round): orphaned temporary files removed")
             #expect(try cache.verify().corrupt == 0)
             #expect(!recorder.errors.value.contains { if case .indexRebuilt = $0 { true } else { false } })
+            entriesChecked += found
             cache.close()
         }
+        print(
+            "crash-consistency: \(Self.killRounds) rounds, \(killedMidway) SIGKILLed mid-write, \(entriesChecked) "
+                + "entries (\(bytesChecked) bytes) checked after reopening, \(damaged) damaged")
         #expect(killedMidway > 0, "no child was killed while writing; raise N")
     }
 
@@ -63,12 +74,13 @@ import Testing
         let limit = 256 * 1024
         let children = try (0..<2).map { n in
             try StressChild(
-                tool: tool, arguments: ["share", directory.path, "3", "\(limit)"],
+                tool: tool, arguments: ["share", directory.path, "\(Self.shareSeconds)", "\(limit)"],
                 output: directory.deletingLastPathComponent().appendingPathComponent("share-\(n).txt"))
         }
         for child in children {
             #expect(await child.waitForExit(seconds: 120))
             #expect(child.process.terminationStatus == 0, "\(child.text)")
+            print("crash-consistency share (\(Self.shareSeconds) s): \(child.text.split(separator: "\n").last ?? "")")
             #expect(child.text.contains("ok reads="), "\(child.text)")
             #expect(!child.text.contains("error"), "\(child.text)")
         }
@@ -81,6 +93,7 @@ import Testing
         #expect(stats.entryCount == files.count && files.count > 0)
         #expect(stats.totalBytes == files.reduce(0) { $0 + $1.size })
         #expect(stats.totalBytes <= limit)
+        print("crash-consistency share: \(files.count) entries, \(stats.totalBytes) bytes of a \(limit)-byte limit")
         for i in 0..<200 {
             if let entry = cache.entry(for: stressKey(i)) {
                 #expect(CachePayload.isValid(entry.data, for: stressKey(i)))

@@ -51,6 +51,7 @@ public struct GIFDecoder: ImageDecoding {
                 else { throw GIFDecoder.error(code: openError) }
                 defer { DGifCloseFile(gif, nil) }
                 var reader = GIFFrameReader(gif: gif, options: options)
+                reader.declaredFrames = GIFStructure.frameCount(in: bytes, limit: options.frameLimit)
                 return try reader.decodeAll()
             }
         }

@@ -25,6 +25,9 @@ struct GIFFrameReader {
     /// One line of palette indices, reused across frames.
     private var line: [GifPixelType] = []
 
+    /// Image descriptors found by ``GIFStructure/frameCount(in:limit:)`` before decoding; `nil` when unknown.
+    var declaredFrames: Int?
+
     init(gif: UnsafeMutablePointer<GifFileType>, options: DecodingOptions) {
         self.gif = gif
         self.options = options
@@ -39,6 +42,16 @@ struct GIFFrameReader {
         // Fail fast on a hostile logical screen, before anything is allocated for it.
         if screenWidth > 0 && screenHeight > 0 {
             try options.checkDimensions(width: screenWidth, height: screenHeight, format: .gif)
+            // Full-size output: every frame is a screen-sized buffer, so the declared frames bound the bytes.
+            if options.targetSize == nil, !options.decodesFirstFrameOnly, let declaredFrames {
+                guard declaredFrames <= options.frameLimit else {
+                    throw CodecError.tooManyFrames(limit: options.frameLimit)
+                }
+                let (total, overflow) = declaredFrames.multipliedReportingOverflow(by: screenWidth * screenHeight * 4)
+                guard !overflow, total <= options.animationByteLimit else {
+                    throw CodecError.animationTooLarge(limit: options.animationByteLimit)
+                }
+            }
         }
         do {
             while true {

@@ -4,6 +4,15 @@ extension ImagePipeline {
     /// Metadata for a loaded response: validators, content type and freshness from its headers; `nil` when the
     /// response says `Cache-Control: no-store`.
     func makeMetadata(from response: DataResponse, now: Date = Date()) -> DataCacheMetadata? {
+        Self.cacheMetadata(headers: response.headers, validators: response.validators, now: now)
+    }
+
+    /// Metadata from response headers (names lowercased); `nil` for `Cache-Control: no-store`. `package` so that
+    /// the fuzzer (imago-fuzz `http-headers`) can reach it.
+    package static func cacheMetadata(
+        headers: [String: String], validators: HTTPValidators, now: Date
+    ) -> DataCacheMetadata? {
+        let response = (headers: headers, validators: validators)
         let cacheControl = (response.headers["cache-control"] ?? "").lowercased()
         let directives = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         if directives.contains("no-store") { return nil }
@@ -15,14 +24,15 @@ extension ImagePipeline {
         {
             expiresAt = now.addingTimeInterval(max(0, seconds))
         } else if let expires = response.headers["expires"] {
-            expiresAt = Self.parseHTTPDate(expires) ?? now  // an invalid Expires means "already expired"
+            expiresAt = parseHTTPDate(expires) ?? now  // an invalid Expires means "already expired"
         }
         return DataCacheMetadata(
             storedAt: now, expiresAt: expiresAt, validators: response.validators,
             contentType: response.headers["content-type"])
     }
 
-    static func parseHTTPDate(_ text: String) -> Date? {
+    /// An HTTP date (IMF-fixdate, RFC 850 or asctime form), or `nil`. `package` for the fuzzer.
+    package static func parseHTTPDate(_ text: String) -> Date? {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
