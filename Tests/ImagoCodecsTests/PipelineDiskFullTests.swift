@@ -8,33 +8,14 @@ import Testing
 /// cache, the disk cache reports `diskFull`, and it stores again once space returns. (The DiskCache-level
 /// ENOSPC behaviour is DiskCacheDiskFullTests.)
 @Suite(.serialized) struct PipelineDiskFullTests {
-    static func run(_ tool: String, _ arguments: [String]) -> Bool {
-        guard FileManager.default.isExecutableFile(atPath: tool) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
-
-    static let canMountTmpfs: Bool = {
-        let probe = FileManager.default.temporaryDirectory.appendingPathComponent("probe-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: probe) }
-        try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)
-        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]) else { return false }
-        return run("/bin/umount", [probe.path])
-    }()
-
-    @Test(.enabled(if: canMountTmpfs, "needs root to mount a tmpfs"))
+    @Test(.enabled(if: TmpfsMount.isAvailable, "needs root to mount a tmpfs"))
     func fullDiskKeepsThePipelineServingFromNetworkAndMemoryThenRecovers() async throws {
         // Given a pipeline whose disk cache sits on a 512 KB tmpfs filled up by another file
         let mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("full-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: mountPoint) }
-        try #require(Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", mountPoint.path]))
-        defer { _ = Self.run("/bin/umount", [mountPoint.path]) }
+        try #require(TmpfsMount.mount(size: "512k", at: mountPoint))
+        defer { TmpfsMount.unmount(mountPoint) }
         let errors = Locked<[DiskCache.Error]>([])
         var diskConfiguration = DiskCache.Configuration()
         diskConfiguration.onError = { error in errors.withLock { $0.append(error) } }

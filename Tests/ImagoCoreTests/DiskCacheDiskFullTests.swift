@@ -9,33 +9,14 @@ import Testing
 #endif
 
 @Suite(.serialized) struct DiskCacheDiskFullTests {
-    /// Whether this machine lets us mount a 1 MB tmpfs (root on Linux, mount(8) present).
-    static let canMountTmpfs: Bool = {
-        let probe = makeTemporaryDirectory("probe")
-        defer { removeTemporaryDirectory(probe) }
-        try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)
-        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]) else { return false }
-        return run("/bin/umount", [probe.path])
-    }()
-
-    static func run(_ tool: String, _ arguments: [String]) -> Bool {
-        guard FileManager.default.isExecutableFile(atPath: tool) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
-
-    @Test(.enabled(if: canMountTmpfs, "needs root to mount a 1 MB tmpfs; the write-fault test covers the logic"))
+    @Test(
+        .enabled(if: TmpfsMount.isAvailable, "needs root to mount a 1 MB tmpfs; the write-fault test covers the logic"))
     func reportsDiskFullOnARealFullFileSystemKeepsServingReadsAndRecovers() throws {
         let mountPoint = makeTemporaryDirectory("mnt")
         defer { removeTemporaryDirectory(mountPoint) }
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        try #require(Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint.path]))
-        defer { _ = Self.run("/bin/umount", [mountPoint.path]) }
+        try #require(TmpfsMount.mount(size: "1m", at: mountPoint))
+        defer { TmpfsMount.unmount(mountPoint) }
         let recorder = HookRecorder()
         let cache = try DiskCache(
             directory: mountPoint.appendingPathComponent("cache"), configuration: testConfiguration(recorder))
