@@ -66,7 +66,16 @@ public final class HTTPDataLoader: DataLoading {
         for transfer in transfers {
             for subscriber in transfer.subscribers { subscriber.sink.cancel() }
         }
-        session.invalidateAndCancel()
+        // Each remaining task is cancelled once, on the serial cancel queue after the cancels already queued there,
+        // and the session then finishes without cancelling again: `invalidateAndCancel()` would cancel tasks a
+        // second time, and FoundationNetworking traps ("Trying to access a behaviour for a task that in not in the
+        // registry") when two cancels of one task race.
+        let tasks = transfers.compactMap(\.task)
+        let session = session
+        cancelQueue.async {
+            for task in tasks { task.cancel() }
+            session.finishTasksAndInvalidate()
+        }
     }
 
     // MARK: - DataLoading
