@@ -57,6 +57,8 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
         var cancelCalled = false
         var subscription: WorkSubscription?
         var continuations: [Int: AsyncStream<Event>.Continuation] = [:]
+        /// The revalidated image delivered by ``deliverUpdate(_:)``, replayed to streams obtained afterwards.
+        var update: ImageResponse?
         var nextContinuationID = 0
         var result: Result<ImageResponse, ImagePipeline.Error>?
     }
@@ -109,7 +111,8 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     /// Whether ``cancel()`` was called before the task finished.
     public var isCancelled: Bool { state.withLock { $0.wasCancelled } }
 
-    /// The task's events from now on (a stream obtained after the task finished yields only `.finished`). Each
+    /// The task's events from now on (a stream obtained after the task finished yields only `.finished`, then
+    /// `.updated` when a revalidated image was delivered). Each
     /// access makes a new stream; every stream receives every later event.
     public var events: AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream()
@@ -122,6 +125,7 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
                 s.continuations[id] = continuation
             case .done:
                 if let result = s.result { continuation.yield(.finished(result)) }
+                if let update = s.update { continuation.yield(.updated(update)) }
                 continuation.finish()
             }
         }
@@ -206,6 +210,7 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
         state.withLock { s in
             guard s.phase == .awaitingUpdate else { return }
             s.phase = .done
+            s.update = response
             for c in s.continuations.values {
                 if let response { c.yield(.updated(response)) }
                 c.finish()
