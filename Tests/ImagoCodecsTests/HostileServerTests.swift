@@ -73,7 +73,9 @@ import Testing
     @Test func endlessBodyStopsAtTheBodySizeLimit() async throws {
         let f = try Fixture()
         defer { f.stop() }
-        let error = try await f.failure(.endless())
+        // Paced (~13 MB/s): URLSession keeps reading an unpaced endless body long after cancel(), which stalls
+        // every other session in the test process for seconds.
+        let error = try await f.failure(.endless().dripping(bytes: 65_536, every: .milliseconds(5)))
         guard case .bodyTooLarge(_, let limit)? = Self.loading(error) else {
             Issue.record("expected bodyTooLarge, got \(error)")
             return

@@ -88,7 +88,10 @@ extension LoadingNetworkTests {
         }
 
         @Test func bodyLargerThanLimitIsCancelledWhileStreaming() async throws {
-            let (recorder, server, _) = try await load(.endless()) { $0.maximumBodySize = 1_000_000 }
+            // Paced (~13 MB/s): an unpaced endless body floods FoundationNetworking for the other tests after cancel().
+            let (recorder, server, _) = try await load(.endless().dripping(bytes: 65_536, every: .milliseconds(5))) {
+                $0.maximumBodySize = 1_000_000
+            }
             defer { server.stop() }
             #expect(recorder.error == .bodyTooLarge(url: server.url(for: "/f"), limit: 1_000_000))
             // (Not asserted: when the server sees the abort. Under a flood FoundationNetworking takes from
