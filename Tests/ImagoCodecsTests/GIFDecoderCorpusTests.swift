@@ -63,7 +63,7 @@ import Testing
     @Test(arguments: samples)
     func decodesFramesDelaysLoopCountAndPixelsLikeAReferenceDecoder(_ expected: Expectation) throws {
         // Given a corpus sample
-        let data = try Data(contentsOf: gifWebPCorpusURL("gif/samples").appendingPathComponent(expected.file))
+        let data = try Data(contentsOf: corpusURL("gif/samples").appendingPathComponent(expected.file))
 
         // When it is decoded
         let container = try GIFDecoder().decode(data, options: DecodingOptions())
@@ -85,7 +85,7 @@ import Testing
 
     @Test func interlacedSampleHasReferencePixels() throws {
         // Given the interlaced sample (values read with Pillow)
-        let data = try Data(contentsOf: gifWebPCorpusURL("gif/samples").appendingPathComponent("interlaced.gif"))
+        let data = try Data(contentsOf: corpusURL("gif/samples").appendingPathComponent("interlaced.gif"))
 
         // When decoded
         let image = try GIFDecoder().decode(data, options: DecodingOptions()).image
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func transparentSampleKeepsTransparency() throws {
-        let data = try Data(contentsOf: gifWebPCorpusURL("gif/samples").appendingPathComponent("alpha_gif_a.gif"))
+        let data = try Data(contentsOf: corpusURL("gif/samples").appendingPathComponent("alpha_gif_a.gif"))
         let image = try GIFDecoder().decode(data, options: DecodingOptions()).image
         #expect(image[pixel: 0, 0] == RGBA(r: 0, g: 0, b: 255, a: 255))
         #expect(image[pixel: 128, 128].a == 0)
@@ -106,7 +106,7 @@ import Testing
 
     @Test func firstFrameOnlyStopsAfterOneFrame() throws {
         let data = try Data(
-            contentsOf: gifWebPCorpusURL("gif/samples").appendingPathComponent("gifplayer-muybridge.gif"))
+            contentsOf: corpusURL("gif/samples").appendingPathComponent("gifplayer-muybridge.gif"))
         let container = try GIFDecoder().decode(data, options: DecodingOptions(decodesFirstFrameOnly: true))
         #expect(container.frames.count == 1)
         #expect(crc32(transparentColourZeroed(container.image.bytes)) == 0xBB40_CE88)
@@ -114,7 +114,7 @@ import Testing
     }
 
     @Test func downsamplesEveryFrameToTheTargetSize() throws {
-        let data = try Data(contentsOf: gifWebPCorpusURL("gif/samples").appendingPathComponent("moon_impact.gif"))
+        let data = try Data(contentsOf: corpusURL("gif/samples").appendingPathComponent("moon_impact.gif"))
         let container = try GIFDecoder().decode(
             data, options: DecodingOptions(targetSize: PixelSize(width: 58, height: 58)))
         #expect(container.frames.count == 14)

@@ -96,7 +96,7 @@ import Testing
 
     @Test(arguments: ["gif/malformed", "gif/regression", "gif/stall"])
     func brokenCorpusFilesDecodeOrThrowACodecError(_ folder: String) throws {
-        let files = try gifWebPCorpusFiles(folder, ext: "gif")
+        let files = try corpusFiles(folder, ext: "gif")
         #expect(!files.isEmpty)
         for url in files {
             let data = try Data(contentsOf: url)
@@ -113,7 +113,7 @@ import Testing
         // Given the file that once looped forever (a zero-width frame), with its 6727x65351 screen shrunk to
         // 16x16 so that its frame data is actually reached
         var data = try Data(
-            contentsOf: gifWebPCorpusURL("gif/stall").appendingPathComponent("issue-101-infinite-empty-loop.gif"))
+            contentsOf: corpusURL("gif/stall").appendingPathComponent("issue-101-infinite-empty-loop.gif"))
         data.replaceSubrange(6..<10, with: [16, 0, 16, 0])
 
         // Then decoding ends, with frames or a typed error
@@ -125,7 +125,7 @@ import Testing
 
     @Test func everyTruncationOfTheSamplesDecodesOrThrows() throws {
         // Given the small samples cut at 48 points each
-        for url in try gifWebPCorpusFiles("gif/samples", ext: "gif") {
+        for url in try corpusFiles("gif/samples", ext: "gif") {
             let data = try Data(contentsOf: url)
             guard data.count < 20_000 else { continue }
             for step in 1..<48 {

@@ -3,29 +3,8 @@ import Foundation
 import ImagoCore
 import Testing
 
-/// The shared image corpus folder `subfolder` (`../shared/corpus/<subfolder>` beside the package). Records an
-/// issue when it is missing, so that corpus tests never pass vacuously.
-func gifWebPCorpusURL(_ subfolder: String, filePath: String = #filePath) -> URL {
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    let url = root.deletingLastPathComponent().appendingPathComponent("shared/corpus/\(subfolder)")
-    var isDirectory: ObjCBool = false
-    if !FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) || !isDirectory.boolValue {
-        Issue.record("the image corpus folder \(url.path) is missing; it must sit at ../shared/corpus")
-    }
-    return url
-}
-
-/// The files in a corpus folder with the extension `ext`, sorted by name.
-func gifWebPCorpusFiles(_ subfolder: String, ext: String) throws -> [URL] {
-    let folder = gifWebPCorpusURL(subfolder)
-    return try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
-        .filter { $0.pathExtension == ext }
-        .sorted { $0.lastPathComponent < $1.lastPathComponent }
-}
-
-/// TEST-ONLY stand-in for the PNG decoder (which lives on another branch): decodes a reference PNG to RGBA8
-/// with libpng's simplified API. Replace with `PNGDecoder` once both branches are merged.
+/// Decodes a reference PNG to RGBA8 with libpng's simplified API, independently of the PNGDecoder under test
+/// (which ignores gAMA and may return gray8), so the references stay a second opinion.
 func decodeReferencePNG(_ url: URL) throws -> PixelBuffer {
     struct ReferencePNGError: Error, CustomStringConvertible {
         var description: String

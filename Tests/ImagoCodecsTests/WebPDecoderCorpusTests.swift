@@ -19,7 +19,7 @@ import Testing
 
     @Test func corpusListCoversEveryStillImage() throws {
         let onDisk = try ["gallery1", "gallery2", "regression"].flatMap { folder in
-            try gifWebPCorpusFiles("webp/images/\(folder)", ext: "webp").map {
+            try corpusFiles("webp/images/\(folder)", ext: "webp").map {
                 "\(folder)/\($0.deletingPathExtension().lastPathComponent)"
             }
         }
@@ -29,9 +29,9 @@ import Testing
     @Test(arguments: stills)
     func stillImageMatchesItsReference(_ name: String) throws {
         // Given a corpus WebP and its reference PNG
-        let data = try Data(contentsOf: gifWebPCorpusURL("webp/images").appendingPathComponent("\(name).webp"))
+        let data = try Data(contentsOf: corpusURL("webp/images").appendingPathComponent("\(name).webp"))
         let reference = try decodeReferencePNG(
-            gifWebPCorpusURL("webp/reference").appendingPathComponent("\(name).png"))
+            corpusURL("webp/reference").appendingPathComponent("\(name).png"))
 
         // When decoded
         let container = try WebPDecoder().decode(data, options: DecodingOptions())
@@ -48,14 +48,14 @@ import Testing
 
     @Test(arguments: [("random_lossless", 3, 100), ("random_lossy", 4, 150)])
     func animationMatchesItsReferenceFrames(_ name: String, frameCount: Int, durationMilliseconds: Int) throws {
-        let data = try Data(contentsOf: gifWebPCorpusURL("webp/images/animated").appendingPathComponent("\(name).webp"))
+        let data = try Data(contentsOf: corpusURL("webp/images/animated").appendingPathComponent("\(name).webp"))
         let container = try WebPDecoder().decode(data, options: DecodingOptions())
         #expect(container.frames.count == frameCount)
         #expect(container.loopCount == 0)
         #expect(container.frames.allSatisfy { milliseconds($0.duration) == durationMilliseconds })
         for (index, frame) in container.frames.enumerated() {
             let reference = try decodeReferencePNG(
-                gifWebPCorpusURL("webp/reference/animated").appendingPathComponent("\(name)-\(index + 1).png"))
+                corpusURL("webp/reference/animated").appendingPathComponent("\(name)-\(index + 1).png"))
             let error = meanAbsoluteError(frame.buffer, reference)
             #expect(error.mean <= Self.lossyTolerance, "\(name) frame \(index): mean \(error.mean)")
             print("webp-conformance \(name)-\(index + 1) mean=\(error.mean) max=\(error.max)")
@@ -64,7 +64,7 @@ import Testing
 
     @Test func firstFrameOnlyDecodesOneAnimationFrame() throws {
         let data = try Data(
-            contentsOf: gifWebPCorpusURL("webp/images/animated").appendingPathComponent("random_lossy.webp"))
+            contentsOf: corpusURL("webp/images/animated").appendingPathComponent("random_lossy.webp"))
         let container = try WebPDecoder().decode(data, options: DecodingOptions(decodesFirstFrameOnly: true))
         #expect(container.frames.count == 1)
         #expect(container.image.size == PixelSize(width: 99, height: 87))
@@ -72,9 +72,9 @@ import Testing
 
     @Test func targetSizeScalesWhileDecodingCloseToAResampledReference() throws {
         // Given a 1280x720 lossy photo and a 320x320 target
-        let data = try Data(contentsOf: gifWebPCorpusURL("webp/images/gallery1").appendingPathComponent("3.webp"))
+        let data = try Data(contentsOf: corpusURL("webp/images/gallery1").appendingPathComponent("3.webp"))
         let reference = try decodeReferencePNG(
-            gifWebPCorpusURL("webp/reference/gallery1").appendingPathComponent("3.png"))
+            corpusURL("webp/reference/gallery1").appendingPathComponent("3.png"))
 
         // When decoded with a target size
         let container = try WebPDecoder().decode(
@@ -91,9 +91,9 @@ import Testing
     @Test func targetSizeWithAlphaIsCloseToAPremultipliedResample() throws {
         // Given a 400x301 lossy image with alpha, decoded to fit 100x100
         let data = try Data(
-            contentsOf: gifWebPCorpusURL("webp/images/gallery2").appendingPathComponent("1_webp_a.webp"))
+            contentsOf: corpusURL("webp/images/gallery2").appendingPathComponent("1_webp_a.webp"))
         let reference = try decodeReferencePNG(
-            gifWebPCorpusURL("webp/reference/gallery2").appendingPathComponent("1_webp_a.png"))
+            corpusURL("webp/reference/gallery2").appendingPathComponent("1_webp_a.png"))
         let image = try WebPDecoder().decode(
             data, options: DecodingOptions(targetSize: PixelSize(width: 100, height: 100))
         ).image
@@ -109,7 +109,7 @@ import Testing
 
     @Test func targetSizeDownsamplesAnimationFrames() throws {
         let data = try Data(
-            contentsOf: gifWebPCorpusURL("webp/images/animated").appendingPathComponent("random_lossless.webp"))
+            contentsOf: corpusURL("webp/images/animated").appendingPathComponent("random_lossless.webp"))
         let container = try WebPDecoder().decode(
             data, options: DecodingOptions(targetSize: PixelSize(width: 32, height: 32)))
         #expect(container.frames.count == 3)

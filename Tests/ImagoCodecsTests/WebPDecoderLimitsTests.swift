@@ -51,7 +51,7 @@ import Testing
 
     @Test func animationFrameAndByteLimitsAreCheckedFromTheHeader() throws {
         let data = try Data(
-            contentsOf: gifWebPCorpusURL("webp/images/animated").appendingPathComponent("random_lossy.webp"))
+            contentsOf: corpusURL("webp/images/animated").appendingPathComponent("random_lossy.webp"))
         #expect(throws: CodecError.tooManyFrames(limit: 3)) {
             try WebPDecoder().decode(data, options: DecodingOptions(frameLimit: 3))
         }
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func stillImagesHonourThePixelLimit() throws {
-        let data = try Data(contentsOf: gifWebPCorpusURL("webp/images/gallery1").appendingPathComponent("1.webp"))
+        let data = try Data(contentsOf: corpusURL("webp/images/gallery1").appendingPathComponent("1.webp"))
         #expect(throws: CodecError.tooManyPixels(width: 550, height: 368, limit: 200_000)) {
             try WebPDecoder().decode(data, options: DecodingOptions(pixelLimit: 200_000))
         }
@@ -71,7 +71,7 @@ import Testing
 
     @Test func truncatedAndDamagedFilesThrowTypedErrors() throws {
         let data = try Data(
-            contentsOf: gifWebPCorpusURL("webp/images/gallery2").appendingPathComponent("1_webp_a.webp"))
+            contentsOf: corpusURL("webp/images/gallery2").appendingPathComponent("1_webp_a.webp"))
         #expect(throws: CodecError.empty) { try WebPDecoder().decode(Data(), options: DecodingOptions()) }
         #expect(throws: CodecError.truncated(format: .webp)) {
             try WebPDecoder().decode(Data(data.prefix(data.count / 2)), options: DecodingOptions())
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func everyTruncationOfTheAnimationsDecodesOrThrows() throws {
-        for url in try gifWebPCorpusFiles("webp/images/animated", ext: "webp") {
+        for url in try corpusFiles("webp/images/animated", ext: "webp") {
             let data = try Data(contentsOf: url)
             for step in 1..<32 {
                 do {

@@ -31,7 +31,7 @@ import Testing
 
     @Test func lossyRoundTripOfAPhotoIsClose() throws {
         // Given a Kodak photo (synthetic patterns are a poor test: libwebp crushes a pure-blue checkerboard)
-        let photo = try decodeReferencePNG(gifWebPCorpusURL("kodak").appendingPathComponent("03.png"))
+        let photo = try decodeReferencePNG(corpusURL("kodak").appendingPathComponent("03.png"))
 
         // When encoded lossy at quality 0.9 and decoded
         let data = try WebPEncoder().encode(photo, options: EncodingOptions(quality: 0.9))
