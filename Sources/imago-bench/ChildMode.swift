@@ -102,7 +102,10 @@ enum ChildMode {
             t0 = now()
             cpu0 = processCPUTime()
         }
-        try PipelineBench.blocking { try await loadAll(pipeline, requests, window: concurrency) }
+        try PipelineBench.blocking {
+            try await loadAll(pipeline, requests, window: concurrency)
+            await pipeline.waitForPendingCacheWrites()
+        }
         disk?.flush()
         let seconds = now() - t0
         let cpu = processCPUTime() - cpu0

@@ -64,7 +64,9 @@ struct FetchRun: Sendable {
         ticker?.cancel()
         _ = await ticker?.value
         display?.clear()
-        // Leave the cache consistent: staged writes on disk, the journal compacted, our registration released.
+        // Leave the cache consistent: every queued write handed to the cache (they run after delivery), staged
+        // writes on disk, the journal compacted, our registration released.
+        await pipeline.waitForPendingCacheWrites()
         (pipeline.configuration.dataCache as? DiskCache)?.close()
         let summary = FetchSummary(
             results: results, total: options.urls.count, elapsed: .now - started, wasInterrupted: interrupt.isFired)

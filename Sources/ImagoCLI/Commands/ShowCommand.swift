@@ -76,6 +76,9 @@ enum ShowCommand {
                 return 1
             }
             image = shown
+            // What was downloaded reaches the cache before the program ends (writes run after delivery).
+            await pipeline.waitForPendingCacheWrites()
+            (configuration.dataCache as? DiskCache)?.close()
         case .failure(let error):
             console.printError("imago show: \(name): \(error)")
             return 1

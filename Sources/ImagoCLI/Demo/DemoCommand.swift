@@ -78,6 +78,8 @@ enum DemoCommand {
                 ).run(display: display)
                 ticker?.cancel()
                 _ = await ticker?.value
+                // Writes run after delivery: the next pass reads from the disk only what has reached it.
+                await pipeline.waitForPendingCacheWrites()
                 display?.redraw()
                 results.append(result)
             }

@@ -25,6 +25,17 @@ package final class WorkQueue: Sendable {
         var running = 0
         var sequence = 0
         var limit: Int
+        /// Callers of ``waitUntilIdle()`` waiting for nothing to be pending or running.
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+
+        var isIdle: Bool { running == 0 && pending.isEmpty }
+
+        /// The idle waiters to resume (outside the lock) when the queue is idle now.
+        mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard isIdle, !idleWaiters.isEmpty else { return [] }
+            defer { idleWaiters = [] }
+            return idleWaiters
+        }
     }
 
     private let state: Locked<State>
@@ -51,12 +62,29 @@ package final class WorkQueue: Sendable {
 
     /// Drops `item` if it has not started; a running closure finishes.
     package func cancel(_ item: Item) {
-        state.withLock { s in
-            guard item.work != nil else { return }
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            guard item.work != nil else { return [] }
             item.work = nil
             s.pending.removeAll { $0 === item }
+            return s.takeIdleWaiters()
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once nothing is pending or running (closures queued while waiting are waited for too).
+    package func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isIdle = state.withLock { s -> Bool in
+                if s.isIdle { return true }
+                s.idleWaiters.append(continuation)
+                return false
+            }
+            if isIdle { continuation.resume() }
         }
     }
+
+    /// Whether nothing is pending or running right now.
+    package var isIdle: Bool { state.withLock { $0.isIdle } }
 
     /// Changes the priority of a pending `item`.
     package func setPriority(_ item: Item, _ priority: RequestPriority) {
@@ -70,10 +98,11 @@ package final class WorkQueue: Sendable {
         for work in works {
             dispatchQueue.async { [self] in
                 work()
-                let next = state.withLock { s -> [@Sendable () -> Void] in
+                let (next, waiters) = state.withLock { s in
                     s.running -= 1
-                    return Self._dequeue(&s)
+                    return (Self._dequeue(&s), s.takeIdleWaiters())
                 }
+                for waiter in waiters { waiter.resume() }
                 start(next)
             }
         }

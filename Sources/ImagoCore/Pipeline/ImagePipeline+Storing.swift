@@ -43,6 +43,20 @@ extension ImagePipeline {
         return nil
     }
 
+    /// Waits until every cache write queued so far has been handed to the data cache: processed images being
+    /// encoded for the disk, and downloads and encoded images waiting for the disk queue (writes happen after the
+    /// image is delivered, so a caller that has its images may still have writes in flight).
+    ///
+    /// Call it before closing a ``DiskCache`` at the end of a program, as `imago fetch` does, so that nothing
+    /// downloaded is lost; then ``DiskCache/flush()`` or ``DiskCache/close()`` puts staged writes on disk. Loads
+    /// in flight are neither cancelled nor waited for (their writes are queued when they finish).
+    public func waitForPendingCacheWrites() async {
+        repeat {
+            await encodeQueue.waitUntilIdle()
+            await diskQueue.waitUntilIdle()
+        } while !(encodeQueue.isIdle && diskQueue.isIdle)
+    }
+
     /// Stores loaded original bytes on disk (in the background) when the policy and the request allow it, and
     /// when some decoder claims their format (an HTML error page is never cached; bytes of a known format that
     /// then fail to decode are removed again).

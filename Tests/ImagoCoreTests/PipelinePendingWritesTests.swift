@@ -1,0 +1,64 @@
+import Foundation
+import ImagoCore
+import ImagoTesting
+import Testing
+
+/// A data cache whose writes wait at a gate, so that a test can hold a write after the image was delivered.
+final class GatedDataCache: DataCaching, Sendable {
+    let inner = MockDataCache()
+    let gate = HoldGate()
+
+    func entry(for key: String) -> DataCacheEntry? { inner.entry(for: key) }
+    func store(_ data: Data, for key: String, metadata: DataCacheMetadata) {
+        gate.passThrough()
+        inner.store(data, for: key, metadata: metadata)
+    }
+    func updateMetadata(_ metadata: DataCacheMetadata, for key: String) { inner.updateMetadata(metadata, for: key) }
+    func containsData(for key: String) -> Bool { inner.containsData(for: key) }
+    func removeData(for key: String) { inner.removeData(for: key) }
+    func removeAll() { inner.removeAll() }
+}
+
+@Suite("Pipeline: waiting for cache writes queued after delivery")
+struct PipelinePendingWritesTests {
+    @Test func waitReturnsOnlyAfterEveryQueuedWriteReachedTheCache() async throws {
+        // Given a pipeline whose disk writes are held, and three delivered images
+        let disk = GatedDataCache()
+        disk.gate.hold()
+        // (disk reads share the disk queue with writes: leave them slots while writes wait at the gate)
+        let f = PipelineFixture {
+            $0.dataCache = disk
+            $0.diskConcurrency = 8
+        }
+        let urls = (0..<3).map { testURL("pending-\($0).img") }
+        for url in urls { f.serve(url) }
+        for url in urls { _ = try await f.pipeline.image(for: url) }
+        #expect(await ImagoTesting.eventually { disk.gate.waitingCount >= 1 })
+        #expect(disk.inner.writeCount < 3)
+
+        // When a caller waits for the pending writes
+        let finished = Locked(false)
+        let waiter = Task {
+            await f.pipeline.waitForPendingCacheWrites()
+            finished.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+
+        // Then it is still waiting while writes are held
+        #expect(!finished.value)
+        // and returns once they are released, with every download in the cache
+        disk.gate.release()
+        await waiter.value
+        #expect(disk.inner.writeCount == 3)
+        #expect(Set(disk.inner.keys) == Set(urls.map(\.absoluteString)))
+    }
+
+    @Test func waitReturnsAtOnceWhenNothingIsQueued() async {
+        // Given a pipeline that has done nothing
+        let f = PipelineFixture()
+
+        // When / Then waiting returns (the test would hang otherwise) and nothing was written
+        await f.pipeline.waitForPendingCacheWrites()
+        #expect(f.dataCache.writeCount == 0)
+    }
+}
