@@ -1,3 +1,4 @@
+import CImagoShims
 import Dispatch
 import Foundation
 import Imago
@@ -85,7 +86,9 @@ enum SoakBench {
             maxMemoryCost = max(maxMemoryCost, memory.totalCost)
             maxDiskBytes = max(maxDiskBytes, disk.stats().totalBytes)
             if done == warmup || (warmup == 0 && done == batch) { rssAfterWarmup = residentKiB() }
-            if done % max(1, total / 10) < batch { samples.append("\(done / 1000)k:\(residentKiB() / 1024)") }
+            if done % max(1, total / 10) < batch {
+                samples.append("\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)")
+            }
         }
         let elapsed = Date().timeIntervalSince(start)
         let rssEnd = residentKiB()
@@ -100,7 +103,7 @@ enum SoakBench {
             \(counts.ok) ok, \(counts.cancelled) cancelled, \(counts.failed) failed
             soak: RSS after warm-up (\(warmup) requests) \(rssAfterWarmup) KiB, at the end \(rssEnd) KiB, \
             peak \(peakKiB()) KiB
-            soak: RSS MiB by requests done: \(samples.joined(separator: " "))
+            soak: RSS / malloc heap in use, MiB, by requests done: \(samples.joined(separator: " "))
             soak: open fds before \(fdsBefore), after \(fdsAfter)
             soak: memory cache max cost \(maxMemoryCost) of \(memoryLimit); disk max \(maxDiskBytes) of \(diskLimit) bytes
             soak: server requests \(server.statistics.requestCounts.values.reduce(0, +)), pipeline network loads \
@@ -118,6 +121,12 @@ enum SoakBench {
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
         else { return -1 }
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+    }
+
+    /// Bytes malloc has handed out and not had back (glibc `mallinfo2`): when RSS grows but this stays flat, the
+    /// growth is the allocator's free lists (fragmentation), not objects kept alive.
+    static func heapInUseKiB() -> Int {
+        Int(cimago_heap_in_use()) / 1024
     }
 
     static func peakKiB() -> Int {
