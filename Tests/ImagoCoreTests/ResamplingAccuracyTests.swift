@@ -16,7 +16,9 @@ import Testing
         (PixelSize(width: 40, height: 30), PixelSize(width: 60, height: 11)),  // enlarging one axis, shrinking the other
         (PixelSize(width: 31, height: 29), PixelSize(width: 31, height: 13)),  // one axis unchanged
         (PixelSize(width: 1, height: 1), PixelSize(width: 3, height: 2)),  // from one pixel
-        (PixelSize(width: 2000, height: 3), PixelSize(width: 3, height: 2)),  // 667 taps per output pixel
+        (PixelSize(width: 2000, height: 3), PixelSize(width: 3, height: 2)),  // 667 horizontal taps
+        (PixelSize(width: 5, height: 640), PixelSize(width: 3, height: 10)),  // 64 vertical taps: 16/32-bit sums
+        (PixelSize(width: 3, height: 2000), PixelSize(width: 2, height: 3)),  // 667 vertical taps: 32/64-bit sums
     ]
 
     enum Content: String, CaseIterable, CustomTestStringConvertible {

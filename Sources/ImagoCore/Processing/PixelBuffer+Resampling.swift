@@ -30,11 +30,10 @@ extension PixelBuffer {
         // 16 bits and summed with 15-bit vertical weights in 32 bits (what SSE2 multiplies fastest), unless an
         // output row averages more than 64 source rows, where 15-bit weights could be off by more than a quarter:
         // then, and for premultiplied colour (16 bits before any fraction), rows are 32-bit and sums 64-bit.
-        let narrowVertical = ResamplingWeights(source: height, destination: size.height, bits: 15)
+        let narrowVertical =
+            kernel.isPremultiplying ? nil : ResamplingWeights(source: height, destination: size.height, bits: 15)
         var result: PixelBuffer
-        if kernel != .transparent(isPremultipliedInput: false) && kernel != .transparent(isPremultipliedInput: true)
-            && narrowVertical.taps <= 64
-        {
+        if let narrowVertical, narrowVertical.taps <= 64 {
             result = try resampled(
                 to: size, kernel: kernel, horizontal: horizontal, vertical: narrowVertical, rowShift: 14,
                 row: UInt16.self, sum: UInt32.self)
@@ -42,9 +41,7 @@ extension PixelBuffer {
             let vertical = ResamplingWeights(source: height, destination: size.height, bits: 22)
             result = try resampled(
                 to: size, kernel: kernel, horizontal: horizontal, vertical: vertical,
-                rowShift: kernel == .transparent(isPremultipliedInput: false)
-                    || kernel == .transparent(isPremultipliedInput: true) ? 8 : 10,
-                row: UInt32.self, sum: UInt64.self)
+                rowShift: kernel.isPremultiplying ? 8 : 10, row: UInt32.self, sum: UInt64.self)
         }
         if kernel == .opaque { result.opaqueMark = true }
         return result

@@ -14,6 +14,12 @@ enum ResamplingKernel: Equatable {
     /// the averaged alpha on the way out. `isPremultipliedInput`: the colour bytes are premultiplied already.
     case transparent(isPremultipliedInput: Bool)
 
+    /// Whether colour is weighted by alpha (`.transparent`): intermediate values then need 16 bits before any
+    /// fraction.
+    var isPremultiplying: Bool {
+        if case .transparent = self { true } else { false }
+    }
+
     /// Pass 1 for one row: `source` points at the row's first byte, `row` receives `channels × outputWidth`
     /// values. `table` must be padded (every output has `table.taps` taps) with 22-bit weights.
     func resampleRow<Row: FixedWidthInteger & UnsignedInteger>(
