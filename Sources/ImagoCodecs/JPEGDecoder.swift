@@ -5,8 +5,9 @@ import ImagoCore
 /// Decodes JPEG with libjpeg-turbo 2.1 (TurboJPEG API): baseline and progressive, grayscale, CMYK/YCCK, restart
 /// markers, 8-bit precision (12-bit and lossless JPEG fail with an error), up to ``DecodingOptions/pixelLimit``.
 ///
-/// - Output: colour files decode to `rgba8` (alpha 255); **grayscale files decode to `gray8`** (a quarter of the
-///   memory; `PixelBuffer`'s pixel subscript expands gray to RGBA when read). `PNGDecoder` follows the same rule.
+/// - Output: colour files decode to `rgba8` (alpha 255, marked ``PixelBuffer/isKnownOpaque``); **grayscale files
+///   decode to `gray8`** (a quarter of the memory; `PixelBuffer`'s pixel subscript expands gray to RGBA when
+///   read). `PNGDecoder` follows the same rule.
 ///   CMYK and YCCK files are converted to RGB (Adobe APP14 files store inverted ink values and are read so).
 /// - Downsampling: with ``DecodingOptions/targetSize`` the image is decoded at the smallest DCT scale (1/8 … 1)
 ///   that still covers the aspect-fit size, then area-averaged to exactly that size; no full-size buffer is
@@ -90,7 +91,7 @@ public struct JPEGDecoder: ImageDecoding {
                 isPartial = try Self.decompress(
                     handle, source, into: out, size: scaled, layout: layout,
                     allowsPartialData: options.allowsPartialData)
-            }
+            }.assumingOpaque()
         } else {
             // DCT-scaled, then area-averaged to the exact fitted size. The intermediate is a fresh buffer: pooling
             // it behind a lock was measured (decode bench, 12 MP to 256/1024/2000) and saved nothing, since
@@ -102,8 +103,8 @@ public struct JPEGDecoder: ImageDecoding {
                 isPartial = try Self.decompress(
                     handle, source, into: out, size: scaled, layout: layout,
                     allowsPartialData: options.allowsPartialData)
-            }
-            image = try intermediate.resampled(to: fitted)
+            }.assumingOpaque()
+            image = try intermediate.resampled(to: fitted)  // opaque in, so no alpha scan and an opaque result
         }
 
         var orientation = markers.orientation
@@ -128,6 +129,11 @@ public struct JPEGDecoder: ImageDecoding {
     /// Decompresses into `out` at `size` (one of TurboJPEG's scaled sizes). Returns `true` when the data was
     /// truncated and the rest of the image is filler (only when `allowsPartialData`; otherwise that throws
     /// ``CodecError/truncated(format:)``); throws for fatal errors.
+    ///
+    /// Nothing here zeroes `out` (it arrives uninitialised). The `memset` that profiles show under this call (a
+    /// few per cent of a thumbnail decode) is libjpeg-turbo's own: before the entropy decoder fills an MCU, its
+    /// coefficient blocks are cleared (`blocks_in_MCU × 128` bytes, libturbojpeg.so.0.2.0 +0x1d680), for every
+    /// MCU of the full-size image whatever the DCT scale. The TurboJPEG API has no way around it.
     private static func decompress(
         _ handle: tjhandle, _ source: Source, into out: UnsafeMutableRawBufferPointer, size: PixelSize, layout: Layout,
         allowsPartialData: Bool

@@ -7,7 +7,8 @@ import ImagoCore
 /// Adam7 interlacing; 16-bit samples are reduced to 8 bits.
 ///
 /// - Output: **grayscale files without transparency decode to `gray8`**, everything else to `rgba8` (straight
-///   alpha), the same rule as `JPEGDecoder`.
+///   alpha), the same rule as `JPEGDecoder`. Files with neither an alpha channel nor tRNS are marked
+///   ``PixelBuffer/isKnownOpaque``.
 /// - Colour: the stored samples are taken as sRGB, reduced to 8 bits; **`gAMA` is ignored**, as Pillow, stb_image
 ///   and image-rs do (libpng's simplified API would otherwise convert gamma-1.0 files such as most of PngSuite to
 ///   sRGB, brightening them). The `gAMA` chunks are left out of the bytes handed to libpng (a copy of the file,
@@ -83,11 +84,16 @@ public struct PNGDecoder: ImageDecoding {
         let height = Int(image.height)
         try options.checkDimensions(width: width, height: height, format: format)
 
+        // libpng sets the alpha flag for an alpha channel or a tRNS chunk; finishRead rewrites `format`.
+        let hasAlpha = image.format & cimago_png_format_flag_alpha != 0
         let isOpaqueGray = image.format & (cimago_png_format_flag_color | cimago_png_format_flag_alpha) == 0
         let pixelFormat: PixelBuffer.PixelFormat = isOpaqueGray ? .gray8 : .rgba8
         var pixels = try Self.finishRead(
             &image, pixelFormat: pixelFormat, isInterlaced16Bit: chunks.isInterlaced16Bit, format: format,
             chunks: chunks)
+        // No alpha channel and no tRNS: every alpha byte is 255, and saying so spares resampling and encoding a
+        // scan of the alpha channel.
+        if !hasAlpha { pixels = pixels.assumingOpaque() }
 
         let full = PixelSize(width: width, height: height)
         let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: chunks.orientation)

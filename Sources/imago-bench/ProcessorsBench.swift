@@ -3,7 +3,8 @@ import Imago
 
 /// `imago-bench processors`: the built-in processors on a generated 768x512 RGBA image (the size of a Kodak test
 /// image) against naive versions written here: nearest-neighbour resize, and a blur convolving a true Gaussian
-/// kernel of ±3σ directly (O(σ) per pixel and pass). Figures are thread-CPU ns per image.
+/// kernel of ±3σ directly (O(σ) per pixel and pass). The `resample` rows hold `resampled(to:)` against the Float
+/// resampler it replaced (issue 7), at the sizes of the thumbnail workload. Figures are thread-CPU ns per image.
 enum ProcessorsBench {
     static func run() throws {
         let image = try makeImage(width: 768, height: 512)
@@ -20,6 +21,8 @@ enum ProcessorsBench {
             peer: {
                 perImage(20) { sink &+= Int(nearestNeighbour(image, to: target).bytes[0]) }
             })
+
+        try resampleRows(&sink)
 
         for sigma in [8.0, 2.0] {
             let blur = ImageProcessors.GaussianBlur(radius: sigma)
@@ -54,6 +57,42 @@ enum ProcessorsBench {
                 })
         }
         if sink == 42 { print("") }  // keeps the results alive
+    }
+
+    /// `PixelBuffer.resampled(to:)` (fixed point) against the Float resampler it replaced, kept in
+    /// `ProcessorsBench+FloatResampler.swift`, on the sizes of the thumbnail workload: opaque photos as decoders
+    /// deliver them (marked opaque; the Float baseline scans alpha as it always did), plus transparent and gray.
+    static func resampleRows(_ sink: inout Int) throws {
+        let cases: [(label: String, source: PixelSize, kind: String, iterations: Int)] = [
+            ("288x192 (DCT-scaled Kodak)", PixelSize(width: 288, height: 192), "opaque", 40),
+            ("384x256", PixelSize(width: 384, height: 256), "opaque", 40),
+            ("768x512", PixelSize(width: 768, height: 512), "opaque", 20),
+            ("1152x768", PixelSize(width: 1152, height: 768), "opaque", 10),
+            ("12 MP 4032x3024", PixelSize(width: 4032, height: 3024), "opaque", 2),
+            ("768x512", PixelSize(width: 768, height: 512), "transparent", 20),
+            ("768x512", PixelSize(width: 768, height: 512), "gray", 20),
+        ]
+        for c in cases {
+            var image = try makeImage(width: c.source.width, height: c.source.height)
+            if c.kind == "opaque" {
+                image.withUnsafeMutableBytes { p in for i in stride(from: 3, to: p.count, by: 4) { p[i] = 255 } }
+            } else if c.kind == "gray" {
+                image = try ImageProcessors.Grayscale().process(image)
+                image = try PixelBuffer(
+                    width: image.width, height: image.height, format: .gray8,
+                    bytes: stride(from: 0, to: image.bytes.count, by: 4).map { image.bytes[$0] })
+            }
+            let decoded = c.kind == "opaque" ? image.assumingOpaque() : image
+            let target = c.source.fitted(within: PixelSize(width: 256, height: 256))
+            compare(
+                "processors: resample \(c.label) \(c.kind) → \(target) (fixed point vs Float)",
+                unit: "cpu-ns/img", goal: nil, peerName: "the previous Float resampler",
+                imago: { perImage(c.iterations) { sink &+= Int((try? decoded.resampled(to: target))?.bytes[0] ?? 0) } },
+                peer: {
+                    perImage(c.iterations) { sink &+= Int((try? floatResampled(image, to: target))?.bytes[0] ?? 0) }
+                }
+            )
+        }
     }
 
     /// Thread CPU nanoseconds per call of `body` over `n` calls: on a machine shared by many builds, CPU time

@@ -13,6 +13,7 @@ import ImagoCore
 ///   before any frame is decoded. With a target size, composited frames are downsampled by area averaging.
 /// - The canvas dimensions are checked against ``DecodingOptions/pixelLimit`` from the header before anything
 ///   is allocated.
+/// - Stills without alpha are marked ``PixelBuffer/isKnownOpaque`` (libwebp writes alpha 255 for them).
 /// - Truncated data throws ``CodecError/truncated(format:)``; partial previews are not produced
 ///   (``DecodingOptions/allowsPartialData`` is ignored).
 ///
@@ -44,7 +45,9 @@ public struct WebPDecoder: ImageDecoding {
             if features.has_animation != 0 {
                 return try decodeAnimation(base, count: raw.count, options: options)
             }
-            let image = try decodeStill(base, count: raw.count, width: width, height: height, options: options)
+            var image = try decodeStill(base, count: raw.count, width: width, height: height, options: options)
+            // libwebp writes alpha 255 for a file without alpha; marking it spares later scans of the alpha channel.
+            if features.has_alpha == 0 { image = image.assumingOpaque() }
             return ImageContainer(
                 frames: [ImageFrame(buffer: image)], format: .webp,
                 originalSize: PixelSize(width: width, height: height))
@@ -54,7 +57,8 @@ public struct WebPDecoder: ImageDecoding {
     private func decodeStill(
         _ data: UnsafePointer<UInt8>, count: Int, width: Int, height: Int, options: DecodingOptions
     ) throws -> PixelBuffer {
-        let size = TargetFitting.fittedSize(of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+        let size = TargetFitting.fittedSize(
+            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw CodecError.corrupt(format: .webp, reason: "libwebp version mismatch")

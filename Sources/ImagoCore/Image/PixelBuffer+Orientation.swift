@@ -25,17 +25,17 @@ extension PixelBuffer {
         let stepX = dxx + dyx * w  // in pixels
         let stepY = dxy + dyy * w
         let origin = sx0 + sy0 * w
-        var out = [UInt8](repeating: 0, count: bytes.count)
-        bytes.withUnsafeBytes { srcRaw in
-            out.withUnsafeMutableBytes { dstRaw in
+        // Every output byte is written below, so the array starts uninitialised (no zero fill).
+        let out = [UInt8](unsafeUninitializedCapacity: bytes.count) { dstBuffer, initialized in
+            let dstRaw = UnsafeMutableRawBufferPointer(dstBuffer)
+            bytes.withUnsafeBytes { srcRaw in
                 if bpp == 4 {
-                    let src = srcRaw.bindMemory(to: UInt32.self)
-                    let dst = dstRaw.bindMemory(to: UInt32.self)
                     for y in 0..<outH {
                         var s = origin + y * stepY
                         let rowStart = y * outW
                         for x in 0..<outW {
-                            dst[rowStart + x] = src[s]
+                            let pixel = srcRaw.loadUnaligned(fromByteOffset: s * 4, as: UInt32.self)
+                            dstRaw.storeBytes(of: pixel, toByteOffset: (rowStart + x) * 4, as: UInt32.self)
                             s += stepX
                         }
                     }
@@ -50,7 +50,10 @@ extension PixelBuffer {
                     }
                 }
             }
+            initialized = dstBuffer.count
         }
-        return PixelBuffer(uncheckedWidth: outW, height: outH, format: format, alphaMode: alphaMode, bytes: out)
+        var turned = PixelBuffer(uncheckedWidth: outW, height: outH, format: format, alphaMode: alphaMode, bytes: out)
+        turned.opaqueMark = opaqueMark  // pixels move, alpha bytes are unchanged
+        return turned
     }
 }

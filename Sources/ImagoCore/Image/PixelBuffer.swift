@@ -40,7 +40,19 @@ public struct PixelBuffer: Sendable, Hashable {
     /// Whether colour is straight or premultiplied; `.straight` for everything a decoder returns.
     public internal(set) var alphaMode: AlphaMode
     /// The pixels, `bytesPerRow × height` bytes, rows top to bottom.
-    public internal(set) var bytes: [UInt8]
+    public internal(set) var bytes: [UInt8] {
+        get { storage }
+        _modify {
+            // Any write may lower an alpha byte, so it drops the opaque mark (see `isKnownOpaque`). `_modify`
+            // rather than `didSet`: it yields the array in place, so writes through it never copy the pixels.
+            opaqueMark = false
+            yield &storage
+        }
+    }
+    private var storage: [UInt8]
+    /// Set by ``assumingOpaque()`` and by transforms of a marked buffer that keep every alpha at 255; cleared by
+    /// every write to ``bytes``. Not part of equality: it is knowledge about the pixels, not a pixel.
+    var opaqueMark = false
 
     /// Bytes of pixel data (`bytesPerRow × height`), the cost used by caches.
     public var byteCount: Int { bytes.count }
@@ -89,7 +101,22 @@ public struct PixelBuffer: Sendable, Hashable {
         self.format = format
         self.bytesPerRow = width * format.bytesPerPixel
         self.alphaMode = alphaMode
-        self.bytes = bytes
+        self.storage = bytes
+    }
+
+    /// Equal when the size, layout, alpha mode and bytes are equal (``isKnownOpaque`` is not compared).
+    public static func == (lhs: PixelBuffer, rhs: PixelBuffer) -> Bool {
+        lhs.width == rhs.width && lhs.height == rhs.height && lhs.format == rhs.format
+            && lhs.alphaMode == rhs.alphaMode && lhs.storage == rhs.storage
+    }
+
+    /// Hashes what ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(width)
+        hasher.combine(height)
+        hasher.combine(format)
+        hasher.combine(alphaMode)
+        hasher.combine(storage)
     }
 
     /// The byte count of a `width × height` buffer, or a thrown error when it is empty or would overflow.

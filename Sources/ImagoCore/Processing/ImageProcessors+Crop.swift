@@ -69,6 +69,8 @@ extension PixelBuffer {
             }
             initialized = rowBytes * h
         }
-        return PixelBuffer(uncheckedWidth: w, height: h, format: format, alphaMode: alphaMode, bytes: out)
+        var part = PixelBuffer(uncheckedWidth: w, height: h, format: format, alphaMode: alphaMode, bytes: out)
+        part.opaqueMark = opaqueMark
+        return part
     }
 }

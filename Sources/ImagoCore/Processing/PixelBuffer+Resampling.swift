@@ -6,203 +6,94 @@ extension PixelBuffer {
     /// bilinear. RGBA is resampled premultiplied, so transparent pixels never bleed their colour into opaque
     /// neighbours; the result has straight alpha again. Returns `self` when the size is unchanged.
     ///
+    /// Integer arithmetic throughout: results are within 1 per channel of exact arithmetic. An opaque input
+    /// (``isKnownOpaque``, or no alpha below 255 when scanned) skips premultiplying and gives an output that
+    /// ``isKnownOpaque``.
+    ///
     /// - Throws: ``PixelBuffer/Error/invalidDimensions(width:height:)`` for an empty or overflowing size.
     public func resampled(to size: PixelSize) throws -> PixelBuffer {
         if size == self.size && alphaMode == .straight { return self }
         _ = try Self.checkedByteCount(width: size.width, height: size.height, format: format)
-        let channels = format.bytesPerPixel
-        let horizontal = ResamplingWeights(source: width, destination: size.width)
-        let vertical = ResamplingWeights(source: height, destination: size.height)
-        let isRGBA = format == .rgba8
-        let inputIsStraight = alphaMode == .straight
-        // Every alpha 255 (all JPEGs, most photos): premultiplying is the identity, so both the multiply on the
-        // way in and the divide on the way out are skipped. Checking costs one byte read in four.
-        let isOpaque = isRGBA && inputIsStraight && !hasTransparency
+        let kernel: ResamplingKernel =
+            if format == .gray8 {
+                .gray
+            } else if alphaMode == .straight && !hasTransparency {
+                // Every alpha 255 (all JPEGs, most photos): premultiplying is the identity, so both the multiply
+                // on the way in and the divide on the way out are skipped. `hasTransparency` reads one byte in
+                // four unless a decoder has already vouched for the buffer (`assumingOpaque()`).
+                .opaque
+            } else {
+                .transparent(isPremultipliedInput: alphaMode == .premultiplied)
+            }
+        let horizontal = ResamplingWeights(source: width, destination: size.width, isPadded: true)
+        // Widths: 22-bit weights in pass 1 everywhere. Gray and opaque rows are then kept as 8.8 fixed point in
+        // 16 bits and summed with 15-bit vertical weights in 32 bits (what SSE2 multiplies fastest), unless an
+        // output row averages more than 64 source rows, where 15-bit weights could be off by more than a quarter:
+        // then, and for premultiplied colour (16 bits before any fraction), rows are 32-bit and sums 64-bit.
+        let narrowVertical =
+            kernel.isPremultiplying ? nil : ResamplingWeights(source: height, destination: size.height, bits: 15)
+        var result: PixelBuffer
+        if let narrowVertical, narrowVertical.taps <= 64 {
+            result = try resampled(
+                to: size, kernel: kernel, horizontal: horizontal, vertical: narrowVertical, rowShift: 14,
+                row: UInt16.self, sum: UInt32.self)
+        } else {
+            let vertical = ResamplingWeights(source: height, destination: size.height, bits: 22)
+            result = try resampled(
+                to: size, kernel: kernel, horizontal: horizontal, vertical: vertical,
+                rowShift: kernel.isPremultiplying ? 8 : 10, row: UInt32.self, sum: UInt64.self)
+        }
+        if kernel == .opaque { result.opaqueMark = true }
+        return result
+    }
 
-        // Two separable passes, streamed: each source row is resampled horizontally (premultiplied, as floats)
-        // once, into a ring that holds just the rows one output row's vertical taps need; output rows then sum
-        // their taps from the ring. The window of source rows only moves forward, so a ring of `maxTaps` rows
-        // never evicts a row still needed. (A whole-image float intermediate would be 16 bytes per pixel of
-        // source height × output width: 145 MB for 4032x3024 → 3000x2250, most of the cost in page faults.)
-        let rowFloats = size.width * channels
-        let ringRows = max(1, vertical.counts.max() ?? 1)
-        var ring = [Float](repeating: 0, count: ringRows * rowFloats)
-        var ringSource = [Int](repeating: -1, count: ringRows)  // which source row each ring slot holds
-        var row = [Float](repeating: 0, count: rowFloats)
+    /// The two passes, with intermediate rows of `Row` (pass-1 sums shifted right by `rowShift`) and vertical sums
+    /// of `Sum`. Pass-1 sums are at most 2⁸ × 2²² (gray, opaque) or 2¹⁶ × 2²² (premultiplied colour).
+    private func resampled<Row: FixedWidthInteger & UnsignedInteger, Sum: FixedWidthInteger & UnsignedInteger>(
+        to size: PixelSize, kernel: ResamplingKernel, horizontal: ResamplingWeights, vertical: ResamplingWeights,
+        rowShift: Int, row _: Row.Type, sum _: Sum.Type
+    ) throws -> PixelBuffer {
+        let rowCount = size.width * format.bytesPerPixel
+        let finalShift = horizontal.bits - rowShift + vertical.bits
+
+        // Streamed: each source row is resampled horizontally once, into one of two intermediate rows (slot =
+        // row parity); an output row then sums its vertical taps' rows into `sums` and rounds them to bytes.
+        // Consecutive output rows share at most one source row when shrinking and at most two when enlarging,
+        // so two slots never recompute a row. Scratch is uninitialised: every value is written before it is read.
+        let slots = UnsafeMutablePointer<Row>.allocate(capacity: 2 * rowCount)
+        defer { slots.deallocate() }
+        let sums = UnsafeMutablePointer<Sum>.allocate(capacity: rowCount)
+        defer { sums.deallocate() }
+        var slotSource = (-1, -1)  // which source row each slot holds
 
         return try PixelBuffer(width: size.width, height: size.height, format: format) { out in
-            bytes.withUnsafeBufferPointer { src in
-                ring.withUnsafeMutableBufferPointer { ring in
-                    ringSource.withUnsafeMutableBufferPointer { ringSource in
-                        row.withUnsafeMutableBufferPointer { acc in
-                            horizontal.withUnsafeBuffers { hStarts, hCounts, hOffsets, hWeights in
-                                vertical.withUnsafeBuffers { vStarts, vCounts, vOffsets, vWeights in
-                                    /// Pass 1 for source row `y`, into ring slot `y % ringRows`.
-                                    func resampleRow(_ y: Int) -> Int {
-                                        let slot = y % ringRows
-                                        let tmpRow = slot * rowFloats
-                                        if ringSource[slot] == y { return tmpRow }
-                                        ringSource[slot] = y
-                                        let srcRow = y * bytesPerRow
-                                        for x in 0..<size.width {
-                                            let start = hStarts[x]
-                                            let first = hOffsets[x]
-                                            let o = tmpRow + x * channels
-                                            if !isRGBA {
-                                                var sum: Float = 0
-                                                for k in 0..<hCounts[x] {
-                                                    sum += Float(src[srcRow + start + k]) * hWeights[first + k]
-                                                }
-                                                ring[o] = sum
-                                                continue
-                                            }
-                                            var sum: (Float, Float, Float, Float) = (0, 0, 0, 0)
-                                            var p = srcRow + start * 4
-                                            if isOpaque {
-                                                for k in 0..<hCounts[x] {
-                                                    let w = hWeights[first + k]
-                                                    sum.0 += Float(src[p]) * w
-                                                    sum.1 += Float(src[p + 1]) * w
-                                                    sum.2 += Float(src[p + 2]) * w
-                                                    p += 4
-                                                }
-                                            } else {
-                                                for k in 0..<hCounts[x] {
-                                                    let w = hWeights[first + k]
-                                                    let a = Float(src[p + 3])
-                                                    let m = inputIsStraight ? a / 255 : 1
-                                                    sum.0 += Float(src[p]) * m * w
-                                                    sum.1 += Float(src[p + 1]) * m * w
-                                                    sum.2 += Float(src[p + 2]) * m * w
-                                                    sum.3 += a * w
-                                                    p += 4
-                                                }
-                                            }
-                                            ring[o] = sum.0
-                                            ring[o + 1] = sum.1
-                                            ring[o + 2] = sum.2
-                                            ring[o + 3] = sum.3
-                                        }
-                                        return tmpRow
-                                    }
-
-                                    // Pass 2: each output row sums its source rows' vertical taps, then back to
-                                    // straight-alpha bytes.
-                                    for y in 0..<size.height {
-                                        for i in 0..<rowFloats { acc[i] = 0 }
-                                        for k in 0..<vCounts[y] {
-                                            let w = vWeights[vOffsets[y] + k]
-                                            let base = resampleRow(vStarts[y] + k)
-                                            for i in 0..<rowFloats { acc[i] += ring[base + i] * w }
-                                        }
-                                        let outRow = y * rowFloats
-                                        if isOpaque {
-                                            var x = 0
-                                            while x < rowFloats {
-                                                out[outRow + x] = clampToByte(acc[x])
-                                                out[outRow + x + 1] = clampToByte(acc[x + 1])
-                                                out[outRow + x + 2] = clampToByte(acc[x + 2])
-                                                out[outRow + x + 3] = 255
-                                                x += 4
-                                            }
-                                        } else if isRGBA {
-                                            var x = 0
-                                            while x < rowFloats {
-                                                let a = acc[x + 3]
-                                                if a < 0.5 {
-                                                    out[outRow + x] = 0
-                                                    out[outRow + x + 1] = 0
-                                                    out[outRow + x + 2] = 0
-                                                    out[outRow + x + 3] = 0
-                                                } else {
-                                                    let scale = 255 / a
-                                                    out[outRow + x] = clampToByte(acc[x] * scale)
-                                                    out[outRow + x + 1] = clampToByte(acc[x + 1] * scale)
-                                                    out[outRow + x + 2] = clampToByte(acc[x + 2] * scale)
-                                                    out[outRow + x + 3] = clampToByte(a)
-                                                }
-                                                x += 4
-                                            }
-                                        } else {
-                                            for i in 0..<rowFloats { out[outRow + i] = clampToByte(acc[i]) }
-                                        }
-                                    }
+            let out = out.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+            bytes.withUnsafeBytes { src in
+                let src = src.baseAddress.unsafelyUnwrapped
+                horizontal.withUnsafeTable { hTable in
+                    vertical.withUnsafeTable { vTable in
+                        for y in 0..<size.height {
+                            let first = vTable.starts[y]
+                            let offset = vTable.offsets[y]
+                            for k in 0..<vTable.counts[y] {
+                                let sourceRow = first + k
+                                let isOdd = sourceRow & 1 == 1
+                                let row = slots + (isOdd ? rowCount : 0)
+                                if (isOdd ? slotSource.1 : slotSource.0) != sourceRow {
+                                    kernel.resampleRow(
+                                        src + sourceRow * bytesPerRow, hTable, shift: rowShift, into: row)
+                                    if isOdd { slotSource.1 = sourceRow } else { slotSource.0 = sourceRow }
+                                }
+                                let w = Sum(vTable.weights[offset + k])
+                                if k == 0 {
+                                    for i in 0..<rowCount { sums[i] = Sum(truncatingIfNeeded: row[i]) &* w }
+                                } else {
+                                    for i in 0..<rowCount { sums[i] &+= Sum(truncatingIfNeeded: row[i]) &* w }
                                 }
                             }
+                            kernel.finishRow(sums, count: rowCount, shift: finalShift, into: out + y * rowCount)
                         }
                     }
-                }
-            }
-        }
-    }
-}
-
-@inline(__always)
-private func clampToByte(_ v: Float) -> UInt8 {
-    // Truncation of a positive value is floor; `rounded(.down)` would be a libm call per channel on baseline x86-64.
-    let r = v + 0.5
-    return r <= 0 ? 0 : (r >= 255 ? 255 : UInt8(r))
-}
-
-/// For each output index along one axis: the first source index, how many source indices contribute, and their
-/// normalised weights (flattened, starting at `offsets[i]`).
-struct ResamplingWeights {
-    var starts: [Int] = []
-    var counts: [Int] = []
-    var offsets: [Int] = []
-    var weights: [Float] = []
-
-    init(source: Int, destination: Int) {
-        starts.reserveCapacity(destination)
-        counts.reserveCapacity(destination)
-        offsets.reserveCapacity(destination)
-        let scale = Double(source) / Double(destination)
-        for i in 0..<destination {
-            offsets.append(weights.count)
-            if destination < source {
-                // Box filter with fractional coverage at both edges.
-                let lo = Double(i) * scale
-                let hi = Double(i + 1) * scale
-                let first = Int(lo.rounded(.down))
-                let last = min(source - 1, Int(hi.rounded(.up)) - 1)
-                starts.append(first)
-                var n = 0
-                for j in first...max(first, last) {
-                    let w = min(hi, Double(j + 1)) - max(lo, Double(j))
-                    weights.append(Float(max(0, w) / scale))
-                    n += 1
-                }
-                counts.append(n)
-            } else {
-                // Bilinear between the two nearest source centres.
-                let centre = (Double(i) + 0.5) * scale - 0.5
-                let j0 = Int(centre.rounded(.down))
-                let f = Float(centre - Double(j0))
-                let a = min(max(j0, 0), source - 1)
-                let b = min(max(j0 + 1, 0), source - 1)
-                starts.append(a)
-                if a == b || f == 0 {
-                    weights.append(1)
-                    counts.append(1)
-                } else {
-                    weights.append(1 - f)
-                    weights.append(f)
-                    counts.append(2)
-                }
-            }
-        }
-    }
-
-    /// The four tables as unsafe buffers, so that the per-pixel loops read them without bounds checks.
-    func withUnsafeBuffers<R>(
-        _ body: (
-            UnsafeBufferPointer<Int>, UnsafeBufferPointer<Int>, UnsafeBufferPointer<Int>, UnsafeBufferPointer<Float>
-        ) throws -> R
-    ) rethrows -> R {
-        try starts.withUnsafeBufferPointer { s in
-            try counts.withUnsafeBufferPointer { c in
-                try offsets.withUnsafeBufferPointer { o in
-                    try weights.withUnsafeBufferPointer { w in try body(s, c, o, w) }
                 }
             }
         }
