@@ -147,3 +147,36 @@ import Testing
         #expect(cache.entry(for: "caf\u{E9}")?.data == Data("composed".utf8))
     }
 }
+
+@Suite struct DiskCacheFileNamingTests {
+    @Test func namesEntryFilesByTheHexDigestUnderItsFirstByte() {
+        // Given the digest of "abc" (the FIPS 180-4 example)
+        let digest = SHA256.hash("abc")
+        let hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        // Then the entry lives in the shard named by its first byte, for absolute and relative roots alike
+        #expect(digest.hex == hex)
+        #expect(DiskCacheDirectory(root: "/var/cache/imago").entryPath(digest) == "/var/cache/imago/entries/ba/" + hex)
+        #expect(DiskCacheDirectory(root: "cache").entryPath(digest) == "cache/entries/ba/" + hex)
+    }
+
+    @Test func writesEveryPartInOrderWithOneCall() throws {
+        // Given a header, an empty part and a payload larger than a page
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let path = directory.deletingLastPathComponent().path + "/file"
+        let header = (0..<100).map { UInt8($0) }
+        let payload = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        // When written as one new file
+        let code = header.withUnsafeBytes { head in
+            payload.withUnsafeBytes { body in
+                DiskCacheDirectory.writeNewFile(
+                    path: path, parts: [head, UnsafeRawBufferPointer(start: nil, count: 0), body], sync: false)
+            }
+        }
+        // Then the file holds exactly the parts in order, and a second write to the same name is refused
+        #expect(code == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(header + payload))
+        let again = header.withUnsafeBytes { DiskCacheDirectory.writeNewFile(path: path, parts: [$0], sync: false) }
+        #expect(again == EEXIST)
+    }
+}

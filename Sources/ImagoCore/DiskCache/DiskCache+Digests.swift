@@ -3,7 +3,7 @@
 // per decode of a cached image), so each DiskCache remembers the digests of the keys it hashed last.
 
 extension DiskCache {
-    /// The most digests remembered; past it the memo starts over (a hash-map clear is O(1) per entry stored).
+    /// The most digests remembered; past it the memo is emptied and starts over (cheaper than an LRU order).
     static let maxMemoizedDigests = 4096
     /// Keys longer than this (UTF-8 bytes) are hashed every time, so the memo stays small (≤ ~1.5 MB).
     static let maxMemoizedKeyLength = 256
