@@ -103,8 +103,80 @@ import Testing
         let reference = Self.checksum(bytes)
         bytes.swapAt(0, 64)  // same lane, different blocks: caught by the positional sums
         #expect(Self.checksum(bytes) != reference)
-        // Pinned: the value is part of the entry file format.
-        #expect(Self.checksum(Array("Imago".utf8)) == Self.checksum(Array("Imago".utf8)))
         #expect(Self.checksum([]) != Self.checksum([0]))
+    }
+
+    @Test func keepsTheValuesPinnedByTheEntryFileFormat() {
+        // Given inputs ending mid-block, on a block and past two-block turns (values of the first implementation)
+        let long = (0..<(200 * 1024 + 37)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 5) }
+        let mid = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }
+        // Then every stored checksum still verifies
+        #expect(Self.checksum(Array("Imago".utf8)) == 0xFD91_BF56_0BFA_0791)
+        #expect(Self.checksum([]) == 0xF276_D46D_DC91_2F23)
+        #expect(Self.checksum(mid) == 0xA6C8_FD8A_A0B1_C5A7)
+        #expect(Self.checksum(long) == 0xA1EF_32DA_157B_EF01)
+    }
+}
+
+@Suite struct DiskCacheDigestMemoTests {
+    @Test func remembersDigestsWithoutEverMixingUpKeys() throws {
+        // Given a cache asked for more keys than its digest memo holds, some twice
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let cache = try DiskCache(directory: directory, configuration: testConfiguration())
+        defer { cache.close() }
+        let keys = (0..<(DiskCache.maxMemoizedDigests + 500)).map { "https://example.com/\($0).jpg" }
+        // Then every digest is the SHA-256 of its key, the first time and from the memo
+        #expect(keys.allSatisfy { cache.digest(for: $0) == SHA256.hash($0) })
+        #expect(keys.suffix(100).allSatisfy { cache.digest(for: $0) == SHA256.hash($0) })
+        let long = String(repeating: "x", count: DiskCache.maxMemoizedKeyLength + 1)
+        #expect(cache.digest(for: long) == SHA256.hash(long))
+    }
+
+    @Test func keysSpelledWithDifferentBytesNameDifferentEntries() throws {
+        // Given an entry stored under "café" with a precomposed é
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let cache = try DiskCache(directory: directory, configuration: testConfiguration())
+        defer { cache.close() }
+        try cache.storeSynchronously(Data("composed".utf8), for: "caf\u{E9}")
+        // When read under the canonically equivalent spelling e + U+0301 (an equal String, other bytes)
+        let other = cache.entry(for: "cafe\u{301}")
+        // Then that is another key: a miss, while the stored spelling still hits
+        #expect(other == nil)
+        #expect(cache.entry(for: "caf\u{E9}")?.data == Data("composed".utf8))
+    }
+}
+
+@Suite struct DiskCacheFileNamingTests {
+    @Test func namesEntryFilesByTheHexDigestUnderItsFirstByte() {
+        // Given the digest of "abc" (the FIPS 180-4 example)
+        let digest = SHA256.hash("abc")
+        let hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        // Then the entry lives in the shard named by its first byte, for absolute and relative roots alike
+        #expect(digest.hex == hex)
+        #expect(DiskCacheDirectory(root: "/var/cache/imago").entryPath(digest) == "/var/cache/imago/entries/ba/" + hex)
+        #expect(DiskCacheDirectory(root: "cache").entryPath(digest) == "cache/entries/ba/" + hex)
+    }
+
+    @Test func writesEveryPartInOrderWithOneCall() throws {
+        // Given a header, an empty part and a payload larger than a page
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let path = directory.deletingLastPathComponent().path + "/file"
+        let header = (0..<100).map { UInt8($0) }
+        let payload = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        // When written as one new file
+        let code = header.withUnsafeBytes { head in
+            payload.withUnsafeBytes { body in
+                DiskCacheDirectory.writeNewFile(
+                    path: path, parts: [head, UnsafeRawBufferPointer(start: nil, count: 0), body], sync: false)
+            }
+        }
+        // Then the file holds exactly the parts in order, and a second write to the same name is refused
+        #expect(code == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(header + payload))
+        let again = header.withUnsafeBytes { DiskCacheDirectory.writeNewFile(path: path, parts: [$0], sync: false) }
+        #expect(again == EEXIST)
     }
 }

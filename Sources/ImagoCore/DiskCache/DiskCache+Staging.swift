@@ -6,7 +6,7 @@ import Foundation
 
 extension DiskCache {
     func stage(key: String, data: Data?, metadata: DataCacheMetadata) {
-        let digest = SHA256.hash(key)
+        let digest = self.digest(for: key)
         let admitted = state.withLock { state -> (sequence: UInt64, overLimit: Bool)? in
             guard !state.isClosed else { return nil }
             state.sequence += 1

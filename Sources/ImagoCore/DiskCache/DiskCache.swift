@@ -44,6 +44,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     let token: String
     let state: Locked<State>
     let io: Locked<IOState>
+    /// Digests of recently used keys (see `digest(for:)`).
+    let digests = Locked<[ImageCacheKey: SHA256Digest]>([:])
     let queue: DispatchQueue
     let queueKey = DispatchSpecificKey<Bool>()
 
@@ -117,7 +119,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     /// The bytes and metadata stored for `key`, or `nil` when absent, unused for longer than `maxAge`, or
     /// found damaged (the file is then removed). Sees writes staged by this process immediately.
     public func entry(for key: String) -> DataCacheEntry? {
-        let digest = SHA256.hash(key)
+        let digest = self.digest(for: key)
         let now = configuration.clock()
         enum Fast {
             case staged(Staged)
@@ -191,7 +193,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     /// Whether an entry exists for `key` (staged, or its file exists and it is not past `maxAge`), without
     /// reading its bytes.
     public func containsData(for key: String) -> Bool {
-        let digest = SHA256.hash(key)
+        let digest = self.digest(for: key)
         let now = configuration.clock()
         let known = state.withLock { state -> Bool? in
             if let staged = state.staged[digest] { return staged.data != nil && staged.key == key }
@@ -223,7 +225,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     )
         throws
     {
-        let digest = SHA256.hash(key)
+        let digest = self.digest(for: key)
         var outbox = Outbox()
         defer { deliver(outbox) }
         try onQueue {

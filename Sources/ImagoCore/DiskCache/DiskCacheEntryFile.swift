@@ -108,17 +108,20 @@ package enum DiskCacheEntryFile {
             XXH64.hash(headerBytes) == storedChecksum
         else { return .failure(Corruption("header checksum mismatch")) }
         guard keyLength <= UInt32(maxKeyLength) else { return .failure(Corruption("key too long")) }
-        var lengths: [Int?] = []
+        // The three optional strings (ETag, Last-Modified, Content-Type) in locals, not arrays: this runs on
+        // every read.
         var total = Int(keyLength)
-        for offset in [48, 52, 56] {
+        var lengths: (Int?, Int?, Int?) = (nil, nil, nil)
+        for (index, offset) in [48, 52, 56].enumerated() {
             guard let raw = r.u32(offset) else { return .failure(Corruption("short header")) }
-            if raw == absent {
-                lengths.append(nil)
-            } else {
-                guard raw <= UInt32(maxFieldLength) else { return .failure(Corruption("field too long")) }
-                lengths.append(Int(raw))
-                total += Int(raw)
+            guard raw != absent else { continue }
+            guard raw <= UInt32(maxFieldLength) else { return .failure(Corruption("field too long")) }
+            switch index {
+            case 0: lengths.0 = Int(raw)
+            case 1: lengths.1 = Int(raw)
+            default: lengths.2 = Int(raw)
             }
+            total += Int(raw)
         }
         guard total == headerLength - minimumHeaderSize else {
             return .failure(Corruption("string lengths do not add up to the header length"))
@@ -128,23 +131,27 @@ package enum DiskCacheEntryFile {
         var offset = fixedSize
         guard let key = r.string(offset, Int(keyLength)) else { return .failure(Corruption("key is not UTF-8")) }
         offset += Int(keyLength)
-        var strings: [String?] = []
-        for length in lengths {
-            guard let length else {
-                strings.append(nil)
-                continue
+        var invalid = false
+        func field(_ length: Int?) -> String? {
+            guard let length else { return nil }
+            defer { offset += length }
+            guard let string = r.string(offset, length) else {
+                invalid = true
+                return nil
             }
-            guard let s = r.string(offset, length) else { return .failure(Corruption("field is not UTF-8")) }
-            strings.append(s)
-            offset += length
+            return string
         }
+        let etag = field(lengths.0)
+        let lastModified = field(lengths.1)
+        let contentType = field(lengths.2)
+        guard !invalid else { return .failure(Corruption("field is not UTF-8")) }
         guard let dataChecksum = r.u64(64), let payload = r.slice(headerLength, Int(dataLength)),
             LaneChecksum.hash(payload) == dataChecksum
         else { return .failure(Corruption("payload checksum mismatch")) }
         let metadata = DataCacheMetadata(
             storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
             expiresAt: flags & 1 == 1 ? Date(timeIntervalSinceReferenceDate: expiresRaw) : nil,
-            validators: HTTPValidators(etag: strings[0], lastModified: strings[1]), contentType: strings[2])
+            validators: HTTPValidators(etag: etag, lastModified: lastModified), contentType: contentType)
         return .success(
             Header(
                 key: key, metadata: metadata, lastAccess: lastAccess, headerLength: headerLength,

@@ -77,7 +77,9 @@ package struct LRUCache<Key: Hashable, Value> {
             misses &+= 1
             return nil
         }
-        if let deadline = nodes[slot].deadline, deadline <= now() {
+        // Fields are read through a buffer pointer: `nodes[slot].field` goes through Array's getter, which copies
+        // the whole node (retaining its key and every reference in its value) to read one field.
+        if deadlineCount > 0, let deadline = nodes.withUnsafeBufferPointer({ $0[slot].deadline }), deadline <= now() {
             misses &+= 1
             expirations &+= 1
             if let value = remove(slot: slot) { released.append(value) }
@@ -85,7 +87,7 @@ package struct LRUCache<Key: Hashable, Value> {
         }
         hits &+= 1
         moveToFront(slot)
-        return nodes[slot].value
+        return nodes.withUnsafeBufferPointer { $0[slot].value }
     }
 
     /// Takes the values that lookups removed because they had expired (see ``value(for:now:)``).

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A value guarded by one mutex: the single way shared mutable state is kept in Imago.
@@ -23,7 +23,18 @@ package final class Locked<State>: @unchecked Sendable {
         self.state = .allocate(capacity: 1)
         self.state.initialize(to: state)
         mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
+        #if canImport(Glibc)
+            // Adaptive: a contended lock spins briefly before sleeping in the kernel. Every critical section here
+            // is short by rule, so the holder is usually done within the spin; a plain mutex would put the
+            // second thread to sleep and wake it (two syscalls) on every collision.
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+            pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+        #else
+            pthread_mutex_init(mutex, nil)
+        #endif
     }
 
     deinit {

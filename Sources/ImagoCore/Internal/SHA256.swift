@@ -34,15 +34,23 @@ package struct SHA256Digest: Hashable, Sendable {
     /// The 64 lowercase hex digits.
     package var hex: String {
         String(unsafeUninitializedCapacity: 64) { buffer in
-            let digits: StaticString = "0123456789abcdef"
-            var i = 0
-            for word in [w0, w1, w2, w3] {
-                for shift in stride(from: 60, through: 0, by: -4) {
-                    buffer[i] = digits.utf8Start[Int((word >> UInt64(shift)) & 0xF)]
-                    i += 1
-                }
-            }
+            writeHex(into: buffer)
             return 64
+        }
+    }
+
+    /// Writes the 64 lowercase hex digits (UTF-8) into the first 64 bytes of `buffer` (which must hold them).
+    package func writeHex(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        let digits: StaticString = "0123456789abcdef"
+        var i = 0
+        for word in [w0, w1, w2, w3] {
+            var shift: UInt64 = 60
+            while true {
+                buffer[i] = digits.utf8Start[Int((word >> shift) & 0xF)]
+                i += 1
+                if shift == 0 { break }
+                shift -= 4
+            }
         }
     }
 
