@@ -60,7 +60,7 @@ extension HTTPDataLoader {
         var startTime: ContinuousClock.Instant?
         var task: URLSessionDataTask?
         var taskID: Int?
-        var timeout: DispatchWorkItem?
+        var timeout: (any DispatchSourceTimer)?
         var response: HTTPURLResponse?
         /// `Content-Length` when known and comparable with the decoded body (no content coding).
         var expectedLength: Int64?
@@ -86,6 +86,7 @@ extension HTTPDataLoader {
         func resetAttempt() {
             task = nil
             taskID = nil
+            timeout?.cancel()  // releases the source and its handler; runs nothing
             timeout = nil
             response = nil
             expectedLength = nil
@@ -118,7 +119,7 @@ extension HTTPDataLoader {
     /// Side effects decided under the lock and performed after it is released, in this order.
     struct Actions {
         var cancelTasks: [URLSessionTask] = []
-        var cancelTimers: [DispatchWorkItem] = []
+        var cancelTimers: [any DispatchSourceTimer] = []
         var finishQueueItems: [UInt64] = []
         var deliveries: [(EventSink, DataLoadEvent)] = []
         var cancelSinks: [EventSink] = []
