@@ -33,14 +33,7 @@ extension ImagePipeline {
 
     /// An HTTP date (IMF-fixdate, RFC 850 or asctime form), or `nil`. `package` for the fuzzer.
     package static func parseHTTPDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
+        HTTPDateParser.date(from: text)
     }
 
     /// Stores loaded original bytes on disk (in the background) when the policy and the request allow it, and
