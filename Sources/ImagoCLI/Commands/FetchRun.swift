@@ -19,6 +19,16 @@ struct FetchRun: Sendable {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: options.cacheDirectory)
             var loader = HTTPDataLoader.Configuration()
             loader.maximumConcurrentTransfers = options.concurrency
+            if let timeout = options.timeout {
+                loader.resourceTimeout = timeout
+                loader.idleTimeout = min(loader.idleTimeout, timeout)
+            }
+            if let bytes = options.maximumBodySize { loader.maximumBodySize = Int64(bytes) }
+            if let retries = options.retries {
+                var policy = loader.retryPolicy
+                policy.maximumRetries = retries
+                loader.retryPolicy = policy
+            }
             c.dataLoader = HTTPDataLoader(configuration: loader)
             configuration = c
         } catch {
@@ -31,7 +41,7 @@ struct FetchRun: Sendable {
         if let directory = options.outputDirectory {
             do {
                 writer = try FetchOutputWriter(
-                    directory: directory, urls: options.urls, format: options.format,
+                    directory: directory, urls: options.urls.map(URLRedaction.redacted), format: options.format,
                     reencodes: options.resize != nil || options.format != nil, encoders: configuration.encoders)
             } catch {
                 console.printError("imago fetch: \(error)")
@@ -103,16 +113,18 @@ struct FetchRun: Sendable {
     /// Loads one URL and writes it out when asked.
     private func fetch(index: Int, text: String) async -> FetchResult {
         let started = ContinuousClock.now
-        var result = FetchResult(index: index, url: text)
+        // Everything printed names the URL without its secrets (user-info, token=… values).
+        let name = URLRedaction.redacted(text)
+        var result = FetchResult(index: index, url: name)
         guard let url = Self.parseURL(text) else {
-            result.outcome = .failed("'\(text)' is not a valid URL (give an absolute http:// or https:// URL)")
+            result.outcome = .failed("'\(name)' is not a valid URL (give an absolute http:// or https:// URL)")
             display?.itemFinished(id: index, bytes: 0, failed: true)
             return result
         }
         let request = ImageRequest(
             url: url, processors: options.resize.map { [.resize(width: $0.width, height: $0.height)] } ?? [],
             options: [.keepsOriginalData])
-        display?.transferStarted(id: index, name: text)
+        display?.transferStarted(id: index, name: name)
         let task = pipeline.loadImage(with: request)
         let display = display
         let outcome = await withTaskCancellationHandler {
@@ -149,7 +161,7 @@ struct FetchRun: Sendable {
         case .failure(.cancelled):
             result.outcome = .cancelled
         case .failure(let error):
-            result.outcome = .failed(Self.message(for: error, url: text))
+            result.outcome = .failed(Self.message(for: error, url: name))
         }
         result.milliseconds = Int(((ContinuousClock.now - started) / .milliseconds(1)).rounded())
         display?.itemFinished(id: index, bytes: Int64(result.bytes ?? 0), failed: result.isFailure)
@@ -174,7 +186,7 @@ struct FetchRun: Sendable {
         return url
     }
 
-    /// A sentence for a failed load that names the URL.
+    /// A sentence for a failed load that names the URL (`url`: already redacted).
     static func message(for error: ImagePipeline.Error, url: String) -> String {
         switch error {
         case .dataLoadingFailed(_, let underlying):

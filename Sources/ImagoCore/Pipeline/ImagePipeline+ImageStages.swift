@@ -159,7 +159,7 @@ extension ImagePipeline {
             case .failure(let error):
                 // Undecodable downloads are remembered like failed loads: fetching them again would not help.
                 if data.source == .network, !request.options.contains(.ignoresFailureCache) {
-                    configuration.failureCache?.record(.decode, for: request.sourceKey)
+                    configuration.failureCache?.record(.decode, for: request.failureKey)
                 }
                 if data.source == .network, let dataCache = configuration.dataCache {
                     let key = request.sourceKey
