@@ -18,6 +18,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("diskcache", DiskCacheBench.run),
     ("loader", LoaderBench.run),
     ("http-date", HTTPDateBench.run),
+    ("url-key", URLKeyBench.run),
     ("peers", PeersBench.run),
     ("soak", SoakBench.run),
 ]

@@ -37,47 +37,88 @@ package enum URLRedaction {
 
     /// Whether a query item named `name` (as written, possibly percent-encoded) carries a secret.
     package static func isSensitive(_ name: Substring) -> Bool {
-        let decoded = (name.contains("%") ? String(name).removingPercentEncoding ?? String(name) : String(name))
-            .lowercased()
-        if sensitiveNames.contains(decoded) { return true }
-        guard let separator = decoded.lastIndex(where: { $0 == "-" || $0 == "_" || $0 == "." }) else { return false }
-        return sensitiveNames.contains(String(decoded[decoded.index(after: separator)...]))
+        if name.utf8.contains(UInt8(ascii: "%")) {
+            let decoded = String(name).removingPercentEncoding ?? String(name)
+            return isSensitiveDecoded(Substring(decoded))
+        }
+        return isSensitiveDecoded(name)
     }
 
-    /// `text` with user-info dropped and each sensitive value replaced by `replacement(value)`.
+    private static func isSensitiveDecoded(_ name: Substring) -> Bool {
+        let bytes = name.utf8
+        if matchesSensitiveName(bytes[...]) { return true }
+        guard
+            let separator = bytes.lastIndex(where: {
+                $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
+            })
+        else { return false }
+        return matchesSensitiveName(bytes[bytes.index(after: separator)...])
+    }
+
+    private static let sensitiveNameBytes: [[UInt8]] = sensitiveNames.map { Array($0.utf8) }
+
+    /// ASCII case-insensitive comparison with ``sensitiveNames``, without allocating.
+    private static func matchesSensitiveName(_ bytes: Substring.UTF8View.SubSequence) -> Bool {
+        let count = bytes.count
+        guard count >= 3, count <= 12 else { return false }
+        return sensitiveNameBytes.contains { name in
+            guard name.count == count else { return false }
+            var i = 0
+            for byte in bytes {
+                let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                if lowered != name[i] { return false }
+                i += 1
+            }
+            return true
+        }
+    }
+
+    /// `text` with user-info dropped and each sensitive value replaced by `replacement(value)`; `text` itself
+    /// (no copy) when it holds no secret.
     static func rewrite(_ text: String, replacement: (Substring) -> String) -> String {
         // Fast path: nothing that could hold a secret.
         guard
             text.utf8.contains(where: { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
         else { return text }
         let whole = Substring(text)
-        var out = ""
-        var changed = false
-        var rest = whole
-        if let parts = split(whole) {
-            out += parts.prefix
-            if let at = parts.authority.lastIndex(of: "@") {
-                out += parts.authority[parts.authority.index(after: at)...]
-                changed = true
-            } else {
-                out += parts.authority
-            }
-            rest = parts.rest
-        }
+        let parts = split(whole)
+        let rest = parts?.rest ?? whole
         // rest: path ? query # fragment
         let hash = rest.firstIndex(of: "#")
         let beforeFragment = rest[..<(hash ?? rest.endIndex)]
-        if let question = beforeFragment.firstIndex(of: "?") {
+        let question = beforeFragment.firstIndex(of: "?")
+        let query = question.map { beforeFragment[beforeFragment.index(after: $0)...] }
+        let fragment = hash.map { rest[rest.index(after: $0)...] }
+        let userInfoEnd = parts?.authority.lastIndex(of: "@")
+        // Look before building: most URLs with a query hold no secret and are returned as they are.
+        guard userInfoEnd != nil || query.map(holdsSecret) == true || fragment.map(holdsSecret) == true else {
+            return text
+        }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 64)
+        if let parts {
+            out += parts.prefix
+            out += userInfoEnd.map { parts.authority[parts.authority.index(after: $0)...] } ?? parts.authority
+        }
+        if let question, let query {
             out += beforeFragment[...question]
-            out += items(beforeFragment[beforeFragment.index(after: question)...], &changed, replacement)
+            appendItems(query, to: &out, replacement)
         } else {
             out += beforeFragment
         }
-        if let hash {
+        if let fragment {
             out += "#"
-            out += items(rest[rest.index(after: hash)...], &changed, replacement)
+            appendItems(fragment, to: &out, replacement)
         }
-        return changed ? out : text
+        return out
+    }
+
+    /// Whether some `name=value` item of `text` has a sensitive name and a non-empty value.
+    private static func holdsSecret(_ text: Substring) -> Bool {
+        text.split(separator: "&").contains { item in
+            guard let equals = item.firstIndex(of: "="), item.index(after: equals) < item.endIndex else { return false }
+            return isSensitive(item[..<equals])
+        }
     }
 
     /// `scheme://` and the authority of `text`, and what follows; `nil` when `text` does not start with a scheme
@@ -91,13 +132,8 @@ package enum URLRedaction {
         return (text[..<marker.upperBound], afterScheme[..<end], afterScheme[end...])
     }
 
-    /// `name=value&…` with sensitive values replaced.
-    private static func items(
-        _ text: Substring, _ changed: inout Bool, _ replacement: (Substring) -> String
-    )
-        -> String
-    {
-        var out = ""
+    /// Appends `name=value&…` with sensitive values replaced.
+    private static func appendItems(_ text: Substring, to out: inout String, _ replacement: (Substring) -> String) {
         var first = true
         for item in text.split(separator: "&", omittingEmptySubsequences: false) {
             if !first { out += "&" }
@@ -107,11 +143,9 @@ package enum URLRedaction {
             {
                 out += item[...equals]
                 out += replacement(item[item.index(after: equals)...])
-                changed = true
             } else {
                 out += item
             }
         }
-        return out
     }
 }
