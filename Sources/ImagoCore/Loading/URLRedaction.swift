@@ -8,7 +8,8 @@ import Foundation
 /// percent-decoded and compared case-insensitively, is one of ``sensitiveNames`` or ends in one of them after a
 /// `-`, `_` or `.` (`X-Amz-Signature`, `refresh_token`, `client_secret`). The rest of the text is kept byte for
 /// byte (no re-encoding), so a URL without secrets is returned unchanged. Works on text, so it also cleans a
-/// string that is not a valid URL. Pure functions, thread-safe.
+/// string that is not a valid URL. Scans UTF-8 bytes (a URL without secrets costs one pass and no allocation).
+/// Pure functions, thread-safe.
 package enum URLRedaction {
     /// Query item names whose values are secrets (lowercase).
     package static let sensitiveNames: Set<String> = [
@@ -26,126 +27,172 @@ package enum URLRedaction {
     /// `text` with its user-info removed and every sensitive item value replaced by `sha256-` and the value's
     /// SHA-256 digest in hex: as distinct as the values themselves, without them.
     package static func keyText(_ text: String) -> String {
-        rewrite(text) { value in "sha256-" + SHA256.hash(String(value)).hex }
+        rewrite(text) { value in "sha256-" + SHA256.hash(value).hex }
     }
 
     /// The user-info of `text` (`user:password`), or `nil` when it has none.
-    package static func userInfo(in text: String) -> Substring? {
-        guard let parts = split(Substring(text)), let at = parts.authority.lastIndex(of: "@") else { return nil }
-        return parts.authority[..<at]
+    package static func userInfo(in text: String) -> String? {
+        var copy = text
+        return copy.withUTF8 { bytes in
+            guard let authority = authority(bytes), let at = lastIndex(of: UInt8(ascii: "@"), in: bytes, authority)
+            else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[authority.lowerBound..<at]), as: UTF8.self)
+        }
     }
 
     /// Whether a query item named `name` (as written, possibly percent-encoded) carries a secret.
-    package static func isSensitive(_ name: Substring) -> Bool {
-        if name.utf8.contains(UInt8(ascii: "%")) {
-            let decoded = String(name).removingPercentEncoding ?? String(name)
-            return isSensitiveDecoded(Substring(decoded))
-        }
-        return isSensitiveDecoded(name)
+    package static func isSensitive(_ name: String) -> Bool {
+        var copy = name
+        return copy.withUTF8 { isSensitive($0, 0..<$0.count) }
     }
 
-    private static func isSensitiveDecoded(_ name: Substring) -> Bool {
-        let bytes = name.utf8
-        if matchesSensitiveName(bytes[...]) { return true }
-        guard
-            let separator = bytes.lastIndex(where: {
-                $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
-            })
-        else { return false }
-        return matchesSensitiveName(bytes[bytes.index(after: separator)...])
+    // MARK: - Scanning
+
+    /// What to cut out of a text: the user-info (with its `@`) and the secret values, as byte ranges in order.
+    private struct Cuts {
+        var userInfo: Range<Int>?
+        var values: [Range<Int>] = []
+        var isEmpty: Bool { userInfo == nil && values.isEmpty }
+    }
+
+    /// `text` with user-info dropped and each sensitive value replaced by `replacement(value)`; `text` itself
+    /// (no copy) when it holds no secret.
+    static func rewrite(_ text: String, replacement: (String) -> String) -> String {
+        var copy = text
+        return copy.withUTF8 { bytes -> String in
+            let cuts = findCuts(bytes)
+            guard !cuts.isEmpty else { return text }
+            func slice(_ range: Range<Int>) -> String {
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+            }
+            var out = ""
+            out.reserveCapacity(bytes.count + 64)
+            var position = 0
+            if let userInfo = cuts.userInfo {
+                out += slice(0..<userInfo.lowerBound)
+                position = userInfo.upperBound
+            }
+            for value in cuts.values {
+                out += slice(position..<value.lowerBound)
+                out += replacement(slice(value))
+                position = value.upperBound
+            }
+            out += slice(position..<bytes.count)
+            return out
+        }
+    }
+
+    private static func findCuts(_ bytes: UnsafeBufferPointer<UInt8>) -> Cuts {
+        var cuts = Cuts()
+        let at = UInt8(ascii: "@")
+        let question = UInt8(ascii: "?")
+        let hash = UInt8(ascii: "#")
+        // Fast path: nothing that could hold a secret.
+        guard bytes.contains(where: { $0 == at || $0 == question || $0 == hash }) else { return cuts }
+        var rest = 0
+        if let authority = authority(bytes) {
+            if let end = lastIndex(of: at, in: bytes, authority) { cuts.userInfo = authority.lowerBound..<(end + 1) }
+            rest = authority.upperBound
+        }
+        let fragmentStart = firstIndex(of: hash, in: bytes, rest..<bytes.count)
+        let queryEnd = fragmentStart ?? bytes.count
+        if let queryStart = firstIndex(of: question, in: bytes, rest..<queryEnd) {
+            findValues(bytes, (queryStart + 1)..<queryEnd, into: &cuts.values)
+        }
+        if let fragmentStart { findValues(bytes, (fragmentStart + 1)..<bytes.count, into: &cuts.values) }
+        return cuts
+    }
+
+    /// The authority's byte range (after `scheme://`, up to the first `/`, `?` or `#`), or `nil` when `bytes`
+    /// does not open with a scheme and `//`.
+    private static func authority(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        var i = 0
+        while i < bytes.count, isSchemeByte(bytes[i]) { i += 1 }
+        guard i > 0, i + 3 <= bytes.count, bytes[i] == UInt8(ascii: ":"), bytes[i + 1] == UInt8(ascii: "/"),
+            bytes[i + 2] == UInt8(ascii: "/")
+        else { return nil }
+        let start = i + 3
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"),
+            bytes[end] != UInt8(ascii: "#")
+        {
+            end += 1
+        }
+        return start..<end
+    }
+
+    private static func isSchemeByte(_ b: UInt8) -> Bool {
+        (b | 0x20 >= UInt8(ascii: "a") && b | 0x20 <= UInt8(ascii: "z"))
+            || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
+            || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
+    }
+
+    /// Appends the ranges of the non-empty values of sensitive `name=value` items within `range` (`&`-separated).
+    private static func findValues(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, into values: inout [Range<Int>]
+    ) {
+        var itemStart = range.lowerBound
+        while itemStart <= range.upperBound {
+            let itemEnd = firstIndex(of: UInt8(ascii: "&"), in: bytes, itemStart..<range.upperBound) ?? range.upperBound
+            if let equals = firstIndex(of: UInt8(ascii: "="), in: bytes, itemStart..<itemEnd), equals + 1 < itemEnd,
+                isSensitive(bytes, itemStart..<equals)
+            {
+                values.append((equals + 1)..<itemEnd)
+            }
+            itemStart = itemEnd + 1
+        }
+    }
+
+    /// Whether the item name in `range` is sensitive (percent-decoded first when it holds a `%`).
+    private static func isSensitive(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        if firstIndex(of: UInt8(ascii: "%"), in: bytes, range) != nil {
+            let raw = String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+            var decoded = raw.removingPercentEncoding ?? raw
+            return decoded.withUTF8 { $0.firstIndex(of: UInt8(ascii: "%")) == nil && isSensitive($0, 0..<$0.count) }
+        }
+        if matchesSensitiveName(bytes, range) { return true }
+        var separator = range.upperBound - 1
+        while separator >= range.lowerBound {
+            let b = bytes[separator]
+            if b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") {
+                return matchesSensitiveName(bytes, (separator + 1)..<range.upperBound)
+            }
+            separator -= 1
+        }
+        return false
     }
 
     private static let sensitiveNameBytes: [[UInt8]] = sensitiveNames.map { Array($0.utf8) }
 
-    /// ASCII case-insensitive comparison with ``sensitiveNames``, without allocating.
-    private static func matchesSensitiveName(_ bytes: Substring.UTF8View.SubSequence) -> Bool {
-        let count = bytes.count
-        guard count >= 3, count <= 12 else { return false }
+    /// ASCII case-insensitive comparison with ``sensitiveNames``.
+    private static func matchesSensitiveName(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        guard range.count >= 3, range.count <= 12 else { return false }
         return sensitiveNameBytes.contains { name in
-            guard name.count == count else { return false }
-            var i = 0
-            for byte in bytes {
+            guard name.count == range.count else { return false }
+            for (i, index) in range.enumerated() {
+                let byte = bytes[index]
                 let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
                 if lowered != name[i] { return false }
-                i += 1
             }
             return true
         }
     }
 
-    /// `text` with user-info dropped and each sensitive value replaced by `replacement(value)`; `text` itself
-    /// (no copy) when it holds no secret.
-    static func rewrite(_ text: String, replacement: (Substring) -> String) -> String {
-        // Fast path: nothing that could hold a secret.
-        guard
-            text.utf8.contains(where: { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
-        else { return text }
-        let whole = Substring(text)
-        let parts = split(whole)
-        let rest = parts?.rest ?? whole
-        // rest: path ? query # fragment
-        let hash = rest.firstIndex(of: "#")
-        let beforeFragment = rest[..<(hash ?? rest.endIndex)]
-        let question = beforeFragment.firstIndex(of: "?")
-        let query = question.map { beforeFragment[beforeFragment.index(after: $0)...] }
-        let fragment = hash.map { rest[rest.index(after: $0)...] }
-        let userInfoEnd = parts?.authority.lastIndex(of: "@")
-        // Look before building: most URLs with a query hold no secret and are returned as they are.
-        guard userInfoEnd != nil || query.map(holdsSecret) == true || fragment.map(holdsSecret) == true else {
-            return text
+    private static func firstIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        var i = range.lowerBound
+        while i < range.upperBound {
+            if bytes[i] == byte { return i }
+            i += 1
         }
-        var out = ""
-        out.reserveCapacity(text.utf8.count + 64)
-        if let parts {
-            out += parts.prefix
-            out += userInfoEnd.map { parts.authority[parts.authority.index(after: $0)...] } ?? parts.authority
-        }
-        if let question, let query {
-            out += beforeFragment[...question]
-            appendItems(query, to: &out, replacement)
-        } else {
-            out += beforeFragment
-        }
-        if let fragment {
-            out += "#"
-            appendItems(fragment, to: &out, replacement)
-        }
-        return out
+        return nil
     }
 
-    /// Whether some `name=value` item of `text` has a sensitive name and a non-empty value.
-    private static func holdsSecret(_ text: Substring) -> Bool {
-        text.split(separator: "&").contains { item in
-            guard let equals = item.firstIndex(of: "="), item.index(after: equals) < item.endIndex else { return false }
-            return isSensitive(item[..<equals])
+    private static func lastIndex(of byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        var i = range.upperBound - 1
+        while i >= range.lowerBound {
+            if bytes[i] == byte { return i }
+            i -= 1
         }
-    }
-
-    /// `scheme://` and the authority of `text`, and what follows; `nil` when `text` does not start with a scheme
-    /// and `//`.
-    private static func split(_ text: Substring) -> (prefix: Substring, authority: Substring, rest: Substring)? {
-        guard let marker = text.range(of: "://"), !text[..<marker.lowerBound].isEmpty,
-            text[..<marker.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
-        else { return nil }
-        let afterScheme = text[marker.upperBound...]
-        let end = afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterScheme.endIndex
-        return (text[..<marker.upperBound], afterScheme[..<end], afterScheme[end...])
-    }
-
-    /// Appends `name=value&…` with sensitive values replaced.
-    private static func appendItems(_ text: Substring, to out: inout String, _ replacement: (Substring) -> String) {
-        var first = true
-        for item in text.split(separator: "&", omittingEmptySubsequences: false) {
-            if !first { out += "&" }
-            first = false
-            if let equals = item.firstIndex(of: "="), item.index(after: equals) < item.endIndex,
-                isSensitive(item[..<equals])
-            {
-                out += item[...equals]
-                out += replacement(item[item.index(after: equals)...])
-            } else {
-                out += item
-            }
-        }
+        return nil
     }
 }
