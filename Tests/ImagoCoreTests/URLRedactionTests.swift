@@ -68,4 +68,55 @@ import Testing
         #expect(anonymous.failureKey == anonymous.sourceKey)
         for key in [alice.failureKey, alice.loadKey, alice.description] { #expect(!key.contains("pw1")) }
     }
+
+    @Test func removesEverySecretFromTenThousandGeneratedURLsAndIsIdempotent() {
+        // Given URL-like texts built from random pieces, with "SEKRET" only where a secret goes
+        var state: UInt64 = 20_261_130
+        func pick<T>(_ options: [T]) -> T {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return options[Int(state >> 33) % options.count]
+        }
+        let sensitive = ["token", "TOKEN", "X-Amz-Signature", "%74oken", "api_key", "client.secret", "sig", "Auth"]
+        let plain = ["w", "h", "tokens", "monkey", "q", "key2", "x%20y", ""]
+        func items() -> String {
+            (0..<pick([0, 1, 2, 3, 4])).map { _ -> String in
+                pick([true, false])
+                    ? pick(sensitive) + "=" + pick(["SEKRET", "SEKRET%20x", "SEKRET=SEKRET"])
+                    : pick(plain) + pick(["", "=", "=1", "=a@b", "=?", "=%3D"])
+            }.joined(separator: "&")
+        }
+        for _ in 0..<10_000 {
+            let scheme = pick(["http://", "https://", "HTTP://", "", "s3+x.y://", "://", "http:/"])
+            let hasScheme = scheme.hasSuffix("://") && scheme != "://"
+            var text = scheme
+            text += pick(["", "alice:SEKRET@", "SEKRET@", "a@b:SEKRET@", ":SEKRET@"])
+            text += pick(["127.0.0.1:80", "h", "[::1]:8080", ""])
+            text += pick(["", "/", "/a.jpg", "/p@th/x", "/a?b"]).replacingOccurrences(of: "?", with: "%3F")
+            if pick([true, false]) { text += "?" + items() }
+            if pick([true, false]) { text += "#" + items() }
+            // When it is redacted
+            let once = URLRedaction.redacted(text)
+            // Then no secret is left, and redacting again changes nothing
+            if hasScheme { #expect(!once.contains("SEKRET"), "\(text) → \(once)") }
+            #expect(URLRedaction.redacted(once) == once, "\(text)")
+            #expect(!URLRedaction.keyText(text).contains("SEKRET") || !hasScheme, "\(text)")
+        }
+    }
+
+    @Test func neverTrapsOnArbitraryText() {
+        var state: UInt64 = 99
+        let alphabet = Array("@?#&=:/%.-_tokenTOKENsig \u{0}é😀".unicodeScalars)
+        for _ in 0..<20_000 {
+            var scalars = String.UnicodeScalarView()
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            for _ in 0..<Int(state >> 59) * 3 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                scalars.append(alphabet[Int(state >> 33) % alphabet.count])
+            }
+            let text = String(scalars)
+            _ = URLRedaction.redacted(text)
+            _ = URLRedaction.keyText(text)
+            _ = URLRedaction.userInfo(in: text)
+        }
+    }
 }
