@@ -2,7 +2,8 @@ import Foundation
 import Imago
 
 /// `imago fetch URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format F] [--concurrency N]
-/// [--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--json]`: loads images through one pipeline and its caches, and optionally saves them.
+/// [--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--json]`: loads images through one pipeline and its
+/// caches, and optionally saves them.
 enum FetchCommand {
     static let command = Command(
         name: "fetch",
@@ -43,9 +44,7 @@ enum FetchCommand {
                 "--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
             OptionSpec(
                 "--timeout", value: "SECONDS",
-                help:
-                    "Give up on an attempt after SECONDS without data or SECONDS in total (default 15 s idle, 60 s total)."
-            ),
+                help: "Give up on an attempt after SECONDS without data (whole seconds) or in total (default 15 / 60)."),
             OptionSpec(
                 "--max-bytes", value: "SIZE",
                 help: "Refuse a response whose body is larger than SIZE, e.g. 500K or 10M (default 64M)."),
