@@ -74,7 +74,10 @@ struct FetchRun: Sendable {
         ticker?.cancel()
         _ = await ticker?.value
         display?.clear()
-        // Leave the cache consistent: staged writes on disk, the journal compacted, our registration released.
+        // Leave the cache consistent: every write and removal the pipeline queued (a download that failed to
+        // decode is removed again) handed over, staged writes on disk, the journal compacted, our registration
+        // released.
+        await pipeline.waitForPendingDiskWork()
         (pipeline.configuration.dataCache as? DiskCache)?.close()
         let summary = FetchSummary(
             results: results, total: options.urls.count, elapsed: .now - started, wasInterrupted: interrupt.isFired)

@@ -25,6 +25,10 @@ package final class WorkQueue: Sendable {
         var running = 0
         var sequence = 0
         var limit: Int
+        /// Callers of ``waitUntilIdle()`` to resume once nothing is pending or running.
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+
+        var isIdle: Bool { running == 0 && pending.allSatisfy { $0.work == nil } }
     }
 
     private let state: Locked<State>
@@ -51,11 +55,15 @@ package final class WorkQueue: Sendable {
 
     /// Drops `item` if it has not started; a running closure finishes.
     package func cancel(_ item: Item) {
-        state.withLock { s in
-            guard item.work != nil else { return }
+        let idleWaiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            guard item.work != nil else { return [] }
             item.work = nil
             s.pending.removeAll { $0 === item }
+            guard s.isIdle else { return [] }
+            defer { s.idleWaiters = [] }
+            return s.idleWaiters
         }
+        for waiter in idleWaiters { waiter.resume() }
     }
 
     /// Changes the priority of a pending `item`.
@@ -66,15 +74,33 @@ package final class WorkQueue: Sendable {
     /// How many closures are waiting.
     package var pendingCount: Int { state.withLock { $0.pending.count } }
 
+    /// Returns once no closure is pending or running (at once when the queue is idle). Closures queued while
+    /// waiting are waited for too. For shutdown paths: flushing what was handed to the queue.
+    package func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isIdle = state.withLock { s -> Bool in
+                if s.isIdle { return true }
+                s.idleWaiters.append(continuation)
+                return false
+            }
+            if isIdle { continuation.resume() }
+        }
+    }
+
     private func start(_ works: [@Sendable () -> Void]) {
         for work in works {
             dispatchQueue.async { [self] in
                 work()
-                let next = state.withLock { s -> [@Sendable () -> Void] in
+                let (next, idleWaiters) = state.withLock {
+                    s -> ([@Sendable () -> Void], [CheckedContinuation<Void, Never>]) in
                     s.running -= 1
-                    return Self._dequeue(&s)
+                    let next = Self._dequeue(&s)
+                    guard next.isEmpty, s.isIdle else { return (next, []) }
+                    defer { s.idleWaiters = [] }
+                    return (next, s.idleWaiters)
                 }
                 start(next)
+                for waiter in idleWaiters { waiter.resume() }
             }
         }
     }

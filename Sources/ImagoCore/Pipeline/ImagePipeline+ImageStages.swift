@@ -162,8 +162,7 @@ extension ImagePipeline {
                     configuration.failureCache?.record(.decode, for: request.failureKey)
                 }
                 if data.source == .network, let dataCache = configuration.dataCache {
-                    let key = request.sourceKey
-                    diskQueue.enqueue(priority: .normal) { dataCache.removeData(for: key) }
+                    rejectOriginal(for: request.sourceKey, dataCache: dataCache)
                 }
                 graph.emit(node, .failure(error))
             }

@@ -48,22 +48,88 @@ extension ImagePipeline {
         case .storeOriginalData, .storeAll: break
         case .storeEncodedImages: guard request.processors.isEmpty else { return }
         }
-        writeToDisk(data, key: request.sourceKey, metadata: metadata, dataCache: dataCache, request: request)
+        let key = request.sourceKey
+        originalStores.withLock { $0[key] = .queued }
+        diskQueue.enqueue(priority: .normal) { [self] in
+            let proceeds = originalStores.withLock { stores -> Bool in
+                guard stores[key] != .rejected else {
+                    stores[key] = nil
+                    return false
+                }
+                stores[key] = .writing
+                return true
+            }
+            guard proceeds else { return }
+            write(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
+            let isRejected = originalStores.withLock { stores -> Bool in
+                defer { stores[key] = nil }
+                return stores[key] == .rejectedWhileWriting
+            }
+            if isRejected { dataCache.removeData(for: key) }
+        }
+    }
+
+    /// Where the disk write of downloaded bytes stands while their decode may still reject them. The disk queue
+    /// runs two jobs at once, so a removal queued after a store could otherwise run first and leave undecodable
+    /// bytes on disk.
+    enum OriginalStore: Sendable, Equatable {
+        /// The store is queued: it will skip if rejected before it starts.
+        case queued
+        /// The store is running: a rejection now is carried out by the store job when it ends.
+        case writing
+        /// Rejected before the store started.
+        case rejected
+        /// Rejected while the store was running.
+        case rejectedWhileWriting
+    }
+
+    /// Downloaded bytes failed to decode: makes sure they do not stay on disk under `key`, whatever the order in
+    /// which the disk queue runs the store and this removal.
+    func rejectOriginal(for key: String, dataCache: any DataCaching) {
+        let removesNow = originalStores.withLock { stores -> Bool in
+            switch stores[key] {
+            case .queued?:
+                stores[key] = .rejected
+                return false
+            case .writing?:
+                stores[key] = .rejectedWhileWriting
+                return false
+            case .rejected?, .rejectedWhileWriting?:
+                return false
+            case nil:
+                return true
+            }
+        }
+        if removesNow { diskQueue.enqueue(priority: .normal) { dataCache.removeData(for: key) } }
+    }
+
+    /// Returns once every disk write and removal handed to the background queues so far is done (encodes of
+    /// processed images first, then the disk queue). For shutdown: call before closing a ``DiskCache``.
+    package func waitForPendingDiskWork() async {
+        await encodeQueue.waitUntilIdle()
+        await diskQueue.waitUntilIdle()
     }
 
     func writeToDisk(
         _ data: Data, key: String, metadata: DataCacheMetadata, dataCache: any DataCaching, request: ImageRequest
     ) {
         diskQueue.enqueue(priority: .normal) { [self] in
-            let started = ContinuousClock.now
-            dataCache.store(data, for: key, metadata: metadata)
-            let elapsed = ContinuousClock.now - started
-            counters.withLock {
-                $0.diskWrites += 1
-                $0.diskWriteTime += elapsed
-            }
-            emit(.storedOnDisk(source: request.sourceDescription, bytes: data.count))
+            write(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
         }
+    }
+
+    /// Stores now, on the calling (disk queue) thread, counting and reporting the write.
+    private func write(
+        _ data: Data, key: String, metadata: DataCacheMetadata, dataCache: any DataCaching, request: ImageRequest
+    ) {
+        let started = ContinuousClock.now
+        dataCache.store(data, for: key, metadata: metadata)
+        let elapsed = ContinuousClock.now - started
+        counters.withLock {
+            $0.diskWrites += 1
+            $0.diskWriteTime += elapsed
+        }
+        emit(.storedOnDisk(source: request.sourceDescription, bytes: data.count))
     }
 
     /// After delivery work: the final image to memory, and the processed image to disk when asked.
