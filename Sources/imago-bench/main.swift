@@ -17,6 +17,8 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("pipeline", PipelineBench.run),
     ("diskcache", DiskCacheBench.run),
     ("loader", LoaderBench.run),
+    ("http-date", HTTPDateBench.run),
+    ("url-key", URLKeyBench.run),
     ("peers", PeersBench.run),
     ("soak", SoakBench.run),
 ]

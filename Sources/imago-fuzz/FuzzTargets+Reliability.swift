@@ -56,8 +56,9 @@ extension FuzzTargets {
         }
     }
 
-    /// The HTTP response headers Imago interprets itself: `Cache-Control`, `Expires` (cache metadata), HTTP dates,
-    /// `Retry-After`. Input: newline-separated `name: value` lines.
+    /// The HTTP response headers Imago interprets itself: `Cache-Control`, `Expires` (cache metadata), HTTP dates
+    /// (``HTTPDateParser``), `Retry-After`; and each value as URL text through ``URLRedaction``. Input:
+    /// newline-separated `name: value` lines.
     static func httpHeaders(_ data: Data) {
         let text = String(decoding: data, as: UTF8.self)
         var headers: [String: String] = [:]
@@ -78,6 +79,9 @@ extension FuzzTargets {
         }
         for value in headers.values.prefix(4) {
             _ = ImagePipeline.parseHTTPDate(value)
+            // A Location or any URL text from a server goes through the redactor (logs) and the key maker.
+            _ = URLRedaction.redacted(value)
+            _ = URLRedaction.keyText(value)
             _ = RetryPolicy.retryAfterSeconds(value, now: now)
             _ = RetryPolicy.default.delay(
                 forRetry: 1, after: .statusCode(503, url: URL(fileURLWithPath: "/x")),

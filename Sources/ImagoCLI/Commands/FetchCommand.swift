@@ -2,13 +2,15 @@ import Foundation
 import Imago
 
 /// `imago fetch URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format F] [--concurrency N]
-/// [--json]`: loads images through one pipeline and its caches, and optionally saves them.
+/// [--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--json]`: loads images through one pipeline and its
+/// caches, and optionally saves them.
 enum FetchCommand {
     static let command = Command(
         name: "fetch",
         summary: "Load images by URL through the memory and disk caches; optionally resize, re-encode and save them.",
         synopsis:
-            "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|webp] [--concurrency N] [--json]",
+            "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|webp] [--concurrency N]"
+            + " [--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--json]",
         details: """
             On a terminal: a live progress display, then a summary (images per source layer, failures with their
             reasons, total time). With --json or when stdout is not a terminal: one JSON object per URL, as each
@@ -18,6 +20,10 @@ enum FetchCommand {
             With --out, each image is written to DIR under a name made from its URL's last path component
             (sanitised, made unique within the run, never outside DIR): the original bytes, or with --resize or
             --format the processed image re-encoded (default format: the source's, PNG when it cannot be encoded).
+            A URL fails (and nothing of it is cached) when its server stalls or drips past --timeout, sends more
+            than --max-bytes (also after gzip decoding), lies about its length, resets the connection, redirects
+            more than 10 times or sends what does not decode. User names, passwords and the values of query items
+            such as token=, key= or signature= are printed as <redacted> and never stored in the cache.
             Ctrl-C cancels the transfers in flight, closes the disk cache cleanly, prints what was done, and
             exits with status 130.
             Exit status: 0 when every URL succeeded, 1 when any failed (an invalid URL is such a failure), 2 for
@@ -36,6 +42,15 @@ enum FetchCommand {
             OptionSpec("--format", value: "FORMAT", help: "Write the files --out saves as jpeg, png or webp."),
             OptionSpec(
                 "--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
+            OptionSpec(
+                "--timeout", value: "SECONDS",
+                help: "Give up on an attempt after SECONDS without data (whole seconds) or in total (default 15 / 60)."),
+            OptionSpec(
+                "--max-bytes", value: "SIZE",
+                help: "Refuse a response whose body is larger than SIZE, e.g. 500K or 10M (default 64M)."),
+            OptionSpec(
+                "--retries", value: "N",
+                help: "Retry a transient failure (timeout, reset, 503 …) up to N times (default 2; 0 never)."),
             OptionSpec("--json", help: "Print one JSON object per URL (the default when stdout is not a terminal)."),
         ],
         run: { args, console in await run(args, console: console) })
@@ -49,6 +64,12 @@ enum FetchCommand {
         var resize: PixelSize?
         var format: ImageFormat?
         var concurrency = 6
+        /// `--timeout`: the idle and total limit of one attempt; nil keeps the loader's defaults.
+        var timeout: Duration?
+        /// `--max-bytes`: the largest body accepted; nil keeps the loader's default (64 MiB).
+        var maximumBodySize: Int?
+        /// `--retries`: retries of a transient failure; nil keeps the loader's default (2).
+        var retries: Int?
         var json = false
     }
 
@@ -105,6 +126,21 @@ enum FetchCommand {
         }
         if let text = args.value("--concurrency") {
             options.concurrency = try parseInteger(text, option: "--concurrency", range: 1...256)
+        }
+        if let text = args.value("--timeout") {
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0.1, seconds <= 86_400 else {
+                throw UsageError(
+                    "option '--timeout' expects seconds from 0.1 to 86400, e.g. 5 or 0.5 (got '\(text)')")
+            }
+            options.timeout = .milliseconds(Int((seconds * 1000).rounded()))
+        }
+        if let text = args.value("--max-bytes") {
+            let bytes = try parseByteCount(text, option: "--max-bytes")
+            guard bytes > 0 else { throw UsageError("option '--max-bytes' must be more than 0 (got '\(text)')") }
+            options.maximumBodySize = bytes
+        }
+        if let text = args.value("--retries") {
+            options.retries = try parseInteger(text, option: "--retries", range: 0...10)
         }
         options.json = args.has("--json")
         return options

@@ -19,6 +19,16 @@ struct FetchRun: Sendable {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: options.cacheDirectory)
             var loader = HTTPDataLoader.Configuration()
             loader.maximumConcurrentTransfers = options.concurrency
+            if let timeout = options.timeout {
+                loader.resourceTimeout = timeout
+                loader.idleTimeout = min(loader.idleTimeout, timeout)
+            }
+            if let bytes = options.maximumBodySize { loader.maximumBodySize = Int64(bytes) }
+            if let retries = options.retries {
+                var policy = loader.retryPolicy
+                policy.maximumRetries = retries
+                loader.retryPolicy = policy
+            }
             c.dataLoader = HTTPDataLoader(configuration: loader)
             configuration = c
         } catch {
@@ -31,7 +41,7 @@ struct FetchRun: Sendable {
         if let directory = options.outputDirectory {
             do {
                 writer = try FetchOutputWriter(
-                    directory: directory, urls: options.urls, format: options.format,
+                    directory: directory, urls: options.urls.map(URLRedaction.redacted), format: options.format,
                     reencodes: options.resize != nil || options.format != nil, encoders: configuration.encoders)
             } catch {
                 console.printError("imago fetch: \(error)")
@@ -64,8 +74,9 @@ struct FetchRun: Sendable {
         ticker?.cancel()
         _ = await ticker?.value
         display?.clear()
-        // Leave the cache consistent: every queued write handed to the cache (they run after delivery), staged
-        // writes on disk, the journal compacted, our registration released.
+        // Leave the cache consistent: every write and removal the pipeline queued handed over (they run after
+        // delivery; a download that failed to decode is removed again), staged writes on disk, the journal
+        // compacted, our registration released.
         await pipeline.waitForPendingCacheWrites()
         (pipeline.configuration.dataCache as? DiskCache)?.close()
         let summary = FetchSummary(
@@ -105,16 +116,18 @@ struct FetchRun: Sendable {
     /// Loads one URL and writes it out when asked.
     private func fetch(index: Int, text: String) async -> FetchResult {
         let started = ContinuousClock.now
-        var result = FetchResult(index: index, url: text)
+        // Everything printed names the URL without its secrets (user-info, token=… values).
+        let name = URLRedaction.redacted(text)
+        var result = FetchResult(index: index, url: name)
         guard let url = Self.parseURL(text) else {
-            result.outcome = .failed("'\(text)' is not a valid URL (give an absolute http:// or https:// URL)")
+            result.outcome = .failed("'\(name)' is not a valid URL (give an absolute http:// or https:// URL)")
             display?.itemFinished(id: index, bytes: 0, failed: true)
             return result
         }
         let request = ImageRequest(
             url: url, processors: options.resize.map { [.resize(width: $0.width, height: $0.height)] } ?? [],
             options: [.keepsOriginalData])
-        display?.transferStarted(id: index, name: text)
+        display?.transferStarted(id: index, name: name)
         let task = pipeline.loadImage(with: request)
         let display = display
         let outcome = await withTaskCancellationHandler {
@@ -151,7 +164,7 @@ struct FetchRun: Sendable {
         case .failure(.cancelled):
             result.outcome = .cancelled
         case .failure(let error):
-            result.outcome = .failed(Self.message(for: error, url: text))
+            result.outcome = .failed(Self.message(for: error, url: name))
         }
         result.milliseconds = Int(((ContinuousClock.now - started) / .milliseconds(1)).rounded())
         display?.itemFinished(id: index, bytes: Int64(result.bytes ?? 0), failed: result.isFailure)
@@ -176,7 +189,7 @@ struct FetchRun: Sendable {
         return url
     }
 
-    /// A sentence for a failed load that names the URL.
+    /// A sentence for a failed load that names the URL (`url`: already redacted).
     static func message(for error: ImagePipeline.Error, url: String) -> String {
         switch error {
         case .dataLoadingFailed(_, let underlying):

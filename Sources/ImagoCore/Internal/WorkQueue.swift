@@ -25,17 +25,10 @@ package final class WorkQueue: Sendable {
         var running = 0
         var sequence = 0
         var limit: Int
-        /// Callers of ``waitUntilIdle()`` waiting for nothing to be pending or running.
+        /// Callers of ``waitUntilIdle()`` to resume once nothing is pending or running.
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
-        var isIdle: Bool { running == 0 && pending.isEmpty }
-
-        /// The idle waiters to resume (outside the lock) when the queue is idle now.
-        mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
-            guard isIdle, !idleWaiters.isEmpty else { return [] }
-            defer { idleWaiters = [] }
-            return idleWaiters
-        }
+        var isIdle: Bool { running == 0 && pending.allSatisfy { $0.work == nil } }
     }
 
     private let state: Locked<State>
@@ -62,25 +55,15 @@ package final class WorkQueue: Sendable {
 
     /// Drops `item` if it has not started; a running closure finishes.
     package func cancel(_ item: Item) {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+        let idleWaiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             guard item.work != nil else { return [] }
             item.work = nil
             s.pending.removeAll { $0 === item }
-            return s.takeIdleWaiters()
+            guard s.isIdle else { return [] }
+            defer { s.idleWaiters = [] }
+            return s.idleWaiters
         }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns once nothing is pending or running (closures queued while waiting are waited for too).
-    package func waitUntilIdle() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isIdle = state.withLock { s -> Bool in
-                if s.isIdle { return true }
-                s.idleWaiters.append(continuation)
-                return false
-            }
-            if isIdle { continuation.resume() }
-        }
+        for waiter in idleWaiters { waiter.resume() }
     }
 
     /// Whether nothing is pending or running right now.
@@ -94,16 +77,33 @@ package final class WorkQueue: Sendable {
     /// How many closures are waiting.
     package var pendingCount: Int { state.withLock { $0.pending.count } }
 
+    /// Returns once no closure is pending or running (at once when the queue is idle). Closures queued while
+    /// waiting are waited for too. For shutdown paths: flushing what was handed to the queue.
+    package func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isIdle = state.withLock { s -> Bool in
+                if s.isIdle { return true }
+                s.idleWaiters.append(continuation)
+                return false
+            }
+            if isIdle { continuation.resume() }
+        }
+    }
+
     private func start(_ works: [@Sendable () -> Void]) {
         for work in works {
             dispatchQueue.async { [self] in
                 work()
-                let (next, waiters) = state.withLock { s in
+                let (next, idleWaiters) = state.withLock {
+                    s -> ([@Sendable () -> Void], [CheckedContinuation<Void, Never>]) in
                     s.running -= 1
-                    return (Self._dequeue(&s), s.takeIdleWaiters())
+                    let next = Self._dequeue(&s)
+                    guard next.isEmpty, s.isIdle else { return (next, []) }
+                    defer { s.idleWaiters = [] }
+                    return (next, s.idleWaiters)
                 }
-                for waiter in waiters { waiter.resume() }
                 start(next)
+                for waiter in idleWaiters { waiter.resume() }
             }
         }
     }

@@ -146,12 +146,16 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 extension URL {
-    /// The URL as text with any user name and password removed, for logs, errors and events.
+    /// The URL as text for logs, errors and events, with its secrets removed: no user name or password, and the
+    /// values of query and fragment items named like secrets (`token`, `access_token`, `key`, `api_key`, `apikey`,
+    /// `signature`, `sig`, `password`, `secret`, `auth`, case-insensitive, also as the last part of a longer
+    /// name such as `X-Amz-Signature`) replaced by `<redacted>`. A URL without any is its `absoluteString`.
+    ///
+    /// ```swift
+    /// URL(string: "https://bob:pw@cdn.example/a.jpg?token=abc&w=200")!.redactedString
+    /// // "https://cdn.example/a.jpg?token=<redacted>&w=200"
+    /// ```
     public var redactedString: String {
-        guard user != nil || password != nil, var components = URLComponents(url: self, resolvingAgainstBaseURL: false)
-        else { return absoluteString }
-        components.user = nil
-        components.password = nil
-        return components.string ?? absoluteString
+        URLRedaction.redacted(absoluteString)
     }
 }

@@ -230,8 +230,10 @@ public final class HTTPDataLoader: DataLoading {
         for (id, priority) in actions.reprioritize { queue.setPriority(priority, for: id) }
         for id in actions.finishQueueItems { queue.finish(id) }
         for sink in actions.cancelSinks { sink.cancel() }
-        for (sink, event) in actions.deliveries { sink.send(event) }
+        // Observers first: a caller resumed by its delivery may start the next load at once, and its `.started`
+        // must not overtake this transfer's `.finished` (observers see a transfer end before its caller goes on).
         observers.emit(actions.events)
+        for (sink, event) in actions.deliveries { sink.send(event) }
         if let retry = actions.retry { scheduleRetry(retry.id, after: retry.delay) }
     }
 }

@@ -134,16 +134,16 @@ extension ImagePipeline {
         guard let failureCache = configuration.failureCache,
             request.options.isDisjoint(with: [.retryFailed, .ignoresFailureCache, .reload])
         else { return nil }
-        return failureCache.failure(for: request.sourceKey)
+        return failureCache.failure(for: request.failureKey)
     }
 
     private func rememberFailure(_ error: DataLoadingError, for request: ImageRequest) {
         guard !request.options.contains(.ignoresFailureCache) else { return }
-        configuration.failureCache?.record(error, for: request.sourceKey)
+        configuration.failureCache?.record(error, for: request.failureKey)
     }
 
     private func forgetFailure(for request: ImageRequest) {
-        configuration.failureCache?.removeFailure(for: request.sourceKey)
+        configuration.failureCache?.removeFailure(for: request.failureKey)
     }
 }
 

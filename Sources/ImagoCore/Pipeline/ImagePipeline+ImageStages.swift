@@ -159,11 +159,10 @@ extension ImagePipeline {
             case .failure(let error):
                 // Undecodable downloads are remembered like failed loads: fetching them again would not help.
                 if data.source == .network, !request.options.contains(.ignoresFailureCache) {
-                    configuration.failureCache?.record(.decode, for: request.sourceKey)
+                    configuration.failureCache?.record(.decode, for: request.failureKey)
                 }
                 if data.source == .network, let dataCache = configuration.dataCache {
-                    let key = request.sourceKey
-                    diskQueue.enqueue(priority: .normal) { dataCache.removeData(for: key) }
+                    rejectOriginal(for: request.sourceKey, dataCache: dataCache)
                 }
                 graph.emit(node, .failure(error))
             }

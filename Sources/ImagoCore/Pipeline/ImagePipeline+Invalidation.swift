@@ -20,7 +20,7 @@ extension ImagePipeline {
             dataCache.removeData(for: request.processedDataCacheKey)
             for processed in takeProcessedKeys(of: key) { dataCache.removeData(for: processed) }
         }
-        configuration.failureCache?.removeFailure(for: key)
+        configuration.failureCache?.removeFailure(for: request.failureKey)
     }
 
     /// Empties both caches and the failure cache.

@@ -33,19 +33,13 @@ extension ImagePipeline {
 
     /// An HTTP date (IMF-fixdate, RFC 850 or asctime form), or `nil`. `package` for the fuzzer.
     package static func parseHTTPDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
+        HTTPDateParser.date(from: text)
     }
 
-    /// Waits until every cache write queued so far has been handed to the data cache: processed images being
-    /// encoded for the disk, and downloads and encoded images waiting for the disk queue (writes happen after the
-    /// image is delivered, so a caller that has its images may still have writes in flight).
+    /// Waits until every cache write and removal queued so far has been handed to the data cache: processed
+    /// images being encoded for the disk, and downloads, encoded images and removals (a download that failed to
+    /// decode is removed again) waiting for the disk queue. Writes happen after the image is delivered, so a
+    /// caller that has its images may still have writes in flight.
     ///
     /// Call it before closing a ``DiskCache`` at the end of a program, as `imago fetch` does, so that nothing
     /// downloaded is lost; then ``DiskCache/flush()`` or ``DiskCache/close()`` puts staged writes on disk. Loads
@@ -69,22 +63,81 @@ extension ImagePipeline {
         case .storeOriginalData, .storeAll: break
         case .storeEncodedImages: guard request.processors.isEmpty else { return }
         }
-        writeToDisk(data, key: request.sourceKey, metadata: metadata, dataCache: dataCache, request: request)
+        let key = request.sourceKey
+        originalStores.withLock { $0[key] = .queued }
+        diskQueue.enqueue(priority: .normal) { [self] in
+            let proceeds = originalStores.withLock { stores -> Bool in
+                guard stores[key] != .rejected else {
+                    stores[key] = nil
+                    return false
+                }
+                stores[key] = .writing
+                return true
+            }
+            guard proceeds else { return }
+            write(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
+            let isRejected = originalStores.withLock { stores -> Bool in
+                defer { stores[key] = nil }
+                return stores[key] == .rejectedWhileWriting
+            }
+            if isRejected { dataCache.removeData(for: key) }
+        }
+    }
+
+    /// Where the disk write of downloaded bytes stands while their decode may still reject them. The disk queue
+    /// runs two jobs at once, so a removal queued after a store could otherwise run first and leave undecodable
+    /// bytes on disk.
+    enum OriginalStore: Sendable, Equatable {
+        /// The store is queued: it will skip if rejected before it starts.
+        case queued
+        /// The store is running: a rejection now is carried out by the store job when it ends.
+        case writing
+        /// Rejected before the store started.
+        case rejected
+        /// Rejected while the store was running.
+        case rejectedWhileWriting
+    }
+
+    /// Downloaded bytes failed to decode: makes sure they do not stay on disk under `key`, whatever the order in
+    /// which the disk queue runs the store and this removal.
+    func rejectOriginal(for key: String, dataCache: any DataCaching) {
+        let removesNow = originalStores.withLock { stores -> Bool in
+            switch stores[key] {
+            case .queued?:
+                stores[key] = .rejected
+                return false
+            case .writing?:
+                stores[key] = .rejectedWhileWriting
+                return false
+            case .rejected?, .rejectedWhileWriting?:
+                return false
+            case nil:
+                return true
+            }
+        }
+        if removesNow { diskQueue.enqueue(priority: .normal) { dataCache.removeData(for: key) } }
     }
 
     func writeToDisk(
         _ data: Data, key: String, metadata: DataCacheMetadata, dataCache: any DataCaching, request: ImageRequest
     ) {
         diskQueue.enqueue(priority: .normal) { [self] in
-            let started = ContinuousClock.now
-            dataCache.store(data, for: key, metadata: metadata)
-            let elapsed = ContinuousClock.now - started
-            counters.withLock {
-                $0.diskWrites += 1
-                $0.diskWriteTime += elapsed
-            }
-            emit(.storedOnDisk(source: request.sourceDescription, bytes: data.count))
+            write(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
         }
+    }
+
+    /// Stores now, on the calling (disk queue) thread, counting and reporting the write.
+    private func write(
+        _ data: Data, key: String, metadata: DataCacheMetadata, dataCache: any DataCaching, request: ImageRequest
+    ) {
+        let started = ContinuousClock.now
+        dataCache.store(data, for: key, metadata: metadata)
+        let elapsed = ContinuousClock.now - started
+        counters.withLock {
+            $0.diskWrites += 1
+            $0.diskWriteTime += elapsed
+        }
+        emit(.storedOnDisk(source: request.sourceDescription, bytes: data.count))
     }
 
     /// After delivery work: the final image to memory, and the processed image to disk when asked.

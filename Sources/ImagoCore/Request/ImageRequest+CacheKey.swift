@@ -4,7 +4,8 @@ extension ImageRequest {
     /// How a request's cache key is made from its source. The same key drives the memory cache, the disk cache,
     /// coalescing of identical requests and the failure cache.
     public enum CacheKeyPolicy: Sendable, Hashable {
-        /// The URL's absolute string (for a custom source: its id). The default.
+        /// The URL's absolute string without its secrets (for a custom source: its id). The default; see
+        /// ``ImageRequest/sourceKey``.
         case url
         /// The URL without the named query items (for signed URLs whose tokens change on every request). Names are
         /// matched case-insensitively; a name ending in `*` matches every item with that prefix (`"X-Amz-*"`). The
@@ -19,6 +20,22 @@ extension ImageRequest {
     }
 
     /// The key of the encoded source bytes: the URL after the key policy, or the custom source's id.
+    ///
+    /// A URL's key holds no secret, because keys are written into disk cache entries and may be printed:
+    /// - the user-info is dropped: `http://alice:pw@host/a.jpg` and `http://host/a.jpg` are one resource and share
+    ///   their cache entries (the load itself still sends the credentials, and requests with different
+    ///   credentials neither share a load in flight nor a remembered failure: see ``failureKey``);
+    /// - the value of each query or fragment item named like a secret (`token`, `access_token`, `key`, `api_key`,
+    ///   `apikey`, `signature`, `sig`, `password`, `secret`, `auth`, case-insensitive, also as the last part of a
+    ///   name like `X-Amz-Signature`; see ``URL/redactedString``) is replaced by `sha256-` and its SHA-256 digest,
+    ///   so URLs with different tokens keep different entries (a token may select what is served) while the
+    ///   token never reaches the disk. Only a SHA-256 collision could make two such keys equal. (A digest of a
+    ///   short password can be brute-forced offline by whoever reads the cache; so can the entry file names,
+    ///   which were always the SHA-256 of the key. Signed URLs whose signature changes on every request should
+    ///   use ``CacheKeyPolicy/droppingQueryItems(_:)``.)
+    ///
+    /// Every other byte of the URL's absolute string is kept as is. SDWebImage and Nuke use the URL string as
+    /// is, credentials and tokens included.
     public var sourceKey: String {
         switch cacheKeyPolicy {
         case .custom(let id): return id
@@ -26,10 +43,26 @@ extension ImageRequest {
             switch source {
             case .data(let id, _), .loader(let id, _): return id
             case .url(let url):
-                guard case .droppingQueryItems(let names) = cacheKeyPolicy else { return url.absoluteString }
-                return Self.dropping(names, from: url)
+                guard case .droppingQueryItems(let names) = cacheKeyPolicy else {
+                    return URLRedaction.keyText(url.absoluteString)
+                }
+                return URLRedaction.keyText(Self.dropping(names, from: url))
             }
         }
+    }
+
+    /// The key of remembered failures: ``sourceKey``, plus the SHA-256 of the URL's user-info when it has one, so
+    /// that a load refused for wrong credentials never fails a request made with the right ones.
+    var failureKey: String {
+        sourceKey + credentialScope
+    }
+
+    /// ` #u:` and the SHA-256 of the URL's user-info, or empty.
+    private var credentialScope: String {
+        guard case .url(let url) = source, let userInfo = URLRedaction.userInfo(in: url.absoluteString) else {
+            return ""
+        }
+        return " #u:" + SHA256.hash(String(userInfo)).hex
     }
 
     /// The memory-cache key of the final image: source key, target size, first-frame flag and every processor.
@@ -62,7 +95,7 @@ extension ImageRequest {
     /// The key under which identical loads are shared: source key, headers and the options that change what the
     /// load does. Signed URLs that differ only in dropped query items share one load (made with the first URL).
     var loadKey: String {
-        var key = sourceKey
+        var key = failureKey
         if !headers.isEmpty {
             key +=
                 " #h:"

@@ -1,0 +1,79 @@
+import Foundation
+import ImagoCore
+import ImagoTesting
+import Testing
+
+/// A data cache whose `store` can be held (blocking the disk-queue thread) so a decode failure lands while the
+/// store of the same bytes is still running.
+final class HoldingDataCache: DataCaching, Sendable {
+    let inner = MockDataCache()
+    let gate = HoldGate()
+
+    func entry(for key: String) -> DataCacheEntry? { inner.entry(for: key) }
+    func store(_ data: Data, for key: String, metadata: DataCacheMetadata) {
+        gate.passThrough()
+        inner.store(data, for: key, metadata: metadata)
+    }
+    func updateMetadata(_ metadata: DataCacheMetadata, for key: String) { inner.updateMetadata(metadata, for: key) }
+    func containsData(for key: String) -> Bool { inner.containsData(for: key) }
+    func removeData(for key: String) { inner.removeData(for: key) }
+    func removeAll() { inner.removeAll() }
+}
+
+@Suite("Pipeline: undecodable downloads never stay on disk")
+struct PipelineUndecodableStoreTests {
+    /// Test-format bytes cut short: the mock decoder claims them, then fails with `truncated`.
+    static let truncated = Data("IMGO".utf8) + Data([0, 8])
+
+    @Test func aDecodeFailureDuringTheStoreStillRemovesTheBytes() async throws {
+        // Given a store of the downloaded bytes held in the middle (two disk jobs may run at once)
+        let cache = HoldingDataCache()
+        let f = PipelineFixture(disk: false) {
+            $0.dataCache = cache
+            $0.diskConcurrency = 2
+        }
+        let url = URL(string: "https://example.com/cut.img")!
+        f.loader.setResponse(Self.truncated, for: url)
+        cache.gate.hold()
+        let load = Task { try await f.pipeline.image(for: url) }
+        #expect(await ImagoTesting.wait { cache.gate.waitingCount == 1 })
+        // When the decode fails while the store is still running
+        await #expect(throws: ImagePipeline.Error.self) { try await load.value }
+        cache.gate.release()
+        await f.pipeline.waitForPendingCacheWrites()
+        // Then the bytes are not on disk (a removal queued beside the store would have run first)
+        #expect(!cache.containsData(for: ImageRequest(url: url).sourceKey))
+        #expect(cache.inner.writeCount == 1)
+    }
+
+    @Test func aDecodeFailureBeforeTheStoreStartsSkipsTheStore() async throws {
+        // Given a disk queue of one slot, busy with another held store
+        let cache = HoldingDataCache()
+        let f = PipelineFixture(disk: false) {
+            $0.dataCache = cache
+            $0.diskConcurrency = 1
+        }
+        let good = URL(string: "https://example.com/good.img")!
+        let bad = URL(string: "https://example.com/cut.img")!
+        f.serve(good)
+        f.loader.setResponse(Self.truncated, for: bad)
+        cache.gate.hold()
+        _ = try await f.pipeline.image(for: good)
+        #expect(await ImagoTesting.wait { cache.gate.waitingCount == 1 })
+        // When the bad download (not looking at the disk first: that read would queue behind the held store)
+        // fails to decode while its store is still queued
+        let badRequest = ImageRequest(url: bad, options: [.ignoreDiskCacheReads])
+        await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: badRequest) }
+        cache.gate.release()
+        await f.pipeline.waitForPendingCacheWrites()
+        // Then its store never happened, and the good one did
+        #expect(!cache.containsData(for: ImageRequest(url: bad).sourceKey))
+        #expect(cache.containsData(for: ImageRequest(url: good).sourceKey))
+        #expect(cache.inner.writeCount == 1)
+    }
+
+    @Test func waitingForPendingDiskWorkReturnsAtOnceWhenIdle() async {
+        let f = PipelineFixture()
+        await f.pipeline.waitForPendingCacheWrites()
+    }
+}
