@@ -36,10 +36,26 @@ import Testing
         }
     }
 
+    @Test func hugeCanvasAnimationWithASmallTargetIsRefusedUpFront() throws {
+        // Given 100 one-pixel frames on a 9000x9000 screen: with a 256 px target the output is small (the byte
+        // budget lets it through), but every frame would be composited on the 81 MP screen (8.1 G pixels)
+        let data = try Self.fuzzInput("bomb-gif-animation-32GB.gif")
+        let options = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
+
+        // When it is decoded, Then the work budget refuses it before any frame is drawn
+        let started = ContinuousClock.now
+        #expect(throws: CodecError.animationTooMuchWork(limit: 2_000_000_000)) {
+            try ImageDecoderRegistry.makeDefault().decode(data, options: options)
+        }
+        // (generous bound: refusing up front takes milliseconds; compositing 100 frames took tens of seconds)
+        #expect(ContinuousClock.now - started < .seconds(20))
+    }
+
     @Test func defaultBudgetsAreBounded() {
         let options = DecodingOptions()
         #expect(options.pixelLimit == 100_000_000)
         #expect(options.frameLimit == 10_000)
         #expect(options.animationByteLimit == 1 << 30)
+        #expect(options.animationWorkLimit == 2_000_000_000)
     }
 }

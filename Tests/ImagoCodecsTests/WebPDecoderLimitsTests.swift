@@ -62,6 +62,22 @@ import Testing
         #expect(try WebPDecoder().decode(data, options: DecodingOptions(animationByteLimit: 137_808)).frames.count == 4)
     }
 
+    @Test func animationWorkLimitCountsFramesTimesCanvasEvenWithASmallTarget() throws {
+        // Given a 4-frame 99x87 animation (4 × 8,613 = 34,452 canvas pixels to composite) and a tiny target
+        let data = try Data(
+            contentsOf: corpusURL("webp/images/animated").appendingPathComponent("random_lossy.webp"))
+        let target = PixelSize(width: 8, height: 8)
+
+        // When the work limit is one pixel short, Then it is refused before any frame is decoded
+        #expect(throws: CodecError.animationTooMuchWork(limit: 34_451)) {
+            try WebPDecoder().decode(data, options: DecodingOptions(targetSize: target, animationWorkLimit: 34_451))
+        }
+        // and at the exact amount it decodes
+        let image = try WebPDecoder().decode(
+            data, options: DecodingOptions(targetSize: target, animationWorkLimit: 34_452))
+        #expect(image.frames.count == 4)
+    }
+
     @Test func stillImagesHonourThePixelLimit() throws {
         let data = try Data(contentsOf: corpusURL("webp/images/gallery1").appendingPathComponent("1.webp"))
         #expect(throws: CodecError.tooManyPixels(width: 550, height: 368, limit: 200_000)) {

@@ -52,6 +52,11 @@ struct GIFFrameReader {
                     throw CodecError.animationTooLarge(limit: options.animationByteLimit)
                 }
             }
+            // Every frame is composited on the full screen, whatever the target size: bound that work up front.
+            if !options.decodesFirstFrameOnly, let declaredFrames {
+                try options.checkAnimationWork(
+                    frames: declaredFrames, canvas: PixelSize(width: screenWidth, height: screenHeight))
+            }
         }
         do {
             while true {
@@ -125,6 +130,10 @@ struct GIFFrameReader {
         guard !overflow, total <= options.animationByteLimit else {
             throw CodecError.animationTooLarge(limit: options.animationByteLimit)
         }
+        // (when the frames could not be counted up front)
+        try options.checkAnimationWork(
+            frames: frames.count + 1,
+            canvas: PixelSize(width: Int(gif.pointee.SWidth), height: Int(gif.pointee.SHeight)))
         canvas.beginFrame(rect, disposal: frameControl.disposal)
 
         if rect.width > 0 && rect.height > 0 {
@@ -173,7 +182,8 @@ struct GIFFrameReader {
             height = rect.y + rect.height
         }
         try options.checkDimensions(width: width, height: height, format: .gif)
-        outputSize = TargetFitting.fittedSize(of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+        outputSize = TargetFitting.fittedSize(
+            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
         return try GIFCanvas(width: width, height: height)
     }
 

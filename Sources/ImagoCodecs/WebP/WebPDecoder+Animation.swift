@@ -31,7 +31,10 @@ extension WebPDecoder {
         let frameCount = options.decodesFirstFrameOnly ? min(1, Int(info.frame_count)) : Int(info.frame_count)
         guard frameCount > 0 else { throw CodecError.corrupt(format: .webp, reason: "the animation has no frames") }
         guard frameCount <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }
-        let outputSize = TargetFitting.fittedSize(of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+        // libwebp composites every frame on the full canvas before it is fitted to the target: bound that work.
+        try options.checkAnimationWork(frames: frameCount, canvas: PixelSize(width: width, height: height))
+        let outputSize = TargetFitting.fittedSize(
+            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
         let (total, overflow) = frameCount.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
         guard !overflow, total <= options.animationByteLimit else {
             throw CodecError.animationTooLarge(limit: options.animationByteLimit)

@@ -14,6 +14,9 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
     case tooManyFrames(limit: Int)
     /// The animation's frames together would exceed the animation byte limit.
     case animationTooLarge(limit: Int)
+    /// Decoding the animation would composite more canvas pixels (frames × canvas size) than the animation work
+    /// limit allows, even though its output would fit (a small `targetSize` over a huge canvas).
+    case animationTooMuchWork(limit: Int)
     /// The encoder failed.
     case encodingFailed(format: ImageFormat, reason: String)
 
@@ -30,6 +33,8 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyFrames(let limit): "animation has more than \(limit) frames (DecodingOptions.frameLimit)"
         case .animationTooLarge(let limit):
             "animation frames would take more than \(limit) bytes (DecodingOptions.animationByteLimit)"
+        case .animationTooMuchWork(let limit):
+            "animation would composite more than \(limit) canvas pixels, frames × canvas size (DecodingOptions.animationWorkLimit)"
         case .encodingFailed(let f, let reason): "could not encode \(f): \(reason)"
         }
     }

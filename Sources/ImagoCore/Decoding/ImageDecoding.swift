@@ -35,6 +35,11 @@ public struct DecodingOptions: Sendable, Hashable {
     public var frameLimit: Int
     /// The most bytes of pixels all frames of an animation may take together. Default 1 GiB.
     public var animationByteLimit: Int
+    /// The most canvas pixels an animation may composite in all (frames × canvas width × canvas height). Every
+    /// frame is drawn on a full-size canvas before it is fitted to ``targetSize``, so this bounds the CPU time of
+    /// a huge canvas with many frames that ``animationByteLimit`` lets through when the output is small. Default
+    /// 2,000,000,000 (e.g. 1,000 frames of 1920×1080; a few seconds of work).
+    public var animationWorkLimit: Int
     /// Whether to apply the EXIF orientation to the pixels (then the container's orientation is `.up`).
     /// Default `true`.
     public var appliesOrientation: Bool
@@ -48,8 +53,9 @@ public struct DecodingOptions: Sendable, Hashable {
     public init(
         targetSize: PixelSize? = nil, pixelLimit: Int = 100_000_000, frameLimit: Int = 10_000,
         animationByteLimit: Int = 1 << 30, appliesOrientation: Bool = true, decodesFirstFrameOnly: Bool = false,
-        allowsPartialData: Bool = false
+        allowsPartialData: Bool = false, animationWorkLimit: Int = 2_000_000_000
     ) {
+        self.animationWorkLimit = animationWorkLimit
         self.targetSize = targetSize
         self.pixelLimit = pixelLimit
         self.frameLimit = frameLimit
@@ -57,6 +63,16 @@ public struct DecodingOptions: Sendable, Hashable {
         self.appliesOrientation = appliesOrientation
         self.decodesFirstFrameOnly = decodesFirstFrameOnly
         self.allowsPartialData = allowsPartialData
+    }
+
+    /// Throws ``CodecError/animationTooMuchWork(limit:)`` when compositing `frames` frames on a `canvas`-sized
+    /// canvas exceeds ``animationWorkLimit``.
+    public func checkAnimationWork(frames: Int, canvas: PixelSize) throws {
+        let (pixels, overflow1) = canvas.width.multipliedReportingOverflow(by: canvas.height)
+        let (work, overflow2) = pixels.multipliedReportingOverflow(by: max(0, frames))
+        guard !overflow1, !overflow2, work <= animationWorkLimit else {
+            throw CodecError.animationTooMuchWork(limit: animationWorkLimit)
+        }
     }
 
     /// Throws ``CodecError/tooManyPixels(width:height:limit:)`` when `width × height` exceeds ``pixelLimit``,
