@@ -58,8 +58,10 @@ extension ImagePipeline {
     }
 
     private func startImageNode(_ node: WorkNode<ImageOutput>, request: ImageRequest, processorCount n: Int) {
-        // An intermediate image may already be in memory (another request's final image).
-        if n < request.processors.count, request.options.readsMemory, let cache = configuration.imageCache,
+        // An intermediate image may already be in memory (another request's final image). The final image may be
+        // too: a request that missed the memory cache just before an identical node stored its image, and then
+        // found that node gone, would otherwise download and decode again (seen: 2 of 1,000 concurrent requests).
+        if request.options.readsMemory, let cache = configuration.imageCache,
             let image = cache.image(for: ImageCacheKey(request.variantKey(processorCount: n)))
         {
             graph.emit(
