@@ -24,6 +24,14 @@ extension DiskCache {
         /// Default: 7 days.
         public var maxAge: Duration? = .seconds(7 * 24 * 3600)
 
+        /// Whether every read recomputes the payload checksum. When `false`, a read skips it for an entry file
+        /// this cache already verified and that is unchanged since (same inode, size, and nanosecond
+        /// modification and status-change times: any replacement, truncation or write through the file system
+        /// changes them); the header, its checksum, the lengths and the key are checked on every read. Only damage
+        /// that bypasses the file system (bad media under an unchanged file) could then go unnoticed; set `true`
+        /// to check for that too, at ~15 % of a 200 KB read. Default: `false`.
+        public var verifiesEveryRead = false
+
         /// What a completed write survives. Default: ``Durability/processCrash``.
         public var durability: Durability = .processCrash
 

@@ -91,7 +91,7 @@ extension DiskCache {
                 continue
             case .failed(let code):
                 throw Error.readFailed(path: path, errno: code)
-            case .valid(let header, _, let id):
+            case .valid(let header, _, let id, _):
                 report.checked += 1
                 if SHA256.hash(header.key) != file.digest {
                     report.corrupt += 1
@@ -126,6 +126,7 @@ extension DiskCache {
             }
             try exclusive(&outbox) { io, _ in
                 for file in layout.walkEntries().files { unlink(layout.entryPath(file.digest)) }
+                verifiedFiles.withLock { $0.removeAll() }
                 state.withLock { $0.index.removeAll() }
                 try compact(&io)
             }

@@ -46,6 +46,7 @@ extension DiskCache {
                     }
                     guard code == 0 else { throw Error.write(path, code) }
                 }
+                forgetVerified(digest)
                 if sync { DiskCacheDirectory.syncDirectory(layout.shardPath(digest)) }
                 let record = DiskCacheIndex.Record(
                     digest: digest, size: fileSize, storedAt: metadata.storedAt.timeIntervalSinceReferenceDate,

@@ -46,6 +46,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     let io: Locked<IOState>
     /// Digests of recently used keys (see `digest(for:)`).
     let digests = Locked<[ImageCacheKey: SHA256Digest]>([:])
+    /// Entry file versions whose payload checksum passed in this process (see `DiskCache+Verified.swift`).
+    let verifiedFiles = Locked<[SHA256Digest: DiskCacheDirectory.FileStamp]>([:])
     let queue: DispatchQueue
     let queueKey = DispatchSpecificKey<Bool>()
 
@@ -146,12 +148,15 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             return nil
         }
         let path = layout.entryPath(digest)
-        switch DiskCacheDirectory.readEntry(at: path, maxFileSize: maxEntryFileSize) {
-        case .valid(let header, let data, _):
+        switch DiskCacheDirectory.readEntry(
+            at: path, maxFileSize: maxEntryFileSize, isVerified: { isVerified(digest, $0) })
+        {
+        case .valid(let header, let data, _, let stamp):
             guard header.key == key else {
                 countMiss()
                 return nil
             }
+            rememberVerified(digest, stamp)
             if indexedAccess == nil, isExpired(lastAccess: header.lastAccess, now: now) {
                 countMiss()
                 queue.async { self.removeIfExpired(digest) }
@@ -168,6 +173,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             }
             return nil
         case .corrupt(let reason, let file):
+            forgetVerified(digest)
             countMiss()
             removeCorrupt(digest, file: file, reason: reason)
             return nil

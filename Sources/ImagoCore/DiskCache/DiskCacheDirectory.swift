@@ -81,6 +81,22 @@ package struct DiskCacheDirectory: Sendable {
         var inode: UInt64
     }
 
+    /// One version of a file: replacing it (a rename over it), truncating it or writing into it changes the
+    /// stamp (inode, size, or the nanosecond modification and status-change times).
+    package struct FileStamp: Hashable, Sendable {
+        var file: FileID
+        var size: Int64
+        var modified: Int64
+        var changed: Int64
+
+        init(_ st: stat) {
+            file = FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+            size = Int64(st.st_size)
+            modified = Int64(st.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_mtim.tv_nsec)
+            changed = Int64(st.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_ctim.tv_nsec)
+        }
+    }
+
     package static func fileID(path: String) -> FileID? {
         var st = stat()
         guard lstat(path, &st) == 0 else { return nil }
@@ -98,12 +114,16 @@ package struct DiskCacheDirectory: Sendable {
         case missing
         case failed(errno: Int32)
         case corrupt(reason: String, file: FileID)
-        case valid(DiskCacheEntryFile.Header, Data, file: FileID)
+        case valid(DiskCacheEntryFile.Header, Data, file: FileID, stamp: FileStamp)
     }
 
     /// Reads and verifies the entry file at `path` with one open and one read of the whole file; the payload is
     /// returned without a copy. Files larger than `maxFileSize` are reported corrupt before any allocation.
-    package static func readEntry(at path: String, maxFileSize: Int) -> EntryRead {
+    /// `isVerified` is asked (once, before reading) whether this version of the file was verified already; if
+    /// so the payload checksum is skipped.
+    package static func readEntry(
+        at path: String, maxFileSize: Int, isVerified: (FileStamp) -> Bool = { _ in false }
+    ) -> EntryRead {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
@@ -112,7 +132,9 @@ package struct DiskCacheDirectory: Sendable {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { return .failed(errno: errno) }
-        let file = FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        let stamp = FileStamp(st)
+        let file = stamp.file
+        let verifiesPayload = !isVerified(stamp)
         let size = Int(st.st_size)
         guard size >= 0, size <= maxFileSize else {
             return .corrupt(reason: "\(size) bytes, larger than any entry can be", file: file)
@@ -130,20 +152,22 @@ package struct DiskCacheDirectory: Sendable {
             if n == 0 { break }
             done += n
         }
-        switch DiskCacheEntryFile.parse(UnsafeRawBufferPointer(start: base, count: done)) {
+        switch DiskCacheEntryFile.parse(
+            UnsafeRawBufferPointer(start: base, count: done), verifiesPayload: verifiesPayload || done != size)
+        {
         case .failure(let corruption):
             free(base)
             return .corrupt(reason: corruption.description, file: file)
         case .success(let header):
             guard header.dataLength > 0 else {
                 free(base)
-                return .valid(header, Data(), file: file)
+                return .valid(header, Data(), file: file, stamp: stamp)
             }
             let offset = header.headerLength
             let data = Data(
                 bytesNoCopy: base + offset, count: header.dataLength,
                 deallocator: .custom { pointer, _ in free(pointer - offset) })
-            return .valid(header, data, file: file)
+            return .valid(header, data, file: file, stamp: stamp)
         }
     }
 

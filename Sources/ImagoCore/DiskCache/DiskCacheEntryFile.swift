@@ -87,8 +87,14 @@ package enum DiskCacheEntryFile {
         return .success(w.bytes)
     }
 
-    /// Parses and verifies a whole entry file. Never traps; every failure is a reason string.
-    package static func parse(_ file: UnsafeRawBufferPointer) -> Result<Header, Corruption> {
+    /// Parses and verifies a whole entry file. Never traps; every failure is a reason string. With
+    /// `verifiesPayload` false the payload's checksum is not computed (for a file version already verified);
+    /// the header, its checksum, the lengths and the key are always checked.
+    package static func parse(
+        _ file: UnsafeRawBufferPointer, verifiesPayload: Bool = true
+    ) -> Result<
+        Header, Corruption
+    > {
         let r = LittleEndianReader(file)
         guard r.count >= minimumHeaderSize else { return .failure(Corruption("file shorter than a header")) }
         guard r.u32(0) == magic else { return .failure(Corruption("bad magic")) }
@@ -146,7 +152,7 @@ package enum DiskCacheEntryFile {
         let contentType = field(lengths.2)
         guard !invalid else { return .failure(Corruption("field is not UTF-8")) }
         guard let dataChecksum = r.u64(64), let payload = r.slice(headerLength, Int(dataLength)),
-            LaneChecksum.hash(payload) == dataChecksum
+            !verifiesPayload || LaneChecksum.hash(payload) == dataChecksum
         else { return .failure(Corruption("payload checksum mismatch")) }
         let metadata = DataCacheMetadata(
             storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
