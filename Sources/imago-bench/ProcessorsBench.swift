@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoTesting
 
 /// `imago-bench processors`: the built-in processors on a generated 768x512 RGBA image (the size of a Kodak test
 /// image) against naive versions written here: nearest-neighbour resize, and a blur convolving a true Gaussian

@@ -49,15 +49,7 @@ import Testing
         configuration.dataLoader = loader
         configuration.logger = { record in logs.withLock { $0.append(record.description) } }
         let pipeline = ImagePipeline(configuration: configuration)
-        let events = pipeline.events()
-        let collected = Task {
-            var lines: [String] = []
-            for await event in events {
-                lines.append(event.description)
-                if case .taskFinished(_, _, .failure) = event { break }
-            }
-            return lines
-        }
+        let collected = eventDescriptionsUntilAFailure(of: pipeline)
 
         // When the three load (and reach the disk) and the fourth fails
         for url in urls { _ = try await pipeline.image(for: url) }

@@ -60,15 +60,7 @@ import Testing
         var configuration = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: directory)
         configuration.logger = { record in logs.withLock { $0.append(record.description) } }
         let pipeline = ImagePipeline(configuration: configuration)
-        let events = pipeline.events()
-        let collected = Task {
-            var lines: [String] = []
-            for await event in events {
-                lines.append(event.description)
-                if case .taskFinished(_, _, .failure) = event { break }
-            }
-            return lines
-        }
+        let collected = eventDescriptionsUntilAFailure(of: pipeline)
         func authorised(_ path: String) -> ImageRequest {
             var components = URLComponents(url: server.url(for: path), resolvingAgainstBaseURL: false)!
             components.user = "alice"
@@ -137,5 +129,18 @@ import Testing
         #expect(decoding.frameLimit == 10_000)
         #expect(decoding.animationByteLimit == 1 << 30)
         #expect(DiskCache.Configuration().sizeLimit == 256 << 20)
+    }
+}
+
+/// Collects the descriptions of `pipeline`'s events until the first task that fails (that event included).
+func eventDescriptionsUntilAFailure(of pipeline: ImagePipeline) -> Task<[String], Never> {
+    let events = pipeline.events()
+    return Task {
+        var lines: [String] = []
+        for await event in events {
+            lines.append(event.description)
+            if case .taskFinished(_, _, .failure) = event { break }
+        }
+        return lines
     }
 }

@@ -3,27 +3,11 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-/// A data cache whose writes wait at a gate, so that a test can hold a write after the image was delivered.
-final class GatedDataCache: DataCaching, Sendable {
-    let inner = MockDataCache()
-    let gate = HoldGate()
-
-    func entry(for key: String) -> DataCacheEntry? { inner.entry(for: key) }
-    func store(_ data: Data, for key: String, metadata: DataCacheMetadata) {
-        gate.passThrough()
-        inner.store(data, for: key, metadata: metadata)
-    }
-    func updateMetadata(_ metadata: DataCacheMetadata, for key: String) { inner.updateMetadata(metadata, for: key) }
-    func containsData(for key: String) -> Bool { inner.containsData(for: key) }
-    func removeData(for key: String) { inner.removeData(for: key) }
-    func removeAll() { inner.removeAll() }
-}
-
 @Suite("Pipeline: waiting for cache writes queued after delivery")
 struct PipelinePendingWritesTests {
     @Test func waitReturnsOnlyAfterEveryQueuedWriteReachedTheCache() async throws {
         // Given a pipeline whose disk writes are held, and three delivered images
-        let disk = GatedDataCache()
+        let disk = HoldingDataCache()
         disk.gate.hold()
         // (disk reads share the disk queue with writes: leave them slots while writes wait at the gate)
         let f = PipelineFixture {

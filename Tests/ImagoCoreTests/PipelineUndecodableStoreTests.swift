@@ -3,8 +3,8 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-/// A data cache whose `store` can be held (blocking the disk-queue thread) so a decode failure lands while the
-/// store of the same bytes is still running.
+/// A data cache whose `store` can be held (blocking the disk-queue thread): a decode failure can land while the
+/// store of the same bytes is still running, or a test can hold writes queued after delivery.
 final class HoldingDataCache: DataCaching, Sendable {
     let inner = MockDataCache()
     let gate = HoldGate()

@@ -1,9 +1,10 @@
+import ImagoTesting
 import Testing
 
 @testable import ImagoCore
 
-/// The fixed-point resampler against the Float one it replaced (`referenceResampled`), on noise (the worst case
-/// for quantised weights) and gradients, for every kind of input and many size pairs.
+/// The fixed-point resampler against the Float one it replaced (`floatResampled` in ImagoTesting), on noise (the
+/// worst case for quantised weights) and gradients, for every kind of input and many size pairs.
 @Suite struct ResamplingAccuracyTests {
     static let sizePairs: [(PixelSize, PixelSize)] = [
         (PixelSize(width: 768, height: 512), PixelSize(width: 256, height: 171)),  // Kodak → fit 256
@@ -33,7 +34,7 @@ import Testing
             let image = try Self.make(content, size: source)
             // When it is resampled by both implementations
             let fast = try image.resampled(to: target)
-            let reference = try referenceResampled(image, to: target)
+            let reference = try floatResampled(image, to: target)
             // Then every channel of every pixel differs by at most 1
             #expect(fast.size == target && fast.format == reference.format && fast.alphaMode == .straight)
             let worst = Self.maximumDifference(fast, reference)

@@ -1,11 +1,12 @@
-import Imago
+import ImagoCore
 
 // The resampler as it was before it moved to integers (scalar Float, streamed through a ring of rows), kept
-// verbatim as the baseline of the `processors` resample rows (and, in ImagoCoreTests, as the accuracy reference).
+// verbatim as the baseline of imago-bench's `processors` resample rows and as the accuracy reference of
+// ImagoCoreTests' ResamplingAccuracyTests.
 
 /// `image` resampled to `size` in Float arithmetic: area averaging when shrinking, bilinear when enlarging,
 /// premultiplied for RGBA with transparency.
-func floatResampled(_ image: PixelBuffer, to size: PixelSize) throws -> PixelBuffer {
+public func floatResampled(_ image: PixelBuffer, to size: PixelSize) throws -> PixelBuffer {
     if size == image.size && image.alphaMode == .straight { return image }
     _ = try PixelBuffer.checkedByteCount(width: size.width, height: size.height, format: image.format)
     let channels = image.format.bytesPerPixel
