@@ -1,7 +1,6 @@
+import Foundation
 @_exported import ImagoCodecs
 @_exported import ImagoCore
-
-import Foundation
 
 extension ImageDecoderRegistry {
     /// A new registry with every codec Imago ships (JPEG, PNG, GIF, WebP) registered.
@@ -21,7 +20,9 @@ extension ImagePipeline.Configuration {
     ///   - diskCacheDirectory: where the disk cache lives (created `0700`); default `nil`: no disk cache.
     ///   - diskCacheSizeLimit: the disk cache's size limit in bytes; default 256 MB.
     /// - Throws: ``DiskCache/Error`` when the directory cannot be created or written.
-    public static func withDefaults(diskCacheDirectory: URL? = nil, diskCacheSizeLimit: Int = 256 << 20) throws
+    public static func withDefaults(
+        diskCacheDirectory: URL? = nil, diskCacheSizeLimit: Int = 256 << 20
+    ) throws
         -> ImagePipeline.Configuration
     {
         var diskCache: DiskCache?
@@ -37,7 +38,9 @@ extension ImagePipeline.Configuration {
     }
 
     /// The default cache directory: `$XDG_CACHE_HOME/imago`, else `~/.cache/imago`.
-    public static func defaultCacheDirectory(environment: [String: String] = ProcessInfo.processInfo.environment)
+    public static func defaultCacheDirectory(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    )
         -> URL
     {
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty, xdg.hasPrefix("/") {

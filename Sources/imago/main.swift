@@ -1,7 +1,7 @@
 import ImagoCLI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 exit(await CLI.run(Array(CommandLine.arguments.dropFirst())))

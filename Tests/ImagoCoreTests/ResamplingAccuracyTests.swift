@@ -14,7 +14,7 @@ import Testing
         (PixelSize(width: 50, height: 40), PixelSize(width: 1, height: 1)),  // one pixel
         (PixelSize(width: 33, height: 17), PixelSize(width: 1, height: 5)),  // one column
         (PixelSize(width: 20, height: 10), PixelSize(width: 47, height: 23)),  // enlarging
-        (PixelSize(width: 40, height: 30), PixelSize(width: 60, height: 11)),  // enlarging one axis, shrinking the other
+        (PixelSize(width: 40, height: 30), PixelSize(width: 60, height: 11)),  // one axis up, the other down
         (PixelSize(width: 31, height: 29), PixelSize(width: 31, height: 13)),  // one axis unchanged
         (PixelSize(width: 1, height: 1), PixelSize(width: 3, height: 2)),  // from one pixel
         (PixelSize(width: 2000, height: 3), PixelSize(width: 3, height: 2)),  // 667 horizontal taps

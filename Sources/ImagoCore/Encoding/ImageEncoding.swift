@@ -49,7 +49,9 @@ public final class ImageEncoderRegistry: Sendable {
     /// Encodes `image` as `format`.
     ///
     /// - Throws: ``CodecError/unsupportedFormat(_:)`` when no encoder is registered, or the encoder's error.
-    public func encode(_ image: PixelBuffer, as format: ImageFormat, options: EncodingOptions = EncodingOptions())
+    public func encode(
+        _ image: PixelBuffer, as format: ImageFormat, options: EncodingOptions = EncodingOptions()
+    )
         throws -> Data
     {
         guard let encoder = encoder(for: format) else { throw CodecError.unsupportedFormat(format) }
