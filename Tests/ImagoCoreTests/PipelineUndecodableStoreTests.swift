@@ -35,9 +35,13 @@ struct PipelineUndecodableStoreTests {
         let url = URL(string: "https://example.com/cut.img")!
         f.loader.setResponse(Self.truncated, for: url)
         cache.gate.hold()
+        // (the decode is held too until the store is inside the cache: else the decode may fail first and the
+        // store be skipped, which is the other test's case)
+        f.decoder.hold()
         let load = Task { try await f.pipeline.image(for: url) }
         #expect(await ImagoTesting.wait { cache.gate.waitingCount == 1 })
         // When the decode fails while the store is still running
+        f.decoder.release()
         await #expect(throws: ImagePipeline.Error.self) { try await load.value }
         cache.gate.release()
         await f.pipeline.waitForPendingCacheWrites()
