@@ -64,9 +64,11 @@ struct PipelineObservabilityTests {
 @Suite("Pipeline progressive previews")
 struct PipelinePreviewTests {
     @Test func previewsArriveBeforeTheFinalImageAndAreNeverCached() async throws {
-        // Given a large test image streamed in 10 chunks
+        // Given a large test image streamed in 10 chunks, and one decode at a time: the first preview decode is
+        // queued before the final one and so runs first (with two at once, a slow preview — seen under TSan — can
+        // finish after the final image and is then rightly dropped)
         let loader = MockDataLoader(chunkCount: 10)
-        let f = PipelineFixture(loader: loader)
+        let f = PipelineFixture(loader: loader) { $0.decodeConcurrency = 1 }
         let url = testURL("progressive.img")
         f.serve(url, payload: 10_000)
         f.loader.hold(url)

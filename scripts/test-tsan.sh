@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The suite under ThreadSanitizer (make test-tsan; CI's third step). Serial, like make test.
+# A ThreadSanitizer report fails at once. A test that fails *without* any report is run once more on its own:
+# under TSan everything runs 5-10x slower, and a few tests that set up races with real threads (previews,
+# held stores, loopback timeouts) can lose their timing; a test that fails twice fails the run.
+set -uo pipefail
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+swift test --skip-build --sanitize=thread --build-path .build-tsan --no-parallel 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+[ "$status" -eq 0 ] && exit 0
+if grep -q "WARNING: ThreadSanitizer" "$log"; then
+  echo "test-tsan: ThreadSanitizer reported a data race (see above)" >&2
+  exit 1
+fi
+failed=$(grep -oE '✘ Test [A-Za-z0-9_]+\(' "$log" | sed -E 's/^✘ Test //; s/\($//' | sort -u)
+if [ -z "$failed" ]; then
+  echo "test-tsan: the run failed (status $status) without a failing test to retry" >&2
+  exit "$status"
+fi
+echo "test-tsan: no ThreadSanitizer report; running the failed tests once more: $(echo $failed)" >&2
+swift test --skip-build --sanitize=thread --build-path .build-tsan --no-parallel \
+  --filter "$(echo "$failed" | sed -E 's/(.*)/\1\\(/' | paste -sd'|')"
