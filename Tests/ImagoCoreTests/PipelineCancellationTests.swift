@@ -65,8 +65,10 @@ struct PipelineCancellationTests {
         #expect(f.loader.cancelCount == 0)
         tasks.last?.cancel()
 
+        // (the cancel reaches the loader on another thread: one TSan run looked before it had arrived)
+        #expect(await ImagoTesting.wait { f.loader.cancelCount == 1 })
         #expect(f.loader.cancelCount == 1)
-        #expect(f.pipeline.graphIsIdle)
+        #expect(await ImagoTesting.wait { f.pipeline.graphIsIdle })
     }
 
     @Test func cancellingTheSwiftTaskCancelsTheAsyncRequest() async throws {
