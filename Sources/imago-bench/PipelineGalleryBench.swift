@@ -58,9 +58,9 @@ enum PipelineGalleryBench {
         /// A cold run into a fresh disk cache; returns it filled (writes waited for and flushed).
         func cold() throws -> (seconds: Double, disk: DiskCache, dir: URL) {
             let (disk, dir) = try temporaryDisk()
-            let seconds = try loadAll(makePipeline(disk))
-            let deadline = now() + 30
-            while now() < deadline, !requests.allSatisfy({ disk.containsData(for: $0.sourceKey) }) { usleep(1000) }
+            let pipeline = makePipeline(disk)
+            let seconds = try loadAll(pipeline)
+            try PipelineBench.blocking { await pipeline.waitForPendingCacheWrites() }
             disk.flush()
             return (seconds, disk, dir)
         }
