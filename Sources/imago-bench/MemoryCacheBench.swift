@@ -87,7 +87,11 @@ enum MemoryCacheBench {
             return sum
         }
 
-        for threads in [1, 2] {
+        // IMAGO_BENCH_MEMCACHE_THREADS=2 runs only the 2-thread rows (for profiling one case).
+        let threadCounts =
+            ProcessInfo.processInfo.environment["IMAGO_BENCH_MEMCACHE_THREADS"].flatMap(Int.init)
+            .map { [$0] } ?? [1, 2]
+        for threads in threadCounts {
             let suffix = threads == 1 ? "1 thread" : "\(threads) threads, ns/op per thread"
             compare(
                 "memcache hit, prebuilt key vs Mutex<[String:V]> (\(suffix))", unit: "ns/op", goal: 1.2,

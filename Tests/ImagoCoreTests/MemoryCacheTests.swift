@@ -249,6 +249,50 @@ import Testing
         #expect(lru.count == 0 && lru.totalCost == 0)
     }
 
+    @Test func genericCoreKeepsExactRecencyOrderOfAReferenceModel() {
+        // Given the core with a count limit of 40 and a cost limit of 300, and a plain array as the model
+        // (most recent first), driven by the same 20,000 random operations over 64 keys
+        var lru = LRUCache<Int, Int>(costLimit: 300, countLimit: 40, entryCostLimit: 50)
+        var model: [(key: Int, cost: Int)] = []
+        var random = SplitMix(seed: 42)
+        func evictModel() {
+            while model.count > 40 || model.reduce(0, { $0 + $1.cost }) > 300 { model.removeLast() }
+        }
+        for step in 0..<20_000 {
+            let key = random.next(below: 64)
+            let index = model.firstIndex { $0.key == key }
+            switch random.next(below: 10) {
+            case 0..<5:
+                // When a lookup hits, the entry moves to the front of both
+                let hit = lru.value(for: key, now: { .zero })
+                #expect((hit != nil) == (index != nil))
+                if let index { model.insert(model.remove(at: index), at: 0) }
+            case 5..<8:
+                let cost = random.next(below: 60)  // above 50 is declined and removes the old entry
+                lru.setValue(key * 1000 + cost, for: key, cost: cost)
+                if let index { model.remove(at: index) }
+                if cost <= 50 {
+                    model.insert((key, cost), at: 0)
+                    evictModel()
+                }
+            case 8:
+                lru.removeValue(for: key)
+                if let index { model.remove(at: index) }
+            default:
+                let cost = random.next(below: 300)
+                lru.trim(toCost: cost)
+                while model.reduce(0, { $0 + $1.cost }) > cost { model.removeLast() }
+            }
+            // Then the order, count and cost agree exactly after every step
+            if lru.keysByRecency != model.map(\.key) || lru.totalCost != model.reduce(0, { $0 + $1.cost }) {
+                Issue.record("diverged from the model at step \(step)")
+                break
+            }
+        }
+        #expect(lru.invariantViolations() == [])
+        #expect(lru.count == model.count)
+    }
+
     @Test func genericCoreExpiresByDeadlineOnLookupAndSweep() {
         var lru = LRUCache<Int, String>()
         lru.setValue("soon", for: 1, cost: 1, deadline: .seconds(10))
