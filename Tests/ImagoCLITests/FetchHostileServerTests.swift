@@ -190,13 +190,13 @@ import Testing
             ["http://h/a.jpg", "--timeout", "2.5", "--max-bytes", "1M", "--retries", "0"],
             options: FetchCommand.command.options)
         let options = try FetchCommand.parse(args, environment: [:]) { Data() }
-        #expect(options.timeout == .milliseconds(2500))
-        #expect(options.maximumBodySize == 1 << 20)
-        #expect(options.retries == 0)
+        #expect(options.network.timeout == .milliseconds(2500))
+        #expect(options.network.maximumBodySize == 1 << 20)
+        #expect(options.network.retries == 0)
         let defaults = try FetchCommand.parse(
             try parseArguments(["http://h/a.jpg"], options: FetchCommand.command.options), environment: [:]
         ) { Data() }
-        #expect(defaults.timeout == nil && defaults.maximumBodySize == nil && defaults.retries == nil)
+        #expect(defaults.network == NetworkOptions())
     }
 
     @Test(arguments: [

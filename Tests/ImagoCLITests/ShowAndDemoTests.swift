@@ -103,3 +103,64 @@ func temporaryDirectory() -> URL {
         #expect(output.stdout.contains("generated"))
     }
 }
+
+@Suite struct ShowLimitOptionsTests {
+    /// Runs `imago show URL` with `limits` against a server whose only route is `route`; returns the run and
+    /// the entry files the cache directory holds afterwards.
+    func show(
+        _ route: LoopbackServer.Route, limits: [String]
+    ) async throws -> (run: CLIRun, url: String, files: [String], requests: Int) {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setRoute("/image.png", route)
+        let cache = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let url = server.url(for: "/image.png").absoluteString
+        let run = await runCLI(["show", url, "--cache-dir", cache.path, "--width", "20"] + limits)
+        let entries = cache.appendingPathComponent("entries").path
+        let files = (FileManager.default.subpaths(atPath: entries) ?? []).filter {
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: entries + "/" + $0, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
+        }
+        return (run, url, files, server.requestCount(for: "/image.png"))
+    }
+
+    @Test func stalledServerFailsAfterTheTimeoutAndCachesNothing() async throws {
+        // Given a server that sends 500 bytes of a PNG and then nothing
+        let png = try Data(contentsOf: cliCorpus("formats/TestImage.png"))
+        let route = LoopbackServer.Route.bytes(png, contentType: "image/png").stalling(afterBytes: 500)
+        // When the image is shown with a 1 s timeout and no retries
+        let start = ContinuousClock.now
+        let (run, url, files, requests) = try await show(route, limits: ["--timeout", "1", "--retries", "0"])
+        // Then the run fails naming the URL and the timeout after one attempt (the defaults would make three,
+        // each waiting 15 s for data: a functional bound with a wide margin, not a speed test)
+        #expect(ContinuousClock.now - start < .seconds(10), "--timeout 1 was not applied")
+        #expect(requests == 1)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains(url) && run.stderr.contains("timed out"), "\(run.stderr)")
+        #expect(files.isEmpty, "cached: \(files)")
+    }
+
+    @Test func bodyOverMaxBytesIsRefused() async throws {
+        // Given a PNG of more than 8 KiB (11,662 bytes)
+        let png = try Data(contentsOf: cliCorpus("formats/TestImage.png"))
+        #expect(png.count > 8 << 10)
+        // When it is shown with --max-bytes 8K, then the body is refused and nothing is cached
+        let (run, _, files, _) = try await show(.bytes(png, contentType: "image/png"), limits: ["--max-bytes", "8K"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("is larger than the limit of 8192 bytes"), "\(run.stderr)")
+        #expect(files.isEmpty, "cached: \(files)")
+        // And without the limit the same image is shown and cached
+        let (shown, _, stored, _) = try await show(.bytes(png, contentType: "image/png"), limits: [])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(stored.count == 1)
+    }
+
+    @Test(arguments: [["--timeout", "0"], ["--max-bytes", "lots"], ["--retries", "11"]])
+    func badLimitsAreBadUsage(_ option: [String]) async {
+        let run = await runCLI(["show", "http://127.0.0.1:9/a.png"] + option)
+        #expect(run.status == 2)
+        #expect(run.stderr.hasPrefix("imago show: ") && run.stderr.contains(option[0]))
+    }
+}

@@ -10,7 +10,7 @@ enum FetchCommand {
         summary: "Load images by URL through the memory and disk caches; optionally resize, re-encode and save them.",
         synopsis:
             "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|webp] [--concurrency N]"
-            + " [--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--json]",
+            + " \(NetworkOptions.synopsis) [--json]",
         details: """
             On a terminal: a live progress display, then a summary (images per source layer, failures with their
             reasons, total time). With --json or when stdout is not a terminal: one JSON object per URL, as each
@@ -42,16 +42,8 @@ enum FetchCommand {
             OptionSpec("--format", value: "FORMAT", help: "Write the files --out saves as jpeg, png or webp."),
             OptionSpec(
                 "--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
-            OptionSpec(
-                "--timeout", value: "SECONDS",
-                help: "Give up on an attempt after SECONDS without data (whole seconds) or in total (default 15 / 60)."),
-            OptionSpec(
-                "--max-bytes", value: "SIZE",
-                help: "Refuse a response whose body is larger than SIZE, e.g. 500K or 10M (default 64M)."),
-            OptionSpec(
-                "--retries", value: "N",
-                help: "Retry a transient failure (timeout, reset, 503 …) up to N times (default 2; 0 never)."),
-            OptionSpec("--json", help: "Print one JSON object per URL (the default when stdout is not a terminal)."),
+        ] + NetworkOptions.specs + [
+            OptionSpec("--json", help: "Print one JSON object per URL (the default when stdout is not a terminal).")
         ],
         run: { args, console in await run(args, console: console) })
 
@@ -64,12 +56,8 @@ enum FetchCommand {
         var resize: PixelSize?
         var format: ImageFormat?
         var concurrency = 6
-        /// `--timeout`: the idle and total limit of one attempt; nil keeps the loader's defaults.
-        var timeout: Duration?
-        /// `--max-bytes`: the largest body accepted; nil keeps the loader's default (64 MiB).
-        var maximumBodySize: Int?
-        /// `--retries`: retries of a transient failure; nil keeps the loader's default (2).
-        var retries: Int?
+        /// `--timeout`, `--max-bytes` and `--retries`; each nil keeps the loader's default.
+        var network = NetworkOptions()
         var json = false
     }
 
@@ -127,21 +115,7 @@ enum FetchCommand {
         if let text = args.value("--concurrency") {
             options.concurrency = try parseInteger(text, option: "--concurrency", range: 1...256)
         }
-        if let text = args.value("--timeout") {
-            guard let seconds = Double(text), seconds.isFinite, seconds >= 0.1, seconds <= 86_400 else {
-                throw UsageError(
-                    "option '--timeout' expects seconds from 0.1 to 86400, e.g. 5 or 0.5 (got '\(text)')")
-            }
-            options.timeout = .milliseconds(Int((seconds * 1000).rounded()))
-        }
-        if let text = args.value("--max-bytes") {
-            let bytes = try parseByteCount(text, option: "--max-bytes")
-            guard bytes > 0 else { throw UsageError("option '--max-bytes' must be more than 0 (got '\(text)')") }
-            options.maximumBodySize = bytes
-        }
-        if let text = args.value("--retries") {
-            options.retries = try parseInteger(text, option: "--retries", range: 0...10)
-        }
+        options.network = try NetworkOptions(parsing: args)
         options.json = args.has("--json")
         return options
     }

@@ -17,18 +17,8 @@ struct FetchRun: Sendable {
         let configuration: ImagePipeline.Configuration
         do {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: options.cacheDirectory)
-            var loader = HTTPDataLoader.Configuration()
+            var loader = options.network.applied(to: HTTPDataLoader.Configuration())
             loader.maximumConcurrentTransfers = options.concurrency
-            if let timeout = options.timeout {
-                loader.resourceTimeout = timeout
-                loader.idleTimeout = min(loader.idleTimeout, timeout)
-            }
-            if let bytes = options.maximumBodySize { loader.maximumBodySize = Int64(bytes) }
-            if let retries = options.retries {
-                var policy = loader.retryPolicy
-                policy.maximumRetries = retries
-                loader.retryPolicy = policy
-            }
             c.dataLoader = HTTPDataLoader(configuration: loader)
             configuration = c
         } catch {

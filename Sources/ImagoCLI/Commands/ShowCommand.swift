@@ -1,24 +1,27 @@
 import Foundation
 import Imago
 
-/// `imago show URL|FILE [--width COLS] [--no-color]`: renders an image in the terminal.
+/// `imago show URL|FILE [--width COLS] [--no-color] [--cache-dir DIR] [--timeout SECONDS] [--max-bytes SIZE]
+/// [--retries N]`: renders an image in the terminal.
 enum ShowCommand {
     static let command = Command(
         name: "show",
         summary: "Render an image (URL or file) in the terminal; animated images play a few loops.",
-        synopsis: "URL|FILE [--width COLS] [--no-color] [--cache-dir DIR]",
+        synopsis: "URL|FILE [--width COLS] [--no-color] [--cache-dir DIR] \(NetworkOptions.synopsis)",
         details: """
             Draws with half-block characters in 24-bit colour (COLORTERM=truecolor), else the 256-colour palette;
             plain characters with --no-color, NO_COLOR, or when stdout is not a terminal. URLs load through the
             pipeline and its caches (default cache directory: $XDG_CACHE_HOME/imago or ~/.cache/imago).
-            Ctrl-C stops an animation and restores the cursor.
+            A URL fails when its server stalls or drips past --timeout, sends more than --max-bytes, or keeps
+            failing after --retries; nothing of a failed download is cached. Ctrl-C stops an animation and
+            restores the cursor.
             Exit status: 0 shown, 1 could not be loaded or decoded, 2 bad usage.
             """,
         options: [
             OptionSpec("--width", value: "COLS", help: "Width in terminal columns (default: the terminal's width)."),
             OptionSpec("--no-color", help: "Draw with plain characters, no escape codes."),
             OptionSpec("--cache-dir", value: "DIR", help: "Cache directory for URLs (default: the XDG cache)."),
-        ],
+        ] + NetworkOptions.specs,
         run: { args, console in await run(args, console: console) })
 
     static func run(_ args: ParsedArguments, console: Console) async -> Int32 {
@@ -27,8 +30,10 @@ enum ShowCommand {
             return 2
         }
         var columns = console.width
+        let network: NetworkOptions
         do {
             if let text = args.value("--width") { columns = try parseInteger(text, option: "--width", range: 1...1000) }
+            network = try NetworkOptions(parsing: args)
         } catch {
             console.printError("imago show: \(error)")
             return 2
@@ -54,7 +59,11 @@ enum ShowCommand {
             ?? ImagePipeline.Configuration.defaultCacheDirectory(environment: console.environment)
         let configuration: ImagePipeline.Configuration
         do {
-            configuration = try .withDefaults(diskCacheDirectory: cacheDirectory)
+            var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: cacheDirectory)
+            if network != NetworkOptions() {
+                c.dataLoader = HTTPDataLoader(configuration: network.applied(to: HTTPDataLoader.Configuration()))
+            }
+            configuration = c
         } catch {
             console.printError("imago show: cannot use the cache directory '\(cacheDirectory.path)': \(error)")
             return 1

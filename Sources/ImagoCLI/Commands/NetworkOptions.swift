@@ -1,0 +1,68 @@
+import Foundation
+import Imago
+
+/// The limits on one download that `fetch` and `show` share: `--timeout`, `--max-bytes` and `--retries`. Each is
+/// `nil` when not given, which keeps ``HTTPDataLoader/Configuration``'s default (15 s idle / 60 s total, 64 MiB,
+/// 2 retries).
+struct NetworkOptions: Sendable, Equatable {
+    /// `--timeout`: the idle and total limit of one attempt.
+    var timeout: Duration?
+    /// `--max-bytes`: the largest body accepted (after content decoding).
+    var maximumBodySize: Int?
+    /// `--retries`: retries of a transient failure (timeout, reset, 503 …).
+    var retries: Int?
+
+    /// The options' synopsis, for a command's usage line.
+    static let synopsis = "[--timeout SECONDS] [--max-bytes SIZE] [--retries N]"
+
+    /// The three options, for a command's option list.
+    static let specs = [
+        OptionSpec(
+            "--timeout", value: "SECONDS",
+            help: "Give up on an attempt after SECONDS without data (whole seconds) or in total (default 15 / 60)."),
+        OptionSpec(
+            "--max-bytes", value: "SIZE",
+            help: "Refuse a response whose body is larger than SIZE, e.g. 500K or 10M (default 64M)."),
+        OptionSpec(
+            "--retries", value: "N",
+            help: "Retry a transient failure (timeout, reset, 503 …) up to N times (default 2; 0 never)."),
+    ]
+
+    /// No limits given: the loader's defaults.
+    init() {}
+
+    /// Reads the options from `args`; throws a ``UsageError`` naming the option for a value out of range.
+    init(parsing args: ParsedArguments) throws {
+        if let text = args.value("--timeout") {
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0.1, seconds <= 86_400 else {
+                throw UsageError(
+                    "option '--timeout' expects seconds from 0.1 to 86400, e.g. 5 or 0.5 (got '\(text)')")
+            }
+            timeout = .milliseconds(Int((seconds * 1000).rounded()))
+        }
+        if let text = args.value("--max-bytes") {
+            let bytes = try parseByteCount(text, option: "--max-bytes")
+            guard bytes > 0 else { throw UsageError("option '--max-bytes' must be more than 0 (got '\(text)')") }
+            maximumBodySize = bytes
+        }
+        if let text = args.value("--retries") {
+            retries = try parseInteger(text, option: "--retries", range: 0...10)
+        }
+    }
+
+    /// `configuration` with these limits applied (a timeout shorter than the idle timeout lowers it too).
+    func applied(to configuration: HTTPDataLoader.Configuration) -> HTTPDataLoader.Configuration {
+        var loader = configuration
+        if let timeout {
+            loader.resourceTimeout = timeout
+            loader.idleTimeout = min(loader.idleTimeout, timeout)
+        }
+        if let maximumBodySize { loader.maximumBodySize = Int64(maximumBodySize) }
+        if let retries {
+            var policy = loader.retryPolicy
+            policy.maximumRetries = retries
+            loader.retryPolicy = policy
+        }
+        return loader
+    }
+}
