@@ -19,11 +19,24 @@ public struct ImageContainer: Sendable {
     /// The EXIF orientation the file declared; `.up` once it has been applied to the pixels.
     public var orientation: ExifOrientation
     /// The encoded bytes this came from, kept when the request asked for them (default `nil`).
-    public var originalData: Data?
+    public var originalData: Data? {
+        get { originalDataBox?.data }
+        set { originalDataBox = newValue.map(OriginalData.init) }
+    }
     /// `true` for a progressive preview decoded from part of the data; the final image follows.
     public var isPreview: Bool
     /// The pixel size of the original image before any downsampling (equal to `image.size` when none was done).
     public var originalSize: PixelSize
+
+    // `Data` is a resilient type: held inline, it made every copy of a container (each memory-cache hit hands one
+    // out) go through Foundation's value witnesses, a metadata lookup and an indirect call. Boxed, a copy is one
+    // retain. The box is immutable, so containers keep value semantics.
+    private var originalDataBox: OriginalData?
+
+    private final class OriginalData: Sendable {
+        let data: Data
+        init(_ data: Data) { self.data = data }
+    }
 
     /// A container of one or more frames.
     ///
@@ -43,7 +56,7 @@ public struct ImageContainer: Sendable {
         self.format = format
         self.loopCount = loopCount
         self.orientation = orientation
-        self.originalData = originalData
+        self.originalDataBox = originalData.map(OriginalData.init)
         self.isPreview = isPreview
         self.originalSize = originalSize ?? frames[0].buffer.size
     }
