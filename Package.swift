@@ -44,7 +44,9 @@ let package = Package(
         .executableTarget(name: "imago-cache-stress", dependencies: ["ImagoCore", "ImagoTesting"]),
         .executableTarget(
             name: "imago-bench",
-            dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo", "CWebP", "CGIF", "CPNG", "CImagoShims"]),
+            dependencies: [
+                "Imago", "ImagoCodecs", "ImagoTesting", "CJPEGTurbo", "CWebP", "CGIF", "CPNG", "CImagoShims",
+            ]),
 
         .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),
         // CPNG: the GIF/WebP conformance tests decode their PNG references with libpng directly. CJPEGTurbo: the

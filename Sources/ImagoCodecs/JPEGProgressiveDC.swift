@@ -40,13 +40,26 @@ package struct JPEGProgressiveDC {
     }
 
     /// As ``decode(_:width:height:isGray:)`` with the size and colour model the frame header declares (1 component
-    /// gray, 3 YCbCr). For tests and the fuzzer.
-    package static func decode(_ data: Data) -> PixelBuffer? {
+    /// gray, 3 YCbCr), refusing frames of more than `pixelLimit` pixels. For tests and the fuzzer.
+    package static func decode(_ data: Data, pixelLimit: Int = 100_000_000) -> PixelBuffer? {
         data.withUnsafeBytes { bytes in
             var reader = JPEGProgressiveDC(bytes: bytes)
+            reader.pixelLimit = pixelLimit
             guard reader.readAll(), let frame = reader.frame, frame.components.count != 2,
                 frame.components.count != 4, reader.isComplete
             else { return nil }
+            return reader.image()
+        }
+    }
+
+    /// The first component alone (luma) at 1/8 scale as `gray8`, as libjpeg outputs a YCbCr file asked for gray:
+    /// lets tests check the luma of 4:2:0 files exactly while their chroma is approximated.
+    package static func decodeLuma(_ data: Data) -> PixelBuffer? {
+        data.withUnsafeBytes { bytes in
+            var reader = JPEGProgressiveDC(bytes: bytes)
+            guard reader.readAll(), reader.isComplete, var frame = reader.frame else { return nil }
+            frame.components.removeSubrange(1...)
+            reader.frame = frame
             return reader.image()
         }
     }
@@ -63,6 +76,8 @@ package struct JPEGProgressiveDC {
     var acTables: [HuffmanTable?] = [nil, nil, nil, nil]
     var restartInterval = 0
     var scanCount = 0
+    /// The largest frame accepted (JPEGDecoder has checked the size against its own limit already).
+    var pixelLimit = Int.max
 
     init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -151,7 +166,8 @@ package struct JPEGProgressiveDC {
         let height = Int(p[1]) << 8 | Int(p[2])
         let width = Int(p[3]) << 8 | Int(p[4])
         let count = Int(p[5])
-        guard width > 0, height > 0, (1...4).contains(count), p.count == 6 + 3 * count else { return false }
+        guard width > 0, height > 0, width * height <= pixelLimit, (1...4).contains(count), p.count == 6 + 3 * count
+        else { return false }
         var specs: [(id: UInt8, h: Int, v: Int, table: Int)] = []
         for i in 0..<count {
             let id = p[6 + 3 * i]

@@ -13,7 +13,7 @@ enum ProgressiveJPEGFixtures {
 
     /// libjpeg-turbo's 1/8-scale decode of `data` (tjDecompress2 at ceil(w/8) × ceil(h/8)): `gray8` for gray files,
     /// `rgba8` otherwise.
-    static func libjpegEighth(_ data: Data) throws -> PixelBuffer {
+    static func libjpegEighth(_ data: Data, gray: Bool = false) throws -> PixelBuffer {
         guard let handle = tjInitDecompress() else { throw Failure(description: "tjInitDecompress") }
         defer { tjDestroy(handle) }
         return try data.withUnsafeBytes { raw -> PixelBuffer in
@@ -23,7 +23,7 @@ enum ProgressiveJPEGFixtures {
                 tjDecompressHeader3(
                     handle, bytes.baseAddress, UInt(bytes.count), &width, &height, &subsampling, &colorspace) == 0
             else { throw Failure(description: String(cString: tjGetErrorStr2(handle))) }
-            let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
+            let isGray = gray || colorspace == Int32(TJCS_GRAY.rawValue)
             let (w, h) = ((Int(width) + 7) / 8, (Int(height) + 7) / 8)
             let format: PixelBuffer.PixelFormat = isGray ? .gray8 : .rgba8
             return try PixelBuffer(width: w, height: h, format: format) { out in
@@ -49,6 +49,25 @@ enum ProgressiveJPEGFixtures {
                 handle, pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(image.width),
                 Int32(image.bytesPerRow), Int32(image.height), format.rawValue, &output, &size,
                 Int32(subsampling.rawValue), quality, TJFLAG_PROGRESSIVE)
+        }
+        guard status == 0, let output else { throw Failure(description: String(cString: tjGetErrorStr2(handle))) }
+        return Data(bytes: output, count: Int(size))
+    }
+
+    /// `data` rewritten losslessly as progressive (tjTransform, TJXOPT_PROGRESSIVE): same coefficients and sampling.
+    static func madeProgressive(_ data: Data) throws -> Data {
+        guard let handle = tjInitTransform() else { throw Failure(description: "tjInitTransform") }
+        defer { tjDestroy(handle) }
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var size: UInt = 0
+        defer { if let output { tjFree(output) } }
+        var transform = tjtransform()
+        transform.op = Int32(TJXOP_NONE.rawValue)
+        transform.options = TJXOPT_PROGRESSIVE
+        let status = data.withUnsafeBytes { bytes in
+            tjTransform(
+                handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(bytes.count), 1, &output, &size,
+                &transform, 0)
         }
         guard status == 0, let output else { throw Failure(description: String(cString: tjGetErrorStr2(handle))) }
         return Data(bytes: output, count: Int(size))
