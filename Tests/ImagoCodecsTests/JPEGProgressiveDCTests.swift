@@ -176,6 +176,46 @@ import Testing
         #expect(taken > 100, "DC path taken \(taken) times")
     }
 
+    @Test func everyCorpusJPEGDecodesAtOneEighthAsLibjpegDoes() throws {
+        // Given every JPEG of the corpus (reference, malformed, imagetestsuite, formats): 58 of them progressive
+        let folders = ["jpeg/reference", "jpeg/reference/mozilla", "jpeg/malformed", "jpeg/malformed/imagetestsuite", "formats"]
+        let files = try folders.flatMap { try corpusFiles($0, ext: "jpg") }
+        var libjpeg = JPEGDecoder()
+        libjpeg.allowsProgressiveDC = false
+        var dcPaths = 0
+        for file in files {
+            let data = try Data(contentsOf: file)
+            // When decoded at exactly 1/8 scale (the size taken from a first decode) with and without the reader
+            let probe = DecodingOptions(targetSize: PixelSize(width: 1, height: 1), pixelLimit: 20_000_000)
+            guard let full = try? libjpeg.decode(data, options: probe).originalSize else {
+                // Then a file libjpeg rejects is rejected with the same error
+                #expect(F.outcome(JPEGDecoder(), data, probe) == F.outcome(libjpeg, data, probe), "\(file.lastPathComponent)")
+                continue
+            }
+            let options = DecodingOptions(
+                targetSize: PixelSize(width: (full.width + 7) / 8, height: (full.height + 7) / 8), pixelLimit: 20_000_000,
+                appliesOrientation: false)
+            let fast = try? JPEGDecoder().decodeReportingPath(data, options: options)
+            let slow = try? libjpeg.decode(data, options: options)
+            // Then both succeed or both fail, with the same size, and the same pixels unless the chroma is 4:2:0
+            #expect((fast == nil) == (slow == nil), "\(file.lastPathComponent)")
+            guard let fast, let slow else { continue }
+            if fast.path == .progressiveDC { dcPaths += 1 }
+            #expect(fast.container.image.size == slow.image.size, "\(file.lastPathComponent)")
+            if fast.container.image != slow.image {
+                let luma = JPEGProgressiveDC.decodeLuma(data)
+                let is420 = F.subsampling(data) == Int32(TJSAMP_420.rawValue)
+                #expect(fast.path == .progressiveDC && is420 && luma == (try? F.libjpegEighth(data, gray: true)),
+                    "\(file.lastPathComponent) differs from libjpeg beyond 4:2:0 chroma")
+            }
+        }
+        // And the DC reader decoded at least the 5 intact progressive files (progressive3, non-interleaved-mcu,
+        // mozilla/jpg-progressive, MonochromeTestImage, TestImageLarge); it refuses the broken ones, and
+        // partial_progressive.jpg, whose missing AC scans make libjpeg smooth its blocks
+        print("corpus: \(files.count) JPEGs, DC path for \(dcPaths)")
+        #expect(dcPaths >= 5)
+    }
+
     /// Offsets of every `FF code` marker before the first scan's data and between scans (a rough walk, test only).
     static func markerOffsets(_ data: Data, _ code: UInt8) -> [Int] {
         let bytes = [UInt8](data)

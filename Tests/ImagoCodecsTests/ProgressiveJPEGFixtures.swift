@@ -36,6 +36,19 @@ enum ProgressiveJPEGFixtures {
         }
     }
 
+    /// TurboJPEG's name for the file's chroma subsampling (TJSAMP_*), or −1 when its header call fails.
+    static func subsampling(_ data: Data) -> Int32 {
+        guard let handle = tjInitDecompress() else { return -1 }
+        defer { tjDestroy(handle) }
+        var (width, height, subsampling, colorspace): (Int32, Int32, Int32, Int32) = (0, 0, -1, 0)
+        let status = data.withUnsafeBytes { raw in
+            tjDecompressHeader3(
+                handle, raw.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(raw.count), &width, &height,
+                &subsampling, &colorspace)
+        }
+        return status == 0 ? subsampling : -1
+    }
+
     /// `image` encoded by TurboJPEG as a progressive JPEG with `subsampling`.
     static func progressive(_ image: PixelBuffer, subsampling: TJSAMP, quality: Int32 = 90) throws -> Data {
         guard let handle = tjInitCompress() else { throw Failure(description: "tjInitCompress") }
