@@ -7,7 +7,7 @@ extension JPEGProgressiveDC {
         let width = (frame.width + 7) / 8
         let height = (frame.height + 7) / 8
         let planes = frame.components.map { component in
-            Plane(component: component, maxH: frame.maxH, maxV: frame.maxV)
+            Plane(component: component, maxH: frame.maxH, maxV: frame.maxV, coefficients: frame.coefficients)
         }
         if planes.count == 1 {
             return try? PixelBuffer(width: width, height: height, format: .gray8) { out in
@@ -57,12 +57,13 @@ extension JPEGProgressiveDC {
         /// Samples per block, as `jpeg_idct_1x1` computes them (range_limit wraps modulo 1024, as libjpeg's does).
         let samples: [UInt8]
 
-        init(component: Component, maxH: Int, maxV: Int) {
+        init(component: Component, maxH: Int, maxV: Int, coefficients: [Int16]) {
             self.component = component
             rh = maxH / component.h
             rv = maxV / component.v
             let q = component.quantDC ?? 0
-            samples = component.coefficients.map { coefficient in
+            let range = component.offset..<(component.offset + component.stride * component.rows)
+            samples = coefficients[range].map { coefficient in
                 let dc = (Int32(coefficient) * q + 4) >> 3  // DEQUANTIZE, then DESCALE(…, 3)
                 return Self.rangeLimit[Int(dc & 1023)]
             }

@@ -92,11 +92,13 @@ package struct JPEGProgressiveDC {
         /// Blocks covering the component's own size (libjpeg's `width_in_blocks`, `height_in_blocks`).
         let blocksWide: Int
         let blocksHigh: Int
-        /// The padded grid the coefficients are stored in (MCUs per row × h, MCU rows × v).
+        /// The padded grid the coefficients are stored in (MCUs per row × h, MCU rows × v), starting at `offset`
+        /// in ``Frame/coefficients``.
         let stride: Int
+        let rows: Int
+        let offset: Int
         /// Q[0] latched at the component's first scan, as libjpeg latches its quantisation table.
         var quantDC: Int32?
-        var coefficients: [Int16]
         /// libjpeg's `coef_bits`: the successive-approximation bit position each coefficient has reached (−1: none).
         var coefficientBits = [Int8](repeating: -1, count: 64)
     }
@@ -110,6 +112,8 @@ package struct JPEGProgressiveDC {
         let mcusWide: Int
         let mcusHigh: Int
         var components: [Component]
+        /// Every component's DC coefficients, one `Int16` a block, component after component.
+        var coefficients: [Int16]
     }
 
     /// Whether every component has its DC and first nine AC coefficients complete, so that libjpeg neither
@@ -184,6 +188,7 @@ package struct JPEGProgressiveDC {
         let mcusWide = (width + 8 * maxH - 1) / (8 * maxH)
         let mcusHigh = (height + 8 * maxV - 1) / (8 * maxV)
         var components: [Component] = []
+        var total = 0
         for spec in specs {
             // Only integral ratios, and of the ratios both even only 2×2 (4:2:0), which is approximated.
             guard maxH % spec.h == 0, maxV % spec.v == 0 else { return false }
@@ -199,12 +204,13 @@ package struct JPEGProgressiveDC {
             components.append(
                 Component(
                     id: spec.id, h: spec.h, v: spec.v, quantTable: spec.table, blocksWide: blocksWide,
-                    blocksHigh: blocksHigh, stride: stride, quantDC: nil,
-                    coefficients: [Int16](repeating: 0, count: stride * rows)))
+                    blocksHigh: blocksHigh, stride: stride, rows: rows, offset: total, quantDC: nil))
+            total += stride * rows
         }
+        // At most (w/8 + 4)·(h/8 + 4) blocks a component: the caller has bounded w·h.
         frame = Frame(
             width: width, height: height, maxH: maxH, maxV: maxV, mcusWide: mcusWide, mcusHigh: mcusHigh,
-            components: components)
+            components: components, coefficients: [Int16](repeating: 0, count: total))
         return true
     }
 
@@ -303,8 +309,8 @@ package struct JPEGProgressiveDC {
             }
         }
         var scan = DCScan(
-            bytes: bytes, start: dataStart, members: members.map(\.index), tables: tables, refines: ah > 0,
-            al: al, restartInterval: restartInterval)
+            bytes: bytes, start: dataStart, members: members.map { frame.components[$0.index] },
+            interleaved: count > 1, tables: tables, refines: ah > 0, al: al, restartInterval: restartInterval)
         return scan.decode(&frame)
     }
 }
