@@ -61,7 +61,9 @@ public struct JPEGDecoder: ImageDecoding {
     }
 
     /// ``decode(_:options:)``, also telling which decoder made the pixels.
-    package func decodeReportingPath(_ data: Data, options: DecodingOptions) throws -> (
+    package func decodeReportingPath(
+        _ data: Data, options: DecodingOptions
+    ) throws -> (
         container: ImageContainer, path: Path
     ) {
         guard !data.isEmpty else { throw CodecError.empty }

@@ -80,7 +80,14 @@ extension JPEGProgressiveDC {
         private mutating func decodeMCUs(
             into coefficients: UnsafeMutableBufferPointer<Int16>, tables: [TableView], mcusWide: Int, mcusHigh: Int
         ) -> Bool {
-            var predictors = [Int](repeating: 0, count: members.count)
+            // Plain values only in the loop (a Component copy would retain its arrays at every block).
+            let geometry = members.map { member in
+                (
+                    offset: member.offset, stride: member.stride, h: interleaved ? member.h : 1,
+                    v: interleaved ? member.v : 1
+                )
+            }
+            var predictors = (0, 0, 0, 0)
             var restartsToGo = restartInterval
             var nextRestart = 0
             let bit = Int16(1 << al)
@@ -91,15 +98,14 @@ extension JPEGProgressiveDC {
                             guard reader.restart(expecting: nextRestart) else { return false }
                             nextRestart = (nextRestart + 1) & 7
                             restartsToGo = restartInterval
-                            for i in predictors.indices { predictors[i] = 0 }
+                            predictors = (0, 0, 0, 0)
                         }
                         restartsToGo -= 1
                     }
-                    for slot in members.indices {
-                        let member = members[slot]
-                        let (h, v) = interleaved ? (member.h, member.v) : (1, 1)
+                    for slot in geometry.indices {
+                        let (offset, stride, h, v) = geometry[slot]
                         for by in 0..<v {
-                            let row = member.offset + (mcuY * v + by) * member.stride + mcuX * h
+                            let row = offset + (mcuY * v + by) * stride + mcuX * h
                             for bx in 0..<h {
                                 if refines {
                                     if reader.bits(1) != 0 { coefficients[row + bx] |= bit }
@@ -111,10 +117,10 @@ extension JPEGProgressiveDC {
                                     let raw = Int(reader.bits(size))
                                     difference = raw < 1 << (size - 1) ? raw - (1 << size) + 1 : raw  // HUFF_EXTEND
                                 }
-                                let predictor = predictors[slot] + difference
+                                let predictor = Self.predictor(predictors, slot) + difference
                                 // libjpeg fails (JERR_BAD_DCT_COEF) when its int predictor would overflow.
                                 guard predictor >= Int(Int32.min) && predictor <= Int(Int32.max) else { return false }
-                                predictors[slot] = predictor
+                                Self.setPredictor(&predictors, slot, predictor)
                                 coefficients[row + bx] = Int16(
                                     truncatingIfNeeded: UInt32(truncatingIfNeeded: predictor) << UInt32(al))
                             }
@@ -124,6 +130,25 @@ extension JPEGProgressiveDC {
                 }
             }
             return true
+        }
+
+        /// The DC predictor of scan member `slot` (at most 4 members).
+        @inline(__always) private static func predictor(_ p: (Int, Int, Int, Int), _ slot: Int) -> Int {
+            switch slot {
+            case 0: p.0
+            case 1: p.1
+            case 2: p.2
+            default: p.3
+            }
+        }
+
+        @inline(__always) private static func setPredictor(_ p: inout (Int, Int, Int, Int), _ slot: Int, _ value: Int) {
+            switch slot {
+            case 0: p.0 = value
+            case 1: p.1 = value
+            case 2: p.2 = value
+            default: p.3 = value
+            }
         }
     }
 

@@ -22,7 +22,9 @@ enum ProgressiveDCBench {
             try compare(
                 "decode: progressive JPEG \(label) to fit 256, DC scans vs libjpeg 1/8", unit: "ms CPU", goal: nil,
                 peerName: "JPEGDecoder with allowsProgressiveDC = false", rounds: 9,
-                imago: { try DecodeBench.msPerOp(iterations) { _ = try JPEGDecoder().decode(data, options: thumbnail) } },
+                imago: {
+                    try DecodeBench.msPerOp(iterations) { _ = try JPEGDecoder().decode(data, options: thumbnail) }
+                },
                 peer: { try DecodeBench.msPerOp(iterations) { _ = try libjpeg.decode(data, options: thumbnail) } })
         }
     }

@@ -19,8 +19,10 @@ import Testing
     static func fixture(_ name: String) throws -> Data {
         let words = name.split(separator: " ").map(String.init)
         let sampling: (String) -> TJSAMP = {
-            ["444": TJSAMP_444, "gray": TJSAMP_GRAY, "422": TJSAMP_422, "440": TJSAMP_440, "411": TJSAMP_411,
-             "420": TJSAMP_420][$0] ?? TJSAMP_444
+            [
+                "444": TJSAMP_444, "gray": TJSAMP_GRAY, "422": TJSAMP_422, "440": TJSAMP_440, "411": TJSAMP_411,
+                "420": TJSAMP_420,
+            ][$0] ?? TJSAMP_444
         }
         switch words[0] {
         case "corpus": return try corpusData(words[1])
@@ -178,7 +180,9 @@ import Testing
 
     @Test func everyCorpusJPEGDecodesAtOneEighthAsLibjpegDoes() throws {
         // Given every JPEG of the corpus (reference, malformed, imagetestsuite, formats): 58 of them progressive
-        let folders = ["jpeg/reference", "jpeg/reference/mozilla", "jpeg/malformed", "jpeg/malformed/imagetestsuite", "formats"]
+        let folders = [
+            "jpeg/reference", "jpeg/reference/mozilla", "jpeg/malformed", "jpeg/malformed/imagetestsuite", "formats",
+        ]
         let files = try folders.flatMap { try corpusFiles($0, ext: "jpg") }
         var libjpeg = JPEGDecoder()
         libjpeg.allowsProgressiveDC = false
@@ -189,11 +193,14 @@ import Testing
             let probe = DecodingOptions(targetSize: PixelSize(width: 1, height: 1), pixelLimit: 20_000_000)
             guard let full = try? libjpeg.decode(data, options: probe).originalSize else {
                 // Then a file libjpeg rejects is rejected with the same error
-                #expect(F.outcome(JPEGDecoder(), data, probe) == F.outcome(libjpeg, data, probe), "\(file.lastPathComponent)")
+                #expect(
+                    F.outcome(JPEGDecoder(), data, probe) == F.outcome(libjpeg, data, probe),
+                    "\(file.lastPathComponent)")
                 continue
             }
             let options = DecodingOptions(
-                targetSize: PixelSize(width: (full.width + 7) / 8, height: (full.height + 7) / 8), pixelLimit: 20_000_000,
+                targetSize: PixelSize(width: (full.width + 7) / 8, height: (full.height + 7) / 8),
+                pixelLimit: 20_000_000,
                 appliesOrientation: false)
             let fast = try? JPEGDecoder().decodeReportingPath(data, options: options)
             let slow = try? libjpeg.decode(data, options: options)
@@ -205,7 +212,8 @@ import Testing
             if fast.container.image != slow.image {
                 let luma = JPEGProgressiveDC.decodeLuma(data)
                 let is420 = F.subsampling(data) == Int32(TJSAMP_420.rawValue)
-                #expect(fast.path == .progressiveDC && is420 && luma == (try? F.libjpegEighth(data, gray: true)),
+                #expect(
+                    fast.path == .progressiveDC && is420 && luma == (try? F.libjpegEighth(data, gray: true)),
                     "\(file.lastPathComponent) differs from libjpeg beyond 4:2:0 chroma")
             }
         }
