@@ -22,7 +22,9 @@ import ImagoCore
 /// model (a bad Huffman code, data ending inside a DC scan, a missing table, a bogus progression, block smoothing
 /// of a file whose first AC coefficients are incomplete, unusual sampling, more than 500 scans, …) makes
 /// ``decode(_:width:height:isGray:)`` return `nil`, and `JPEGDecoder` then decodes with libjpeg as before. Every
-/// read is bounds-checked; allocations are one `Int16` a block per component plus the output image.
+/// read of the input is checked against its length explicitly (unsafe buffers check only in debug builds), and
+/// every coefficient index lies inside its component's grid by construction; allocations are one `Int16` a block
+/// per component, one byte a block per component for the samples, and the output image.
 package struct JPEGProgressiveDC {
     /// The most scans libjpeg is allowed to read (TurboJPEG's `TJFLAG_LIMITSCANS` fails above this).
     static let scanLimit = 500
@@ -57,6 +59,7 @@ package struct JPEGProgressiveDC {
     package static func decodeLuma(_ data: Data) -> PixelBuffer? {
         data.withUnsafeBytes { bytes in
             var reader = JPEGProgressiveDC(bytes: bytes)
+            reader.pixelLimit = 100_000_000
             guard reader.readAll(), reader.isComplete, var frame = reader.frame else { return nil }
             frame.components.removeSubrange(1...)
             reader.frame = frame
