@@ -103,6 +103,23 @@ import Testing
         #expect(fast.container.image.isKnownOpaque)
     }
 
+    @Test func orientedProgressiveThumbnailIsTurnedAsLibjpegsIs() throws {
+        // Given a progressive 4:4:4 Kodak photo (768×512) tagged EXIF orientation 6 (displayed 512×768)
+        let data = TestImages.jpeg(try Self.fixture("kodak 444"), withOrientation: 6)
+        // When fitted to 64×96 (stored 96×64: exactly 1/8 scale), with and without the DC reader
+        let options = DecodingOptions(targetSize: PixelSize(width: 64, height: 96))
+        let fast = try JPEGDecoder().decodeReportingPath(data, options: options)
+        var libjpeg = JPEGDecoder()
+        libjpeg.allowsProgressiveDC = false
+        let slow = try libjpeg.decode(data, options: options)
+        // Then the DC path turned the image exactly as the libjpeg path did
+        #expect(fast.path == .progressiveDC)
+        #expect(fast.container.image.size == PixelSize(width: 64, height: 96))
+        #expect(fast.container.image == slow.image)
+        #expect(fast.container.originalSize == slow.originalSize)
+        #expect(fast.container.orientation == slow.orientation)
+    }
+
     @Test func baselineFilesAndLargerScalesUseLibjpeg() throws {
         let decoder = JPEGDecoder()
         // Given a baseline 4032×3024 file at a 256 target: libjpeg (already 1 coefficient buffer row at a time)
