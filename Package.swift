@@ -39,16 +39,21 @@ let package = Package(
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
-        .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI"]),
+        .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI", "ImagoCodecs"]),
         // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
         .executableTarget(name: "imago-cache-stress", dependencies: ["ImagoCore", "ImagoTesting"]),
         .executableTarget(
             name: "imago-bench",
-            dependencies: ["Imago", "ImagoTesting", "CJPEGTurbo", "CWebP", "CGIF", "CPNG", "CImagoShims"]),
+            dependencies: [
+                "Imago", "ImagoCodecs", "ImagoTesting", "CJPEGTurbo", "CWebP", "CGIF", "CPNG", "CImagoShims",
+            ]),
 
         .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),
-        // CPNG: the GIF/WebP conformance tests decode their PNG references with libpng directly.
-        .testTarget(name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "ImagoTesting"]),
+        // CPNG: the GIF/WebP conformance tests decode their PNG references with libpng directly. CJPEGTurbo: the
+        // progressive DC reader is compared with libjpeg's own 1/8-scale decode, and its test files are encoded
+        // with TurboJPEG.
+        .testTarget(
+            name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting"]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
     ]

@@ -56,6 +56,19 @@ extension JPEGDecoder {
         return best
     }
 
+    /// Whether TurboJPEG, asked for `scaled`, decodes `full` at 1/8 scale: `scaled` is the 1/8 size and no larger
+    /// factor fits in it (tjDecompress2 takes the largest factor whose size fits; a 4×4 image asked for 1×1 is
+    /// decoded at 1/4, a 1×1 image at 1/1).
+    static func decodesAtOneEighth(_ full: PixelSize, scaled: PixelSize) -> Bool {
+        let eighth = PixelSize(width: (full.width + 7) / 8, height: (full.height + 7) / 8)
+        guard scaled == eighth else { return false }
+        return !scalingFactors.contains { num, denom in
+            num * 8 > denom
+                && (full.width * num + denom - 1) / denom <= scaled.width
+                && (full.height * num + denom - 1) / denom <= scaled.height
+        }
+    }
+
     /// Converts CMYK bytes to RGBA in place (4 bytes in, 4 bytes out). Plain CMYK: R = (255 − C)(255 − K)/255;
     /// inverted (Adobe) CMYK: R = C·K/255, and likewise for G (M) and B (Y).
     static func convertCMYKToRGBA(_ pixels: UnsafeMutableRawBufferPointer, isInverted: Bool) {

@@ -12,6 +12,12 @@ import ImagoCore
 /// - Downsampling: with ``DecodingOptions/targetSize`` the image is decoded at the smallest DCT scale (1/8 … 1)
 ///   that still covers the aspect-fit size, then area-averaged to exactly that size; no full-size buffer is
 ///   allocated. Never upscales. The target applies to the displayed (EXIF-oriented) image.
+///   **Progressive thumbnails at 1/8 scale read only the DC scans** (a pure-Swift reader): libjpeg keeps every
+///   DCT coefficient of a multi-scan file (128 bytes a block: 109 MB for a 5250×3450 photo) whatever the scale,
+///   while at 1/8 it uses only the DC one. The result equals libjpeg's 1/8 decode exactly for gray, 4:4:4, 4:2:2
+///   and 4:4:0 files; 4:2:0 chroma is interpolated from the DC values (libjpeg uses a 2×2 IDCT there), a few
+///   levels apart. Any file the reader does not handle exactly as libjpeg would (corrupt, truncated, unusual) is
+///   decoded by libjpeg as before, so errors and warnings are unchanged.
 ///   ``ImageContainer/originalSize`` is the full size (oriented when the orientation was applied).
 /// - EXIF orientation (APP1): applied to the pixels when ``DecodingOptions/appliesOrientation`` (default), else
 ///   reported in ``ImageContainer/orientation``.
@@ -27,6 +33,18 @@ import ImagoCore
 /// let thumbnail = try JPEGDecoder().decode(data, options: DecodingOptions(targetSize: PixelSize(width: 256, height: 256)))
 /// ```
 public struct JPEGDecoder: ImageDecoding {
+    /// Whether progressive files decoded at 1/8 scale may use the DC-scan reader (default `true`). Tests and
+    /// benchmarks turn it off to compare with libjpeg's own decode.
+    package var allowsProgressiveDC = true
+
+    /// Which decoder made the pixels of a decode (see ``decodeReportingPath(_:options:)``).
+    package enum Path: Sendable, Equatable {
+        /// libjpeg-turbo through TurboJPEG.
+        case libjpeg
+        /// The DC scans of a progressive file, read by `JPEGProgressiveDC`.
+        case progressiveDC
+    }
+
     /// A decoder with the default behaviour described on the type.
     public init() {}
 
@@ -39,11 +57,20 @@ public struct JPEGDecoder: ImageDecoding {
     ///   allocation), ``CodecError/truncated(format:)`` or ``CodecError/corrupt(format:reason:)`` with libjpeg's
     ///   message.
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
+        try decodeReportingPath(data, options: options).container
+    }
+
+    /// ``decode(_:options:)``, also telling which decoder made the pixels.
+    package func decodeReportingPath(
+        _ data: Data, options: DecodingOptions
+    ) throws -> (
+        container: ImageContainer, path: Path
+    ) {
         guard !data.isEmpty else { throw CodecError.empty }
         return try data.withUnsafeBytes { try decode(bytes: $0, options: options) }
     }
 
-    private func decode(bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws -> ImageContainer {
+    private func decode(bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws -> (ImageContainer, Path) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { throw CodecError.empty }
         let markers = JPEGMarkers(scanning: bytes)
         let source = Source(bytes: base.assumingMemoryBound(to: UInt8.self), count: UInt(bytes.count), markers: markers)
@@ -60,7 +87,8 @@ public struct JPEGDecoder: ImageDecoding {
         // A header call that only warned (e.g. extraneous bytes before a marker) has filled in the header.
         let headerStatus = tjDecompressHeader3(
             handle, source.bytes, source.count, &width, &height, &subsampling, &colorspace)
-        if headerStatus != 0 && !Self.isWarning(handle) {
+        let headerIsTurboJPEGs = headerStatus == 0 || Self.isWarning(handle)
+        if !headerIsTurboJPEGs {
             let reason = Self.message(handle)
             // TurboJPEG 2.1's header call rejects sampling factors it cannot name (some CMYK files) although
             // tjDecompress2 decodes them: fall back to the frame header read by the marker scan.
@@ -84,7 +112,17 @@ public struct JPEGDecoder: ImageDecoding {
 
         var isPartial = false
         var image: PixelBuffer
-        if scaled == fitted {
+        var path = Path.libjpeg
+        // The DC reader only for what TurboJPEG calls YCbCr or gray: RGB files (Adobe transform 0, component ids
+        // R, G, B) have 3 components too, and CMYK/YCCK are left to libjpeg.
+        let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
+        if allowsProgressiveDC, headerIsTurboJPEGs, isGray || colorspace == Int32(TJCS_YCbCr.rawValue),
+            !markers.isTruncated, Self.decodesAtOneEighth(full, scaled: scaled),
+            let dc = JPEGProgressiveDC.decode(bytes, width: full.width, height: full.height, isGray: isGray)
+        {
+            path = .progressiveDC
+            image = scaled == fitted ? dc : try dc.resampled(to: fitted)  // opaque in, opaque out
+        } else if scaled == fitted {
             // Straight into the result: the decoded size is the final size.
             image = try PixelBuffer(width: scaled.width, height: scaled.height, format: layout.pixelFormat) { out in
                 adviseHugePages(out)
@@ -114,9 +152,10 @@ public struct JPEGDecoder: ImageDecoding {
             if orientation.swapsDimensions { originalSize = PixelSize(width: full.height, height: full.width) }
             orientation = .up
         }
-        return ImageContainer(
+        let container = ImageContainer(
             frames: [ImageFrame(buffer: image)], format: .jpeg, orientation: orientation, isPreview: isPartial,
             originalSize: originalSize)
+        return (container, path)
     }
 
     /// The encoded bytes and what the marker scan learnt about them.

@@ -10,6 +10,7 @@ if CommandLine.arguments.dropFirst().first == "--child" {
 
 let groups: [(name: String, run: () throws -> Void)] = [
     ("decode", DecodeBench.run),
+    ("progressive-dc", ProgressiveDCBench.run),
     ("decode-webp-gif", WebPGIFBench.run),
     ("memcache", MemoryCacheBench.run),
     ("loopback-server", LoopbackServerBench.run),

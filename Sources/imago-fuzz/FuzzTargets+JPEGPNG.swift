@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoCodecs
 
 extension FuzzTargets {
     /// ExifReader on raw bytes (the EXIF block of a JPEG APP1 segment or a PNG eXIf chunk).
@@ -11,6 +12,15 @@ extension FuzzTargets {
     /// fuzzer spends its time on parsing rather than on filling large valid images.
     static func jpeg(_ data: Data) {
         decodeEveryWay(JPEGDecoder(), data)
+    }
+
+    /// The progressive JPEG DC-scan reader on its own (under a 4 MP limit), then JPEGDecoder at a target small
+    /// enough for 1/8 scale, where it tries the reader first and falls back to libjpeg.
+    static func jpegDC(_ data: Data) {
+        let limit = 4_000_000
+        _ = JPEGProgressiveDC.decode(data, pixelLimit: limit)
+        _ = try? JPEGDecoder().decode(
+            data, options: DecodingOptions(targetSize: PixelSize(width: 8, height: 8), pixelLimit: limit))
     }
 
     /// PNGDecoder, as `jpeg`.

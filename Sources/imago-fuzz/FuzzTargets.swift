@@ -17,6 +17,7 @@ enum FuzzTargets {
         FuzzTarget(name: "decode-defaults", run: decodeDefaults),
         FuzzTarget(name: "exif", run: exif),
         FuzzTarget(name: "jpeg", run: jpeg),
+        FuzzTarget(name: "jpeg-dc", run: jpegDC),
         FuzzTarget(name: "png", run: png),
     ]
 
