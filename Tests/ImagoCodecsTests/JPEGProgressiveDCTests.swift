@@ -53,9 +53,7 @@ import Testing
     }
 
     /// Restart intervals (in MCU rows and in blocks), written by jpegtran since TurboJPEG 2.1's API cannot.
-    @Test(
-        .enabled(if: ProgressiveJPEGFixtures.hasJpegtran, "jpegtran (libjpeg-turbo-progs) writes the restart files"),
-        arguments: restartCases)
+    @Test(arguments: restartCases)
     func matchesLibjpegWithRestartIntervals(_ name: String) throws {
         try matchesLibjpegsEighthScaleDecodeExactly(name)
     }
@@ -178,8 +176,7 @@ import Testing
         try Self.sweep(Self.fixture(name))
     }
 
-    @Test(.enabled(if: ProgressiveJPEGFixtures.hasJpegtran, "jpegtran (libjpeg-turbo-progs) writes the restart file"))
-    func byteFlipSweepWithRestartIntervalsNeverDiffersFromLibjpeg() throws {
+    @Test func byteFlipSweepWithRestartIntervalsNeverDiffersFromLibjpeg() throws {
         try Self.sweep(F.jpegtran(Self.fixture("odd 422"), ["-progressive", "-restart", "2B"]))
     }
 

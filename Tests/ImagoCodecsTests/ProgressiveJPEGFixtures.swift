@@ -118,6 +118,11 @@ enum ProgressiveJPEGFixtures {
 
     /// `data` rewritten losslessly by jpegtran with `arguments` (e.g. `-progressive -restart 1`).
     static func jpegtran(_ data: Data, _ arguments: [String]) throws -> Data {
+        guard hasJpegtran else {
+            // `make test` installs it (scripts/install-deps.sh); a missing tool fails the test, never skips it.
+            throw Failure(
+                description: "jpegtran is missing at \(jpegtranPath): install libjpeg-turbo-progs (make deps)")
+        }
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("imago-dc-\(UUID().uuidString).jpg")
         try data.write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
