@@ -57,3 +57,32 @@ public struct JPEGEncoder: ImageEncoding {
         return Data(bytes: output, count: Int(outputSize))
     }
 }
+
+extension JPEGEncoder {
+    /// `data` rewritten as a progressive JPEG without re-encoding (TurboJPEG's lossless transform with
+    /// `TJXOPT_PROGRESSIVE`): the same coefficients, quantisation and sampling in a multi-scan file. For tests and
+    /// benchmarks of the progressive paths.
+    ///
+    /// - Throws: ``CodecError/corrupt(format:reason:)`` with TurboJPEG's message when `data` cannot be transformed.
+    package static func losslesslyProgressive(_ data: Data) throws -> Data {
+        guard let handle = tjInitTransform() else {
+            throw CodecError.corrupt(format: .jpeg, reason: "TurboJPEG could not create a transformer")
+        }
+        defer { tjDestroy(handle) }
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var size: UInt = 0
+        defer { if let output { tjFree(output) } }
+        var transform = tjtransform()
+        transform.op = Int32(TJXOP_NONE.rawValue)
+        transform.options = TJXOPT_PROGRESSIVE
+        let status = data.withUnsafeBytes { bytes in
+            tjTransform(
+                handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(bytes.count), 1, &output, &size,
+                &transform, 0)
+        }
+        guard status == 0, let output else {
+            throw CodecError.corrupt(format: .jpeg, reason: JPEGDecoder.message(handle))
+        }
+        return Data(bytes: output, count: Int(size))
+    }
+}

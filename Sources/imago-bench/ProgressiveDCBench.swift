@@ -1,4 +1,3 @@
-import CJPEGTurbo
 import Foundation
 import Imago
 import ImagoCodecs
@@ -12,7 +11,7 @@ import ImagoCodecs
 enum ProgressiveDCBench {
     static func run() throws {
         let large = try DecodeBench.corpus("formats/TestImageLarge.jpg")
-        let twelve = try progressive(DecodeBench.corpus("formats/TestJFIF.jpg"))
+        let twelve = try JPEGEncoder.losslesslyProgressive(DecodeBench.corpus("formats/TestJFIF.jpg"))
         let thumbnail = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
         var libjpeg = JPEGDecoder()
         libjpeg.allowsProgressiveDC = false
@@ -27,26 +26,5 @@ enum ProgressiveDCBench {
                 },
                 peer: { try DecodeBench.msPerOp(iterations) { _ = try libjpeg.decode(data, options: thumbnail) } })
         }
-    }
-
-    struct TransformFailed: Error {}
-
-    /// `data` rewritten as a progressive JPEG without re-encoding (tjTransform with TJXOPT_PROGRESSIVE).
-    static func progressive(_ data: Data) throws -> Data {
-        guard let handle = tjInitTransform() else { throw TransformFailed() }
-        defer { tjDestroy(handle) }
-        var output: UnsafeMutablePointer<UInt8>? = nil
-        var size: UInt = 0
-        defer { if let output { tjFree(output) } }
-        var transform = tjtransform()
-        transform.op = Int32(TJXOP_NONE.rawValue)
-        transform.options = TJXOPT_PROGRESSIVE
-        let status = data.withUnsafeBytes { bytes in
-            tjTransform(
-                handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(bytes.count), 1, &output, &size,
-                &transform, 0)
-        }
-        guard status == 0, let output else { throw TransformFailed() }
-        return Data(bytes: output, count: Int(size))
     }
 }

@@ -95,8 +95,7 @@ import Testing
         let options = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
         // When decoded with and without the DC reader
         let fast = try JPEGDecoder().decodeReportingPath(data, options: options)
-        var libjpeg = JPEGDecoder()
-        libjpeg.allowsProgressiveDC = false
+        let libjpeg = F.libjpegOnly
         let slow = try libjpeg.decodeReportingPath(data, options: options)
         // Then the DC path was taken, and the thumbnails are identical (same 1/8 image, same resampling)
         #expect(fast.path == .progressiveDC)
@@ -113,8 +112,7 @@ import Testing
         // When fitted to 64×96 (stored 96×64: exactly 1/8 scale), with and without the DC reader
         let options = DecodingOptions(targetSize: PixelSize(width: 64, height: 96))
         let fast = try JPEGDecoder().decodeReportingPath(data, options: options)
-        var libjpeg = JPEGDecoder()
-        libjpeg.allowsProgressiveDC = false
+        let libjpeg = F.libjpegOnly
         let slow = try libjpeg.decode(data, options: options)
         // Then the DC path turned the image exactly as the libjpeg path did
         #expect(fast.path == .progressiveDC)
@@ -157,8 +155,7 @@ import Testing
         let dhtLength = Int(data[dht + 2]) << 8 | Int(data[dht + 3])
         let withoutDHT = data.prefix(dht) + data.suffix(from: dht + 2 + dhtLength)
         let options = DecodingOptions(targetSize: PixelSize(width: 17, height: 10))
-        var libjpeg = JPEGDecoder()
-        libjpeg.allowsProgressiveDC = false
+        let libjpeg = F.libjpegOnly
         for (name, variant) in [("flipped", flipped), ("truncated", truncated), ("no DHT", withoutDHT)] {
             // When decoded with the DC reader allowed and with libjpeg alone
             let fast = F.outcome(JPEGDecoder(), variant, options)
@@ -187,8 +184,7 @@ import Testing
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((state >> 33) % UInt64(bound))
         }
-        var libjpeg = JPEGDecoder()
-        libjpeg.allowsProgressiveDC = false
+        let libjpeg = F.libjpegOnly
         let options = DecodingOptions(targetSize: PixelSize(width: 17, height: 10))
         var taken = 0
         for _ in 0..<600 {
@@ -211,8 +207,7 @@ import Testing
             "jpeg/reference", "jpeg/reference/mozilla", "jpeg/malformed", "jpeg/malformed/imagetestsuite", "formats",
         ]
         let files = try folders.flatMap { try corpusFiles($0, ext: "jpg") }
-        var libjpeg = JPEGDecoder()
-        libjpeg.allowsProgressiveDC = false
+        let libjpeg = F.libjpegOnly
         var dcPaths = 0
         for file in files {
             let data = try Data(contentsOf: file)

@@ -67,24 +67,15 @@ enum ProgressiveJPEGFixtures {
         return Data(bytes: output, count: Int(size))
     }
 
-    /// `data` rewritten losslessly as progressive (tjTransform, TJXOPT_PROGRESSIVE): same coefficients and sampling.
-    static func madeProgressive(_ data: Data) throws -> Data {
-        guard let handle = tjInitTransform() else { throw Failure(description: "tjInitTransform") }
-        defer { tjDestroy(handle) }
-        var output: UnsafeMutablePointer<UInt8>? = nil
-        var size: UInt = 0
-        defer { if let output { tjFree(output) } }
-        var transform = tjtransform()
-        transform.op = Int32(TJXOP_NONE.rawValue)
-        transform.options = TJXOPT_PROGRESSIVE
-        let status = data.withUnsafeBytes { bytes in
-            tjTransform(
-                handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(bytes.count), 1, &output, &size,
-                &transform, 0)
-        }
-        guard status == 0, let output else { throw Failure(description: String(cString: tjGetErrorStr2(handle))) }
-        return Data(bytes: output, count: Int(size))
+    /// A JPEG decoder with the DC reader off: libjpeg's own decode at every scale.
+    static var libjpegOnly: JPEGDecoder {
+        var decoder = JPEGDecoder()
+        decoder.allowsProgressiveDC = false
+        return decoder
     }
+
+    /// `data` rewritten losslessly as progressive (tjTransform, TJXOPT_PROGRESSIVE): same coefficients and sampling.
+    static func madeProgressive(_ data: Data) throws -> Data { try JPEGEncoder.losslesslyProgressive(data) }
 
     /// A Kodak photo (768×512) as a progressive JPEG.
     static func kodak(_ number: Int, subsampling: TJSAMP) throws -> Data {
