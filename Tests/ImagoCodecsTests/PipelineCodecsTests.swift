@@ -6,7 +6,12 @@ import Testing
 /// Streams fixed bytes in ten steps (progress and partial data), then finishes; for previews with a real decoder.
 private final class StreamingLoader: DataLoading {
     let data: Data
-    init(_ data: Data) { self.data = data }
+    /// When set, the loader sends `.finished` only once this is signalled (or after 10 s, so a test never hangs).
+    let finishGate: DispatchSemaphore?
+    init(_ data: Data, finishGate: DispatchSemaphore? = nil) {
+        self.data = data
+        self.finishGate = finishGate
+    }
 
     final class Handle: DataLoadTask {
         func cancel() {}
@@ -15,12 +20,14 @@ private final class StreamingLoader: DataLoading {
 
     func load(_ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void) -> any DataLoadTask {
         let data = data
+        let finishGate = finishGate
         DispatchQueue.global().async {
             for step in 1...10 {
                 let count = data.count * step / 10
                 handler(.progress(received: Int64(count), expected: Int64(data.count)))
                 if request.reportsPartialData, step < 10 { handler(.partialData(data.prefix(count))) }
             }
+            _ = finishGate?.wait(timeout: .now() + 10)
             handler(.finished(DataResponse(data: data, url: request.url)))
         }
         return Handle()
@@ -48,7 +55,10 @@ struct PipelineCodecsTests {
     @Test func progressiveJPEGDeliversDecodedPreviews() async throws {
         let data = try corpusData("jpeg/reference/progressive3.jpg")
         var configuration = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: nil)
-        configuration.dataLoader = StreamingLoader(data)
+        // The download ends only after the first preview arrived: with every chunk sent at once, a slow machine
+        // (or TSan) could otherwise finish the download before any preview decode, and rightly show none.
+        let firstPreview = DispatchSemaphore(value: 0)
+        configuration.dataLoader = StreamingLoader(data, finishGate: firstPreview)
         configuration.previewInterval = 0.1
         let pipeline = ImagePipeline(configuration: configuration)
         let task = pipeline.loadImage(
@@ -58,7 +68,9 @@ struct PipelineCodecsTests {
         var final: PixelSize?
         for await event in task.events {
             switch event {
-            case .preview(let image): previews.append(image.image.size)
+            case .preview(let image):
+                previews.append(image.image.size)
+                if previews.count == 1 { firstPreview.signal() }
             case .finished(let result): final = try result.get().image.image.size
             default: break
             }

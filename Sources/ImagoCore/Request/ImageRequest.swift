@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What to load: a source (URL or your own bytes), the processors to apply, how large to decode, how urgently,
 /// and how caches are used.
@@ -36,7 +35,10 @@ public struct ImageRequest: Sendable, CustomStringConvertible {
         var decodingOptions: DecodingOptions?
         var userInfo: String?
         /// The memory-cache key, made on first use (hashing a URL-sized key costs ~200 ns); cleared on mutation.
-        let imageCacheKey = Mutex<ImageCacheKey?>(nil)
+        /// A `Locked` (pthread mutex), not the standard library's `Mutex`: on Linux `Mutex` hands a contended lock
+        /// over through a priority-inheritance futex in the kernel, which ThreadSanitizer cannot see, so two
+        /// loads of one request reported a false data race under TSan.
+        let imageCacheKey = Locked<ImageCacheKey?>(nil)
 
         init(source: Source, processors: [any ImageProcessing], targetSize: PixelSize?) {
             self.source = source
