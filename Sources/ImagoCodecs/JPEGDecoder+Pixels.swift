@@ -46,9 +46,7 @@ extension JPEGDecoder {
         guard target != full else { return full }
         var best = full
         for (num, denom) in scalingFactors {
-            // TJSCALED(dim, factor), a function-like macro Swift cannot import: ceil(dim × num / denom).
-            let size = PixelSize(
-                width: (full.width * num + denom - 1) / denom, height: (full.height * num + denom - 1) / denom)
+            let size = scaled(full, num: num, denom: denom)
             if size.width >= target.width && size.height >= target.height && size.pixelCount < best.pixelCount {
                 best = size
             }
@@ -60,13 +58,17 @@ extension JPEGDecoder {
     /// factor fits in it (tjDecompress2 takes the largest factor whose size fits; a 4×4 image asked for 1×1 is
     /// decoded at 1/4, a 1×1 image at 1/1).
     static func decodesAtOneEighth(_ full: PixelSize, scaled: PixelSize) -> Bool {
-        let eighth = PixelSize(width: (full.width + 7) / 8, height: (full.height + 7) / 8)
-        guard scaled == eighth else { return false }
+        guard scaled == Self.scaled(full, num: 1, denom: 8) else { return false }
         return !scalingFactors.contains { num, denom in
-            num * 8 > denom
-                && (full.width * num + denom - 1) / denom <= scaled.width
-                && (full.height * num + denom - 1) / denom <= scaled.height
+            let size = Self.scaled(full, num: num, denom: denom)
+            return num * 8 > denom && size.width <= scaled.width && size.height <= scaled.height
         }
+    }
+
+    /// `full` at the DCT scale `num`/`denom`, as TurboJPEG sizes it: TJSCALED(dim, factor), a function-like macro
+    /// Swift cannot import, is ceil(dim × num / denom).
+    static func scaled(_ full: PixelSize, num: Int, denom: Int) -> PixelSize {
+        PixelSize(width: (full.width * num + denom - 1) / denom, height: (full.height * num + denom - 1) / denom)
     }
 
     /// Converts CMYK bytes to RGBA in place (4 bytes in, 4 bytes out). Plain CMYK: R = (255 − C)(255 − K)/255;

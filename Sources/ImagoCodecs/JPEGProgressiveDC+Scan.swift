@@ -1,4 +1,4 @@
-import Glibc
+import Foundation  // memchr
 import ImagoCore
 
 extension JPEGProgressiveDC {

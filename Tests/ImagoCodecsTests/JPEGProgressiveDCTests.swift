@@ -48,7 +48,7 @@ import Testing
         // Then the images are identical, byte for byte
         #expect(dc.size == reference.size)
         #expect(dc.format == reference.format)
-        let difference = try #require(F.difference(dc, reference))
+        let difference = meanAbsoluteError(dc, reference)
         #expect(difference.max == 0, "\(name): mean \(difference.mean), max \(difference.max)")
     }
 
@@ -61,8 +61,9 @@ import Testing
     /// 4:2:0: libjpeg decodes the chroma with a 2×2 IDCT (it needs 25 AC coefficients); the reader interpolates
     /// the chroma DC values with triangle weights. Luma is still exact. Bounds, from measurement (printed below):
     /// photographs differ by ≤ 2.5 levels on average at 1/8 scale (Kodak 768×512 give 96×64, already thumbnails),
-    /// and ≤ 1.5 once a 4032×3024 photo's 504×378 is area-averaged to its 256-px thumbnail; single bytes differ by up to ~100 where a strong chroma edge lies inside one 16×16 block (the DC
-    /// average cannot show it; B = Y + 1.772·(Cb − 128) nearly doubles a Cb error), so max ≤ 128.
+    /// and ≤ 1.5 once a 4032×3024 photo's 504×378 is area-averaged to its 256-px thumbnail; single bytes differ by
+    /// up to ~100 where a strong chroma edge lies inside one 16×16 block (the DC average cannot show it;
+    /// B = Y + 1.772·(Cb − 128) nearly doubles a Cb error), so max ≤ 128.
     @Test(arguments: [
         "kodak 420 3", "kodak 420 7", "kodak 420 23", "corpus jpeg/reference/non-interleaved-mcu.jpg",
         "progressive formats/TestJFIF.jpg",
@@ -77,10 +78,10 @@ import Testing
         let luma = try #require(JPEGProgressiveDC.decodeLuma(data))
         #expect(luma == (try F.libjpegEighth(data, gray: true)))
         // And the colour differs by a few levels
-        let difference = try #require(F.difference(dc, reference))
+        let difference = meanAbsoluteError(dc, reference)
         let thumbnailSize = PixelSize(width: 256, height: 256)
         let fitted = dc.size.fitted(within: thumbnailSize)
-        let thumbnail = try #require(F.difference(dc.resampled(to: fitted), reference.resampled(to: fitted)))
+        let thumbnail = meanAbsoluteError(try dc.resampled(to: fitted), try reference.resampled(to: fitted))
         print("4:2:0 \(name): 1/8 mean \(difference.mean) max \(difference.max); thumbnail mean \(thumbnail.mean)")
         #expect(difference.mean <= 2.5, "\(name): mean \(difference.mean)")
         if fitted != dc.size {  // (a Kodak photo's 96×64 is already smaller than the thumbnail)

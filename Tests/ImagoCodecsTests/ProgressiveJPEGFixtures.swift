@@ -16,15 +16,11 @@ enum ProgressiveJPEGFixtures {
     static func libjpegEighth(_ data: Data, gray: Bool = false) throws -> PixelBuffer {
         guard let handle = tjInitDecompress() else { throw Failure(description: "tjInitDecompress") }
         defer { tjDestroy(handle) }
+        let header = try self.header(data, handle)
         return try data.withUnsafeBytes { raw -> PixelBuffer in
             let bytes = raw.bindMemory(to: UInt8.self)
-            var (width, height, subsampling, colorspace): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
-            guard
-                tjDecompressHeader3(
-                    handle, bytes.baseAddress, UInt(bytes.count), &width, &height, &subsampling, &colorspace) == 0
-            else { throw Failure(description: String(cString: tjGetErrorStr2(handle))) }
-            let isGray = gray || colorspace == Int32(TJCS_GRAY.rawValue)
-            let (w, h) = ((Int(width) + 7) / 8, (Int(height) + 7) / 8)
+            let isGray = gray || header.colorspace == Int32(TJCS_GRAY.rawValue)
+            let (w, h) = ((Int(header.width) + 7) / 8, (Int(header.height) + 7) / 8)
             let format: PixelBuffer.PixelFormat = isGray ? .gray8 : .rgba8
             return try PixelBuffer(width: w, height: h, format: format) { out in
                 let status = tjDecompress2(
@@ -40,13 +36,21 @@ enum ProgressiveJPEGFixtures {
     static func subsampling(_ data: Data) -> Int32 {
         guard let handle = tjInitDecompress() else { return -1 }
         defer { tjDestroy(handle) }
+        return (try? header(data, handle).subsampling) ?? -1
+    }
+
+    /// TurboJPEG's header call on `data` with `handle`; throws its message when it fails.
+    static func header(
+        _ data: Data, _ handle: tjhandle
+    ) throws -> (width: Int32, height: Int32, subsampling: Int32, colorspace: Int32) {
         var (width, height, subsampling, colorspace): (Int32, Int32, Int32, Int32) = (0, 0, -1, 0)
         let status = data.withUnsafeBytes { raw in
             tjDecompressHeader3(
                 handle, raw.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(raw.count), &width, &height,
                 &subsampling, &colorspace)
         }
-        return status == 0 ? subsampling : -1
+        guard status == 0 else { throw Failure(description: String(cString: tjGetErrorStr2(handle))) }
+        return (width, height, subsampling, colorspace)
     }
 
     /// `image` encoded by TurboJPEG as a progressive JPEG with `subsampling`.
@@ -127,19 +131,6 @@ enum ProgressiveJPEGFixtures {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw Failure(description: "jpegtran \(arguments) failed") }
         return output
-    }
-
-    /// How two images differ per byte: the mean and the largest absolute difference (`nil` for other sizes/formats).
-    static func difference(_ a: PixelBuffer, _ b: PixelBuffer) -> (mean: Double, max: Int)? {
-        guard a.size == b.size, a.format == b.format else { return nil }
-        var total = 0
-        var largest = 0
-        for (p, q) in zip(a.bytes, b.bytes) {
-            let d = abs(Int(p) - Int(q))
-            total += d
-            largest = max(largest, d)
-        }
-        return (Double(total) / Double(max(a.bytes.count, 1)), largest)
     }
 
     /// What a decode gave: the pixels and flags, or the error's text.
