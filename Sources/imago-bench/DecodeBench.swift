@@ -109,25 +109,27 @@ private final class TurboJPEGPeer {
         output = [UInt8](repeating: 0, count: Int(w) * Int(h) * 4)
     }
 
+    /// Decodes into the buffer kept across calls (its pages were faulted in once).
     func decode() throws {
-        guard let handle = tjInitDecompress() else { throw BenchError.peerFailed("tjInitDecompress") }
-        defer { tjDestroy(handle) }
-        let status = output.withUnsafeMutableBufferPointer { out in
-            tjDecompress2(
-                handle, data, UInt(data.count), out.baseAddress, width, width * 4, height, TJPF_RGBA.rawValue, 0)
+        try output.withUnsafeMutableBufferPointer { out in
+            guard let base = out.baseAddress else { throw BenchError.peerFailed("empty output buffer") }
+            try decode(into: base)
         }
-        guard status == 0 else { throw BenchError.peerFailed("tjDecompress2") }
     }
 
     /// Decodes into a buffer malloc'd for this call and freed after it, as a caller keeping the image must.
     func decodeIntoNewBuffer() throws {
-        guard let handle = tjInitDecompress() else { throw BenchError.peerFailed("tjInitDecompress") }
-        defer { tjDestroy(handle) }
         guard let buffer = malloc(Int(width) * Int(height) * 4) else { throw BenchError.peerFailed("malloc") }
         defer { free(buffer) }
+        try decode(into: buffer.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// One tjDecompress2 of the whole image as RGBA into `destination`, with a handle of its own.
+    private func decode(into destination: UnsafeMutablePointer<UInt8>) throws {
+        guard let handle = tjInitDecompress() else { throw BenchError.peerFailed("tjInitDecompress") }
+        defer { tjDestroy(handle) }
         let status = tjDecompress2(
-            handle, data, UInt(data.count), buffer.assumingMemoryBound(to: UInt8.self), width, width * 4, height,
-            TJPF_RGBA.rawValue, 0)
+            handle, data, UInt(data.count), destination, width, width * 4, height, TJPF_RGBA.rawValue, 0)
         guard status == 0 else { throw BenchError.peerFailed("tjDecompress2") }
     }
 }
