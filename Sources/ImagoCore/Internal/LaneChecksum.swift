@@ -39,15 +39,13 @@ package enum LaneChecksum {
                 }
             }
         }
-        var lanes = LittleEndianWriter(capacity: 136)
-        for sums in [a, b] {
-            for vector in [sums.v0, sums.v1, sums.v2, sums.v3] {
-                lanes.u64(vector[0])
-                lanes.u64(vector[1])
-            }
+        // The 16 lane sums, then the length, as little-endian words on the stack (arrays cost ~0.3 µs a call).
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 17) { words in
+            a.store(into: words, at: 0)
+            b.store(into: words, at: 8)
+            words[16] = UInt64(count).littleEndian
+            return XXH64.hash(UnsafeRawBufferPointer(words))
         }
-        lanes.u64(UInt64(count))
-        return lanes.bytes.withUnsafeBytes { XXH64.hash($0) }
     }
 
     /// Eight 64-bit lane sums (lane i = little-endian word i of each 64-byte block).
@@ -63,6 +61,14 @@ package enum LaneChecksum {
             v1 &+= SIMD2(littleEndian: p.loadUnaligned(fromByteOffset: 16, as: SIMD2<UInt64>.self))
             v2 &+= SIMD2(littleEndian: p.loadUnaligned(fromByteOffset: 32, as: SIMD2<UInt64>.self))
             v3 &+= SIMD2(littleEndian: p.loadUnaligned(fromByteOffset: 48, as: SIMD2<UInt64>.self))
+        }
+
+        /// Writes the eight sums, little-endian, to `words[start ..< start + 8]`.
+        @inline(__always) func store(into words: UnsafeMutableBufferPointer<UInt64>, at start: Int) {
+            for (i, vector) in [v0, v1, v2, v3].enumerated() {
+                words[start + 2 * i] = vector[0].littleEndian
+                words[start + 2 * i + 1] = vector[1].littleEndian
+            }
         }
 
         /// Adds `other`'s sums, lane by lane.
