@@ -45,6 +45,28 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    @Test func aFileThisCacheWroteNeedsNoChecksumYetDamageInPlaceIsCaught() throws {
+        // Given an entry this cache just wrote
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let cache = try DiskCache(directory: directory, configuration: testConfiguration())
+        let payload = CachePayload.make(key: Self.key, version: 1)
+        try cache.storeSynchronously(payload, for: Self.key)
+        let path = entryPath(in: directory, key: Self.key)
+
+        // Then its version on disk counts as verified before any read, and reads serve it
+        let written = try #require(DiskCacheDirectory.stamp(path: path))
+        #expect(cache.isVerified(SHA256.hash(Self.key), written))
+        #expect(cache.entry(for: Self.key)?.data == payload)
+
+        // When one payload byte is changed in place, with the modification time restored
+        try Self.damagePayloadInPlace(path)
+
+        // Then the next read is a miss and the damaged file is removed
+        #expect(cache.entry(for: Self.key) == nil)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func aDamagedReplacementFromAnotherCacheIsVerified() throws {
         // Given cache A has verified the entry
         let directory = makeTemporaryDirectory()

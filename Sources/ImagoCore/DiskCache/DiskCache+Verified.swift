@@ -2,7 +2,11 @@
 // process often reads the same entries again (a decode per request for the same image, several processed
 // variants of one download), and an entry file is never rewritten in place: a store writes a new file and
 // renames it over the old one. So each DiskCache remembers which file versions (FileStamp: inode, size, mtime,
-// ctime) passed the checksum, and skips it for them (unless `Configuration.verifiesEveryRead`).
+// ctime) passed the checksum, and skips it for them (unless `Configuration.verifiesEveryRead`). A file this
+// process wrote counts as verified too: its payload is the one checksummed when its header was made, and the
+// stamp is taken from the file after the rename. The trust is the same in both cases: a version, once known
+// good, stays good until its stamp changes, as a replacement, truncation or write(2) changes it (a write
+// within the kernel's timestamp tick of the last change, a few ms, can go unseen).
 
 extension DiskCache {
     /// The most file versions remembered; past it the memo is emptied and starts over.
@@ -22,6 +26,18 @@ extension DiskCache {
             if memo.count >= Self.maxVerifiedFiles { memo.removeAll(keepingCapacity: true) }
             memo[digest] = stamp
         }
+    }
+
+    /// Records the file just renamed to `path` as verified when it is still the one this process wrote
+    /// (`file`): its bytes are the ones checksummed for its header, so the first read needs no checksum pass,
+    /// as for a file read and verified before. Forgets `digest`'s file otherwise.
+    func rememberOwnWrite(_ digest: SHA256Digest, path: String, file: DiskCacheDirectory.FileID?) {
+        // Stamped after the rename, which changes the file's ctime.
+        guard let file, let stamp = DiskCacheDirectory.stamp(path: path), stamp.file == file else {
+            forgetVerified(digest)
+            return
+        }
+        rememberVerified(digest, stamp)
     }
 
     /// Forgets `digest`'s file (replaced by this process, or found damaged).

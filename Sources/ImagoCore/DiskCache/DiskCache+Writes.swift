@@ -30,8 +30,10 @@ extension DiskCache {
         let temp = nextTempPath()
         if let code = configuration.writeFault?() { throw Error.write(temp, code) }
         let sync = configuration.durability == .powerLoss
+        var written: DiskCacheDirectory.FileID?
         let code = header.withUnsafeBytes { head in
-            data.withUnsafeBytes { body in DiskCacheDirectory.writeNewFile(path: temp, parts: [head, body], sync: sync)
+            data.withUnsafeBytes { body in
+                DiskCacheDirectory.writeNewFile(path: temp, parts: [head, body], sync: sync, file: &written)
             }
         }
         guard code == 0 else { throw Error.write(temp, code) }
@@ -46,7 +48,7 @@ extension DiskCache {
                     }
                     guard code == 0 else { throw Error.write(path, code) }
                 }
-                forgetVerified(digest)
+                rememberOwnWrite(digest, path: path, file: written)
                 if sync { DiskCacheDirectory.syncDirectory(layout.shardPath(digest)) }
                 let record = DiskCacheIndex.Record(
                     digest: digest, size: fileSize, storedAt: metadata.storedAt.timeIntervalSinceReferenceDate,

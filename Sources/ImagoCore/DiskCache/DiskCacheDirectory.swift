@@ -103,6 +103,13 @@ package struct DiskCacheDirectory: Sendable {
         return FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
+    /// The stamp of the file at `path` itself (`lstat`), or `nil` when it cannot be read.
+    package static func stamp(path: String) -> FileStamp? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        return FileStamp(st)
+    }
+
     package static func fileID(fd: Int32) -> FileID? {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return nil }
@@ -177,10 +184,20 @@ package struct DiskCacheDirectory: Sendable {
     /// The parts go out in one `writev(2)` (more only after a short write), so a header and its payload cost one
     /// system call, not one each.
     package static func writeNewFile(path: String, parts: [UnsafeRawBufferPointer], sync: Bool) -> Int32 {
+        var file: FileID?
+        return writeNewFile(path: path, parts: parts, sync: sync, file: &file)
+    }
+
+    /// ``writeNewFile(path:parts:sync:)``, also setting `file` to the identity of the file written (when it
+    /// succeeds), so that a caller can tell its own file from one that replaced it.
+    package static func writeNewFile(
+        path: String, parts: [UnsafeRawBufferPointer], sync: Bool, file: inout FileID?
+    ) -> Int32 {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return errno }
         var failure = writeAll(fd: fd, parts)
         if failure == 0, sync, fsync(fd) != 0 { failure = errno }
+        if failure == 0 { file = fileID(fd: fd) }
         if close(fd) != 0, failure == 0, errno != EINTR { failure = errno }
         if failure != 0 { unlink(path) }
         return failure
