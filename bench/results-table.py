@@ -36,4 +36,6 @@ for r in rows:
     met_s = "—" if met is None else ("yes" if met else "**NO**")
     name = r["name"].replace("|", "\\|")
     peer = r["peerName"].replace("|", "\\|")
+    if r.get("note"):
+        peer += "; " + r["note"].replace("|", "\\|")
     print(f"| {name} | {num(r['imago'])} | {num(r['peer'])} | {r['unit']} | {r['ratio']:.3f} | {goal_s} | {met_s} | {peer} |")

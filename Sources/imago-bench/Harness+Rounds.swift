@@ -23,13 +23,13 @@ func interleave(rounds: Int, warmUp: Bool = true, _ sides: [() throws -> [Double
 @discardableResult
 func record(
     _ name: String, unit: String, goal: Double?, goalOnImago: Bool = false, peerName: String, imago: Double,
-    peer: Double
+    peer: Double, note: String? = nil
 ) -> Comparison {
     let ratio = imago / peer
     let measured = goalOnImago ? imago : ratio
     let c = Comparison(
         name: name, imago: imago, peer: peer, unit: unit, ratio: ratio, goal: goal, met: goal.map { measured <= $0 },
-        peerName: peerName, goalOn: goalOnImago ? "imago" : nil)
+        peerName: peerName, goalOn: goalOnImago ? "imago" : nil, note: note)
     BenchReport.shared.add(c)
     return c
 }

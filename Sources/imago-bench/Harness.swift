@@ -14,6 +14,8 @@ struct Comparison: Codable {
     var peerName: String
     /// `"imago"` when the goal bounds Imago's own figure (peak RSS in MB …) rather than the ratio; nil: the ratio.
     var goalOn: String? = nil
+    /// What else the reader needs to weigh the figures (the conditions they were measured under), or nil.
+    var note: String? = nil
 }
 
 /// Collects comparisons, prints them as a table and writes `bench-results.json`.
@@ -28,7 +30,8 @@ final class BenchReport: @unchecked Sendable {  // used from the main task only
         print(
             String(
                 format: "%-58@ %12.4g %12.4g %-8@ %8.3f  %-8@ %-4@  (peer: %@)", c.name as NSString, c.imago, c.peer,
-                c.unit as NSString, c.ratio, goal as NSString, met as NSString, c.peerName as NSString))
+                c.unit as NSString, c.ratio, goal as NSString, met as NSString,
+                (c.note.map { "\(c.peerName); \($0)" } ?? c.peerName) as NSString))
         fflush(nil)  // progress shows line by line also when stdout is a log file
     }
 

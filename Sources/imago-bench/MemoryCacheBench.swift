@@ -92,27 +92,80 @@ enum MemoryCacheBench {
             ProcessInfo.processInfo.environment["IMAGO_BENCH_MEMCACHE_THREADS"].flatMap(Int.init)
             .map { [$0] } ?? [1, 2]
         for threads in threadCounts {
-            let suffix = threads == 1 ? "1 thread" : "\(threads) threads, ns/op per thread"
-            compare(
-                "memcache hit, prebuilt key vs Mutex<[String:V]> (\(suffix))", unit: "ns/op", goal: 1.2,
-                peerName: "Mutex<[String: ImageContainer]>", rounds: rounds,
-                imago: { measure(threads, imagoPrebuilt) }, peer: { measure(threads, dictionaryLookup) })
-            compare(
-                "memcache hit, key from String vs Mutex<[String:V]> (\(suffix))", unit: "ns/op", goal: 1.2,
-                peerName: "Mutex<[String: ImageContainer]>", rounds: rounds,
-                imago: { measure(threads, imagoFromString) }, peer: { measure(threads, dictionaryLookup) })
-            compare(
-                "memcache hit, prebuilt key vs NSCache (\(suffix))", unit: "ns/op", goal: 0.125,
-                peerName: "NSCache<NSString, Box>", rounds: rounds,
-                imago: { measure(threads, imagoPrebuilt) }, peer: { measure(threads, nsCacheLookup) })
-            compare(
-                "memcache hit, key from String vs NSCache (\(suffix))", unit: "ns/op", goal: 0.125,
-                peerName: "NSCache<NSString, Box>", rounds: rounds,
-                imago: { measure(threads, imagoFromString) }, peer: { measure(threads, nsCacheLookup) })
+            let contenders: [(String, Double, String, @Sendable (Int) -> Int, @Sendable (Int) -> Int)] = [
+                (
+                    "memcache hit, prebuilt key vs Mutex<[String:V]>", 1.2, "Mutex<[String: ImageContainer]>",
+                    imagoPrebuilt, dictionaryLookup
+                ),
+                (
+                    "memcache hit, key from String vs Mutex<[String:V]>", 1.2, "Mutex<[String: ImageContainer]>",
+                    imagoFromString, dictionaryLookup
+                ),
+                (
+                    "memcache hit, prebuilt key vs NSCache", 0.125, "NSCache<NSString, Box>", imagoPrebuilt,
+                    nsCacheLookup
+                ),
+                (
+                    "memcache hit, key from String vs NSCache", 0.125, "NSCache<NSString, Box>", imagoFromString,
+                    nsCacheLookup
+                ),
+            ]
+            for (name, goal, peerName, imago, peer) in contenders {
+                if threads == 1 {
+                    compare(
+                        "\(name) (1 thread)", unit: "ns/op", goal: goal, peerName: peerName, rounds: rounds,
+                        imago: { measure(1, imago) }, peer: { measure(1, peer) })
+                } else {
+                    compareByPlacement(
+                        name, threads: threads, goal: goal, peerName: peerName, imago: imago, peer: peer)
+                }
+            }
         }
         let statistics = cache.statistics
         precondition(statistics.misses == 0 && statistics.currentCount == keyCount, "every lookup must hit")
     }
+
+    /// The contended rows, sorted by where the two threads ran. A contended hit costs about one cache-line
+    /// hand-over per line it writes, and this machine's hand-over time changes five-fold as the hypervisor moves
+    /// its vCPUs (``CoreHandoff``), so one median over rounds from both placements measures the placement mix
+    /// more than either side. Each round pair (A then B) is bracketed by two hand-over measurements and counted
+    /// under its placement; pairs that straddle a change are dropped, and a placement seen in fewer than three
+    /// pairs is not reported.
+    static func compareByPlacement(
+        _ name: String, threads: Int, goal: Double, peerName: String, imago: @escaping @Sendable (Int) -> Int,
+        peer: @escaping @Sendable (Int) -> Int
+    ) {
+        _ = measure(threads, imago)
+        _ = measure(threads, peer)
+        var pairs: [CoreHandoff.Placement: [(imago: Double, peer: Double, handoff: Double)]] = [:]
+        for _ in 0..<placementRounds {
+            let before = CoreHandoff.nanoseconds()
+            let a = measure(threads, imago)
+            let b = measure(threads, peer)
+            let after = CoreHandoff.nanoseconds()
+            pairs[CoreHandoff.placement(before: before, after: after), default: []].append((a, b, (before + after) / 2))
+        }
+        print(
+            "  \(name), \(threads) threads: \(placementRounds) round pairs: "
+                + [CoreHandoff.Placement.near, .far, .mixed].map { placement in
+                    let found = pairs[placement] ?? []
+                    let handoff =
+                        found.isEmpty ? "" : String(format: " (hand-over %.0f ns)", median(found.map(\.handoff)))
+                    return "\(found.count) \(placement.rawValue)\(handoff)"
+                }.joined(separator: ", "))
+        for placement in [CoreHandoff.Placement.near, .far] {
+            guard let found = pairs[placement], found.count >= 3 else { continue }
+            let handoff = median(found.map(\.handoff))
+            record(
+                "\(name) (\(threads) threads, \(placement.rawValue) cores, ns/op per thread)", unit: "ns/op",
+                goal: goal, peerName: peerName, imago: median(found.map(\.imago)), peer: median(found.map(\.peer)),
+                note: "\(found.count) of \(placementRounds) rounds, line hand-over \(Int(handoff.rounded())) ns")
+        }
+    }
+
+    /// Round pairs for each contended row: enough that a placement seen for a third of the run still gets
+    /// several pairs.
+    static let placementRounds = 15
 
     /// Runs `body` on `threads` threads at once; returns wall time ÷ lookups per thread, in ns.
     static func measure(_ threads: Int, _ body: @escaping @Sendable (Int) -> Int) -> Double {
