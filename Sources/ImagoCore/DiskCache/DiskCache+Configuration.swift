@@ -25,7 +25,8 @@ extension DiskCache {
         public var maxAge: Duration? = .seconds(7 * 24 * 3600)
 
         /// Whether every read recomputes the payload checksum. When `false`, a read skips it for an entry file
-        /// this cache already verified and that is unchanged since (same inode, size, and nanosecond
+        /// this cache already verified, or wrote itself (its payload is the one checksummed for its header), and
+        /// that is unchanged since (same inode, size, and nanosecond
         /// modification and status-change times: any replacement, truncation or write through the file system
         /// changes them); the header, its checksum, the lengths and the key are checked on every read. Only damage
         /// that bypasses the file system (bad media under an unchanged file) could then go unnoticed; set `true`
