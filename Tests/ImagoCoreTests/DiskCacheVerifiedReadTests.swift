@@ -26,6 +26,14 @@ import Testing
         #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
     }
 
+    /// Damages `path` in place (``damagePayloadInPlace(_:)``) and expects the next read of the key to miss and
+    /// remove the file.
+    static func expectDamageInPlaceIsCaught(_ cache: DiskCache, path: String) throws {
+        try damagePayloadInPlace(path)
+        #expect(cache.entry(for: key) == nil)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func aVerifiedFileDamagedInPlaceIsCaughtOnTheNextRead() throws {
         // Given an entry read (and so verified) once
         let directory = makeTemporaryDirectory()
@@ -36,13 +44,9 @@ import Testing
         #expect(cache.entry(for: Self.key)?.data == payload)
         #expect(cache.entry(for: Self.key)?.data == payload)
 
-        // When one payload byte is changed in place, with the modification time restored
-        let path = entryPath(in: directory, key: Self.key)
-        try Self.damagePayloadInPlace(path)
-
-        // Then the next read is a miss and the damaged file is removed
-        #expect(cache.entry(for: Self.key) == nil)
-        #expect(!FileManager.default.fileExists(atPath: path))
+        // When one payload byte is changed in place, with the modification time restored, Then the next read is
+        // a miss and the damaged file is removed
+        try Self.expectDamageInPlaceIsCaught(cache, path: entryPath(in: directory, key: Self.key))
     }
 
     @Test func aFileThisCacheWroteNeedsNoChecksumYetDamageInPlaceIsCaught() throws {
@@ -59,12 +63,9 @@ import Testing
         #expect(cache.isVerified(SHA256.hash(Self.key), written))
         #expect(cache.entry(for: Self.key)?.data == payload)
 
-        // When one payload byte is changed in place, with the modification time restored
-        try Self.damagePayloadInPlace(path)
-
-        // Then the next read is a miss and the damaged file is removed
-        #expect(cache.entry(for: Self.key) == nil)
-        #expect(!FileManager.default.fileExists(atPath: path))
+        // When one payload byte is changed in place, with the modification time restored, Then the next read is
+        // a miss and the damaged file is removed
+        try Self.expectDamageInPlaceIsCaught(cache, path: path)
     }
 
     @Test func aDamagedReplacementFromAnotherCacheIsVerified() throws {
