@@ -94,6 +94,30 @@ import Testing
         #expect(recorder.logs.value.contains { $0.contains("damaged") })
     }
 
+    @Test func readsLeaveTheFileAccessTimeAlone() throws {
+        // Given an entry whose access time is older than its modification time (so that `relatime` would update
+        // it on the next read)
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        var configuration = testConfiguration()
+        configuration.verifiesEveryRead = true
+        let cache = try DiskCache(directory: directory, configuration: configuration)
+        try cache.storeSynchronously(Data("payload".utf8), for: "k")
+        let path = entryPath(in: directory, key: "k")
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+        var times = [timespec(tv_sec: before.st_mtim.tv_sec - 3600, tv_nsec: 0), before.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+
+        // When the cache reads it
+        #expect(cache.entry(for: "k")?.data == Data("payload".utf8))
+
+        // Then the access time is untouched: the cache keeps its own recency order, and a read dirties no inode
+        var after = stat()
+        #expect(stat(path, &after) == 0)
+        #expect(after.st_atim.tv_sec == before.st_mtim.tv_sec - 3600)
+    }
+
     @Test func createsTheDirectory0700AndFiles0600() throws {
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }

@@ -124,14 +124,27 @@ package struct DiskCacheDirectory: Sendable {
         case valid(DiskCacheEntryFile.Header, Data, file: FileID, stamp: FileStamp)
     }
 
+    /// `O_NOATIME` on Linux (the generic value; Glibc's module does not export it), else 0. Entry reads use it:
+    /// the cache keeps its own recency order, and without it a first read under `relatime` dirties the inode
+    /// (a journal transaction, then a disk write) only to record an access time nobody reads.
+    static var noAccessTime: Int32 {
+        #if os(Linux)
+            return 0o1_000_000
+        #else
+            return 0
+        #endif
+    }
+
     /// Reads and verifies the entry file at `path` with one open and one read of the whole file; the payload is
     /// returned without a copy. Files larger than `maxFileSize` are reported corrupt before any allocation.
     /// `isVerified` is asked (once, before reading) whether this version of the file was verified already; if
-    /// so the payload checksum is skipped.
+    /// so the payload checksum is skipped. Opened with ``noAccessTime`` (again without it where the kernel
+    /// refuses it: a file owned by another user).
     package static func readEntry(
         at path: String, maxFileSize: Int, isVerified: (FileStamp) -> Bool = { _ in false }
     ) -> EntryRead {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        var fd = open(path, O_RDONLY | O_CLOEXEC | noAccessTime)
+        if fd < 0, errno == EPERM, noAccessTime != 0 { fd = open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
             let code = errno
             return code == ENOENT || code == ENOTDIR ? .missing : .failed(errno: code)
