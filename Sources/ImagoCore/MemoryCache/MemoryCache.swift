@@ -151,7 +151,9 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
         }
     }
 
-    // The configured clock's present, as the tables count time.
+    // The configured clock's present, as the tables count time. Kept out of line: `ContinuousClock.Instant` is
+    // resilient, and inlined into `image(for:)` it cost every hit a metadata lookup, even with no TTL set.
+    @inline(never)
     private func now() -> Duration { configuration.now() - Self.epoch }
 
     /// The broken internal invariants, described (empty when sound; O(n), for tests).
