@@ -79,6 +79,11 @@ package struct DiskCacheDirectory: Sendable {
     package struct FileID: Hashable, Sendable {
         var device: UInt64
         var inode: UInt64
+
+        init(_ st: stat) {
+            device = UInt64(st.st_dev)
+            inode = UInt64(st.st_ino)
+        }
     }
 
     /// One version of a file: replacing it (a rename over it), truncating it or writing into it changes the
@@ -90,18 +95,15 @@ package struct DiskCacheDirectory: Sendable {
         var changed: Int64
 
         init(_ st: stat) {
-            file = FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+            file = FileID(st)
             size = Int64(st.st_size)
             modified = Int64(st.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_mtim.tv_nsec)
             changed = Int64(st.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_ctim.tv_nsec)
         }
     }
 
-    package static func fileID(path: String) -> FileID? {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return nil }
-        return FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
-    }
+    /// The identity of the file at `path` itself (`lstat`), or `nil` when it cannot be read.
+    package static func fileID(path: String) -> FileID? { stamp(path: path)?.file }
 
     /// The stamp of the file at `path` itself (`lstat`), or `nil` when it cannot be read.
     package static func stamp(path: String) -> FileStamp? {
@@ -113,7 +115,7 @@ package struct DiskCacheDirectory: Sendable {
     package static func fileID(fd: Int32) -> FileID? {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return nil }
-        return FileID(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        return FileID(st)
     }
 
     /// The outcome of reading one entry file.
