@@ -145,17 +145,15 @@ enum MemoryCacheBench {
             let after = CoreHandoff.nanoseconds()
             pairs[CoreHandoff.placement(before: before, after: after), default: []].append((a, b, (before + after) / 2))
         }
+        let handoffs = pairs.mapValues { found in median(found.map(\.handoff)) }
         print(
             "  \(name), \(threads) threads: \(placementRounds) round pairs: "
                 + [CoreHandoff.Placement.near, .far, .mixed].map { placement in
-                    let found = pairs[placement] ?? []
-                    let handoff =
-                        found.isEmpty ? "" : String(format: " (hand-over %.0f ns)", median(found.map(\.handoff)))
-                    return "\(found.count) \(placement.rawValue)\(handoff)"
+                    let handoff = handoffs[placement].map { String(format: " (hand-over %.0f ns)", $0) } ?? ""
+                    return "\(pairs[placement]?.count ?? 0) \(placement.rawValue)\(handoff)"
                 }.joined(separator: ", "))
         for placement in [CoreHandoff.Placement.near, .far] {
-            guard let found = pairs[placement], found.count >= 3 else { continue }
-            let handoff = median(found.map(\.handoff))
+            guard let found = pairs[placement], let handoff = handoffs[placement], found.count >= 3 else { continue }
             record(
                 "\(name) (\(threads) threads, \(placement.rawValue) cores, ns/op per thread)", unit: "ns/op",
                 goal: goal, peerName: peerName, imago: median(found.map(\.imago)), peer: median(found.map(\.peer)),
