@@ -61,6 +61,27 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
         var update: ImageResponse?
         var nextContinuationID = 0
         var result: Result<ImageResponse, ImagePipeline.Error>?
+        /// Stream deliveries waiting to be made, in order, by the one thread draining them outside the lock.
+        var outbox: [(AsyncStream<Event>.Continuation, Delivery)] = []
+        var isDraining = false
+
+        /// Queues `delivery` for every open stream (made by the caller after unlocking, see `drainOutbox`).
+        mutating func post(_ delivery: Delivery) {
+            for c in continuations.values { outbox.append((c, delivery)) }
+        }
+
+        /// Whether the caller becomes the drainer (nobody else is draining and something waits).
+        mutating func claimDrain() -> Bool {
+            guard !isDraining, !outbox.isEmpty else { return false }
+            isDraining = true
+            return true
+        }
+    }
+
+    // One event for one stream, or its end.
+    private enum Delivery {
+        case yield(Event)
+        case finish
     }
 
     /// What the task calls, and where.
@@ -135,22 +156,23 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     /// Cancels the task: its share of any work is released (work shared with other tasks goes on), the event
     /// streams end with `.finished(.failure(.cancelled))`, and no callback is called afterwards. Idempotent.
     public func cancel() {
-        let (subscription, wasRunning) = state.withLock { s -> (WorkSubscription?, Bool) in
+        let (subscription, wasRunning, drains) = state.withLock { s -> (WorkSubscription?, Bool, Bool) in
             s.cancelCalled = true
-            guard s.phase != .done else { return (nil, false) }
+            guard s.phase != .done else { return (nil, false, false) }
             let wasRunning = s.phase == .running
             s.phase = .done
             s.wasCancelled = wasRunning
             if wasRunning {
                 s.result = .failure(.cancelled)
-                for c in s.continuations.values { c.yield(.finished(.failure(.cancelled))) }
+                s.post(.yield(.finished(.failure(.cancelled))))
             }
-            for c in s.continuations.values { c.finish() }
+            s.post(.finish)
             s.continuations = [:]
             let sub = s.subscription
             s.subscription = nil
-            return (sub, wasRunning)
+            return (sub, wasRunning, s.claimDrain())
         }
+        if drains { drainOutbox() }
         subscription?.unsubscribe()
         if wasRunning, handlers.reportsCancellation, let completion = handlers.completion {
             completion(.failure(.cancelled))
@@ -170,53 +192,81 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     }
 
     func deliverProgress(_ progress: Progress) {
-        state.withLock { s in
-            guard s.phase == .running else { return }
+        let drains = state.withLock { s -> Bool in
+            guard s.phase == .running else { return false }
             s.progress = progress
-            for c in s.continuations.values { c.yield(.progress(progress)) }
+            s.post(.yield(.progress(progress)))
             if let handler = handlers.progress { _call { handler(progress) } }
+            return s.claimDrain()
         }
+        if drains { drainOutbox() }
     }
 
     func deliverPreview(_ image: ImageContainer) {
-        state.withLock { s in
-            guard s.phase == .running else { return }
-            for c in s.continuations.values { c.yield(.preview(image)) }
+        let drains = state.withLock { s -> Bool in
+            guard s.phase == .running else { return false }
+            s.post(.yield(.preview(image)))
+            return s.claimDrain()
         }
+        if drains { drainOutbox() }
     }
 
     /// Delivers the result; `awaitsUpdate` keeps the event streams open for an ``Event/updated(_:)``.
     func deliverResult(_ result: Result<ImageResponse, ImagePipeline.Error>, awaitsUpdate: Bool) {
-        let inline = state.withLock { s -> (@Sendable () -> Void)? in
-            guard s.phase == .running else { return nil }
+        let (inline, drains) = state.withLock { s -> ((@Sendable () -> Void)?, Bool) in
+            guard s.phase == .running else { return (nil, false) }
             s.phase = awaitsUpdate ? .awaitingUpdate : .done
             s.result = result
             s.subscription = nil
-            for c in s.continuations.values { c.yield(.finished(result)) }
+            s.post(.yield(.finished(result)))
             if !awaitsUpdate {
-                for c in s.continuations.values { c.finish() }
+                s.post(.finish)
                 s.continuations = [:]
             }
-            guard let completion = handlers.completion else { return nil }
-            if handlers.queue == nil { return { completion(result) } }
+            guard let completion = handlers.completion else { return (nil, s.claimDrain()) }
+            if handlers.queue == nil { return ({ completion(result) }, s.claimDrain()) }
             _call { completion(result) }
-            return nil
+            return (nil, s.claimDrain())
         }
+        if drains { drainOutbox() }
         inline?()
     }
 
     /// Delivers a revalidated image (or, with `nil`, ends the wait for one).
     func deliverUpdate(_ response: ImageResponse?) {
-        state.withLock { s in
-            guard s.phase == .awaitingUpdate else { return }
+        let drains = state.withLock { s -> Bool in
+            guard s.phase == .awaitingUpdate else { return false }
             s.phase = .done
             s.update = response
-            for c in s.continuations.values {
-                if let response { c.yield(.updated(response)) }
-                c.finish()
-            }
+            if let response { s.post(.yield(.updated(response))) }
+            s.post(.finish)
             s.continuations = [:]
             if let response, let updated = handlers.updated { _call { updated(response) } }
+            return s.claimDrain()
+        }
+        if drains { drainOutbox() }
+    }
+
+    /// Makes the queued stream deliveries, in order, outside the lock, until none is left. Yielding under the
+    /// lock could deadlock: a yield resumes the consuming task, which takes that task's status lock, while that
+    /// task's cancellation handler holds its status lock and calls ``cancel()``, which takes this lock. Only one
+    /// thread drains at a time (``State/claimDrain()``), so every stream sees its events in the order posted;
+    /// a thread that posts while another drains returns at once and the drainer delivers its events.
+    private func drainOutbox() {
+        while true {
+            let batch = state.withLock { s -> [(AsyncStream<Event>.Continuation, Delivery)] in
+                let batch = s.outbox
+                s.outbox = []
+                if batch.isEmpty { s.isDraining = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            for (continuation, delivery) in batch {
+                switch delivery {
+                case .yield(let event): continuation.yield(event)
+                case .finish: continuation.finish()
+                }
+            }
         }
     }
 
