@@ -18,8 +18,8 @@ import Synchronization
 /// the holder keeps the word's cache line (and the lines its critical section writes) to itself, and after about
 /// 20 µs of spinning sleeps in the ``ParkingLot`` until a release wakes it. Not fair: a thread that
 /// releases and takes the lock again at once usually keeps it, which under contention moves far fewer cache lines
-/// between cores than alternating would (a contended memory-cache hit on cores far apart: ~1.3x a bare
-/// `Mutex<Dictionary>` lookup with glibc's adaptive mutex, ~1.0x with this lock; see BENCHMARKS.md).
+/// between cores than alternating would (a contended memory-cache hit on cores far apart: 1.34-1.62x a bare
+/// `Mutex<Dictionary>` lookup with glibc's adaptive mutex, 0.85-1.46x with this lock; see BENCHMARKS.md).
 // @unchecked Sendable: `state` is only ever touched while `word` is held.
 //
 // The state lives behind a pointer rather than in a stored `var`: an inout access to a class's stored property is

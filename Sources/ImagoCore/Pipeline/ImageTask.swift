@@ -156,9 +156,9 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     /// Cancels the task: its share of any work is released (work shared with other tasks goes on), the event
     /// streams end with `.finished(.failure(.cancelled))`, and no callback is called afterwards. Idempotent.
     public func cancel() {
-        let (subscription, wasRunning, drains) = state.withLock { s -> (WorkSubscription?, Bool, Bool) in
+        let (subscription, wasRunning) = withLockThenDeliver { s -> (WorkSubscription?, Bool) in
             s.cancelCalled = true
-            guard s.phase != .done else { return (nil, false, false) }
+            guard s.phase != .done else { return (nil, false) }
             let wasRunning = s.phase == .running
             s.phase = .done
             s.wasCancelled = wasRunning
@@ -170,9 +170,8 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
             s.continuations = [:]
             let sub = s.subscription
             s.subscription = nil
-            return (sub, wasRunning, s.claimDrain())
+            return (sub, wasRunning)
         }
-        if drains { drainOutbox() }
         subscription?.unsubscribe()
         if wasRunning, handlers.reportsCancellation, let completion = handlers.completion {
             completion(.failure(.cancelled))
@@ -192,29 +191,25 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     }
 
     func deliverProgress(_ progress: Progress) {
-        let drains = state.withLock { s -> Bool in
-            guard s.phase == .running else { return false }
+        withLockThenDeliver { s in
+            guard s.phase == .running else { return }
             s.progress = progress
             s.post(.yield(.progress(progress)))
             if let handler = handlers.progress { _call { handler(progress) } }
-            return s.claimDrain()
         }
-        if drains { drainOutbox() }
     }
 
     func deliverPreview(_ image: ImageContainer) {
-        let drains = state.withLock { s -> Bool in
-            guard s.phase == .running else { return false }
+        withLockThenDeliver { s in
+            guard s.phase == .running else { return }
             s.post(.yield(.preview(image)))
-            return s.claimDrain()
         }
-        if drains { drainOutbox() }
     }
 
     /// Delivers the result; `awaitsUpdate` keeps the event streams open for an ``Event/updated(_:)``.
     func deliverResult(_ result: Result<ImageResponse, ImagePipeline.Error>, awaitsUpdate: Bool) {
-        let (inline, drains) = state.withLock { s -> ((@Sendable () -> Void)?, Bool) in
-            guard s.phase == .running else { return (nil, false) }
+        let inline = withLockThenDeliver { s -> (@Sendable () -> Void)? in
+            guard s.phase == .running else { return nil }
             s.phase = awaitsUpdate ? .awaitingUpdate : .done
             s.result = result
             s.subscription = nil
@@ -223,28 +218,36 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
                 s.post(.finish)
                 s.continuations = [:]
             }
-            guard let completion = handlers.completion else { return (nil, s.claimDrain()) }
-            if handlers.queue == nil { return ({ completion(result) }, s.claimDrain()) }
+            guard let completion = handlers.completion else { return nil }
+            if handlers.queue == nil { return { completion(result) } }
             _call { completion(result) }
-            return (nil, s.claimDrain())
+            return nil
         }
-        if drains { drainOutbox() }
         inline?()
     }
 
     /// Delivers a revalidated image (or, with `nil`, ends the wait for one).
     func deliverUpdate(_ response: ImageResponse?) {
-        let drains = state.withLock { s -> Bool in
-            guard s.phase == .awaitingUpdate else { return false }
+        withLockThenDeliver { s in
+            guard s.phase == .awaitingUpdate else { return }
             s.phase = .done
             s.update = response
             if let response { s.post(.yield(.updated(response))) }
             s.post(.finish)
             s.continuations = [:]
             if let response, let updated = handlers.updated { _call { updated(response) } }
-            return s.claimDrain()
+        }
+    }
+
+    /// Runs `body` under the lock, then makes the stream deliveries it posted (see ``drainOutbox()``).
+    @discardableResult
+    private func withLockThenDeliver<R>(_ body: (inout State) -> R) -> R {
+        let (result, drains) = state.withLock { s in
+            let result = body(&s)
+            return (result, s.claimDrain())
         }
         if drains { drainOutbox() }
+        return result
     }
 
     /// Makes the queued stream deliveries, in order, outside the lock, until none is left. Yielding under the
