@@ -87,10 +87,13 @@ enum MemoryCacheBench {
             return sum
         }
 
-        // IMAGO_BENCH_MEMCACHE_THREADS=2 runs only the 2-thread rows (for profiling one case).
+        // IMAGO_BENCH_MEMCACHE_THREADS=2 runs only the 2-thread rows (for profiling one case);
+        // IMAGO_BENCH_MEMCACHE_ROWS=N only the first N rows of each (2: the two against the dictionary);
+        // IMAGO_BENCH_PAIRS=1 prints every contended round pair with the hand-over measured around it.
         let threadCounts =
             ProcessInfo.processInfo.environment["IMAGO_BENCH_MEMCACHE_THREADS"].flatMap(Int.init)
             .map { [$0] } ?? [1, 2]
+        let rowLimit = ProcessInfo.processInfo.environment["IMAGO_BENCH_MEMCACHE_ROWS"].flatMap(Int.init) ?? 4
         for threads in threadCounts {
             let contenders: [(String, Double, String, @Sendable (Int) -> Int, @Sendable (Int) -> Int)] = [
                 (
@@ -110,7 +113,7 @@ enum MemoryCacheBench {
                     nsCacheLookup
                 ),
             ]
-            for (name, goal, peerName, imago, peer) in contenders {
+            for (name, goal, peerName, imago, peer) in contenders.prefix(rowLimit) {
                 if threads == 1 {
                     compare(
                         "\(name) (1 thread)", unit: "ns/op", goal: goal, peerName: peerName, rounds: rounds,
@@ -138,12 +141,16 @@ enum MemoryCacheBench {
         _ = measure(threads, imago)
         _ = measure(threads, peer)
         var pairs: [CoreHandoff.Placement: [(imago: Double, peer: Double, handoff: Double)]] = [:]
+        let printsPairs = ProcessInfo.processInfo.environment["IMAGO_BENCH_PAIRS"] != nil
         for _ in 0..<placementRounds {
             let before = CoreHandoff.nanoseconds()
             let a = measure(threads, imago)
             let b = measure(threads, peer)
             let after = CoreHandoff.nanoseconds()
             pairs[CoreHandoff.placement(before: before, after: after), default: []].append((a, b, (before + after) / 2))
+            if printsPairs {
+                print(String(format: "    pair %.0f/%.0f ns: %.1f vs %.1f = %.3f", before, after, a, b, a / b))
+            }
         }
         let handoffs = pairs.mapValues { found in median(found.map(\.handoff)) }
         print(

@@ -293,6 +293,55 @@ import Testing
         #expect(lru.count == model.count)
     }
 
+    @Test func hitsReplayedFromTheBufferKeepExactRecencyOrder() {
+        // Given 100 entries and a model of their order, and only hits (so the pending buffer fills and is
+        // replayed many times over, with repeats of the same key in a row)
+        var lru = LRUCache<Int, Int>()
+        for key in 0..<100 { lru.setValue(key, for: key, cost: 1) }
+        var model = Array((0..<100).reversed())
+        var random = SplitMix(seed: 7)
+        for step in 0..<5_000 {
+            let key = random.next(below: 8) == 0 ? model[0] : random.next(below: 100)
+            #expect(lru.value(for: key, now: { .zero }) == key)
+            model.removeAll { $0 == key }
+            model.insert(key, at: 0)
+            // Then the order read at any moment, and the one left by a store, are exactly LRU
+            if step % 37 == 0, lru.keysByRecency != model {
+                Issue.record("diverged from the model at step \(step)")
+                break
+            }
+        }
+        #expect(lru.invariantViolations() == [])
+        lru.setValue(1000, for: 1000, cost: 1)
+        #expect(lru.keysByRecency == [1000] + model)
+        #expect(lru.hits == 5_000)
+        // And an eviction takes the true least recently used entry
+        lru.trim(toCount: 100)
+        #expect(lru.keysByRecency == [1000] + model.dropLast())
+    }
+
+    @Test func hitsOnSlotsBeyondTheBufferRangeMoveAtOnceInOrder() {
+        // Given more entries than the pending buffer's 16-bit slot numbers reach
+        var lru = LRUCache<Int, Int>()
+        for key in 0..<66_000 { lru.setValue(key, for: key, cost: 1) }
+        // When hits alternate between low slots (buffered) and high ones (moved at once)
+        for key in [3, 65_900, 4, 65_999, 65_536, 5] { #expect(lru.value(for: key, now: { .zero }) == key) }
+        // Then the order is exactly the order of the hits
+        #expect(Array(lru.keysByRecency.prefix(7)) == [5, 65_536, 65_999, 4, 65_900, 3, 65_998])
+        #expect(lru.invariantViolations() == [])
+    }
+
+    @Test func hotFieldsShareTheLockLineAndReadFieldsStayOffIt() {
+        // The grouping LRUCache's hit path relies on: behind Locked's word, the fields every hit writes fill the
+        // lock's cache line; the ones written on relinking sit on the next; the ones every hit reads start after.
+        typealias Cache = LRUCache<ImageCacheKey, ImageContainer>
+        let base = Locked<Cache>.stateOffset
+        let offsets = Cache.hotFieldOffsets
+        #expect(base + offsets.pendingCount >= 4 && base + offsets.hits + 8 <= 64)
+        #expect(base + offsets.links >= 64 && base + offsets.expirations + 8 <= 128)
+        #expect(base + offsets.nodes >= 128)
+    }
+
     @Test func genericCoreExpiresByDeadlineOnLookupAndSweep() {
         var lru = LRUCache<Int, String>()
         lru.setValue("soon", for: 1, cost: 1, deadline: .seconds(10))

@@ -9,6 +9,12 @@
 /// instead of touching the lines of four whole entries (each a key, an image and its limits). Under two threads
 /// those lines travel between cores with the lock, so fewer of them is what keeps a contended hit cheap.
 ///
+/// A hit does not relink at once: it appends the slot to a small buffer of pending hits, kept at the front of the
+/// struct beside the hit count, so that a contended hit writes one cache line of the table's own instead of the
+/// four or five its relinking touches (lines last written by the other thread, each a hand-over between cores).
+/// The buffer is replayed, in order, when it fills and before anything that reads or changes the order (a store,
+/// a removal, a trim, an eviction, an inspection), so the recency order seen from outside is exactly LRU.
+///
 /// Methods that drop entries hand the dropped values back, so that the caller lets them go (and frees their
 /// pixel memory) after it has released its lock.
 ///
@@ -36,34 +42,44 @@ package struct LRUCache<Key: Hashable, Value> {
     // The most slots the arena holds: links are 32-bit. A new key beyond it is declined like an over-cost value.
     private static var slotLimit: Int { Int(Int32.max) }
 
-    private var nodes: [Node] = []
+    // The fields are grouped by who writes them, so that a contended hit moves as few cache lines as it can.
+    // `Locked` puts the state 8 bytes into a cache-line-aligned allocation, behind its word.
+    //
+    // Line 0, with the lock's word, written by every hit (56 bytes): the pending hits (slots, oldest first, not
+    // yet moved to the front; replayed when all 23 are used) and the hit count.
+    private var pendingCount: UInt16 = 0
+    private var pending = InlineArray<23, UInt16>(repeating: 0)
+    /// Lookups that found a live entry.
+    package private(set) var hits = 0
+
+    // Line 1, written when the order changes (a replay, a store, a removal) and by misses, never read by a hit.
     private var links: [Link] = []
-    private var slots: [Key: Int] = [:]
     private var head = -1  // most recently used
     private var tail = -1  // least recently used: evicted first
     private var freeList = -1
-    // Entries with a deadline; while zero, nothing ever reads the clock.
-    private var deadlineCount = 0
-
     /// The sum of the costs of all entries.
     package private(set) var totalCost = 0
-    /// The most total cost kept; a store beyond it evicts from the least recently used end.
-    package var costLimit: Int
-    /// The most entries kept.
-    package var countLimit: Int
-    /// The most one entry may cost; a dearer value is not stored.
-    package var entryCostLimit: Int
-    /// Lookups that found a live entry.
-    package private(set) var hits = 0
     /// Lookups that found nothing or an expired entry.
     package private(set) var misses = 0
     /// Entries dropped to keep within the limits (stores and trims), not counting explicit removals.
     package private(set) var evictions = 0
     /// Entries dropped because their deadline had passed.
     package private(set) var expirations = 0
+
+    // Line 2 onwards, read by every hit and written only by stores and removals: both threads keep a copy.
+    private var nodes: [Node] = []
+    private var slots: [Key: Int] = [:]
+    // Entries with a deadline; while zero, nothing ever reads the clock.
+    private var deadlineCount = 0
     /// Expired values removed by lookups, kept until the caller takes them (out of the lock) with
     /// ``takeReleased()``; a lookup cannot hand them back without costing every hit a second optional.
     package private(set) var released: [Value] = []
+    /// The most total cost kept; a store beyond it evicts from the least recently used end.
+    package var costLimit: Int
+    /// The most entries kept.
+    package var countLimit: Int
+    /// The most one entry may cost; a dearer value is not stored.
+    package var entryCostLimit: Int
 
     /// An empty cache with the given limits (default: unlimited).
     package init(costLimit: Int = .max, countLimit: Int = .max, entryCostLimit: Int = .max) {
@@ -91,13 +107,14 @@ package struct LRUCache<Key: Hashable, Value> {
         // Fields are read through a buffer pointer: `nodes[slot].field` goes through Array's getter, which copies
         // the whole node (retaining its key and every reference in its value) to read one field.
         if deadlineCount > 0, let deadline = nodes.withUnsafeBufferPointer({ $0[slot].deadline }), deadline <= now() {
+            applyPendingHits()
             misses &+= 1
             expirations &+= 1
             if let value = remove(slot: slot) { released.append(value) }
             return nil
         }
         hits &+= 1
-        moveToFront(slot)
+        recordHit(slot)
         return nodes.withUnsafeBufferPointer { $0[slot].value }
     }
 
@@ -115,6 +132,7 @@ package struct LRUCache<Key: Hashable, Value> {
     /// Returns every value let go (the replaced one, evicted ones) for release outside the lock.
     @discardableResult
     package mutating func setValue(_ value: Value, for key: Key, cost: Int, deadline: Instant? = nil) -> [Value] {
+        applyPendingHits()
         var dropped: [Value] = []
         let cost = max(0, cost)
         if cost > entryCostLimit || cost > costLimit || countLimit <= 0
@@ -156,6 +174,7 @@ package struct LRUCache<Key: Hashable, Value> {
     @discardableResult
     package mutating func removeValue(for key: Key) -> Value? {
         guard let slot = slots[key] else { return nil }
+        applyPendingHits()
         return remove(slot: slot)
     }
 
@@ -169,6 +188,7 @@ package struct LRUCache<Key: Hashable, Value> {
         head = -1
         tail = -1
         freeList = -1
+        pendingCount = 0
         deadlineCount = 0
         totalCost = 0
         return values
@@ -178,6 +198,7 @@ package struct LRUCache<Key: Hashable, Value> {
     /// entries until the total cost is at most `cost` and the count at most `count`. Returns the dropped values.
     @discardableResult
     package mutating func trim(toCost cost: Int = .max, toCount count: Int = .max, now: Instant? = nil) -> [Value] {
+        applyPendingHits()
         var dropped: [Value] = []
         if let now { removeExpired(now: now, into: &dropped) }
         evict(toCost: max(0, cost), toCount: max(0, count), into: &dropped)
@@ -187,9 +208,37 @@ package struct LRUCache<Key: Hashable, Value> {
     /// Removes every entry whose deadline is at or before `now`; returns their values.
     @discardableResult
     package mutating func removeExpired(now: Instant) -> [Value] {
+        applyPendingHits()
         var dropped: [Value] = []
         removeExpired(now: now, into: &dropped)
         return dropped
+    }
+
+    // MARK: - Pending hits
+
+    // Records a hit on `slot` for replay. A hit on the slot recorded last would not move anything, and is not
+    // recorded again. (The head is not compared: a hit never reads the line the head lives on.) A slot beyond
+    // what the buffer's 16-bit entries hold moves at once, after the pending ones.
+    @inline(__always)
+    private mutating func recordHit(_ slot: Int) {
+        guard let entry = UInt16(exactly: slot) else {
+            applyPendingHits()
+            moveToFront(slot)
+            return
+        }
+        let count = Int(pendingCount)
+        if count > 0, pending[count - 1] == entry { return }
+        pending[count] = entry
+        pendingCount += 1
+        if count + 1 == pending.count { applyPendingHits() }
+    }
+
+    // Moves the recorded hits to the front, oldest first, as if each had moved when it happened. Every method
+    // that reads or changes the order or removes a slot calls this first, so a pending slot is always live.
+    private mutating func applyPendingHits() {
+        guard pendingCount > 0 else { return }
+        for index in 0..<Int(pendingCount) { moveToFront(Int(pending[index])) }
+        pendingCount = 0
     }
 
     // MARK: - List surgery (O(1))
@@ -264,8 +313,24 @@ package struct LRUCache<Key: Hashable, Value> {
 // MARK: - Inspection for tests
 
 extension LRUCache {
+    /// Where the fields that decide which cache lines a hit writes sit in the struct, in bytes (for the test
+    /// that keeps the grouping described at the top of the type).
+    package static var hotFieldOffsets: (pendingCount: Int, hits: Int, links: Int, expirations: Int, nodes: Int) {
+        (
+            MemoryLayout<Self>.offset(of: \Self.pendingCount)!, MemoryLayout<Self>.offset(of: \Self.hits)!,
+            MemoryLayout<Self>.offset(of: \Self.links)!, MemoryLayout<Self>.offset(of: \Self.expirations)!,
+            MemoryLayout<Self>.offset(of: \Self.nodes)!
+        )
+    }
+
     /// The keys from most to least recently used (O(n); for tests and diagnostics).
     package var keysByRecency: [Key] {
+        var copy = self
+        copy.applyPendingHits()
+        return copy.keysInListOrder
+    }
+
+    private var keysInListOrder: [Key] {
         var keys: [Key] = []
         var slot = head
         while slot >= 0 {
@@ -280,6 +345,20 @@ extension LRUCache {
     /// Checks: the list links both ways and visits each live slot once; the map points at exactly those slots;
     /// cost and deadline totals match the entries; the limits hold; free slots hold nothing.
     package func invariantViolations() -> [String] {
+        var problems: [String] = []
+        for index in 0..<Int(pendingCount) {
+            let slot = Int(pending[index])
+            if slot < 0 || slot >= nodes.count || nodes[slot].key == nil {
+                problems.append("pending hit \(index) names slot \(slot), which holds no entry")
+            }
+        }
+        if !problems.isEmpty { return problems }
+        var copy = self
+        copy.applyPendingHits()
+        return problems + copy.listInvariantViolations()
+    }
+
+    private func listInvariantViolations() -> [String] {
         var problems: [String] = []
         var visited = Set<Int>()
         var slot = head

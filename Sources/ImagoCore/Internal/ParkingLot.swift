@@ -64,8 +64,8 @@ package enum ParkingLot {
     }
 
     private static func stripe(for address: UnsafeRawPointer) -> UnsafeMutablePointer<Stripe> {
-        // Objects are 16-byte aligned: drop those bits, then mix so neighbouring allocations spread.
-        let bits = UInt(bitPattern: address) >> 4
+        // Locks are cache-line aligned: drop those bits, then mix so neighbouring allocations spread.
+        let bits = UInt(bitPattern: address) >> 6
         return stripes + Int((bits ^ (bits >> 6) ^ (bits >> 12)) % UInt(stripeCount))
     }
 }
