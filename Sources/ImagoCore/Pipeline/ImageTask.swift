@@ -191,12 +191,14 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     }
 
     func deliverProgress(_ progress: Progress) {
-        withLockThenDeliver { s in
-            guard s.phase == .running else { return }
+        let inline = withLockThenDeliver { s -> (@Sendable () -> Void)? in
+            guard s.phase == .running else { return nil }
             s.progress = progress
             s.post(.yield(.progress(progress)))
-            if let handler = handlers.progress { _call { handler(progress) } }
+            guard let handler = handlers.progress else { return nil }
+            return _call { handler(progress) }
         }
+        inline?()
     }
 
     func deliverPreview(_ image: ImageContainer) {
@@ -219,24 +221,24 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
                 s.continuations = [:]
             }
             guard let completion = handlers.completion else { return nil }
-            if handlers.queue == nil { return { completion(result) } }
-            _call { completion(result) }
-            return nil
+            return _call { completion(result) }
         }
         inline?()
     }
 
     /// Delivers a revalidated image (or, with `nil`, ends the wait for one).
     func deliverUpdate(_ response: ImageResponse?) {
-        withLockThenDeliver { s in
-            guard s.phase == .awaitingUpdate else { return }
+        let inline = withLockThenDeliver { s -> (@Sendable () -> Void)? in
+            guard s.phase == .awaitingUpdate else { return nil }
             s.phase = .done
             s.update = response
             if let response { s.post(.yield(.updated(response))) }
             s.post(.finish)
             s.continuations = [:]
-            if let response, let updated = handlers.updated { _call { updated(response) } }
+            guard let response, let updated = handlers.updated else { return nil }
+            return _call { updated(response) }
         }
+        inline?()
     }
 
     /// Runs `body` under the lock, then makes the stream deliveries it posted (see ``drainOutbox()``).
@@ -273,14 +275,16 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Queues a callback on the callback queue, checking there that the task was not cancelled meanwhile.
-    /// (Lock held: enqueueing under the lock keeps a task's callbacks in order.)
-    private func _call(_ body: @escaping @Sendable () -> Void) {
-        guard let queue = handlers.queue else { return body() }
+    /// Queues a callback on the callback queue, checking there that the task was not cancelled meanwhile, and
+    /// returns nil; with no queue (the pipeline's own handlers), returns the callback for the caller to run once
+    /// it has released the lock. (Lock held: enqueueing under the lock keeps a task's callbacks in order.)
+    private func _call(_ body: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        guard let queue = handlers.queue else { return body }
         queue.async { [self] in
             guard !state.withLock({ $0.cancelCalled }) else { return }
             body()
         }
+        return nil
     }
 
     /// Tasks are equal when they are the same task.
