@@ -40,11 +40,19 @@ enum MemoryCacheBench {
         let lookups = (0..<keyCount).map(url)  // separate storage from the stored keys
         let prebuiltKeys = lookups.map(ImageCacheKey.init)
         let image = ImageContainer(image: try PixelBuffer(width: 16, height: 16))
+        // One image per key, as a real cache holds: a hit then retains an image the other thread is not also
+        // retaining at that moment (with one image shared by all keys, its reference count's line moves between
+        // the cores on every hit, for both contenders).
+        let images = try (0..<keyCount).map { _ in ImageContainer(image: try PixelBuffer(width: 16, height: 16)) }
 
         let cache = MemoryCache(
             configuration: .init(costLimit: 1 << 30, countLimit: 10_000, respondsToMemoryPressure: false))
         for key in stored { cache.store(image, for: ImageCacheKey(key)) }
         let dictionary = LockedDictionary(Dictionary(uniqueKeysWithValues: stored.map { ($0, image) }))
+        let cacheOfDistinct = MemoryCache(
+            configuration: .init(costLimit: 1 << 30, countLimit: 10_000, respondsToMemoryPressure: false))
+        for (key, image) in zip(stored, images) { cacheOfDistinct.store(image, for: ImageCacheKey(key)) }
+        let dictionaryOfDistinct = LockedDictionary(Dictionary(uniqueKeysWithValues: zip(stored, images).map { $0 }))
         let nsCache = SharedNSCache(lookups: lookups.map { NSString(string: $0) })
         nsCache.cache.countLimit = 10_000
         for key in stored { nsCache.cache.setObject(Box(image), forKey: NSString(string: key)) }
@@ -64,6 +72,24 @@ enum MemoryCacheBench {
             var index = offset % keyCount
             for _ in 0..<lookupsPerRound {
                 sum &+= cache.image(for: ImageCacheKey(lookups[index]))?.image.width ?? 0
+                index = index == keyCount - 1 ? 0 : index + 1
+            }
+            return sum
+        }
+        let imagoDistinctFromString: @Sendable (Int) -> Int = { offset in
+            var sum = 0
+            var index = offset % keyCount
+            for _ in 0..<lookupsPerRound {
+                sum &+= cacheOfDistinct.image(for: ImageCacheKey(lookups[index]))?.image.width ?? 0
+                index = index == keyCount - 1 ? 0 : index + 1
+            }
+            return sum
+        }
+        let dictionaryDistinctLookup: @Sendable (Int) -> Int = { offset in
+            var sum = 0
+            var index = offset % keyCount
+            for _ in 0..<lookupsPerRound {
+                sum &+= dictionaryOfDistinct.mutex.withLock { $0[lookups[index]] }?.image.width ?? 0
                 index = index == keyCount - 1 ? 0 : index + 1
             }
             return sum
@@ -88,12 +114,12 @@ enum MemoryCacheBench {
         }
 
         // IMAGO_BENCH_MEMCACHE_THREADS=2 runs only the 2-thread rows (for profiling one case);
-        // IMAGO_BENCH_MEMCACHE_ROWS=N only the first N rows of each (2: the two against the dictionary);
+        // IMAGO_BENCH_MEMCACHE_ONLY=text only the rows whose name contains the text (e.g. "Mutex");
         // IMAGO_BENCH_PAIRS=1 prints every contended round pair with the hand-over measured around it.
         let threadCounts =
             ProcessInfo.processInfo.environment["IMAGO_BENCH_MEMCACHE_THREADS"].flatMap(Int.init)
             .map { [$0] } ?? [1, 2]
-        let rowLimit = ProcessInfo.processInfo.environment["IMAGO_BENCH_MEMCACHE_ROWS"].flatMap(Int.init) ?? 4
+        let only = ProcessInfo.processInfo.environment["IMAGO_BENCH_MEMCACHE_ONLY"]
         for threads in threadCounts {
             let contenders: [(String, Double, String, @Sendable (Int) -> Int, @Sendable (Int) -> Int)] = [
                 (
@@ -105,6 +131,10 @@ enum MemoryCacheBench {
                     imagoFromString, dictionaryLookup
                 ),
                 (
+                    "memcache hit, key from String, one image per key vs Mutex<[String:V]>", 1.2,
+                    "Mutex<[String: ImageContainer]>", imagoDistinctFromString, dictionaryDistinctLookup
+                ),
+                (
                     "memcache hit, prebuilt key vs NSCache", 0.125, "NSCache<NSString, Box>", imagoPrebuilt,
                     nsCacheLookup
                 ),
@@ -113,7 +143,7 @@ enum MemoryCacheBench {
                     nsCacheLookup
                 ),
             ]
-            for (name, goal, peerName, imago, peer) in contenders.prefix(rowLimit) {
+            for (name, goal, peerName, imago, peer) in contenders where only.map({ name.contains($0) }) ?? true {
                 if threads == 1 {
                     compare(
                         "\(name) (1 thread)", unit: "ns/op", goal: goal, peerName: peerName, rounds: rounds,
@@ -124,8 +154,10 @@ enum MemoryCacheBench {
                 }
             }
         }
-        let statistics = cache.statistics
-        precondition(statistics.misses == 0 && statistics.currentCount == keyCount, "every lookup must hit")
+        for cache in [cache, cacheOfDistinct] {
+            let statistics = cache.statistics
+            precondition(statistics.misses == 0 && statistics.currentCount == keyCount, "every lookup must hit")
+        }
     }
 
     /// The contended rows, sorted by where the two threads ran. A contended hit costs about one cache-line
