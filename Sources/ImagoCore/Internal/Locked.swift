@@ -23,8 +23,8 @@ import Synchronization
 /// the lock free and take turns (in the 2-thread memory-cache benchmark the owner changes on 50-95 % of hits), and
 /// each turn moves the lines the critical section writes from one core to the other. So the word shares its cache
 /// line with the first bytes of the state, where a state keeps the fields every call writes (``LRUCache`` does):
-/// a turn then moves one line. On cores far apart a contended memory-cache hit costs 1.0-1.4x a bare
-/// `Mutex<Dictionary>` lookup (1.34-1.62x with glibc's adaptive mutex), on near cores 0.6-0.85x; see BENCHMARKS.md.
+/// a turn then moves one line. On cores far apart a contended memory-cache hit costs 0.96-1.36x a bare
+/// `Mutex<Dictionary>` lookup (1.34-1.62x with glibc's adaptive mutex), on near cores 0.5-0.85x; see BENCHMARKS.md.
 // @unchecked Sendable: the state is only ever touched while the word is held.
 //
 // The word and the state share one allocation, aligned to a cache line: the word first, the state right after it
