@@ -57,7 +57,9 @@ enum MemoryCacheBench {
         nsCache.cache.countLimit = 10_000
         for key in stored { nsCache.cache.setObject(Box(image), forKey: NSString(string: key)) }
 
-        // One thread's loop for each contender; each returns a checksum so nothing is optimised away.
+        // One thread's loop for each contender; each returns a checksum so nothing is optimised away. Written out
+        // per contender on purpose: a shared loop taking the lookup as a closure calls it indirectly (the compiler
+        // does not specialise it), adding a call to every lookup of every side.
         let imagoPrebuilt: @Sendable (Int) -> Int = { offset in
             var sum = 0
             var index = offset % keyCount
