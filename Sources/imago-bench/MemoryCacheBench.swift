@@ -57,9 +57,10 @@ enum MemoryCacheBench {
         nsCache.cache.countLimit = 10_000
         for key in stored { nsCache.cache.setObject(Box(image), forKey: NSString(string: key)) }
 
-        // One thread's loop for each contender; each returns a checksum so nothing is optimised away. Written out
-        // per contender on purpose: a shared loop taking the lookup as a closure calls it indirectly (the compiler
-        // does not specialise it), adding a call to every lookup of every side.
+        // One thread's loop for each contender; each returns a checksum so nothing is optimised away. Each lookup is
+        // written out in its loop on purpose: a shared loop taking the lookup as a closure calls it indirectly (the
+        // compiler does not specialise it), adding a call to every lookup of every side. Loops that differ only in
+        // the cache or dictionary they read come from one function.
         let imagoPrebuilt: @Sendable (Int) -> Int = { offset in
             var sum = 0
             var index = offset % keyCount
@@ -69,42 +70,10 @@ enum MemoryCacheBench {
             }
             return sum
         }
-        let imagoFromString: @Sendable (Int) -> Int = { offset in
-            var sum = 0
-            var index = offset % keyCount
-            for _ in 0..<lookupsPerRound {
-                sum &+= cache.image(for: ImageCacheKey(lookups[index]))?.image.width ?? 0
-                index = index == keyCount - 1 ? 0 : index + 1
-            }
-            return sum
-        }
-        let imagoDistinctFromString: @Sendable (Int) -> Int = { offset in
-            var sum = 0
-            var index = offset % keyCount
-            for _ in 0..<lookupsPerRound {
-                sum &+= cacheOfDistinct.image(for: ImageCacheKey(lookups[index]))?.image.width ?? 0
-                index = index == keyCount - 1 ? 0 : index + 1
-            }
-            return sum
-        }
-        let dictionaryDistinctLookup: @Sendable (Int) -> Int = { offset in
-            var sum = 0
-            var index = offset % keyCount
-            for _ in 0..<lookupsPerRound {
-                sum &+= dictionaryOfDistinct.mutex.withLock { $0[lookups[index]] }?.image.width ?? 0
-                index = index == keyCount - 1 ? 0 : index + 1
-            }
-            return sum
-        }
-        let dictionaryLookup: @Sendable (Int) -> Int = { offset in
-            var sum = 0
-            var index = offset % keyCount
-            for _ in 0..<lookupsPerRound {
-                sum &+= dictionary.mutex.withLock { $0[lookups[index]] }?.image.width ?? 0
-                index = index == keyCount - 1 ? 0 : index + 1
-            }
-            return sum
-        }
+        let imagoFromString = fromStringLoop(cache, lookups)
+        let imagoDistinctFromString = fromStringLoop(cacheOfDistinct, lookups)
+        let dictionaryLookup = dictionaryLoop(dictionary, lookups)
+        let dictionaryDistinctLookup = dictionaryLoop(dictionaryOfDistinct, lookups)
         let nsCacheLookup: @Sendable (Int) -> Int = { offset in
             var sum = 0
             var index = offset % keyCount
@@ -159,6 +128,32 @@ enum MemoryCacheBench {
         for cache in [cache, cacheOfDistinct] {
             let statistics = cache.statistics
             precondition(statistics.misses == 0 && statistics.currentCount == keyCount, "every lookup must hit")
+        }
+    }
+
+    /// One thread's loop over `cache`, each lookup with a key made from the String (as a request makes it).
+    static func fromStringLoop(_ cache: MemoryCache, _ lookups: [String]) -> @Sendable (Int) -> Int {
+        { offset in
+            var sum = 0
+            var index = offset % keyCount
+            for _ in 0..<lookupsPerRound {
+                sum &+= cache.image(for: ImageCacheKey(lookups[index]))?.image.width ?? 0
+                index = index == keyCount - 1 ? 0 : index + 1
+            }
+            return sum
+        }
+    }
+
+    /// One thread's loop over `dictionary`, each lookup under its mutex.
+    static func dictionaryLoop(_ dictionary: LockedDictionary, _ lookups: [String]) -> @Sendable (Int) -> Int {
+        { offset in
+            var sum = 0
+            var index = offset % keyCount
+            for _ in 0..<lookupsPerRound {
+                sum &+= dictionary.mutex.withLock { $0[lookups[index]] }?.image.width ?? 0
+                index = index == keyCount - 1 ? 0 : index + 1
+            }
+            return sum
         }
     }
 
