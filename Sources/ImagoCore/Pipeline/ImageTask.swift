@@ -86,7 +86,7 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
 
     /// What the task calls, and where.
     struct Handlers: Sendable {
-        /// `nil`: called inline on the producing thread (the async API).
+        /// `nil`: called on the producing thread once the task's lock is released (the pipeline's own handlers).
         var queue: DispatchQueue?
         var progress: (@Sendable (Progress) -> Void)?
         var completion: (@Sendable (Result<ImageResponse, ImagePipeline.Error>) -> Void)?
@@ -191,14 +191,13 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     }
 
     func deliverProgress(_ progress: Progress) {
-        let inline = withLockThenDeliver { s -> (@Sendable () -> Void)? in
+        deliverThenCall { s in
             guard s.phase == .running else { return nil }
             s.progress = progress
             s.post(.yield(.progress(progress)))
             guard let handler = handlers.progress else { return nil }
             return _call { handler(progress) }
         }
-        inline?()
     }
 
     func deliverPreview(_ image: ImageContainer) {
@@ -210,7 +209,7 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
 
     /// Delivers the result; `awaitsUpdate` keeps the event streams open for an ``Event/updated(_:)``.
     func deliverResult(_ result: Result<ImageResponse, ImagePipeline.Error>, awaitsUpdate: Bool) {
-        let inline = withLockThenDeliver { s -> (@Sendable () -> Void)? in
+        deliverThenCall { s in
             guard s.phase == .running else { return nil }
             s.phase = awaitsUpdate ? .awaitingUpdate : .done
             s.result = result
@@ -223,12 +222,11 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
             guard let completion = handlers.completion else { return nil }
             return _call { completion(result) }
         }
-        inline?()
     }
 
     /// Delivers a revalidated image (or, with `nil`, ends the wait for one).
     func deliverUpdate(_ response: ImageResponse?) {
-        let inline = withLockThenDeliver { s -> (@Sendable () -> Void)? in
+        deliverThenCall { s in
             guard s.phase == .awaitingUpdate else { return nil }
             s.phase = .done
             s.update = response
@@ -238,7 +236,6 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
             guard let response, let updated = handlers.updated else { return nil }
             return _call { updated(response) }
         }
-        inline?()
     }
 
     /// Runs `body` under the lock, then makes the stream deliveries it posted (see ``drainOutbox()``).
@@ -250,6 +247,12 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
         }
         if drains { drainOutbox() }
         return result
+    }
+
+    /// ``withLockThenDeliver(_:)`` for a delivery that may hand back a handler (from ``_call(_:)``), called last,
+    /// after the lock is released and the stream deliveries are made.
+    private func deliverThenCall(_ body: (inout State) -> (@Sendable () -> Void)?) {
+        withLockThenDeliver(body)?()
     }
 
     /// Makes the queued stream deliveries, in order, outside the lock, until none is left. Yielding under the
