@@ -348,14 +348,14 @@ extension LRUCache {
         var problems: [String] = []
         for index in 0..<Int(pendingCount) {
             let slot = Int(pending[index])
-            if slot < 0 || slot >= nodes.count || nodes[slot].key == nil {
+            if slot >= nodes.count || nodes[slot].key == nil {
                 problems.append("pending hit \(index) names slot \(slot), which holds no entry")
             }
         }
         if !problems.isEmpty { return problems }
         var copy = self
         copy.applyPendingHits()
-        return problems + copy.listInvariantViolations()
+        return copy.listInvariantViolations()
     }
 
     private func listInvariantViolations() -> [String] {
