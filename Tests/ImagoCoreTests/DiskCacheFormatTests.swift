@@ -102,10 +102,12 @@ import Testing
 }
 
 @Suite struct DiskCacheJournalFormatTests {
-    static let records = (0..<5).map {
-        DiskCacheIndex.Record(
-            digest: SHA256.hash("key \($0)"), size: UInt64(100 + $0), storedAt: Double($0), lastAccess: Double($0) + 0.5
-        )
+    /// Five records; all but the first with a seal.
+    static let records = (0..<5).map { (i: Int) -> DiskCacheIndex.Record in
+        let seal: UInt64 = i == 0 ? 0 : 0x9E37_79B9_7F4A_7C15 &* UInt64(i)
+        return DiskCacheIndex.Record(
+            digest: SHA256.hash("key \(i)"), size: UInt64(100 + i), storedAt: Double(i), lastAccess: Double(i) + 0.5,
+            seal: seal)
     }
 
     @Test func snapshotRoundTripsAndRejectsDamage() throws {
@@ -128,7 +130,8 @@ import Testing
     }
 
     @Test func journalSkipsATornRecordAndKeepsTheOnesAfterIt() {
-        let records = Self.records.map { DiskCacheJournal.Record(.put, $0) }
+        var records = Self.records.map { DiskCacheJournal.Record(.put, $0) }
+        records[3] = .seal(Self.records[1].digest, 0xFEED_FACE_CAFE_BEEF)
         let first = DiskCacheJournal.encode(Array(records.prefix(2)))
         let torn = Array(DiskCacheJournal.encode([records[2]]).prefix(30))
         let rest = DiskCacheJournal.encode(Array(records.suffix(2)))
@@ -137,6 +140,17 @@ import Testing
         #expect(parsed.damaged)
         let clean = (first + rest).withUnsafeBytes { DiskCacheJournal.parseRecords($0) }
         #expect(!clean.damaged && clean.consumed == first.count + rest.count)
+    }
+
+    @Test func aSealRecordSetsTheSealAndLeavesTheOrder() {
+        var index = DiskCacheIndex()
+        for record in Self.records.prefix(3) { index.put(record) }
+        let order = index.recordsInLRUOrder().map(\.digest)
+        DiskCacheJournal.apply(.seal(Self.records[0].digest, 42), to: &index)
+        DiskCacheJournal.apply(.seal(Self.records[4].digest, 43), to: &index)  // not in the index: no effect
+        #expect(index.record(for: Self.records[0].digest)?.seal == 42)
+        #expect(index.recordsInLRUOrder().map(\.digest) == order)
+        #expect(index.count == 3 && index.record(for: Self.records[4].digest) == nil)
     }
 
     @Test func journalHeaderRoundTripsAndRejectsDamage() {

@@ -25,12 +25,15 @@ extension DiskCache {
         public var maxAge: Duration? = .seconds(7 * 24 * 3600)
 
         /// Whether every read recomputes the payload checksum. When `false`, a read skips it for an entry file
-        /// this cache already verified, or wrote itself (its payload is the one checksummed for its header), and
-        /// that is unchanged since (same inode, size, and nanosecond
-        /// modification and status-change times: any replacement, truncation or write through the file system
-        /// changes them); the header, its checksum, the lengths and the key are checked on every read. Only damage
-        /// that bypasses the file system (bad media under an unchanged file) could then go unnoticed; set `true`
-        /// to check for that too, at ~15 % of a 200 KB read. Default: `false`.
+        /// version known good in this boot of the machine: one this cache verified or wrote itself, or one whose
+        /// seal another process (or an earlier one) recorded in the shared index after verifying or writing it.
+        /// A version is the file's device, inode, size and nanosecond modification and status-change times: any
+        /// replacement, truncation or write through the file system changes it, and a seal names the boot, so
+        /// after a crash or restart of the machine every file is checked again on its first read. The header, its
+        /// checksum, the lengths and the key are checked on every read. Only damage that bypasses the file system
+        /// within one boot (bad media under an unchanged file, a failed write-back) could then go unnoticed; set
+        /// `true` to check for that too, at ~15 % of a 200 KB read whose file is in the page cache.
+        /// Default: `false`.
         public var verifiesEveryRead = false
 
         /// What a completed write survives. Default: ``Durability/processCrash``.
@@ -64,6 +67,11 @@ extension DiskCache {
         // Test seam: when set, called before each entry write; a non-nil errno makes the write fail as if
         // write(2) had returned it (for ENOSPC on systems where a tiny file system cannot be mounted).
         package var writeFault: (@Sendable () -> Int32?)? = nil
+
+        // Test seam: when set, stands for the identity of this boot of the machine, which every seal names (tests
+        // set another to stand for a restart); shorter than 16 bytes, as an unknown boot: no seals, no trust beyond
+        // this cache's own memo.
+        package var bootIdentityOverride: [UInt8]? = nil
 
         /// The defaults listed on each property.
         public init() {}

@@ -55,12 +55,18 @@ extension DiskCache {
         return try queue.sync { try body() }
     }
 
-    func recordHit(_ digest: SHA256Digest, at now: Double) {
+    /// Records a read of `digest` at `now` in the index (and, when given, the `seal` of the file version read),
+    /// and queues the same for the journal, appended lazily.
+    func recordHit(_ digest: SHA256Digest, at now: Double, seal: UInt64? = nil) {
         enum Persist { case later, now, none }
         let persist = state.withLock { state -> Persist in
             state.hits += 1
             state.index.touch(digest, at: now)
             state.pending.append(.touch(digest, at: now))
+            if let seal {
+                state.index.seal(digest, seal)
+                state.pending.append(.seal(digest, seal))
+            }
             guard !state.isClosed else { return .none }
             // Bounded memory: a burst of reads is appended at once rather than after the delay.
             if state.pending.count == Self.maxPendingRecords { return .now }

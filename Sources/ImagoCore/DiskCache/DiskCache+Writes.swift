@@ -48,11 +48,11 @@ extension DiskCache {
                     }
                     guard code == 0 else { throw Error.write(path, code) }
                 }
-                rememberOwnWrite(digest, path: path, file: written)
+                let seal = rememberOwnWrite(digest, path: path, file: written)
                 if sync { DiskCacheDirectory.syncDirectory(layout.shardPath(digest)) }
                 let record = DiskCacheIndex.Record(
                     digest: digest, size: fileSize, storedAt: metadata.storedAt.timeIntervalSinceReferenceDate,
-                    lastAccess: now)
+                    lastAccess: now, seal: seal)
                 state.withLock { $0.index.put(record) }
                 try append(&io, [DiskCacheJournal.Record(.put, record)] + evict(now: now, toSize: nil))
                 try compactIfNeeded(&io)

@@ -27,7 +27,11 @@ import Foundation
 ///   ``Configuration/accessPersistenceDelay`` after a read). Entry files are immutable once renamed, so a read
 ///   always sees a whole entry of some process; a size limit is enforced over the shared index.
 ///
-/// Thread-safe. Reads are synchronous: one open and one read of the file, plus a checksum.
+/// - Every read checks the header, the lengths and the key. The payload checksum is computed on the first read
+///   of a file version in each boot of the machine: a version verified or written by any process since the boot
+///   is sealed in the index (see ``Configuration/verifiesEveryRead``), so the processes after it skip the pass.
+///
+/// Thread-safe. Reads are synchronous: one open and one read of the file.
 ///
 /// ```swift
 /// let cache = try DiskCache(directory: URL(fileURLWithPath: "/var/cache/myapp/images"))
@@ -48,6 +52,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     let digests = Locked<[ImageCacheKey: SHA256Digest]>([:])
     /// Entry file versions whose payload checksum passed in this process (see `DiskCache+Verified.swift`).
     let verifiedFiles = Locked<[SHA256Digest: DiskCacheDirectory.FileStamp]>([:])
+    /// The boot every seal this cache makes or trusts names (see `DiskCache+Verified.swift`); `nil`: unknown.
+    let bootIdentity: [UInt8]?
     let queue: DispatchQueue
     let queueKey = DispatchSpecificKey<Bool>()
 
@@ -66,7 +72,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         var stagedBytes = 0
         var sequence: UInt64 = 0
         var tempNumber: UInt64 = 0
-        /// Reads (touch records) not yet appended to the journal.
+        /// Reads (touch and seal records) not yet appended to the journal.
         var pending: [DiskCacheJournal.Record] = []
         var isPersistScheduled = false
         var isClosed = false
@@ -74,6 +80,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         var misses = 0
         var writeErrors = 0
         var corruptRemoved = 0
+        /// Reads that computed the payload checksum (the file version was not known good).
+        var payloadChecks = 0
     }
 
     /// Opens (creating if needed) the cache in `directory`: loads the index (rebuilding it from the files if it
@@ -85,6 +93,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         self.directory = directory.standardizedFileURL
         self.configuration = configuration
         layout = DiskCacheDirectory(root: self.directory.path)
+        bootIdentity = configuration.bootIdentityOverride.map(Self.bootIdentity) ?? Self.currentBootIdentity
         if let failure = layout.createDirectories() {
             throw Error.directoryNotWritable(path: failure.path, errno: failure.errno)
         }
@@ -125,31 +134,38 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         let now = configuration.clock()
         enum Fast {
             case staged(Staged)
-            case disk(indexedAccess: Double?)
+            case disk(indexed: DiskCacheIndex.Record?)
         }
         let fast = state.withLock { state -> Fast in
             if let staged = state.staged[digest] {
                 if staged.data != nil && staged.key == key { state.hits += 1 } else { state.misses += 1 }
                 return .staged(staged)
             }
-            return .disk(indexedAccess: state.index.record(for: digest)?.lastAccess)
+            return .disk(indexed: state.index.record(for: digest))
         }
-        let indexedAccess: Double?
+        let indexed: DiskCacheIndex.Record?
         switch fast {
         case .staged(let staged):
             guard let data = staged.data, staged.key == key else { return nil }
             return DataCacheEntry(data: data, metadata: staged.metadata)
-        case .disk(let access):
-            indexedAccess = access
+        case .disk(let record):
+            indexed = record
         }
-        if let access = indexedAccess, isExpired(lastAccess: access, now: now) {
+        if let access = indexed?.lastAccess, isExpired(lastAccess: access, now: now) {
             countMiss()
             queue.async { self.removeIfExpired(digest) }
             return nil
         }
         let path = layout.entryPath(digest)
         switch DiskCacheDirectory.readEntry(
-            at: path, maxFileSize: maxEntryFileSize, isVerified: { isVerified(digest, $0) })
+            at: path, maxFileSize: maxEntryFileSize,
+            isVerified: { stamp in
+                guard isVerified(digest, stamp, seal: indexed?.seal ?? 0) else {
+                    state.withLock { $0.payloadChecks += 1 }
+                    return false
+                }
+                return true
+            })
         {
         case .valid(let header, let data, _, let stamp):
             guard header.key == key else {
@@ -157,12 +173,14 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
                 return nil
             }
             rememberVerified(digest, stamp)
-            if indexedAccess == nil, isExpired(lastAccess: header.lastAccess, now: now) {
+            if indexed == nil, isExpired(lastAccess: header.lastAccess, now: now) {
                 countMiss()
                 queue.async { self.removeIfExpired(digest) }
                 return nil
             }
-            recordHit(digest, at: now)
+            // Verified now or before: seal this version for the other processes and the next start, once.
+            let seal = self.seal(of: stamp)
+            recordHit(digest, at: now, seal: seal == indexed?.seal ? nil : seal)
             return DataCacheEntry(data: data, metadata: header.metadata)
         case .missing:
             // Dropped from this process's index only: whoever removed the file journaled it (a remove record

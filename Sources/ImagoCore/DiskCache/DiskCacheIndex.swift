@@ -1,4 +1,4 @@
-/// The in-memory index of a ``DiskCache``: for each entry its file size and times, in LRU order, with the
+/// The in-memory index of a ``DiskCache``: for each entry its file size, times and seal, in LRU order, with the
 /// total size. O(1) insert, touch, remove and least-recently-used lookup: a dictionary from digest to a slot in
 /// one array of nodes linked in both directions (no per-node allocation, so 100,000 entries load fast).
 package struct DiskCacheIndex: Sendable {
@@ -11,12 +11,16 @@ package struct DiskCacheIndex: Sendable {
         package var storedAt: Double
         /// When the entry was last read or stored.
         package var lastAccess: Double
+        /// The seal of the file version whose payload checksum passed (or that a process wrote) during the boot
+        /// named in the seal, 0 when none (see `DiskCache+Verified.swift`).
+        package var seal: UInt64
 
-        package init(digest: SHA256Digest, size: UInt64, storedAt: Double, lastAccess: Double) {
+        package init(digest: SHA256Digest, size: UInt64, storedAt: Double, lastAccess: Double, seal: UInt64 = 0) {
             self.digest = digest
             self.size = size
             self.storedAt = storedAt
             self.lastAccess = lastAccess
+            self.seal = seal
         }
     }
 
@@ -77,6 +81,14 @@ package struct DiskCacheIndex: Sendable {
         guard let slot = slots[digest] else { return false }
         if time > nodes[Int(slot)].record.lastAccess { nodes[Int(slot)].record.lastAccess = time }
         moveToNewest(slot)
+        return true
+    }
+
+    /// Sets the seal of `digest`'s record (its LRU position unchanged). Returns whether it was present.
+    @discardableResult
+    package mutating func seal(_ digest: SHA256Digest, _ seal: UInt64) -> Bool {
+        guard let slot = slots[digest] else { return false }
+        nodes[Int(slot)].record.seal = seal
         return true
     }
 

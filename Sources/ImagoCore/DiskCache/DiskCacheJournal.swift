@@ -3,24 +3,26 @@
 ///
 /// Snapshot, written whole to a temporary file and renamed over `index`:
 /// ```
-///  0  8  magic "IMDCSNAP"     8  4  version (1)     12  4  reserved (0)
+///  0  8  magic "IMDCSNAP"     8  4  version (2)     12  4  reserved (0)
 /// 16  8  generation          24  8  count
-/// 32  count × 56: digest (32), size (8), storedAt (8), lastAccess (8) — least recently used first
+/// 32  count × 64: digest (32), size (8), storedAt (8), lastAccess (8), seal (8) — least recently used first
 /// end-8  8  XXH64 of every byte before it
 /// ```
 /// Journal: a 32-byte header, then records appended by every process under the directory lock:
 /// ```
-/// header:  0 8 magic "IMDCJRNL"   8 4 version (1)   12 4 reserved   16 8 generation   24 8 XXH64 of bytes 0..<24
-/// record:  0 1 op (1 put, 2 touch, 3 remove, 4 clear)   1 7 reserved (0)   8 32 digest
-///         40 8 size   48 8 storedAt   56 8 lastAccess   64 8 XXH64 of bytes 0..<64            (72 bytes)
+/// header:  0 8 magic "IMDCJRNL"   8 4 version (2)   12 4 reserved   16 8 generation   24 8 XXH64 of bytes 0..<24
+/// record:  0 1 op (1 put, 2 touch, 3 remove, 4 clear, 5 seal)   1 7 reserved (0)   8 32 digest
+///         40 8 size   48 8 storedAt   56 8 lastAccess   64 8 seal   72 8 XXH64 of bytes 0..<72   (80 bytes)
 /// ```
 /// A journal belongs to the snapshot of the same generation: it lists what happened after that snapshot was
 /// written. Compaction writes snapshot `g+1`, then renames a fresh journal of generation `g+1` over the old one.
+/// Version 1 (stop 14 and before) had no seals: 56-byte snapshot and 72-byte journal records. A directory of
+/// another version is read as an unusable index, rebuilt once from the entry files.
 package enum DiskCacheJournal {
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
     package static let headerSize = 32
-    package static let recordSize = 72
-    static let snapshotRecordSize = 56
+    package static let recordSize = 80
+    static let snapshotRecordSize = 64
 
     // The magics are the ASCII names read as little-endian UInt64s.
     static let journalMagicValue: UInt64 = {
@@ -36,7 +38,7 @@ package enum DiskCacheJournal {
 
     /// One journal record.
     package enum Op: UInt8, Sendable {
-        case put = 1, touch = 2, remove = 3, clear = 4
+        case put = 1, touch = 2, remove = 3, clear = 4, seal = 5
     }
 
     /// A journal record: what one process did to one entry (or, for `.clear`, to all).
@@ -55,6 +57,9 @@ package enum DiskCacheJournal {
         package static func remove(_ digest: SHA256Digest) -> Record {
             Record(.remove, .init(digest: digest, size: 0, storedAt: 0, lastAccess: 0))
         }
+        package static func seal(_ digest: SHA256Digest, _ seal: UInt64) -> Record {
+            Record(.seal, .init(digest: digest, size: 0, storedAt: 0, lastAccess: 0, seal: seal))
+        }
     }
 
     /// Applies `record` to `index`.
@@ -64,6 +69,7 @@ package enum DiskCacheJournal {
         case .touch: index.touch(record.entry.digest, at: record.entry.lastAccess)
         case .remove: index.remove(record.entry.digest)
         case .clear: index.removeAll()
+        case .seal: index.seal(record.entry.digest, record.entry.seal)
         }
     }
 
@@ -99,6 +105,7 @@ package enum DiskCacheJournal {
             w.u64(record.entry.size)
             w.f64(record.entry.storedAt)
             w.f64(record.entry.lastAccess)
+            w.u64(record.entry.seal)
             let checksum = w.bytes.withUnsafeBytes { XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[start...])) }
             w.u64(checksum)
         }
@@ -107,12 +114,12 @@ package enum DiskCacheJournal {
 
     /// Parses the record at `offset`, or `nil` when it is incomplete or damaged.
     static func record(in r: LittleEndianReader, at offset: Int) -> Record? {
-        guard let body = r.slice(offset, 64), let checksum = r.u64(offset + 64), XXH64.hash(body) == checksum,
+        guard let body = r.slice(offset, 72), let checksum = r.u64(offset + 72), XXH64.hash(body) == checksum,
             let rawOp = r.u8(offset), let op = Op(rawValue: rawOp), let digest = r.digest(offset + 8),
             let size = r.u64(offset + 40), let storedAt = r.finiteF64(offset + 48),
-            let lastAccess = r.finiteF64(offset + 56)
+            let lastAccess = r.finiteF64(offset + 56), let seal = r.u64(offset + 64)
         else { return nil }
-        return Record(op, .init(digest: digest, size: size, storedAt: storedAt, lastAccess: lastAccess))
+        return Record(op, .init(digest: digest, size: size, storedAt: storedAt, lastAccess: lastAccess, seal: seal))
     }
 
     /// The records in `buffer` (journal bytes after the header). A damaged stretch (a torn append by a killed
@@ -152,6 +159,7 @@ package enum DiskCacheJournal {
             w.u64(record.size)
             w.f64(record.storedAt)
             w.f64(record.lastAccess)
+            w.u64(record.seal)
         }
         let checksum = w.bytes.withUnsafeBytes { XXH64.hash($0) }
         w.u64(checksum)
@@ -166,8 +174,9 @@ package enum DiskCacheJournal {
     > {
         let r = LittleEndianReader(buffer)
         guard r.count >= headerSize + 8 else { return .failure(.init("snapshot shorter than its header")) }
-        guard r.u64(0) == snapshotMagicValue, r.u32(8) == version else {
-            return .failure(.init("bad snapshot magic or version"))
+        guard r.u64(0) == snapshotMagicValue else { return .failure(.init("bad snapshot magic")) }
+        guard r.u32(8) == version else {
+            return .failure(.init("snapshot format version \(r.u32(8) ?? 0), this build reads \(version)"))
         }
         guard let generation = r.u64(16), let count = r.u64(24) else { return .failure(.init("short header")) }
         let capacity = (r.count - headerSize - 8) / snapshotRecordSize
@@ -181,9 +190,9 @@ package enum DiskCacheJournal {
         var offset = headerSize
         for _ in 0..<Int(count) {
             guard let digest = r.digest(offset), let size = r.u64(offset + 32), let storedAt = r.finiteF64(offset + 40),
-                let lastAccess = r.finiteF64(offset + 48)
+                let lastAccess = r.finiteF64(offset + 48), let seal = r.u64(offset + 56)
             else { return .failure(.init("bad snapshot record")) }
-            records.append(.init(digest: digest, size: size, storedAt: storedAt, lastAccess: lastAccess))
+            records.append(.init(digest: digest, size: size, storedAt: storedAt, lastAccess: lastAccess, seal: seal))
             offset += snapshotRecordSize
         }
         return .success((generation, records))

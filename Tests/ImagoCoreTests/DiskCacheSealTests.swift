@@ -1,0 +1,237 @@
+import Foundation
+import ImagoTesting
+import Testing
+
+@testable import ImagoCore
+
+/// A file version verified or written by any process during one boot of the machine is read by the others, and by
+/// later processes of the same boot, without the payload checksum; after a restart of the machine (another boot
+/// identity), or after any change through the file system, the first read computes it again.
+@Suite struct DiskCacheSealTests {
+    static let key = "https://example.com/sealed.jpg"
+    static let bootX = Array("11111111-2222-3333-4444-555555555555".utf8)
+    static let bootY = Array("66666666-7777-8888-9999-000000000000".utf8)
+
+    static func configuration(boot: [UInt8]?, _ recorder: HookRecorder? = nil) -> DiskCache.Configuration {
+        var configuration = testConfiguration(recorder)
+        configuration.bootIdentityOverride = boot
+        return configuration
+    }
+
+    /// Opens a cache on `directory` in `boot`, reads `key` (expecting `payload`), closes it, and returns how many
+    /// reads computed the payload checksum.
+    static func checksOfOneRead(_ directory: URL, boot: [UInt8]?, payload: Data) throws -> Int {
+        let cache = try DiskCache(directory: directory, configuration: configuration(boot: boot))
+        defer { cache.close() }
+        #expect(cache.entry(for: key)?.data == payload)
+        return cache.payloadChecks
+    }
+
+    @Test func aFileWrittenByAnEarlierProcessThisBootIsReadWithoutAChecksum() throws {
+        // Given an entry written by one cache, closed (its index compacted into the snapshot)
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let payload = CachePayload.make(key: Self.key, version: 1)
+        do {
+            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+            try writer.storeSynchronously(payload, for: Self.key)
+            writer.close()
+        }
+
+        // When a new cache of the same boot reads it, Then no checksum is computed; in another boot, one is
+        let sameBoot = try Self.checksOfOneRead(directory, boot: Self.bootX, payload: payload)
+        #expect(sameBoot == 0)
+        let otherBoot = try Self.checksOfOneRead(directory, boot: Self.bootY, payload: payload)
+        #expect(otherBoot == 1)
+    }
+
+    @Test func afterARestartTheFirstReadChecksOnceAndSealsForTheNextProcesses() throws {
+        // Given an entry written in boot X
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let payload = CachePayload.make(key: Self.key, version: 1)
+        do {
+            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+            try writer.storeSynchronously(payload, for: Self.key)
+            writer.close()
+        }
+
+        // When a cache of boot Y reads it twice, Then it checks once (the second read trusts its own memo)
+        let reader = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootY))
+        #expect(reader.entry(for: Self.key)?.data == payload)
+        #expect(reader.entry(for: Self.key)?.data == payload)
+        #expect(reader.payloadChecks == 1)
+        reader.close()
+
+        // And the seal it recorded spares the next cache of boot Y the check, not one of boot X
+        #expect(try Self.checksOfOneRead(directory, boot: Self.bootY, payload: payload) == 0)
+        #expect(try Self.checksOfOneRead(directory, boot: Self.bootX, payload: payload) == 1)
+    }
+
+    @Test func aSealFromTheJournalOfAnOpenCacheIsTrusted() throws {
+        // Given a cache that stays open and writes an entry (its put record, with the seal, is in the journal only)
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+        defer { writer.close() }
+        let payload = CachePayload.make(key: Self.key, version: 1)
+        try writer.storeSynchronously(payload, for: Self.key)
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("journal").path))
+
+        // When a cache opened after it reads the entry, Then no checksum is computed
+        #expect(try Self.checksOfOneRead(directory, boot: Self.bootX, payload: payload) == 0)
+    }
+
+    @Test func aSealedFileDamagedInPlaceIsCaughtByTheNextProcess() throws {
+        // Given an entry written and read in boot X, then closed
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let path = entryPath(in: directory, key: Self.key)
+        do {
+            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+            try writer.storeSynchronously(CachePayload.make(key: Self.key, version: 1), for: Self.key)
+            #expect(writer.entry(for: Self.key) != nil)
+            writer.close()
+        }
+
+        // When one payload byte is changed in place with the modification time restored (the status-change time
+        // still moves)
+        try DiskCacheVerifiedReadTests.damagePayloadInPlace(path)
+
+        // Then a new cache of the same boot checks the file, reads a miss and removes it
+        let reader = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+        defer { reader.close() }
+        #expect(reader.entry(for: Self.key) == nil)
+        #expect(reader.payloadChecks == 1)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aReplacementByAnotherCacheCarriesItsOwnSeal() throws {
+        // Given an entry sealed by cache A in boot X, When cache B replaces it
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let a = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+        try a.storeSynchronously(CachePayload.make(key: Self.key, version: 1), for: Self.key)
+        let b = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+        let replacement = CachePayload.make(key: Self.key, version: 2)
+        try b.storeSynchronously(replacement, for: Self.key)
+        b.close()
+
+        // Then A, whose index still holds the old seal, checks the new file once (and returns it); a new cache
+        // trusts B's seal
+        #expect(a.entry(for: Self.key)?.data == replacement)
+        #expect(a.payloadChecks == 1)
+        a.close()
+        #expect(try Self.checksOfOneRead(directory, boot: Self.bootX, payload: replacement) == 0)
+    }
+
+    @Test func withoutABootIdentityNothingIsSealed() throws {
+        // Given a cache whose boot is unknown (no /proc), When it writes an entry
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let payload = CachePayload.make(key: Self.key, version: 1)
+        let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: []))
+        try writer.storeSynchronously(payload, for: Self.key)
+        #expect(writer.entry(for: Self.key)?.data == payload)
+
+        // Then its index holds no seal, it trusts only its own memo, and every new cache checks the file
+        #expect(writer.state.withLock { $0.index.record(for: SHA256.hash(Self.key))?.seal } == 0)
+        #expect(writer.payloadChecks == 0)
+        writer.close()
+        #expect(try Self.checksOfOneRead(directory, boot: [], payload: payload) == 1)
+        #expect(try Self.checksOfOneRead(directory, boot: [], payload: payload) == 1)
+    }
+
+    @Test func verifiesEveryReadChecksASealedFileEveryTime() throws {
+        // Given an entry sealed in boot X
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let payload = CachePayload.make(key: Self.key, version: 1)
+        do {
+            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+            try writer.storeSynchronously(payload, for: Self.key)
+            writer.close()
+        }
+
+        // When a cache of boot X that verifies every read reads it twice, Then it checks it twice
+        var configuration = Self.configuration(boot: Self.bootX)
+        configuration.verifiesEveryRead = true
+        let reader = try DiskCache(directory: directory, configuration: configuration)
+        defer { reader.close() }
+        #expect(reader.entry(for: Self.key)?.data == payload)
+        #expect(reader.entry(for: Self.key)?.data == payload)
+        #expect(reader.payloadChecks == 2)
+    }
+
+    #if os(Linux)
+        @Test func theBootIdentityIsTheKernelsBootID() throws {
+            // /proc reports a size of 0 for the file: the identity must come from reading it, not from its size.
+            let text = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+            let expected = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+            #expect(expected.count == 36)
+            #expect(DiskCache.currentBootIdentity == expected)
+        }
+    #endif
+
+    @Test func theSealNamesTheBootAndEveryPartOfTheStamp() throws {
+        // Given caches of two boots and one file's stamp
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let x = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+        let y = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootY))
+        defer {
+            x.close()
+            y.close()
+        }
+        var st = stat()
+        st.st_dev = 1
+        st.st_ino = 2
+        st.st_size = 3
+        st.st_mtim = timespec(tv_sec: 4, tv_nsec: 5)
+        st.st_ctim = timespec(tv_sec: 6, tv_nsec: 7)
+        let stamp = DiskCacheDirectory.FileStamp(st)
+        let seal = try #require(x.seal(of: stamp))
+
+        // Then the seal is stable, never 0, and changes with the boot and with each field of the stamp
+        #expect(seal != 0 && x.seal(of: stamp) == seal)
+        #expect(y.seal(of: stamp) != seal)
+        var variants: [stat] = []
+        for change in 0..<6 {
+            var other = st
+            switch change {
+            case 0: other.st_dev = 9
+            case 1: other.st_ino = 9
+            case 2: other.st_size = 9
+            case 3: other.st_mtim.tv_nsec = 9
+            case 4: other.st_ctim.tv_nsec = 9
+            default: other.st_ctim.tv_sec = 9
+            }
+            variants.append(other)
+        }
+        for other in variants { #expect(x.seal(of: DiskCacheDirectory.FileStamp(other)) != seal) }
+    }
+
+    @Test func anIndexOfTheFormerFormatIsRebuiltWithItsEntries() throws {
+        // Given a cache of 3 entries whose index snapshot says format version 1 (as stop 14's caches wrote)
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let keys = (0..<3).map { "\(Self.key)?\($0)" }
+        do {
+            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+            for key in keys { try writer.storeSynchronously(CachePayload.make(key: key, version: 1), for: key) }
+            writer.close()
+        }
+        let index = directory.appendingPathComponent("index")
+        var bytes = try Data(contentsOf: index)
+        bytes[8] = 1
+        try bytes.write(to: index)
+
+        // When a cache opens it, Then it says why it rebuilt the index, and every entry reads back
+        let recorder = HookRecorder()
+        let reader = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX, recorder))
+        defer { reader.close() }
+        #expect(recorder.logs.value.contains { $0.contains("snapshot format version 1, this build reads 2") })
+        for key in keys { #expect(reader.entry(for: key)?.data == CachePayload.make(key: key, version: 1)) }
+        #expect(reader.stats().entryCount == 3)
+    }
+}
