@@ -48,24 +48,62 @@ enum DiskCacheBench {
                 } * 1e6 / Double(count)
             },
             peer: peerReads)
-        // First reads: a cache instance opened (untimed) for each round has verified nothing and hashed no key,
-        // so every read computes the SHA-256 of the key and the payload checksum, as a process's first read of
-        // an entry does.
-        var fresh: DiskCache?
-        compare(
-            "diskcache read 200 KB entry, first in this process (payload checksum computed)", unit: "µs/read",
-            goal: 1.2, peerName: "Data(contentsOf:) of the same file", rounds: 9,
-            imago: {
+        // First reads in a process. A cache instance opened (untimed) for each round has verified nothing and
+        // hashed no key, as in a new process. The files were written by `cache`, which sealed them for this boot.
+        // (The last instance closes when the closure is released.)
+        func firstReads(_ configuration: @escaping () -> DiskCache.Configuration) -> () -> Double {
+            var fresh: DiskCache?
+            return {
                 fresh?.close()
-                fresh = try? DiskCache(directory: directory)
+                fresh = try? DiskCache(directory: directory, configuration: configuration())
                 guard let fresh else { return .nan }
                 return time {
                     for i in 0..<count { sink &+= fresh.entry(for: key(i))?.data.count ?? 0 }
                 } * 1e6 / Double(count)
+            }
+        }
+        compare(
+            "diskcache read 200 KB entry, first in this process (file sealed this boot by the process that wrote it)",
+            unit: "µs/read", goal: 1.2, peerName: "Data(contentsOf:) of the same file", rounds: 9,
+            imago: firstReads { DiskCache.Configuration() }, peer: peerReads)
+        // As after a restart of the machine: each round's cache stands for a new boot, so no seal matches and every
+        // read computes the payload checksum. The files are still in the page cache here, which after a real
+        // restart they are not (next row).
+        let newBoot = firstReads {
+            var configuration = DiskCache.Configuration()
+            configuration.bootIdentityOverride = Array(UUID().uuidString.utf8)
+            return configuration
+        }
+        compare(
+            "diskcache read 200 KB entry, first after a restart, page cache hot (payload checksum computed)",
+            unit: "µs/read", goal: 1.2, peerName: "Data(contentsOf:) of the same file", rounds: 9,
+            imago: newBoot, peer: peerReads)
+        // After a real restart: the page cache is empty too. Each side drops the files from it (written back
+        // first, so that POSIX_FADV_DONTNEED can drop them) before its round, and reads them from the disk.
+        let paths = urls.map(\.path)
+        for path in paths { dropFromPageCache(path, sync: true) }
+        compare(
+            "diskcache read 200 KB entry, first after a restart, page cache cold (payload checksum computed)",
+            unit: "µs/read", goal: 1.2, peerName: "Data(contentsOf:) of the same file, page cache cold", rounds: 5,
+            imago: {
+                for path in paths { dropFromPageCache(path, sync: false) }
+                return newBoot()
             },
-            peer: peerReads)
-        fresh?.close()
+            peer: {
+                for path in paths { dropFromPageCache(path, sync: false) }
+                return peerReads()
+            })
         if sink == 42 { print(sink) }
+    }
+
+    /// Asks the kernel to drop `path`'s pages from the page cache (after writing them back when `sync`: dirty
+    /// pages are not dropped).
+    static func dropFromPageCache(_ path: String, sync: Bool) {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        if sync { fsync(fd) }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+        Glibc.close(fd)
     }
 
     /// 100 new entries of 200 KB per round.
