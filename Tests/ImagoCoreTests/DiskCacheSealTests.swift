@@ -142,6 +142,27 @@ import Testing
         #expect(try Self.checksOfOneRead(directory, boot: [], payload: payload) == 1)
     }
 
+    @Test func verifySealsTheFilesItFoundGood() throws {
+        // Given two entries written in boot X
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let payload = CachePayload.make(key: Self.key, version: 1)
+        do {
+            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
+            try writer.storeSynchronously(payload, for: Self.key)
+            try writer.storeSynchronously(payload, for: Self.key + "?2")
+            writer.close()
+        }
+
+        // When a cache of boot Y verifies the directory
+        let verifier = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootY))
+        #expect(try verifier.verify() == DiskCache.VerifyReport(checked: 2, corrupt: 0, removed: 0))
+        verifier.close()
+
+        // Then a later cache of boot Y reads them without the checksum
+        #expect(try Self.checksOfOneRead(directory, boot: Self.bootY, payload: payload) == 0)
+    }
+
     @Test func verifiesEveryReadChecksASealedFileEveryTime() throws {
         // Given an entry sealed in boot X
         let directory = makeTemporaryDirectory()

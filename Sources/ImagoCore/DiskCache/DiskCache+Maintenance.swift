@@ -80,10 +80,12 @@ extension DiskCache {
     }
 
     /// Flushes staged writes, then reads every entry file and checks it (header, lengths, checksums, name
-    /// matching its key), removes the damaged ones and makes the index match the files.
+    /// matching its key), removes the damaged ones and makes the index match the files. The files found good
+    /// are sealed for this boot, so no process reads them with the payload checksum again until a restart.
     public func verify() throws -> VerifyReport {
         flush()
         var report = VerifyReport(checked: 0, corrupt: 0, removed: 0)
+        var seals: [(SHA256Digest, UInt64)] = []
         for file in layout.walkEntries().files {
             let path = layout.entryPath(file.digest)
             switch DiskCacheDirectory.readEntry(at: path, maxFileSize: maxEntryFileSize) {
@@ -91,13 +93,15 @@ extension DiskCache {
                 continue
             case .failed(let code):
                 throw Error.readFailed(path: path, errno: code)
-            case .valid(let header, _, let id, _):
+            case .valid(let header, _, let id, let stamp):
                 report.checked += 1
                 if SHA256.hash(header.key) != file.digest {
                     report.corrupt += 1
                     if removeCorrupt(file.digest, file: id, reason: "stored under the name of another key") {
                         report.removed += 1
                     }
+                } else if let seal = seal(of: stamp) {
+                    seals.append((file.digest, seal))
                 }
             case .corrupt(let reason, let id):
                 report.checked += 1
@@ -108,6 +112,11 @@ extension DiskCache {
         var outbox = Outbox()
         defer { deliver(outbox) }
         try exclusive(&outbox) { io, outbox in
+            // A seal names one file version: one replaced since it was read here keeps its checksum pass.
+            state.withLock { state in
+                for (digest, seal) in seals { state.index.seal(digest, seal) }
+            }
+            // Written into the snapshot, with the index the files are matched against.
             try rebuild(&io, &outbox, reason: "verify checked \(report.checked) files", keepIndex: true)
         }
         return report
