@@ -18,6 +18,20 @@ import Testing
         return configuration
     }
 
+    /// The payload stored for `key` by ``writeAndClose(_:keys:readBack:)``.
+    static func payload(_ key: String = key) -> Data { CachePayload.make(key: key, version: 1) }
+
+    /// Stores ``payload(_:)`` for each of `keys` with a cache of boot X (reading each back when `readBack`), then
+    /// closes it, which compacts its index into the snapshot.
+    static func writeAndClose(_ directory: URL, keys: [String] = [key], readBack: Bool = false) throws {
+        let writer = try DiskCache(directory: directory, configuration: configuration(boot: bootX))
+        defer { writer.close() }
+        for key in keys {
+            try writer.storeSynchronously(payload(key), for: key)
+            if readBack { #expect(writer.entry(for: key)?.data == payload(key)) }
+        }
+    }
+
     /// Opens a cache on `directory` in `boot`, reads `key` (expecting `payload`), closes it, and returns how many
     /// reads computed the payload checksum.
     static func checksOfOneRead(_ directory: URL, boot: [UInt8]?, payload: Data) throws -> Int {
@@ -31,12 +45,8 @@ import Testing
         // Given an entry written by one cache, closed (its index compacted into the snapshot)
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
-        let payload = CachePayload.make(key: Self.key, version: 1)
-        do {
-            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
-            try writer.storeSynchronously(payload, for: Self.key)
-            writer.close()
-        }
+        let payload = Self.payload()
+        try Self.writeAndClose(directory)
 
         // When a new cache of the same boot reads it, Then no checksum is computed; in another boot, one is
         let sameBoot = try Self.checksOfOneRead(directory, boot: Self.bootX, payload: payload)
@@ -49,12 +59,8 @@ import Testing
         // Given an entry written in boot X
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
-        let payload = CachePayload.make(key: Self.key, version: 1)
-        do {
-            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
-            try writer.storeSynchronously(payload, for: Self.key)
-            writer.close()
-        }
+        let payload = Self.payload()
+        try Self.writeAndClose(directory)
 
         // When a cache of boot Y reads it twice, Then it checks once (the second read trusts its own memo)
         let reader = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootY))
@@ -74,7 +80,7 @@ import Testing
         defer { removeTemporaryDirectory(directory) }
         let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
         defer { writer.close() }
-        let payload = CachePayload.make(key: Self.key, version: 1)
+        let payload = Self.payload()
         try writer.storeSynchronously(payload, for: Self.key)
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("journal").path))
 
@@ -87,12 +93,7 @@ import Testing
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
         let path = entryPath(in: directory, key: Self.key)
-        do {
-            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
-            try writer.storeSynchronously(CachePayload.make(key: Self.key, version: 1), for: Self.key)
-            #expect(writer.entry(for: Self.key) != nil)
-            writer.close()
-        }
+        try Self.writeAndClose(directory, readBack: true)
 
         // When one payload byte is changed in place with the modification time restored (the status-change time
         // still moves)
@@ -129,7 +130,7 @@ import Testing
         // Given a cache whose boot is unknown (no /proc), When it writes an entry
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
-        let payload = CachePayload.make(key: Self.key, version: 1)
+        let payload = Self.payload()
         let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: []))
         try writer.storeSynchronously(payload, for: Self.key)
         #expect(writer.entry(for: Self.key)?.data == payload)
@@ -146,13 +147,7 @@ import Testing
         // Given two entries written in boot X
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
-        let payload = CachePayload.make(key: Self.key, version: 1)
-        do {
-            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
-            try writer.storeSynchronously(payload, for: Self.key)
-            try writer.storeSynchronously(payload, for: Self.key + "?2")
-            writer.close()
-        }
+        try Self.writeAndClose(directory, keys: [Self.key, Self.key + "?2"])
 
         // When a cache of boot Y verifies the directory
         let verifier = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootY))
@@ -160,19 +155,15 @@ import Testing
         verifier.close()
 
         // Then a later cache of boot Y reads them without the checksum
-        #expect(try Self.checksOfOneRead(directory, boot: Self.bootY, payload: payload) == 0)
+        #expect(try Self.checksOfOneRead(directory, boot: Self.bootY, payload: Self.payload()) == 0)
     }
 
     @Test func verifiesEveryReadChecksASealedFileEveryTime() throws {
         // Given an entry sealed in boot X
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
-        let payload = CachePayload.make(key: Self.key, version: 1)
-        do {
-            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
-            try writer.storeSynchronously(payload, for: Self.key)
-            writer.close()
-        }
+        let payload = Self.payload()
+        try Self.writeAndClose(directory)
 
         // When a cache of boot X that verifies every read reads it twice, Then it checks it twice
         var configuration = Self.configuration(boot: Self.bootX)
@@ -237,11 +228,7 @@ import Testing
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
         let keys = (0..<3).map { "\(Self.key)?\($0)" }
-        do {
-            let writer = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX))
-            for key in keys { try writer.storeSynchronously(CachePayload.make(key: key, version: 1), for: key) }
-            writer.close()
-        }
+        try Self.writeAndClose(directory, keys: keys)
         let index = directory.appendingPathComponent("index")
         var bytes = try Data(contentsOf: index)
         bytes[8] = 1
@@ -252,7 +239,7 @@ import Testing
         let reader = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX, recorder))
         defer { reader.close() }
         #expect(recorder.logs.value.contains { $0.contains("snapshot format version 1, this build reads 2") })
-        for key in keys { #expect(reader.entry(for: key)?.data == CachePayload.make(key: key, version: 1)) }
+        for key in keys { #expect(reader.entry(for: key)?.data == Self.payload(key)) }
         #expect(reader.stats().entryCount == 3)
     }
 }
