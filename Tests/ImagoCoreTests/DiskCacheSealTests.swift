@@ -158,6 +158,33 @@ import Testing
         #expect(try Self.checksOfOneRead(directory, boot: Self.bootY, payload: Self.payload()) == 0)
     }
 
+    @Test func readsAddingSealsStillAppendAtTheBoundOfPendingRecords() async throws {
+        // Given entries written in boot X, and a cache of boot Y that would keep its reads for an hour
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let keys = (0..<(DiskCache.maxPendingRecords / 2 + 1)).map { "\(Self.key)?\($0)" }
+        try Self.writeAndClose(directory, keys: keys)
+        var configuration = Self.configuration(boot: Self.bootY)
+        configuration.accessPersistenceDelay = .seconds(3600)
+        let reader = try DiskCache(directory: directory, configuration: configuration)
+        defer { reader.close() }
+        let journal = directory.appendingPathComponent("journal").path
+        func journalSize() -> Int { (try? FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int) ?? 0 }
+        let before = journalSize()
+
+        // When it reads one entry twice (a touch and a seal, then a touch: an odd count pending), then every other
+        // entry once (a touch and a seal each), so that the count steps over the bound without landing on it
+        #expect(reader.entry(for: keys[0]) != nil)
+        #expect(reader.entry(for: keys[0]) != nil)
+        for key in keys.dropFirst() { #expect(reader.entry(for: key) != nil) }
+
+        // Then the pending records are appended to the journal at once, not an hour later
+        let appended = await waitUntil(seconds: 10) {
+            journalSize() >= before + DiskCache.maxPendingRecords * DiskCacheJournal.recordSize
+        }
+        #expect(appended)
+    }
+
     @Test func verifiesEveryReadChecksASealedFileEveryTime() throws {
         // Given an entry sealed in boot X
         let directory = makeTemporaryDirectory()

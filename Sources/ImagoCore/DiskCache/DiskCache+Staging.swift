@@ -61,6 +61,7 @@ extension DiskCache {
         enum Persist { case later, now, none }
         let persist = state.withLock { state -> Persist in
             state.hits += 1
+            let before = state.pending.count
             state.index.touch(digest, at: now)
             state.pending.append(.touch(digest, at: now))
             if let seal {
@@ -68,8 +69,9 @@ extension DiskCache {
                 state.pending.append(.seal(digest, seal))
             }
             guard !state.isClosed else { return .none }
-            // Bounded memory: a burst of reads is appended at once rather than after the delay.
-            if state.pending.count == Self.maxPendingRecords { return .now }
+            // Bounded memory: a burst of reads is appended at once rather than after the delay (scheduled once,
+            // by the read that crosses the bound: a read adds one or two records).
+            if before < Self.maxPendingRecords, state.pending.count >= Self.maxPendingRecords { return .now }
             guard !state.isPersistScheduled else { return .none }
             state.isPersistScheduled = true
             return .later
