@@ -131,7 +131,7 @@ import Testing
 
     @Test func journalSkipsATornRecordAndKeepsTheOnesAfterIt() {
         var records = Self.records.map { DiskCacheJournal.Record(.put, $0) }
-        records[3] = .seal(Self.records[1].digest, 0xFEED_FACE_CAFE_BEEF)
+        records[3] = .touch(Self.records[1].digest, at: 9.5, seal: 0xFEED_FACE_CAFE_BEEF)
         let first = DiskCacheJournal.encode(Array(records.prefix(2)))
         let torn = Array(DiskCacheJournal.encode([records[2]]).prefix(30))
         let rest = DiskCacheJournal.encode(Array(records.suffix(2)))
@@ -142,14 +142,15 @@ import Testing
         #expect(!clean.damaged && clean.consumed == first.count + rest.count)
     }
 
-    @Test func aSealRecordSetsTheSealAndLeavesTheOrder() {
+    @Test func aTouchWithASealSetsItAndOneWithoutLeavesIt() {
         var index = DiskCacheIndex()
         for record in Self.records.prefix(3) { index.put(record) }
-        let order = index.recordsInLRUOrder().map(\.digest)
-        DiskCacheJournal.apply(.seal(Self.records[0].digest, 42), to: &index)
-        DiskCacheJournal.apply(.seal(Self.records[4].digest, 43), to: &index)  // not in the index: no effect
+        DiskCacheJournal.apply(.touch(Self.records[0].digest, at: 10, seal: 42), to: &index)
+        DiskCacheJournal.apply(.touch(Self.records[1].digest, at: 11), to: &index)
+        DiskCacheJournal.apply(.touch(Self.records[4].digest, at: 12, seal: 43), to: &index)  // not in the index
         #expect(index.record(for: Self.records[0].digest)?.seal == 42)
-        #expect(index.recordsInLRUOrder().map(\.digest) == order)
+        #expect(index.record(for: Self.records[1].digest)?.seal == Self.records[1].seal)
+        #expect(index.recordsInLRUOrder().map(\.digest) == [2, 0, 1].map { Self.records[$0].digest })
         #expect(index.count == 3 && index.record(for: Self.records[4].digest) == nil)
     }
 

@@ -55,23 +55,18 @@ extension DiskCache {
         return try queue.sync { try body() }
     }
 
-    /// Records a read of `digest` at `now` in the index (and, when given, the `seal` of the file version read),
-    /// and queues the same for the journal, appended lazily.
-    func recordHit(_ digest: SHA256Digest, at now: Double, seal: UInt64? = nil) {
+    /// Records a read of `digest` at `now` in the index (sealing the version read when `seal` is not 0), and
+    /// queues the same touch record for the journal, appended lazily.
+    func recordHit(_ digest: SHA256Digest, at now: Double, seal: UInt64 = 0) {
         enum Persist { case later, now, none }
         let persist = state.withLock { state -> Persist in
             state.hits += 1
-            let before = state.pending.count
-            state.index.touch(digest, at: now)
-            state.pending.append(.touch(digest, at: now))
-            if let seal {
-                state.index.seal(digest, seal)
-                state.pending.append(.seal(digest, seal))
-            }
+            let record = DiskCacheJournal.Record.touch(digest, at: now, seal: seal)
+            DiskCacheJournal.apply(record, to: &state.index)
+            state.pending.append(record)
             guard !state.isClosed else { return .none }
-            // Bounded memory: a burst of reads is appended at once rather than after the delay (scheduled once,
-            // by the read that crosses the bound: a read adds one or two records).
-            if before < Self.maxPendingRecords, state.pending.count >= Self.maxPendingRecords { return .now }
+            // Bounded memory: a burst of reads is appended at once rather than after the delay.
+            if state.pending.count == Self.maxPendingRecords { return .now }
             guard !state.isPersistScheduled else { return .none }
             state.isPersistScheduled = true
             return .later

@@ -67,12 +67,11 @@ extension DiskCache {
         }
     }
 
-    /// Whether this version of `digest`'s file is known good: verified or written by this cache, or sealed (the
-    /// index's `seal` for it) by any process in this boot.
-    func isVerified(_ digest: SHA256Digest, _ stamp: DiskCacheDirectory.FileStamp, seal: UInt64 = 0) -> Bool {
+    /// Whether this version of `digest`'s file is known good: verified or written by this cache, or `sealed` (the
+    /// index holds this version's seal: a process verified or wrote it in this boot).
+    func isVerified(_ digest: SHA256Digest, _ stamp: DiskCacheDirectory.FileStamp, sealed: Bool = false) -> Bool {
         guard !configuration.verifiesEveryRead else { return false }
-        if verifiedFiles.withLock({ $0[digest] == stamp }) { return true }
-        return seal != 0 && self.seal(of: stamp) == seal
+        return sealed || verifiedFiles.withLock { $0[digest] == stamp }
     }
 
     /// How many reads of this cache computed the payload checksum.

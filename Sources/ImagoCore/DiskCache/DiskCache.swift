@@ -72,7 +72,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         var stagedBytes = 0
         var sequence: UInt64 = 0
         var tempNumber: UInt64 = 0
-        /// Reads (touch and seal records) not yet appended to the journal.
+        /// Reads (touch records, each with the seal of the version read when it sealed one) not yet appended to
+        /// the journal.
         var pending: [DiskCacheJournal.Record] = []
         var isPersistScheduled = false
         var isClosed = false
@@ -157,10 +158,12 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             return nil
         }
         let path = layout.entryPath(digest)
+        var seal: UInt64?  // of the version read, computed once
         switch DiskCacheDirectory.readEntry(
             at: path, maxFileSize: maxEntryFileSize,
             isVerified: { stamp in
-                guard isVerified(digest, stamp, seal: indexed?.seal ?? 0) else {
+                seal = self.seal(of: stamp)
+                guard isVerified(digest, stamp, sealed: seal != nil && seal == indexed?.seal) else {
                     state.withLock { $0.payloadChecks += 1 }
                     return false
                 }
@@ -179,8 +182,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
                 return nil
             }
             // Verified now or before: seal this version for the other processes and the next start, once.
-            let seal = self.seal(of: stamp)
-            recordHit(digest, at: now, seal: seal == indexed?.seal ? nil : seal)
+            recordHit(digest, at: now, seal: seal == indexed?.seal ? 0 : seal ?? 0)
             return DataCacheEntry(data: data, metadata: header.metadata)
         case .missing:
             // Dropped from this process's index only: whoever removed the file journaled it (a remove record

@@ -11,9 +11,11 @@
 /// Journal: a 32-byte header, then records appended by every process under the directory lock:
 /// ```
 /// header:  0 8 magic "IMDCJRNL"   8 4 version (2)   12 4 reserved   16 8 generation   24 8 XXH64 of bytes 0..<24
-/// record:  0 1 op (1 put, 2 touch, 3 remove, 4 clear, 5 seal)   1 7 reserved (0)   8 32 digest
+/// record:  0 1 op (1 put, 2 touch, 3 remove, 4 clear)   1 7 reserved (0)   8 32 digest
 ///         40 8 size   48 8 storedAt   56 8 lastAccess   64 8 seal   72 8 XXH64 of bytes 0..<72   (80 bytes)
 /// ```
+/// A put carries the seal of the file written; a touch, the seal of the version read when the reader sealed it
+/// (0: the seal is left as it is).
 /// A journal belongs to the snapshot of the same generation: it lists what happened after that snapshot was
 /// written. Compaction writes snapshot `g+1`, then renames a fresh journal of generation `g+1` over the old one.
 /// Version 1 (stop 14 and before) had no seals: 56-byte snapshot and 72-byte journal records. A directory of
@@ -38,7 +40,7 @@ package enum DiskCacheJournal {
 
     /// One journal record.
     package enum Op: UInt8, Sendable {
-        case put = 1, touch = 2, remove = 3, clear = 4, seal = 5
+        case put = 1, touch = 2, remove = 3, clear = 4
     }
 
     /// A journal record: what one process did to one entry (or, for `.clear`, to all).
@@ -51,14 +53,12 @@ package enum DiskCacheJournal {
             self.entry = entry
         }
 
-        package static func touch(_ digest: SHA256Digest, at time: Double) -> Record {
-            Record(.touch, .init(digest: digest, size: 0, storedAt: 0, lastAccess: time))
+        /// A read at `time`, sealing the version read when `seal` is not 0.
+        package static func touch(_ digest: SHA256Digest, at time: Double, seal: UInt64 = 0) -> Record {
+            Record(.touch, .init(digest: digest, size: 0, storedAt: 0, lastAccess: time, seal: seal))
         }
         package static func remove(_ digest: SHA256Digest) -> Record {
             Record(.remove, .init(digest: digest, size: 0, storedAt: 0, lastAccess: 0))
-        }
-        package static func seal(_ digest: SHA256Digest, _ seal: UInt64) -> Record {
-            Record(.seal, .init(digest: digest, size: 0, storedAt: 0, lastAccess: 0, seal: seal))
         }
     }
 
@@ -66,10 +66,11 @@ package enum DiskCacheJournal {
     package static func apply(_ record: Record, to index: inout DiskCacheIndex) {
         switch record.op {
         case .put: index.put(record.entry)
-        case .touch: index.touch(record.entry.digest, at: record.entry.lastAccess)
+        case .touch:
+            index.touch(record.entry.digest, at: record.entry.lastAccess)
+            if record.entry.seal != 0 { index.seal(record.entry.digest, record.entry.seal) }
         case .remove: index.remove(record.entry.digest)
         case .clear: index.removeAll()
-        case .seal: index.seal(record.entry.digest, record.entry.seal)
         }
     }
 
