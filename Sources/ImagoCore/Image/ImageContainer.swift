@@ -27,6 +27,10 @@ public struct ImageContainer: Sendable {
     public var isPreview: Bool
     /// The pixel size of the original image before any downsampling (equal to `image.size` when none was done).
     public var originalSize: PixelSize
+    /// Bits per channel of the source image as encoded (8 for most JPEG, PNG, GIF and WebP files; 10 or 12 for
+    /// many AVIF and HEIC files; up to 16 for PNG and JPEG XL). Pixels are always delivered as 8-bit; this says
+    /// what the file held. Default `nil`: not known (an image made in memory, or a decoder that does not say).
+    public var bitDepth: Int?
 
     // `Data` is a resilient type: held inline, it made every copy of a container (each memory-cache hit hands one
     // out) go through Foundation's value witnesses, a metadata lookup and an indirect call. Boxed, a copy is one
@@ -46,10 +50,11 @@ public struct ImageContainer: Sendable {
     ///   - loopCount: 0 = forever (default).
     ///   - orientation: the declared orientation still to apply (default `.up`).
     ///   - originalSize: the size before downsampling (default: the first frame's).
+    ///   - bitDepth: bits per channel of the source (default `nil`: unknown).
     public init(
         frames: [ImageFrame], format: ImageFormat = .unknown, loopCount: Int = 0,
         orientation: ExifOrientation = .up, originalData: Data? = nil, isPreview: Bool = false,
-        originalSize: PixelSize? = nil
+        originalSize: PixelSize? = nil, bitDepth: Int? = nil
     ) {
         precondition(!frames.isEmpty, "an ImageContainer needs at least one frame")
         self.frames = frames
@@ -59,6 +64,7 @@ public struct ImageContainer: Sendable {
         self.originalDataBox = originalData.map(OriginalData.init)
         self.isPreview = isPreview
         self.originalSize = originalSize ?? frames[0].buffer.size
+        self.bitDepth = bitDepth
     }
 
     /// A still image of one frame.
