@@ -31,10 +31,13 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]),
         .target(name: "CImagoShims"),
+        .systemLibrary(
+            name: "CJXL", pkgConfig: "libjxl",
+            providers: [.apt(["libjxl-dev"])]),
 
         .target(
             name: "ImagoCodecs",
-            dependencies: ["ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims"]),
+            dependencies: ["ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims", "CJXL"]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),

@@ -10,6 +10,7 @@ declare -A NEEDED=(
   [/usr/include/webp/decode.h]=libwebp-dev
   [/usr/include/webp/demux.h]=libwebp-dev
   [/usr/include/gif_lib.h]=libgif-dev
+  [/usr/include/jxl/decode.h]=libjxl-dev
   [/usr/bin/pkg-config]=pkg-config
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
