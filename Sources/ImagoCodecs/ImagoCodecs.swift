@@ -18,6 +18,7 @@ public enum ImagoCodecs {
             JPEGEncoder(),
             PNGEncoder(),
             WebPEncoder(),
+            JPEGXLEncoder(),
         ]
     }
 }

@@ -19,6 +19,9 @@ struct JPEGXLDecodeSession {
     private var frames: [ImageFrame] = []
     private var pendingDuration = Duration.zero
     private var isPartial = false
+    private var isLastFrame = false
+    /// The frame marked last in its header has been decoded completely.
+    private var sawLastFrame = false
 
     private static let format = JxlPixelFormat(
         num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
@@ -30,7 +33,11 @@ struct JPEGXLDecodeSession {
         self.options = options
     }
 
-    /// Subscribes to the events we handle and hands libjxl the whole input, closed.
+    /// Subscribes to the events we handle and hands libjxl the whole input.
+    ///
+    /// The input is deliberately left open: libjxl 0.7 answers a truncated file whose input was closed with
+    /// `JXL_DEC_ERROR` (indistinguishable from corruption), but one left open with `JXL_DEC_NEED_MORE_INPUT`, and
+    /// since it already holds every byte, that means the file is truncated.
     func start(input: UnsafePointer<UInt8>, count: Int) throws {
         let events =
             JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue
@@ -39,7 +46,6 @@ struct JPEGXLDecodeSession {
         try JPEGXLDecoder.check(JxlDecoderSetKeepOrientation(decoder, options.appliesOrientation ? 0 : 1))
         try JPEGXLDecoder.check(JxlDecoderSetUnpremultiplyAlpha(decoder, 1))
         try JPEGXLDecoder.check(JxlDecoderSetInput(decoder, input, count))
-        JxlDecoderCloseInput(decoder)
     }
 
     /// Runs the event loop to the end of the file (or the first frame) and builds the container.
@@ -57,7 +63,8 @@ struct JPEGXLDecodeSession {
                 if isPartial { break loop }
             case JXL_DEC_SUCCESS: break loop
             case JXL_DEC_NEED_MORE_INPUT:
-                // All input was given and closed: the file ends early.
+                // libjxl holds every byte: the file ends early (or only boxes after the last frame are missing).
+                if sawLastFrame || (options.decodesFirstFrameOnly && !frames.isEmpty) { break loop }
                 guard options.allowsPartialData, !frames.isEmpty else { throw CodecError.truncated(format: .jpegXL) }
                 isPartial = true
                 break loop
@@ -112,6 +119,7 @@ struct JPEGXLDecodeSession {
             throw CodecError.corrupt(format: .jpegXL, reason: "a frame header could not be read")
         }
         pendingDuration = .zero
+        isLastFrame = header.is_last != 0
         if info.have_animation != 0, info.animation.tps_numerator > 0 {
             let seconds =
                 Double(header.duration) * Double(info.animation.tps_denominator)
@@ -158,12 +166,15 @@ struct JPEGXLDecodeSession {
         switch outcome {
         case JXL_DEC_FULL_IMAGE: break
         case JXL_DEC_NEED_MORE_INPUT:
-            guard allowsPartial else { throw CodecError.truncated(format: .jpegXL) }
+            guard options.allowsPartialData else { throw CodecError.truncated(format: .jpegXL) }
             isPartial = true
+            // An animation's incomplete frame is dropped: only complete frames are returned.
+            if !allowsPartial { return }
         default: throw CodecError.corrupt(format: .jpegXL, reason: "libjxl could not decode a frame")
         }
         if info.alpha_bits == 0 { image = image.assumingOpaque() }
         if outputSize != size { image = try image.resampled(to: outputSize) }
         frames.append(ImageFrame(buffer: image, duration: pendingDuration))
+        sawLastFrame = isLastFrame && !isPartial
     }
 }

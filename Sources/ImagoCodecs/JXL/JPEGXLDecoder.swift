@@ -49,7 +49,9 @@ public struct JPEGXLDecoder: ImageDecoding {
     }
 
     /// Decodes `data` and also returns what libjxl said about the colour of the samples (for colour management).
-    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> (
+    func decodeWithColour(
+        _ data: Data, options: DecodingOptions
+    ) throws -> (
         container: ImageContainer, colour: JPEGXLColour?
     ) {
         guard !data.isEmpty else { throw CodecError.empty }
