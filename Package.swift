@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Dependency rule: ImagoCore depends on nothing; everything points inward (see ../shared/DESIGN.md).
+// Dependency rule: ImagoCore depends on nothing; everything points inward (see the Architecture article in Sources/ImagoCore/ImagoCore.docc).
 let package = Package(
     name: "Imago",
     platforms: [.macOS(.v15)],
