@@ -57,7 +57,7 @@ extension ImagePipeline {
     func storeOriginal(_ data: Data, metadata: DataCacheMetadata?, for request: ImageRequest) {
         guard let metadata, let dataCache = configuration.dataCache,
             !request.options.contains(.ignoreDiskCacheWrites),
-            configuration.decoders.decoder(for: ImageFormat(sniffing: data)) != nil
+            configuration.decoders.decoder(for: configuration.decoders.format(of: data)) != nil
         else { return }
         switch configuration.dataCachePolicy {
         case .storeOriginalData, .storeAll: break
