@@ -9,6 +9,7 @@ public enum ImagoCodecs {
             PNGDecoder(),
             GIFDecoder(),
             WebPDecoder(),
+            APNGDecoder(),
         ]
     }
     /// Every encoder this module provides, in registration order.
