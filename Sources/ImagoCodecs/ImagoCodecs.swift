@@ -10,6 +10,8 @@ public enum ImagoCodecs {
             GIFDecoder(),
             WebPDecoder(),
             APNGDecoder(),
+            BMPDecoder(),
+            ICODecoder(),
         ]
     }
     /// Every encoder this module provides, in registration order.
