@@ -9,6 +9,9 @@ public enum ImagoCodecs {
             PNGDecoder(),
             GIFDecoder(),
             WebPDecoder(),
+            APNGDecoder(),
+            BMPDecoder(),
+            ICODecoder(),
         ]
     }
     /// Every encoder this module provides, in registration order.
