@@ -9,6 +9,9 @@ public enum ImagoCodecs {
             PNGDecoder(),
             GIFDecoder(),
             WebPDecoder(),
+            AVIFDecoder(),
+            HEIFDecoder(),
+            TIFFDecoder(),
         ]
     }
     /// Every encoder this module provides, in registration order.
@@ -17,6 +20,7 @@ public enum ImagoCodecs {
             JPEGEncoder(),
             PNGEncoder(),
             WebPEncoder(),
+            AVIFEncoder(),
         ]
     }
 }
