@@ -29,7 +29,7 @@ for target in $TARGETS; do
     png) seeds=("$CORPUS/pngsuite/png");;
     avif) seeds=("$CORPUS/avif" "$CORPUS/hostile-modern");;
     heif) seeds=("$CORPUS/heic" "$CORPUS/hostile-modern");;
-    tiff) seeds=();;  # Tests/Fuzz/tiff holds small TIFFs of each kind (added below)
+    tiff) seeds=();;  # Tests/Fuzz/tiff holds small TIFFs of each kind, written with libtiff
   esac
   [ -d "Tests/Fuzz/$target" ] && seeds+=("Tests/Fuzz/$target")
   echo "== fuzzing $target for ${SECONDS_PER_TARGET}s"

@@ -1,12 +1,36 @@
 import Foundation
 
-/// The loop count of an AVIF image sequence, read from the colour track's edit list (`moov/trak/edts/elst`),
-/// which libavif 0.11 does not expose (its `repetitionCount` arrived in libavif 1.0).
-///
-/// Follows libavif 1.x: an edit list without the repeat flag plays once; with it, a track of unknown duration
-/// (all ones) loops forever, otherwise it plays ⌈track duration ÷ segment duration⌉ times.
-enum AVIFEditList {
-    /// Plays of the animation in the APNG/GIF convention (0 = forever), or `nil` when the file has no edit list.
+/// What libavif 0.11 does not tell (or tells only as a parse failure), read from the ISO-BMFF boxes directly.
+enum AVIFBoxes {
+    /// The largest `ispe` (image spatial extents) of any item in `meta/iprp/ipco`, as (width, height) with the
+    /// largest pixel count, or `nil` when there is none. libavif 0.11 rejects a huge `ispe` with "BMFF parsing
+    /// failed"; reading it first gives ``CodecError/tooManyPixels(width:height:limit:)`` instead.
+    static func largestSpatialExtent(in data: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        var reader = BoxReader(bytes: data, start: 0, end: data.count)
+        guard let meta = reader.first("meta"), meta.count >= 4 else { return nil }
+        var inMeta = BoxReader(bytes: data, start: meta.lowerBound + 4, end: meta.upperBound)  // full box
+        guard let iprp = inMeta.first("iprp") else { return nil }
+        var inIprp = BoxReader(bytes: data, start: iprp.lowerBound, end: iprp.upperBound)
+        guard let ipco = inIprp.first("ipco") else { return nil }
+        var properties = BoxReader(bytes: data, start: ipco.lowerBound, end: ipco.upperBound)
+        var largest: (width: Int, height: Int)?
+        var largestPixels = -1
+        while let (type, body) = properties.next() {
+            guard type == "ispe", body.count >= 12 else { continue }
+            let width = Int(read32(data, body.lowerBound + 4))
+            let height = Int(read32(data, body.lowerBound + 8))
+            let pixels = width * height  // both below 2^32: no overflow in 64 bits
+            if pixels > largestPixels { (largest, largestPixels) = ((width, height), pixels) }
+        }
+        return largest
+    }
+
+    /// The loop count of an image sequence, from the colour track's edit list (`moov/trak/edts/elst`), which
+    /// libavif 0.11 does not expose (its `repetitionCount` arrived in libavif 1.0): plays of the animation in the
+    /// APNG/GIF convention (0 = forever), or `nil` when the file has no edit list.
+    ///
+    /// Follows libavif 1.x: an edit list without the repeat flag plays once; with it, a track of unknown duration
+    /// (all ones) loops forever, otherwise it plays ⌈track duration ÷ segment duration⌉ times.
     static func playCount(in data: UnsafeRawBufferPointer) -> Int? {
         var reader = BoxReader(bytes: data, start: 0, end: data.count)
         guard let moov = reader.first("moov") else { return nil }
