@@ -19,7 +19,8 @@ enum AVIFBoxes {
             guard type == "ispe", body.count >= 12 else { continue }
             let width = Int(read32(data, body.lowerBound + 4))
             let height = Int(read32(data, body.lowerBound + 8))
-            let pixels = width * height  // both below 2^32: no overflow in 64 bits
+            let (product, overflow) = width.multipliedReportingOverflow(by: height)
+            let pixels = overflow ? Int.max : product
             if pixels > largestPixels { (largest, largestPixels) = ((width, height), pixels) }
         }
         return largest
