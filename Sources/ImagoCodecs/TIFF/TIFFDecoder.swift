@@ -3,7 +3,8 @@ import Foundation
 import ImagoCore
 
 /// Decodes the first page of a TIFF with libtiff's RGBA interface (every photometric interpretation, bit depth
-/// and compression it supports, converted to 8-bit RGBA with straight alpha).
+/// and compression it supports, converted to 8-bit RGBA with straight alpha; libtiff premultiplies, so colour
+/// under partial alpha may be 1 level off the stored value).
 ///
 /// - Read from memory through `TIFFClientOpenExt` callbacks over the data (no temporary file); libtiff's errors
 ///   and warnings go to per-handle handlers (never to stderr; the process-global handlers are not touched).
@@ -83,9 +84,10 @@ public struct TIFFDecoder: ImageDecoding {
         // Read the rows as stored, top row first: the orientation is applied below, all eight cases alike.
         rgba.req_orientation = UInt16(ORIENTATION_TOPLEFT)
         rgba.orientation = UInt16(ORIENTATION_TOPLEFT)
-        // libtiff packs ABGR in a native-endian word: R, G, B, A in memory on little-endian machines. Associated
-        // alpha comes out premultiplied.
-        let isAssociated = rgba.alpha == Int32(EXTRASAMPLE_ASSOCALPHA)
+        // libtiff packs ABGR in a native-endian word: R, G, B, A in memory on little-endian machines. Its RGBA
+        // interface always hands back premultiplied colour (unassociated alpha is multiplied in), so any alpha
+        // is undone here; a straight value under low alpha can come back 1 level off.
+        let isAssociated = rgba.alpha != 0
         var image = try PixelBuffer(
             width: Int(width), height: Int(height), format: .rgba8,
             alphaMode: isAssociated ? .premultiplied : .straight
