@@ -31,10 +31,22 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]),
         .target(name: "CImagoShims"),
+        .systemLibrary(
+            name: "CAVIF", pkgConfig: "libavif",
+            providers: [.apt(["libavif-dev"])]),
+        .systemLibrary(
+            name: "CHEIF", pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(
+            name: "CTIFF", pkgConfig: "libtiff-4",
+            providers: [.apt(["libtiff-dev"])]),
 
         .target(
             name: "ImagoCodecs",
-            dependencies: ["ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims"]),
+            dependencies: [
+                "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
+                "CAVIF", "CHEIF", "CTIFF",
+            ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
@@ -53,7 +65,11 @@ let package = Package(
         // progressive DC reader is compared with libjpeg's own 1/8-scale decode, and its test files are encoded
         // with TurboJPEG.
         .testTarget(
-            name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting"]),
+            name: "ImagoCodecsTests",
+            dependencies: [
+                "ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting",
+                "CTIFF",
+            ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
     ]
