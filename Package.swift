@@ -40,12 +40,15 @@ let package = Package(
         .systemLibrary(
             name: "CTIFF", pkgConfig: "libtiff-4",
             providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(
+            name: "CJXL", pkgConfig: "libjxl",
+            providers: [.apt(["libjxl-dev"])]),
 
         .target(
             name: "ImagoCodecs",
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
-                "CAVIF", "CHEIF", "CTIFF",
+                "CAVIF", "CHEIF", "CTIFF", "CJXL",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),

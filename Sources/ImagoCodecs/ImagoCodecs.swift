@@ -16,6 +16,7 @@ public enum ImagoCodecs {
             AVIFDecoder(),
             HEIFDecoder(),
             TIFFDecoder(),
+            JPEGXLDecoder(),
         ]
     }
     /// Every encoder this module provides, in registration order.
@@ -25,6 +26,7 @@ public enum ImagoCodecs {
             PNGEncoder(),
             WebPEncoder(),
             AVIFEncoder(),
+            JPEGXLEncoder(),
         ]
     }
 }

@@ -22,6 +22,7 @@ enum FuzzTargets {
         FuzzTarget(name: "avif", run: avif),
         FuzzTarget(name: "heif", run: heif),
         FuzzTarget(name: "tiff", run: tiff),
+        FuzzTarget(name: "jxl", run: jxl),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
