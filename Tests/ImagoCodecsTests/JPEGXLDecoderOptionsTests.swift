@@ -82,15 +82,20 @@ import Testing
     }
 
     @Test func colourOfTheSamplesIsReported() throws {
-        // ProPhoto stored losslessly: the samples keep that space, described by an ICC profile
+        // ProPhoto stored losslessly: the samples keep that space, described by an ICC profile only
         let spot = try JPEGXLDecoder().decodeWithColour(
             try Self.file("conformance-spot.jxl"), options: DecodingOptions())
-        #expect(spot.colour?.isSRGB == false)
-        #expect((spot.colour?.iccProfile?.count ?? 0) > 100)
-        // XYB with a linear-grey profile: rendered as sRGB grey by libjxl
+        #expect((spot.colour.iccProfile?.count ?? 0) > 100)
+        #expect(spot.colour.cicp == nil)
+        // XYB with a linear-grey profile: rendered as sRGB grey by libjxl (sRGB transfer, 13)
         let grey = try JPEGXLDecoder().decodeWithColour(
             try Self.file("conformance-grayscale.jxl"), options: DecodingOptions())
-        #expect(grey.colour?.isSRGB == true)
+        #expect(grey.colour.cicp?.transfer == 13)
+        #expect(grey.colour.iccProfile != nil)
+        // An sRGB lossy photo: sRGB primaries and transfer
+        let photo = try JPEGXLDecoder().decodeWithColour(
+            try Self.file("gen-kodim05-lossy-d1.jxl"), options: DecodingOptions())
+        #expect(photo.colour.cicp == EmbeddedColour.CICP(primaries: 1, transfer: 13, matrix: 0, isFullRange: true))
     }
 
     @Test(.timeLimit(.minutes(1)))

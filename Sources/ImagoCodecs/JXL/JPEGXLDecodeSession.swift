@@ -15,7 +15,7 @@ struct JPEGXLDecodeSession {
     private var size = PixelSize(width: 0, height: 0)
     private var outputSize = PixelSize(width: 0, height: 0)
     private var orientation = ExifOrientation.up
-    private var colour: JPEGXLColour?
+    private var colour = EmbeddedColour.unspecified
     private var frames: [ImageFrame] = []
     private var pendingDuration = Duration.zero
     private var isPartial = false
@@ -49,7 +49,7 @@ struct JPEGXLDecodeSession {
     }
 
     /// Runs the event loop to the end of the file (or the first frame) and builds the container.
-    mutating func run() throws -> (container: ImageContainer, colour: JPEGXLColour?) {
+    mutating func run() throws -> (container: ImageContainer, colour: EmbeddedColour) {
         loop: while true {
             let status = JxlDecoderProcessInput(decoder)
             switch status {
@@ -109,7 +109,7 @@ struct JPEGXLDecodeSession {
             JxlColorEncodingSetToSRGB(&srgb, info.num_color_channels == 1 ? 1 : 0)
             _ = JxlDecoderSetPreferredColorProfile(decoder, &srgb)
         }
-        colour = JPEGXLColour.read(from: decoder)
+        colour = EmbeddedColour.jpegXL(from: decoder)
     }
 
     /// A displayed frame's header: its duration, and the budgets for one more frame.

@@ -15,8 +15,8 @@ import ImagoCore
 /// - The codestream's orientation is applied by libjxl when ``DecodingOptions/appliesOrientation`` (default);
 ///   otherwise the stored pixels come back with the orientation in ``ImageContainer/orientation``.
 /// - Samples are delivered as 8-bit RGBA; ``ImageContainer/bitDepth`` is the file's `bits_per_sample`. Lossy (XYB)
-///   images are rendered as sRGB by libjxl; losslessly stored ones keep their own colour space (see
-///   ``JPEGXLColour``).
+///   images are rendered as sRGB by libjxl; losslessly stored ones keep their own colour space (the internal
+///   `decodeWithColour(_:options:)` returns its ICC profile and code points for a colour stage).
 /// - libjxl cannot scale while decoding: with ``DecodingOptions/targetSize`` the full-size frame is decoded and
 ///   then downsampled.
 /// - Truncated data throws ``CodecError/truncated(format:)``; with ``DecodingOptions/allowsPartialData`` the
@@ -52,7 +52,7 @@ public struct JPEGXLDecoder: ImageDecoding {
     func decodeWithColour(
         _ data: Data, options: DecodingOptions
     ) throws -> (
-        container: ImageContainer, colour: JPEGXLColour?
+        container: ImageContainer, colour: EmbeddedColour
     ) {
         guard !data.isEmpty else { throw CodecError.empty }
         return try data.withUnsafeBytes { raw in
