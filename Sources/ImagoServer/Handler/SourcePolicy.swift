@@ -76,9 +76,11 @@ public struct SourcePolicy: Sendable, Hashable {
         return false
     }
 
+    /// The address when `host` is an IPv4 literal in any form the resolver accepts (`127.1`, `2130706433`,
+    /// `0x7f.0.0.1` are all loopback), so that no spelling slips past the check.
     private static func ipv4(_ host: String) -> (UInt8, UInt8, UInt8, UInt8)? {
         var v4 = in_addr()
-        guard inet_pton(AF_INET, host, &v4) == 1 else { return nil }
+        guard inet_aton(host, &v4) != 0 else { return nil }
         let b = withUnsafeBytes(of: v4) { Array($0) }
         return (b[0], b[1], b[2], b[3])
     }
