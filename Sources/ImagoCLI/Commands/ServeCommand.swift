@@ -127,6 +127,10 @@ enum ServeCommand {
         return 0
     }
 
+    /// Whether ``makeSourceLoader(_:)`` returns a loader that refuses private addresses after DNS and on
+    /// redirects. `false` until the libcurl loader is wired in; set it `true` then (it enables the redirect test).
+    static let sourceLoaderRefusesPrivateAddresses = false
+
     /// The loader for source images: the one place the fetch policy is wired. `--allow-private` off should mean
     /// a loader that refuses private addresses after DNS and on redirects (the libcurl loader's `.publicOnly`
     /// address policy); until that loader is merged, `SourcePolicy` refuses literal private hosts only.
