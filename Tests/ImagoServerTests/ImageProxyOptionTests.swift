@@ -7,7 +7,8 @@ import Testing
 @Suite("ImageProxy: every processing option changes the output as imgproxy's does")
 struct ImageProxyOptionTests {
     /// The decoded image of a 200 response (the test fails on any other status).
-    func image(_ fixture: ProxyFixture, _ options: String, headers: [String: String] = [:]) async throws -> PixelBuffer {
+    func image(_ fixture: ProxyFixture, _ options: String, headers: [String: String] = [:]) async throws -> PixelBuffer
+    {
         let response = await fixture.get(fixture.path(options), headers: headers)
         try #require(response.status == 200, "\(errorMessage(response))")
         return try ServerTestImages.decode(response.body)

@@ -22,7 +22,9 @@ struct ImageProxyResponseTests {
         #expect(await fixture.get("/insecure" + rest).status == 403)
         #expect(await fixture.get("/_" + rest).status == 403)
         // A signature for other options does not carry over
-        #expect(await fixture.get("/" + signer.signature(for: rest) + "/rs:fit:65:64/plain/" + fixture.source()).status == 403)
+        #expect(
+            await fixture.get("/" + signer.signature(for: rest) + "/rs:fit:65:64/plain/" + fixture.source()).status
+                == 403)
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -73,7 +75,8 @@ struct ImageProxyResponseTests {
             $0.dataLoader = HTTPDataLoader(configuration: loader)
         }
         let origin = fixture.origin
-        origin.setRoute("/big.jpg", .bytes(try ServerTestImages.jpeg(width: 600, height: 400), contentType: "image/jpeg"))
+        origin.setRoute(
+            "/big.jpg", .bytes(try ServerTestImages.jpeg(width: 600, height: 400), contentType: "image/jpeg"))
         origin.setRoute("/huge.bin", .bytes(Data(repeating: 7, count: 60_000)))
         origin.setRoute("/text.bin", .bytes(Data("not an image at all".utf8)))
         origin.setRoute("/page.html", .text("<html></html>").withContentType("text/html"))
@@ -102,7 +105,9 @@ struct ImageProxyResponseTests {
 
     @Test func privateAndUnlistedHostsAre403() async throws {
         let fixture = try ProxyFixture { $0.sourcePolicy = SourcePolicy() }
-        for host in ["127.0.0.1", "127.1", "2130706433", "localhost", "10.1.2.3", "192.168.0.9", "[::1]", "169.254.1.1"] {
+        for host in [
+            "127.0.0.1", "127.1", "2130706433", "localhost", "10.1.2.3", "192.168.0.9", "[::1]", "169.254.1.1",
+        ] {
             let response = await fixture.get("/_/plain/http://\(host)/a.jpg")
             #expect(response.status == 403, "\(host)")
         }

@@ -53,7 +53,11 @@ struct MicroHTTPServerTests {
         fixture.origin.suspend("/a.jpg")
         let responses = Task {
             try await withThrowingTaskGroup(of: (Int, Data).self) { group in
-                for _ in 0..<100 { group.addTask { let r = try await client.send(url); return (r.status, r.body) } }
+                for _ in 0..<100 {
+                    group.addTask {
+                        let r = try await client.send(url); return (r.status, r.body)
+                    }
+                }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
         }

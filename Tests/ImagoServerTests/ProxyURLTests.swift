@@ -12,7 +12,8 @@ struct ProxyURLTests {
         #expect(path.source.absoluteString == "http://img.example/a%20b.jpg")
         #expect(path.options.resizingType == .fill)
         #expect(path.options.width == 300 && path.options.height == 200 && path.options.enlarges)
-        #expect(path.options.gravity == .northEast && path.options.gravityOffsetX == 5 && path.options.gravityOffsetY == 6)
+        #expect(
+            path.options.gravity == .northEast && path.options.gravityOffsetX == 5 && path.options.gravityOffsetY == 6)
         #expect(path.options.quality == 70 && path.options.blurSigma == 1.5 && path.options.rotation == 270)
         #expect(path.options.dpr == 2 && path.options.format == .png)
         #expect(path.signedPart.hasPrefix("/rs:fill:300:200:1/"))
@@ -24,7 +25,8 @@ struct ProxyURLTests {
             .replacingOccurrences(of: "=", with: "")
         let split = encoded.prefix(10) + "/" + encoded.dropFirst(10)
         let path = try ProxyPath(
-            parsing: "/sig/resize:fit:10:20/width:30/height:40/gravity:so/quality:0/format:jpg/blur:0/rotate:-90/\(split).webp"
+            parsing:
+                "/sig/resize:fit:10:20/width:30/height:40/gravity:so/quality:0/format:jpg/blur:0/rotate:-90/\(split).webp"
         )
         #expect(path.source.absoluteString == "https://img.example/curiosity.jpg?x=1")
         #expect(path.options.width == 30 && path.options.height == 40 && path.options.gravity == .south)

@@ -42,7 +42,9 @@ struct ServeCommandTests {
         let (console, output) = Console.capturing()
         let trigger = InterruptTrigger()
         let port = Locked<UInt16>(0)
-        let run = Task { await ServeCommand.run(args, console: console, interrupt: trigger) { p in port.withLock { $0 = p } } }
+        let run = Task {
+            await ServeCommand.run(args, console: console, interrupt: trigger) { p in port.withLock { $0 = p } }
+        }
         #expect(await ImagoTesting.eventually { port.value != 0 })
         // A source with a query must be percent-encoded in a plain URL, as in imgproxy
         let source = origin.url(for: "/a.jpg").absoluteString + "?token=s3cret"

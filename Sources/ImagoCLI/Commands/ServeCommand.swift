@@ -172,8 +172,12 @@ enum ServeCommand {
         if let text = args.value("--max-age") {
             options.maxAge = try parseInteger(text, option: "--max-age", range: 0...315_360_000)
         }
-        if let text = args.value("--workers") { options.workers = try parseInteger(text, option: "--workers", range: 1...256) }
-        if let text = args.value("--queue") { options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000) }
+        if let text = args.value("--workers") {
+            options.workers = try parseInteger(text, option: "--workers", range: 1...256)
+        }
+        if let text = args.value("--queue") {
+            options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000)
+        }
         if let text = args.value("--max-pixels") {
             options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)
         }

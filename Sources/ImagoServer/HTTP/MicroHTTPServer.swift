@@ -270,7 +270,8 @@ private func microHTTPAccess(
 }
 
 private func microHTTPCompleted(
-    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
     _ code: MHD_RequestTerminationCode
 ) {
     guard let cls, let slot else { return }

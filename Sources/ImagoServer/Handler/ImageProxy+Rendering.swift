@@ -54,7 +54,8 @@ extension ImageProxy {
         let options = EncodingOptions(quality: Double(key.options.quality ?? configuration.defaultQuality) / 100)
         let encoded: Result<Data, any Error> = await withCheckedContinuation { continuation in
             encodeQueue.enqueue(priority: .normal) {
-                continuation.resume(returning: Result { try encoders.encode(image.image, as: format, options: options) })
+                continuation.resume(
+                    returning: Result { try encoders.encode(image.image, as: format, options: options) })
             }
         }
         guard case .success(let data) = encoded else {
@@ -78,7 +79,9 @@ extension ImageProxy {
         var processors: [any ImageProcessing] = []
         if options.rotation != 0 { processors.append(ImageProcessors.Rotate(degrees: options.rotation)) }
         if let resize = ProxyResize(options) { processors.append(resize) }
-        if options.blurSigma > 0 { processors.append(ImageProcessors.GaussianBlur(radius: options.blurSigma * options.dpr)) }
+        if options.blurSigma > 0 {
+            processors.append(ImageProcessors.GaussianBlur(radius: options.blurSigma * options.dpr))
+        }
         var targetSize: PixelSize?
         let box = options.scaledBox
         if options.resizingType == .fit, box.width > 0 || box.height > 0 {
@@ -87,7 +90,8 @@ extension ImageProxy {
             let h = box.height > 0 ? box.height : unbounded
             targetSize = options.rotation % 180 == 0 ? PixelSize(width: w, height: h) : PixelSize(width: h, height: w)
         }
-        return ImageRequest(url: source, processors: processors, targetSize: targetSize, options: [.decodesFirstFrameOnly])
+        return ImageRequest(
+            url: source, processors: processors, targetSize: targetSize, options: [.decodesFirstFrameOnly])
     }
 
     /// The status a pipeline failure gets: whose fault it is.

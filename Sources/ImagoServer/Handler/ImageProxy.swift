@@ -33,7 +33,8 @@ public final class ImageProxy: Sendable {
         let loader = CountingDataLoader(base: configuration.dataLoader) { metrics.originFetched(bytes: $0) }
         var pipelineConfiguration = ImagePipeline.Configuration(
             dataLoader: loader,
-            imageCache: MemoryCache(configuration: MemoryCache.Configuration(costLimit: configuration.imageMemoryLimit)),
+            imageCache: MemoryCache(
+                configuration: MemoryCache.Configuration(costLimit: configuration.imageMemoryLimit)),
             dataCache: configuration.originalCache)
         pipelineConfiguration.decoders = configuration.decoders
         pipelineConfiguration.encoders = configuration.encoders
@@ -137,14 +138,16 @@ public final class ImageProxy: Sendable {
         ServerResponse(
             status: status,
             headers: [
-                .init("Content-Type", type), .init("Content-Length", "\(body.count)"), .init("Cache-Control", "no-store"),
+                .init("Content-Type", type), .init("Content-Length", "\(body.count)"),
+                .init("Cache-Control", "no-store"),
             ],
             body: body)
     }
 
     /// `{"error": …}` with the error's status (and `Retry-After` for a 503).
     static func error(_ error: ProxyError, retryAfter: Int) -> ServerResponse {
-        let body = (try? JSONSerialization.data(withJSONObject: ["error": error.description], options: [.sortedKeys]))
+        let body =
+            (try? JSONSerialization.data(withJSONObject: ["error": error.description], options: [.sortedKeys]))
             ?? Data("{\"error\":\"error\"}".utf8)
         var response = plain(error.status, "application/json", body + Data("\n".utf8))
         if case .overloaded(let seconds) = error { response.headers.append(.init("Retry-After", "\(seconds)")) }

@@ -44,7 +44,9 @@ struct ProxyResize: ImageProcessing {
             var target = PixelSize(
                 width: width > 0 ? width : max(1, Int((w * (sy ?? 1)).rounded())),
                 height: height > 0 ? height : max(1, Int((h * (sx ?? 1)).rounded())))
-            if !enlarges { target = PixelSize(width: min(target.width, image.width), height: min(target.height, image.height)) }
+            if !enlarges {
+                target = PixelSize(width: min(target.width, image.width), height: min(target.height, image.height))
+            }
             return try resampled(image, to: target)
         case .fit, .fill:
             guard type == .fill, let sx, let sy else {
@@ -54,8 +56,12 @@ struct ProxyResize: ImageProcessing {
             let covering = try resampled(image, to: scaled)
             let cropW = min(width, scaled.width)
             let cropH = min(height, scaled.height)
-            let x = origin(free: scaled.width - cropW, leading: [.west, .northWest, .southWest], trailing: [.east, .northEast, .southEast], offset: offsetX)
-            let y = origin(free: scaled.height - cropH, leading: [.north, .northEast, .northWest], trailing: [.south, .southEast, .southWest], offset: offsetY)
+            let x = origin(
+                free: scaled.width - cropW, leading: [.west, .northWest, .southWest],
+                trailing: [.east, .northEast, .southEast], offset: offsetX)
+            let y = origin(
+                free: scaled.height - cropH, leading: [.north, .northEast, .northWest],
+                trailing: [.south, .southEast, .southWest], offset: offsetY)
             return try ImageProcessors.Crop(x: x, y: y, width: cropW, height: cropH).process(covering)
         }
     }

@@ -36,7 +36,8 @@ enum OptionParser {
         func count(_ range: ClosedRange<Int>) throws(ProxyError) {
             guard range.contains(args.count) else {
                 throw .invalidOption(
-                    name: option, reason: "expects \(range.lowerBound)…\(range.upperBound) arguments, got \(args.count)")
+                    name: option, reason: "expects \(range.lowerBound)…\(range.upperBound) arguments, got \(args.count)"
+                )
             }
         }
         switch name {
@@ -120,8 +121,7 @@ enum OptionParser {
         try integer(text, option: option, range: 0...maximumSide)
     }
 
-    private static func integer(_ text: Substring, option: String, range: ClosedRange<Int>) throws(ProxyError) -> Int
-    {
+    private static func integer(_ text: Substring, option: String, range: ClosedRange<Int>) throws(ProxyError) -> Int {
         guard let value = Int(text), range.contains(value) else {
             throw .invalidOption(
                 name: option, reason: "'\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
