@@ -58,7 +58,7 @@ nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
 
 swift build -c release -j 2 --product imago
 "$(swift build -c release --show-bin-path)/imago" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private \
-  --cache-dir "$WORK/imago-cache" --workers "$(nproc)" --log-format text > /dev/null 2> "$WORK/imago.err" &
+  --cache-dir "$WORK/imago-cache" --log-format text > /dev/null 2> "$WORK/imago.err" &
 IMAGO_PID=$!
 PIDS+=("$IMAGO_PID")
 

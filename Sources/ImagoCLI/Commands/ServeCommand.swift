@@ -40,7 +40,9 @@ enum ServeCommand {
             OptionSpec(
                 "--allow-private", help: "Also fetch from loopback and private addresses (for tests and intranets)."),
             OptionSpec("--max-age", value: "SECONDS", help: "Cache-Control max-age of images (default 31536000)."),
-            OptionSpec("--workers", value: "N", help: "Renders at once (default: the number of cores)."),
+            OptionSpec(
+                "--workers", value: "N",
+                help: "Renders (fetch to encode) in progress at once (default: 4 x the number of cores)."),
             OptionSpec("--queue", value: "N", help: "Renders waiting before new ones get 503 (default 256)."),
             OptionSpec(
                 "--cache-dir", value: "DIR",
@@ -58,7 +60,7 @@ enum ServeCommand {
         var allowsUnsigned = false
         var sourcePolicy = SourcePolicy()
         var maxAge = 31_536_000
-        var workers = ProcessInfo.processInfo.activeProcessorCount
+        var workers = 4 * ProcessInfo.processInfo.activeProcessorCount
         var queueLimit = 256
         var cacheDirectory: URL
         var logsJSON = true

@@ -44,6 +44,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
         var inFlight: Set<ObjectIdentifier> = []
         var contexts: [ObjectIdentifier: RequestContext] = [:]
         var isQuiesced = false
+        var isStopping = false
         var isStopped = false
     }
 
@@ -118,14 +119,15 @@ public final class MicroHTTPServer: @unchecked Sendable {
     /// Stops the server: requests still waiting for their handler are answered 503 first (libmicrohttpd cannot
     /// stop with suspended connections), then the daemon and its thread end. Safe to call twice.
     public func stop() {
+        // From here on no request is suspended (`access` answers 503 at once), so the ones collected below are
+        // all there are.
         let waiting = state.withLock { s -> [RequestContext] in
-            guard !s.isStopped else { return [] }
+            guard !s.isStopped, !s.isStopping else { return [] }
+            s.isStopping = true
             return Array(s.contexts.values)
         }
-        for context in waiting {
-            context.answer(
-                ImageProxy.error(.overloaded(retryAfterSeconds: 1), retryAfter: 1), shuttingDown: true)
-        }
+        let busy = ImageProxy.error(.overloaded(retryAfterSeconds: 1), retryAfter: 1)
+        for context in waiting { context.answer(busy) }
         // Give the polling thread a moment to send those answers before the daemon goes.
         if !waiting.isEmpty { usleep(100_000) }
         let daemon = state.withLock { s -> OpaquePointer? in
@@ -157,12 +159,18 @@ public final class MicroHTTPServer: @unchecked Sendable {
         if let response = context.takeResponse() { return Self.queue(response, on: connection) }
         guard context.start() else { return .YES }
         let request = ServerRequest(method: method, path: url, headers: Self.headers(of: connection))
-        state.withLock { $0.contexts[ObjectIdentifier(context)] = context }
+        let isStopping = state.withLock { s -> Bool in
+            if !s.isStopping { s.contexts[ObjectIdentifier(context)] = context }
+            return s.isStopping
+        }
+        if isStopping {
+            return Self.queue(ImageProxy.error(.overloaded(retryAfterSeconds: 1), retryAfter: 1), on: connection)
+        }
         MHD_suspend_connection(connection)
         let handler = handler
         Task {
             let response = await handler(request)
-            context.answer(response, shuttingDown: false)
+            context.answer(response)
         }
         return .YES
     }
@@ -236,7 +244,7 @@ private final class RequestContext: @unchecked Sendable {
     }
 
     /// Stores the response and resumes the connection, unless it was answered already or is gone.
-    func answer(_ response: ServerResponse, shuttingDown: Bool) {
+    func answer(_ response: ServerResponse) {
         // Resuming under the lock keeps `finish` (and `stop`) from racing the call.
         state.withLock { s in
             guard s.phase == .suspended else { return }

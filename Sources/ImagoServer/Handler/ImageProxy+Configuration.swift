@@ -35,7 +35,9 @@ extension ImageProxy {
         public var sourcePolicy: SourcePolicy
         /// `Cache-Control: public, max-age=` of image responses. Default one year (365 days).
         public var maxAge: Duration
-        /// Renders (load, decode, process, encode) running at once. Default: the number of active processors.
+        /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the
+        /// cores anyway (the pipeline's decode and processing queues, the encode queue); more renders than cores
+        /// overlap their origin fetches with other renders' decoding. Default: 4 × the number of active processors.
         public var workers: Int
         /// Renders waiting for a worker before new ones are refused with 503. Default 256.
         public var queueLimit: Int
@@ -59,7 +61,7 @@ extension ImageProxy {
             allowsUnsigned = false
             sourcePolicy = SourcePolicy()
             maxAge = .seconds(365 * 24 * 3600)
-            workers = ProcessInfo.processInfo.activeProcessorCount
+            workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
             retryAfterSeconds = 1
             defaultQuality = 80

@@ -29,7 +29,9 @@ public final class ImageProxy: Sendable {
         let metrics = ServerMetrics(queueLength: { limiter.queueLength })
         self.limiter = limiter
         self.metrics = metrics
-        encodeQueue = WorkQueue(label: "imago.serve.encode", maxConcurrentCount: configuration.workers)
+        encodeQueue = WorkQueue(
+            label: "imago.serve.encode",
+            maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount))
         let loader = CountingDataLoader(base: configuration.dataLoader) { metrics.originFetched(bytes: $0) }
         var pipelineConfiguration = ImagePipeline.Configuration(
             dataLoader: loader,
