@@ -138,12 +138,14 @@ struct ServeCommandTests {
         defer { origin.stop() }
         origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
         origin.setRoute("/hop", .redirect(to: origin.url(for: "/a.jpg").absoluteString))
-        var options = try ServeCommand.parse(
+        // The loader as `imago serve` makes it without --allow-private ...
+        let options = try ServeCommand.parse(
             parseArguments(["--unsigned"], options: ServeCommand.command.options), environment: [:])
-        options.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)  // past the literal-host check
         var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
         configuration.allowsUnsigned = true
-        configuration.sourcePolicy = options.sourcePolicy
+        // ... behind a proxy whose literal-host check lets the loopback origin through, so that the loader's
+        // address policy is what refuses (if its allow list can admit the first hop, admit it here).
+        configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
         let proxy = ImageProxy(configuration: configuration)
         let response = await proxy.respond(
             to: ServerRequest(method: "GET", path: "/_/plain/" + origin.url(for: "/hop").absoluteString))
