@@ -137,10 +137,9 @@ enum ServeCommand {
     /// a loader that refuses private addresses after DNS and on redirects (the libcurl loader's `.publicOnly`
     /// address policy); until that loader is merged, `SourcePolicy` refuses literal private hosts only.
     static func makeSourceLoader(_ options: Options) -> any DataLoading {
+        // The limits `--timeout`, `--max-bytes` and `--retries` describe (their defaults are the loader's); only
+        // the transfers at once are raised, to the proxy's default number of renders and more.
         var loader = HTTPDataLoader.Configuration()
-        loader.maximumBodySize = 32 << 20
-        loader.resourceTimeout = .seconds(20)
-        loader.idleTimeout = .seconds(10)
         loader.maximumConcurrentTransfers = 32
         loader = options.network.applied(to: loader)
         return HTTPDataLoader(configuration: loader)
