@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Dependency rule: ImagoCore depends on nothing; everything points inward (see ../shared/DESIGN.md).
+// Dependency rule: ImagoCore depends on nothing; everything points inward (see the Architecture article in Sources/ImagoCore/ImagoCore.docc).
 let package = Package(
     name: "Imago",
     platforms: [.macOS(.v15)],
@@ -32,6 +32,18 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]),
         .target(name: "CImagoShims"),
+        .systemLibrary(
+            name: "CAVIF", pkgConfig: "libavif",
+            providers: [.apt(["libavif-dev"])]),
+        .systemLibrary(
+            name: "CHEIF", pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(
+            name: "CTIFF", pkgConfig: "libtiff-4",
+            providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(
+            name: "CJXL", pkgConfig: "libjxl",
+            providers: [.apt(["libjxl-dev"])]),
         // `imago serve`'s HTTP/1.1 transport (internal epoll thread, suspended connections).
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
@@ -39,7 +51,10 @@ let package = Package(
 
         .target(
             name: "ImagoCodecs",
-            dependencies: ["ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims"]),
+            dependencies: [
+                "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
+                "CAVIF", "CHEIF", "CTIFF", "CJXL",
+            ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         // The image proxy (imgproxy URLs → pipeline → encoded output) and its libmicrohttpd server.
@@ -60,7 +75,11 @@ let package = Package(
         // progressive DC reader is compared with libjpeg's own 1/8-scale decode, and its test files are encoded
         // with TurboJPEG.
         .testTarget(
-            name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting"]),
+            name: "ImagoCodecsTests",
+            dependencies: [
+                "ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting",
+                "CTIFF",
+            ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
         .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer", "ImagoCLI", "ImagoTesting"]),
