@@ -142,6 +142,12 @@ struct ImageProxyResponseTests {
         #expect(avifOnly.header("Content-Type") == (hasAVIF ? "image/avif" : "image/jpeg"))
         let both = await fixture.get(fixture.path("w:50"), headers: ["Accept": "image/avif,image/webp"])
         #expect(both.header("Content-Type") == (hasAVIF ? "image/avif" : "image/webp"))
+        if hasAVIF { #expect(ImageFormat(sniffing: avifOnly.body) == .avif) }
+        // JPEG XL only when asked for (browsers do not negotiate it), once its encoder is registered
+        let hasJXL = ImageEncoderRegistry.makeDefault().encoder(for: .jpegXL) != nil
+        let jxl = await fixture.get(fixture.path("w:20/f:jxl"))
+        #expect(jxl.status == (hasJXL ? 200 : 400))
+        if hasJXL { #expect(jxl.header("Content-Type") == "image/jxl" && ImageFormat(sniffing: jxl.body) == .jpegXL) }
         let none = await fixture.get(fixture.path("w:50"))
         #expect(none.header("Content-Type") == "image/jpeg" && none.header("Vary") == "Accept")
         let refusedWebP = await fixture.get(fixture.path("w:50"), headers: ["Accept": "image/webp;q=0"])
