@@ -2,7 +2,7 @@
 SWIFT ?= swift
 JOBS ?= 2
 
-.PHONY: all deps build docs test test-tsan ci demo bench fuzz fuzz-replay asan-sweep hostile-rss crash-consistency soak format lint clean
+.PHONY: all deps build docs test test-tsan ci demo bench bench-serve fuzz fuzz-replay asan-sweep hostile-rss crash-consistency soak format lint clean
 
 all: build
 
@@ -36,6 +36,9 @@ demo: deps
 
 bench: deps
 	bash scripts/bench.sh
+
+bench-serve: deps
+	bash scripts/bench-serve.sh
 
 fuzz: deps
 	bash scripts/fuzz.sh

@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ImagoCore", targets: ["ImagoCore"]),
         .library(name: "ImagoCodecs", targets: ["ImagoCodecs"]),
         .library(name: "ImagoTesting", targets: ["ImagoTesting"]),
+        .library(name: "ImagoServer", targets: ["ImagoServer"]),
         .executable(name: "imago", targets: ["imago"]),
         .executable(name: "imago-bench", targets: ["imago-bench"]),
     ],
@@ -43,6 +44,10 @@ let package = Package(
         .systemLibrary(
             name: "CJXL", pkgConfig: "libjxl",
             providers: [.apt(["libjxl-dev"])]),
+        // `imago serve`'s HTTP/1.1 transport (internal epoll thread, suspended connections).
+        .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
 
         .target(
             name: "ImagoCodecs",
@@ -52,7 +57,9 @@ let package = Package(
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
-        .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
+        // The image proxy (imgproxy URLs → pipeline → encoded output) and its libmicrohttpd server.
+        .target(name: "ImagoServer", dependencies: ["Imago", "CMicroHTTPD"]),
+        .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting", "ImagoServer"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
         .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI", "ImagoCodecs"]),
         // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
@@ -75,5 +82,6 @@ let package = Package(
             ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
+        .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer", "ImagoCLI", "ImagoTesting"]),
     ]
 )

@@ -15,6 +15,7 @@ declare -A NEEDED=(
   [/usr/include/avif/avif.h]=libavif-dev
   [/usr/include/x86_64-linux-gnu/libheif/heif.h]=libheif-dev
   [/usr/include/x86_64-linux-gnu/tiffio.h]=libtiff-dev
+  [/usr/include/microhttpd.h]=libmicrohttpd-dev
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
 
