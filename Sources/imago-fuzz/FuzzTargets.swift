@@ -19,6 +19,8 @@ enum FuzzTargets {
         FuzzTarget(name: "jpeg", run: jpeg),
         FuzzTarget(name: "jpeg-dc", run: jpegDC),
         FuzzTarget(name: "png", run: png),
+        FuzzTarget(name: "apng", run: apng),
+        FuzzTarget(name: "bmp-ico", run: bmpICO),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
