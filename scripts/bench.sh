@@ -19,6 +19,7 @@ fi
 
 DATA=$ROOT/.build/bench-data
 "$VENV/bin/python" bench/make-gallery.py "$CORPUS/kodak" "$DATA/gallery"
+"$VENV/bin/python" bench/make-apng.py "$CORPUS/kodak" "$DATA/apng/kodak-8frames.png" >/dev/null
 
 # nginx on a free loopback port, its files under .build/, stopped on exit.
 NGINX_DIR=$ROOT/.build/bench-nginx
