@@ -46,24 +46,15 @@ enum DecodeCommand {
             return 2
         }
         let rgbaOut = args.value("--rgba")
-        var rgbaIsDirectory = false
-        if let rgbaOut, files.count > 1 {
-            rgbaIsDirectory = true
-            do {
-                try FileManager.default.createDirectory(atPath: rgbaOut, withIntermediateDirectories: true)
-            } catch {
-                console.printError(
-                    "imago decode: cannot create directory '\(rgbaOut)' for --rgba: \(error.localizedDescription)")
-                return 1
-            }
-        }
+        let rgbaIsDirectory = rgbaOut != nil && files.count > 1
         let framesOut = args.value("--frames")
-        if let framesOut {
+        for (option, directory) in [("--rgba", rgbaIsDirectory ? rgbaOut : nil), ("--frames", framesOut)] {
+            guard let directory else { continue }
             do {
-                try FileManager.default.createDirectory(atPath: framesOut, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
                 console.printError(
-                    "imago decode: cannot create directory '\(framesOut)' for --frames: \(error.localizedDescription)")
+                    "imago decode: cannot create directory '\(directory)' for \(option): \(error.localizedDescription)")
                 return 1
             }
         }
