@@ -64,12 +64,15 @@ def full_decode(data):
 
 
 def all_frames(data):
-    """Every frame of an animation, composited (Pillow's APNG reader applies dispose and blend in seek)."""
+    """Every frame of an animation as its own RGBA canvas, what Imago's decoders return: Pillow's APNG reader
+    composites in seek() (dispose and blend) into one image it reuses, so each frame is kept with convert()."""
     im = Image.open(io.BytesIO(data))
+    frames = []
     for i in range(getattr(im, "n_frames", 1)):
         im.seek(i)
         im.load()
-    return im
+        frames.append(im.convert("RGBA"))
+    return frames
 
 
 def peak_rss_kb():

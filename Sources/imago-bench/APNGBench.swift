@@ -2,8 +2,9 @@ import Foundation
 import Imago
 
 /// `apng`: animated PNG decode (every frame composited) against Pillow's APNG reader (bench/peer.py `frames`:
-/// `seek(i)` + `load()` for every frame, which composites too), in CPU milliseconds per file (Imago's thread CPU
-/// time here, Pillow's `thread_time()` in the peer), side by side in one run.
+/// `seek(i)` + `load()` for every frame, which composites too, and `convert("RGBA")` to keep each frame as
+/// Imago does: Pillow reuses one image for all frames), in CPU milliseconds per file (Imago's thread CPU time
+/// here, Pillow's `thread_time()` in the peer), side by side in one run.
 ///
 /// Files: `kodak-8frames.png` (bench/make-apng.py: 8 Kodak photos 768×512 written by Pillow's APNG encoder),
 /// the corpus' apngasm output (4 Kodak frames) and `formats/TestImageAnimated.apng` (320×240, 101 frames).
@@ -20,7 +21,7 @@ enum APNGBench {
             let frames = try APNGDecoder().decode(data, options: DecodingOptions()).frames.count
             try compare(
                 "peers: APNG \(label) decode, all \(frames) frames, vs Pillow", unit: "ms CPU", goal: 1.0,
-                peerName: "Pillow seek()+load() every frame", rounds: 7,
+                peerName: "Pillow seek()+load()+convert(RGBA) every frame", rounds: 7,
                 imago: {
                     try DecodeBench.msPerOp(n) { _ = try APNGDecoder().decode(data, options: DecodingOptions()) }
                 },
