@@ -75,6 +75,15 @@ def all_frames(data):
     return frames
 
 
+def all_frames_reused(data):
+    """Every frame composited into Pillow's one reused image, none kept: less output than Imago returns."""
+    im = Image.open(io.BytesIO(data))
+    for i in range(getattr(im, "n_frames", 1)):
+        im.seek(i)
+        im.load()
+    return im
+
+
 def peak_rss_kb():
     """This process's peak resident set in KiB: VmHWM, which exec resets (ru_maxrss keeps the parent's peak
     from before the fork, so a child spawned by a large parent would report the parent's size)."""
@@ -141,12 +150,12 @@ def main():
         out["seconds"] = time.perf_counter() - t0
         out["cpu_seconds"] = time.process_time() - c0  # all threads of this process
         out["count"] = len(sizes)
-    elif mode in ("decode", "thumbnail", "frames"):
+    elif mode in ("decode", "thumbnail", "frames", "frames-reused"):
         # One file N times after one untimed warm-up call (Pillow imports its format plugin on first use):
         # mean CPU seconds per call on this thread (Pillow decodes on the calling thread), and mean wall seconds.
         path, n = sys.argv[2], int(sys.argv[3])
         data = open(path, "rb").read()
-        work = {"thumbnail": thumbnail, "frames": all_frames}.get(mode, full_decode)
+        work = {"thumbnail": thumbnail, "frames": all_frames, "frames-reused": all_frames_reused}.get(mode, full_decode)
         work(data)
         c0, t0 = time.thread_time(), time.perf_counter()
         for _ in range(n):

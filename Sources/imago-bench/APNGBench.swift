@@ -26,6 +26,14 @@ enum APNGBench {
                     try DecodeBench.msPerOp(n) { _ = try APNGDecoder().decode(data, options: DecodingOptions()) }
                 },
                 peer: { try env.runPeer(["frames", path, "\(n)"]).figure("cpu_seconds") * 1000 })
+            // For reference: Pillow compositing into its one reused image and keeping no frame (less output).
+            try compare(
+                "peers: APNG \(label) decode vs Pillow without per-frame copies", unit: "ms CPU", goal: nil,
+                peerName: "Pillow seek()+load() every frame, one reused image", rounds: 7,
+                imago: {
+                    try DecodeBench.msPerOp(n) { _ = try APNGDecoder().decode(data, options: DecodingOptions()) }
+                },
+                peer: { try env.runPeer(["frames-reused", path, "\(n)"]).figure("cpu_seconds") * 1000 })
         }
     }
 }
