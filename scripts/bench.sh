@@ -27,6 +27,7 @@ mkdir -p "$DATA/jxl"
 [ -s "$DATA/jxl/photo-12mp-d1.jxl" ] ||
   cjxl "$CORPUS/formats/TestJFIF.jpg" "$DATA/jxl/photo-12mp-d1.jxl" -d 1 --lossless_jpeg=0 --quiet
 [ -s "$DATA/jxl/kodim01-d1.jxl" ] || cjxl "$CORPUS/kodak/01.png" "$DATA/jxl/kodim01-d1.jxl" -d 1 --quiet
+"$VENV/bin/python" bench/make-apng.py "$CORPUS/kodak" "$DATA/apng/kodak-8frames.png" >/dev/null
 
 # nginx on a free loopback port, its files under .build/, stopped on exit.
 NGINX_DIR=$ROOT/.build/bench-nginx

@@ -3,7 +3,7 @@ import Foundation
 @_exported import ImagoCore
 
 extension ImageDecoderRegistry {
-    /// A new registry with every codec Imago ships (JPEG, PNG, GIF, WebP) registered.
+    /// A new registry with every codec Imago ships (JPEG, PNG, APNG, GIF, WebP, BMP, ICO, …) registered.
     public static func makeDefault() -> ImageDecoderRegistry { ImageDecoderRegistry(ImagoCodecs.decoders) }
 }
 
@@ -14,7 +14,8 @@ extension ImageEncoderRegistry {
 
 extension ImagePipeline.Configuration {
     /// A configuration ready to use: every codec registered, a ``MemoryCache``, an ``HTTPDataLoader`` (http and
-    /// https only), and a ``DiskCache`` in `diskCacheDirectory` when one is given.
+    /// https only) whose `Accept` header lists the formats the decoders read
+    /// (``ImageDecoderRegistry/acceptHeader``), and a ``DiskCache`` in `diskCacheDirectory` when one is given.
     ///
     /// - Parameters:
     ///   - diskCacheDirectory: where the disk cache lives (created `0700`); default `nil`: no disk cache.
@@ -34,6 +35,10 @@ extension ImagePipeline.Configuration {
         var configuration = ImagePipeline.Configuration(dataCache: diskCache)
         configuration.decoders = .makeDefault()
         configuration.encoders = .makeDefault()
+        // Content negotiation: ask for the formats the registered decoders read, AVIF and WebP first.
+        var loader = HTTPDataLoader.Configuration()
+        loader.acceptImages(decodableBy: configuration.decoders)
+        configuration.dataLoader = HTTPDataLoader(configuration: loader)
         return configuration
     }
 

@@ -22,6 +22,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("http-date", HTTPDateBench.run),
     ("url-key", URLKeyBench.run),
     ("peers", PeersBench.run),
+    ("apng", APNGBench.run),
     ("soak", SoakBench.run),
 ]
 

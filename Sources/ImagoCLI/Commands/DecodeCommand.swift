@@ -1,16 +1,18 @@
 import Foundation
 import Imago
 
-/// `imago decode FILE... [--max-size WxH] [--json] [--rgba OUT]`: decodes files and describes them.
+/// `imago decode FILE... [--max-size WxH] [--json] [--rgba OUT] [--frames DIR]`: decodes files and describes them.
 enum DecodeCommand {
     static let command = Command(
         name: "decode",
         summary: "Decode image files and print their format, size, frames, loop count and orientation.",
-        synopsis: "FILE... [--max-size WxH] [--json] [--rgba OUT]",
+        synopsis: "FILE... [--max-size WxH] [--json] [--rgba OUT] [--frames DIR]",
         details: """
             One line per file: human-readable on a terminal, a JSON object per line with --json or when stdout
-            is not a terminal: {"file":…,"format":…,"width":…,"height":…,"frames":…,"loopCount":…,"orientation":…}
-            or {"file":…,"error":…}. Width and height are those of the decoded first frame, orientation applied.
+            is not a terminal: {"file":…,"format":…,"width":…,"height":…,"frames":…,"loopCount":…,"orientation":…,
+            "durations":[ms per frame],"bitDepth":…} or {"file":…,"error":…}. Width and height are those of the
+            decoded first frame, orientation applied; bitDepth is the source's bits per channel (null when the
+            decoder does not say). --frames DIR writes every frame as DIR/NAME.frameNNN.rgba (NNN from 000).
             Exit status: 0 when every file decoded, 1 when any failed, 2 for bad usage.
             """,
         options: [
@@ -21,6 +23,9 @@ enum DecodeCommand {
                 help:
                     "Write the first frame as raw RGBA8 (straight alpha, rows top to bottom); a directory when several files."
             ),
+            OptionSpec(
+                "--frames", value: "DIR",
+                help: "Write every frame as raw RGBA8 (as --rgba) to DIR/NAME.frameNNN.rgba, NNN from 000."),
         ],
         run: { args, console in await run(args, console: console) })
 
@@ -41,14 +46,15 @@ enum DecodeCommand {
             return 2
         }
         let rgbaOut = args.value("--rgba")
-        var rgbaIsDirectory = false
-        if let rgbaOut, files.count > 1 {
-            rgbaIsDirectory = true
+        let rgbaIsDirectory = rgbaOut != nil && files.count > 1
+        let framesOut = args.value("--frames")
+        for (option, directory) in [("--rgba", rgbaIsDirectory ? rgbaOut : nil), ("--frames", framesOut)] {
+            guard let directory else { continue }
             do {
-                try FileManager.default.createDirectory(atPath: rgbaOut, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
                 console.printError(
-                    "imago decode: cannot create directory '\(rgbaOut)' for --rgba: \(error.localizedDescription)")
+                    "imago decode: cannot create directory '\(directory)' for \(option): \(error.localizedDescription)")
                 return 1
             }
         }
@@ -73,6 +79,7 @@ enum DecodeCommand {
                     }
                 }
                 let image = described.image
+                if let framesOut { try writeFrames(of: image, file: file, to: framesOut) }
                 if json {
                     line.add("format", image.format.rawValue)
                     line.add("width", image.image.width)
@@ -80,6 +87,8 @@ enum DecodeCommand {
                     line.add("frames", image.frames.count)
                     line.add("loopCount", image.loopCount)
                     line.add("orientation", described.orientation.rawValue)
+                    line.add("durations", image.frames.map { Int(($0.duration / .milliseconds(1)).rounded()) })
+                    line.add("bitDepth", image.bitDepth)
                     console.print(line.text)
                 } else {
                     let frames =
@@ -132,6 +141,20 @@ enum DecodeCommand {
             if target != image.image.size { image = try image.mapFrames { try $0.resampled(to: target) } }
         }
         return (image, declared)
+    }
+
+    /// Writes each frame of `image` as raw RGBA8 (straight alpha) to `directory/NAME.frameNNN.rgba`.
+    static func writeFrames(of image: ImageContainer, file: String, to directory: String) throws {
+        let name = (file as NSString).lastPathComponent
+        for (index, frame) in image.frames.enumerated() {
+            let path = (directory as NSString).appendingPathComponent(String(format: "%@.frame%03d.rgba", name, index))
+            let rgba = frame.buffer.convertedToRGBA().unpremultiplied()
+            do {
+                try Data(rgba.bytes).write(to: URL(fileURLWithPath: path))
+            } catch {
+                throw DecodeFailure(message: "cannot write '\(path)': \(error.localizedDescription)")
+            }
+        }
     }
 
     static func message(for error: Error) -> String {

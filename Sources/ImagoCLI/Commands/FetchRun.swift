@@ -19,12 +19,17 @@ struct FetchRun: Sendable {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: options.cacheDirectory)
             var loader = options.network.applied(to: HTTPDataLoader.Configuration())
             loader.maximumConcurrentTransfers = options.concurrency
+            loader.acceptImages(decodableBy: c.decoders)
             c.dataLoader = HTTPDataLoader(configuration: loader)
             configuration = c
         } catch {
             console.printError(
                 "imago fetch: cannot use the cache directory '\(options.cacheDirectory.path)': \(error) "
                     + "(pass --cache-dir DIR with a writable directory)")
+            return 1
+        }
+        if let format = options.format, configuration.encoders.encoder(for: format) == nil {
+            console.printError("imago fetch: no encoder for '\(format)' is registered in this build (--format)")
             return 1
         }
         var writer: FetchOutputWriter?

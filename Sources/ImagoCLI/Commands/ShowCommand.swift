@@ -60,7 +60,9 @@ enum ShowCommand {
         let configuration: ImagePipeline.Configuration
         do {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: cacheDirectory)
-            c.dataLoader = HTTPDataLoader(configuration: network.applied(to: HTTPDataLoader.Configuration()))
+            var loader = network.applied(to: HTTPDataLoader.Configuration())
+            loader.acceptImages(decodableBy: c.decoders)
+            c.dataLoader = HTTPDataLoader(configuration: loader)
             configuration = c
         } catch {
             console.printError("imago show: cannot use the cache directory '\(cacheDirectory.path)': \(error)")
