@@ -31,10 +31,19 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]),
         .target(name: "CImagoShims"),
+        // Colour management (ICC profiles) and zlib (PNG iCCP chunks), used by ImagoCodecs' Color/ folder.
+        .systemLibrary(
+            name: "CLCMS2", pkgConfig: "lcms2",
+            providers: [.apt(["liblcms2-dev"])]),
+        .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
 
         .target(
             name: "ImagoCodecs",
-            dependencies: ["ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims"]),
+            dependencies: [
+                "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims", "CLCMS2", "CZlib",
+            ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),

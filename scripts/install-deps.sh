@@ -11,6 +11,8 @@ declare -A NEEDED=(
   [/usr/include/webp/demux.h]=libwebp-dev
   [/usr/include/gif_lib.h]=libgif-dev
   [/usr/bin/pkg-config]=pkg-config
+  [/usr/include/lcms2.h]=liblcms2-dev
+  [/usr/include/zlib.h]=zlib1g-dev
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
 

@@ -73,7 +73,7 @@ public struct JPEGDecoder: ImageDecoding {
     private func decode(bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws -> (ImageContainer, Path) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { throw CodecError.empty }
         let markers = JPEGMarkers(scanning: bytes)
-        let source = Source(bytes: base.assumingMemoryBound(to: UInt8.self), count: UInt(bytes.count), markers: markers)
+        var source = Source(bytes: base.assumingMemoryBound(to: UInt8.self), count: UInt(bytes.count), markers: markers)
 
         guard let handle = tjInitDecompress() else {
             throw CodecError.corrupt(format: .jpeg, reason: "TurboJPEG could not create a decompressor (out of memory)")
@@ -109,6 +109,15 @@ public struct JPEGDecoder: ImageDecoding {
         let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: markers.orientation)
         let scaled = Self.scaledSize(of: full, covering: fitted)
         let layout = Layout(colorspace: colorspace, isAdobe: markers.hasAdobeMarker)
+        // Colour: the ICC profile is read unless the policy ignores it. CMYK goes through it while decompressing
+        // (the naive conversion when there is none or it is unusable); everything else is converted at the end.
+        let iccProfile = options.colorPolicy == .ignore ? nil : markers.iccProfile(in: bytes)
+        var cmykProfileDescription: String?
+        if case .cmyk(let isInverted) = layout, let iccProfile {
+            let cmyk = ColorManagement.cmykTransform(profile: iccProfile, isInverted: isInverted, options: options)
+            source.cmykTransform = cmyk.transform
+            cmykProfileDescription = cmyk.description
+        }
 
         var isPartial = false
         var image: PixelBuffer
@@ -152,9 +161,14 @@ public struct JPEGDecoder: ImageDecoding {
             if orientation.swapsDimensions { originalSize = PixelSize(width: full.height, height: full.width) }
             orientation = .up
         }
-        let container = ImageContainer(
+        var container = ImageContainer(
             frames: [ImageFrame(buffer: image)], format: .jpeg, orientation: orientation, isPreview: isPartial,
             originalSize: originalSize)
+        if case .cmyk = layout {
+            container.sourceColorProfileDescription = cmykProfileDescription
+        } else {
+            ColorManagement.apply(iccProfile.map(ColorSource.icc), to: &container, options: options)
+        }
         return (container, path)
     }
 
@@ -163,6 +177,8 @@ public struct JPEGDecoder: ImageDecoding {
         let bytes: UnsafePointer<UInt8>
         let count: UInt
         let markers: JPEGMarkers
+        /// The CMYK file's ICC profile as a transform to sRGB; `nil`: the naive conversion.
+        var cmykTransform: LCMSTransform?
     }
 
     /// Decompresses into `out` at `size` (one of TurboJPEG's scaled sizes). Returns `true` when the data was
@@ -192,7 +208,11 @@ public struct JPEGDecoder: ImageDecoding {
         let isPartial = status != 0 && source.markers.isTruncated
         if isPartial && !allowsPartialData { throw CodecError.truncated(format: .jpeg) }
         if case .cmyk(let isInverted) = layout {
-            convertCMYKToRGBA(out, isInverted: isInverted)
+            if let transform = source.cmykTransform {
+                transform.convert(out)
+            } else {
+                convertCMYKToRGBA(out, isInverted: isInverted)
+            }
         }
         return isPartial
     }

@@ -13,6 +13,7 @@ import ImagoCore
 ///   before any frame is decoded. With a target size, composited frames are downsampled by area averaging.
 /// - The canvas dimensions are checked against ``DecodingOptions/pixelLimit`` from the header before anything
 ///   is allocated.
+/// - Colour: the `ICCP` profile is applied as ``DecodingOptions/colorPolicy`` says (converted to sRGB by default).
 /// - Stills without alpha are marked ``PixelBuffer/isKnownOpaque`` (libwebp writes alpha 255 for them).
 /// - Truncated data throws ``CodecError/truncated(format:)``; partial previews are not produced
 ///   (``DecodingOptions/allowsPartialData`` is ignored).
@@ -42,15 +43,22 @@ public struct WebPDecoder: ImageDecoding {
             let width = Int(features.width)
             let height = Int(features.height)
             try options.checkDimensions(width: width, height: height, format: .webp)
+            let iccProfile =
+                options.colorPolicy == .ignore ? nil : WebPChunks.iccProfile(in: UnsafeRawBufferPointer(raw))
+            var container: ImageContainer
             if features.has_animation != 0 {
-                return try decodeAnimation(base, count: raw.count, options: options)
+                container = try decodeAnimation(base, count: raw.count, options: options)
+            } else {
+                var image = try decodeStill(base, count: raw.count, width: width, height: height, options: options)
+                // libwebp writes alpha 255 for a file without alpha; marking it spares later scans of the alpha
+                // channel.
+                if features.has_alpha == 0 { image = image.assumingOpaque() }
+                container = ImageContainer(
+                    frames: [ImageFrame(buffer: image)], format: .webp,
+                    originalSize: PixelSize(width: width, height: height))
             }
-            var image = try decodeStill(base, count: raw.count, width: width, height: height, options: options)
-            // libwebp writes alpha 255 for a file without alpha; marking it spares later scans of the alpha channel.
-            if features.has_alpha == 0 { image = image.assumingOpaque() }
-            return ImageContainer(
-                frames: [ImageFrame(buffer: image)], format: .webp,
-                originalSize: PixelSize(width: width, height: height))
+            ColorManagement.apply(iccProfile.map(ColorSource.icc), to: &container, options: options)
+            return container
         }
     }
 

@@ -48,6 +48,14 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Accept truncated data and return what decodes as a preview (`isPreview == true`) instead of failing.
     /// Used for progressive previews. Default `false`.
     public var allowsPartialData: Bool
+    /// What to do with an embedded colour profile: convert to sRGB, keep it, or ignore it. Default
+    /// ``ColorPolicy/convertToSRGB``.
+    public var colorPolicy: ColorPolicy = .convertToSRGB
+    /// The rendering intent of conversions to sRGB. Default ``RenderingIntent/perceptual``.
+    public var renderingIntent: RenderingIntent = .perceptual
+    /// Whether conversions to sRGB use black-point compensation (shadow detail of profiles whose black is not
+    /// zero is kept instead of clipped). Default `true`.
+    public var usesBlackPointCompensation = true
 
     /// Options with the defaults listed on each property.
     public init(

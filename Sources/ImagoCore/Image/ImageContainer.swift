@@ -31,6 +31,13 @@ public struct ImageContainer: Sendable {
     /// many AVIF and HEIC files; up to 16 for PNG and JPEG XL). Pixels are always delivered as 8-bit; this says
     /// what the file held. Default `nil`: not known (an image made in memory, or a decoder that does not say).
     public var bitDepth: Int?
+    /// The embedded colour profile, kept when decoded with ``ColorPolicy/keep`` (the pixels are then in its colour
+    /// space). Default `nil`: the pixels are sRGB (converted, or taken as sRGB).
+    public var colorProfile: ColorProfile?
+    /// The description of the colour profile the file declared, whatever became of it: the ICC description
+    /// (e.g. `"Display P3"`), or `"sRGB"`, `"gAMA 1.8 + cHRM"` for PNG chunks. Default `nil`: the file declared none,
+    /// or it was decoded with ``ColorPolicy/ignore`` (which does not read profiles).
+    public var sourceColorProfileDescription: String?
 
     // `Data` is a resilient type: held inline, it made every copy of a container (each memory-cache hit hands one
     // out) go through Foundation's value witnesses, a metadata lookup and an indirect call. Boxed, a copy is one
