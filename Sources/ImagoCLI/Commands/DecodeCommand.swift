@@ -1,20 +1,25 @@
 import Foundation
 import Imago
 
-/// `imago decode FILE... [--max-size WxH] [--json] [--rgba OUT]`: decodes files and describes them.
+/// `imago decode FILE... [--max-size WxH] [--color srgb|keep|ignore] [--json] [--rgba OUT]`: decodes files and
+/// describes them.
 enum DecodeCommand {
     static let command = Command(
         name: "decode",
         summary: "Decode image files and print their format, size, frames, loop count and orientation.",
-        synopsis: "FILE... [--max-size WxH] [--json] [--rgba OUT]",
+        synopsis: "FILE... [--max-size WxH] [--color srgb|keep|ignore] [--json] [--rgba OUT]",
         details: """
             One line per file: human-readable on a terminal, a JSON object per line with --json or when stdout
-            is not a terminal: {"file":…,"format":…,"width":…,"height":…,"frames":…,"loopCount":…,"orientation":…}
-            or {"file":…,"error":…}. Width and height are those of the decoded first frame, orientation applied.
+            is not a terminal: {"file":…,"format":…,"width":…,"height":…,"frames":…,"loopCount":…,"orientation":…,
+            "colorProfile":…} or {"file":…,"error":…}; colorProfile is the description of the file's colour
+            profile, or null. Width and height are those of the decoded first frame, orientation applied.
             Exit status: 0 when every file decoded, 1 when any failed, 2 for bad usage.
             """,
         options: [
             OptionSpec("--max-size", value: "WxH", help: "Decode downsampled to fit within WxH (aspect kept)."),
+            OptionSpec(
+                "--color", value: "POLICY",
+                help: "srgb (default): convert to sRGB; keep: pixels as stored, profile kept; ignore: take as sRGB."),
             OptionSpec("--json", help: "Print one JSON object per file."),
             OptionSpec(
                 "--rgba", value: "OUT",
@@ -31,7 +36,14 @@ enum DecodeCommand {
             return 2
         }
         var maxSize: PixelSize?
+        var colorPolicy = ColorPolicy.convertToSRGB
         do {
+            if let text = args.value("--color") {
+                guard let policy = ColorPolicy(rawValue: text) else {
+                    throw DecodeFailure(message: "--color must be srgb, keep or ignore, not '\(text)'")
+                }
+                colorPolicy = policy
+            }
             if let text = args.value("--max-size") {
                 let (w, h) = try parsePixelSize(text, option: "--max-size")
                 maxSize = PixelSize(width: w, height: h)
@@ -59,7 +71,7 @@ enum DecodeCommand {
             var line = JSONLine()
             line.add("file", file)
             do {
-                let described = try decode(file, maxSize: maxSize, registry: registry)
+                let described = try decode(file, maxSize: maxSize, colorPolicy: colorPolicy, registry: registry)
                 if let rgbaOut {
                     let path =
                         rgbaIsDirectory
@@ -80,6 +92,7 @@ enum DecodeCommand {
                     line.add("frames", image.frames.count)
                     line.add("loopCount", image.loopCount)
                     line.add("orientation", described.orientation.rawValue)
+                    line.add("colorProfile", image.sourceColorProfileDescription)
                     console.print(line.text)
                 } else {
                     let frames =
@@ -109,7 +122,7 @@ enum DecodeCommand {
 
     /// The decoded image with orientation applied, and the orientation the file declared.
     static func decode(
-        _ file: String, maxSize: PixelSize?, registry: ImageDecoderRegistry
+        _ file: String, maxSize: PixelSize?, colorPolicy: ColorPolicy = .convertToSRGB, registry: ImageDecoderRegistry
     ) throws -> (
         image: ImageContainer, orientation: ExifOrientation
     ) {
@@ -120,7 +133,8 @@ enum DecodeCommand {
             throw DecodeFailure(message: "cannot read file: \((error as NSError).localizedDescription)")
         }
         // Decode with the orientation unapplied so that the declared value can be reported, then apply it.
-        let options = DecodingOptions(targetSize: maxSize, appliesOrientation: false)
+        var options = DecodingOptions(targetSize: maxSize, appliesOrientation: false)
+        options.colorPolicy = colorPolicy
         var image = try registry.decode(data, options: options)
         let declared = image.orientation
         if declared != .up {

@@ -9,6 +9,7 @@ import ImagoCore
 ///   losslessly.
 /// - Lossless: libwebp's default effort (quality 75, method 4), and `exact` set so that even the colour under
 ///   fully transparent pixels survives: decoding gives back exactly the input bytes.
+/// - Colour: ``EncodingOptions/colorProfile`` is written as an `ICCP` chunk, byte-identical.
 /// - `gray8` input is expanded to opaque RGBA first. WebP images are at most 16383×16383.
 ///
 /// Thread-safe: the encoder has no state.
@@ -60,7 +61,9 @@ public struct WebPEncoder: ImageEncoding {
         picture.custom_ptr = UnsafeMutableRawPointer(writer)
         guard WebPEncode(&config, &picture) != 0 else { throw failure(Self.reason(picture.error_code)) }
         guard let mem = writer.pointee.mem, writer.pointee.size > 0 else { throw failure("no output") }
-        return Data(bytes: mem, count: writer.pointee.size)
+        let encoded = Data(bytes: mem, count: writer.pointee.size)
+        guard let profile = options.colorProfile else { return encoded }
+        return try ProfileEmbedding.webp(encoded, profile: profile.data)
     }
 
     private func failure(_ reason: String) -> CodecError { .encodingFailed(format: .webp, reason: reason) }
