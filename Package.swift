@@ -60,9 +60,9 @@ let package = Package(
         .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),
         // CPNG: the GIF/WebP conformance tests decode their PNG references with libpng directly. CJPEGTurbo: the
         // progressive DC reader is compared with libjpeg's own 1/8-scale decode, and its test files are encoded
-        // with TurboJPEG.
+        // with TurboJPEG. CWebP: the huge-image tests encode a 12000×12000 WebP from YUV planes.
         .testTarget(
-            name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting"]),
+            name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting", "CWebP"]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
     ]

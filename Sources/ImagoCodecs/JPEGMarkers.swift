@@ -18,6 +18,9 @@ struct JPEGMarkers {
     /// The frame header (SOFn) as declared: width, height and component count. Used only when TurboJPEG's own
     /// header call rejects a file it can decode (2.1 refuses unusual CMYK sampling factors in the header call).
     var frame: (width: Int, height: Int, components: Int)?
+    /// Whether the first frame header is progressive (SOF2, SOF6, SOF10, SOF14): libjpeg then keeps every DCT
+    /// coefficient of the image in memory whatever the output scale.
+    var isProgressive = false
     /// The APP2 `ICC_PROFILE` segments in file order: sequence number, declared count and the payload's byte range
     /// (after the 14-byte header). Reassembled by ``iccProfile(in:)``.
     var iccSegments: [(sequence: Int, count: Int, range: Range<Int>)] = []
@@ -67,6 +70,7 @@ struct JPEGMarkers {
                 let height = Int(payload[1]) << 8 | Int(payload[2])
                 let width = Int(payload[3]) << 8 | Int(payload[4])
                 frame = (width, height, Int(payload[5]))
+                isProgressive = marker & 0x03 == 0x02
             }
             offset = payloadEnd
         }

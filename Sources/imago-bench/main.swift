@@ -22,6 +22,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("url-key", URLKeyBench.run),
     ("peers", PeersBench.run),
     ("soak", SoakBench.run),
+    ("colour", ColourBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -33,8 +33,8 @@ extension WebPDecoder {
         guard frameCount <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }
         // libwebp composites every frame on the full canvas before it is fitted to the target: bound that work.
         try options.checkAnimationWork(frames: frameCount, canvas: PixelSize(width: width, height: height))
-        let outputSize = TargetFitting.fittedSize(
-            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+        let outputSize = options.deliveredSize(
+            of: PixelSize(width: width, height: height), orientation: .up, bytesPerPixel: 4)
         let (total, overflow) = frameCount.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
         guard !overflow, total <= options.animationByteLimit else {
             throw CodecError.animationTooLarge(limit: options.animationByteLimit)

@@ -12,7 +12,8 @@ import ImagoCore
 ///   against ``DecodingOptions/frameLimit`` and ``DecodingOptions/animationByteLimit`` from the animation header
 ///   before any frame is decoded. With a target size, composited frames are downsampled by area averaging.
 /// - The canvas dimensions are checked against ``DecodingOptions/pixelLimit`` from the header before anything
-///   is allocated.
+///   is allocated. A lossy still without alpha over the limit is decoded all the same when the target size (or
+///   ``DecodingOptions/decodedByteLimit``) brings it within the limit: libwebp scales it while decoding, row by row.
 /// - Colour: the `ICCP` profile is applied as ``DecodingOptions/colorPolicy`` says (converted to sRGB by default).
 /// - Stills without alpha are marked ``PixelBuffer/isKnownOpaque`` (libwebp writes alpha 255 for them).
 /// - Truncated data throws ``CodecError/truncated(format:)``; partial previews are not produced
@@ -42,7 +43,18 @@ public struct WebPDecoder: ImageDecoding {
             try Self.check(WebPGetFeatures(base, raw.count, &features))
             let width = Int(features.width)
             let height = Int(features.height)
-            try options.checkDimensions(width: width, height: height, format: .webp)
+            let full = PixelSize(width: width, height: height)
+            if options.exceedsPixelLimit(full) && width > 0 && height > 0 {
+                // Over the pixel limit only a lossy still without alpha may be decoded, scaled while decoding:
+                // libwebp's lossy decoder works a row of macroblocks at a time into the scaled output, while the
+                // lossless one (and lossy alpha, which is lossless-coded) holds a full-size plane.
+                let fitted = options.deliveredSize(of: full, orientation: .up, bytesPerPixel: 4)
+                guard features.has_animation == 0, features.format == 1, features.has_alpha == 0, fitted != full,
+                    !options.exceedsPixelLimit(fitted)
+                else { throw CodecError.tooManyPixels(width: width, height: height, limit: options.pixelLimit) }
+            } else {
+                try options.checkDimensions(width: width, height: height, format: .webp)
+            }
             let iccProfile =
                 options.colorPolicy == .ignore ? nil : WebPChunks.iccProfile(in: UnsafeRawBufferPointer(raw))
             var container: ImageContainer
@@ -65,8 +77,7 @@ public struct WebPDecoder: ImageDecoding {
     private func decodeStill(
         _ data: UnsafePointer<UInt8>, count: Int, width: Int, height: Int, options: DecodingOptions
     ) throws -> PixelBuffer {
-        let size = TargetFitting.fittedSize(
-            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+        let size = options.deliveredSize(of: PixelSize(width: width, height: height), orientation: .up, bytesPerPixel: 4)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw CodecError.corrupt(format: .webp, reason: "libwebp version mismatch")
