@@ -22,10 +22,10 @@ for target in $TARGETS; do
   seeds=()
   case $target in
     decode) seeds=("$CORPUS/pngsuite/png" "$CORPUS/jpeg/malformed" "$CORPUS/gif/malformed" "$CORPUS/gif/samples"
-      "$CORPUS/webp/images");;
-    jpeg) seeds=("$CORPUS/jpeg/malformed");;
+      "$CORPUS/webp/images" "$CORPUS/icc");;
+    jpeg) seeds=("$CORPUS/jpeg/malformed" "$CORPUS/icc");;
     jpeg-dc) seeds=("$CORPUS/jpeg/reference" "$CORPUS/jpeg/malformed/imagetestsuite" "$CORPUS/jpeg/malformed");;
-    png) seeds=("$CORPUS/pngsuite/png");;
+    png) seeds=("$CORPUS/pngsuite/png" "$CORPUS/icc");;
   esac
   [ -d "Tests/Fuzz/$target" ] && seeds+=("Tests/Fuzz/$target")
   echo "== fuzzing $target for ${SECONDS_PER_TARGET}s"
