@@ -89,14 +89,14 @@ enum DecodeCommand {
                     line.add("format", image.format.rawValue)
                     line.add("width", image.image.width)
                     line.add("height", image.image.height)
-                    line.add("frames", image.frames.count)
+                    line.add("frames", image.frameCount)
                     line.add("loopCount", image.loopCount)
                     line.add("orientation", described.orientation.rawValue)
                     line.add("colorProfile", image.sourceColorProfileDescription)
                     console.print(line.text)
                 } else {
                     let frames =
-                        image.frames.count == 1 ? "1 frame" : "\(image.frames.count) frames, loop \(image.loopCount)"
+                        image.frameCount == 1 ? "1 frame" : "\(image.frameCount) frames, loop \(image.loopCount)"
                     console.print(
                         "\(file): \(image.format) \(image.image.width)x\(image.image.height), \(frames), orientation \(described.orientation.rawValue)"
                     )
@@ -138,12 +138,12 @@ enum DecodeCommand {
         var image = try registry.decode(data, options: options)
         let declared = image.orientation
         if declared != .up {
-            image = image.mapFrames { $0.oriented(declared) }
+            image = try image.mapFramesLazily { $0.oriented(declared) }
             image.orientation = .up
         }
         if let maxSize {
             let target = image.image.size.fitted(within: maxSize)
-            if target != image.image.size { image = try image.mapFrames { try $0.resampled(to: target) } }
+            if target != image.image.size { image = try image.mapFramesLazily { try $0.resampled(to: target) } }
         }
         return (image, declared)
     }

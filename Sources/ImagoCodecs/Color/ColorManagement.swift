@@ -46,7 +46,11 @@ package enum ColorManagement {
             }
         case .convertToSRGB:
             guard case .transform(let transform) = prepared.kind else { return }
-            container = container.mapFrames { convert($0, with: transform) }
+            if container.frameSource != nil {
+                container = (try? container.mapFramesLazily { convert($0, with: transform) }) ?? container
+            } else {
+                container = container.mapFrames { convert($0, with: transform) }
+            }
         }
     }
 

@@ -77,7 +77,8 @@ public struct WebPDecoder: ImageDecoding {
     private func decodeStill(
         _ data: UnsafePointer<UInt8>, count: Int, width: Int, height: Int, options: DecodingOptions
     ) throws -> PixelBuffer {
-        let size = options.deliveredSize(of: PixelSize(width: width, height: height), orientation: .up, bytesPerPixel: 4)
+        let size = options.deliveredSize(
+            of: PixelSize(width: width, height: height), orientation: .up, bytesPerPixel: 4)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw CodecError.corrupt(format: .webp, reason: "libwebp version mismatch")

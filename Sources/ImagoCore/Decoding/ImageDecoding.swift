@@ -66,6 +66,10 @@ public struct DecodingOptions: Sendable, Hashable {
     /// kept, where the codec can scale while decoding (JPEG, WebP stills; as SDWebImage's scale-down limit does),
     /// and at full size otherwise. Default `nil`: no limit beyond ``pixelLimit``.
     public var decodedByteLimit: Int?
+    /// Animations whose decoded frames would take more bytes than this are decoded on demand: the container keeps
+    /// the encoded data and a decoder (``ImageContainer/frameSource``) and produces frames as they are asked for,
+    /// holding a few at a time (GIF and WebP). Default 32 MiB. `Int.max` decodes every animation up front.
+    public var animationMemoryBudget = 32 << 20
 
     /// Options with the defaults listed on each property.
     public init(
