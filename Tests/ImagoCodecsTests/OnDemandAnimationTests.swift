@@ -63,6 +63,45 @@ import Testing
         return Data(bytes: bytes, count: output.size)
     }
 
+    /// An animated WebP assembled with libwebp's muxer, cheaply: a Kodak photo scaled to `width`×`height` as the
+    /// first frame, then a 256×256 crop of another photo placed at a different spot in every later frame (two
+    /// encodes in all, so a 300-frame full-HD file takes a second to make).
+    static func muxedAnimatedWebP(width: Int, height: Int, frames: Int) throws -> Data {
+        let background = try PNGDecoder().decode(corpusData("kodak/05.png"), options: DecodingOptions()).image
+            .convertedToRGBA().resampled(to: PixelSize(width: width, height: height))
+        let patch = try PNGDecoder().decode(corpusData("kodak/23.png"), options: DecodingOptions()).image
+            .convertedToRGBA().resampled(to: PixelSize(width: 256, height: 256))
+        let first = try WebPEncoder().encode(background, options: EncodingOptions(quality: 0.6))
+        let small = try WebPEncoder().encode(patch, options: EncodingOptions(quality: 0.6))
+        guard let mux = WebPMuxNew() else { throw TestFailure("mux") }
+        defer { WebPMuxDelete(mux) }
+        guard WebPMuxSetCanvasSize(mux, Int32(width), Int32(height)) == WEBP_MUX_OK else { throw TestFailure("size") }
+        var parameters = WebPMuxAnimParams(bgcolor: 0, loop_count: 0)
+        guard WebPMuxSetAnimationParams(mux, &parameters) == WEBP_MUX_OK else { throw TestFailure("params") }
+        for index in 0..<frames {
+            let bitstream = index == 0 ? first : small
+            let status = bitstream.withUnsafeBytes { bytes -> WebPMuxError in
+                var info = WebPMuxFrameInfo()
+                info.bitstream = WebPData(
+                    bytes: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), size: bytes.count)
+                info.x_offset = index == 0 ? 0 : Int32((index * 46) % (width - 256)) & ~1
+                info.y_offset = index == 0 ? 0 : Int32((index * 26) % (height - 256)) & ~1
+                info.duration = 40
+                info.id = WEBP_CHUNK_ANMF
+                info.dispose_method = WEBP_MUX_DISPOSE_NONE
+                info.blend_method = WEBP_MUX_NO_BLEND
+                return WebPMuxPushFrame(mux, &info, 1)
+            }
+            guard status == WEBP_MUX_OK else { throw TestFailure("frame \(index): \(status)") }
+        }
+        var output = WebPData()
+        defer { WebPDataClear(&output) }
+        guard WebPMuxAssemble(mux, &output) == WEBP_MUX_OK, let bytes = output.bytes else {
+            throw TestFailure("assemble")
+        }
+        return Data(bytes: bytes, count: output.size)
+    }
+
     struct TestFailure: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
@@ -113,5 +152,20 @@ import Testing
         for index in [0, 5, 11, 3] {
             #expect(try processed.frame(at: index).buffer == upFront.frames[index].buffer.resampled(to: small))
         }
+    }
+
+    @Test(.timeLimit(.minutes(3))) func imagoDecodeOfA300FrameFullHDWebPStaysUnder80MB() throws {
+        // Given a 300-frame 1920×1080 animated WebP (2.4 GB of frames decoded up front)
+        let tool = try #require(HugeImageScaleDownTests.imagoExecutable(), "build the imago executable first")
+        let data = try Self.muxedAnimatedWebP(width: 1920, height: 1080, frames: 300)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("imago-anim-\(UUID().uuidString).webp")
+        try data.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        // When `imago decode --json` reads it
+        let run = try HugeImageScaleDownTests.runMeasured(tool, ["decode", "--json", file.path])
+        // Then it reports all 300 frames within 80 MB of peak RSS
+        #expect(run.status == 0 && run.output.contains("\"frames\":300"), "\(run.output)")
+        #expect(run.peakRSSKB < 80_000, "peak RSS \(run.peakRSSKB) KB")
+        print("imago decode --json of a 300-frame 1920x1080 WebP (\(data.count) bytes): peak RSS \(run.peakRSSKB) KB")
     }
 }
