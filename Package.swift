@@ -62,7 +62,8 @@ let package = Package(
         // progressive DC reader is compared with libjpeg's own 1/8-scale decode, and its test files are encoded
         // with TurboJPEG. CWebP: the huge-image tests encode a 12000×12000 WebP from YUV planes.
         .testTarget(
-            name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting", "CWebP"]),
+            name: "ImagoCodecsTests",
+            dependencies: ["ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting", "CWebP"]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
     ]

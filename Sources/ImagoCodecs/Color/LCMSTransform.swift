@@ -40,10 +40,13 @@ final class LCMSTransform: @unchecked Sendable {
 
     let handle: cmsHTRANSFORM
     let layout: Layout
+    /// For RGBA from a matrix/TRC profile: the same conversion without lcms2's pipeline.
+    let fast: MatrixShaperTransform?
 
-    private init(handle: cmsHTRANSFORM, layout: Layout) {
+    private init(handle: cmsHTRANSFORM, layout: Layout, fast: MatrixShaperTransform?) {
         self.handle = handle
         self.layout = layout
+        self.fast = fast
     }
 
     deinit { cmsDeleteTransform(handle) }
@@ -59,12 +62,18 @@ final class LCMSTransform: @unchecked Sendable {
         let handle = cmsCreateTransform(
             source.handle, layout.inputFormat, destination.handle, layout.outputFormat,
             cmsUInt32Number(intent.rawValue), flags)
-        return handle.map { LCMSTransform(handle: $0, layout: layout) }
+        let fast =
+            layout == .rgba ? MatrixShaperTransform(source: source, destination: destination, intent: intent) : nil
+        return handle.map { LCMSTransform(handle: $0, layout: layout, fast: fast) }
     }
 
     /// Converts `pixels` (tightly packed, ``Layout/bytesPerPixel`` bytes each) in place. CMYK becomes RGBA with
     /// alpha 255. Works through a small scratch buffer, a chunk of pixels at a time.
     func convert(_ pixels: UnsafeMutableRawBufferPointer) {
+        if let fast {
+            fast.convert(pixels)
+            return
+        }
         let bytesPerPixel = layout.bytesPerPixel
         let total = pixels.count / bytesPerPixel
         let chunk = 8192

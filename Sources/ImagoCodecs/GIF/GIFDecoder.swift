@@ -24,7 +24,7 @@ import ImagoCore
 ///   bounded by one canvas, one saved canvas and the output frames, whatever the file holds.
 /// - With ``DecodingOptions/targetSize`` each composited frame is downsampled (area averaging) to fit.
 /// - An animation whose frames would exceed ``DecodingOptions/animationMemoryBudget`` is decoded on demand
-///   (``ImageContainer/frameSource``, see `GIFFrameSource`).
+///   (``ImageContainer/frameSource``, see `GIFFrameDecoder`).
 ///
 /// Thread-safe: the decoder has no state; each call opens its own giflib handle.
 ///
@@ -54,7 +54,7 @@ public struct GIFDecoder: ImageDecoding {
                 defer { DGifCloseFile(gif, nil) }
                 var reader = GIFFrameReader(gif: gif, options: options)
                 reader.declaredFrames = GIFStructure.frameCount(in: bytes, limit: options.frameLimit)
-                if let onDemand = try GIFFrameSource.container(for: bytes, gif: gif, options: options) {
+                if let onDemand = try GIFFrameDecoder.container(for: bytes, gif: gif, options: options) {
                     return onDemand
                 }
                 return try reader.decodeAll()

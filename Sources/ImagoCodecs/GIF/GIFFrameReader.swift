@@ -277,7 +277,7 @@ struct GIFRowOrder {
 
 extension GIFFrameReader {
     /// Reads records up to and including the next image and returns its composited frame (fitted as in
-    /// ``decodeAll()``); `nil` at the trailer. Used by `GIFFrameSource`, which decodes frames as they are asked for.
+    /// ``decodeAll()``); `nil` at the trailer. Used by `GIFFrameDecoder`, which decodes frames as they are asked for.
     ///
     /// - Throws: ``CodecError`` when the data breaks off or is corrupt before the next frame is complete.
     mutating func nextFrame() throws -> ImageFrame? {

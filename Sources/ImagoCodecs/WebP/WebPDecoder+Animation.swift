@@ -38,7 +38,7 @@ extension WebPDecoder {
         let (total, overflow) = frameCount.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
         // Over the memory budget: frames on demand, from a source that holds the file and a few frames.
         if frameCount > 1, overflow || total > options.animationMemoryBudget {
-            let source = try WebPFrameSource(
+            let source = try WebPFrameDecoder.source(
                 UnsafeRawBufferPointer(start: data, count: count), canvas: PixelSize(width: width, height: height),
                 outputSize: outputSize, frameCount: frameCount)
             var container = ImageContainer(
