@@ -55,23 +55,33 @@ struct MatrixShaperTransform: Sendable {
 
     /// Converts RGBA8 `pixels` in place; alpha is left as it is.
     func convert(_ pixels: UnsafeMutableRawBufferPointer) {
-        let p = pixels.bindMemory(to: UInt8.self)
-        let count = p.count & ~3
+        guard let base = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        let count = pixels.count & ~3
         let scale = Float(Self.encodeSteps)
+        let (m00, m01, m02) = (rows.0[0], rows.0[1], rows.0[2])
+        let (m10, m11, m12) = (rows.1[0], rows.1[1], rows.1[2])
+        let (m20, m21, m22) = (rows.2[0], rows.2[1], rows.2[2])
         red.withUnsafeBufferPointer { r in
             green.withUnsafeBufferPointer { g in
                 blue.withUnsafeBufferPointer { b in
                     encode.withUnsafeBufferPointer { e in
-                        var i = 0
-                        while i < count {
-                            let v = SIMD4(r[Int(p[i])], g[Int(p[i + 1])], b[Int(p[i + 2])], 0)
-                            let x = (rows.0 * v).sum()
-                            let y = (rows.1 * v).sum()
-                            let z = (rows.2 * v).sum()
-                            p[i] = e[Int(min(max(x, 0), 1) * scale + 0.5)]
-                            p[i + 1] = e[Int(min(max(y, 0), 1) * scale + 0.5)]
-                            p[i + 2] = e[Int(min(max(z, 0), 1) * scale + 0.5)]
-                            i += 4
+                        guard let r = r.baseAddress, let g = g.baseAddress, let b = b.baseAddress,
+                            let e = e.baseAddress
+                        else { return }
+                        // Clamped to 0…1 then scaled: the index is always within the table.
+                        @inline(__always) func index(_ v: Float) -> Int {
+                            Int(truncatingIfNeeded: Int32(min(max(v, 0), 1) * scale + 0.5))
+                        }
+                        var p = base
+                        let end = base + count
+                        while p < end {
+                            let lr = r[Int(p[0])]
+                            let lg = g[Int(p[1])]
+                            let lb = b[Int(p[2])]
+                            p[0] = e[index(m00 * lr + m01 * lg + m02 * lb)]
+                            p[1] = e[index(m10 * lr + m11 * lg + m12 * lb)]
+                            p[2] = e[index(m20 * lr + m21 * lg + m22 * lb)]
+                            p += 4
                         }
                     }
                 }
