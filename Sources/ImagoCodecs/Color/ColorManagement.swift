@@ -49,7 +49,18 @@ package enum ColorManagement {
             if container.frameSource != nil {
                 container = (try? container.mapFramesLazily { convert($0, with: transform) }) ?? container
             } else {
-                container = container.mapFrames { convert($0, with: transform) }
+                // In place: the frames are taken out of the container first, so that their pixels are uniquely
+                // referenced and converting them copies nothing (a copy of a 12 MP frame costs ~20 ms).
+                var frames = container.frames
+                container.frames = []
+                for index in frames.indices {
+                    let isOpaque = frames[index].buffer.isKnownOpaque
+                    frames[index].buffer.withUnsafeMutableBytes { transform.convert($0) }
+                    if isOpaque && frames[index].buffer.format == .rgba8 {
+                        frames[index].buffer = frames[index].buffer.assumingOpaque()
+                    }
+                }
+                container.frames = frames
             }
         }
     }
