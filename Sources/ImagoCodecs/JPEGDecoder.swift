@@ -181,7 +181,7 @@ public struct JPEGDecoder: ImageDecoding {
             orientation = .up
         }
         var container = ImageContainer(
-            frames: [ImageFrame(buffer: image)], format: .jpeg, orientation: orientation, isPreview: isPartial,
+            frames: [ImageFrame(buffer: consume image)], format: .jpeg, orientation: orientation, isPreview: isPartial,
             originalSize: originalSize)
         if case .cmyk = layout {
             container.sourceColorProfileDescription = cmykProfileDescription
