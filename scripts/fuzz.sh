@@ -23,10 +23,10 @@ for target in $TARGETS; do
   seeds=()
   case $target in
     decode) seeds=("$CORPUS/pngsuite/png" "$CORPUS/jpeg/malformed" "$CORPUS/gif/malformed" "$CORPUS/gif/samples"
-      "$CORPUS/webp/images" "$CORPUS/apng" "Tests/Fuzz/bmp-ico");;
-    jpeg) seeds=("$CORPUS/jpeg/malformed");;
+      "$CORPUS/webp/images" "$CORPUS/apng" "Tests/Fuzz/bmp-ico" "$CORPUS/icc");;
+    jpeg) seeds=("$CORPUS/jpeg/malformed" "$CORPUS/icc");;
     jpeg-dc) seeds=("$CORPUS/jpeg/reference" "$CORPUS/jpeg/malformed/imagetestsuite" "$CORPUS/jpeg/malformed");;
-    png) seeds=("$CORPUS/pngsuite/png");;
+    png) seeds=("$CORPUS/pngsuite/png" "$CORPUS/icc");;
     avif) seeds=("$CORPUS/avif" "$CORPUS/hostile-modern");;
     heif) seeds=("$CORPUS/heic" "$CORPUS/hostile-modern");;
     tiff) seeds=();;  # Tests/Fuzz/tiff holds small TIFFs of each kind, written with libtiff

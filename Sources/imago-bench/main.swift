@@ -24,6 +24,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("peers", PeersBench.run),
     ("apng", APNGBench.run),
     ("soak", SoakBench.run),
+    ("colour", ColourBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -1,22 +1,27 @@
 import Foundation
 import Imago
 
-/// `imago decode FILE... [--max-size WxH] [--json] [--rgba OUT] [--frames DIR]`: decodes files and describes them.
+/// `imago decode FILE... [--max-size WxH] [--color srgb|keep|ignore] [--json] [--rgba OUT] [--frames DIR]`: decodes
+/// files and describes them.
 enum DecodeCommand {
     static let command = Command(
         name: "decode",
         summary: "Decode image files and print their format, size, frames, loop count and orientation.",
-        synopsis: "FILE... [--max-size WxH] [--json] [--rgba OUT] [--frames DIR]",
+        synopsis: "FILE... [--max-size WxH] [--color srgb|keep|ignore] [--json] [--rgba OUT] [--frames DIR]",
         details: """
             One line per file: human-readable on a terminal, a JSON object per line with --json or when stdout
             is not a terminal: {"file":…,"format":…,"width":…,"height":…,"frames":…,"loopCount":…,"orientation":…,
-            "durations":[ms per frame],"bitDepth":…} or {"file":…,"error":…}. Width and height are those of the
-            decoded first frame, orientation applied; bitDepth is the source's bits per channel (null when the
-            decoder does not say). --frames DIR writes every frame as DIR/NAME.frameNNN.rgba (NNN from 000).
+            "durations":[ms per frame],"bitDepth":…,"colorProfile":…} or {"file":…,"error":…}. Width and height
+            are those of the decoded first frame, orientation applied; bitDepth is the source's bits per channel
+            (null when the decoder does not say); colorProfile is the description of the file's colour profile, or
+            null. --frames DIR writes every frame as DIR/NAME.frameNNN.rgba (NNN from 000).
             Exit status: 0 when every file decoded, 1 when any failed, 2 for bad usage.
             """,
         options: [
             OptionSpec("--max-size", value: "WxH", help: "Decode downsampled to fit within WxH (aspect kept)."),
+            OptionSpec(
+                "--color", value: "POLICY",
+                help: "srgb (default): convert to sRGB; keep: pixels as stored, profile kept; ignore: take as sRGB."),
             OptionSpec("--json", help: "Print one JSON object per file."),
             OptionSpec(
                 "--rgba", value: "OUT",
@@ -36,7 +41,14 @@ enum DecodeCommand {
             return 2
         }
         var maxSize: PixelSize?
+        var colorPolicy = ColorPolicy.convertToSRGB
         do {
+            if let text = args.value("--color") {
+                guard let policy = ColorPolicy(rawValue: text) else {
+                    throw DecodeFailure(message: "--color must be srgb, keep or ignore, not '\(text)'")
+                }
+                colorPolicy = policy
+            }
             if let text = args.value("--max-size") {
                 let (w, h) = try parsePixelSize(text, option: "--max-size")
                 maxSize = PixelSize(width: w, height: h)
@@ -65,7 +77,7 @@ enum DecodeCommand {
             var line = JSONLine()
             line.add("file", file)
             do {
-                let described = try decode(file, maxSize: maxSize, registry: registry)
+                let described = try decode(file, maxSize: maxSize, colorPolicy: colorPolicy, registry: registry)
                 if let rgbaOut {
                     let path =
                         rgbaIsDirectory
@@ -84,15 +96,16 @@ enum DecodeCommand {
                     line.add("format", image.format.rawValue)
                     line.add("width", image.image.width)
                     line.add("height", image.image.height)
-                    line.add("frames", image.frames.count)
+                    line.add("frames", image.frameCount)
                     line.add("loopCount", image.loopCount)
                     line.add("orientation", described.orientation.rawValue)
-                    line.add("durations", image.frames.map { Int(($0.duration / .milliseconds(1)).rounded()) })
+                    line.add("durations", image.frameDurations.map { Int(($0 / .milliseconds(1)).rounded()) })
                     line.add("bitDepth", image.bitDepth)
+                    line.add("colorProfile", image.sourceColorProfileDescription)
                     console.print(line.text)
                 } else {
                     let frames =
-                        image.frames.count == 1 ? "1 frame" : "\(image.frames.count) frames, loop \(image.loopCount)"
+                        image.frameCount == 1 ? "1 frame" : "\(image.frameCount) frames, loop \(image.loopCount)"
                     console.print(
                         "\(file): \(image.format) \(image.image.width)x\(image.image.height), \(frames), orientation \(described.orientation.rawValue)"
                     )
@@ -118,7 +131,7 @@ enum DecodeCommand {
 
     /// The decoded image with orientation applied, and the orientation the file declared.
     static func decode(
-        _ file: String, maxSize: PixelSize?, registry: ImageDecoderRegistry
+        _ file: String, maxSize: PixelSize?, colorPolicy: ColorPolicy = .convertToSRGB, registry: ImageDecoderRegistry
     ) throws -> (
         image: ImageContainer, orientation: ExifOrientation
     ) {
@@ -129,16 +142,17 @@ enum DecodeCommand {
             throw DecodeFailure(message: "cannot read file: \((error as NSError).localizedDescription)")
         }
         // Decode with the orientation unapplied so that the declared value can be reported, then apply it.
-        let options = DecodingOptions(targetSize: maxSize, appliesOrientation: false)
+        var options = DecodingOptions(targetSize: maxSize, appliesOrientation: false)
+        options.colorPolicy = colorPolicy
         var image = try registry.decode(data, options: options)
         let declared = image.orientation
         if declared != .up {
-            image = image.mapFrames { $0.oriented(declared) }
+            image = try image.mapFramesLazily { $0.oriented(declared) }
             image.orientation = .up
         }
         if let maxSize {
             let target = image.image.size.fitted(within: maxSize)
-            if target != image.image.size { image = try image.mapFrames { try $0.resampled(to: target) } }
+            if target != image.image.size { image = try image.mapFramesLazily { try $0.resampled(to: target) } }
         }
         return (image, declared)
     }
@@ -146,7 +160,9 @@ enum DecodeCommand {
     /// Writes each frame of `image` as raw RGBA8 (straight alpha) to `directory/NAME.frameNNN.rgba`.
     static func writeFrames(of image: ImageContainer, file: String, to directory: String) throws {
         let name = (file as NSString).lastPathComponent
-        for (index, frame) in image.frames.enumerated() {
+        // One frame at a time: an on-demand animation produces each as it is asked for, never all at once.
+        for index in 0..<image.frameCount {
+            let frame = try image.frame(at: index)
             let path = (directory as NSString).appendingPathComponent(String(format: "%@.frame%03d.rgba", name, index))
             let rgba = frame.buffer.convertedToRGBA().unpremultiplied()
             do {

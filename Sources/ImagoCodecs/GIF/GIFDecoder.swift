@@ -23,6 +23,8 @@ import ImagoCore
 ///   frames against ``DecodingOptions/animationByteLimit``. Frames are read record by record, so memory stays
 ///   bounded by one canvas, one saved canvas and the output frames, whatever the file holds.
 /// - With ``DecodingOptions/targetSize`` each composited frame is downsampled (area averaging) to fit.
+/// - An animation whose frames would exceed ``DecodingOptions/animationMemoryBudget`` is decoded on demand
+///   (``ImageContainer/frameSource``, see `GIFFrameDecoder`).
 ///
 /// Thread-safe: the decoder has no state; each call opens its own giflib handle.
 ///
@@ -52,6 +54,9 @@ public struct GIFDecoder: ImageDecoding {
                 defer { DGifCloseFile(gif, nil) }
                 var reader = GIFFrameReader(gif: gif, options: options)
                 reader.declaredFrames = GIFStructure.frameCount(in: bytes, limit: options.frameLimit)
+                if let onDemand = try GIFFrameDecoder.container(for: bytes, gif: gif, options: options) {
+                    return onDemand
+                }
                 return try reader.decodeAll()
             }
         }
@@ -89,7 +94,7 @@ final class GIFByteSource {
 }
 
 /// giflib's `InputFunc` over a ``GIFByteSource`` stored in `UserData`.
-private func gifReadCallback(
+func gifReadCallback(
     _ gif: UnsafeMutablePointer<GifFileType>?, _ buffer: UnsafeMutablePointer<GifByteType>?, _ count: Int32
 ) -> Int32 {
     guard let gif, let buffer, count > 0, let user = gif.pointee.UserData else { return 0 }

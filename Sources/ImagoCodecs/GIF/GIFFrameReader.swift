@@ -272,3 +272,37 @@ struct GIFRowOrder {
         return current
     }
 }
+
+// MARK: - One frame at a time (on-demand animations)
+
+extension GIFFrameReader {
+    /// Reads records up to and including the next image and returns its composited frame (fitted as in
+    /// ``decodeAll()``); `nil` at the trailer. Used by `GIFFrameDecoder`, which decodes frames as they are asked for.
+    ///
+    /// - Throws: ``CodecError`` when the data breaks off or is corrupt before the next frame is complete.
+    mutating func nextFrame() throws -> ImageFrame? {
+        do {
+            while true {
+                var type = UNDEFINED_RECORD_TYPE
+                try check(DGifGetRecordType(gif, &type))
+                switch type {
+                case IMAGE_DESC_RECORD_TYPE:
+                    try check(DGifGetImageHeader(gif))
+                    try decodeFrame()
+                    return frames.removeLast()
+                case EXTENSION_RECORD_TYPE:
+                    try readExtension()
+                case TERMINATE_RECORD_TYPE:
+                    return nil
+                default:
+                    throw CodecError.corrupt(format: .gif, reason: "unknown record type")
+                }
+            }
+        } catch let failure as ReadFailure {
+            throw failure.error
+        }
+    }
+
+    /// The loop count read so far (the NETSCAPE2.0 block precedes the first image in practice).
+    var loopCountSoFar: Int { loopCount }
+}

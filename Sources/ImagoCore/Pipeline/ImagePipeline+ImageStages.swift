@@ -198,7 +198,7 @@ extension ImagePipeline {
             guard !graph.isCancelled(node) else { return }
             let started = ContinuousClock.now
             do {
-                let image = try input.image.mapFrames { try processor.process($0) }
+                let image = try input.image.mapFramesLazily { try processor.process($0) }
                 let elapsed = ContinuousClock.now - started
                 counters.withLock {
                     $0.processCount += 1

@@ -43,7 +43,7 @@ extension ImagePipeline {
         let processor = request.processors[n - 1]
         processQueue.enqueue(priority: graph.priority(of: node)) { [self] in
             defer { context.state.withLock { $0.isPreviewRunning = false } }
-            guard !graph.isCancelled(node), var processed = try? image.mapFrames({ try processor.process($0) })
+            guard !graph.isCancelled(node), var processed = try? image.mapFramesLazily({ try processor.process($0) })
             else { return }
             processed.isPreview = true
             graph.emit(node, .preview(processed))
