@@ -183,7 +183,8 @@ struct GIFFrameReader {
         }
         try options.checkDimensions(width: width, height: height, format: .gif)
         outputSize = TargetFitting.fittedSize(
-            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up,
+            mode: options.targetMode)
         return try GIFCanvas(width: width, height: height)
     }
 

@@ -34,7 +34,8 @@ extension WebPDecoder {
         // libwebp composites every frame on the full canvas before it is fitted to the target: bound that work.
         try options.checkAnimationWork(frames: frameCount, canvas: PixelSize(width: width, height: height))
         let outputSize = TargetFitting.fittedSize(
-            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up,
+            mode: options.targetMode)
         let (total, overflow) = frameCount.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
         guard !overflow, total <= options.animationByteLimit else {
             throw CodecError.animationTooLarge(limit: options.animationByteLimit)

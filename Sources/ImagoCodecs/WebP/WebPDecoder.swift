@@ -58,7 +58,8 @@ public struct WebPDecoder: ImageDecoding {
         _ data: UnsafePointer<UInt8>, count: Int, width: Int, height: Int, options: DecodingOptions
     ) throws -> PixelBuffer {
         let size = TargetFitting.fittedSize(
-            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up,
+            mode: options.targetMode)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw CodecError.corrupt(format: .webp, reason: "libwebp version mismatch")

@@ -48,6 +48,18 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Accept truncated data and return what decodes as a preview (`isPreview == true`) instead of failing.
     /// Used for progressive previews. Default `false`.
     public var allowsPartialData: Bool
+    /// How ``targetSize`` bounds the output. Default ``TargetMode/fit``. Not an initialiser parameter: set it on
+    /// the options (the pipeline sets ``TargetMode/cover`` for a processor that crops to fill its size).
+    public var targetMode: TargetMode = .fit
+
+    /// How ``DecodingOptions/targetSize`` bounds the decoded size (aspect ratio always kept, never upscaled).
+    public enum TargetMode: Sendable, Hashable {
+        /// The output fits within the target: neither side is larger (the default).
+        case fit
+        /// The output covers the target: neither side is smaller (unless the image itself is), so a processor
+        /// that crops or stretches to the target afterwards loses no resolution.
+        case cover
+    }
 
     /// Options with the defaults listed on each property.
     public init(

@@ -143,7 +143,8 @@ extension ImagePipeline {
         let item = decodeQueue.enqueue(priority: graph.priority(of: node)) { [self] in
             guard !graph.isCancelled(node) else { return }
             let started = ContinuousClock.now
-            let result = decodeImage(data.data, request: request, partial: false)
+            let result = decodeImage(
+                data.data, request: request, partial: false, derivesTarget: processorCount == nil)
             let elapsed = ContinuousClock.now - started
             counters.withLock {
                 $0.decodeCount += 1
@@ -172,10 +173,18 @@ extension ImagePipeline {
         context.setItem(item, on: decodeQueue)
     }
 
-    /// Decodes with the request's options (target size, first frame, partial data).
-    func decodeImage(_ data: Data, request: ImageRequest, partial: Bool) -> Result<ImageContainer, Error> {
+    /// Decodes with the request's options (target size, first frame, partial data). Without a target size, the
+    /// first processor's decode target applies (`derivesTarget`; not for a stored processed image, already final).
+    func decodeImage(
+        _ data: Data, request: ImageRequest, partial: Bool, derivesTarget: Bool = true
+    ) -> Result<ImageContainer, Error> {
         var options = request.decodingOptions ?? configuration.decodingOptions
-        if let size = request.targetSize { options.targetSize = size }
+        if let size = request.targetSize {
+            options.targetSize = size
+        } else if derivesTarget, options.targetSize == nil, let target = request.derivedDecodeTarget {
+            options.targetSize = target.size
+            options.targetMode = target.mode
+        }
         if request.options.contains(.decodesFirstFrameOnly) { options.decodesFirstFrameOnly = true }
         options.allowsPartialData = partial
         do {
