@@ -92,9 +92,17 @@ struct GIFFrameReader {
         guard status == GIF_OK else { throw ReadFailure(error: GIFDecoder.error(code: gif.pointee.Error)) }
     }
 
-    /// The data broke off: keep the complete frames, or the partial first one when partial data is allowed.
+    /// The data broke off: unless partial data is allowed, running out of data fails (a truncated file is never
+    /// taken for a whole one); a corrupt record after complete frames keeps them. With partial data allowed,
+    /// the complete frames or the partial first one, as a preview.
     private func endEarly(_ error: CodecError) throws -> ImageContainer {
-        if !frames.isEmpty { return container() }
+        let ranOut = error == .truncated(format: .gif)
+        if ranOut, !options.allowsPartialData { throw error }
+        if !frames.isEmpty {
+            var result = container()
+            result.isPreview = ranOut
+            return result
+        }
         if options.allowsPartialData, hasPartialFrame, let canvas {
             var preview = container(extra: try output(canvas.pixels, duration: .zero))
             preview.isPreview = true

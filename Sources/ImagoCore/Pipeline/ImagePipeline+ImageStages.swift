@@ -39,7 +39,7 @@ extension ImagePipeline {
 
     /// Whether processed images are read from (and written to) the disk cache for `request`.
     func usesProcessedDiskEntries(_ request: ImageRequest) -> Bool {
-        guard configuration.dataCache != nil, !request.processors.isEmpty else { return false }
+        guard configuration.dataCache != nil, !request.processors.isEmpty, !request.isLocalSource else { return false }
         if request.options.contains(.storeProcessedOnDisk) { return true }
         return configuration.dataCachePolicy != .storeOriginalData
     }
@@ -152,6 +152,9 @@ extension ImagePipeline {
             }
             switch result {
             case .success(let image):
+                if image.isPreview, data.source == .network, let dataCache = configuration.dataCache {
+                    rejectOriginal(for: request.sourceKey, dataCache: dataCache)  // incomplete bytes: off the disk
+                }
                 emit(.decoded(source: request.sourceDescription, duration: elapsed, isPreview: false))
                 var metrics = data.metrics
                 metrics.decode = elapsed
@@ -186,7 +189,9 @@ extension ImagePipeline {
             options.targetMode = target.mode
         }
         if request.options.contains(.decodesFirstFrameOnly) { options.decodesFirstFrameOnly = true }
-        options.allowsPartialData = partial
+        // Data that ran out fails the final decode, unless the request's own decoding options allow partial
+        // data; a partial result is then a preview, which no cache stores.
+        options.allowsPartialData = partial || (request.decodingOptions?.allowsPartialData ?? false)
         do {
             var image = try configuration.decoders.decode(data, options: options)
             if request.options.contains(.keepsOriginalData), !partial { image.originalData = data }

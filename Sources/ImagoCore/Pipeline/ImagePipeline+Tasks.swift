@@ -33,6 +33,14 @@ extension ImagePipeline {
     /// Runs `task`: memory cache (unless the caller already looked), then the shared work for its final image.
     func start(_ task: ImageTask, checkingMemory: Bool) {
         let request = task.request
+        let isRegistered = runningTasks.withLock { tasks -> Bool in
+            guard tasks != nil else { return false }
+            tasks?[task.id] = task
+            return true
+        }
+        guard isRegistered else {  // invalidated: fail at once
+            return task.deliverResult(.failure(.invalidated), awaitsUpdate: false)
+        }
         emit(.taskStarted(taskID: task.id, source: request.sourceDescription))
         if checkingMemory, let response = cachedResponse(for: request) {
             finish(task, .success(response), revalidation: nil)

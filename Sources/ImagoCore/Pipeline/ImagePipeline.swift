@@ -31,6 +31,8 @@ public final class ImagePipeline: Sendable {
     /// Processed-image keys this pipeline stored on disk, by source key (the disk cache cannot be listed).
     let processedKeys = Locked<[String: Set<String>]>([:])
     private let taskIDs = Locked(0)
+    /// Tasks started and not yet ended (result delivered or cancelled), by id; `nil` once invalidated.
+    let runningTasks = Locked<[Int: ImageTask]?>([:])
 
     /// A pipeline made of `configuration`.
     public init(configuration: Configuration) {
@@ -57,6 +59,7 @@ public final class ImagePipeline: Sendable {
     ///
     /// - Throws: ``Error`` (``Error/cancelled`` when the calling task is cancelled).
     public func image(for request: ImageRequest) async throws -> ImageContainer {
+        if isInvalidated { throw Error.invalidated }
         // The memory check is repeated here rather than in a nested async call: one async frame less on a hit.
         if let response = cachedResponse(for: request) { return response.image }
         return try await loadResponse(for: request).image
@@ -71,6 +74,7 @@ public final class ImagePipeline: Sendable {
     ///
     /// - Throws: ``Error``.
     public func response(for request: ImageRequest) async throws -> ImageResponse {
+        if isInvalidated { throw Error.invalidated }
         if let response = cachedResponse(for: request) { return response }
         return try await loadResponse(for: request)
     }
@@ -195,6 +199,8 @@ public final class ImagePipeline: Sendable {
             id += 1
             return id
         }
+        var handlers = handlers
+        handlers.onEnd = { [weak self] task in _ = self?.runningTasks.withLock { $0?.removeValue(forKey: task.id) } }
         return ImageTask(id: id, request: request, handlers: handlers)
     }
 }
@@ -202,4 +208,8 @@ public final class ImagePipeline: Sendable {
 extension ImagePipeline {
     /// Whether no shared work (load, decode, processing) is in flight. For tests and diagnostics.
     public var graphIsIdle: Bool { graph.inFlightCount == 0 }
+
+    /// How many tasks are in flight: started and neither finished nor cancelled (memory-cache hits of the async
+    /// API never count). For diagnostics and shutdown.
+    public var tasksInFlightCount: Int { runningTasks.withLock { $0?.count ?? 0 } }
 }

@@ -108,10 +108,17 @@ extension ImageRequest {
         key == sourceKey || (key.hasPrefix(sourceKey) && key.dropFirst(sourceKey.count).hasPrefix(variantSeparator))
     }
 
-    /// The key under which identical loads are shared: source key, headers and the options that change what the
-    /// load does. Signed URLs that differ only in dropped query items share one load (made with the first URL).
+    /// The key under which identical loads are shared: source key, the full URL, headers and the options that
+    /// change what the load does. Signed URLs that differ only in dropped query items share cache entries but
+    /// never a load: each caller's load is made with its own URL (its own credentials), so a refused token fails
+    /// only its own caller.
     var loadKey: String {
         var key = failureKey
+        if case .url(let url) = source, cacheKeyPolicy != .url {
+            // The source key dropped part of the URL: the digest of the whole URL tells the loads apart (a digest,
+            // so no token is kept in the key).
+            key += " #l:" + SHA256.hash(url.absoluteString).hex
+        }
         if !headers.isEmpty {
             key +=
                 " #h:"
