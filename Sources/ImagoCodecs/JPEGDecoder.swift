@@ -106,7 +106,8 @@ public struct JPEGDecoder: ImageDecoding {
         try options.checkDimensions(width: Int(width), height: Int(height), format: .jpeg)
 
         let full = PixelSize(width: Int(width), height: Int(height))
-        let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: markers.orientation,
+        let fitted = TargetFitting.fittedSize(
+            of: full, within: options.targetSize, orientation: markers.orientation,
             mode: options.targetMode)
         let scaled = Self.scaledSize(of: full, covering: fitted)
         let layout = Layout(colorspace: colorspace, isAdobe: markers.hasAdobeMarker)

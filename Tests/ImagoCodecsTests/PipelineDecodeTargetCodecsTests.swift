@@ -15,7 +15,8 @@ extension PipelineCodecsTests {
 
         // When the pipeline runs the resize with no targetSize
         let pipeline = ImagePipeline(configuration: try .withDefaults(diskCacheDirectory: nil))
-        let image = try await pipeline.image(for: ImageRequest(source: .data(id: "large.jpg", data), processors: [resize]))
+        let image = try await pipeline.image(
+            for: ImageRequest(source: .data(id: "large.jpg", data), processors: [resize]))
 
         // Then the size is the same and the pixels differ only by resampling
         #expect(image.image.size == expected.size)

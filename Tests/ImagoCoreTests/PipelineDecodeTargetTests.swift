@@ -32,12 +32,14 @@ struct PipelineDecodeTargetTests {
         let url = testURL("crop.img")
         f.serve(url, width: 600, height: 400)
 
-        _ = try await f.pipeline.image(for: ImageRequest(url: url, processors: [.crop(x: 0, y: 0, width: 50, height: 50)]))
+        _ = try await f.pipeline.image(
+            for: ImageRequest(url: url, processors: [.crop(x: 0, y: 0, width: 50, height: 50)]))
         _ = try await f.pipeline.image(
             for: ImageRequest(url: url, processors: [.gaussianBlur(radius: 2), .resize(width: 10, height: 10)]))
         _ = try await f.pipeline.image(
             for: ImageRequest(
-                url: url, processors: [.resize(width: 100, height: 100)], targetSize: PixelSize(width: 500, height: 500)))
+                url: url, processors: [.resize(width: 100, height: 100)], targetSize: PixelSize(width: 500, height: 500)
+            ))
 
         #expect(f.decoder.targetSizes == [nil, nil, PixelSize(width: 500, height: 500)])
     }
@@ -61,6 +63,8 @@ struct PipelineDecodeTargetTests {
         #expect(try await resized.value.image.size == PixelSize(width: 30, height: 20))
         #expect(f.decoder.decodeCount == 2)
         #expect(f.pipeline.cachedImage(for: ImageRequest(url: url))?.image.size == PixelSize(width: 3000, height: 2000))
-        #expect(ImageRequest(url: url).imageCacheKey != ImageRequest(url: url, processors: [.resize(width: 30, height: 30)]).imageCacheKey)
+        #expect(
+            ImageRequest(url: url).imageCacheKey
+                != ImageRequest(url: url, processors: [.resize(width: 30, height: 30)]).imageCacheKey)
     }
 }

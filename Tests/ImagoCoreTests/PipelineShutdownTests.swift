@@ -6,8 +6,19 @@ import Testing
 /// Issue 23 items 9 and 12: shutting a pipeline down, and the small API gaps.
 @Suite("Pipeline shutdown and small API")
 struct PipelineShutdownTests {
-    @Test("Issue 23 item 9: invalidate() cancels loads in flight, refuses new ones, flushes the caches",
-          .timeLimit(.minutes(1)))
+    /// A pipeline over a mock loader and decoder with a real ``DiskCache`` in a fresh temporary directory.
+    private func makeDiskPipeline() throws -> (ImagePipeline, MockDataLoader, DiskCache) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-shutdown-\(UUID())")
+        let loader = MockDataLoader()
+        let disk = try DiskCache(directory: directory)
+        var configuration = ImagePipeline.Configuration(dataLoader: loader, dataCache: disk)
+        configuration.decoders = ImageDecoderRegistry([MockImageDecoder()])
+        return (ImagePipeline(configuration: configuration), loader, disk)
+    }
+
+    @Test(
+        "Issue 23 item 9: invalidate() cancels loads in flight, refuses new ones, flushes the caches",
+        .timeLimit(.minutes(1)))
     func invalidateShutsThePipelineDown() async throws {
         // Given two loads in flight, one through the callback API
         let f = PipelineFixture()
@@ -44,13 +55,9 @@ struct PipelineShutdownTests {
 
     @Test("Issue 23 item 9: invalidate() closes a DiskCache after its pending writes are on disk")
     func invalidateFlushesAndClosesTheDiskCache() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-inv-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let loader = MockDataLoader()
-        let disk = try DiskCache(directory: directory)
-        var configuration = ImagePipeline.Configuration(dataLoader: loader, dataCache: disk)
-        configuration.decoders = ImageDecoderRegistry([MockImageDecoder()])
-        let pipeline = ImagePipeline(configuration: configuration)
+        let (pipeline, loader, disk) = try makeDiskPipeline()
+        defer { try? FileManager.default.removeItem(at: disk.directory) }
+        let directory = disk.directory
         let url = testURL("kept.img")
         let data = MockImageDecoder.make(width: 4, height: 4, color: RGBA(r: 1, g: 2, b: 3, a: 255))
         loader.setResponse(data, for: url)
@@ -67,18 +74,14 @@ struct PipelineShutdownTests {
     func smallAPIGaps() async throws {
         // The HTTP status of a failure
         let url = URL(string: "https://example.com/x.img")!
-        #expect(ImagePipeline.Error.dataLoadingFailed(url: url, underlying: .statusCode(404, url: url)).statusCode == 404)
+        #expect(
+            ImagePipeline.Error.dataLoadingFailed(url: url, underlying: .statusCode(404, url: url)).statusCode == 404)
         #expect(ImagePipeline.Error.failedRecently(url: url, until: Date(), reason: .http(410)).statusCode == 410)
         #expect(ImagePipeline.Error.cancelled.statusCode == nil)
 
         // One call that waits for the pending writes and flushes the disk cache; the entry's file
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-flush-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let loader = MockDataLoader()
-        let disk = try DiskCache(directory: directory)
-        var configuration = ImagePipeline.Configuration(dataLoader: loader, dataCache: disk)
-        configuration.decoders = ImageDecoderRegistry([MockImageDecoder()])
-        let pipeline = ImagePipeline(configuration: configuration)
+        let (pipeline, loader, disk) = try makeDiskPipeline()
+        defer { try? FileManager.default.removeItem(at: disk.directory) }
         let image = testURL("flushed.img")
         let data = MockImageDecoder.make(width: 4, height: 4, color: RGBA(r: 1, g: 2, b: 3, a: 255))
         loader.setResponse(data, for: image)
