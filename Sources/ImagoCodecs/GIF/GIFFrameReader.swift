@@ -61,6 +61,9 @@ struct GIFFrameReader {
         do {
             while true {
                 var type = UNDEFINED_RECORD_TYPE
+                // Many GIFs in the wild end right after their last frame, without the trailer byte; browsers
+                // show them whole, so the data ending exactly there is not a truncation.
+                if isAtEndOfData, !frames.isEmpty { return finished() }
                 try check(DGifGetRecordType(gif, &type))
                 switch type {
                 case IMAGE_DESC_RECORD_TYPE:
@@ -76,9 +79,7 @@ struct GIFFrameReader {
                     guard !frames.isEmpty else {
                         throw CodecError.corrupt(format: .gif, reason: "the file has no image")
                     }
-                    // A single-frame GIF is a still image: no duration.
-                    if frames.count == 1 { frames[0].duration = .zero }
-                    return container()
+                    return finished()
                 default:
                     throw ReadFailure(error: .corrupt(format: .gif, reason: "unknown record type"))
                 }
@@ -86,6 +87,19 @@ struct GIFFrameReader {
         } catch let failure as ReadFailure {
             return try endEarly(failure.error)
         }
+    }
+
+    /// The complete image (at least one frame): a single-frame GIF is a still image, with no duration.
+    private mutating func finished() -> ImageContainer {
+        if frames.count == 1 { frames[0].duration = .zero }
+        return container()
+    }
+
+    /// Whether giflib has read every byte of the data.
+    private var isAtEndOfData: Bool {
+        guard let user = gif.pointee.UserData else { return false }
+        let source = Unmanaged<GIFByteSource>.fromOpaque(user).takeUnretainedValue()
+        return source.offset >= source.bytes.count
     }
 
     private func check(_ status: Int32) throws {

@@ -81,8 +81,9 @@ public struct ImageContainer: Sendable {
     /// Whether there is more than one frame.
     public var isAnimated: Bool { frames.count > 1 }
 
-    /// Bytes of pixel data over all frames: the cost the memory cache charges.
-    public var cost: Int { frames.reduce(0) { $0 + $1.buffer.byteCount } }
+    /// Bytes of pixel data over all frames, plus the encoded bytes kept in ``originalData``: the cost the memory
+    /// cache charges (a cache of images kept with their originals holds both).
+    public var cost: Int { frames.reduce(originalData?.count ?? 0) { $0 + $1.buffer.byteCount } }
 
     /// Total display time of one loop of the animation (zero for a still image).
     public var totalDuration: Duration { frames.reduce(.zero) { $0 + $1.duration } }
