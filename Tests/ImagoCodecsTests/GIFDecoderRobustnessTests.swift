@@ -73,6 +73,16 @@ import Testing
         #expect(container.isPreview)
     }
 
+    @Test func aMissingTrailerByteIsNotATruncation() throws {
+        // Many GIFs in the wild end right after their last frame; browsers show them whole
+        let frame = TestGIF.Frame(width: 8, height: 8, indices: [UInt8](repeating: 2, count: 64))
+        let full = TestGIF(width: 8, height: 8, frames: [frame, frame]).encoded()
+        #expect(full.last == 0x3B)
+        let container = try GIFDecoder().decode(Data(full.dropLast()), options: DecodingOptions())
+        #expect(container.frames.count == 2)
+        #expect(!container.isPreview)
+    }
+
     @Test func truncatedInsideTheFirstFrameThrowsUnlessPartialDataIsAllowed() throws {
         // Given a 32x32 frame (its LZW data spans several sub-blocks) cut in the middle
         let frame = TestGIF.Frame(width: 32, height: 32, indices: [UInt8](repeating: 2, count: 1024))
