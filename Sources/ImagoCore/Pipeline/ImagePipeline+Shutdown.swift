@@ -2,7 +2,7 @@ import Foundation
 
 extension ImagePipeline {
     /// Whether ``invalidate()`` was called.
-    public var isInvalidated: Bool { runningTasks.withLock { $0 == nil } }
+    public var isInvalidated: Bool { runningTasks.isClosed }
 
     /// Shuts the pipeline down (Nuke's `invalidate()`), for a server or tool that stops: every task in flight
     /// ends with ``Error/cancelled`` (delivered to callbacks and async callers alike), every later load fails at
@@ -13,11 +13,7 @@ extension ImagePipeline {
     /// await pipeline.invalidate()   // on SIGTERM, before exiting
     /// ```
     public func invalidate() async {
-        let tasks = runningTasks.withLock { tasks -> [ImageTask] in
-            defer { tasks = nil }
-            return tasks.map { Array($0.values) } ?? []
-        }
-        for task in tasks { task.finishCancelled() }
+        for task in runningTasks.close() { task.finishCancelled() }
         await flushCaches()
         (configuration.dataCache as? DiskCache)?.close()
     }

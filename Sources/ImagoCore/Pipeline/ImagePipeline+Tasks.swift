@@ -33,12 +33,7 @@ extension ImagePipeline {
     /// Runs `task`: memory cache (unless the caller already looked), then the shared work for its final image.
     func start(_ task: ImageTask, checkingMemory: Bool) {
         let request = task.request
-        let isRegistered = runningTasks.withLock { tasks -> Bool in
-            guard tasks != nil else { return false }
-            tasks?[task.id] = task
-            return true
-        }
-        guard isRegistered else {  // invalidated: fail at once
+        guard runningTasks.insert(task) else {  // invalidated: fail at once
             return task.deliverResult(.failure(.invalidated), awaitsUpdate: false)
         }
         emit(.taskStarted(taskID: task.id, source: request.sourceDescription))

@@ -31,8 +31,8 @@ public final class ImagePipeline: Sendable {
     /// Processed-image keys this pipeline stored on disk, by source key (the disk cache cannot be listed).
     let processedKeys = Locked<[String: Set<String>]>([:])
     private let taskIDs = Locked(0)
-    /// Tasks started and not yet ended (result delivered or cancelled), by id; `nil` once invalidated.
-    let runningTasks = Locked<[Int: ImageTask]?>([:])
+    /// Tasks started and not yet ended (result delivered or cancelled); closed once invalidated.
+    let runningTasks = TaskRegistry()
 
     /// A pipeline made of `configuration`.
     public init(configuration: Configuration) {
@@ -57,9 +57,9 @@ public final class ImagePipeline: Sendable {
     /// A memory-cache hit returns without leaving the calling thread. Cancelling the calling Swift task cancels
     /// the request (work shared with other requests goes on).
     ///
-    /// - Throws: ``Error`` (``Error/cancelled`` when the calling task is cancelled).
+    /// - Throws: ``Error`` (``Error/cancelled`` when the calling task is cancelled, ``Error/invalidated`` for a
+    ///   load after ``invalidate()``; a memory-cache hit is still returned).
     public func image(for request: ImageRequest) async throws -> ImageContainer {
-        if isInvalidated { throw Error.invalidated }
         // The memory check is repeated here rather than in a nested async call: one async frame less on a hit.
         if let response = cachedResponse(for: request) { return response.image }
         return try await loadResponse(for: request).image
@@ -74,7 +74,6 @@ public final class ImagePipeline: Sendable {
     ///
     /// - Throws: ``Error``.
     public func response(for request: ImageRequest) async throws -> ImageResponse {
-        if isInvalidated { throw Error.invalidated }
         if let response = cachedResponse(for: request) { return response }
         return try await loadResponse(for: request)
     }
@@ -200,7 +199,7 @@ public final class ImagePipeline: Sendable {
             return id
         }
         var handlers = handlers
-        handlers.onEnd = { [weak self] task in _ = self?.runningTasks.withLock { $0?.removeValue(forKey: task.id) } }
+        handlers.onEnd = { [runningTasks] task in runningTasks.remove(task.id) }
         return ImageTask(id: id, request: request, handlers: handlers)
     }
 }
@@ -211,5 +210,5 @@ extension ImagePipeline {
 
     /// How many tasks are in flight: started and neither finished nor cancelled (memory-cache hits of the async
     /// API never count). For diagnostics and shutdown.
-    public var tasksInFlightCount: Int { runningTasks.withLock { $0?.count ?? 0 } }
+    public var tasksInFlightCount: Int { runningTasks.count }
 }
