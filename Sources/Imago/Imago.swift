@@ -42,6 +42,25 @@ extension ImagePipeline.Configuration {
         return configuration
     }
 
+    /// ``withDefaults(diskCacheDirectory:diskCacheSizeLimit:)`` that also loads `file:` URLs inside
+    /// `localDirectories` (and `data:` URLs), through a ``CompositeDataLoader`` with a sandboxed
+    /// ``FileDataLoader``: a file outside those directories fails to load. Local images are never copied into the
+    /// disk cache.
+    ///
+    /// ```swift
+    /// let configuration = try ImagePipeline.Configuration.withDefaults(localDirectories: [assets])
+    /// ```
+    public static func withDefaults(
+        diskCacheDirectory: URL? = nil, diskCacheSizeLimit: Int = 256 << 20, localDirectories: [URL]
+    ) throws -> ImagePipeline.Configuration {
+        var configuration = try withDefaults(
+            diskCacheDirectory: diskCacheDirectory, diskCacheSizeLimit: diskCacheSizeLimit)
+        configuration.dataLoader = CompositeDataLoader.standard(
+            http: configuration.dataLoader as? HTTPDataLoader ?? HTTPDataLoader(),
+            files: FileDataLoader(allowedDirectories: localDirectories))
+        return configuration
+    }
+
     /// The default cache directory: `$XDG_CACHE_HOME/imago`, else `~/.cache/imago`.
     public static func defaultCacheDirectory(
         environment: [String: String] = ProcessInfo.processInfo.environment

@@ -102,7 +102,9 @@ public struct PNGDecoder: ImageDecoding {
         if !hasAlpha { pixels = pixels.assumingOpaque() }
 
         let full = PixelSize(width: width, height: height)
-        let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: chunks.orientation)
+        let fitted = TargetFitting.fittedSize(
+            of: full, within: options.targetSize, orientation: chunks.orientation,
+            mode: options.targetMode)
         if fitted != full { pixels = try pixels.resampled(to: fitted) }
 
         var orientation = chunks.orientation

@@ -17,6 +17,8 @@ enum FetchCommand {
             finishes: {"url":…,"status":"ok"|"error","source":"memory"|"disk"|"network","bytes":…,"width":…,
             "height":…,"ms":…,"error":…}. bytes is the size of the encoded image as downloaded or read from the
             disk cache; width and height are those of the delivered image (after --resize).
+            The disk cache keeps each download's original bytes, or with --resize only the resized image, encoded:
+            a rerun with the same --resize reads that small file and decodes no original.
             With --out, each image is written to DIR under a name made from its URL's last path component
             (sanitised, made unique within the run, never outside DIR): the original bytes, or with --resize or
             --format the processed image re-encoded (default format: the source's, PNG when it cannot be encoded).

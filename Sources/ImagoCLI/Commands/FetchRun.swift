@@ -12,6 +12,9 @@ struct FetchRun: Sendable {
     /// One JSON object per URL (else human-readable output).
     let isJSON: Bool
 
+    /// The memory cache's cost limit for a fetch: 64 MB.
+    static let batchMemoryCacheCostLimit = 64 << 20
+
     /// Runs `options` to the end or until `interrupt` fires; returns the exit status.
     static func execute(_ options: FetchCommand.Options, console: Console, interrupt: InterruptTrigger) async -> Int32 {
         let configuration: ImagePipeline.Configuration
@@ -21,6 +24,9 @@ struct FetchRun: Sendable {
             loader.maximumConcurrentTransfers = options.concurrency
             loader.acceptImages(decodableBy: c.decoders)
             c.dataLoader = HTTPDataLoader(configuration: loader)
+            // A batch loads each URL once: the memory cache only serves a URL listed twice, so it is kept small
+            // (a default-sized one held every decoded original of a run: 1.3 GB for 300 photos).
+            c.imageCache = MemoryCache(configuration: .init(costLimit: batchMemoryCacheCostLimit))
             configuration = c
         } catch {
             console.printError(

@@ -83,6 +83,18 @@ public struct DecodingOptions: Sendable, Hashable {
     /// the encoded data and a decoder (``ImageContainer/frameSource``) and produces frames as they are asked for,
     /// holding a few at a time (GIF and WebP). Default 32 MiB. `Int.max` decodes every animation up front.
     public var animationMemoryBudget = 32 << 20
+    /// How ``targetSize`` bounds the output. Default ``TargetMode/fit``. Not an initialiser parameter: set it on
+    /// the options (the pipeline sets ``TargetMode/cover`` for a processor that crops to fill its size).
+    public var targetMode: TargetMode = .fit
+
+    /// How ``DecodingOptions/targetSize`` bounds the decoded size (aspect ratio always kept, never upscaled).
+    public enum TargetMode: Sendable, Hashable {
+        /// The output fits within the target: neither side is larger (the default).
+        case fit
+        /// The output covers the target: neither side is smaller (unless the image itself is), so a processor
+        /// that crops or stretches to the target afterwards loses no resolution.
+        case cover
+    }
 
     /// Options with the defaults listed on each property.
     public init(
@@ -129,7 +141,7 @@ public struct DecodingOptions: Sendable, Hashable {
         var fitted = size
         if let target = targetSize, target.width > 0, target.height > 0 {
             let stored = orientation.swapsDimensions ? PixelSize(width: target.height, height: target.width) : target
-            fitted = size.fitted(within: stored)
+            fitted = targetMode == .cover ? size.covering(stored) : size.fitted(within: stored)
         }
         guard let limit = decodedByteLimit, limit > 0 else { return fitted }
         let bytes = Double(fitted.width) * Double(fitted.height) * Double(max(1, bytesPerPixel))

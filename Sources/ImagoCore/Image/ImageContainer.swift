@@ -94,9 +94,12 @@ public struct ImageContainer: Sendable {
     /// Whether there is more than one frame.
     public var isAnimated: Bool { frameCount > 1 }
 
-    /// Bytes of pixel data over all frames held, plus what an on-demand ``frameSource`` holds: the cost the
-    /// memory cache charges.
-    public var cost: Int { frames.reduce(0) { $0 + $1.buffer.byteCount } + (frameSource?.retainedByteCount ?? 0) }
+    /// Bytes of pixel data over all frames held, plus what an on-demand ``frameSource`` holds, plus the encoded
+    /// bytes kept in ``originalData``: the cost the memory cache charges (a cache of images kept with their
+    /// originals holds both).
+    public var cost: Int {
+        frames.reduce(originalData?.count ?? 0) { $0 + $1.buffer.byteCount } + (frameSource?.retainedByteCount ?? 0)
+    }
 
     /// Total display time of one loop of the animation (zero for a still image).
     public var totalDuration: Duration {
