@@ -74,13 +74,17 @@ import Testing
         // Given an animated APNG, a resize, and a pipeline that stores processed images
         let data = try corpusData("apng/gen-dispose-none-blend-over.png")
         let dataCache = MockDataCache()
-        var configuration = ImagePipeline.Configuration(dataLoader: MockDataLoader())
+        // A remote source: local ones (`.data`, file URLs) are never written to the disk cache.
+        let loader = MockDataLoader()
+        let url = URL(string: "https://example.com/anim.png")!
+        loader.setResponse(data, for: url)
+        var configuration = ImagePipeline.Configuration(dataLoader: loader)
         configuration.decoders = ImageDecoderRegistry(ImagoCodecs.decoders)
         configuration.encoders = ImageEncoderRegistry(ImagoCodecs.encoders)
         configuration.dataCache = dataCache
         configuration.dataCachePolicy = .storeAll
         let pipeline = ImagePipeline(configuration: configuration)
-        let request = ImageRequest(source: .data(id: "anim.png", data), processors: [.resize(width: 48, height: 48)])
+        let request = ImageRequest(url: url, processors: [.resize(width: 48, height: 48)])
 
         // When
         let image = try await pipeline.image(for: request)
