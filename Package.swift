@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ImagoCore", targets: ["ImagoCore"]),
         .library(name: "ImagoCodecs", targets: ["ImagoCodecs"]),
         .library(name: "ImagoTesting", targets: ["ImagoTesting"]),
+        .library(name: "ImagoCurl", targets: ["ImagoCurl"]),
         .executable(name: "imago", targets: ["imago"]),
         .executable(name: "imago-bench", targets: ["imago-bench"]),
     ],
@@ -31,6 +32,11 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]),
         .target(name: "CImagoShims"),
+        // libcurl, wrapped once in ImagoCurl (the network layer: HTTP/2, address policy, TLS and proxy control).
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "ImagoCurl", dependencies: ["ImagoCore", "CCurl"]),
 
         .target(
             name: "ImagoCodecs",
@@ -56,5 +62,7 @@ let package = Package(
             name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting"]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
+        // The loader scenarios of ImagoCoreTests (linked in) against CurlDataLoader, plus its own tests.
+        .testTarget(name: "ImagoCurlTests", dependencies: ["ImagoCurl", "ImagoCore", "ImagoTesting"]),
     ]
 )

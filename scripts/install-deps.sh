@@ -11,6 +11,7 @@ declare -A NEEDED=(
   [/usr/include/webp/demux.h]=libwebp-dev
   [/usr/include/gif_lib.h]=libgif-dev
   [/usr/bin/pkg-config]=pkg-config
+  [/usr/include/x86_64-linux-gnu/curl/curl.h]=libcurl4-openssl-dev
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
 

@@ -87,7 +87,7 @@ extension LoadingNetworkTests {
             let server = try await SelfSignedTLSServer()
             defer { server.stop() }
             let url = try #require(URL(string: "https://127.0.0.1:\(server.port)/image.png"))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
 
             // When the default loader fetches from it
             let recorder = EventRecorder()

@@ -140,7 +140,7 @@ public final class FailureCache: Sendable {
         case .cancelled, .timedOut, .connectionFailed, .truncated: nil
         case .statusCode(408, _): nil
         case .statusCode(let code, _): .http(code)
-        case .unsupportedScheme, .bodyTooLarge, .unacceptableContentType, .tooManyRedirects: .rejected
+        case .unsupportedScheme, .bodyTooLarge, .unacceptableContentType, .tooManyRedirects, .addressRefused: .rejected
         case .unreadable, .requestModifierFailed: .other
         }
     }
