@@ -41,7 +41,7 @@ let package = Package(
         .target(
             name: "ImagoCodecs",
             dependencies: ["ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims"]),
-        .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs"]),
+        .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),

@@ -1,6 +1,7 @@
 import Foundation
 @_exported import ImagoCodecs
 @_exported import ImagoCore
+@_exported import ImagoCurl
 
 extension ImageDecoderRegistry {
     /// A new registry with every codec Imago ships (JPEG, PNG, GIF, WebP) registered.
@@ -13,8 +14,9 @@ extension ImageEncoderRegistry {
 }
 
 extension ImagePipeline.Configuration {
-    /// A configuration ready to use: every codec registered, a ``MemoryCache``, an ``HTTPDataLoader`` (http and
-    /// https only), and a ``DiskCache`` in `diskCacheDirectory` when one is given.
+    /// A configuration ready to use: every codec registered, a ``MemoryCache``, a ``CurlDataLoader`` (http and
+    /// https only, HTTP/2 over TLS, address policy `.any`), and a ``DiskCache`` in `diskCacheDirectory` when one is
+    /// given. ``HTTPDataLoader`` (URLSession) stays available as the portable loader.
     ///
     /// - Parameters:
     ///   - diskCacheDirectory: where the disk cache lives (created `0700`); default `nil`: no disk cache.
@@ -34,6 +36,7 @@ extension ImagePipeline.Configuration {
         var configuration = ImagePipeline.Configuration(dataCache: diskCache)
         configuration.decoders = .makeDefault()
         configuration.encoders = .makeDefault()
+        configuration.dataLoader = CurlDataLoader()
         return configuration
     }
 

@@ -17,9 +17,7 @@ struct FetchRun: Sendable {
         let configuration: ImagePipeline.Configuration
         do {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: options.cacheDirectory)
-            var loader = options.network.applied(to: HTTPDataLoader.Configuration())
-            loader.maximumConcurrentTransfers = options.concurrency
-            c.dataLoader = HTTPDataLoader(configuration: loader)
+            c.dataLoader = options.network.makeLoader(concurrency: options.concurrency)
             configuration = c
         } catch {
             console.printError(
