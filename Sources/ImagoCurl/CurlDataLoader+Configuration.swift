@@ -96,6 +96,12 @@ extension CurlDataLoader {
         public var proxy: ProxyPolicy = .environment
         /// Fixed DNS answers (like `curl --resolve`). Default none.
         public var resolveOverrides: [ResolveOverride] = []
+        /// The most bytes of interrupted downloads kept in memory to resume them (resumable downloads, on by
+        /// default): when a response with a strong `ETag` or a `Last-Modified` and `Accept-Ranges: bytes` is cut
+        /// (reset, timeout, cancellation of its last caller), its bytes are kept and the next attempt asks for the
+        /// rest with `Range` and `If-Range`; a `206` is appended, a `200` starts over. Oldest evicted first; 0
+        /// turns resuming off. Default 32 MiB.
+        public var resumableBytesLimit: Int = 32 << 20
 
         /// The defaults listed on each field.
         public init() {}

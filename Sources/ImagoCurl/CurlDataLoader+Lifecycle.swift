@@ -46,8 +46,19 @@ extension CurlDataLoader {
         }
     }
 
-    /// Makes the easy handle and hands it to the multi thread.
+    /// Makes the easy handle and hands it to the multi thread; continues an interrupted body when one is kept.
     func begin(_ id: UInt64, request: DataRequest, attempt: Int) {
+        var request = request
+        let partial = state.withLock { s -> PartialBody? in
+            guard let transfer = s.transfers[id], request.validators?.isEmpty != false,
+                !request.headers.keys.contains(where: { $0.lowercased() == "range" })
+            else { return nil }
+            return s.take(transfer.key)
+        }
+        if let partial {
+            request.headers["Range"] = "bytes=\(partial.data.count)-"
+            request.headers["If-Range"] = partial.validator
+        }
         guard let multi,
             let easy = CurlEasy(
                 request: request, transferID: id, attempt: attempt, configuration: configuration, delegate: self)
@@ -63,6 +74,7 @@ extension CurlDataLoader {
             }
             transfer.phase = .running
             transfer.easy = easy
+            transfer.resumedFrom = partial
             return true
         }
         if isCurrent { multi.add(easy) }
@@ -95,6 +107,7 @@ extension CurlDataLoader {
             actions.events.append(
                 .finished(url: url, bytes: response.data.count, duration: elapsed, status: response.statusCode))
         case .failure(let error):
+            _keepPartial(of: transfer, in: &s)
             let retryAfter = transfer.head?.headers["retry-after"]
             if let delay = configuration.loading.retryPolicy.delay(
                 forRetry: transfer.attempt, after: error, retryAfter: retryAfter)
@@ -111,6 +124,29 @@ extension CurlDataLoader {
             }
         }
         return actions
+    }
+
+    /// Keeps the bytes of an interrupted response that can be resumed (see
+    /// ``Configuration/resumableBytesLimit``).
+    func _keepPartial(of transfer: Transfer, in s: inout State) {
+        let limit = min(configuration.resumableBytesLimit, Int(clamping: configuration.loading.maximumBodySize))
+        guard limit > 0, let head = transfer.head, head.status == 200 || head.status == 206, transfer.received > 0,
+            let total = transfer.expectedLength, transfer.received < total, transfer.request.validators == nil
+        else { return }
+        let validator: String
+        if let partial = transfer.resumedFrom {
+            validator = partial.validator
+        } else {
+            guard head.headers["accept-ranges"]?.lowercased().contains("bytes") == true else { return }
+            if let etag = head.headers["etag"], !etag.hasPrefix("W/") {
+                validator = etag
+            } else if let date = head.headers["last-modified"] {
+                validator = date
+            } else {
+                return
+            }
+        }
+        s.keep(PartialBody(data: transfer.body, validator: validator, total: total), for: transfer.key, limit: limit)
     }
 
     func scheduleRetry(_ id: UInt64, after delay: Duration) {
@@ -139,6 +175,31 @@ extension CurlDataLoader: CurlEasy.Delegate {
             let coding = head.headers["content-encoding"]?.lowercased()
             if head.contentLength >= 0, coding == nil || coding == "identity" {
                 transfer.expectedLength = head.contentLength
+            }
+            if let partial = transfer.resumedFrom {
+                // A 206 continuing the kept bytes is appended to them; anything else starts over.
+                guard head.status == 206 else {
+                    transfer.resumedFrom = nil
+                    return (true, Actions())
+                }
+                guard let range = Self.contentRange(head.headers["content-range"]),
+                    range.start == Int64(partial.data.count), range.total == partial.total, coding == nil
+                else {
+                    transfer.resumedFrom = nil
+                    let error = DataLoadingError.connectionFailed(
+                        url: transfer.request.url, reason: "the server's range does not continue the kept bytes")
+                    return (false, _complete(transfer, .failure(error), in: &s))
+                }
+                let limit = configuration.loading.maximumBodySize
+                guard partial.total <= limit else {
+                    return (
+                        false,
+                        _complete(transfer, .failure(.bodyTooLarge(url: transfer.request.url, limit: limit)), in: &s)
+                    )
+                }
+                transfer.body = partial.data
+                transfer.received = Int64(partial.data.count)
+                transfer.expectedLength = partial.total
             }
             // Reserve for the announced body, but not more than 16 MiB on the server's word alone.
             if head.contentLength > 0, head.status != 304 {
@@ -203,13 +264,32 @@ extension CurlDataLoader: CurlEasy.Delegate {
                 let error = DataLoadingError.truncated(url: url, expected: expected, received: transfer.received)
                 return _complete(transfer, .failure(error), in: &s)
             }
+            var status = head.status
+            var headers = head.headers
+            if let partial = transfer.resumedFrom, status == 206 {  // a resumed body reads as the whole 200
+                status = 200
+                headers["content-range"] = nil
+                headers["content-length"] = String(partial.total)
+            }
             var response = DataResponse(
-                data: head.status == 304 ? Data() : transfer.body, url: outcome.finalURL ?? head.url ?? url,
-                statusCode: head.status, headers: head.headers)
+                data: status == 304 ? Data() : transfer.body, url: outcome.finalURL ?? head.url ?? url,
+                statusCode: status, headers: headers)
             response.metrics = outcome.metrics
             return _complete(transfer, .success(response), in: &s)
         }
         perform(actions)
+    }
+
+    /// `start` and `total` of a `Content-Range: bytes start-end/total` answer; `nil` when malformed or unknown.
+    static func contentRange(_ value: String?) -> (start: Int64, total: Int64)? {
+        guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = value.dropFirst(6).split(separator: "/")
+        guard spec.count == 2, let total = Int64(spec[1].trimmingCharacters(in: .whitespaces)) else { return nil }
+        let bounds = spec[0].split(separator: "-")
+        guard bounds.count == 2, let start = Int64(bounds[0].trimmingCharacters(in: .whitespaces)),
+            let end = Int64(bounds[1].trimmingCharacters(in: .whitespaces)), start <= end, end == total - 1
+        else { return nil }
+        return (start, total)
     }
 
     /// Turns a curl result into a typed error.

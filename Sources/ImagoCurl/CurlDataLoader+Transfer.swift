@@ -42,6 +42,8 @@ extension CurlDataLoader {
         var received: Int64 = 0
         var lastProgressTime: ContinuousClock.Instant?
         var lastReported: Int64 = -1
+        /// The bytes this attempt asked the server to continue (`Range`/`If-Range`), if any.
+        var resumedFrom: PartialBody?
 
         init(id: UInt64, key: HTTPDataLoader.TransferKey, request: DataRequest, subscriber: Subscriber) {
             self.id = id
@@ -62,6 +64,7 @@ extension CurlDataLoader {
             received = 0
             lastProgressTime = nil
             lastReported = -1
+            resumedFrom = nil
         }
 
         /// Progress (and partial data) events for every subscriber, when the throttle interval allows or `force`.
@@ -102,11 +105,42 @@ extension CurlDataLoader {
         }
     }
 
+    /// The first bytes of an interrupted response, kept to resume it.
+    struct PartialBody {
+        let data: Data
+        /// The `If-Range` validator: the strong `ETag`, else `Last-Modified`.
+        let validator: String
+        /// The whole body's length.
+        let total: Int64
+    }
+
     /// The loader's shared state, behind its single lock.
     struct State {
         var transfers: [UInt64: Transfer] = [:]
         var byKey: [HTTPDataLoader.TransferKey: UInt64] = [:]
         var nextID: UInt64 = 0
+        /// Interrupted bodies by request, oldest first in `partialOrder`, `partialBytes` in all.
+        var partials: [HTTPDataLoader.TransferKey: PartialBody] = [:]
+        var partialOrder: [HTTPDataLoader.TransferKey] = []
+        var partialBytes = 0
+
+        /// Keeps `partial` for `key`, evicting the oldest until everything fits in `limit` bytes.
+        mutating func keep(_ partial: PartialBody, for key: HTTPDataLoader.TransferKey, limit: Int) {
+            _ = take(key)
+            guard partial.data.count <= limit else { return }
+            while partialBytes + partial.data.count > limit, !partialOrder.isEmpty { _ = take(partialOrder[0]) }
+            partials[key] = partial
+            partialOrder.append(key)
+            partialBytes += partial.data.count
+        }
+
+        /// Removes and returns the bytes kept for `key`.
+        mutating func take(_ key: HTTPDataLoader.TransferKey) -> PartialBody? {
+            guard let partial = partials.removeValue(forKey: key) else { return nil }
+            partialOrder.removeAll { $0 == key }
+            partialBytes -= partial.data.count
+            return partial
+        }
 
         mutating func remove(_ transfer: Transfer) {
             transfers[transfer.id] = nil

@@ -170,6 +170,7 @@ public final class CurlDataLoader: ObservableDataLoading {
     /// Removes a transfer and cancels its subscribers, curl transfer and queue slot.
     func _cancel(_ transfer: Transfer, in s: inout State) -> Actions {
         var actions = Actions()
+        _keepPartial(of: transfer, in: &s)
         s.remove(transfer)
         actions.cancelSinks = transfer.subscribers.map(\.sink)
         transfer.subscribers.removeAll()
