@@ -20,10 +20,14 @@ public final class NginxServer: Sendable {
 
     /// Why nginx could not be started.
     public enum ServerError: Error, CustomStringConvertible {
+        /// nginx or openssl is not installed at the path given.
         case missingTool(String)
+        /// A tool exited with a failure status.
         case toolFailed(String, Int32)
+        /// nginx exited or did not listen in time; carries its error log.
         case didNotStart(String)
 
+        /// A sentence saying what failed.
         public var description: String {
             switch self {
             case .missingTool(let path): "\(path) is missing (make test installs nginx and openssl)"
