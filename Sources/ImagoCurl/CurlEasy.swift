@@ -101,6 +101,8 @@ final class CurlEasy: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         _ = imago_easy_setopt_string(h, CURLOPT_URL, request.url.absoluteString)
         _ = imago_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        // 256 KB reads instead of 16 KB, as the curl tool does (100 KB): fewer syscalls and callbacks per image.
+        _ = imago_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 256 << 10)
         _ = imago_easy_setopt_pointer(h, CURLOPT_ERRORBUFFER, errorBuffer)
         let schemes = loading.acceptedSchemes.intersection(["http", "https"]).sorted().joined(separator: ",")
         _ = imago_easy_setopt_string(h, CURLOPT_PROTOCOLS_STR, schemes.isEmpty ? "https" : schemes)

@@ -32,8 +32,11 @@ enum SoakBench {
         diskConfiguration.sizeLimit = diskLimit
         let disk = try DiskCache(directory: directory, configuration: diskConfiguration)
         let memory = MemoryCache(configuration: .init(costLimit: memoryLimit, respondsToMemoryPressure: false))
-        var configuration = ImagePipeline.Configuration(
-            dataLoader: HTTPDataLoader(), imageCache: memory, dataCache: disk)
+        // IMAGO_SOAK_LOADER=urlsession soaks HTTPDataLoader; the default is the umbrella's CurlDataLoader.
+        let usesURLSession = ProcessInfo.processInfo.environment["IMAGO_SOAK_LOADER"] == "urlsession"
+        print("soak: loader \(usesURLSession ? "HTTPDataLoader (URLSession)" : "CurlDataLoader (libcurl)")")
+        let loader: any DataLoading = usesURLSession ? HTTPDataLoader() : CurlDataLoader()
+        var configuration = ImagePipeline.Configuration(dataLoader: loader, imageCache: memory, dataCache: disk)
         configuration.decoders = .makeDefault()
         configuration.failureCache = nil
         let pipeline = ImagePipeline(configuration: configuration)
