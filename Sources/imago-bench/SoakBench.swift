@@ -45,6 +45,7 @@ enum SoakBench {
         let start = Date()
         let warmup = total / 10
         var rssAfterWarmup = 0
+        var rssAfter10k = 0
         var maxMemoryCost = 0
         var maxDiskBytes = 0
         let outcome = Locked((ok: 0, cancelled: 0, failed: 0))
@@ -89,6 +90,7 @@ enum SoakBench {
             maxMemoryCost = max(maxMemoryCost, memory.totalCost)
             maxDiskBytes = max(maxDiskBytes, disk.stats().totalBytes)
             if done == warmup || (warmup == 0 && done == batch) { rssAfterWarmup = residentKiB() }
+            if done == 10_000 { rssAfter10k = residentKiB() }
             if done % max(1, total / 10) < batch {
                 samples.append("\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)")
             }
@@ -106,6 +108,7 @@ enum SoakBench {
             \(counts.ok) ok, \(counts.cancelled) cancelled, \(counts.failed) failed
             soak: RSS after warm-up (\(warmup) requests) \(rssAfterWarmup) KiB, at the end \(rssEnd) KiB, \
             peak \(peakKiB()) KiB
+            soak: RSS after 10,000 requests \(rssAfter10k) KiB, growth since \(rssEnd - rssAfter10k) KiB
             soak: RSS / malloc heap in use, MiB, by requests done: \(samples.joined(separator: " "))
             soak: open fds before \(fdsBefore), after \(fdsAfter)
             soak: memory cache max cost \(maxMemoryCost) of \(memoryLimit); disk max \(maxDiskBytes) of \(diskLimit) bytes
