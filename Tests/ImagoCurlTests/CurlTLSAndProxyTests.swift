@@ -52,6 +52,29 @@ extension LoadingNetworkTests {
             #expect(reason.lowercased().contains("public key") || reason.contains("90"), "\(reason)")
         }
 
+        @Test func minimumTLSVersionRefusesAnOlderServer() async throws {
+            // Given a server that speaks TLS 1.2 only, trusted through the CA bundle
+            let server = try await SelfSignedTLSServer(extraArguments: ["-tls1_2"])
+            defer { server.stop() }
+            let url = try #require(URL(string: "https://127.0.0.1:\(server.port)/"))
+            func loader(_ minimum: CurlDataLoader.TLSVersion) -> CurlDataLoader {
+                var configuration = CurlDataLoader.Configuration(loading: testLoaderConfiguration())
+                configuration.loading.contentTypeValidation = .any  // s_server -www answers with an HTML page
+                configuration.tls.caBundlePath = server.certificatePath
+                configuration.tls.minimumVersion = minimum
+                return CurlDataLoader(configuration: configuration)
+            }
+            // With the default minimum (TLS 1.2) the handshake succeeds and the page arrives
+            let page = try await loader(.tls1_2).data(for: DataRequest(url: url))
+            #expect(String(decoding: page.data, as: UTF8.self).contains("TLSv1.2"))
+            // With TLS 1.3 as the minimum the same server is refused
+            let refused = await Result { try await loader(.tls1_3).data(for: DataRequest(url: url)) }
+            guard case .failure(DataLoadingError.connectionFailed) = refused else {
+                Issue.record("expected connectionFailed, got \(refused)")
+                return
+            }
+        }
+
         @Test func proxySettingDecidesTheRoute() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }
