@@ -92,7 +92,7 @@ enum SoakBench {
             if done == warmup || (warmup == 0 && done == batch) { rssAfterWarmup = residentKiB() }
             if done == 10_000 { rssAfter10k = residentKiB() }
             if done % max(1, total / 10) < batch {
-                samples.append("\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)")
+                samples.append("\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)/\(openFileDescriptors())fd")
             }
         }
         let elapsed = Date().timeIntervalSince(start)
@@ -109,7 +109,7 @@ enum SoakBench {
             soak: RSS after warm-up (\(warmup) requests) \(rssAfterWarmup) KiB, at the end \(rssEnd) KiB, \
             peak \(peakKiB()) KiB
             soak: RSS after 10,000 requests \(rssAfter10k) KiB, growth since \(rssEnd - rssAfter10k) KiB
-            soak: RSS / malloc heap in use, MiB, by requests done: \(samples.joined(separator: " "))
+            soak: RSS / malloc heap in use (MiB) / open fds, by requests done: \(samples.joined(separator: " "))
             soak: open fds before \(fdsBefore), after \(fdsAfter)
             soak: memory cache max cost \(maxMemoryCost) of \(memoryLimit); disk max \(maxDiskBytes) of \(diskLimit) bytes
             soak: server requests \(server.statistics.requestCounts.values.reduce(0, +)), pipeline network loads \
