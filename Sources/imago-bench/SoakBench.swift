@@ -92,7 +92,8 @@ enum SoakBench {
             if done == warmup || (warmup == 0 && done == batch) { rssAfterWarmup = residentKiB() }
             if done == 10_000 { rssAfter10k = residentKiB() }
             if done % max(1, total / 10) < batch {
-                samples.append("\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)/\(openFileDescriptors())fd")
+                samples.append(
+                    "\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)/\(openFileDescriptors())fd")
             }
         }
         let elapsed = Date().timeIntervalSince(start)
