@@ -30,6 +30,34 @@ import Testing
         #expect(server.requestCount(for: "/a.png") == 1)
     }
 
+    @Test func proxyEnvironmentVariablesAreHonoured() async throws {
+        // Given the real executable and an http_proxy that points nowhere
+        let tool = try #require(imagoExecutableURL(), "build the imago executable first")
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setRoute("/a.png", .bytes(try FetchImages.png(), contentType: "image/png"))
+        let scratch = try makeScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"] { environment[name] = nil }
+        let arguments = [
+            "fetch", server.url(for: "/a.png").absoluteString, "--json", "--retries", "0", "--cache-dir", scratch.path,
+        ]
+        // When it fetches from the loopback server through that proxy
+        environment["http_proxy"] = "http://127.0.0.1:1"
+        let proxied = try CLIChild(executable: tool, arguments: arguments, scratch: scratch, environment: environment)
+        let failed = try #require(await proxied.waitForExit(seconds: 30))
+        // Then the request went to the (dead) proxy, not to the server
+        #expect(failed.status == 1, "\(failed)")
+        #expect(failed.stdout.contains("curl error 7"), "\(failed)")
+        #expect(server.totalRequestCount == 0)
+        // while without the variable the same command reaches the server
+        environment["http_proxy"] = nil
+        let direct = try CLIChild(executable: tool, arguments: arguments, scratch: scratch, environment: environment)
+        #expect(try #require(await direct.waitForExit(seconds: 30)).status == 0)
+        #expect(server.requestCount(for: "/a.png") == 1)
+    }
+
     @Test func cacertMustBeAReadableFile() async {
         let run = await runCLI(["fetch", "http://h/a.jpg", "--cacert", "/nonexistent/ca.pem"])
         #expect(run.status == 2)
