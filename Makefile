@@ -2,7 +2,7 @@
 SWIFT ?= swift
 JOBS ?= 2
 
-.PHONY: all deps build test test-tsan ci demo bench fuzz fuzz-replay asan-sweep hostile-rss crash-consistency soak format lint clean
+.PHONY: all deps build docs test test-tsan ci demo bench bench-serve fuzz fuzz-replay asan-sweep hostile-rss crash-consistency soak format lint clean
 
 all: build
 
@@ -37,6 +37,9 @@ demo: deps
 bench: deps
 	bash scripts/bench.sh
 
+bench-serve: deps
+	bash scripts/bench-serve.sh
+
 fuzz: deps
 	bash scripts/fuzz.sh
 
@@ -65,7 +68,12 @@ format:
 	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests
 
 lint:
-	$(SWIFT) format lint --recursive Package.swift Sources Tests
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
 
 clean:
 	rm -rf .build .build-tsan .build-fuzz .build-asan
+
+# The DocC catalog of ImagoCore (Sources/ImagoCore/ImagoCore.docc) with the toolchain's own docc and symbol graphs
+# (no plugin). Fails on any warning. Output: .build/docs/ImagoCore.doccarchive.
+docs: deps
+	bash scripts/docs.sh

@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Dependency rule: ImagoCore depends on nothing; everything points inward (see ../shared/DESIGN.md).
+// Dependency rule: ImagoCore depends on nothing; everything points inward (see the Architecture article in Sources/ImagoCore/ImagoCore.docc).
 let package = Package(
     name: "Imago",
     platforms: [.macOS(.v15)],
@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ImagoCodecs", targets: ["ImagoCodecs"]),
         .library(name: "ImagoTesting", targets: ["ImagoTesting"]),
         .library(name: "ImagoCurl", targets: ["ImagoCurl"]),
+        .library(name: "ImagoServer", targets: ["ImagoServer"]),
         .executable(name: "imago", targets: ["imago"]),
         .executable(name: "imago-bench", targets: ["imago-bench"]),
     ],
@@ -37,13 +38,34 @@ let package = Package(
             name: "CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "ImagoCurl", dependencies: ["ImagoCore", "CCurl"]),
+        .systemLibrary(
+            name: "CAVIF", pkgConfig: "libavif",
+            providers: [.apt(["libavif-dev"])]),
+        .systemLibrary(
+            name: "CHEIF", pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(
+            name: "CTIFF", pkgConfig: "libtiff-4",
+            providers: [.apt(["libtiff-dev"])]),
+        .systemLibrary(
+            name: "CJXL", pkgConfig: "libjxl",
+            providers: [.apt(["libjxl-dev"])]),
+        // `imago serve`'s HTTP/1.1 transport (internal epoll thread, suspended connections).
+        .systemLibrary(
+            name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
 
         .target(
             name: "ImagoCodecs",
-            dependencies: ["ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims"]),
+            dependencies: [
+                "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
+                "CAVIF", "CHEIF", "CTIFF", "CJXL",
+            ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
-        .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting"]),
+        // The image proxy (imgproxy URLs → pipeline → encoded output) and its libmicrohttpd server.
+        .target(name: "ImagoServer", dependencies: ["Imago", "CMicroHTTPD"]),
+        .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting", "ImagoServer"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
         .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI", "ImagoCodecs"]),
         // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
@@ -59,10 +81,15 @@ let package = Package(
         // progressive DC reader is compared with libjpeg's own 1/8-scale decode, and its test files are encoded
         // with TurboJPEG.
         .testTarget(
-            name: "ImagoCodecsTests", dependencies: ["ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting"]),
+            name: "ImagoCodecsTests",
+            dependencies: [
+                "ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting",
+                "CTIFF",
+            ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
         // The loader scenarios of ImagoCoreTests (linked in) against CurlDataLoader, plus its own tests.
         .testTarget(name: "ImagoCurlTests", dependencies: ["ImagoCurl", "ImagoCore", "ImagoTesting"]),
+        .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer", "ImagoCLI", "ImagoTesting"]),
     ]
 )

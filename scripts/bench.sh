@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 bash scripts/install-deps.sh nginx:/usr/sbin/nginx libvips-tools:/usr/bin/vipsthumbnail curl:/usr/bin/curl \
-  libjpeg-turbo-progs:/usr/bin/djpeg
+  libjpeg-turbo-progs:/usr/bin/djpeg \
+  libjxl-tools:/usr/bin/djxl
 
 CORPUS=${IMAGO_CORPUS:-$ROOT/../shared/corpus}
 [ -d "$CORPUS/kodak" ] || { echo "bench: $CORPUS/kodak is missing (../shared/corpus beside the project)" >&2; exit 1; }
@@ -16,9 +17,16 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import PIL, diskcache
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check pillow diskcache requests
 fi
+"$VENV/bin/python" -c 'import pillow_jxl' 2>/dev/null ||
+  "$VENV/bin/pip" install -q --disable-pip-version-check pillow-jxl-plugin
 
 DATA=$ROOT/.build/bench-data
 "$VENV/bin/python" bench/make-gallery.py "$CORPUS/kodak" "$DATA/gallery"
+# JPEG XL photos for `decode-jxl` (cjxl 0.7, distance 1, from pixels rather than JPEG recompression).
+mkdir -p "$DATA/jxl"
+[ -s "$DATA/jxl/photo-12mp-d1.jxl" ] ||
+  cjxl "$CORPUS/formats/TestJFIF.jpg" "$DATA/jxl/photo-12mp-d1.jxl" -d 1 --lossless_jpeg=0 --quiet
+[ -s "$DATA/jxl/kodim01-d1.jxl" ] || cjxl "$CORPUS/kodak/01.png" "$DATA/jxl/kodim01-d1.jxl" -d 1 --quiet
 
 # nginx on a free loopback port, its files under .build/, stopped on exit.
 NGINX_DIR=$ROOT/.build/bench-nginx

@@ -13,6 +13,7 @@ swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,a
   -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
 BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
 ALL="decode disk-entry http-headers cli-arguments exif jpeg jpeg-dc png"
+ALL="$ALL avif heif tiff jxl"
 TARGETS=${TARGETS:-$ALL}
 summary=()
 for target in $TARGETS; do
@@ -26,6 +27,10 @@ for target in $TARGETS; do
     jpeg) seeds=("$CORPUS/jpeg/malformed");;
     jpeg-dc) seeds=("$CORPUS/jpeg/reference" "$CORPUS/jpeg/malformed/imagetestsuite" "$CORPUS/jpeg/malformed");;
     png) seeds=("$CORPUS/pngsuite/png");;
+    avif) seeds=("$CORPUS/avif" "$CORPUS/hostile-modern");;
+    heif) seeds=("$CORPUS/heic" "$CORPUS/hostile-modern");;
+    tiff) seeds=();;  # Tests/Fuzz/tiff holds small TIFFs of each kind, written with libtiff
+    jxl) seeds=("$CORPUS/jxl");;
   esac
   [ -d "Tests/Fuzz/$target" ] && seeds+=("Tests/Fuzz/$target")
   echo "== fuzzing $target for ${SECONDS_PER_TARGET}s"

@@ -15,3 +15,10 @@ for f in "$DIR"/*; do
   end=$(date +%s.%N)
   printf '%-40s %s  %.2fs\n' "$(basename "$f")" "$(sed 's/.*peak RSS //' <<<"$out")" "$(awk "BEGIN {print $end - $start}")"
 done
+# The AVIF, HEIC and JPEG XL files of the corpus's hostile-modern folder (truncations, absurd ispe sizes, malformed files).
+for f in "${IMAGO_CORPUS:-$PWD/../shared/corpus}"/hostile-modern/*.{avif,heic,jxl}; do
+  start=$(date +%s.%N)
+  out=$("$BIN" decode-defaults "$f")
+  end=$(date +%s.%N)
+  printf '%-70s %s  %.2fs\n' "$(basename "$f")" "$(sed 's/.*peak RSS //' <<<"$out")" "$(awk "BEGIN {print $end - $start}")"
+done

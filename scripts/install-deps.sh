@@ -10,8 +10,13 @@ declare -A NEEDED=(
   [/usr/include/webp/decode.h]=libwebp-dev
   [/usr/include/webp/demux.h]=libwebp-dev
   [/usr/include/gif_lib.h]=libgif-dev
+  [/usr/include/jxl/decode.h]=libjxl-dev
   [/usr/bin/pkg-config]=pkg-config
   [/usr/include/x86_64-linux-gnu/curl/curl.h]=libcurl4-openssl-dev
+  [/usr/include/avif/avif.h]=libavif-dev
+  [/usr/include/x86_64-linux-gnu/libheif/heif.h]=libheif-dev
+  [/usr/include/x86_64-linux-gnu/tiffio.h]=libtiff-dev
+  [/usr/include/microhttpd.h]=libmicrohttpd-dev
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
 

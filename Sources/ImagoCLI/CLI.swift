@@ -18,6 +18,7 @@ public enum CLI {
         ShowCommand.command,
         CacheCommand.command,
         DemoCommand.command,
+        ServeCommand.command,
     ]
 
     /// Runs the tool with `arguments` (without the program name) on `console`; returns the exit status:

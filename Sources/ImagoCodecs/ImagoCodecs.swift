@@ -1,6 +1,7 @@
 import ImagoCore
 
-/// The codecs Imago ships over Debian's C libraries: JPEG (libjpeg-turbo), PNG (libpng), GIF (giflib), WebP (libwebp).
+/// The codecs Imago ships over Debian's C libraries: JPEG (libjpeg-turbo), PNG and APNG (libpng), GIF (giflib),
+/// WebP (libwebp), AVIF (libavif), HEIC/HEIF (libheif), JPEG XL (libjxl), TIFF (libtiff), and BMP and ICO in Swift.
 public enum ImagoCodecs {
     /// Every decoder this module provides, in registration order.
     public static var decoders: [any ImageDecoding] {
@@ -9,6 +10,13 @@ public enum ImagoCodecs {
             PNGDecoder(),
             GIFDecoder(),
             WebPDecoder(),
+            APNGDecoder(),
+            BMPDecoder(),
+            ICODecoder(),
+            AVIFDecoder(),
+            HEIFDecoder(),
+            TIFFDecoder(),
+            JPEGXLDecoder(),
         ]
     }
     /// Every encoder this module provides, in registration order.
@@ -17,6 +25,8 @@ public enum ImagoCodecs {
             JPEGEncoder(),
             PNGEncoder(),
             WebPEncoder(),
+            AVIFEncoder(),
+            JPEGXLEncoder(),
         ]
     }
 }

@@ -12,6 +12,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("decode", DecodeBench.run),
     ("progressive-dc", ProgressiveDCBench.run),
     ("decode-webp-gif", WebPGIFBench.run),
+    ("decode-jxl", JXLBench.run),
     ("memcache", MemoryCacheBench.run),
     ("loopback-server", LoopbackServerBench.run),
     ("processors", ProcessorsBench.run),

@@ -28,7 +28,7 @@ extension FuzzTargets {
         decodeEveryWay(PNGDecoder(), data)
     }
 
-    private static func decodeEveryWay(_ decoder: some ImageDecoding, _ data: Data) {
+    static func decodeEveryWay(_ decoder: some ImageDecoding, _ data: Data) {
         let limit = 4_000_000
         for options in [
             DecodingOptions(pixelLimit: limit),

@@ -19,6 +19,10 @@ enum FuzzTargets {
         FuzzTarget(name: "jpeg", run: jpeg),
         FuzzTarget(name: "jpeg-dc", run: jpegDC),
         FuzzTarget(name: "png", run: png),
+        FuzzTarget(name: "avif", run: avif),
+        FuzzTarget(name: "heif", run: heif),
+        FuzzTarget(name: "tiff", run: tiff),
+        FuzzTarget(name: "jxl", run: jxl),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -53,7 +53,7 @@ struct FetchOutputWriter: Sendable {
         if reencodes {
             written = format ?? (encoders.encoder(for: image.format) != nil ? image.format : .png)
             do {
-                data = try encoders.encode(image.image, as: written)
+                data = try encoders.encode(image, as: written)
             } catch {
                 throw Failure(description: "could not encode \(urls[index]) as \(written): \(error)")
             }

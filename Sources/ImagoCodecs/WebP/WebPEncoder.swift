@@ -10,6 +10,9 @@ import ImagoCore
 /// - Lossless: libwebp's default effort (quality 75, method 4), and `exact` set so that even the colour under
 ///   fully transparent pixels survives: decoding gives back exactly the input bytes.
 /// - `gray8` input is expanded to opaque RGBA first. WebP images are at most 16383×16383.
+/// - Animated containers (``encode(_:options:)-(ImageContainer,_)``) are written with libwebpmux's
+///   `WebPAnimEncoder`: every frame, its duration (rounded to milliseconds) and the loop count; see
+///   `WebPEncoder+Animation.swift`.
 ///
 /// Thread-safe: the encoder has no state.
 ///
@@ -28,18 +31,7 @@ public struct WebPEncoder: ImageEncoding {
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` with libwebp's reason (e.g. too large).
     public func encode(_ image: PixelBuffer, options: EncodingOptions) throws -> Data {
         let rgba = try Self.straightRGBA(image)
-        var config = WebPConfig()
-        guard WebPConfigInit(&config) != 0 else { throw failure("libwebp version mismatch") }
-        if options.isLossless {
-            config.lossless = 1
-            config.exact = 1
-            config.quality = 75
-        } else {
-            config.quality = Float(min(max(options.quality, 0), 1) * 100)
-        }
-        config.method = 4
-        guard WebPValidateConfig(&config) != 0 else { throw failure("invalid encoder configuration") }
-
+        var config = try configuration(options)
         var picture = WebPPicture()
         guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
         picture.use_argb = 1
@@ -63,10 +55,26 @@ public struct WebPEncoder: ImageEncoding {
         return Data(bytes: mem, count: writer.pointee.size)
     }
 
-    private func failure(_ reason: String) -> CodecError { .encodingFailed(format: .webp, reason: reason) }
+    /// libwebp's configuration for `options` (shared by still and animated encoding).
+    func configuration(_ options: EncodingOptions) throws -> WebPConfig {
+        var config = WebPConfig()
+        guard WebPConfigInit(&config) != 0 else { throw failure("libwebp version mismatch") }
+        if options.isLossless {
+            config.lossless = 1
+            config.exact = 1
+            config.quality = 75
+        } else {
+            config.quality = Float(min(max(options.quality, 0), 1) * 100)
+        }
+        config.method = 4
+        guard WebPValidateConfig(&config) != 0 else { throw failure("invalid encoder configuration") }
+        return config
+    }
+
+    func failure(_ reason: String) -> CodecError { .encodingFailed(format: .webp, reason: reason) }
 
     /// RGBA with straight alpha, expanding gray and un-premultiplying as needed.
-    private static func straightRGBA(_ image: PixelBuffer) throws -> PixelBuffer {
+    static func straightRGBA(_ image: PixelBuffer) throws -> PixelBuffer {
         switch image.format {
         case .rgba8:
             return image.alphaMode == .straight ? image : image.unpremultiplied()
@@ -75,7 +83,7 @@ public struct WebPEncoder: ImageEncoding {
         }
     }
 
-    private static func reason(_ code: WebPEncodingError) -> String {
+    static func reason(_ code: WebPEncodingError) -> String {
         switch code {
         case VP8_ENC_ERROR_OUT_OF_MEMORY, VP8_ENC_ERROR_BITSTREAM_OUT_OF_MEMORY: "libwebp ran out of memory"
         case VP8_ENC_ERROR_BAD_DIMENSION: "WebP images are at most 16383x16383 pixels"

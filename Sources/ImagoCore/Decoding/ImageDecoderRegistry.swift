@@ -23,22 +23,35 @@ public final class ImageDecoderRegistry: Sendable {
         decoders.withLock { $0.insert(decoder, at: 0) }
     }
 
+    /// The registered decoders, newest first: a copy taken under the lock, so that no decoder code (`formats`,
+    /// sniffers, decoding) ever runs while the lock is held.
+    private var snapshot: [any ImageDecoding] { decoders.withLock { $0 } }
+
     /// The newest decoder that handles `format`, if any.
     public func decoder(for format: ImageFormat) -> (any ImageDecoding)? {
-        decoders.withLock { list in list.first { $0.formats.contains(format) } }
+        snapshot.first { $0.formats.contains(format) }
     }
 
     /// The formats some registered decoder handles.
     public var supportedFormats: Set<ImageFormat> {
-        decoders.withLock { $0.reduce(into: Set()) { $0.formUnion($1.formats) } }
+        snapshot.reduce(into: Set()) { $0.formUnion($1.formats) }
     }
 
-    /// Sniffs the format of `data` and decodes it with the newest matching decoder.
+    /// The format of `data`: the first answer of the registered decoders' sniffers (newest first, see
+    /// ``ImageDecoding/sniffFormat(in:)``), else the built-in sniffing (``ImageFormat/init(sniffing:)``).
+    public func format(of data: Data) -> ImageFormat {
+        for decoder in snapshot {
+            if let format = decoder.sniffFormat(in: data) { return format }
+        }
+        return ImageFormat(sniffing: data)
+    }
+
+    /// Sniffs the format of `data` (``format(of:)``) and decodes it with the newest matching decoder.
     ///
     /// - Throws: ``CodecError/empty``, ``CodecError/unsupportedFormat(_:)`` or whatever the decoder throws.
     public func decode(_ data: Data, options: DecodingOptions = DecodingOptions()) throws -> ImageContainer {
         guard !data.isEmpty else { throw CodecError.empty }
-        let format = ImageFormat(sniffing: data)
+        let format = format(of: data)
         guard let decoder = decoder(for: format) else { throw CodecError.unsupportedFormat(format) }
         return try decoder.decode(data, options: options)
     }

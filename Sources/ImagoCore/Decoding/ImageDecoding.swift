@@ -21,6 +21,19 @@ public protocol ImageDecoding: Sendable {
     ///
     /// - Throws: ``CodecError``.
     func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer
+
+    /// Recognises a format this decoder handles from the first bytes of `data`, or `nil` to leave it to the
+    /// built-in sniffing (``ImageFormat/init(sniffing:)``). A registry asks its decoders' sniffers, newest first,
+    /// before its built-in sniffing, so a plug-in can teach it a new format (or a narrower reading of a known
+    /// one). Must be cheap (look at a few header bytes) and must not throw or trap on any input.
+    ///
+    /// Default: `nil` (the decoder's formats are recognised by the built-in sniffing).
+    func sniffFormat(in data: Data) -> ImageFormat?
+}
+
+extension ImageDecoding {
+    /// `nil`: the built-in sniffing recognises this decoder's formats.
+    public func sniffFormat(in data: Data) -> ImageFormat? { nil }
 }
 
 /// How a decoder should decode: target size, limits and what to apply.

@@ -11,6 +11,27 @@ public protocol ImageEncoding: Sendable {
     ///
     /// - Throws: ``CodecError``.
     func encode(_ image: PixelBuffer, options: EncodingOptions) throws -> Data
+
+    /// Whether ``encode(_:options:)-(ImageContainer,_)`` keeps every frame, duration and the loop count of an
+    /// animated container. Default `false`: only the first frame is written.
+    var encodesAnimation: Bool { get }
+
+    /// Encodes a whole container: every frame with its duration and the loop count when the encoder
+    /// ``encodesAnimation``, else the first frame. Default: ``encode(_:options:)-(PixelBuffer,_)`` of
+    /// `container.image`.
+    ///
+    /// - Throws: ``CodecError``.
+    func encode(_ container: ImageContainer, options: EncodingOptions) throws -> Data
+}
+
+extension ImageEncoding {
+    /// `false`: the encoder writes still images.
+    public var encodesAnimation: Bool { false }
+
+    /// Encodes the first frame, `container.image`.
+    public func encode(_ container: ImageContainer, options: EncodingOptions) throws -> Data {
+        try encode(container.image, options: options)
+    }
 }
 
 /// How to encode.
@@ -43,7 +64,24 @@ public final class ImageEncoderRegistry: Sendable {
 
     /// The newest encoder for `format`, if any.
     public func encoder(for format: ImageFormat) -> (any ImageEncoding)? {
-        encoders.withLock { list in list.first { $0.format == format } }
+        encoders.withLock { $0 }.first { $0.format == format }  // no encoder code under the lock
+    }
+
+    /// The format of the newest registered encoder that ``ImageEncoding/encodesAnimation``, if any (WebP among
+    /// Imago's codecs).
+    public var animatedFormat: ImageFormat? {
+        encoders.withLock { $0 }.first { $0.encodesAnimation }?.format
+    }
+
+    /// Encodes `container` as `format`: every frame when the encoder ``ImageEncoding/encodesAnimation``, else
+    /// its first frame.
+    ///
+    /// - Throws: ``CodecError/unsupportedFormat(_:)`` when no encoder is registered, or the encoder's error.
+    public func encode(
+        _ container: ImageContainer, as format: ImageFormat, options: EncodingOptions = EncodingOptions()
+    ) throws -> Data {
+        guard let encoder = encoder(for: format) else { throw CodecError.unsupportedFormat(format) }
+        return try encoder.encode(container, options: options)
     }
 
     /// Encodes `image` as `format`.

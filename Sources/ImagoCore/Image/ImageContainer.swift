@@ -49,6 +49,8 @@ public struct ImageContainer: Sendable {
     ///   - format: the source format (default `.unknown`).
     ///   - loopCount: 0 = forever (default).
     ///   - orientation: the declared orientation still to apply (default `.up`).
+    ///   - originalData: the encoded bytes, kept when the request asked for them (default `nil`).
+    ///   - isPreview: whether this is a progressive preview (default `false`).
     ///   - originalSize: the size before downsampling (default: the first frame's).
     ///   - bitDepth: bits per channel of the source (default `nil`: unknown).
     public init(

@@ -2,47 +2,79 @@ import Foundation
 
 /// The encoded format of an image, recognised from its first bytes (never from a file name or a MIME type).
 ///
+/// An open set of values, like Nuke's `AssetType`: the built-in formats are static members (`.jpeg`, `.png`, …),
+/// and a plug-in adds its own without changing this module; its decoder then teaches the registry to recognise it
+/// (see ``ImageDecoding/sniffFormat(in:)``). Two formats are equal when their ``rawValue``s are; a format encodes
+/// (`Codable`) as its raw string.
+///
 /// ```swift
 /// let format = ImageFormat(sniffing: data)   // .jpeg, .png, … or .unknown
+/// extension ImageFormat { static let qoi = ImageFormat(rawValue: "qoi") }
 /// ```
-public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
-    /// JPEG / JFIF / EXIF (`FF D8 FF`).
-    case jpeg
-    /// PNG without animation.
-    case png
-    /// Animated PNG (a PNG with an `acTL` chunk before its first `IDAT`).
-    case apng
-    /// GIF 87a / 89a.
-    case gif
-    /// WebP (lossy, lossless, animated) in a RIFF container.
-    case webp
-    /// HEIC (HEVC-coded HEIF).
-    case heic
-    /// HEIF with another or an unspecified codec.
-    case heif
-    /// AVIF (AV1-coded HEIF).
-    case avif
-    /// JPEG XL, bare codestream or ISO BMFF container.
-    case jpegXL = "jxl"
-    /// Windows bitmap.
-    case bmp
-    /// TIFF, either byte order.
-    case tiff
-    /// SVG (XML text with an `<svg` element near the start).
-    case svg
-    /// Not recognised.
-    case unknown
+public struct ImageFormat: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The short lowercase name (`"jpeg"`, `"png"`, `"jxl"`, …): the identity of the format.
+    public let rawValue: String
 
-    /// The short lowercase name (`"jpeg"`, `"png"`, …), as used in JSON output.
+    /// The format named `rawValue` (a built-in one when the name is one of theirs, e.g. `"jxl"` is ``jpegXL``).
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// JPEG / JFIF / EXIF (`FF D8 FF`).
+    public static let jpeg = ImageFormat(rawValue: "jpeg")
+    /// PNG without animation.
+    public static let png = ImageFormat(rawValue: "png")
+    /// Animated PNG (a PNG with an `acTL` chunk before its first `IDAT`).
+    public static let apng = ImageFormat(rawValue: "apng")
+    /// GIF 87a / 89a.
+    public static let gif = ImageFormat(rawValue: "gif")
+    /// WebP (lossy, lossless, animated) in a RIFF container.
+    public static let webp = ImageFormat(rawValue: "webp")
+    /// HEIC (HEVC-coded HEIF).
+    public static let heic = ImageFormat(rawValue: "heic")
+    /// HEIF with another or an unspecified codec.
+    public static let heif = ImageFormat(rawValue: "heif")
+    /// AVIF (AV1-coded HEIF).
+    public static let avif = ImageFormat(rawValue: "avif")
+    /// JPEG XL, bare codestream or ISO BMFF container (raw value `"jxl"`).
+    public static let jpegXL = ImageFormat(rawValue: "jxl")
+    /// Windows bitmap.
+    public static let bmp = ImageFormat(rawValue: "bmp")
+    /// Windows icon or cursor (ICO / CUR): a directory of BMP or PNG images.
+    public static let ico = ImageFormat(rawValue: "ico")
+    /// TIFF, either byte order.
+    public static let tiff = ImageFormat(rawValue: "tiff")
+    /// SVG (XML text with an `<svg` element near the start).
+    public static let svg = ImageFormat(rawValue: "svg")
+    /// Not recognised.
+    public static let unknown = ImageFormat(rawValue: "unknown")
+
+    /// The formats this module knows by name, in the order the built-in sniffing tries them (not including
+    /// ``unknown``). Formats added by plug-ins are not listed.
+    public static let builtIn: [ImageFormat] = [
+        .jpeg, .png, .apng, .gif, .webp, .jpegXL, .heic, .heif, .avif, .bmp, .ico, .tiff, .svg,
+    ]
+
+    /// The short lowercase name (`"jpeg"`, `"png"`, …), as used in JSON output: the ``rawValue``.
     public var description: String { rawValue }
 
-    /// The usual file extension for this format, without the dot (`"jpg"` for JPEG).
+    /// The usual file extension for this format, without the dot (`"jpg"` for JPEG, `"png"` for APNG, `"bin"`
+    /// for unknown data; the raw value for every other format, plug-ins' included).
     public var fileExtension: String {
         switch self {
         case .jpeg: "jpg"
         case .apng: "png"
         case .unknown: "bin"
         default: rawValue
+        }
+    }
+
+    /// The MIME type an HTTP `Accept` header names this format by (`"image/jpeg"`, `"image/svg+xml"`,
+    /// `"image/x-icon"`, …; `"image/" + rawValue` for formats this module does not know).
+    public var mimeType: String {
+        switch self {
+        case .svg: "image/svg+xml"
+        case .ico: "image/x-icon"
+        case .unknown: "application/octet-stream"
+        default: "image/" + rawValue
         }
     }
 
@@ -72,6 +104,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
         }
         if ascii("ftyp", offset: 4) { return isoBMFFFormat(b) }
         if ascii("BM") && b.count >= 26 { return .bmp }
+        if isIconDirectory(b) { return .ico }
         if matches([0x49, 0x49, 0x2A, 0x00]) || matches([0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
         if looksLikeSVG(b) { return .svg }
         return .unknown
@@ -92,6 +125,14 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, Codable, Cust
             offset += 12 + length
         }
         return false
+    }
+
+    /// An ICO (type 1) or CUR (type 2) directory: reserved 0, type, then 1…1,024 entries whose first entry has a
+    /// zero reserved byte.
+    private static func isIconDirectory(_ b: UnsafeRawBufferPointer) -> Bool {
+        guard b.count >= 22, b[0] == 0, b[1] == 0, b[2] == 1 || b[2] == 2, b[3] == 0 else { return false }
+        let count = Int(b[4]) | Int(b[5]) << 8
+        return count >= 1 && count <= 1024 && b[6 + 3] == 0
     }
 
     private static func isoBMFFFormat(_ b: UnsafeRawBufferPointer) -> ImageFormat {

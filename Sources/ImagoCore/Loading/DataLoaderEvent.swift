@@ -4,7 +4,7 @@ import Foundation
 ///
 /// A transfer that reaches the network emits `.started`, then any number of `.retried`, then exactly one `.finished`
 /// or `.failed`; a transfer cancelled while still queued emits nothing. `.coalesced` marks a request that joined a
-/// transfer already in flight. URLs are given with credentials removed (``URL/redactedString``).
+/// transfer already in flight. URLs are given with credentials removed (`URL.redactedString`).
 public enum DataLoaderEvent: Sendable, Hashable, CustomStringConvertible {
     /// A transfer began its first attempt.
     case started(url: String, priority: RequestPriority)

@@ -44,6 +44,8 @@ public struct RetryPolicy: Sendable, Hashable {
     /// not be retried (the error is not transient, or the retries are used up).
     ///
     /// - Parameters:
+    ///   - retry: which retry this is, from 1.
+    ///   - error: the failure of the attempt before.
     ///   - retryAfter: the response's `Retry-After` header, if any; it replaces the computed backoff (capped).
     ///   - now: the current date, to interpret an HTTP-date `Retry-After`.
     ///   - random: a value in 0…1 choosing where in the jitter range the delay falls (0.5 = no jitter).

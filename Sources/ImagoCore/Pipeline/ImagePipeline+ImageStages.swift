@@ -185,7 +185,7 @@ extension ImagePipeline {
         } catch let error as CodecError {
             return .failure(.decodingFailed(source: request.sourceDescription, underlying: error))
         } catch {
-            let codec = CodecError.corrupt(format: ImageFormat(sniffing: data), reason: "\(error)")
+            let codec = CodecError.corrupt(format: configuration.decoders.format(of: data), reason: "\(error)")
             return .failure(.decodingFailed(source: request.sourceDescription, underlying: codec))
         }
     }

@@ -57,7 +57,7 @@ extension ImagePipeline {
     func storeOriginal(_ data: Data, metadata: DataCacheMetadata?, for request: ImageRequest) {
         guard let metadata, let dataCache = configuration.dataCache,
             !request.options.contains(.ignoreDiskCacheWrites),
-            configuration.decoders.decoder(for: ImageFormat(sniffing: data)) != nil
+            configuration.decoders.decoder(for: configuration.decoders.format(of: data)) != nil
         else { return }
         switch configuration.dataCachePolicy {
         case .storeOriginalData, .storeAll: break
@@ -148,8 +148,8 @@ extension ImagePipeline {
             cache.store(output.image, for: request.imageCacheKey)
         }
         guard usesProcessedDiskEntries(request), !output.isFromProcessedEntry, !output.isMemoryHit,
-            !request.options.contains(.ignoreDiskCacheWrites), !output.image.isAnimated,
-            let dataCache = configuration.dataCache
+            !request.options.contains(.ignoreDiskCacheWrites), let dataCache = configuration.dataCache,
+            let format = processedFormat(for: output.image)
         else { return }
         let key = request.processedDataCacheKey
         let isNew = processedStores.withLock { $0.insert(key).inserted }
@@ -157,16 +157,27 @@ extension ImagePipeline {
         var processedMetadata = output.metadata ?? DataCacheMetadata()
         processedMetadata.validators = HTTPValidators()  // validators belong to the original; freshness carries over
         let metadata = processedMetadata
-        let format =
-            configuration.processedImageFormat
-            ?? (configuration.encoders.encoder(for: output.image.format) != nil ? output.image.format : .png)
         let options = configuration.encodingOptions
         encodeQueue.enqueue(priority: .low) { [self] in
             defer { _ = processedStores.withLock { $0.remove(key) } }
-            guard let data = try? configuration.encoders.encode(output.image.image, as: format, options: options)
+            guard let data = try? configuration.encoders.encode(output.image, as: format, options: options)
             else { return }
             rememberProcessedKey(key, of: request.sourceKey)
             writeToDisk(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
         }
+    }
+
+    /// The format a processed image is stored in: ``Configuration/processedImageFormat``, else the source format
+    /// when an encoder for it is registered, else PNG. An animated image is stored only by an encoder that keeps
+    /// its frames: without a configured format it goes to the first such encoder (animated WebP); `nil` when
+    /// there is none (or the configured format's encoder writes stills).
+    func processedFormat(for image: ImageContainer) -> ImageFormat? {
+        let encoders = configuration.encoders
+        if let format = configuration.processedImageFormat {
+            return !image.isAnimated || encoders.encoder(for: format)?.encodesAnimation == true ? format : nil
+        }
+        let still = encoders.encoder(for: image.format) != nil ? image.format : .png
+        guard image.isAnimated else { return still }
+        return encoders.encoder(for: still)?.encodesAnimation == true ? still : encoders.animatedFormat
     }
 }

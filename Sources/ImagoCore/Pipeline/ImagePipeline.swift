@@ -5,11 +5,12 @@ import Foundation
 /// work between requests in flight at every stage.
 ///
 /// Thread-safe; use one pipeline for the whole program (`Imago` provides `ImagePipeline.shared`). Two APIs over
-/// one engine: `async` (``image(for:)``, ``response(for:)``) and callbacks
+/// one engine: `async` (``image(for:)-(ImageRequest)``, ``response(for:)``) and callbacks
 /// (``loadImage(with:progress:updated:completion:)``), plus the synchronous ``cachedImage(for:)``.
 ///
 /// ```swift
-/// let pipeline = ImagePipeline(configuration: .init(dataCache: try DiskCache(name: "images")))
+/// let cache = try DiskCache(directory: URL(fileURLWithPath: "/var/cache/images"))
+/// let pipeline = ImagePipeline(configuration: .init(dataCache: cache))
 /// let image = try await pipeline.image(for: ImageRequest(url: url, processors: [.resize(width: 256, height: 256)]))
 /// ```
 public final class ImagePipeline: Sendable {
@@ -124,6 +125,7 @@ public final class ImagePipeline: Sendable {
     /// Starts loading `request` and returns its task.
     ///
     /// - Parameters:
+    ///   - request: what to load.
     ///   - progress: called with the bytes received so far (default `nil`).
     ///   - updated: called once more with the new image if a stale disk entry was delivered and revalidation
     ///     found new content (only for requests with ``ImageRequest/Options/deliversUpdates``; default `nil`).

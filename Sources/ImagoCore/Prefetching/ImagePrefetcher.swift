@@ -55,6 +55,7 @@ public final class ImagePrefetcher: Sendable {
     /// A prefetcher for `pipeline`.
     ///
     /// - Parameters:
+    ///   - pipeline: the pipeline that loads (and caches) the images.
     ///   - destination: default `.memoryCache`.
     ///   - maxConcurrentRequestCount: default 2.
     ///   - priority: default `.low`.

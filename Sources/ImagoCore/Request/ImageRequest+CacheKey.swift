@@ -24,10 +24,10 @@ extension ImageRequest {
     /// A URL's key holds no secret, because keys are written into disk cache entries and may be printed:
     /// - the user-info is dropped: `http://alice:pw@host/a.jpg` and `http://host/a.jpg` are one resource and share
     ///   their cache entries (the load itself still sends the credentials, and requests with different
-    ///   credentials neither share a load in flight nor a remembered failure: see ``failureKey``);
+    ///   credentials neither share a load in flight nor a remembered failure: see `failureKey`);
     /// - the value of each query or fragment item named like a secret (`token`, `access_token`, `key`, `api_key`,
     ///   `apikey`, `signature`, `sig`, `password`, `secret`, `auth`, case-insensitive, also as the last part of a
-    ///   name like `X-Amz-Signature`; see ``URL/redactedString``) is replaced by `sha256-` and its SHA-256 digest,
+    ///   name like `X-Amz-Signature`; see `URL.redactedString`) is replaced by `sha256-` and its SHA-256 digest,
     ///   so URLs with different tokens keep different entries (a token may select what is served) while the
     ///   token never reaches the disk. Only a SHA-256 collision could make two such keys equal. (A digest of a
     ///   short password can be brute-forced offline by whoever reads the cache; so can the entry file names,

@@ -1,0 +1,40 @@
+#ifndef IMAGO_CMICROHTTPD_SHIM_H
+#define IMAGO_CMICROHTTPD_SHIM_H
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// Leaves the URL path exactly as the client sent it: the image proxy checks its signature over the raw bytes and
+/// percent-decodes the source URL itself (MHD's default unescaper would decode `%2F` before either could).
+static size_t imago_mhd_keep_escaped(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls;
+    (void)connection;
+    return strlen(text);
+}
+
+/// `MHD_start_daemon` is variadic, which Swift cannot call: this typed wrapper passes the options the server uses.
+/// `address` is a `sockaddr_in` or (with `MHD_USE_IPv6` in `flags`) a `sockaddr_in6`; its port 0 picks a free one.
+static inline struct MHD_Daemon *imago_mhd_start(
+    unsigned int flags, const struct sockaddr *address, unsigned int connectionLimit, unsigned int connectionTimeout,
+    unsigned int listenBacklog, MHD_AccessHandlerCallback handler, void *handlerContext,
+    MHD_RequestCompletedCallback completed, void *completedContext) {
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, handler, handlerContext,
+        MHD_OPTION_SOCK_ADDR, address,
+        MHD_OPTION_CONNECTION_LIMIT, connectionLimit,
+        MHD_OPTION_CONNECTION_TIMEOUT, connectionTimeout,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, listenBacklog,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, completedContext,
+        MHD_OPTION_UNESCAPE_CALLBACK, imago_mhd_keep_escaped, NULL,
+        MHD_OPTION_END);
+}
+
+/// The port the daemon listens on (the chosen one when started on port 0); 0 if MHD cannot say.
+static inline uint16_t imago_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+#endif

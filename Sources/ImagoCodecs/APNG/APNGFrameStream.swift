@@ -1,0 +1,102 @@
+import CImagoShims
+import CPNG
+import ImagoCore
+
+/// Turns one APNG frame into a standalone PNG that libpng's simplified API reads: the signature, an `IHDR` with
+/// the frame's size, the shared `PLTE`/`tRNS` chunks, the frame's data as `IDAT` chunks (from `fdAT` without its
+/// sequence number) and `IEND`, every CRC computed.
+///
+/// `gAMA` is left out, as ``PNGDecoder`` leaves it out (stored samples are taken as sRGB).
+enum APNGFrameStream {
+    static func make(
+        _ frame: APNGStructure.Frame, structure: APNGStructure, bytes: UnsafeRawBufferPointer
+    ) -> [UInt8] {
+        var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        let dataBytes = frame.data.reduce(0) { $0 + $1.count + 12 }
+        let sharedBytes = structure.sharedChunks.reduce(0) { $0 + $1.count }
+        out.reserveCapacity(8 + 25 + sharedBytes + dataBytes + 12)
+        var header = [UInt8](bytes[structure.header])
+        header.replaceSubrange(0..<8, with: be32(frame.control.width) + be32(frame.control.height))
+        header.withUnsafeBytes { appendChunk(&out, type: "IHDR", payload: $0) }
+        for range in structure.sharedChunks { out.append(contentsOf: bytes[range]) }
+        for range in frame.data {
+            appendChunk(&out, type: "IDAT", payload: UnsafeRawBufferPointer(rebasing: bytes[range]))
+        }
+        appendChunk(&out, type: "IEND", payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        return out
+    }
+
+    /// Decodes a stream from ``make(_:structure:bytes:)`` to RGBA8 (16-bit samples rounded to 8 bits).
+    static func decode(_ stream: [UInt8], isInterlaced16Bit: Bool) throws -> PixelBuffer {
+        try stream.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { throw CodecError.empty }
+            let chunks = PNGChunks(scanning: bytes)
+            var image = png_image()
+            image.version = cimago_png_image_version
+            defer { png_image_free(&image) }
+            guard png_image_begin_read_from_memory(&image, base, bytes.count) != 0 else {
+                throw PNGDecoder.failure(&image, chunks: chunks, format: .apng)
+            }
+            return try PNGDecoder.finishRead(
+                &image, pixelFormat: .rgba8, isInterlaced16Bit: isInterlaced16Bit, format: .apng, chunks: chunks)
+        }
+    }
+
+    private static func be32(_ v: Int) -> [UInt8] {
+        [
+            UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8),
+            UInt8(truncatingIfNeeded: v),
+        ]
+    }
+
+    private static func appendChunk(_ out: inout [UInt8], type: StaticString, payload: UnsafeRawBufferPointer) {
+        out.append(contentsOf: be32(payload.count))
+        let typeBytes = UnsafeRawBufferPointer(start: type.utf8Start, count: 4)
+        out.append(contentsOf: typeBytes)
+        out.append(contentsOf: payload)
+        var crc = CRC32.update(0xFFFF_FFFF, typeBytes)
+        crc = CRC32.update(crc, payload) ^ 0xFFFF_FFFF
+        out.append(contentsOf: be32(Int(crc)))
+    }
+}
+
+/// The PNG/zlib CRC-32 (polynomial 0xEDB88320), slicing by 8 bytes.
+enum CRC32 {
+    private static let tables: [[UInt32]] = {
+        var tables = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
+        for n in 0..<256 {
+            var c = UInt32(n)
+            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            tables[0][n] = c
+        }
+        for n in 0..<256 {
+            for k in 1..<8 { tables[k][n] = (tables[k - 1][n] >> 8) ^ tables[0][Int(tables[k - 1][n] & 0xFF)] }
+        }
+        return tables
+    }()
+
+    /// Continues `crc` (pre-inverted; start with 0xFFFFFFFF and invert the result) over `bytes`.
+    static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var c = crc
+        var i = 0
+        let n = bytes.count
+        tables.withUnsafeBufferPointer { t in
+            let t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], t4 = t[4], t5 = t[5], t6 = t[6], t7 = t[7]
+            while i + 8 <= n {
+                let lo =
+                    c
+                    ^ (UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
+                        | UInt32(bytes[i + 3]) << 24)
+                c =
+                    t7[Int(lo & 0xFF)] ^ t6[Int(lo >> 8 & 0xFF)] ^ t5[Int(lo >> 16 & 0xFF)] ^ t4[Int(lo >> 24)]
+                    ^ t3[Int(bytes[i + 4])] ^ t2[Int(bytes[i + 5])] ^ t1[Int(bytes[i + 6])] ^ t0[Int(bytes[i + 7])]
+                i += 8
+            }
+            while i < n {
+                c = t0[Int((c ^ UInt32(bytes[i])) & 0xFF)] ^ (c >> 8)
+                i += 1
+            }
+        }
+        return c
+    }
+}

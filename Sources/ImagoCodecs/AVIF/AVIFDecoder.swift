@@ -1,0 +1,144 @@
+import CAVIF
+import Foundation
+import ImagoCore
+
+/// Decodes AVIF stills and image sequences with libavif 0.11 (AV1 through dav1d).
+///
+/// - Stills, grids, alpha (straight; premultiplied files are unpremultiplied), 8/10/12-bit samples delivered as
+///   8-bit RGBA (``ImageContainer/bitDepth`` says what the file held), 4:2:0, 4:2:2, 4:4:4 and monochrome.
+/// - The item transforms are applied in MIAF order: the `clap` crop (after conversion to RGB, so an odd crop
+///   offset with 4:2:0 works: libavif's strict checks are relaxed), then `irot` and `imir`. With
+///   ``DecodingOptions/appliesOrientation`` `false` the crop is still applied, and `irot`/`imir` are returned as
+///   ``ImageContainer/orientation`` instead.
+/// - Sequences (`avis`): every frame with its duration from the sample table; ``ImageContainer/loopCount`` from
+///   the colour track's edit list (libavif 0.11 has no `repetitionCount`; see `AVIFBoxes`): 1 when it plays
+///   once, 0 when it repeats forever, and 0 when the file has no edit list (browsers loop such files).
+/// - Limits before any pixel allocation: the size from `ispe` against ``DecodingOptions/pixelLimit`` (then
+///   libavif's own `imageSizeLimit` is lowered to it, so dav1d refuses larger frames), the frame count against ``DecodingOptions/frameLimit``, the output bytes of all frames against ``DecodingOptions/animationByteLimit`` and the
+///   full-size work against ``DecodingOptions/animationWorkLimit``.
+/// - ``DecodingOptions/targetSize``: libavif cannot scale, so each frame is decoded full size and then
+///   downsampled (area averaging) to fit.
+/// - A sequence that breaks off after at least one frame returns the frames decoded so far; a still that is
+///   truncated throws ``CodecError/truncated(format:)`` (AV1 has no partial decode; ``DecodingOptions/
+///   allowsPartialData`` changes nothing).
+/// - Works around libavif 0.11's faults: 8-bit limited-range monochrome is converted without libyuv (which
+///   leaves it unexpanded).
+///
+/// The colour information (`colr`: ICC profile or CICP) is not applied; the internal `decodeWithColour`
+/// returns it beside the pixels for a colour-management stage.
+///
+/// Thread-safe: the decoder has no state; each call creates its own libavif decoder (one thread).
+///
+/// ```swift
+/// let container = try AVIFDecoder().decode(data, options: DecodingOptions())
+/// print(container.frames.count, container.bitDepth ?? 8)
+/// ```
+public struct AVIFDecoder: ImageDecoding {
+    /// Threads libavif and dav1d may use per decode. Default 1.
+    public var maxThreads: Int
+
+    /// An AVIF decoder using `maxThreads` threads per decode (default 1).
+    public init(maxThreads: Int = 1) {
+        self.maxThreads = max(1, maxThreads)
+    }
+
+    /// `[.avif]`.
+    public var formats: Set<ImageFormat> { [.avif] }
+
+    /// Decodes `data`: every frame of a sequence (only the first with ``DecodingOptions/decodesFirstFrameOnly``).
+    ///
+    /// - Throws: ``CodecError``: `.empty`, `.corrupt`, `.truncated`, `.tooManyPixels`, `.tooManyFrames`,
+    ///   `.animationTooLarge`, `.animationTooMuchWork`.
+    public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
+        try decodeWithColour(data, options: options).container
+    }
+
+    /// Decodes `data` and returns the file's colour description beside the pixels (which are not converted).
+    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> (
+        container: ImageContainer, colour: EmbeddedColour
+    ) {
+        guard !data.isEmpty else { throw CodecError.empty }
+        return try data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw CodecError.empty }
+            if let extent = AVIFBoxes.largestSpatialExtent(in: raw) {
+                try options.checkDimensions(width: extent.width, height: extent.height, format: .avif)
+            }
+            guard let decoder = avifDecoderCreate() else {
+                throw CodecError.corrupt(format: .avif, reason: "libavif could not create a decoder")
+            }
+            defer { avifDecoderDestroy(decoder) }
+            configure(decoder, options: options)
+            try Self.check(avifDecoderSetIOMemory(decoder, base, raw.count), decoder)
+            try Self.check(avifDecoderParse(decoder), decoder)
+            guard let image = decoder.pointee.image else {
+                throw CodecError.corrupt(format: .avif, reason: "no image after parsing")
+            }
+            var session = AVIFSession(
+                decoder: decoder, options: options,
+                size: PixelSize(width: Int(image.pointee.width), height: Int(image.pointee.height)))
+            try session.checkLimits()
+            try tightenLimits(decoder, options: options)
+            let frames = try session.decodeFrames()
+            let colour = Self.colour(of: image.pointee)
+            let loops = decoder.pointee.imageCount > 1 ? (AVIFBoxes.playCount(in: raw) ?? 0) : 0
+            let container = ImageContainer(
+                frames: frames, format: .avif, loopCount: loops,
+                orientation: options.appliesOrientation ? .up : session.transform.orientation,
+                originalSize: session.displayedSize, bitDepth: session.bitDepth)
+            return (container, colour)
+        }
+    }
+
+    private func configure(_ decoder: UnsafeMutablePointer<avifDecoder>, options: DecodingOptions) {
+        decoder.pointee.maxThreads = Int32(clamping: maxThreads)
+        // Strict mode rejects valid-looking files libavif 0.11 misjudges (an odd clap offset with 4:2:0); the
+        // crop is validated here and applied after conversion to RGB instead.
+        decoder.pointee.strictFlags = avifStrictFlags(AVIF_STRICT_DISABLED.rawValue)
+        decoder.pointee.ignoreExif = AVIF_TRUE
+        decoder.pointee.ignoreXMP = AVIF_TRUE
+        // Parsing allocates no pixels: it runs with libavif's default count and size bounds (and no per-dimension
+        // bound), so the header's values reach our own checks and fail with a typed error
+        // (`.tooManyPixels`, `.tooManyFrames`) rather than libavif's "BMFF parsing failed".
+        decoder.pointee.imageDimensionLimit = 0
+    }
+
+    /// After the header passed our checks: dav1d refuses any frame larger than the pixel limit before allocating
+    /// it, whatever the AV1 payload claims (the codecs are created again by the reset, with the new limit).
+    private func tightenLimits(_ decoder: UnsafeMutablePointer<avifDecoder>, options: DecodingOptions) throws {
+        let defaultSizeLimit = 16384 * 16384  // AVIF_DEFAULT_IMAGE_SIZE_LIMIT; 0 is reserved
+        decoder.pointee.imageSizeLimit = UInt32(clamping: max(1, min(options.pixelLimit, defaultSizeLimit)))
+        try Self.check(avifDecoderReset(decoder), decoder)
+    }
+
+    private static func colour(of image: avifImage) -> EmbeddedColour {
+        var colour = EmbeddedColour.unspecified
+        if image.icc.size > 0, let bytes = image.icc.data {
+            colour.iccProfile = Data(bytes: bytes, count: image.icc.size)
+        }
+        colour.cicp = EmbeddedColour.CICP(
+            primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics),
+            matrix: Int(image.matrixCoefficients), isFullRange: image.yuvRange == AVIF_RANGE_FULL)
+        return colour
+    }
+
+    /// Turns a libavif result into a ``CodecError`` (nothing for `AVIF_RESULT_OK`).
+    static func check(_ result: avifResult, _ decoder: UnsafeMutablePointer<avifDecoder>?) throws {
+        if result == AVIF_RESULT_OK { return }
+        throw error(result, decoder)
+    }
+
+    static func error(_ result: avifResult, _ decoder: UnsafeMutablePointer<avifDecoder>?) -> CodecError {
+        switch result {
+        case AVIF_RESULT_TRUNCATED_DATA: return .truncated(format: .avif)
+        default:
+            var reason = String(cString: avifResultToString(result))
+            if let decoder {
+                let detail = withUnsafeBytes(of: decoder.pointee.diag.error) { bytes in
+                    String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if !detail.isEmpty { reason += ": \(detail)" }
+            }
+            return .corrupt(format: .avif, reason: reason)
+        }
+    }
+}

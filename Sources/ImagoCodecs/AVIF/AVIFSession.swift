@@ -1,0 +1,128 @@
+import CAVIF
+import ImagoCore
+
+/// One AVIF decode after `avifDecoderParse`: the limits checked from the container's header, then each frame
+/// converted to RGBA8, cropped, fitted to the target and turned.
+///
+/// Lives for one call to ``AVIFDecoder/decode(_:options:)``, on that call's thread.
+struct AVIFSession {
+    let decoder: UnsafeMutablePointer<avifDecoder>
+    let options: DecodingOptions
+    /// The coded size from the header (`ispe`).
+    let size: PixelSize
+    /// `clap`, `irot` and `imir` of the file.
+    let transform: ItemTransform
+    /// Bits per sample of the file.
+    let bitDepth: Int
+    /// The size shown after the crop and rotation, before any downsampling.
+    let displayedSize: PixelSize
+    /// Frames to decode (1 for a still or with `decodesFirstFrameOnly`).
+    let frameCount: Int
+
+    init(decoder: UnsafeMutablePointer<avifDecoder>, options: DecodingOptions, size: PixelSize) {
+        self.decoder = decoder
+        self.options = options
+        self.size = size
+        let image = decoder.pointee.image.pointee
+        self.bitDepth = Int(image.depth)
+        self.transform = Self.transform(of: image, size: size)
+        let cropped = transform.crop.map { PixelSize(width: $0.width, height: $0.height) } ?? size
+        self.displayedSize =
+            transform.orientation.swapsDimensions
+            ? PixelSize(width: cropped.height, height: cropped.width) : cropped
+        let declared = max(0, Int(decoder.pointee.imageCount))
+        self.frameCount = options.decodesFirstFrameOnly ? min(1, declared) : declared
+    }
+
+    /// Throws when the header's size, frame count or the output of all frames exceed the options' limits.
+    func checkLimits() throws {
+        try options.checkDimensions(width: size.width, height: size.height, format: .avif)
+        guard frameCount > 0 else { throw CodecError.corrupt(format: .avif, reason: "the file has no images") }
+        guard frameCount <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }
+        guard frameCount > 1 else { return }
+        try options.checkAnimationWork(frames: frameCount, canvas: size)
+        let output = TargetFitting.fittedSize(of: displayedSize, within: options.targetSize, orientation: .up)
+        let (total, overflow) = frameCount.multipliedReportingOverflow(by: output.pixelCount * 4)
+        guard !overflow, total <= options.animationByteLimit else {
+            throw CodecError.animationTooLarge(limit: options.animationByteLimit)
+        }
+    }
+
+    /// Decodes the frames; a sequence that fails after its first frame keeps the frames before the failure.
+    func decodeFrames() throws -> [ImageFrame] {
+        var frames: [ImageFrame] = []
+        frames.reserveCapacity(frameCount)
+        for _ in 0..<frameCount {
+            let result = avifDecoderNextImage(decoder)
+            guard result == AVIF_RESULT_OK else {
+                if frames.isEmpty { throw AVIFDecoder.error(result, decoder) }
+                break
+            }
+            let buffer = try frame()
+            frames.append(ImageFrame(buffer: buffer, duration: duration(decoder.pointee.imageTiming)))
+        }
+        return frames
+    }
+
+    /// The current image of the decoder, as it should be shown.
+    private func frame() throws -> PixelBuffer {
+        let image = decoder.pointee.image.pointee
+        let width = Int(image.width)
+        let height = Int(image.height)
+        // The AV1 payload may disagree with the container; dav1d was bounded by imageSizeLimit, check again.
+        try options.checkDimensions(width: width, height: height, format: .avif)
+        guard width == size.width, height == size.height else {
+            throw CodecError.corrupt(
+                format: .avif, reason: "frame of \(width)x\(height) in an image declared \(size.width)x\(size.height)")
+        }
+        var rgb = avifRGBImage()
+        avifRGBImageSetDefaults(&rgb, decoder.pointee.image)
+        rgb.format = AVIF_RGB_FORMAT_RGBA
+        rgb.depth = 8
+        rgb.alphaPremultiplied = AVIF_FALSE
+        // libavif 0.11's libyuv path leaves 8-bit limited-range monochrome unexpanded; its own path is right.
+        if image.yuvFormat == AVIF_PIXEL_FORMAT_YUV400 { rgb.avoidLibYUV = AVIF_TRUE }
+        var buffer = try PixelBuffer(width: width, height: height, format: .rgba8) { output in
+            rgb.pixels = output.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            rgb.rowBytes = UInt32(width * 4)
+            let result = avifImageYUVToRGB(decoder.pointee.image, &rgb)
+            guard result == AVIF_RESULT_OK else { throw AVIFDecoder.error(result, nil) }
+        }
+        if image.alphaPlane == nil { buffer = buffer.assumingOpaque() }
+        if let crop = transform.crop { buffer = try buffer.croppedRows(to: crop) }
+        let fitted = TargetFitting.fittedSize(
+            of: buffer.size, within: options.targetSize, orientation: transform.orientation)
+        buffer = try buffer.resampled(to: fitted)
+        return options.appliesOrientation ? buffer.oriented(transform.orientation) : buffer
+    }
+
+    private func duration(_ timing: avifImageTiming) -> Duration {
+        guard timing.timescale > 0 else { return .zero }
+        let (micro, overflow) = timing.durationInTimescales.multipliedReportingOverflow(by: 1_000_000)
+        guard !overflow else { return .seconds(Int64(clamping: timing.durationInTimescales / timing.timescale)) }
+        return .microseconds(Int64(clamping: micro / timing.timescale))
+    }
+
+    /// The file's transforms; a `clap` that does not describe a rectangle inside the image is ignored.
+    private static func transform(of image: avifImage, size: PixelSize) -> ItemTransform {
+        let flags = image.transformFlags
+        var crop: ItemTransform.CropRect?
+        if flags & avifTransformFlags(AVIF_TRANSFORM_CLAP.rawValue) != 0 {
+            var rect = avifCropRect()
+            var clap = image.clap
+            var diag = avifDiagnostics()
+            // Converted as 4:4:4 so an odd offset over subsampled chroma is accepted: the crop is done in RGB.
+            if avifCropRectConvertCleanApertureBox(
+                &rect, &clap, UInt32(size.width), UInt32(size.height), AVIF_PIXEL_FORMAT_YUV444, &diag) != 0,
+                rect.width > 0, rect.height > 0,
+                Int(rect.x) + Int(rect.width) <= size.width, Int(rect.y) + Int(rect.height) <= size.height
+            {
+                crop = ItemTransform.CropRect(
+                    x: Int(rect.x), y: Int(rect.y), width: Int(rect.width), height: Int(rect.height))
+            }
+        }
+        let rotation = flags & avifTransformFlags(AVIF_TRANSFORM_IROT.rawValue) != 0 ? Int(image.irot.angle) : 0
+        let mirror = flags & avifTransformFlags(AVIF_TRANSFORM_IMIR.rawValue) != 0 ? Int(image.imir.mode) : nil
+        return ItemTransform(crop: crop, orientation: ItemTransform.orientation(rotation: rotation, mirror: mirror))
+    }
+}

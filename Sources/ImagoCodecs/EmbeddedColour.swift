@@ -1,0 +1,28 @@
+import Foundation
+
+/// What an AVIF or HEIF file's `colr` box says about its colour space, kept beside the decoded pixels so a colour
+/// stage (ICC conversion to sRGB) can hook in without parsing the file again.
+///
+/// Decoders hand the pixels over unconverted (the values as stored, taken as sRGB); ``AVIFDecoder`` and
+/// ``HEIFDecoder`` return this from their internal `decodeWithColour(_:options:)`.
+struct EmbeddedColour: Sendable, Hashable {
+    /// The ICC profile (`colr` type `prof`/`rICC`), if the file has one.
+    var iccProfile: Data?
+    /// The CICP code points (`colr` type `nclx`, or the AV1 sequence header), if known.
+    var cicp: CICP?
+
+    /// Coding-independent code points (ITU-T H.273).
+    struct CICP: Sendable, Hashable {
+        /// Colour primaries (1 = BT.709/sRGB, 12 = Display P3, 9 = BT.2020).
+        var primaries: Int
+        /// Transfer characteristics (13 = sRGB, 16 = PQ, 18 = HLG).
+        var transfer: Int
+        /// Matrix coefficients (0 = identity, 1 = BT.709, 6 = BT.601).
+        var matrix: Int
+        /// Whether the samples use the full range (else limited/video range).
+        var isFullRange: Bool
+    }
+
+    /// Nothing known: take the pixels as sRGB.
+    static let unspecified = EmbeddedColour(iccProfile: nil, cicp: nil)
+}

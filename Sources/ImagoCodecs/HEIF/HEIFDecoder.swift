@@ -1,0 +1,153 @@
+import CHEIF
+import Foundation
+import ImagoCore
+
+/// Decodes HEIC/HEIF (HEVC through libde265, and AV1 in HEIF) with libheif 1.15: the primary image.
+///
+/// - The primary image, tiled grids included, with alpha from its auxiliary alpha image (straight; a
+///   premultiplied file is unpremultiplied); 8/10/12-bit samples delivered as 8-bit RGBA, with
+///   ``ImageContainer/bitDepth`` saying what the file held.
+/// - The file's transforms (`clap`, `irot`, `imir`) are applied exactly once, by libheif, whatever
+///   ``DecodingOptions/appliesOrientation`` says: they are part of the image's geometry, and libheif 1.15 cannot
+///   report the rotation without also dropping the crop. The EXIF orientation is never applied on top
+///   (HEIF requires writers to reset it), so ``ImageContainer/orientation`` is always `.up`.
+/// - Depth images, thumbnails and other top-level images are ignored. An image sequence (`.heics`) gives its
+///   primary image when it has one (libheif 1.15 does not read the sequence track).
+/// - Limits before decoding: the displayed and coded (`ispe`) sizes from the image handle against
+///   ``DecodingOptions/pixelLimit``; libheif's own maximum image size is set to the same bound.
+/// - ``DecodingOptions/targetSize``: libheif decodes full size, then the image is downsampled to fit.
+/// - A truncated file throws ``CodecError/truncated(format:)`` (HEVC has no partial decode here;
+///   ``DecodingOptions/allowsPartialData`` changes nothing); ``DecodingOptions/decodesFirstFrameOnly`` has
+///   nothing to do (one image).
+///
+/// The colour information (`colr`: ICC profile or nclx) is not applied; the internal `decodeWithColour` returns
+/// it beside the pixels for a colour-management stage.
+///
+/// Thread-safe: the decoder has no state; each call uses its own libheif context.
+///
+/// ```swift
+/// let container = try HEIFDecoder().decode(data, options: DecodingOptions(targetSize: PixelSize(width: 256, height: 256)))
+/// ```
+public struct HEIFDecoder: ImageDecoding {
+    /// Threads libheif may use to decode the tiles of a grid. Default 1.
+    public var maxThreads: Int
+
+    /// A HEIF decoder using up to `maxThreads` threads per decode (default 1).
+    public init(maxThreads: Int = 1) {
+        self.maxThreads = max(1, maxThreads)
+    }
+
+    /// `[.heic, .heif]`.
+    public var formats: Set<ImageFormat> { [.heic, .heif] }
+
+    /// Decodes the primary image of `data`.
+    ///
+    /// - Throws: ``CodecError``: `.empty`, `.corrupt`, `.truncated`, `.tooManyPixels`.
+    public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
+        try decodeWithColour(data, options: options).container
+    }
+
+    /// Decodes `data` and returns the primary image's colour description beside the pixels (not converted).
+    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> (
+        container: ImageContainer, colour: EmbeddedColour
+    ) {
+        guard !data.isEmpty else { throw CodecError.empty }
+        let format = ImageFormat(sniffing: data) == .heif ? ImageFormat.heif : .heic
+        return try data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { throw CodecError.empty }
+            guard let context = heif_context_alloc() else {
+                throw CodecError.corrupt(format: format, reason: "libheif could not create a context")
+            }
+            defer { heif_context_free(context) }
+            // libheif checks each dimension against this while parsing; the pixel count is checked below.
+            heif_context_set_maximum_image_size_limit(context, Int32(clamping: max(1, options.pixelLimit)))
+            heif_context_set_max_decoding_threads(context, Int32(clamping: maxThreads))
+            try Self.check(heif_context_read_from_memory_without_copy(context, base, raw.count, nil), format)
+            var handle: OpaquePointer?
+            try Self.check(heif_context_get_primary_image_handle(context, &handle), format)
+            guard let handle else { throw CodecError.corrupt(format: format, reason: "no primary image") }
+            defer { heif_image_handle_release(handle) }
+
+            let width = Int(heif_image_handle_get_width(handle))
+            let height = Int(heif_image_handle_get_height(handle))
+            try options.checkDimensions(width: width, height: height, format: format)
+            let codedWidth = Int(heif_image_handle_get_ispe_width(handle))
+            let codedHeight = Int(heif_image_handle_get_ispe_height(handle))
+            if codedWidth > 0, codedHeight > 0 {
+                try options.checkDimensions(width: codedWidth, height: codedHeight, format: format)
+            }
+            let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
+            let isPremultiplied = heif_image_handle_is_premultiplied_alpha(handle) != 0
+            let bitDepth = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
+            let colour = Self.colour(of: handle)
+
+            var image = try Self.decodePixels(
+                handle, format: format, alphaMode: hasAlpha && isPremultiplied ? .premultiplied : .straight,
+                options: options)
+            image = hasAlpha ? image.unpremultiplied() : image.assumingOpaque()
+            let fitted = TargetFitting.fittedSize(of: image.size, within: options.targetSize, orientation: .up)
+            image = try image.resampled(to: fitted)
+            let container = ImageContainer(
+                frames: [ImageFrame(buffer: image)], format: format,
+                originalSize: PixelSize(width: width, height: height), bitDepth: bitDepth > 0 ? bitDepth : nil)
+            return (container, colour)
+        }
+    }
+
+    /// The primary image converted by libheif to interleaved RGBA8 with its transforms applied.
+    private static func decodePixels(
+        _ handle: OpaquePointer, format: ImageFormat, alphaMode: PixelBuffer.AlphaMode, options: DecodingOptions
+    ) throws -> PixelBuffer {
+        guard let decoding = heif_decoding_options_alloc() else {
+            throw CodecError.corrupt(format: format, reason: "libheif could not allocate decoding options")
+        }
+        defer { heif_decoding_options_free(decoding) }
+        decoding.pointee.ignore_transformations = 0
+        decoding.pointee.convert_hdr_to_8bit = 1
+        var decoded: OpaquePointer?
+        try check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, decoding), format)
+        guard let decoded else { throw CodecError.corrupt(format: format, reason: "no decoded image") }
+        defer { heif_image_release(decoded) }
+        let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+        try options.checkDimensions(width: width, height: height, format: format)
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
+            Int(stride) >= width * 4
+        else { throw CodecError.corrupt(format: format, reason: "libheif returned no RGBA plane") }
+        let rowBytes = width * 4
+        return try PixelBuffer(width: width, height: height, format: .rgba8, alphaMode: alphaMode) { output in
+            guard let to = output.baseAddress else { return }
+            for row in 0..<height {
+                (to + row * rowBytes).copyMemory(from: plane + row * Int(stride), byteCount: rowBytes)
+            }
+        }
+    }
+
+    private static func colour(of handle: OpaquePointer) -> EmbeddedColour {
+        var colour = EmbeddedColour.unspecified
+        let iccSize = heif_image_handle_get_raw_color_profile_size(handle)
+        if iccSize > 0, iccSize < 16 << 20 {
+            var bytes = Data(count: iccSize)
+            let error = bytes.withUnsafeMutableBytes { heif_image_handle_get_raw_color_profile(handle, $0.baseAddress) }
+            if error.code == heif_error_Ok { colour.iccProfile = bytes }
+        }
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        if heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx {
+            colour.cicp = EmbeddedColour.CICP(
+                primaries: Int(nclx.pointee.color_primaries.rawValue),
+                transfer: Int(nclx.pointee.transfer_characteristics.rawValue),
+                matrix: Int(nclx.pointee.matrix_coefficients.rawValue), isFullRange: nclx.pointee.full_range_flag != 0)
+            heif_nclx_color_profile_free(nclx)
+        }
+        return colour
+    }
+
+    /// Turns a libheif error into a ``CodecError`` (nothing for `heif_error_Ok`).
+    static func check(_ error: heif_error, _ format: ImageFormat) throws {
+        if error.code == heif_error_Ok { return }
+        if error.subcode == heif_suberror_End_of_data { throw CodecError.truncated(format: format) }
+        let message = error.message.map { String(cString: $0) } ?? "libheif error \(error.code.rawValue)"
+        throw CodecError.corrupt(format: format, reason: message)
+    }
+}

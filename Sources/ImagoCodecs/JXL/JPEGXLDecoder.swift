@@ -1,0 +1,88 @@
+import CJXL
+import Foundation
+import ImagoCore
+
+/// Decodes JPEG XL (lossless and lossy, alpha, animation, 8 to 16 bits) with libjxl.
+///
+/// - The whole input is given to libjxl at once; layers, blend modes and patches are composited by libjxl
+///   (coalescing, its default), so every frame is a full canvas. Premultiplied-alpha files come out straight.
+/// - The image size is read from the basic info and checked against ``DecodingOptions/pixelLimit`` before any
+///   output buffer is allocated; animation frames are counted against ``DecodingOptions/frameLimit``,
+///   ``DecodingOptions/animationByteLimit`` and ``DecodingOptions/animationWorkLimit`` as their headers arrive,
+///   before each frame's pixels are allocated.
+/// - Durations come from each frame header in ticks of the animation's tick rate; ``ImageContainer/loopCount`` is
+///   the header's `num_loops` (0 = forever).
+/// - The codestream's orientation is applied by libjxl when ``DecodingOptions/appliesOrientation`` (default);
+///   otherwise the stored pixels come back with the orientation in ``ImageContainer/orientation``.
+/// - Samples are delivered as 8-bit RGBA; ``ImageContainer/bitDepth`` is the file's `bits_per_sample`. Lossy (XYB)
+///   images are rendered as sRGB by libjxl; losslessly stored ones keep their own colour space (the internal
+///   `decodeWithColour(_:options:)` returns its ICC profile and code points for a colour stage).
+/// - libjxl cannot scale while decoding: with ``DecodingOptions/targetSize`` the full-size frame is decoded and
+///   then downsampled.
+/// - Truncated data throws ``CodecError/truncated(format:)``; with ``DecodingOptions/allowsPartialData`` the
+///   complete frames of an animation, or what libjxl can render of a still, come back as a preview.
+///
+/// Thread-safe: the decoder has no state; each call uses its own libjxl decoder and thread pool.
+///
+/// ```swift
+/// let container = try JPEGXLDecoder().decode(data, options: DecodingOptions())
+/// ```
+public struct JPEGXLDecoder: ImageDecoding {
+    /// The most worker threads one decode uses; libjxl suggests fewer for small images. Default: one per CPU
+    /// core (at most 8). 0 or 1 decodes on the calling thread only.
+    public var maximumThreads: Int
+
+    /// A JPEG XL decoder using up to `maximumThreads` threads per decode (default: one per core, at most 8).
+    public init(maximumThreads: Int = min(8, ProcessInfo.processInfo.activeProcessorCount)) {
+        self.maximumThreads = maximumThreads
+    }
+
+    /// `[.jpegXL]`.
+    public var formats: Set<ImageFormat> { [.jpegXL] }
+
+    /// Decodes `data` (only the first frame of an animation with ``DecodingOptions/decodesFirstFrameOnly``).
+    ///
+    /// - Throws: ``CodecError``: `.empty`, `.corrupt`, `.truncated`, `.tooManyPixels`, `.tooManyFrames`,
+    ///   `.animationTooLarge`, `.animationTooMuchWork`.
+    public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
+        try decodeWithColour(data, options: options).container
+    }
+
+    /// Decodes `data` and also returns what libjxl said about the colour of the samples (for colour management).
+    func decodeWithColour(
+        _ data: Data, options: DecodingOptions
+    ) throws -> (
+        container: ImageContainer, colour: EmbeddedColour
+    ) {
+        guard !data.isEmpty else { throw CodecError.empty }
+        return try data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw CodecError.empty }
+            switch JxlSignatureCheck(base, raw.count) {
+            case JXL_SIG_CODESTREAM, JXL_SIG_CONTAINER: break
+            case JXL_SIG_NOT_ENOUGH_BYTES: throw CodecError.truncated(format: .jpegXL)
+            default: throw CodecError.corrupt(format: .jpegXL, reason: "no JPEG XL signature")
+            }
+            guard let decoder = JxlDecoderCreate(nil) else {
+                throw CodecError.corrupt(format: .jpegXL, reason: "libjxl could not create a decoder")
+            }
+            defer { JxlDecoderDestroy(decoder) }
+            // The pool starts with no threads: the count is set from the image size once the basic info is read.
+            let runner = maximumThreads > 1 ? JxlResizableParallelRunnerCreate(nil) : nil
+            defer { if let runner { JxlResizableParallelRunnerDestroy(runner) } }
+            if let runner {
+                try Self.check(JxlDecoderSetParallelRunner(decoder, JxlResizableParallelRunner, runner))
+            }
+            var session = JPEGXLDecodeSession(
+                decoder: decoder, runner: runner, maximumThreads: maximumThreads, options: options)
+            try session.start(input: base, count: raw.count)
+            return try session.run()
+        }
+    }
+
+    /// Turns a libjxl status from a setup call into a ``CodecError`` (nothing for `JXL_DEC_SUCCESS`).
+    static func check(_ status: JxlDecoderStatus) throws {
+        guard status == JXL_DEC_SUCCESS else {
+            throw CodecError.corrupt(format: .jpegXL, reason: "libjxl refused a setting (status \(status.rawValue))")
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import CWebP
+import Foundation
+import ImagoCore
+
+extension WebPEncoder {
+    /// `true`: animated containers keep every frame.
+    public var encodesAnimation: Bool { true }
+
+    /// Encodes `container`: a still image as ``encode(_:options:)-(PixelBuffer,_)`` does; an animated one with
+    /// libwebpmux's `WebPAnimEncoder`, every frame (each a full canvas of the first frame's size) at its
+    /// duration rounded to milliseconds, and ``ImageContainer/loopCount`` (0 = forever, as WebP counts).
+    ///
+    /// libwebp merges a frame identical to the one before into it (the durations add up), so decoding can give
+    /// fewer frames than were written, showing the same pictures for the same total time.
+    ///
+    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` (frames of differing sizes, libwebp errors).
+    public func encode(_ container: ImageContainer, options: EncodingOptions) throws -> Data {
+        guard container.isAnimated else { return try encode(container.image, options: options) }
+        let size = container.image.size
+        guard container.frames.allSatisfy({ $0.buffer.size == size }) else {
+            throw failure("the frames of an animation must all be \(size)")
+        }
+        var config = try configuration(options)
+        var animationOptions = WebPAnimEncoderOptions()
+        guard WebPAnimEncoderOptionsInit(&animationOptions) != 0 else { throw failure("libwebpmux version mismatch") }
+        animationOptions.anim_params.loop_count = Int32(clamping: container.loopCount)
+        guard
+            let encoder = WebPAnimEncoderNew(
+                Int32(clamping: size.width), Int32(clamping: size.height), &animationOptions)
+        else { throw failure("cannot start an animation of \(size)") }
+        defer { WebPAnimEncoderDelete(encoder) }
+
+        var timestamp = 0
+        for frame in container.frames {
+            let rgba = try Self.straightRGBA(frame.buffer)
+            var picture = WebPPicture()
+            guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
+            picture.use_argb = 1
+            picture.width = Int32(clamping: rgba.width)
+            picture.height = Int32(clamping: rgba.height)
+            defer { WebPPictureFree(&picture) }
+            let imported = rgba.withUnsafeBytes { bytes in
+                WebPPictureImportRGBA(
+                    &picture, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(clamping: rgba.bytesPerRow))
+            }
+            guard imported != 0 else { throw failure(Self.reason(picture.error_code)) }
+            guard WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config) != 0 else {
+                throw failure(Self.animationError(encoder))
+            }
+            timestamp += Int((frame.duration / .milliseconds(1)).rounded())
+        }
+        // The end timestamp gives the last frame its duration.
+        guard WebPAnimEncoderAdd(encoder, nil, Int32(clamping: timestamp), nil) != 0 else {
+            throw failure(Self.animationError(encoder))
+        }
+        var output = WebPData()
+        WebPDataInit(&output)
+        defer { WebPDataClear(&output) }
+        guard WebPAnimEncoderAssemble(encoder, &output) != 0, let bytes = output.bytes, output.size > 0 else {
+            throw failure(Self.animationError(encoder))
+        }
+        return Data(bytes: bytes, count: output.size)
+    }
+
+    private static func animationError(_ encoder: OpaquePointer) -> String {
+        guard let message = WebPAnimEncoderGetError(encoder), message.pointee != 0 else { return "libwebpmux error" }
+        return String(cString: message)
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import ImagoCore
+
+/// The cache of encoded outputs: a memory LRU in front of an optional disk cache, so that a repeated request is
+/// answered without loading, decoding or encoding. Thread-safe; the memory tier is bounded by `memoryCostLimit`
+/// bytes (default 64 MiB), the disk tier by its own configuration.
+public final class OutputCache: Sendable {
+    /// Which tier answered a lookup.
+    enum Tier: String, Sendable {
+        case memory, disk
+    }
+
+    private let memory: Locked<LRUCache<OutputKey, Rendition>>
+    private let disk: (any DataCaching)?
+
+    /// A cache holding up to `memoryCostLimit` bytes in memory (default 64 MiB) and, when `disk` is given, every
+    /// output on disk too.
+    public init(memoryCostLimit: Int = 64 << 20, disk: (any DataCaching)? = nil) {
+        memory = Locked(LRUCache(costLimit: memoryCostLimit, countLimit: 100_000))
+        self.disk = disk
+    }
+
+    /// The output for `key` and the tier that held it (a disk hit is copied into memory).
+    func rendition(for key: OutputKey) -> (Rendition, Tier)? {
+        if let hit = memory.withLock({ $0.value(for: key, now: { .zero }) }) { return (hit, .memory) }
+        guard let entry = disk?.entry(for: key.diskKey) else { return nil }
+        let format = ImageFormat(sniffing: entry.data)
+        let rendition =
+            entry.metadata.validators.etag.map { Rendition(data: entry.data, format: format, etag: $0) }
+            ?? Rendition(data: entry.data, format: format, key: key)
+        storeInMemory(rendition, for: key)
+        return (rendition, .disk)
+    }
+
+    /// Stores `rendition` in both tiers.
+    func store(_ rendition: Rendition, for key: OutputKey) {
+        storeInMemory(rendition, for: key)
+        disk?.store(
+            rendition.data, for: key.diskKey,
+            metadata: DataCacheMetadata(
+                validators: HTTPValidators(etag: rendition.etag),
+                contentType: FormatNegotiation.mediaTypes[rendition.format]))
+    }
+
+    private func storeInMemory(_ rendition: Rendition, for key: OutputKey) {
+        let released = memory.withLock { $0.setValue(rendition, for: key, cost: rendition.data.count + 256) }
+        _ = released  // let go here, outside the lock
+    }
+}

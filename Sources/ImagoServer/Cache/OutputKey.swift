@@ -1,0 +1,40 @@
+import Foundation
+import ImagoCore
+
+/// What identifies an encoded output: the source, the processing options and the format choice. A typed key for
+/// the memory cache and for coalescing; ``diskKey`` is its stable text for the disk cache.
+struct OutputKey: Hashable, Sendable {
+    /// The source URL as given (absolute string).
+    var source: String
+    var options: ProcessingOptions
+    var format: FormatChoice
+
+    /// A stable name for the disk cache (which keys by string): the versioned fields on separate lines.
+    var diskKey: String {
+        "imago-serve-output/v1\n\(source)\n\(options.canonicalDescription)\n\(format.keyText)"
+    }
+}
+
+/// One encoded output with what a response needs.
+struct Rendition: Sendable {
+    /// The encoded bytes.
+    var data: Data
+    /// Their format.
+    var format: ImageFormat
+    /// The strong entity tag, quoted.
+    var etag: String
+
+    /// The rendition of `data` in `format` for `key`, its ETag a digest of the key, the format and the bytes.
+    init(data: Data, format: ImageFormat, key: OutputKey) {
+        var hashed = Data("\(key.diskKey)\n\(format)\n".utf8)
+        hashed.append(data)
+        let digest = hashed.withUnsafeBytes { SHA256.hash($0) }
+        self.init(data: data, format: format, etag: "\"\(digest.hex.prefix(32))\"")
+    }
+
+    init(data: Data, format: ImageFormat, etag: String) {
+        self.data = data
+        self.format = format
+        self.etag = etag
+    }
+}

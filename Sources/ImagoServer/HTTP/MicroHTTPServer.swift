@@ -1,0 +1,299 @@
+import CMicroHTTPD
+import Foundation
+import ImagoCore
+
+/// An HTTP/1.1 server on libmicrohttpd that hands every request to an async handler (an ``ImageProxy``):
+/// libmicrohttpd's own epoll thread reads requests, each connection is suspended while its handler runs and
+/// resumed with the response, so no thread waits on a request.
+///
+/// ```swift
+/// let proxy = ImageProxy(configuration: configuration)
+/// let server = try MicroHTTPServer(host: "127.0.0.1", port: 8080) { await proxy.respond(to: $0) }
+/// _ = await server.drain(timeout: .seconds(10))   // on SIGTERM: stop accepting, finish what is in flight
+/// server.stop()
+/// ```
+public final class MicroHTTPServer: @unchecked Sendable {
+    // @unchecked Sendable: `daemon` is set once in init and cleared only by `stop`, which holds `state`'s lock
+    // while it does; everything else that changes is inside `state`.
+
+    /// Why the server could not start.
+    public enum Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
+        /// The host is not a numeric IPv4 or IPv6 address.
+        case invalidHost(String)
+        /// libmicrohttpd refused to start (the port is taken, or the address is not this machine's).
+        case startFailed(host: String, port: UInt16)
+
+        /// A sentence naming what to change.
+        public var description: String {
+            switch self {
+            case .invalidHost(let host): "'\(host)' is not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1 or ::1)"
+            case .startFailed(let host, let port):
+                "could not listen on \(host):\(port) (is the port in use, or the address not this machine's?)"
+            }
+        }
+    }
+
+    /// The port listened on (the chosen one when started with port 0).
+    public private(set) var port: UInt16 = 0
+    private var daemon: OpaquePointer?
+    private let handler: @Sendable (ServerRequest) async -> ServerResponse
+    private let state = Locked(State())
+
+    private struct State {
+        /// Requests received and not yet completed (their response sent, or their connection gone).
+        var inFlight: Set<ObjectIdentifier> = []
+        var contexts: [ObjectIdentifier: RequestContext] = [:]
+        var isQuiesced = false
+        var isStopping = false
+        var isStopped = false
+    }
+
+    /// Starts listening on `host` (a numeric address) and `port` (0: any free one).
+    ///
+    /// - Parameters:
+    ///   - connectionLimit: the most connections open at once (default 1024).
+    ///   - connectionTimeout: seconds an idle connection stays open (default 30).
+    ///   - handler: answers each request; runs on the Swift concurrency pool.
+    /// - Throws: ``Error``.
+    public init(
+        host: String, port: UInt16, connectionLimit: Int = 1024, connectionTimeout: Int = 30,
+        handler: @escaping @Sendable (ServerRequest) async -> ServerResponse
+    ) throws {
+        self.handler = handler
+        var flags =
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let started: OpaquePointer?
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = port.bigEndian
+            started = withUnsafePointer(to: &v4) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                    imago_mhd_start(
+                        flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128,
+                        microHTTPAccess, context, microHTTPCompleted, context)
+                }
+            }
+        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = port.bigEndian
+            flags |= MHD_USE_IPv6.rawValue
+            started = withUnsafePointer(to: &v6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                    imago_mhd_start(
+                        flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128,
+                        microHTTPAccess, context, microHTTPCompleted, context)
+                }
+            }
+        } else {
+            throw Error.invalidHost(host)
+        }
+        guard let started else { throw Error.startFailed(host: host, port: port) }
+        daemon = started
+        self.port = imago_mhd_bound_port(started)
+    }
+
+    deinit { stop() }
+
+    /// Requests received and not yet answered.
+    public var inFlightCount: Int { state.withLock { $0.inFlight.count } }
+
+    /// Stops accepting connections (the listening socket is closed), then waits until every request in flight
+    /// has been answered or `timeout` has passed. Returns whether all were answered.
+    public func drain(timeout: Duration) async -> Bool {
+        let listener: Int32? = state.withLock { s in
+            guard !s.isQuiesced, !s.isStopped, let daemon else { return nil }
+            s.isQuiesced = true
+            return MHD_quiesce_daemon(daemon)
+        }
+        if let listener, listener >= 0 { close(listener) }
+        let deadline = ContinuousClock.now + timeout
+        while inFlightCount > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return inFlightCount == 0
+    }
+
+    /// Stops the server: requests still waiting for their handler are answered 503 first (libmicrohttpd cannot
+    /// stop with suspended connections), then the daemon and its thread end. Safe to call twice.
+    public func stop() {
+        // From here on no request is suspended (`access` answers 503 at once), so the ones collected below are
+        // all there are.
+        let waiting = state.withLock { s -> [RequestContext] in
+            guard !s.isStopped, !s.isStopping else { return [] }
+            s.isStopping = true
+            return Array(s.contexts.values)
+        }
+        let busy = ImageProxy.error(.overloaded(retryAfterSeconds: 1), retryAfter: 1)
+        for context in waiting { context.answer(busy) }
+        // Give the polling thread a moment to send those answers before the daemon goes.
+        if !waiting.isEmpty { usleep(100_000) }
+        let daemon = state.withLock { s -> OpaquePointer? in
+            guard !s.isStopped else { return nil }
+            s.isStopped = true
+            defer { self.daemon = nil }
+            return self.daemon
+        }
+        if let daemon { MHD_stop_daemon(daemon) }
+    }
+
+    // MARK: - Called on libmicrohttpd's thread
+
+    fileprivate func access(
+        _ connection: OpaquePointer, url: String, method: String, uploadSize: UnsafeMutablePointer<Int>,
+        slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let raw = slot.pointee else {
+            let context = RequestContext(connection: connection)
+            slot.pointee = Unmanaged.passRetained(context).toOpaque()
+            _ = state.withLock { $0.inFlight.insert(ObjectIdentifier(context)) }
+            return .YES
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        if uploadSize.pointee > 0 {
+            uploadSize.pointee = 0  // request bodies are not used
+            return .YES
+        }
+        if let response = context.takeResponse() { return Self.queue(response, on: connection) }
+        guard context.start() else { return .YES }
+        let request = ServerRequest(method: method, path: url, headers: Self.headers(of: connection))
+        let isStopping = state.withLock { s -> Bool in
+            if !s.isStopping { s.contexts[ObjectIdentifier(context)] = context }
+            return s.isStopping
+        }
+        if isStopping {
+            return Self.queue(ImageProxy.error(.overloaded(retryAfterSeconds: 1), retryAfter: 1), on: connection)
+        }
+        MHD_suspend_connection(connection)
+        let handler = handler
+        Task {
+            let response = await handler(request)
+            context.answer(response)
+        }
+        return .YES
+    }
+
+    fileprivate func completed(slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard let raw = slot.pointee else { return }
+        slot.pointee = nil
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+        context.finish()
+        state.withLock {
+            $0.inFlight.remove(ObjectIdentifier(context))
+            $0.contexts[ObjectIdentifier(context)] = nil
+        }
+    }
+
+    private static func queue(_ response: ServerResponse, on connection: OpaquePointer) -> MHD_Result {
+        // MHD_RESPMEM_MUST_COPY (2): the body is copied, so `response` may go once this returns.
+        guard let mustCopy = MHD_ResponseMemoryMode(rawValue: 2) else { return .NO }
+        let made = response.body.withUnsafeBytes { body in
+            MHD_create_response_from_buffer(
+                body.count, UnsafeMutableRawPointer(mutating: body.baseAddress), mustCopy)
+        }
+        guard let made else { return .NO }
+        defer { MHD_destroy_response(made) }
+        // libmicrohttpd writes Content-Length itself, from the body (and keeps it for HEAD while sending no body).
+        for header in response.headers where header.name.lowercased() != "content-length" {
+            _ = MHD_add_response_header(made, header.name, header.value)
+        }
+        return MHD_queue_response(connection, UInt32(response.status), made)
+    }
+
+    private static func headers(of connection: OpaquePointer) -> [String: String] {
+        let box = HeaderBox()
+        let raw = Unmanaged.passUnretained(box).toOpaque()
+        _ = MHD_get_connection_values(connection, .HEADER_KIND, microHTTPHeader, raw)
+        return withExtendedLifetime(box) { box.headers }
+    }
+}
+
+/// The headers gathered by `microHTTPHeader` (only touched on the polling thread, during one call).
+private final class HeaderBox {
+    var headers: [String: String] = [:]
+}
+
+/// One request's state between libmicrohttpd's calls: started, answered (by the handler or by `stop`), and
+/// whether its connection is still there to resume.
+private final class RequestContext: @unchecked Sendable {
+    // @unchecked Sendable: `connection` is only used while `state` says the request is suspended and unanswered,
+    // and every change goes through `state`'s lock.
+    private enum Phase {
+        case received, suspended, answered, finished
+    }
+
+    private struct State {
+        var phase = Phase.received
+        var response: ServerResponse?
+    }
+
+    private let connection: OpaquePointer
+    private let state = Locked(State())
+
+    init(connection: OpaquePointer) { self.connection = connection }
+
+    /// Marks the handler started; `false` if it already was.
+    func start() -> Bool {
+        state.withLock { s in
+            guard s.phase == .received else { return false }
+            s.phase = .suspended
+            return true
+        }
+    }
+
+    /// Stores the response and resumes the connection, unless it was answered already or is gone.
+    func answer(_ response: ServerResponse) {
+        // Resuming under the lock keeps `finish` (and `stop`) from racing the call.
+        state.withLock { s in
+            guard s.phase == .suspended else { return }
+            s.phase = .answered
+            s.response = response
+            MHD_resume_connection(connection)
+        }
+    }
+
+    /// The response to queue, once.
+    func takeResponse() -> ServerResponse? {
+        state.withLock { s in
+            defer { s.response = nil }
+            return s.response
+        }
+    }
+
+    /// The connection is complete; nothing may resume it any more.
+    func finish() { state.withLock { $0.phase = .finished } }
+}
+
+private func microHTTPAccess(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+    _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+    _ uploadSize: UnsafeMutablePointer<Int>?, _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let cls, let connection, let url, let method, let uploadSize, let slot else { return .NO }
+    let server = Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    return server.access(
+        connection, url: String(cString: url), method: String(cString: method), uploadSize: uploadSize, slot: slot)
+}
+
+private func microHTTPCompleted(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_RequestTerminationCode
+) {
+    guard let cls, let slot else { return }
+    Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue().completed(slot: slot)
+}
+
+private func microHTTPHeader(
+    _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?
+) -> MHD_Result {
+    guard let cls, let key else { return .YES }
+    let box = Unmanaged<HeaderBox>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(cString: key).lowercased()
+    let text = value.map { String(cString: $0) } ?? ""
+    // Repeated fields join with a comma, as HTTP allows for list-valued headers.
+    box.headers[name] = box.headers[name].map { "\($0), \(text)" } ?? text
+    return .YES
+}

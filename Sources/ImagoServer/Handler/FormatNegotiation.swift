@@ -1,0 +1,81 @@
+import ImagoCore
+
+/// How the output format of a request is chosen, before the source is known: asked for, the best the client
+/// accepts, or derived from the source once decoded.
+enum FormatChoice: Hashable, Sendable {
+    /// The URL named it (`format:` or the extension).
+    case explicit(ImageFormat)
+    /// The client's `Accept` allows it and an encoder is registered (AVIF before WebP).
+    case negotiated(ImageFormat)
+    /// Neither: the source's format when it can be encoded, else JPEG for opaque images and PNG for the rest.
+    case sourceDerived
+
+    /// The text naming the choice in disk keys.
+    var keyText: String {
+        switch self {
+        case .explicit(let format): "explicit:\(format)"
+        case .negotiated(let format): "negotiated:\(format)"
+        case .sourceDerived: "source"
+        }
+    }
+}
+
+/// Picks output formats and names their media types. Never switches over every ``ImageFormat``: formats are
+/// compared by value, so new formats (and encoders) fit in without changes here.
+enum FormatNegotiation {
+    /// The formats `Accept` can select, in order of preference.
+    static let preferred: [ImageFormat] = [.avif, .webp]
+
+    /// Media types of the formats the proxy can send.
+    static let mediaTypes: [ImageFormat: String] = [
+        .jpeg: "image/jpeg", .png: "image/png", .webp: "image/webp", .avif: "image/avif", .jpegXL: "image/jxl",
+        .gif: "image/gif",
+    ]
+
+    /// The choice for a request with `explicit` format (or none) and the `Accept` header, given `encoders`.
+    ///
+    /// - Throws: ``ProxyError/formatNotAvailable(_:)`` when the explicit format has no encoder.
+    static func choice(
+        explicit: ImageFormat?, accept: String?, encoders: ImageEncoderRegistry
+    ) throws(ProxyError) -> FormatChoice {
+        if let explicit {
+            guard encoders.encoder(for: explicit) != nil, mediaTypes[explicit] != nil else {
+                throw .formatNotAvailable(explicit)
+            }
+            return .explicit(explicit)
+        }
+        let accepted = acceptedMediaTypes(accept)
+        for format in preferred {
+            if let type = mediaTypes[format], accepted.contains(type), encoders.encoder(for: format) != nil {
+                return .negotiated(format)
+            }
+        }
+        return .sourceDerived
+    }
+
+    /// The format to encode a decoded image of `source` format in, for `choice`.
+    static func format(
+        for choice: FormatChoice, source: ImageFormat, isOpaque: Bool, encoders: ImageEncoderRegistry
+    ) -> ImageFormat {
+        switch choice {
+        case .explicit(let format), .negotiated(let format): return format
+        case .sourceDerived:
+            if mediaTypes[source] != nil, encoders.encoder(for: source) != nil { return source }
+            return isOpaque && encoders.encoder(for: .jpeg) != nil ? .jpeg : .png
+        }
+    }
+
+    /// The exact media types `accept` lists with a q-value above 0 (lowercased; wildcards are not expanded, as
+    /// browsers list AVIF and WebP by name when they take them).
+    static func acceptedMediaTypes(_ accept: String?) -> Set<String> {
+        guard let accept else { return [] }
+        var types: Set<String> = []
+        for range in accept.split(separator: ",") {
+            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let type = parts.first, !type.isEmpty else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            if q > 0 { types.insert(type) }
+        }
+        return types
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Imago
+
+extension ImageProxy {
+    /// Everything a proxy is made of. Each field's default is given on it.
+    ///
+    /// ```swift
+    /// var configuration = ImageProxy.Configuration()
+    /// configuration.signer = try URLSigner(keyHex: key, saltHex: salt)
+    /// configuration.sourcePolicy = SourcePolicy(allowedHosts: ["*.example.com"])
+    /// let proxy = ImageProxy(configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// Loads source images. Inject the loader whose address policy refuses private addresses (redirects
+        /// included) here. Default: a new ``HTTPDataLoader``.
+        public var dataLoader: any DataLoading
+        /// Decoders. Default: every codec Imago ships.
+        public var decoders: ImageDecoderRegistry
+        /// Encoders the output can be made with; a format without one is never negotiated. Default: every
+        /// encoder Imago ships.
+        public var encoders: ImageEncoderRegistry
+        /// The pipeline's disk cache of original bytes. Default `nil` (none).
+        public var originalCache: (any DataCaching)?
+        /// Bytes of decoded, processed images the pipeline keeps in memory. Default 64 MiB.
+        public var imageMemoryLimit: Int
+        /// The cache of encoded outputs. Default: 64 MiB in memory, nothing on disk.
+        public var outputCache: OutputCache
+        /// The largest image (width × height) decoded; larger sources are answered 422. Default 50 megapixels.
+        public var pixelLimit: Int
+        /// The signature checker; `nil` (the default) accepts no signed URL.
+        public var signer: URLSigner?
+        /// Whether unsigned URLs (`/insecure/…`, `/_/…`) are served. Default `false`.
+        public var allowsUnsigned: Bool
+        /// Which sources may be fetched. Default: any public host.
+        public var sourcePolicy: SourcePolicy
+        /// `Cache-Control: public, max-age=` of image responses. Default one year (365 days).
+        public var maxAge: Duration
+        /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the
+        /// cores anyway (the pipeline's decode and processing queues, the encode queue); more renders than cores
+        /// overlap their origin fetches with other renders' decoding. Default: 4 × the number of active processors.
+        public var workers: Int
+        /// Renders waiting for a worker before new ones are refused with 503. Default 256.
+        public var queueLimit: Int
+        /// The `Retry-After` seconds of a 503. Default 1.
+        public var retryAfterSeconds: Int
+        /// Output quality 1…100 when the URL does not say. Default 80.
+        public var defaultQuality: Int
+        /// Receives one record per request (source URLs redacted). Called on an arbitrary thread. Default `nil`.
+        public var accessLog: (@Sendable (AccessLogRecord) -> Void)?
+
+        /// A configuration with the defaults listed on each property.
+        public init(dataLoader: any DataLoading = HTTPDataLoader()) {
+            self.dataLoader = dataLoader
+            decoders = .makeDefault()
+            encoders = .makeDefault()
+            originalCache = nil
+            imageMemoryLimit = 64 << 20
+            outputCache = OutputCache()
+            pixelLimit = 50_000_000
+            signer = nil
+            allowsUnsigned = false
+            sourcePolicy = SourcePolicy()
+            maxAge = .seconds(365 * 24 * 3600)
+            workers = 4 * ProcessInfo.processInfo.activeProcessorCount
+            queueLimit = 256
+            retryAfterSeconds = 1
+            defaultQuality = 80
+            accessLog = nil
+        }
+    }
+}

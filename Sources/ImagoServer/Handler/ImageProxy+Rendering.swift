@@ -1,0 +1,150 @@
+import Foundation
+import Imago
+
+extension ImageProxy {
+    /// The output for `key`: from the output cache, else from the render in flight for it, else rendered now
+    /// (one fetch, decode and encode however many requests ask at once).
+    func output(
+        for key: OutputKey, source: URL
+    ) async throws(ProxyError) -> (Rendition, ServerMetrics.CacheTier) {
+        if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
+            return (rendition, tier == .memory ? .outputMemory : .outputDisk)
+        }
+        let (task, isLeader) = renders.withLock { renders in
+            if let task = renders[key] { return (task, false) }
+            let task = Task { await self.render(key, source: source) }
+            renders[key] = task
+            return (task, true)
+        }
+        let result = await task.value
+        // The leader removes the entry (not the task itself, which could finish before it was inserted); the
+        // output is in the cache by then.
+        if isLeader { renders.withLock { _ = $0.removeValue(forKey: key) } }
+        switch result {
+        case .success(let (rendition, tier)): return (rendition, isLeader ? tier : .coalesced)
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Loads, decodes and processes through the pipeline, then encodes and stores the output.
+    private func render(
+        _ key: OutputKey, source: URL
+    ) async -> Result<(Rendition, ServerMetrics.CacheTier), ProxyError> {
+        // Checked again: a render of this key may have finished between the caller's miss and its lock.
+        if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
+            return .success((rendition, tier == .memory ? .outputMemory : .outputDisk))
+        }
+        guard await limiter.acquire() else {
+            return .failure(.overloaded(retryAfterSeconds: configuration.retryAfterSeconds))
+        }
+        defer { limiter.release() }
+        let response: ImageResponse
+        do {
+            response = try await pipeline.response(for: Self.imageRequest(for: key.options, source: source))
+        } catch let error as ImagePipeline.Error {
+            return .failure(Self.proxyError(for: error))
+        } catch {
+            return .failure(.internalFailure("\(error)"))
+        }
+        let image = response.image
+        let encoders = configuration.encoders
+        let format = FormatNegotiation.format(
+            for: key.format, source: image.format,
+            isOpaque: image.image.isKnownOpaque || !image.image.hasTransparency, encoders: encoders)
+        let options = EncodingOptions(quality: Double(key.options.quality ?? configuration.defaultQuality) / 100)
+        let encoded: Result<Data, any Error> = await withCheckedContinuation { continuation in
+            encodeQueue.enqueue(priority: .normal) {
+                continuation.resume(
+                    returning: Result { try encoders.encode(image.image, as: format, options: options) })
+            }
+        }
+        guard case .success(let data) = encoded else {
+            if case .failure(let error) = encoded { return .failure(.internalFailure("encoding \(format): \(error)")) }
+            return .failure(.internalFailure("encoding \(format)"))
+        }
+        let rendition = Rendition(data: data, format: format, key: key)
+        configuration.outputCache.store(rendition, for: key)
+        let tier: ServerMetrics.CacheTier =
+            switch response.source {
+            case .memory: .pipelineMemory
+            case .disk: .pipelineDisk
+            case .network, .custom: .origin
+            }
+        return .success((rendition, tier))
+    }
+
+    /// The pipeline request for `options`: rotate, resize (with gravity), blur; a `fit` decodes straight to its
+    /// box (JPEG DCT scaling), turned when the rotation swaps the sides.
+    static func imageRequest(for options: ProcessingOptions, source: URL) -> ImageRequest {
+        var processors: [any ImageProcessing] = []
+        if options.rotation != 0 { processors.append(ImageProcessors.Rotate(degrees: options.rotation)) }
+        if let resize = ProxyResize(options) { processors.append(resize) }
+        if options.blurSigma > 0 {
+            processors.append(ImageProcessors.GaussianBlur(radius: options.blurSigma * options.dpr))
+        }
+        var targetSize: PixelSize?
+        let box = options.scaledBox
+        if options.resizingType == .fit, box.width > 0 || box.height > 0 {
+            let unbounded = 1 << 20
+            let w = box.width > 0 ? box.width : unbounded
+            let h = box.height > 0 ? box.height : unbounded
+            targetSize = options.rotation % 180 == 0 ? PixelSize(width: w, height: h) : PixelSize(width: h, height: w)
+        }
+        return ImageRequest(
+            url: source, processors: processors, targetSize: targetSize, options: [.decodesFirstFrameOnly])
+    }
+
+    /// The status a pipeline failure gets: whose fault it is.
+    static func proxyError(for error: ImagePipeline.Error) -> ProxyError {
+        switch error {
+        case .dataLoadingFailed(_, let underlying): proxyError(for: underlying)
+        case .dataSourceFailed(_, let reason): .upstreamFailed(reason)
+        case .decodingFailed(_, let underlying): proxyError(for: underlying)
+        case .processingFailed(let identifier, let reason): .internalFailure("\(identifier): \(reason)")
+        case .notCached: .internalFailure("the image is in no cache")
+        case .cancelled: .upstreamFailed("the load was cancelled")
+        case .failedRecently(_, _, let reason):
+            switch reason {
+            case .http(let code) where code == 404 || code == 410: .notFound("the origin answered HTTP \(code)")
+            case .http(let code): .upstreamFailed("the origin answered HTTP \(code)")
+            case .decode: .unsupportedSource("the source could not be decoded")
+            case .rejected: .upstreamFailed("the origin's response was refused")
+            case .other: .upstreamFailed("the load failed")
+            }
+        }
+    }
+
+    /// The status a loader failure gets (the message never repeats the URL).
+    static func proxyError(for error: DataLoadingError) -> ProxyError {
+        switch error {
+        case .cancelled: .upstreamFailed("the load was cancelled")
+        case .unsupportedScheme: .invalidSource("only http and https sources are loaded")
+        case .statusCode(let code, _) where code == 404 || code == 410: .notFound("the origin answered HTTP \(code)")
+        case .statusCode(let code, _): .upstreamFailed("the origin answered HTTP \(code)")
+        case .timedOut: .upstreamTimedOut
+        case .connectionFailed: .upstreamFailed("the connection to the origin failed")
+        case .truncated(_, let expected, let received):
+            .upstreamFailed("the origin's body ended after \(received) of \(expected) bytes")
+        case .bodyTooLarge(_, let limit): .sourceTooLarge(limit: limit)
+        case .unacceptableContentType(let type, _): .unsupportedSource("the origin sent content type '\(type)'")
+        case .tooManyRedirects(_, let limit): .upstreamFailed("the origin redirected more than \(limit) times")
+        case .unreadable: .upstreamFailed("the source could not be read")
+        case .requestModifierFailed: .upstreamFailed("the request to the origin could not be made")
+        }
+    }
+
+    /// The status a decoder failure gets.
+    static func proxyError(for error: CodecError) -> ProxyError {
+        switch error {
+        case .unsupportedFormat(let format): .unsupportedSource("no decoder for format '\(format)'")
+        case .empty: .unsupportedSource("the source is empty")
+        case .corrupt(let format, _): .unsupportedSource("the source is not a valid \(format) image")
+        case .truncated(let format): .unsupportedSource("the \(format) source ends before the image is complete")
+        case .tooManyPixels(let width, let height, let limit):
+            .imageTooLarge("\(width)x\(height) pixels is over the limit of \(limit)")
+        case .tooManyFrames(let limit): .imageTooLarge("more than \(limit) frames")
+        case .animationTooLarge, .animationTooMuchWork: .imageTooLarge("the animation is over the limits")
+        case .encodingFailed(let format, let reason): .internalFailure("encoding \(format): \(reason)")
+        }
+    }
+}

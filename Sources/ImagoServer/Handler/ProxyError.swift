@@ -1,0 +1,80 @@
+import ImagoCore
+
+/// Why the proxy answered with an error, each case with the HTTP status that says whose fault it is. Nothing a
+/// client or an origin can send ends in a 500: only ``internalFailure(_:)`` does.
+public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// 400: the URL is not of imgproxy's form.
+    case malformedURL(String)
+    /// 400: an option is not one the proxy knows (`name` as given).
+    case unknownOption(name: String)
+    /// 400: an option's arguments are invalid (`name` as given; `reason` says what it accepts).
+    case invalidOption(name: String, reason: String)
+    /// 400: the source is not an absolute `http` or `https` URL.
+    case invalidSource(String)
+    /// 400: the output format asked for has no encoder here.
+    case formatNotAvailable(ImageFormat)
+    /// 403: the signature does not match.
+    case badSignature
+    /// 403: an unsigned URL (`insecure`, `_`) while the server requires signatures.
+    case unsignedURL
+    /// 403: the source's host is not on the allow list or is a private address.
+    case sourceNotAllowed(host: String)
+    /// 404: the origin has no such image (or the route does not exist).
+    case notFound(String)
+    /// 405: only GET and HEAD are served.
+    case methodNotAllowed(String)
+    /// 413: the source is larger than the byte limit.
+    case sourceTooLarge(limit: Int64)
+    /// 415: the source is not an image the decoders know.
+    case unsupportedSource(String)
+    /// 422: the image is over the pixel (or frame) limit.
+    case imageTooLarge(String)
+    /// 502: the origin failed (connection, status, broken body).
+    case upstreamFailed(String)
+    /// 504: the origin did not answer in time.
+    case upstreamTimedOut
+    /// 503: the render queue is full; retry after `retryAfterSeconds`.
+    case overloaded(retryAfterSeconds: Int)
+    /// 500: the proxy itself failed (an encoder error).
+    case internalFailure(String)
+
+    /// The HTTP status.
+    public var status: Int {
+        switch self {
+        case .malformedURL, .unknownOption, .invalidOption, .invalidSource, .formatNotAvailable: 400
+        case .badSignature, .unsignedURL, .sourceNotAllowed: 403
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .sourceTooLarge: 413
+        case .unsupportedSource: 415
+        case .imageTooLarge: 422
+        case .upstreamFailed: 502
+        case .upstreamTimedOut: 504
+        case .overloaded: 503
+        case .internalFailure: 500
+        }
+    }
+
+    /// A sentence for the JSON body (never contains a source URL's secrets).
+    public var description: String {
+        switch self {
+        case .malformedURL(let reason): "malformed URL: \(reason)"
+        case .unknownOption(let name): "unknown option '\(name)'"
+        case .invalidOption(let name, let reason): "invalid option '\(name)': \(reason)"
+        case .invalidSource(let reason): "invalid source URL: \(reason)"
+        case .formatNotAvailable(let format): "option 'format': no encoder for \(format) is available on this server"
+        case .badSignature: "invalid signature"
+        case .unsignedURL: "unsigned URLs are not accepted (sign the URL, or start the server with --unsigned)"
+        case .sourceNotAllowed(let host): "source host '\(host)' is not allowed"
+        case .notFound(let what): "not found: \(what)"
+        case .methodNotAllowed(let method): "method \(method) is not allowed (use GET or HEAD)"
+        case .sourceTooLarge(let limit): "the source is larger than the limit of \(limit) bytes"
+        case .unsupportedSource(let reason): "the source is not a supported image: \(reason)"
+        case .imageTooLarge(let reason): "the image is too large: \(reason)"
+        case .upstreamFailed(let reason): "the origin failed: \(reason)"
+        case .upstreamTimedOut: "the origin timed out"
+        case .overloaded: "the server is busy; retry later"
+        case .internalFailure(let reason): "internal error: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// Which sources the proxy fetches: hosts matching an allow list of globs (none: any host), and only public
+/// addresses unless ``allowsPrivateAddresses``.
+///
+/// This check sees the URL as given. Redirects and host names that resolve to private addresses can only be
+/// refused by the loader that connects (the libcurl loader's address policy): give the proxy such a loader, set
+/// to public addresses only unless ``allowsPrivateAddresses`` (`imago serve` does this in one place,
+/// `ServeCommand.makeSourceLoader`).
+public struct SourcePolicy: Sendable, Hashable {
+    /// Host globs (`*` matches any run of characters, case-insensitive), e.g. `*.example.com`. Default none: any
+    /// host.
+    public var allowedHosts: [String]
+    /// Whether loopback, private, link-local and unspecified addresses (and `localhost`) may be fetched. Default
+    /// `false`.
+    public var allowsPrivateAddresses: Bool
+
+    /// A policy with the defaults listed on each property.
+    public init(allowedHosts: [String] = [], allowsPrivateAddresses: Bool = false) {
+        self.allowedHosts = allowedHosts
+        self.allowsPrivateAddresses = allowsPrivateAddresses
+    }
+
+    /// Throws ``ProxyError/sourceNotAllowed(host:)`` unless `url` may be fetched.
+    public func check(_ url: URL) throws(ProxyError) {
+        let host = (url.host(percentEncoded: false) ?? "").lowercased()
+        if !allowedHosts.isEmpty, !allowedHosts.contains(where: { Self.glob($0.lowercased(), matches: host) }) {
+            throw .sourceNotAllowed(host: host)
+        }
+        if !allowsPrivateAddresses, Self.isPrivate(host: host) { throw .sourceNotAllowed(host: host) }
+    }
+
+    /// Whether `pattern` (with `*` wildcards) matches all of `text`.
+    static func glob(_ pattern: String, matches text: String) -> Bool {
+        let p = Array(pattern.utf8)
+        let t = Array(text.utf8)
+        var pi = 0
+        var ti = 0
+        var star = -1
+        var mark = 0
+        while ti < t.count {
+            if pi < p.count, p[pi] == t[ti] {
+                pi += 1
+                ti += 1
+            } else if pi < p.count, p[pi] == UInt8(ascii: "*") {
+                star = pi
+                mark = ti
+                pi += 1
+            } else if star >= 0 {
+                pi = star + 1
+                mark += 1
+                ti = mark
+            } else {
+                return false
+            }
+        }
+        while pi < p.count, p[pi] == UInt8(ascii: "*") { pi += 1 }
+        return pi == p.count
+    }
+
+    /// Whether `host` names a non-public address literally: `localhost`, IPv4 loopback, private, link-local,
+    /// CGNAT or unspecified, or IPv6 loopback, unspecified, unique-local or link-local (and IPv4-mapped forms).
+    static func isPrivate(host: String) -> Bool {
+        var host = host
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host == "localhost" || host.hasSuffix(".localhost") { return true }
+        if let v4 = ipv4(host) { return isPrivate(v4) }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        let b = withUnsafeBytes(of: v6) { Array($0) }
+        if b.allSatisfy({ $0 == 0 }) || (b[0..<15].allSatisfy { $0 == 0 } && b[15] == 1) { return true }
+        if b[0] & 0xFE == 0xFC || (b[0] == 0xFE && b[1] & 0xC0 == 0x80) { return true }
+        if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF {
+            return isPrivate((b[12], b[13], b[14], b[15]))
+        }
+        return false
+    }
+
+    /// The address when `host` is an IPv4 literal in any form the resolver accepts (`127.1`, `2130706433`,
+    /// `0x7f.0.0.1` are all loopback), so that no spelling slips past the check.
+    private static func ipv4(_ host: String) -> (UInt8, UInt8, UInt8, UInt8)? {
+        var v4 = in_addr()
+        guard inet_aton(host, &v4) != 0 else { return nil }
+        let b = withUnsafeBytes(of: v4) { Array($0) }
+        return (b[0], b[1], b[2], b[3])
+    }
+
+    private static func isPrivate(_ a: (UInt8, UInt8, UInt8, UInt8)) -> Bool {
+        switch (a.0, a.1) {
+        case (0, _), (10, _), (127, _): true
+        case (169, 254), (192, 168): true
+        case (172, 16...31): true
+        case (100, 64...127): true
+        default: false
+        }
+    }
+}

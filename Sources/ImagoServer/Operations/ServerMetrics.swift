@@ -1,0 +1,108 @@
+import Foundation
+import ImagoCore
+
+/// The proxy's counters, rendered in the Prometheus text format (version 0.0.4) at `/metrics`. Thread-safe.
+public final class ServerMetrics: Sendable {
+    /// Where an image response's bytes came from.
+    public enum CacheTier: String, Sendable, Hashable, CaseIterable {
+        /// The output cache in memory: no decode, no encode.
+        case outputMemory = "output_memory"
+        /// The output cache on disk.
+        case outputDisk = "output_disk"
+        /// Joined a render of the same output already in flight.
+        case coalesced
+        /// Rendered from the pipeline's memory cache of processed images (encode only).
+        case pipelineMemory = "pipeline_memory"
+        /// Rendered from the original in the pipeline's disk cache (decode and encode, no fetch).
+        case pipelineDisk = "pipeline_disk"
+        /// Rendered from a fresh fetch from the origin.
+        case origin
+    }
+
+    /// Upper bounds of the latency histogram's buckets, in seconds.
+    public static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    private struct State {
+        var requestsByStatus: [Int: Int] = [:]
+        var latencyBucketCounts = [Int](repeating: 0, count: ServerMetrics.latencyBuckets.count)
+        var latencyCount = 0
+        var latencySum = 0.0
+        var cacheHits: [CacheTier: Int] = [:]
+        var originFetches = 0
+        var bytesIn: Int64 = 0
+        var bytesOut: Int64 = 0
+        var inFlight = 0
+    }
+
+    private let state = Locked(State())
+    /// Reads the render queue's length when the text is made.
+    let queueLength: @Sendable () -> Int
+
+    init(queueLength: @escaping @Sendable () -> Int) {
+        self.queueLength = queueLength
+    }
+
+    func requestStarted() { state.withLock { $0.inFlight += 1 } }
+
+    /// Counts a finished request: its status, latency, tier and the body bytes sent.
+    func requestFinished(status: Int, seconds: Double, tier: CacheTier?, bytesOut: Int) {
+        state.withLock { s in
+            s.inFlight -= 1
+            s.requestsByStatus[status, default: 0] += 1
+            s.latencyCount += 1
+            s.latencySum += seconds
+            for (i, bound) in Self.latencyBuckets.enumerated() where seconds <= bound { s.latencyBucketCounts[i] += 1 }
+            if let tier { s.cacheHits[tier, default: 0] += 1 }
+            s.bytesOut += Int64(bytesOut)
+        }
+    }
+
+    /// Counts one completed origin fetch of `bytes` bytes.
+    func originFetched(bytes: Int) {
+        state.withLock {
+            $0.originFetches += 1
+            $0.bytesIn += Int64(bytes)
+        }
+    }
+
+    /// Requests being answered now.
+    public var inFlight: Int { state.withLock { $0.inFlight } }
+
+    /// Completed origin fetches so far.
+    public var originFetches: Int { state.withLock { $0.originFetches } }
+
+    /// The metrics in the Prometheus text format.
+    public func prometheusText() -> String {
+        let s = state.withLock { $0 }
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        family("imago_serve_requests_total", "counter", "Requests answered, by HTTP status.")
+        for status in s.requestsByStatus.keys.sorted() {
+            out += "imago_serve_requests_total{status=\"\(status)\"} \(s.requestsByStatus[status] ?? 0)\n"
+        }
+        family("imago_serve_request_duration_seconds", "histogram", "Time from request to response.")
+        for (i, bound) in Self.latencyBuckets.enumerated() {
+            out += "imago_serve_request_duration_seconds_bucket{le=\"\(bound)\"} \(s.latencyBucketCounts[i])\n"
+        }
+        out += "imago_serve_request_duration_seconds_bucket{le=\"+Inf\"} \(s.latencyCount)\n"
+        out += "imago_serve_request_duration_seconds_sum \(s.latencySum)\n"
+        out += "imago_serve_request_duration_seconds_count \(s.latencyCount)\n"
+        family("imago_serve_cache_hits_total", "counter", "Image responses by the tier that produced them.")
+        for tier in CacheTier.allCases {
+            out += "imago_serve_cache_hits_total{tier=\"\(tier.rawValue)\"} \(s.cacheHits[tier] ?? 0)\n"
+        }
+        family("imago_serve_origin_fetches_total", "counter", "Completed fetches from origins.")
+        out += "imago_serve_origin_fetches_total \(s.originFetches)\n"
+        family("imago_serve_bytes_in_total", "counter", "Bytes received from origins.")
+        out += "imago_serve_bytes_in_total \(s.bytesIn)\n"
+        family("imago_serve_bytes_out_total", "counter", "Response body bytes sent (GET).")
+        out += "imago_serve_bytes_out_total \(s.bytesOut)\n"
+        family("imago_serve_requests_in_flight", "gauge", "Requests being answered.")
+        out += "imago_serve_requests_in_flight \(s.inFlight)\n"
+        family("imago_serve_queue_length", "gauge", "Renders waiting for a worker.")
+        out += "imago_serve_queue_length \(queueLength())\n"
+        return out
+    }
+}

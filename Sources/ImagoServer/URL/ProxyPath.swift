@@ -1,0 +1,95 @@
+import Foundation
+import ImagoCore
+
+/// An imgproxy URL path taken apart: `/{signature}/{option}/…/{source}`, where the source is
+/// `plain/{percent-encoded URL}[@{ext}]` or the base64url-encoded URL (which may be split by `/`) with an optional
+/// `.{ext}`. Each option is `name:arg:arg…`; a later option replaces an earlier one of the same name.
+///
+/// ```swift
+/// let path = try ProxyPath(parsing: "/_/rs:fill:256:256/g:no/plain/https://img.example/a.jpg@webp")
+/// path.options.resizingType   // .fill
+/// path.source.host()          // "img.example"
+/// ```
+public struct ProxyPath: Sendable, Hashable {
+    /// The signature segment as given (`insecure` or `_` for unsigned URLs).
+    public var signature: String
+    /// The part of the path the signature signs: everything after the signature, from its leading `/`.
+    public var signedPart: String
+    /// The processing options, the extension's format folded in as ``ProcessingOptions/format``.
+    public var options: ProcessingOptions
+    /// The source image's URL.
+    public var source: URL
+
+    /// Whether the signature segment marks an unsigned URL (`insecure` or `_`).
+    public var isUnsigned: Bool { signature == "insecure" || signature == "_" }
+
+    /// Parses `path` (raw, still percent-encoded, without the query).
+    ///
+    /// - Throws: ``ProxyError`` with status 400 naming what is wrong.
+    public init(parsing path: String) throws(ProxyError) {
+        guard path.hasPrefix("/") else { throw .malformedURL("the path must start with /") }
+        let afterSlash = path.dropFirst()
+        guard let slash = afterSlash.firstIndex(of: "/"), slash != afterSlash.startIndex else {
+            throw .malformedURL("expected /{signature}/{options…}/{source}")
+        }
+        signature = String(afterSlash[..<slash])
+        signedPart = String(afterSlash[slash...])
+        let segments = signedPart.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        var options = ProcessingOptions()
+        var index = 0
+        var parsedSource: (url: String, format: ImageFormat?)?
+        while index < segments.count {
+            let segment = segments[index]
+            if segment == "plain" {
+                parsedSource = try Self.plainSource(segments[(index + 1)...].joined(separator: "/"))
+                break
+            }
+            if segment == "enc" { throw .malformedURL("encrypted source URLs (enc/) are not supported") }
+            if segment.contains(":") {
+                try OptionParser.apply(segment, to: &options)
+                index += 1
+                continue
+            }
+            parsedSource = try Self.encodedSource(segments[index...].joined())
+            break
+        }
+        guard let parsedSource, !parsedSource.url.isEmpty else { throw .malformedURL("no source URL") }
+        if let format = parsedSource.format, options.format == nil { options.format = format }
+        guard let url = URL(string: parsedSource.url), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty
+        else {
+            throw .invalidSource("expected an absolute http or https URL")
+        }
+        source = url
+        self.options = options
+    }
+
+    /// `plain/` sources: percent-encoded, `@ext` after the last `@`.
+    private static func plainSource(_ text: String) throws(ProxyError) -> (url: String, format: ImageFormat?) {
+        var body = Substring(text)
+        var format: ImageFormat?
+        if let at = body.lastIndex(of: "@") {
+            let ext = body[body.index(after: at)...]
+            format = try OptionParser.format(named: String(ext), option: "extension")
+            body = body[..<at]
+        }
+        guard let decoded = String(body).removingPercentEncoding else {
+            throw .invalidSource("the plain source is not valid percent-encoding")
+        }
+        return (decoded, format)
+    }
+
+    /// Base64url sources: `.ext` after the last `.`.
+    private static func encodedSource(_ text: String) throws(ProxyError) -> (url: String, format: ImageFormat?) {
+        var body = Substring(text)
+        var format: ImageFormat?
+        if let dot = body.lastIndex(of: ".") {
+            format = try OptionParser.format(named: String(body[body.index(after: dot)...]), option: "extension")
+            body = body[..<dot]
+        }
+        guard let bytes = Base64URL.decode(body), let url = String(validating: bytes, as: UTF8.self) else {
+            throw .invalidSource("the source is neither plain/… nor valid base64url")
+        }
+        return (url, format)
+    }
+}

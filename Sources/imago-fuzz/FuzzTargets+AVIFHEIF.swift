@@ -1,0 +1,20 @@
+import Foundation
+import ImagoCodecs
+
+extension FuzzTargets {
+    /// AVIFDecoder at full size, downsampled, and with partial data allowed and orientation returned, under a
+    /// 4 MP limit (as `jpeg`); sequences decode every frame.
+    static func avif(_ data: Data) {
+        decodeEveryWay(AVIFDecoder(), data)
+    }
+
+    /// HEIFDecoder, as `avif`.
+    static func heif(_ data: Data) {
+        decodeEveryWay(HEIFDecoder(), data)
+    }
+
+    /// TIFFDecoder, as `avif`.
+    static func tiff(_ data: Data) {
+        decodeEveryWay(TIFFDecoder(), data)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import ImagoCodecs
+import ImagoCore
+import Testing
+
+/// Every AVIF and HEIC file of `../shared/corpus/hostile-modern` against `expectations.json`: crafted and empty
+/// files fail with a typed ``CodecError``; truncated files fail or return only complete frames; `malformed-*`
+/// files decode or fail. None may crash or hang (peak RSS of each, in its own process: `scripts/hostile-rss.sh`,
+/// figures in RELIABILITY.md).
+@Suite struct ModernHostileTests {
+    struct Expectation: Decodable {
+        var expect: String
+        var what: String?
+    }
+
+    static func expectations() throws -> [String: Expectation] {
+        try JSONDecoder().decode(
+            [String: Expectation].self,
+            from: Data(contentsOf: corpusURL("hostile-modern").appendingPathComponent("expectations.json")))
+    }
+
+    static let files: [String] = {
+        let names =
+            (try? FileManager.default.contentsOfDirectory(atPath: corpusURL("hostile-modern").path)) ?? []
+        return names.filter { $0.hasSuffix(".avif") || $0.hasSuffix(".heic") }.sorted()
+    }()
+
+    @Test func everyAVIFAndHEICFileIsCovered() throws {
+        // 34 AVIF/HEIC files in the corpus as shipped; an empty list would make the sweep vacuous
+        #expect(Self.files.count == 34)
+        let expectations = try Self.expectations()
+        #expect(Self.files.allSatisfy { expectations[$0] != nil })
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: files)
+    func fileFailsTypedOrDecodesWhatIsComplete(_ name: String) throws {
+        // Given a hostile file and what the corpus expects of it
+        let data = try Data(contentsOf: corpusURL("hostile-modern").appendingPathComponent(name))
+        let expectation = try #require(try Self.expectations()[name])
+        let decoder: any ImageDecoding = name.hasSuffix(".avif") ? AVIFDecoder() : HEIFDecoder()
+
+        // When decoded with the default options
+        let outcome: Result<ImageContainer, CodecError> = Result { try decoder.decode(data, options: DecodingOptions()) }
+            .mapError { $0 as? CodecError ?? .corrupt(format: .unknown, reason: "untyped: \($0)") }
+
+        // Then it fails with a typed error where it must, and never returns frames that are not complete
+        switch outcome {
+        case .failure(let error):
+            print("hostile-modern \(name): \(error)")
+            if case .corrupt(.unknown, let reason) = error { Issue.record("untyped error for \(name): \(reason)") }
+            if name.hasPrefix("ispe-100000x100000") {
+                #expect(error == .tooManyPixels(width: 100_000, height: 100_000, limit: 100_000_000))
+            }
+            if name.hasPrefix("empty") { #expect(error == .empty) }
+        case .success(let container):
+            print("hostile-modern \(name): decoded \(container.frames.count) frame(s) \(container.image.size)")
+            #expect(expectation.expect != "fail", "\(name) must fail")
+            // A truncated 4-frame sequence may return only the frames that were complete
+            if name.contains("anim-4frames") { #expect(container.frames.count <= 4) }
+        }
+    }
+}

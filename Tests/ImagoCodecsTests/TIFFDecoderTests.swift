@@ -1,0 +1,162 @@
+import CTIFF
+import Foundation
+import ImagoCodecs
+import ImagoCore
+import Testing
+
+/// TIFFDecoder on files written here with libtiff itself: exact pixels for 8-bit RGB(A), 16-bit grey reduced
+/// to 8 bits, the Orientation tag applied (or returned), the first page of a multi-page file, and typed errors.
+@Suite struct TIFFDecoderTests {
+    /// One page to write: `samples` interleaved values per pixel, row-major.
+    struct Page {
+        var width: Int
+        var height: Int
+        var samplesPerPixel: Int
+        var bitsPerSample: Int = 8
+        var photometric: Int32 = PHOTOMETRIC_RGB
+        var extraSample: UInt16?
+        var orientation: Int = 1
+        var compression: Int32 = COMPRESSION_LZW
+        var samples: [UInt16]
+    }
+
+    /// Writes `pages` to a temporary TIFF with libtiff and returns its bytes.
+    static func tiff(_ pages: [Page]) throws -> Data {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("imago-tiff-\(UUID().uuidString).tif")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let file = try #require(TIFFOpen(url.path, "w"))
+        for page in pages {
+            _ = imago_tiff_set_uint32(file, UInt32(TIFFTAG_IMAGEWIDTH), UInt32(page.width))
+            _ = imago_tiff_set_uint32(file, UInt32(TIFFTAG_IMAGELENGTH), UInt32(page.height))
+            _ = imago_tiff_set_uint16(file, UInt32(TIFFTAG_SAMPLESPERPIXEL), UInt16(page.samplesPerPixel))
+            _ = imago_tiff_set_uint16(file, UInt32(TIFFTAG_BITSPERSAMPLE), UInt16(page.bitsPerSample))
+            _ = imago_tiff_set_uint16(file, UInt32(TIFFTAG_PHOTOMETRIC), UInt16(page.photometric))
+            _ = imago_tiff_set_uint16(file, UInt32(TIFFTAG_COMPRESSION), UInt16(page.compression))
+            _ = imago_tiff_set_uint16(file, UInt32(TIFFTAG_PLANARCONFIG), UInt16(PLANARCONFIG_CONTIG))
+            _ = imago_tiff_set_uint16(file, UInt32(TIFFTAG_ORIENTATION), UInt16(page.orientation))
+            _ = imago_tiff_set_uint32(file, UInt32(TIFFTAG_ROWSPERSTRIP), 4)
+            if var extra = page.extraSample { _ = imago_tiff_set_extra_samples(file, 1, &extra) }
+            let rowSamples = page.width * page.samplesPerPixel
+            for y in 0..<page.height {
+                var row = Array(page.samples[(y * rowSamples)..<((y + 1) * rowSamples)])
+                let written =
+                    page.bitsPerSample == 16
+                    ? row.withUnsafeMutableBytes { TIFFWriteScanline(file, $0.baseAddress, UInt32(y), 0) }
+                    : row.map { UInt8($0) }.withUnsafeBytes {
+                        TIFFWriteScanline(file, UnsafeMutableRawPointer(mutating: $0.baseAddress), UInt32(y), 0)
+                    }
+                #expect(written == 1)
+            }
+            #expect(TIFFWriteDirectory(file) == 1)
+        }
+        TIFFClose(file)
+        return try Data(contentsOf: url)
+    }
+
+    /// A 3x2 RGB page whose six pixels all differ: (x, y) → (40x + 1, 100y + 2, 7 + x + 10y).
+    static func distinctRGB(orientation: Int = 1, base: UInt16 = 0) -> Page {
+        var samples: [UInt16] = []
+        for y in 0..<2 {
+            for x in 0..<3 { samples += [base + UInt16(40 * x + 1), UInt16(100 * y + 2), UInt16(7 + x + 10 * y)] }
+        }
+        return Page(width: 3, height: 2, samplesPerPixel: 3, orientation: orientation, samples: samples)
+    }
+
+    @Test func rgbDecodesExactly() throws {
+        let data = try Self.tiff([Self.distinctRGB()])
+        let container = try TIFFDecoder().decode(data, options: DecodingOptions())
+        #expect(container.format == .tiff)
+        #expect(container.image.size == PixelSize(width: 3, height: 2))
+        #expect(container.image[pixel: 2, 1] == RGBA(r: 81, g: 102, b: 19, a: 255))
+        #expect(container.image[pixel: 0, 0] == RGBA(r: 1, g: 2, b: 7, a: 255))
+        #expect(container.image.isKnownOpaque)
+        #expect(container.bitDepth == 8)
+    }
+
+    @Test(arguments: ExifOrientation.allCases)
+    func orientationTagIsAppliedLikeEXIF(_ orientation: ExifOrientation) throws {
+        // Given the same pixels stored with each Orientation tag
+        let data = try Self.tiff([Self.distinctRGB(orientation: orientation.rawValue)])
+        let upright = try TIFFDecoder().decode(try Self.tiff([Self.distinctRGB()]), options: DecodingOptions())
+
+        // When decoded with and without applying it
+        let applied = try TIFFDecoder().decode(data, options: DecodingOptions())
+        let returned = try TIFFDecoder().decode(data, options: DecodingOptions(appliesOrientation: false))
+
+        // Then applying is the same as turning the stored pixels as EXIF says; otherwise the tag comes back
+        #expect(applied.orientation == .up)
+        #expect(applied.image == upright.image.oriented(orientation).assumingOpaque())
+        #expect(returned.orientation == orientation)
+        #expect(returned.image == upright.image)
+    }
+
+    @Test func multiPageFileGivesItsFirstPage() throws {
+        let data = try Self.tiff([Self.distinctRGB(base: 0), Self.distinctRGB(base: 5), Self.distinctRGB(base: 9)])
+        let container = try TIFFDecoder().decode(data, options: DecodingOptions())
+        #expect(container.frames.count == 1)
+        #expect(container.image[pixel: 0, 0].r == 1)
+    }
+
+    @Test func alphaStraightAndAssociated() throws {
+        // Given a 2x1 RGBA page: opaque red, and half-transparent (128) green stored straight or premultiplied
+        let straight = Page(
+            width: 2, height: 1, samplesPerPixel: 4, extraSample: UInt16(EXTRASAMPLE_UNASSALPHA),
+            samples: [255, 0, 0, 255, 0, 200, 0, 128])
+        let associated = Page(
+            width: 2, height: 1, samplesPerPixel: 4, extraSample: UInt16(EXTRASAMPLE_ASSOCALPHA),
+            samples: [255, 0, 0, 255, 0, 100, 0, 128])
+
+        // When decoded, Then both give straight alpha
+        let a = try TIFFDecoder().decode(try Self.tiff([straight]), options: DecodingOptions()).image
+        let b = try TIFFDecoder().decode(try Self.tiff([associated]), options: DecodingOptions()).image
+        // (libtiff's RGBA interface premultiplies straight alpha too: 200 → 100 → 199)
+        #expect(abs(Int(a[pixel: 1, 0].g) - 200) <= 1 && a[pixel: 1, 0].a == 128)
+        #expect(a[pixel: 0, 0] == RGBA(r: 255, g: 0, b: 0, a: 255))
+        #expect(abs(Int(b[pixel: 1, 0].g) - 199) <= 1 && b[pixel: 1, 0].a == 128)
+        #expect(a.alphaMode == .straight && b.alphaMode == .straight)
+    }
+
+    @Test func sixteenBitGreyIsReducedToEightBits() throws {
+        let page = Page(
+            width: 2, height: 1, samplesPerPixel: 1, bitsPerSample: 16, photometric: PHOTOMETRIC_MINISBLACK,
+            samples: [0xFFFF, 0x8080])
+        let container = try TIFFDecoder().decode(try Self.tiff([page]), options: DecodingOptions())
+        #expect(container.bitDepth == 16)
+        #expect(container.image[pixel: 0, 0] == RGBA(r: 255, g: 255, b: 255, a: 255))
+        #expect(container.image[pixel: 1, 0].r == 0x80)
+    }
+
+    @Test func targetSizeFitsTheDisplayedImage() throws {
+        var page = Self.distinctRGB(orientation: ExifOrientation.right.rawValue)
+        page.width = 30
+        page.height = 20
+        page.samples = (0..<(30 * 20 * 3)).map { UInt16($0 % 251) }
+        let container = try TIFFDecoder().decode(
+            try Self.tiff([page]), options: DecodingOptions(targetSize: PixelSize(width: 10, height: 10)))
+        #expect(container.image.size == PixelSize(width: 7, height: 10))
+        #expect(container.originalSize == PixelSize(width: 20, height: 30))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func badInputFailsWithTypedErrors() throws {
+        let data = try Self.tiff([Self.distinctRGB()])
+        #expect(throws: CodecError.empty) { try TIFFDecoder().decode(Data(), options: DecodingOptions()) }
+        #expect(throws: CodecError.tooManyPixels(width: 3, height: 2, limit: 5)) {
+            try TIFFDecoder().decode(data, options: DecodingOptions(pixelLimit: 5))
+        }
+        // Every truncation of the file fails with a CodecError or decodes; libtiff never prints or crashes
+        for length in stride(from: 1, to: data.count, by: 7) {
+            do {
+                _ = try TIFFDecoder().decode(data.prefix(length), options: DecodingOptions())
+            } catch {
+                #expect(error is CodecError)
+            }
+        }
+        #expect(throws: CodecError.self) { try TIFFDecoder().decode(Data("II*\0garbage".utf8), options: DecodingOptions()) }
+    }
+
+    @Test func theDefaultRegistrySniffsTIFF() throws {
+        let data = try Self.tiff([Self.distinctRGB()])
+        #expect(try ImageDecoderRegistry(ImagoCodecs.decoders).decode(data).format == .tiff)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Imago
+import ImagoServer
+import Testing
+
+@Suite("imgproxy URLs: parsing and signing")
+struct ProxyURLTests {
+    @Test func parsesPlainSourcesWithExtensionAndOptionAliases() throws {
+        let path = try ProxyPath(
+            parsing: "/_/rs:fill:300:200:1/g:noea:5:6/q:70/bl:1.5/rot:270/dpr:2/plain/http://img.example/a%20b.jpg@png")
+        #expect(path.isUnsigned)
+        #expect(path.source.absoluteString == "http://img.example/a%20b.jpg")
+        #expect(path.options.resizingType == .fill)
+        #expect(path.options.width == 300 && path.options.height == 200 && path.options.enlarges)
+        #expect(
+            path.options.gravity == .northEast && path.options.gravityOffsetX == 5 && path.options.gravityOffsetY == 6)
+        #expect(path.options.quality == 70 && path.options.blurSigma == 1.5 && path.options.rotation == 270)
+        #expect(path.options.dpr == 2 && path.options.format == .png)
+        #expect(path.signedPart.hasPrefix("/rs:fill:300:200:1/"))
+    }
+
+    @Test func parsesLongNamesAndBase64SourcesSplitBySlashes() throws {
+        let encoded = Data("https://img.example/curiosity.jpg?x=1".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        let split = encoded.prefix(10) + "/" + encoded.dropFirst(10)
+        let path = try ProxyPath(
+            parsing:
+                "/sig/resize:fit:10:20/width:30/height:40/gravity:so/quality:0/format:jpg/blur:0/rotate:-90/\(split).webp"
+        )
+        #expect(path.source.absoluteString == "https://img.example/curiosity.jpg?x=1")
+        #expect(path.options.width == 30 && path.options.height == 40 && path.options.gravity == .south)
+        #expect(path.options.quality == nil)
+        // The format option wins over the extension only when given; here both: the option came first.
+        #expect(path.options.format == .jpeg)
+        #expect(path.options.rotation == 270)
+        #expect(!path.isUnsigned)
+    }
+
+    @Test(arguments: [
+        ("/_/xx:1/plain/http://a.example/i.jpg", "unknown option 'xx'"),
+        ("/_/rs:stretch:1:1/plain/http://a.example/i.jpg", "invalid option 'rs'"),
+        ("/_/w:-1/plain/http://a.example/i.jpg", "invalid option 'w'"),
+        ("/_/h:abc/plain/http://a.example/i.jpg", "invalid option 'h'"),
+        ("/_/g:sm/plain/http://a.example/i.jpg", "invalid option 'g'"),
+        ("/_/q:101/plain/http://a.example/i.jpg", "invalid option 'q'"),
+        ("/_/f:bmp/plain/http://a.example/i.jpg", "invalid option 'f'"),
+        ("/_/bl:-2/plain/http://a.example/i.jpg", "invalid option 'bl'"),
+        ("/_/rot:45/plain/http://a.example/i.jpg", "invalid option 'rot'"),
+        ("/_/dpr:0/plain/http://a.example/i.jpg", "invalid option 'dpr'"),
+        ("/_/w:5000/dpr:2/plain/http://a.example/i.jpg", "invalid option 'dpr'"),
+        ("/_/plain/http://a.example/i.jpg@tiff", "invalid option 'extension'"),
+        ("/_/plain/file:///etc/passwd", "invalid source URL"),
+        ("/_/%%%", "invalid source URL"),
+        ("/_/enc/abc", "malformed URL"),
+        ("/nothing", "malformed URL"),
+    ])
+    func refusesBadURLsNamingTheProblem(path: String, message: String) {
+        #expect {
+            _ = try ProxyPath(parsing: path)
+        } throws: { error in
+            guard let error = error as? ProxyError else { return false }
+            return error.status == 400 && error.description.hasPrefix(message)
+        }
+    }
+
+    @Test func signaturesAreHMACSHA256InBase64URL() throws {
+        // RFC 4231 test cases 2 (short key) and 6 (key longer than a block), as base64url without padding.
+        let jefe = try URLSigner(key: Array("Jefe".utf8), salt: Array("what do ya ".utf8))
+        #expect(jefe.signature(for: "want for nothing?") == "W9zBRr9gdU5qBCQmCJV1x1oAPwidJzmDnexYuWTsOEM")
+        let long = try URLSigner(key: [UInt8](repeating: 0xAA, count: 131), salt: [])
+        #expect(
+            long.signature(for: "Test Using Larger Than Block-Size Key - Hash Key First")
+                == "YOQxWR7gtn8Niiaqy_W3f44LxiE3KMUUBUYEDw7jf1Q")
+
+        let signer = try URLSigner(
+            keyHex: "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881",
+            saltHex: "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5")
+        let path = "/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png"
+        let signature = signer.signature(for: path)
+        #expect(signer.isValid(signature: signature, for: path))
+        #expect(signer.isValid(signature: String(signature.prefix(11)), for: path))  // 8 bytes, as imgproxy allows
+        #expect(!signer.isValid(signature: String(signature.prefix(10)), for: path))
+        #expect(!signer.isValid(signature: signature, for: path + "x"))
+        #expect(throws: URLSigner.Error.invalidHex(what: "key")) { try URLSigner(keyHex: "abc", saltHex: "") }
+        #expect(throws: URLSigner.Error.emptyKey) { try URLSigner(keyHex: "", saltHex: "") }
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Imago
+import ImagoServer
+import ImagoTesting
+import Testing
+
+@testable import ImagoCLI
+
+@Suite("imago serve: the command in-process and as a process")
+struct ServeCommandTests {
+    static func scratch() -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("imago-serve-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func refusesToStartWithoutAKeyOrUnsigned() async throws {
+        let (console, output) = Console.capturing()
+        #expect(await CLI.run(["serve", "--listen", "127.0.0.1:0"], console: console) == 2)
+        #expect(output.stderr.contains("--unsigned"))
+        #expect(await CLI.run(["serve", "--key", "zz", "--salt", "00"], console: console) == 2)
+        #expect(await CLI.run(["serve", "--unsigned", "--log-format", "xml"], console: console) == 2)
+        #expect(throws: UsageError.self) { try ServeCommand.parseListen("8080") }
+        #expect(try ServeCommand.parseListen("[::1]:81") == ("::1", 81))
+        #expect(try ServeCommand.parseListen(":0") == ("127.0.0.1", 0))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func inProcessServeAnswersSignedRequestsAndLogsRedactedSources() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = "0123456789abcdef"
+        let salt = "fedcba9876543210"
+        let args = try parseArguments(
+            [
+                "--listen", "127.0.0.1:0", "--key", key, "--salt", salt, "--allow-private", "--cache-dir",
+                directory.path, "--log-format", "json",
+            ], options: ServeCommand.command.options)
+        let (console, output) = Console.capturing()
+        let trigger = InterruptTrigger()
+        let port = Locked<UInt16>(0)
+        let run = Task {
+            await ServeCommand.run(args, console: console, interrupt: trigger) { p in port.withLock { $0 = p } }
+        }
+        #expect(await ImagoTesting.eventually { port.value != 0 })
+        // A source with a query must be percent-encoded in a plain URL, as in imgproxy
+        let source = origin.url(for: "/a.jpg").absoluteString + "?token=s3cret"
+        let rest = "/rs:fit:32:32/plain/" + (source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        let signature = try URLSigner(keyHex: key, saltHex: salt).signature(for: rest)
+        let client = TestHTTPClient()
+        let response = try await client.send(URL(string: "http://127.0.0.1:\(port.value)/\(signature)\(rest)")!)
+        #expect(response.status == 200)
+        let unsigned = try await client.send(URL(string: "http://127.0.0.1:\(port.value)/_\(rest)")!)
+        #expect(unsigned.status == 403)
+        trigger.fire()
+        #expect(await run.value == 0)
+        let lines = output.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains("\"status\":200") == true)
+        #expect(!output.stdout.contains("s3cret") && output.stdout.contains("token=<redacted>"))
+        // The output went to the disk cache under --cache-dir
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("outputs").path))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func sigtermFinishesRequestsInFlightAndExitsZero() async throws {
+        let executable = try #require(imagoExecutable(), "build the imago executable first (swift build)")
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        origin.suspend("/a.jpg")
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stderrFile = directory.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [
+            "serve", "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir",
+            directory.appendingPathComponent("cache").path,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: stderrFile)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var port = 0
+        #expect(
+            await ImagoTesting.eventually {
+                let text = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+                guard let range = text.range(of: "listening on http://127.0.0.1:") else { return false }
+                port = Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
+                return port != 0
+            })
+        let base = "http://127.0.0.1:\(port)"
+        let client = TestHTTPClient()
+        // Given five different requests waiting on the origin
+        let requests = Task {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for width in 20..<25 {
+                    let url = URL(string: base + "/_/w:\(width)/plain/" + origin.url(for: "/a.jpg").absoluteString)!
+                    group.addTask { try await client.send(url).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(
+            await ImagoTesting.eventually(timeout: .seconds(20)) {
+                origin.suspendedRequestCount(for: "/a.jpg") >= 1
+            })
+        var inFlight = 0.0
+        for _ in 0..<200 where inFlight < 6 {
+            let text = String(decoding: try await client.send(URL(string: base + "/metrics")!).body, as: UTF8.self)
+            inFlight = prometheusSamples(text)["imago_serve_requests_in_flight"] ?? 0
+        }
+        #expect(inFlight == 6)  // the five and this /metrics request
+        // When SIGTERM arrives, then the origin answers
+        kill(process.processIdentifier, SIGTERM)
+        #expect(
+            await ImagoTesting.eventually {
+                ((try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "").contains("stopping")
+            })
+        origin.resume("/a.jpg")
+        // Then every request in flight completes and the process exits 0
+        let statuses = try await requests.value
+        #expect(statuses == [200, 200, 200, 200, 200])
+        #expect(await ImagoTesting.eventually(timeout: .seconds(15)) { !process.isRunning })
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+    }
+
+    /// Once `ServeCommand.makeSourceLoader` returns the libcurl loader with its `.publicOnly` address policy, a
+    /// source that redirects to a loopback address is refused (403) without --allow-private.
+    @Test(.enabled(if: ServeCommand.sourceLoaderRefusesPrivateAddresses), .timeLimit(.minutes(1)))
+    func redirectToLoopbackIsRefusedWithoutAllowPrivate() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        origin.setRoute("/hop", .redirect(to: origin.url(for: "/a.jpg").absoluteString))
+        // The loader as `imago serve` makes it without --allow-private ...
+        let options = try ServeCommand.parse(
+            parseArguments(["--unsigned"], options: ServeCommand.command.options), environment: [:])
+        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
+        configuration.allowsUnsigned = true
+        // ... behind a proxy whose literal-host check lets the loopback origin through, so that the loader's
+        // address policy is what refuses (if its allow list can admit the first hop, admit it here).
+        configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
+        let proxy = ImageProxy(configuration: configuration)
+        let response = await proxy.respond(
+            to: ServerRequest(method: "GET", path: "/_/plain/" + origin.url(for: "/hop").absoluteString))
+        #expect(response.status == 403)
+        #expect(origin.requestCount(for: "/a.jpg") == 0)
+    }
+
+    /// The built `imago` beside the test products, or in `.build/debug` of this package.
+    func imagoExecutable(filePath: String = #filePath) -> URL? {
+        let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidates =
+            (1...4).map { products.deletingLastPathComponents($0).appendingPathComponent("imago") }
+            + [root.appendingPathComponent(".build/debug/imago")]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath }
+    }
+}
+
+extension URL {
+    func deletingLastPathComponents(_ count: Int) -> URL {
+        (0..<count).reduce(self) { url, _ in url.deletingLastPathComponent() }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Imago
+import ImagoServer
+import ImagoTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Images the tests serve, made in memory so every pixel is known.
+enum ServerTestImages {
+    /// An opaque `width` × `height` image: left half red, right half blue, top row green (for gravity checks).
+    static func halves(width: Int, height: Int) throws -> PixelBuffer {
+        var image = try PixelBuffer(width: width, height: height)
+        for y in 0..<height {
+            for x in 0..<width {
+                image[pixel: x, y] = x < width / 2 ? RGBA(r: 255, g: 0, b: 0, a: 255) : RGBA(r: 0, g: 0, b: 255, a: 255)
+            }
+        }
+        return image
+    }
+
+    /// A 400 × 200 JPEG of ``halves(width:height:)``.
+    static func jpeg(width: Int = 400, height: Int = 200) throws -> Data {
+        try ImageEncoderRegistry.makeDefault().encode(halves(width: width, height: height), as: .jpeg)
+    }
+
+    /// A 64 × 64 PNG whose left half is transparent.
+    static func pngWithAlpha() throws -> Data {
+        var image = try PixelBuffer(width: 64, height: 64)
+        for y in 0..<64 {
+            for x in 0..<64 { image[pixel: x, y] = RGBA(r: 0, g: 200, b: 0, a: x < 32 ? 0 : 255) }
+        }
+        return try ImageEncoderRegistry.makeDefault().encode(image, as: .png)
+    }
+
+    /// Decodes `data` with every codec.
+    static func decode(_ data: Data) throws -> PixelBuffer {
+        try ImageDecoderRegistry.makeDefault().decode(data).image
+    }
+}
+
+/// An origin (the loopback server, which counts requests) with one JPEG at `/a.jpg`, a proxy in front of it, and
+/// optionally libmicrohttpd serving the proxy.
+final class ProxyFixture: Sendable {
+    let origin: LoopbackServer
+    let proxy: ImageProxy
+    let jpeg: Data
+
+    /// A fixture whose proxy accepts unsigned URLs and private addresses, then `configure` changes it.
+    init(_ configure: (inout ImageProxy.Configuration) throws -> Void = { _ in }) throws {
+        origin = try LoopbackServer()
+        jpeg = try ServerTestImages.jpeg()
+        origin.setRoute("/a.jpg", .bytes(jpeg, contentType: "image/jpeg"))
+        var configuration = ImageProxy.Configuration()
+        configuration.allowsUnsigned = true
+        configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
+        try configure(&configuration)
+        proxy = ImageProxy(configuration: configuration)
+    }
+
+    deinit { origin.stop() }
+
+    /// The origin URL of `path`.
+    func source(_ path: String = "/a.jpg") -> String { origin.url(for: path).absoluteString }
+
+    /// An unsigned proxy path with `options` for the origin's `path`.
+    func path(_ options: String, _ sourcePath: String = "/a.jpg", ext: String? = nil) -> String {
+        "/_/" + (options.isEmpty ? "" : options + "/") + "plain/" + source(sourcePath) + (ext.map { "@" + $0 } ?? "")
+    }
+
+    /// The proxy's answer to a GET of `path`.
+    func get(_ path: String, headers: [String: String] = [:], method: String = "GET") async -> ServerResponse {
+        await proxy.respond(to: ServerRequest(method: method, path: path, headers: headers))
+    }
+}
+
+/// The JSON error sentence of a response.
+func errorMessage(_ response: ServerResponse) -> String {
+    let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: String]
+    return object?["error"] ?? "<no error field in \(String(decoding: response.body, as: UTF8.self))>"
+}
+
+/// A plain HTTP client for tests (no caching, no redirects beyond the default, many connections).
+struct TestHTTPClient {
+    let session: URLSession
+
+    init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 128
+        configuration.timeoutIntervalForRequest = 30
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        session = URLSession(configuration: configuration)
+    }
+
+    /// Sends `method` to `url`; returns the status, the headers (names lowercased) and the body.
+    func send(
+        _ url: URL, method: String = "GET", headers: [String: String] = [:]
+    ) async throws -> (status: Int, headers: [String: String], body: Data) {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+        var lowered: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { lowered[name.lowercased()] = value }
+        }
+        return (http.statusCode, lowered, data)
+    }
+}
+
+/// The samples of a Prometheus text exposition, by name with labels (`imago_serve_requests_total{status="200"}`).
+func prometheusSamples(_ text: String) -> [String: Double] {
+    var samples: [String: Double] = [:]
+    for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+        guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+            continue
+        }
+        samples[String(line[..<space])] = value
+    }
+    return samples
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# make bench-serve: `imago serve` against thumbor (PyPI, its default PIL engine) and nginx, side by side in one
+# run. Origin: nginx serving the Kodak-derived 500-JPEG gallery on 127.0.0.1. Output: 256-px WebP (fit). Load:
+# wrk from Debian, 32 connections.
+#   cold: every one of the 500 URLs once (32 threads x 1 connection), fresh caches: throughput and p99;
+#   warm: imago with every output cached vs nginx serving the same output bytes as static files, 10 s each;
+#   peak RSS (VmHWM) of imago serve after the cold run.
+# Prints one RESULT line per row and writes .build/bench-serve/results.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+bash scripts/install-deps.sh nginx:/usr/sbin/nginx wrk:/usr/bin/wrk curl:/usr/bin/curl
+
+CORPUS=${IMAGO_CORPUS:-$ROOT/../shared/corpus}
+[ -d "$CORPUS/kodak" ] || { echo "bench-serve: $CORPUS/kodak is missing" >&2; exit 1; }
+VENV=$ROOT/.build/bench-venv
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import PIL, thumbor' 2>/dev/null; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check pillow diskcache requests thumbor
+fi
+DATA=$ROOT/.build/bench-data
+"$VENV/bin/python" bench/make-gallery.py "$CORPUS/kodak" "$DATA/gallery"
+
+WORK=$ROOT/.build/bench-serve
+rm -rf "$WORK"
+mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp" "$WORK/static" "$WORK/thumbor"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+ORIGIN=$(free_port); STATIC=$(free_port); IMAGO=$(free_port); THUMBOR=$(free_port)
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  kill "$(cat "$WORK/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+cat > "$WORK/nginx/nginx.conf" <<CONF
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/logs/error.log warn;
+daemon on;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  client_body_temp_path $WORK/nginx/tmp;
+  proxy_temp_path $WORK/nginx/tmp;
+  fastcgi_temp_path $WORK/nginx/tmp;
+  uwsgi_temp_path $WORK/nginx/tmp;
+  scgi_temp_path $WORK/nginx/tmp;
+  types { image/jpeg jpg; image/webp webp; }
+  server { listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery; }
+  server { listen 127.0.0.1:$STATIC backlog=1024; root $WORK/static; }
+}
+CONF
+nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
+
+swift build -c release -j 2 --product imago
+"$(swift build -c release --show-bin-path)/imago" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private \
+  --cache-dir "$WORK/imago-cache" --log-format text > /dev/null 2> "$WORK/imago.err" &
+IMAGO_PID=$!
+PIDS+=("$IMAGO_PID")
+
+cat > "$WORK/thumbor/thumbor.conf" <<CONF
+ALLOW_UNSAFE_URL = True
+LOADER = 'thumbor.loaders.http_loader'
+STORAGE = 'thumbor.storages.no_storage'
+RESULT_STORAGE = None
+QUALITY = 80
+CONF
+"$VENV/bin/thumbor" --port "$THUMBOR" --ip 127.0.0.1 -c "$WORK/thumbor/thumbor.conf" -l error \
+  > "$WORK/thumbor.log" 2>&1 &
+PIDS+=("$!")
+
+for url in "http://127.0.0.1:$ORIGIN/jpeg/000.jpg" "http://127.0.0.1:$IMAGO/healthz" \
+  "http://127.0.0.1:$THUMBOR/healthcheck"; do
+  for _ in $(seq 200); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
+done
+
+: > "$WORK/imago-paths"; : > "$WORK/thumbor-paths"; : > "$WORK/static-paths"
+for i in $(seq -f %03g 0 499); do
+  echo "/_/rs:fit:256:256/q:80/f:webp/plain/http://127.0.0.1:$ORIGIN/jpeg/$i.jpg" >> "$WORK/imago-paths"
+  echo "/unsafe/fit-in/256x256/filters:format(webp):quality(80)/127.0.0.1:$ORIGIN/jpeg/$i.jpg" >> "$WORK/thumbor-paths"
+  echo "/$i.webp" >> "$WORK/static-paths"
+done
+
+run() {  # NAME URL PATHS MODE THREADS CONNECTIONS [DURATION]
+  local line
+  line=$(wrk -t"$5" -c"$6" -d"${7:-120s}" --timeout 30s -s bench/serve-wrk.lua "$2" -- "$3" "$4" "$5" | grep '^RESULT')
+  echo "$1 ${line#RESULT }" | tee -a "$WORK/results.txt"
+}
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores; 500 JPEGs -> 256-px WebP, 32 connections" | tee "$WORK/results.txt"
+run cold-imago "http://127.0.0.1:$IMAGO" "$WORK/imago-paths" once 32 32
+echo "imago-peak-rss-mb $(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$IMAGO_PID/status")" | tee -a "$WORK/results.txt"
+run cold-thumbor "http://127.0.0.1:$THUMBOR" "$WORK/thumbor-paths" once 32 32
+# The same output bytes as static files for nginx.
+while read -r path; do
+  i=$(basename "$path" .jpg)
+  curl -sf -o "$WORK/static/$i.webp" "http://127.0.0.1:$IMAGO$path"
+done < "$WORK/imago-paths"
+run warm-imago "http://127.0.0.1:$IMAGO" "$WORK/imago-paths" loop 2 32 10s
+run warm-nginx "http://127.0.0.1:$STATIC" "$WORK/static-paths" loop 2 32 10s
