@@ -30,9 +30,12 @@ test-tsan: deps
 # What .ci/run does (RELIABILITY.md §7): the suite, every saved fuzz input replayed, then the suite under TSan.
 ci: test fuzz-replay test-tsan
 
+# The demo's table reports speed, so it runs a release build: a debug build decodes ~10x slower and its disk pass
+# looks almost as slow as its network pass. The first release build takes a few minutes; later ones are quick.
 demo: deps
-	$(SWIFT) build -j $(JOBS) --product imago
-	$$($(SWIFT) build --show-bin-path)/imago demo
+	@echo "make demo: building imago in release mode (the first release build takes a few minutes)..."
+	$(SWIFT) build -c release -j $(JOBS) --product imago
+	$$($(SWIFT) build -c release --show-bin-path)/imago demo
 
 bench: deps
 	bash scripts/bench.sh

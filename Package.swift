@@ -54,12 +54,19 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
+        // Colour management (ICC profiles) and zlib (PNG iCCP chunks), used by ImagoCodecs' Color/ folder.
+        .systemLibrary(
+            name: "CLCMS2", pkgConfig: "lcms2",
+            providers: [.apt(["liblcms2-dev"])]),
+        .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
 
         .target(
             name: "ImagoCodecs",
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
-                "CAVIF", "CHEIF", "CTIFF", "CJXL",
+                "CAVIF", "CHEIF", "CTIFF", "CJXL", "CLCMS2", "CZlib",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
@@ -79,12 +86,12 @@ let package = Package(
         .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),
         // CPNG: the GIF/WebP conformance tests decode their PNG references with libpng directly. CJPEGTurbo: the
         // progressive DC reader is compared with libjpeg's own 1/8-scale decode, and its test files are encoded
-        // with TurboJPEG.
+        // with TurboJPEG. CWebP: the huge-image tests encode a 12000×12000 WebP from YUV planes.
         .testTarget(
             name: "ImagoCodecsTests",
             dependencies: [
                 "ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting",
-                "CTIFF",
+                "CTIFF", "CWebP",
             ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),

@@ -42,3 +42,14 @@ twin = os.path.join(out, "large-baseline.jpg")
 if os.path.exists(large) and not os.path.exists(twin):
     Image.open(large).convert("RGB").save(twin, "JPEG", quality=85, progressive=False)
 print(f"gallery ready in {out}")
+# gallery/photos/NNN.jpg (issue 23's fetch benchmark): 300 photos from 768x512 to 3072x2048 (the Kodak images at
+# 1x, 2x, 3x and 4x, cycled; portrait ones stay portrait), quality 85, baseline, as a camera or a CMS serves them.
+os.makedirs(os.path.join(out, "photos"), exist_ok=True)
+for i in range(300):
+    path = os.path.join(out, "photos", f"{i:03d}.jpg")
+    if os.path.exists(path):
+        continue
+    im = images[i % len(images)]
+    s = (1, 2, 3, 4)[(i // len(images)) % 4]
+    im.resize((im.width * s, im.height * s), Image.LANCZOS).save(path, "JPEG", quality=85)
+print(f"photos ready in {out}/photos")

@@ -68,6 +68,27 @@ def full_decode(data):
     return im
 
 
+def all_frames(data):
+    """Every frame of an animation as its own RGBA canvas, what Imago's decoders return: Pillow's APNG reader
+    composites in seek() (dispose and blend) into one image it reuses, so each frame is kept with convert()."""
+    im = Image.open(io.BytesIO(data))
+    frames = []
+    for i in range(getattr(im, "n_frames", 1)):
+        im.seek(i)
+        im.load()
+        frames.append(im.convert("RGBA"))
+    return frames
+
+
+def all_frames_reused(data):
+    """Every frame composited into Pillow's one reused image, none kept: less output than Imago returns."""
+    im = Image.open(io.BytesIO(data))
+    for i in range(getattr(im, "n_frames", 1)):
+        im.seek(i)
+        im.load()
+    return im
+
+
 def peak_rss_kb():
     """This process's peak resident set in KiB: VmHWM, which exec resets (ru_maxrss keeps the parent's peak
     from before the fork, so a child spawned by a large parent would report the parent's size)."""
@@ -134,12 +155,12 @@ def main():
         out["seconds"] = time.perf_counter() - t0
         out["cpu_seconds"] = time.process_time() - c0  # all threads of this process
         out["count"] = len(sizes)
-    elif mode in ("decode", "thumbnail"):
+    elif mode in ("decode", "thumbnail", "frames", "frames-reused"):
         # One file N times after one untimed warm-up call (Pillow imports its format plugin on first use):
         # mean CPU seconds per call on this thread (Pillow decodes on the calling thread), and mean wall seconds.
         path, n = sys.argv[2], int(sys.argv[3])
         data = open(path, "rb").read()
-        work = thumbnail if mode == "thumbnail" else full_decode
+        work = {"thumbnail": thumbnail, "frames": all_frames, "frames-reused": all_frames_reused}.get(mode, full_decode)
         work(data)
         c0, t0, p0 = time.thread_time(), time.perf_counter(), time.process_time()
         for _ in range(n):
@@ -147,6 +168,26 @@ def main():
         out["cpu_seconds"] = (time.thread_time() - c0) / n
         out["seconds"] = (time.perf_counter() - t0) / n
         out["process_cpu_seconds"] = (time.process_time() - p0) / n  # all threads (decoders with thread pools)
+    elif mode == "decode-icc":
+        # Decode + convert the embedded ICC profile to sRGB (ImageCms defaults: perceptual intent), N times after
+        # one untimed warm-up: mean CPU seconds per call on this thread.
+        from PIL import ImageCms
+        path, n = sys.argv[2], int(sys.argv[3])
+        data = open(path, "rb").read()
+        srgb = ImageCms.createProfile("sRGB")
+
+        def decode_icc():
+            im = Image.open(io.BytesIO(data))
+            im.load()
+            source = ImageCms.ImageCmsProfile(io.BytesIO(im.info["icc_profile"]))
+            return ImageCms.profileToProfile(im, source, srgb, outputMode="RGB")
+
+        decode_icc()
+        c0, t0 = time.thread_time(), time.perf_counter()
+        for _ in range(n):
+            decode_icc()
+        out["cpu_seconds"] = (time.thread_time() - c0) / n
+        out["seconds"] = (time.perf_counter() - t0) / n
     elif mode == "diskcache":  # N sets then N gets of SIZE-byte values, seconds per op
         cache_dir, n, size = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
         payload = os.urandom(size)

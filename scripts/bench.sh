@@ -27,6 +27,7 @@ mkdir -p "$DATA/jxl"
 [ -s "$DATA/jxl/photo-12mp-d1.jxl" ] ||
   cjxl "$CORPUS/formats/TestJFIF.jpg" "$DATA/jxl/photo-12mp-d1.jxl" -d 1 --lossless_jpeg=0 --quiet
 [ -s "$DATA/jxl/kodim01-d1.jxl" ] || cjxl "$CORPUS/kodak/01.png" "$DATA/jxl/kodim01-d1.jxl" -d 1 --quiet
+"$VENV/bin/python" bench/make-apng.py "$CORPUS/kodak" "$DATA/apng/kodak-8frames.png" >/dev/null
 
 # nginx on a free loopback port, its files under .build/, stopped on exit.
 NGINX_DIR=$ROOT/.build/bench-nginx
@@ -58,6 +59,16 @@ CONF
 nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR"
 trap 'kill $(cat "$NGINX_DIR/nginx.pid" 2>/dev/null) 2>/dev/null || true' EXIT
 for i in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/jpeg/000.jpg" && break; sleep 0.1; done
+
+# Issue 23's whole-process comparison: `imago fetch --resize 256x256` against bench/peer.py on the photos
+# (scripts/bench.sh fetch-cli [ROUNDS]); see bench/fetch-vs-peer.py.
+if [ "${1:-}" = "fetch-cli" ]; then
+  swift build -c release -j 2 --product imago
+  ls "$DATA/gallery/photos" | sed "s|^|http://127.0.0.1:$PORT/photos/|" > "$DATA/photos-urls.txt"
+  "$VENV/bin/python" bench/fetch-vs-peer.py "$(swift build -c release --show-bin-path)/imago" "$VENV/bin/python" \
+    "$ROOT/bench/peer.py" "$DATA/photos-urls.txt" "${2:-5}"
+  exit 0
+fi
 
 swift build -c release -j 2 --product imago-bench
 export IMAGO_BENCH_BASE_URL="http://127.0.0.1:$PORT"

@@ -12,7 +12,7 @@ CORPUS=${IMAGO_CORPUS:-$PWD/../shared/corpus}
 swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
   -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
 BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
-ALL="decode disk-entry http-headers cli-arguments exif jpeg jpeg-dc png"
+ALL="decode disk-entry http-headers cli-arguments exif jpeg jpeg-dc png apng bmp-ico"
 ALL="$ALL avif heif tiff jxl"
 TARGETS=${TARGETS:-$ALL}
 summary=()
@@ -23,14 +23,15 @@ for target in $TARGETS; do
   seeds=()
   case $target in
     decode) seeds=("$CORPUS/pngsuite/png" "$CORPUS/jpeg/malformed" "$CORPUS/gif/malformed" "$CORPUS/gif/samples"
-      "$CORPUS/webp/images");;
-    jpeg) seeds=("$CORPUS/jpeg/malformed");;
+      "$CORPUS/webp/images" "$CORPUS/apng" "Tests/Fuzz/bmp-ico" "$CORPUS/icc");;
+    jpeg) seeds=("$CORPUS/jpeg/malformed" "$CORPUS/icc");;
     jpeg-dc) seeds=("$CORPUS/jpeg/reference" "$CORPUS/jpeg/malformed/imagetestsuite" "$CORPUS/jpeg/malformed");;
-    png) seeds=("$CORPUS/pngsuite/png");;
+    png) seeds=("$CORPUS/pngsuite/png" "$CORPUS/icc");;
     avif) seeds=("$CORPUS/avif" "$CORPUS/hostile-modern");;
     heif) seeds=("$CORPUS/heic" "$CORPUS/hostile-modern");;
     tiff) seeds=();;  # Tests/Fuzz/tiff holds small TIFFs of each kind, written with libtiff
     jxl) seeds=("$CORPUS/jxl");;
+    apng) seeds=("$CORPUS/apng" "$CORPUS/hostile-modern");;
   esac
   [ -d "Tests/Fuzz/$target" ] && seeds+=("Tests/Fuzz/$target")
   echo "== fuzzing $target for ${SECONDS_PER_TARGET}s"

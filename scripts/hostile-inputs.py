@@ -8,7 +8,7 @@
 import os, random, struct, sys, zlib
 
 SWEEP = ["jpeg/malformed", "gif/malformed", "gif/stall", "gif/regression", "pngsuite/png", "jpeg/reference",
-         "webp/images", "gif/samples", "formats"]
+         "webp/images", "gif/samples", "formats", "apng", "icc"]
 EXTS = (".jpg", ".jpeg", ".png", ".gif", ".webp")
 
 

@@ -22,3 +22,12 @@ for f in "${IMAGO_CORPUS:-$PWD/../shared/corpus}"/hostile-modern/*.{avif,heic,jx
   end=$(date +%s.%N)
   printf '%-70s %s  %.2fs\n' "$(basename "$f")" "$(sed 's/.*peak RSS //' <<<"$out")" "$(awk "BEGIN {print $end - $start}")"
 done
+# Issue 17: every APNG of hostile-modern (crafted, truncated, malformed) and the BMP/ICO bombs of Tests/Fuzz/decode.
+CORPUS=${IMAGO_CORPUS:-$PWD/../shared/corpus}
+for f in "$CORPUS"/hostile-modern/*.png Tests/Fuzz/decode/bomb-bmp-* Tests/Fuzz/decode/bomb-ico-*; do
+  start=$(date +%s.%N)
+  out=$("$BIN" decode-defaults "$f")
+  end=$(date +%s.%N)
+  printf '%-70s %-60s %.2fs\n' "$(basename "$f")" "$(sed 's/, no crash//' <<<"$out" | head -c 160 | tr '\n' ' ')" \
+    "$(awk "BEGIN {print $end - $start}")"
+done

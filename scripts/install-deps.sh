@@ -17,6 +17,8 @@ declare -A NEEDED=(
   [/usr/include/x86_64-linux-gnu/libheif/heif.h]=libheif-dev
   [/usr/include/x86_64-linux-gnu/tiffio.h]=libtiff-dev
   [/usr/include/microhttpd.h]=libmicrohttpd-dev
+  [/usr/include/lcms2.h]=liblcms2-dev
+  [/usr/include/zlib.h]=zlib1g-dev
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
 

@@ -4,7 +4,7 @@ import Foundation
 @_exported import ImagoCurl
 
 extension ImageDecoderRegistry {
-    /// A new registry with every codec Imago ships (JPEG, PNG, GIF, WebP) registered.
+    /// A new registry with every codec Imago ships (JPEG, PNG, APNG, GIF, WebP, BMP, ICO, …) registered.
     public static func makeDefault() -> ImageDecoderRegistry { ImageDecoderRegistry(ImagoCodecs.decoders) }
 }
 
@@ -15,8 +15,9 @@ extension ImageEncoderRegistry {
 
 extension ImagePipeline.Configuration {
     /// A configuration ready to use: every codec registered, a ``MemoryCache``, a ``CurlDataLoader`` (http and
-    /// https only, HTTP/2 over TLS, address policy `.any`), and a ``DiskCache`` in `diskCacheDirectory` when one is
-    /// given. ``HTTPDataLoader`` (URLSession) stays available as the portable loader.
+    /// https only, HTTP/2 over TLS, address policy `.any`) whose `Accept` header lists the formats the decoders
+    /// read (``ImageDecoderRegistry/acceptHeader``), and a ``DiskCache`` in `diskCacheDirectory` when one is given.
+    /// ``HTTPDataLoader`` (URLSession) stays available as the portable loader.
     ///
     /// - Parameters:
     ///   - diskCacheDirectory: where the disk cache lives (created `0700`); default `nil`: no disk cache.
@@ -36,7 +37,29 @@ extension ImagePipeline.Configuration {
         var configuration = ImagePipeline.Configuration(dataCache: diskCache)
         configuration.decoders = .makeDefault()
         configuration.encoders = .makeDefault()
-        configuration.dataLoader = CurlDataLoader()
+        // Content negotiation: ask for the formats the registered decoders read, AVIF and WebP first.
+        var loader = HTTPDataLoader.Configuration()
+        loader.acceptImages(decodableBy: configuration.decoders)
+        configuration.dataLoader = CurlDataLoader(configuration: CurlDataLoader.Configuration(loading: loader))
+        return configuration
+    }
+
+    /// ``withDefaults(diskCacheDirectory:diskCacheSizeLimit:)`` that also loads `file:` URLs inside
+    /// `localDirectories` (and `data:` URLs), through a ``CompositeDataLoader`` with a sandboxed
+    /// ``FileDataLoader``: a file outside those directories fails to load. Local images are never copied into the
+    /// disk cache.
+    ///
+    /// ```swift
+    /// let configuration = try ImagePipeline.Configuration.withDefaults(localDirectories: [assets])
+    /// ```
+    public static func withDefaults(
+        diskCacheDirectory: URL? = nil, diskCacheSizeLimit: Int = 256 << 20, localDirectories: [URL]
+    ) throws -> ImagePipeline.Configuration {
+        var configuration = try withDefaults(
+            diskCacheDirectory: diskCacheDirectory, diskCacheSizeLimit: diskCacheSizeLimit)
+        configuration.dataLoader = CompositeDataLoader.standard(
+            http: configuration.dataLoader,
+            files: FileDataLoader(allowedDirectories: localDirectories))
         return configuration
     }
 

@@ -9,9 +9,11 @@ import ImagoCore
 ///   decode to `gray8`** (a quarter of the memory; `PixelBuffer`'s pixel subscript expands gray to RGBA when
 ///   read). `PNGDecoder` follows the same rule.
 ///   CMYK and YCCK files are converted to RGB (Adobe APP14 files store inverted ink values and are read so).
-/// - Downsampling: with ``DecodingOptions/targetSize`` the image is decoded at the smallest DCT scale (1/8 … 1)
-///   that still covers the aspect-fit size, then area-averaged to exactly that size; no full-size buffer is
-///   allocated. Never upscales. The target applies to the displayed (EXIF-oriented) image.
+/// - Downsampling: with ``DecodingOptions/targetSize`` (or ``DecodingOptions/decodedByteLimit``) the image is
+///   decoded at the smallest DCT scale (1/8 … 1) that still covers the aspect-fit size, then area-averaged to
+///   exactly that size; no full-size buffer is allocated. An image over ``DecodingOptions/pixelLimit`` is decoded
+///   so when that scale fits the limit (baseline files; progressive ones only through the DC reader at 1/8), and
+///   refused otherwise. Never upscales. The target applies to the displayed (EXIF-oriented) image.
 ///   **Progressive thumbnails at 1/8 scale read only the DC scans** (a pure-Swift reader): libjpeg keeps every
 ///   DCT coefficient of a multi-scan file (128 bytes a block: 109 MB for a 5250×3450 photo) whatever the scale,
 ///   while at 1/8 it uses only the DC one. The result equals libjpeg's 1/8 decode exactly for gray, 4:4:4, 4:2:2
@@ -73,7 +75,7 @@ public struct JPEGDecoder: ImageDecoding {
     private func decode(bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws -> (ImageContainer, Path) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { throw CodecError.empty }
         let markers = JPEGMarkers(scanning: bytes)
-        let source = Source(bytes: base.assumingMemoryBound(to: UInt8.self), count: UInt(bytes.count), markers: markers)
+        var source = Source(bytes: base.assumingMemoryBound(to: UInt8.self), count: UInt(bytes.count), markers: markers)
 
         guard let handle = tjInitDecompress() else {
             throw CodecError.corrupt(format: .jpeg, reason: "TurboJPEG could not create a decompressor (out of memory)")
@@ -103,25 +105,51 @@ public struct JPEGDecoder: ImageDecoding {
                 throw CodecError.corrupt(format: .jpeg, reason: reason)
             }
         }
-        try options.checkDimensions(width: Int(width), height: Int(height), format: .jpeg)
-
         let full = PixelSize(width: Int(width), height: Int(height))
-        let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: markers.orientation)
-        let scaled = Self.scaledSize(of: full, covering: fitted)
         let layout = Layout(colorspace: colorspace, isAdobe: markers.hasAdobeMarker)
+        let fitted = options.deliveredSize(
+            of: full, orientation: markers.orientation, bytesPerPixel: layout.pixelFormat.bytesPerPixel)
+        let scaled = Self.scaledSize(of: full, covering: fitted)
+        // The DC reader only for what TurboJPEG calls YCbCr or gray: RGB files (Adobe transform 0, component ids
+        // R, G, B) have 3 components too, and CMYK/YCCK are left to libjpeg.
+        let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
+        let readsDCScans =
+            allowsProgressiveDC && headerIsTurboJPEGs && (isGray || colorspace == Int32(TJCS_YCbCr.rawValue))
+            && !markers.isTruncated && Self.decodesAtOneEighth(full, scaled: scaled)
+        // Over the pixel limit, only a reduced decode that never holds the full size is allowed: a DCT-scaled
+        // baseline decode (libjpeg works a row of blocks at a time), or the DC scans of a progressive file at 1/8
+        // (libjpeg would keep every coefficient of a progressive file).
+        let isOverLimit = options.exceedsPixelLimit(full) && full.width > 0 && full.height > 0
+        if isOverLimit {
+            let hasReducedDecode =
+                scaled != full && !options.exceedsPixelLimit(scaled) && (!markers.isProgressive || readsDCScans)
+            guard hasReducedDecode else {
+                throw CodecError.tooManyPixels(width: full.width, height: full.height, limit: options.pixelLimit)
+            }
+        } else {
+            try options.checkDimensions(width: full.width, height: full.height, format: .jpeg)
+        }
+        // Colour: the ICC profile is read unless the policy ignores it. CMYK goes through it while decompressing
+        // (the naive conversion when there is none or it is unusable); everything else is converted at the end.
+        let iccProfile = options.colorPolicy == .ignore ? nil : markers.iccProfile(in: bytes)
+        var cmykProfileDescription: String?
+        if case .cmyk(let isInverted) = layout, let iccProfile {
+            let cmyk = ColorManagement.cmykTransform(profile: iccProfile, isInverted: isInverted, options: options)
+            source.cmykTransform = cmyk.transform
+            cmykProfileDescription = cmyk.description
+        }
 
         var isPartial = false
         var image: PixelBuffer
         var path = Path.libjpeg
-        // The DC reader only for what TurboJPEG calls YCbCr or gray: RGB files (Adobe transform 0, component ids
-        // R, G, B) have 3 components too, and CMYK/YCCK are left to libjpeg.
-        let isGray = colorspace == Int32(TJCS_GRAY.rawValue)
-        if allowsProgressiveDC, headerIsTurboJPEGs, isGray || colorspace == Int32(TJCS_YCbCr.rawValue),
-            !markers.isTruncated, Self.decodesAtOneEighth(full, scaled: scaled),
+        if readsDCScans,
             let dc = JPEGProgressiveDC.decode(bytes, width: full.width, height: full.height, isGray: isGray)
         {
             path = .progressiveDC
             image = scaled == fitted ? dc : try dc.resampled(to: fitted)  // opaque in, opaque out
+        } else if isOverLimit && markers.isProgressive {
+            // The DC reader declined this file; libjpeg would need the full image's coefficients.
+            throw CodecError.tooManyPixels(width: full.width, height: full.height, limit: options.pixelLimit)
         } else if scaled == fitted {
             // Straight into the result: the decoded size is the final size.
             image = try PixelBuffer(width: scaled.width, height: scaled.height, format: layout.pixelFormat) { out in
@@ -152,9 +180,14 @@ public struct JPEGDecoder: ImageDecoding {
             if orientation.swapsDimensions { originalSize = PixelSize(width: full.height, height: full.width) }
             orientation = .up
         }
-        let container = ImageContainer(
-            frames: [ImageFrame(buffer: image)], format: .jpeg, orientation: orientation, isPreview: isPartial,
+        var container = ImageContainer(
+            frames: [ImageFrame(buffer: consume image)], format: .jpeg, orientation: orientation, isPreview: isPartial,
             originalSize: originalSize)
+        if case .cmyk = layout {
+            container.sourceColorProfileDescription = cmykProfileDescription
+        } else {
+            ColorManagement.apply(iccProfile.map(ColorSource.icc), to: &container, options: options)
+        }
         return (container, path)
     }
 
@@ -163,6 +196,8 @@ public struct JPEGDecoder: ImageDecoding {
         let bytes: UnsafePointer<UInt8>
         let count: UInt
         let markers: JPEGMarkers
+        /// The CMYK file's ICC profile as a transform to sRGB; `nil`: the naive conversion.
+        var cmykTransform: LCMSTransform?
     }
 
     /// Decompresses into `out` at `size` (one of TurboJPEG's scaled sizes). Returns `true` when the data was
@@ -192,7 +227,11 @@ public struct JPEGDecoder: ImageDecoding {
         let isPartial = status != 0 && source.markers.isTruncated
         if isPartial && !allowsPartialData { throw CodecError.truncated(format: .jpeg) }
         if case .cmyk(let isInverted) = layout {
-            convertCMYKToRGBA(out, isInverted: isInverted)
+            if let transform = source.cmykTransform {
+                transform.convert(out)
+            } else {
+                convertCMYKToRGBA(out, isInverted: isInverted)
+            }
         }
         return isPartial
     }

@@ -8,6 +8,7 @@ import ImagoCore
 /// - Quality: ``EncodingOptions/quality`` (0 … 1, default 0.85) maps to libjpeg quality 1 … 100.
 /// - Alpha: JPEG has none; it is dropped and the stored colour of each pixel is kept (straight alpha).
 ///   Premultiplied input is unpremultiplied first.
+/// - Colour: ``EncodingOptions/colorProfile`` is written as APP2 `ICC_PROFILE` segments, byte-identical.
 /// - Limits: JPEG dimensions are at most 65,535 pixels a side.
 ///
 /// Thread-safe: every encode uses its own TurboJPEG handle.
@@ -54,7 +55,9 @@ public struct JPEGEncoder: ImageEncoding {
         guard status == 0, let output else {
             throw CodecError.encodingFailed(format: .jpeg, reason: JPEGDecoder.message(handle))
         }
-        return Data(bytes: output, count: Int(outputSize))
+        let encoded = Data(bytes: output, count: Int(outputSize))
+        guard let profile = options.colorProfile else { return encoded }
+        return try ProfileEmbedding.jpeg(encoded, profile: profile.data)
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import ImagoCore
 
 /// What JPEGDecoder needs from the marker segments that TurboJPEG does not report: the EXIF orientation, the
@@ -17,6 +18,12 @@ struct JPEGMarkers {
     /// The frame header (SOFn) as declared: width, height and component count. Used only when TurboJPEG's own
     /// header call rejects a file it can decode (2.1 refuses unusual CMYK sampling factors in the header call).
     var frame: (width: Int, height: Int, components: Int)?
+    /// Whether the first frame header is progressive (SOF2, SOF6, SOF10, SOF14): libjpeg then keeps every DCT
+    /// coefficient of the image in memory whatever the output scale.
+    var isProgressive = false
+    /// The APP2 `ICC_PROFILE` segments in file order: sequence number, declared count and the payload's byte range
+    /// (after the 14-byte header). Reassembled by ``iccProfile(in:)``.
+    var iccSegments: [(sequence: Int, count: Int, range: Range<Int>)] = []
 
     init(scanning bytes: UnsafeRawBufferPointer) {
         let count = bytes.count
@@ -54,12 +61,16 @@ struct JPEGMarkers {
             if marker == 0xE1, !sawExif, Self.hasPrefix(payload, "Exif") {
                 sawExif = true
                 orientation = ExifReader.orientation(inRawBytes: payload) ?? .up
+            } else if marker == 0xE2, payload.count > 14, Self.hasPrefix(payload, "ICC_PROFILE\0") {
+                let start = offset + 2 + 14
+                iccSegments.append((Int(payload[12]), Int(payload[13]), start..<payloadEnd))
             } else if marker == 0xEE, Self.hasPrefix(payload, "Adobe") {
                 hasAdobeMarker = true
             } else if Self.isStartOfFrame(marker), frame == nil, payload.count >= 6 {
                 let height = Int(payload[1]) << 8 | Int(payload[2])
                 let width = Int(payload[3]) << 8 | Int(payload[4])
                 frame = (width, height, Int(payload[5]))
+                isProgressive = marker & 0x03 == 0x02
             }
             offset = payloadEnd
         }
@@ -88,5 +99,38 @@ struct JPEGMarkers {
             i -= 1
         }
         return false
+    }
+
+    /// The embedded ICC profile, its APP2 segments joined in sequence order; `nil` when there is none, and `nil`
+    /// with a warning when the sequence is broken (a number missing, repeated or out of range, counts that
+    /// disagree) or the profile is over ``ColorManagement/maximumProfileSize``.
+    func iccProfile(in bytes: UnsafeRawBufferPointer) -> Data? {
+        guard let first = iccSegments.first else { return nil }
+        let count = first.count
+        var ordered = [Range<Int>?](repeating: nil, count: max(count, 0))
+        var total = 0
+        for segment in iccSegments {
+            guard segment.count == count, (1...max(count, 1)).contains(segment.sequence), count > 0,
+                ordered[segment.sequence - 1] == nil
+            else {
+                ColorManagement.warn("the JPEG's ICC_PROFILE segments are out of sequence")
+                return nil
+            }
+            ordered[segment.sequence - 1] = segment.range
+            total += segment.range.count
+        }
+        guard total <= ColorManagement.maximumProfileSize else {
+            ColorManagement.warn("the JPEG's ICC profile of \(total) bytes is over the size limit")
+            return nil
+        }
+        var data = Data(capacity: total)
+        for range in ordered {
+            guard let range else {
+                ColorManagement.warn("the JPEG's ICC_PROFILE segments are incomplete")
+                return nil
+            }
+            data.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[range]))
+        }
+        return data
     }
 }

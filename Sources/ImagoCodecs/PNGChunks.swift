@@ -15,12 +15,21 @@ struct PNGChunks {
     /// Whether IHDR declares 16-bit samples with Adam7 interlacing: libpng 1.6.39 as patched by Debian decodes
     /// those wrongly when asked for 8-bit output (pnggroup/libpng#853), so PNGDecoder reads them as 16-bit.
     var isInterlaced16Bit = false
+    /// The colour chunks before the first `IDAT`: `iCCP`'s data (name, method, zlib stream), whether `sRGB` is
+    /// present, `gAMA`'s value and `cHRM`'s eight values (each ÷ 100,000). The first of each counts.
+    var iccChunk: Range<Int>?
+    var hasSRGBChunk = false
+    var gamma: UInt32?
+    var chromaticities: [UInt32]?
 
     private static let exif: UInt32 = 0x6558_4966  // "eXIf"
     private static let ihdr: UInt32 = 0x4948_4452  // "IHDR"
     private static let gama: UInt32 = 0x6741_4D41  // "gAMA"
     private static let idat: UInt32 = 0x4944_4154  // "IDAT"
     private static let iend: UInt32 = 0x4945_4E44  // "IEND"
+    private static let iccp: UInt32 = 0x6943_4350  // "iCCP"
+    private static let srgb: UInt32 = 0x7352_4742  // "sRGB"
+    private static let chrm: UInt32 = 0x6348_524D  // "cHRM"
 
     init(scanning bytes: UnsafeRawBufferPointer) {
         // IHDR comes first: bit depth at byte 24, interlace method at byte 28.
@@ -47,7 +56,13 @@ struct PNGChunks {
             switch type {
             case Self.iend: return
             case Self.idat: sawImageData = true
-            case Self.gama: gammaChunks.append(offset..<end)
+            case Self.gama:
+                gammaChunks.append(offset..<end)
+                if !sawImageData, gamma == nil, length == 4 { gamma = Self.be32(bytes, dataStart) }
+            case Self.iccp where !sawImageData && iccChunk == nil: iccChunk = dataStart..<dataStart + length
+            case Self.srgb where !sawImageData: hasSRGBChunk = true
+            case Self.chrm where !sawImageData && chromaticities == nil && length == 32:
+                chromaticities = (0..<8).map { Self.be32(bytes, dataStart + 4 * $0) }
             case Self.exif where !sawImageData:
                 let payload = UnsafeRawBufferPointer(rebasing: bytes[dataStart..<dataStart + length])
                 orientation = ExifReader.orientation(inRawBytes: payload) ?? .up

@@ -9,11 +9,12 @@ import ImagoCore
 /// - Output: **grayscale files without transparency decode to `gray8`**, everything else to `rgba8` (straight
 ///   alpha), the same rule as `JPEGDecoder`. Files with neither an alpha channel nor tRNS are marked
 ///   ``PixelBuffer/isKnownOpaque``.
-/// - Colour: the stored samples are taken as sRGB, reduced to 8 bits; **`gAMA` is ignored**, as Pillow, stb_image
-///   and image-rs do (libpng's simplified API would otherwise convert gamma-1.0 files such as most of PngSuite to
-///   sRGB, brightening them). The `gAMA` chunks are left out of the bytes handed to libpng (a copy of the file,
-///   made only when it has one). 16-bit files are likewise taken as sRGB-encoded, not linear. `cHRM` and `iCCP`
-///   are not applied (the simplified API never does).
+/// - Colour: libpng reduces the stored samples to 8 bits without any colour conversion (the `gAMA` chunks are left
+///   out of the bytes handed to libpng, a copy of the file made only when it has one, since the simplified API
+///   would otherwise gamma-convert them; 16-bit files are taken as encoded, not linear). Then
+///   ``DecodingOptions/colorPolicy`` applies (see `ColorManagement`): by default the `iCCP` profile, else `sRGB`,
+///   else `gAMA` (+ `cHRM`) is converted to sRGB; ``ColorPolicy/ignore`` takes every file as sRGB, as Pillow,
+///   stb_image and image-rs do.
 /// - APNG: Debian's libpng has no APNG support, so an animated PNG decodes as its still default image (the
 ///   `IDAT` image; ``ImageContainer/format`` is still `.apng`).
 /// - EXIF orientation from an `eXIf` chunk before `IDAT` is honoured like JPEG's (applied when
@@ -53,8 +54,10 @@ public struct PNGDecoder: ImageDecoding {
         // A chunk that runs past the end can never be read, and libpng allocates a chunk's declared length before
         // reading it: a 700-byte file declaring a 1.9 GB iTXt made it take 1.9 GB (found by fuzzing). Stop here.
         if chunks.isTruncated { throw CodecError.truncated(format: format) }
+        // Read from the original bytes: the chunk ranges refer to them, not to the copy without gAMA.
+        let color = options.colorPolicy == .ignore ? nil : chunks.colorSource(in: bytes)
         guard !chunks.gammaChunks.isEmpty else {
-            return try decode(bytes: bytes, chunks: chunks, format: format, options: options)
+            return try decode(bytes: bytes, chunks: chunks, color: color, format: format, options: options)
         }
         // Without its gAMA chunks (which sit between IHDR and IDAT; CRCs are per chunk, so the rest stays valid).
         var stripped = [UInt8]()
@@ -65,11 +68,14 @@ public struct PNGDecoder: ImageDecoding {
             start = range.upperBound
         }
         stripped.append(contentsOf: bytes[start...])
-        return try stripped.withUnsafeBytes { try decode(bytes: $0, chunks: chunks, format: format, options: options) }
+        return try stripped.withUnsafeBytes {
+            try decode(bytes: $0, chunks: chunks, color: color, format: format, options: options)
+        }
     }
 
     private func decode(
-        bytes: UnsafeRawBufferPointer, chunks: PNGChunks, format: ImageFormat, options: DecodingOptions
+        bytes: UnsafeRawBufferPointer, chunks: PNGChunks, color: ColorSource?, format: ImageFormat,
+        options: DecodingOptions
     ) throws -> ImageContainer {
         guard let base = bytes.baseAddress else { throw CodecError.empty }
 
@@ -96,7 +102,9 @@ public struct PNGDecoder: ImageDecoding {
         if !hasAlpha { pixels = pixels.assumingOpaque() }
 
         let full = PixelSize(width: width, height: height)
-        let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: chunks.orientation)
+        let fitted = TargetFitting.fittedSize(
+            of: full, within: options.targetSize, orientation: chunks.orientation,
+            mode: options.targetMode)
         if fitted != full { pixels = try pixels.resampled(to: fitted) }
 
         var orientation = chunks.orientation
@@ -106,8 +114,10 @@ public struct PNGDecoder: ImageDecoding {
             if orientation.swapsDimensions { originalSize = PixelSize(width: height, height: width) }
             orientation = .up
         }
-        return ImageContainer(
+        var container = ImageContainer(
             frames: [ImageFrame(buffer: pixels)], format: format, orientation: orientation, originalSize: originalSize)
+        ColorManagement.apply(color, to: &container, options: options)
+        return container
     }
 
     /// The error for a failed libpng call: truncation when the data has no IEND chunk, else libpng's message.

@@ -8,6 +8,8 @@ import ImagoCore
 /// - `gray8` is written as grayscale; `rgba8` as RGBA, or as RGB when every pixel is opaque (smaller files; it
 ///   decodes to the same pixels). Premultiplied input is unpremultiplied first. Lossless: decoding gives back
 ///   exactly the pixels encoded.
+/// - Colour: ``EncodingOptions/colorProfile`` is written as an `iCCP` chunk (the profile byte-identical once
+///   inflated), replacing the `sRGB` chunk libpng writes.
 /// - One compression pass: the image is written into a buffer of the worst-case size and the result copied out
 ///   at its exact size; should libpng ever need more, it reports the size and the write is repeated once.
 ///   (`EncodingOptions` has no PNG settings; zlib's default level is used.)
@@ -57,7 +59,11 @@ public struct PNGEncoder: ImageEncoding {
                 png_image_write_to_memory(
                     &png, buffer.baseAddress, &size, 0, pixels.baseAddress, Int32(rowBytes), nil)
             }
-            if ok != 0 { return Data(UnsafeRawBufferPointer(rebasing: buffer[..<min(Int(size), capacity)])) }
+            if ok != 0 {
+                let encoded = Data(UnsafeRawBufferPointer(rebasing: buffer[..<min(Int(size), capacity)]))
+                guard let profile = options.colorProfile else { return encoded }
+                return try ProfileEmbedding.png(encoded, profile: profile.data)
+            }
             guard size > capacity else {
                 let message = withUnsafeBytes(of: &png.message) { raw in
                     String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)

@@ -7,10 +7,17 @@ enum TargetFitting {
     ///
     /// Keeps the aspect ratio, never enlarges, never returns a zero dimension; `nil` target (or an empty one)
     /// means full size.
-    static func fittedSize(of size: PixelSize, within target: PixelSize?, orientation: ExifOrientation) -> PixelSize {
+    /// With `mode` ``DecodingOptions/TargetMode/cover`` the size covers `target` instead of fitting within it.
+    static func fittedSize(
+        of size: PixelSize, within target: PixelSize?, orientation: ExifOrientation,
+        mode: DecodingOptions.TargetMode = .fit
+    ) -> PixelSize {
         guard let target, target.width > 0, target.height > 0 else { return size }
         let stored =
             orientation.swapsDimensions ? PixelSize(width: target.height, height: target.width) : target
-        return size.fitted(within: stored)
+        switch mode {
+        case .fit: return size.fitted(within: stored)
+        case .cover: return size.covering(stored)
+        }
     }
 }

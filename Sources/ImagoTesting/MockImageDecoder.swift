@@ -14,6 +14,7 @@ public final class MockImageDecoder: ImageDecoding, Sendable {
         var decodeCount = 0
         var partialDecodeCount = 0
         var targetSizes: [PixelSize?] = []
+        var targetModes: [DecodingOptions.TargetMode] = []
     }
 
     private let state = Locked(State())
@@ -31,6 +32,8 @@ public final class MockImageDecoder: ImageDecoding, Sendable {
     public var partialDecodeCount: Int { state.withLock { $0.partialDecodeCount } }
     /// The target size of every decode, in order.
     public var targetSizes: [PixelSize?] { state.withLock { $0.targetSizes } }
+    /// The ``DecodingOptions/targetMode`` of every decode, in order.
+    public var targetModes: [DecodingOptions.TargetMode] { state.withLock { $0.targetModes } }
 
     /// Makes later decodes wait (blocking their thread) until ``release()``.
     public func hold() { gate.hold() }
@@ -59,6 +62,7 @@ public final class MockImageDecoder: ImageDecoding, Sendable {
         state.withLock { s in
             if options.allowsPartialData { s.partialDecodeCount += 1 } else { s.decodeCount += 1 }
             s.targetSizes.append(options.targetSize)
+            s.targetModes.append(options.targetMode)
         }
         gate.passThrough()
         let b = [UInt8](data.prefix(16))
@@ -73,7 +77,9 @@ public final class MockImageDecoder: ImageDecoding, Sendable {
         if !isComplete, !options.allowsPartialData { throw CodecError.truncated(format: .unknown) }
         try options.checkDimensions(width: width, height: height, format: .unknown)
         var size = PixelSize(width: width, height: height)
-        if let target = options.targetSize, width > target.width || height > target.height {
+        if let target = options.targetSize, options.targetMode == .cover {
+            size = size.covering(target)
+        } else if let target = options.targetSize, width > target.width || height > target.height {
             let scale = min(Double(target.width) / Double(width), Double(target.height) / Double(height))
             size = PixelSize(width: max(1, Int(Double(width) * scale)), height: max(1, Int(Double(height) * scale)))
         }

@@ -23,7 +23,9 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("http-date", HTTPDateBench.run),
     ("url-key", URLKeyBench.run),
     ("peers", PeersBench.run),
+    ("apng", APNGBench.run),
     ("soak", SoakBench.run),
+    ("colour", ColourBench.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -23,6 +23,8 @@ enum FuzzTargets {
         FuzzTarget(name: "heif", run: heif),
         FuzzTarget(name: "tiff", run: tiff),
         FuzzTarget(name: "jxl", run: jxl),
+        FuzzTarget(name: "apng", run: apng),
+        FuzzTarget(name: "bmp-ico", run: bmpICO),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

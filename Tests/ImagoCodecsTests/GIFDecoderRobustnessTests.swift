@@ -59,14 +59,28 @@ import Testing
         #expect(try GIFDecoder().decode(gif, options: DecodingOptions(animationByteLimit: 200_000)).frames.count == 5)
     }
 
-    @Test func truncatedAfterACompleteFrameKeepsTheCompleteFrames() throws {
+    // Issue 23 item 6 changed this: a truncated file used to decode to its complete frames as if whole.
+    @Test func truncatedAfterACompleteFrameFailsUnlessPartialDataIsAllowed() throws {
         let frame = TestGIF.Frame(width: 8, height: 8, indices: [UInt8](repeating: 2, count: 64))
         let full = TestGIF(width: 8, height: 8, frames: [frame, frame]).encoded()
-        let cut = full.prefix(full.count - 20)
-        let container = try GIFDecoder().decode(Data(cut), options: DecodingOptions())
+        let cut = Data(full.prefix(full.count - 20))
+        #expect(throws: CodecError.truncated(format: .gif)) {
+            try GIFDecoder().decode(cut, options: DecodingOptions())
+        }
+        let container = try GIFDecoder().decode(cut, options: DecodingOptions(allowsPartialData: true))
         #expect(container.frames.count == 1)
         #expect(container.image[pixel: 7, 7] == RGBA(r: 0, g: 255, b: 0))
-        #expect(container.isPreview == false)
+        #expect(container.isPreview)
+    }
+
+    @Test func aMissingTrailerByteIsNotATruncation() throws {
+        // Many GIFs in the wild end right after their last frame; browsers show them whole
+        let frame = TestGIF.Frame(width: 8, height: 8, indices: [UInt8](repeating: 2, count: 64))
+        let full = TestGIF(width: 8, height: 8, frames: [frame, frame]).encoded()
+        #expect(full.last == 0x3B)
+        let container = try GIFDecoder().decode(Data(full.dropLast()), options: DecodingOptions())
+        #expect(container.frames.count == 2)
+        #expect(!container.isPreview)
     }
 
     @Test func truncatedInsideTheFirstFrameThrowsUnlessPartialDataIsAllowed() throws {

@@ -49,6 +49,7 @@ import Testing
         #expect(tooLarge.originalSize == PixelSize(width: 48, height: 48))
         #expect(tooLarge.image[pixel: 1, 1] == RGBA(r: 250, g: 10, b: 20, a: 128))
         #expect(tooLarge.format == .ico)
+        #expect(tooLarge.bitDepth == 8)
     }
 
     @Test func bmpEntryAppliesTheANDMask() throws {

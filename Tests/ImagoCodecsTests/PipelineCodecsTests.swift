@@ -82,3 +82,54 @@ struct PipelineCodecsTests {
         #expect(pipeline.statistics.previewsDelivered == previews.count)
     }
 }
+
+extension PipelineCodecsTests {
+    /// Streams `data` with previews asked for under `policy`; returns the previews' count and the final size.
+    private func streamWithPreviews(
+        _ data: Data, policy: ImagePipeline.PreviewPolicy?
+    ) async throws -> (previews: Int, final: PixelSize?) {
+        var configuration = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: nil)
+        let firstPreview = DispatchSemaphore(value: 0)
+        // Without a preview the gate times out after 10 s: wait only 1 s when none is expected.
+        configuration.dataLoader = StreamingLoader(data, finishGate: policy == nil ? nil : firstPreview)
+        configuration.previewInterval = 0.1
+        if let policy { configuration.previewPolicy = policy }
+        let pipeline = ImagePipeline(configuration: configuration)
+        let task = pipeline.loadImage(
+            with: ImageRequest(url: URL(string: "https://example.com/b.jpg")!, options: [.deliversPreviews]))
+        var previews = 0
+        var final: PixelSize?
+        for await event in task.events {
+            switch event {
+            case .preview:
+                previews += 1
+                if previews == 1 { firstPreview.signal() }
+            case .finished(let result): final = try result.get().image.image.size
+            default: break
+            }
+        }
+        return (previews, final)
+    }
+
+    @Test("Issue 23 item 5: a baseline JPEG gives no grey-bottomed previews unless asked (.incremental)")
+    func baselineJPEGGivesNoPreviewsByDefault() async throws {
+        // Given a baseline (sequential) JPEG
+        var pixels = try PixelBuffer(width: 512, height: 512, format: .rgba8)
+        for y in 0..<512 {
+            for x in 0..<512 { pixels[pixel: x, y] = RGBA(r: UInt8(x / 2), g: UInt8(y / 2), b: 90, a: 255) }
+        }
+        let baseline = try ImageEncoderRegistry.makeDefault().encode(pixels, as: .jpeg, options: EncodingOptions())
+
+        // When it streams in with previews asked for: none by default
+        let byDefault = try await streamWithPreviews(baseline, policy: nil)
+        #expect(byDefault.previews == 0)
+        #expect(byDefault.final == PixelSize(width: 512, height: 512))
+        // and the top-down partial image with the .incremental policy
+        let incremental = try await streamWithPreviews(baseline, policy: .incremental)
+        #expect(incremental.previews >= 1)
+        // while a progressive JPEG still gives previews by default
+        let progressive = try await streamWithPreviews(
+            try corpusData("jpeg/reference/progressive3.jpg"), policy: .progressiveOnly)
+        #expect(progressive.previews >= 1)
+    }
+}

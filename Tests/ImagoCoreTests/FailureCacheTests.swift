@@ -94,3 +94,21 @@ import Testing
         #expect(cache.failure(for: "k99") != nil)
     }
 }
+
+extension FailureCacheTests {
+    @Test("Issue 23 item 7: only failures that retrying cannot change are remembered")
+    func onlyPermanentFailuresAreRemembered() {
+        let url = URL(string: "http://127.0.0.1/a.jpg")!
+        for code in [500, 502, 503, 504, 429, 408, 401, 403] {
+            #expect(FailureCache.reason(for: .statusCode(code, url: url)) == nil, "\(code)")
+        }
+        #expect(FailureCache.reason(for: .timedOut(url: url)) == nil)
+        #expect(FailureCache.reason(for: .statusCode(404, url: url)) == .http(404))
+        #expect(FailureCache.reason(for: .statusCode(410, url: url)) == .http(410))
+        #expect(FailureCache.reason(for: .unsupportedScheme(url: url)) == .rejected)
+        // 5xx are retried instead, honouring Retry-After
+        let policy = RetryPolicy()
+        #expect(policy.delay(forRetry: 1, after: .statusCode(500, url: url), retryAfter: "3") == .seconds(3))
+        #expect(policy.delay(forRetry: 1, after: .statusCode(503, url: url), retryAfter: "1") == .seconds(1))
+    }
+}

@@ -74,6 +74,23 @@ private struct ToyDecoder: ImageDecoding {
         #expect(image.image[pixel: 0, 3] == RGBA(r: 9, g: 8, b: 7, a: 6))
     }
 
+    @Test func acceptHeaderListsTheRegisteredFormatsInPreferenceOrder() {
+        let registry = ImageDecoderRegistry([MockImageDecoder(), ToyDecoder()])
+        #expect(registry.acceptHeader == "image/toy,image/*;q=0.8")  // .unknown (the mock's) is not a type
+        struct Formats: ImageDecoding {
+            var formats: Set<ImageFormat>
+            func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer { throw CodecError.empty }
+        }
+        registry.register(Formats(formats: [.png, .jpeg, .webp, .avif, .svg, .ico]))
+        #expect(
+            registry.acceptHeader
+                == "image/avif,image/webp,image/png,image/jpeg,image/svg+xml,image/x-icon,image/toy,image/*;q=0.8")
+        var loader = HTTPDataLoader.Configuration()
+        loader.additionalHeaders["accept"] = "image/png"
+        loader.acceptImages(decodableBy: registry)
+        #expect(loader.additionalHeaders == ["accept": "image/png"])  // the caller's own header is kept
+    }
+
     @Test func formatsKeepTheirNamesAndCodableForm() throws {
         #expect(ImageFormat.jpegXL.rawValue == "jxl")
         #expect(ImageFormat(rawValue: "jxl") == .jpegXL)

@@ -6,7 +6,9 @@ import Testing
 @Suite("Pipeline observability: events, statistics, logging")
 struct PipelineObservabilityTests {
     @Test func statisticsCountEveryLayer() async throws {
-        let f = PipelineFixture()
+        // Original data only: under the default (automatic) policy the processed request would also look for and
+        // store its processed image (issue 23 item 2), adding a disk miss and a write.
+        let f = PipelineFixture { $0.dataCachePolicy = .storeOriginalData }
         let url = testURL("stats.img")
         let data = f.serve(url)
         let p = MockProcessor("p")
@@ -68,7 +70,12 @@ struct PipelinePreviewTests {
         // queued before the final one and so runs first (with two at once, a slow preview — seen under TSan — can
         // finish after the final image and is then rightly dropped)
         let loader = MockDataLoader(chunkCount: 10)
-        let f = PipelineFixture(loader: loader) { $0.decodeConcurrency = 1 }
+        // (The test format is not a progressive JPEG: since issue 23 item 5, its top-down previews need the
+        // .incremental policy.)
+        let f = PipelineFixture(loader: loader) {
+            $0.decodeConcurrency = 1
+            $0.previewPolicy = .incremental
+        }
         let url = testURL("progressive.img")
         f.serve(url, payload: 10_000)
         f.loader.hold(url)

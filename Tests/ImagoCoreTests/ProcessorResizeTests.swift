@@ -91,3 +91,28 @@ import Testing
         }
     }
 }
+
+extension ProcessorResizeTests {
+    @Test("Issue 23 item 10: fill without crop scales to cover and keeps the whole image")
+    func fillWithoutCrop() throws {
+        let image = try TestImages.uniform(640, 480, RGBA(r: 200, g: 100, b: 50, a: 255))
+
+        let out = try ImageProcessors.Resize(
+            size: PixelSize(width: 400, height: 400), mode: .aspectFillWithoutCrop
+        ).process(image)
+        let small = try ImageProcessors.Resize(
+            size: PixelSize(width: 800, height: 800), mode: .aspectFillWithoutCrop
+        ).process(image)
+        let upscaled = try ImageProcessors.Resize(
+            size: PixelSize(width: 800, height: 800), mode: .aspectFillWithoutCrop, allowsUpscaling: true
+        ).process(image)
+
+        #expect(out.size == PixelSize(width: 533, height: 400))
+        #expect(out[pixel: 266, 200] == RGBA(r: 200, g: 100, b: 50, a: 255))
+        #expect(small.size == PixelSize(width: 640, height: 480))
+        #expect(upscaled.size == PixelSize(width: 1067, height: 800))
+        #expect(
+            ImageProcessors.Resize(size: PixelSize(width: 4, height: 4), mode: .aspectFillWithoutCrop).identifier
+                == "imago.resize?w=4&h=4&mode=fill-nocrop&upscale=0")
+    }
+}

@@ -10,11 +10,11 @@ import Testing
         #expect(policy.delay(forRetry: 1, after: .timedOut(url: url), random: 0.5) != nil)
         #expect(policy.delay(forRetry: 1, after: .connectionFailed(url: url, reason: "reset"), random: 0.5) != nil)
         #expect(policy.delay(forRetry: 1, after: .truncated(url: url, expected: 10, received: 5), random: 0.5) != nil)
-        for code in [429, 502, 503, 504] {
+        for code in [429, 500, 502, 503, 504] {
             #expect(policy.delay(forRetry: 1, after: .statusCode(code, url: url), random: 0.5) != nil)
         }
         for error: DataLoadingError in [
-            .statusCode(404, url: url), .statusCode(500, url: url), .cancelled, .bodyTooLarge(url: url, limit: 1),
+            .statusCode(404, url: url), .statusCode(501, url: url), .cancelled, .bodyTooLarge(url: url, limit: 1),
             .unacceptableContentType("text/html", url: url),
         ] {
             #expect(policy.delay(forRetry: 1, after: error, random: 0.5) == nil, "\(error)")

@@ -1,26 +1,36 @@
 import Foundation
 import Imago
 
-/// `imago decode FILE... [--max-size WxH] [--json] [--rgba OUT]`: decodes files and describes them.
+/// `imago decode FILE... [--max-size WxH] [--color srgb|keep|ignore] [--json] [--rgba OUT] [--frames DIR]`: decodes
+/// files and describes them.
 enum DecodeCommand {
     static let command = Command(
         name: "decode",
         summary: "Decode image files and print their format, size, frames, loop count and orientation.",
-        synopsis: "FILE... [--max-size WxH] [--json] [--rgba OUT]",
+        synopsis: "FILE... [--max-size WxH] [--color srgb|keep|ignore] [--json] [--rgba OUT] [--frames DIR]",
         details: """
             One line per file: human-readable on a terminal, a JSON object per line with --json or when stdout
-            is not a terminal: {"file":…,"format":…,"width":…,"height":…,"frames":…,"loopCount":…,"orientation":…}
-            or {"file":…,"error":…}. Width and height are those of the decoded first frame, orientation applied.
+            is not a terminal: {"file":…,"format":…,"width":…,"height":…,"frames":…,"loopCount":…,"orientation":…,
+            "durations":[ms per frame],"bitDepth":…,"colorProfile":…} or {"file":…,"error":…}. Width and height
+            are those of the decoded first frame, orientation applied; bitDepth is the source's bits per channel
+            (null when the decoder does not say); colorProfile is the description of the file's colour profile, or
+            null. --frames DIR writes every frame as DIR/NAME.frameNNN.rgba (NNN from 000).
             Exit status: 0 when every file decoded, 1 when any failed, 2 for bad usage.
             """,
         options: [
             OptionSpec("--max-size", value: "WxH", help: "Decode downsampled to fit within WxH (aspect kept)."),
+            OptionSpec(
+                "--color", value: "POLICY",
+                help: "srgb (default): convert to sRGB; keep: pixels as stored, profile kept; ignore: take as sRGB."),
             OptionSpec("--json", help: "Print one JSON object per file."),
             OptionSpec(
                 "--rgba", value: "OUT",
                 help:
                     "Write the first frame as raw RGBA8 (straight alpha, rows top to bottom); a directory when several files."
             ),
+            OptionSpec(
+                "--frames", value: "DIR",
+                help: "Write every frame as raw RGBA8 (as --rgba) to DIR/NAME.frameNNN.rgba, NNN from 000."),
         ],
         run: { args, console in await run(args, console: console) })
 
@@ -31,7 +41,14 @@ enum DecodeCommand {
             return 2
         }
         var maxSize: PixelSize?
+        var colorPolicy = ColorPolicy.convertToSRGB
         do {
+            if let text = args.value("--color") {
+                guard let policy = ColorPolicy(rawValue: text) else {
+                    throw DecodeFailure(message: "--color must be srgb, keep or ignore, not '\(text)'")
+                }
+                colorPolicy = policy
+            }
             if let text = args.value("--max-size") {
                 let (w, h) = try parsePixelSize(text, option: "--max-size")
                 maxSize = PixelSize(width: w, height: h)
@@ -41,14 +58,15 @@ enum DecodeCommand {
             return 2
         }
         let rgbaOut = args.value("--rgba")
-        var rgbaIsDirectory = false
-        if let rgbaOut, files.count > 1 {
-            rgbaIsDirectory = true
+        let rgbaIsDirectory = rgbaOut != nil && files.count > 1
+        let framesOut = args.value("--frames")
+        for (option, directory) in [("--rgba", rgbaIsDirectory ? rgbaOut : nil), ("--frames", framesOut)] {
+            guard let directory else { continue }
             do {
-                try FileManager.default.createDirectory(atPath: rgbaOut, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
                 console.printError(
-                    "imago decode: cannot create directory '\(rgbaOut)' for --rgba: \(error.localizedDescription)")
+                    "imago decode: cannot create directory '\(directory)' for \(option): \(error.localizedDescription)")
                 return 1
             }
         }
@@ -59,7 +77,7 @@ enum DecodeCommand {
             var line = JSONLine()
             line.add("file", file)
             do {
-                let described = try decode(file, maxSize: maxSize, registry: registry)
+                let described = try decode(file, maxSize: maxSize, colorPolicy: colorPolicy, registry: registry)
                 if let rgbaOut {
                     let path =
                         rgbaIsDirectory
@@ -73,17 +91,21 @@ enum DecodeCommand {
                     }
                 }
                 let image = described.image
+                if let framesOut { try writeFrames(of: image, file: file, to: framesOut) }
                 if json {
                     line.add("format", image.format.rawValue)
                     line.add("width", image.image.width)
                     line.add("height", image.image.height)
-                    line.add("frames", image.frames.count)
+                    line.add("frames", image.frameCount)
                     line.add("loopCount", image.loopCount)
                     line.add("orientation", described.orientation.rawValue)
+                    line.add("durations", image.frameDurations.map { Int(($0 / .milliseconds(1)).rounded()) })
+                    line.add("bitDepth", image.bitDepth)
+                    line.add("colorProfile", image.sourceColorProfileDescription)
                     console.print(line.text)
                 } else {
                     let frames =
-                        image.frames.count == 1 ? "1 frame" : "\(image.frames.count) frames, loop \(image.loopCount)"
+                        image.frameCount == 1 ? "1 frame" : "\(image.frameCount) frames, loop \(image.loopCount)"
                     console.print(
                         "\(file): \(image.format) \(image.image.width)x\(image.image.height), \(frames), orientation \(described.orientation.rawValue)"
                     )
@@ -109,7 +131,7 @@ enum DecodeCommand {
 
     /// The decoded image with orientation applied, and the orientation the file declared.
     static func decode(
-        _ file: String, maxSize: PixelSize?, registry: ImageDecoderRegistry
+        _ file: String, maxSize: PixelSize?, colorPolicy: ColorPolicy = .convertToSRGB, registry: ImageDecoderRegistry
     ) throws -> (
         image: ImageContainer, orientation: ExifOrientation
     ) {
@@ -120,18 +142,35 @@ enum DecodeCommand {
             throw DecodeFailure(message: "cannot read file: \((error as NSError).localizedDescription)")
         }
         // Decode with the orientation unapplied so that the declared value can be reported, then apply it.
-        let options = DecodingOptions(targetSize: maxSize, appliesOrientation: false)
+        var options = DecodingOptions(targetSize: maxSize, appliesOrientation: false)
+        options.colorPolicy = colorPolicy
         var image = try registry.decode(data, options: options)
         let declared = image.orientation
         if declared != .up {
-            image = image.mapFrames { $0.oriented(declared) }
+            image = try image.mapFramesLazily { $0.oriented(declared) }
             image.orientation = .up
         }
         if let maxSize {
             let target = image.image.size.fitted(within: maxSize)
-            if target != image.image.size { image = try image.mapFrames { try $0.resampled(to: target) } }
+            if target != image.image.size { image = try image.mapFramesLazily { try $0.resampled(to: target) } }
         }
         return (image, declared)
+    }
+
+    /// Writes each frame of `image` as raw RGBA8 (straight alpha) to `directory/NAME.frameNNN.rgba`.
+    static func writeFrames(of image: ImageContainer, file: String, to directory: String) throws {
+        let name = (file as NSString).lastPathComponent
+        // One frame at a time: an on-demand animation produces each as it is asked for, never all at once.
+        for index in 0..<image.frameCount {
+            let frame = try image.frame(at: index)
+            let path = (directory as NSString).appendingPathComponent(String(format: "%@.frame%03d.rgba", name, index))
+            let rgba = frame.buffer.convertedToRGBA().unpremultiplied()
+            do {
+                try Data(rgba.bytes).write(to: URL(fileURLWithPath: path))
+            } catch {
+                throw DecodeFailure(message: "cannot write '\(path)': \(error.localizedDescription)")
+            }
+        }
     }
 
     static func message(for error: Error) -> String {

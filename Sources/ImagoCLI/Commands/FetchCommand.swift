@@ -9,7 +9,7 @@ enum FetchCommand {
         name: "fetch",
         summary: "Load images by URL through the memory and disk caches; optionally resize, re-encode and save them.",
         synopsis:
-            "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|webp] [--concurrency N]"
+            "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|webp|avif|jxl] [--concurrency N]"
             + " \(NetworkOptions.synopsis) [--json]",
         details: """
             On a terminal: a live progress display, then a summary (images per source layer, failures with their
@@ -17,6 +17,8 @@ enum FetchCommand {
             finishes: {"url":…,"status":"ok"|"error","source":"memory"|"disk"|"network","bytes":…,"width":…,
             "height":…,"ms":…,"error":…}. bytes is the size of the encoded image as downloaded or read from the
             disk cache; width and height are those of the delivered image (after --resize).
+            The disk cache keeps each download's original bytes, or with --resize only the resized image, encoded:
+            a rerun with the same --resize reads that small file and decodes no original.
             With --out, each image is written to DIR under a name made from its URL's last path component
             (sanitised, made unique within the run, never outside DIR): the original bytes, or with --resize or
             --format the processed image re-encoded (default format: the source's, PNG when it cannot be encoded).
@@ -39,7 +41,9 @@ enum FetchCommand {
             OptionSpec("--out", short: "-o", value: "DIR", help: "Write each image into DIR (created when missing)."),
             OptionSpec(
                 "--resize", value: "WxH", help: "Scale each image to fit within WxH (aspect kept, never enlarged)."),
-            OptionSpec("--format", value: "FORMAT", help: "Write the files --out saves as jpeg, png or webp."),
+            OptionSpec(
+                "--format", value: "FORMAT",
+                help: "Write the files --out saves as jpeg, png, webp, avif or jxl (when this build has that encoder)."),
             OptionSpec(
                 "--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
         ] + NetworkOptions.specs + [
@@ -62,7 +66,10 @@ enum FetchCommand {
     }
 
     /// The formats `--format` accepts.
-    static let writableFormats: [String: ImageFormat] = ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp]
+    /// AVIF and JPEG XL are accepted here; a run fails up front when no encoder for the format is registered.
+    static let writableFormats: [String: ImageFormat] = [
+        "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "jxl": .jpegXL,
+    ]
 
     /// Runs the command. `interrupt`: a trigger that stops the run as SIGINT would (tests fire it); `nil`
     /// (the default) installs a SIGINT handler for the duration of the run. `standardInput` reads `--list -`.
@@ -105,7 +112,7 @@ enum FetchCommand {
         }
         if let text = args.value("--format") {
             guard let format = writableFormats[text.lowercased()] else {
-                throw UsageError("option '--format' expects jpeg, png or webp (got '\(text)')")
+                throw UsageError("option '--format' expects jpeg, png, webp, avif or jxl (got '\(text)')")
             }
             guard options.outputDirectory != nil else {
                 throw UsageError("option '--format' needs --out DIR (it sets the format of the files written there)")

@@ -66,10 +66,12 @@ struct NetworkOptions: Sendable, Equatable {
         }
     }
 
-    /// The libcurl loader with these settings, running at most `concurrency` transfers (default 6).
-    func makeLoader(concurrency: Int = 6) -> CurlDataLoader {
+    /// The libcurl loader with these settings, running at most `concurrency` transfers (default 6), its `Accept`
+    /// header listing the formats `decoders` read when given (default: libcurl's `*/*`).
+    func makeLoader(concurrency: Int = 6, acceptingImagesFor decoders: ImageDecoderRegistry? = nil) -> CurlDataLoader {
         var configuration = CurlDataLoader.Configuration(loading: applied(to: HTTPDataLoader.Configuration()))
         configuration.loading.maximumConcurrentTransfers = concurrency
+        if let decoders { configuration.loading.acceptImages(decodableBy: decoders) }
         if isPublicOnly { configuration.addressPolicy = .publicOnly }
         configuration.tls.caBundlePath = caBundlePath
         return CurlDataLoader(configuration: configuration)

@@ -60,7 +60,7 @@ enum ShowCommand {
         let configuration: ImagePipeline.Configuration
         do {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: cacheDirectory)
-            c.dataLoader = network.makeLoader()
+            c.dataLoader = network.makeLoader(acceptingImagesFor: c.decoders)
             configuration = c
         } catch {
             console.printError("imago show: cannot use the cache directory '\(cacheDirectory.path)': \(error)")

@@ -52,6 +52,11 @@ enum DemoCommand {
             console.print(
                 "Gallery: \(gallery.items.count) images, \(formatBytes(Int64(bytes))), from \(gallery.origin)")
             console.print("Cache: \(scratch.path)/cache (removed at the end)\n")
+            #if DEBUG
+                console.print(
+                    "Note: this imago is a debug build, about 10x slower than release; `make demo` runs a release "
+                        + "build.\n")
+            #endif
 
             let passes: [(String, Int, () -> Void)] = [
                 ("1 cold (network)", min(8, requests.count), {}),

@@ -21,6 +21,11 @@ struct JSONLine {
         parts.append("\(Self.quote(key)):\(text)")
     }
 
+    /// Adds an array of integers.
+    mutating func add(_ key: String, _ values: [Int]) {
+        parts.append("\(Self.quote(key)):[\(values.map(String.init).joined(separator: ","))]")
+    }
+
     /// Adds a boolean field.
     mutating func add(_ key: String, _ value: Bool) {
         parts.append("\(Self.quote(key)):\(value)")

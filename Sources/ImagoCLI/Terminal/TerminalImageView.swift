@@ -28,17 +28,24 @@ struct TerminalPlayer {
         console.write(first.joined(separator: "\n") + "\n")
         guard image.isAnimated, console.usesEscapeCodes else { return }
         let loops = image.loopCount == 0 ? maxLoops : min(maxLoops, image.loopCount)
-        let rendered = try image.frames.map { try renderer.render($0.buffer, columns: columns) }
+        // Frames come through frame(at:) and are rendered on first use: an on-demand animation holds only its
+        // first frame and decodes the others as they are asked for; the rendered text is small, so later loops
+        // reuse it.
+        var rendered: [[String]?] = Array(repeating: nil, count: image.frameCount)
+        rendered[0] = first
+        let durations = image.frameDurations
         console.write("\u{1B}[?25l")
         defer { console.write("\u{1B}[0m\u{1B}[?25h") }
         var isFirstFrame = true  // already drawn above
         for _ in 0..<loops {
-            for (index, frame) in image.frames.enumerated() {
+            for index in 0..<image.frameCount {
                 if !isFirstFrame {
-                    console.write("\u{1B}[\(rendered[index].count)F" + rendered[index].joined(separator: "\n") + "\n")
+                    let lines = try rendered[index] ?? renderer.render(image.frame(at: index).buffer, columns: columns)
+                    rendered[index] = lines
+                    console.write("\u{1B}[\(lines.count)F" + lines.joined(separator: "\n") + "\n")
                 }
                 isFirstFrame = false
-                let deadline = ContinuousClock.now + max(frame.duration, .milliseconds(20))
+                let deadline = ContinuousClock.now + max(durations[index], .milliseconds(20))
                 while ContinuousClock.now < deadline {
                     if interrupted() { return }
                     Thread.sleep(forTimeInterval: 0.01)

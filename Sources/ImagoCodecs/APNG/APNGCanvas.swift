@@ -11,9 +11,9 @@ struct APNGCanvas {
         pixels = try PixelBuffer(width: size.width, height: size.height, format: .rgba8)
     }
 
-    /// Draws `frame` (RGBA8, the control's size) at the control's region with its blend op; `isFirst` makes a
-    /// dispose-to-previous act as dispose-to-background, as the specification says for the first frame.
-    mutating func draw(_ frame: PixelBuffer, control: APNGFrameControl) {
+    /// Draws `frame` (RGBA8 rows of the control's width, at least the control's height) at the control's region
+    /// with its blend op, keeping the canvas first when the frame disposes to previous.
+    mutating func draw(_ frame: [UInt8], control: APNGFrameControl) {
         saved = control.dispose == .previous ? pixels : nil
         let canvasRow = pixels.bytesPerRow
         let frameRow = control.width * 4

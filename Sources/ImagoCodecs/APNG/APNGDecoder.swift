@@ -61,7 +61,7 @@ public struct APNGDecoder: ImageDecoding {
         _ structure: APNGStructure, bytes: UnsafeRawBufferPointer, options: DecodingOptions
     ) throws -> ImageContainer {
         let canvasSize = structure.canvas
-        let outputSize = TargetFitting.fittedSize(of: canvasSize, within: options.targetSize, orientation: .up)
+        let outputSize = TargetFitting.fittedSize(of: canvasSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
         let count = structure.frames.count
         let (total, overflow) = count.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
         guard !overflow, total <= options.animationByteLimit else {
@@ -73,21 +73,20 @@ public struct APNGDecoder: ImageDecoding {
         var canvas = try APNGCanvas(size: canvasSize)
         var frames: [ImageFrame] = []
         frames.reserveCapacity(count)
+        var scratch: [UInt8] = []
         for frame in structure.frames {
-            let pixels: PixelBuffer
             do {
                 let stream = APNGFrameStream.make(frame, structure: structure, bytes: bytes)
-                pixels = try APNGFrameStream.decode(stream, isInterlaced16Bit: isInterlaced16Bit)
+                try APNGFrameStream.decode(
+                    stream, into: &scratch, width: frame.control.width, height: frame.control.height,
+                    isInterlaced16Bit: isInterlaced16Bit)
             } catch let error as CodecError {
                 // A frame whose data does not decode ends the animation; earlier frames stand, as when the
                 // data is cut short.
                 if frames.isEmpty { throw error }
                 break
             }
-            guard pixels.width == frame.control.width, pixels.height == frame.control.height else {
-                throw CodecError.corrupt(format: .apng, reason: "frame size differs from its fcTL")
-            }
-            canvas.draw(pixels, control: frame.control)
+            canvas.draw(scratch, control: frame.control)
             let shown = outputSize == canvasSize ? canvas.pixels : try canvas.pixels.resampled(to: outputSize)
             frames.append(ImageFrame(buffer: shown, duration: frame.control.duration))
             canvas.dispose(frame.control)

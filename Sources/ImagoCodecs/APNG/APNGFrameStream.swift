@@ -26,8 +26,12 @@ enum APNGFrameStream {
         return out
     }
 
-    /// Decodes a stream from ``make(_:structure:bytes:)`` to RGBA8 (16-bit samples rounded to 8 bits).
-    static func decode(_ stream: [UInt8], isInterlaced16Bit: Bool) throws -> PixelBuffer {
+    /// Decodes a stream from ``make(_:structure:bytes:)`` to RGBA8 (16-bit samples rounded to 8 bits) into
+    /// `scratch`, rows of `width × 4` bytes, growing it when the frame is larger than any before: one buffer
+    /// serves every frame of an animation (a fresh one per frame cost a page fault per 4 KB).
+    static func decode(
+        _ stream: [UInt8], into scratch: inout [UInt8], width: Int, height: Int, isInterlaced16Bit: Bool
+    ) throws {
         try stream.withUnsafeBytes { bytes in
             guard let base = bytes.baseAddress else { throw CodecError.empty }
             let chunks = PNGChunks(scanning: bytes)
@@ -37,8 +41,23 @@ enum APNGFrameStream {
             guard png_image_begin_read_from_memory(&image, base, bytes.count) != 0 else {
                 throw PNGDecoder.failure(&image, chunks: chunks, format: .apng)
             }
-            return try PNGDecoder.finishRead(
-                &image, pixelFormat: .rgba8, isInterlaced16Bit: isInterlaced16Bit, format: .apng, chunks: chunks)
+            guard Int(image.width) == width, Int(image.height) == height else {
+                throw CodecError.corrupt(format: .apng, reason: "frame size differs from its fcTL")
+            }
+            if isInterlaced16Bit {  // libpng's 8-bit reduction of these is broken: PNGDecoder's wide path
+                let pixels = try PNGDecoder.finishRead(
+                    &image, pixelFormat: .rgba8, isInterlaced16Bit: true, format: .apng, chunks: chunks)
+                scratch = pixels.bytes
+                return
+            }
+            let count = width * height * 4
+            if scratch.count < count { scratch = [UInt8](repeating: 0, count: count) }
+            image.format = cimago_png_format_rgba
+            image.flags |= cimago_png_image_flag_16bit_srgb  // as PNGDecoder: 16-bit data is sRGB, not linear
+            let ok = scratch.withUnsafeMutableBytes {
+                png_image_finish_read(&image, nil, $0.baseAddress, Int32(width * 4), nil)
+            }
+            guard ok != 0 else { throw PNGDecoder.failure(&image, chunks: chunks, format: .apng) }
         }
     }
 

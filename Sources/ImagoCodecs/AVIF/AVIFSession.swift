@@ -41,7 +41,7 @@ struct AVIFSession {
         guard frameCount <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }
         guard frameCount > 1 else { return }
         try options.checkAnimationWork(frames: frameCount, canvas: size)
-        let output = TargetFitting.fittedSize(of: displayedSize, within: options.targetSize, orientation: .up)
+        let output = TargetFitting.fittedSize(of: displayedSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
         let (total, overflow) = frameCount.multipliedReportingOverflow(by: output.pixelCount * 4)
         guard !overflow, total <= options.animationByteLimit else {
             throw CodecError.animationTooLarge(limit: options.animationByteLimit)
@@ -91,7 +91,7 @@ struct AVIFSession {
         if image.alphaPlane == nil { buffer = buffer.assumingOpaque() }
         if let crop = transform.crop { buffer = try buffer.croppedRows(to: crop) }
         let fitted = TargetFitting.fittedSize(
-            of: buffer.size, within: options.targetSize, orientation: transform.orientation)
+            of: buffer.size, within: options.targetSize, orientation: transform.orientation, mode: options.targetMode)
         buffer = try buffer.resampled(to: fitted)
         return options.appliesOrientation ? buffer.oriented(transform.orientation) : buffer
     }

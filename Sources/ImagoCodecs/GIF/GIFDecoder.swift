@@ -15,14 +15,17 @@ import ImagoCore
 /// - ``ImageContainer/loopCount`` is the NETSCAPE2.0 (or ANIMEXTS1.0) loop count as stored, 0 meaning forever,
 ///   as Apple's ImageIO, SDWebImage and Kingfisher report it (browsers play a stored count *n* ≥ 1 *n* + 1
 ///   times); a GIF without that block plays once, so its loop count is 1.
-/// - A file that breaks off (truncated or corrupt) after at least one complete frame returns the complete
-///   frames; before that it throws ``CodecError/truncated(format:)`` (or `.corrupt`), unless
-///   ``DecodingOptions/allowsPartialData`` is set, which returns the partly drawn first frame as a preview.
+/// - A file whose data runs out throws ``CodecError/truncated(format:)``, like every other decoder, unless
+///   ``DecodingOptions/allowsPartialData`` is set: then the complete frames (or the partly drawn first frame)
+///   come back as a preview (`isPreview`, never cached). A file that is corrupt after at least one complete
+///   frame returns the complete frames; before that it throws `.corrupt`.
 /// - Limits are checked before allocating: the canvas and each frame against ``DecodingOptions/pixelLimit``,
 ///   the frame count as frames arrive against ``DecodingOptions/frameLimit``, and the bytes of all output
 ///   frames against ``DecodingOptions/animationByteLimit``. Frames are read record by record, so memory stays
 ///   bounded by one canvas, one saved canvas and the output frames, whatever the file holds.
 /// - With ``DecodingOptions/targetSize`` each composited frame is downsampled (area averaging) to fit.
+/// - An animation whose frames would exceed ``DecodingOptions/animationMemoryBudget`` is decoded on demand
+///   (``ImageContainer/frameSource``, see `GIFFrameDecoder`).
 ///
 /// Thread-safe: the decoder has no state; each call opens its own giflib handle.
 ///
@@ -52,6 +55,9 @@ public struct GIFDecoder: ImageDecoding {
                 defer { DGifCloseFile(gif, nil) }
                 var reader = GIFFrameReader(gif: gif, options: options)
                 reader.declaredFrames = GIFStructure.frameCount(in: bytes, limit: options.frameLimit)
+                if let onDemand = try GIFFrameDecoder.container(for: bytes, gif: gif, options: options) {
+                    return onDemand
+                }
                 return try reader.decodeAll()
             }
         }
@@ -89,7 +95,7 @@ final class GIFByteSource {
 }
 
 /// giflib's `InputFunc` over a ``GIFByteSource`` stored in `UserData`.
-private func gifReadCallback(
+func gifReadCallback(
     _ gif: UnsafeMutablePointer<GifFileType>?, _ buffer: UnsafeMutablePointer<GifByteType>?, _ count: Int32
 ) -> Int32 {
     guard let gif, let buffer, count > 0, let user = gif.pointee.UserData else { return 0 }

@@ -61,6 +61,9 @@ struct GIFFrameReader {
         do {
             while true {
                 var type = UNDEFINED_RECORD_TYPE
+                // Many GIFs in the wild end right after their last frame, without the trailer byte; browsers
+                // show them whole, so the data ending exactly there is not a truncation.
+                if isAtEndOfData, !frames.isEmpty { return finished() }
                 try check(DGifGetRecordType(gif, &type))
                 switch type {
                 case IMAGE_DESC_RECORD_TYPE:
@@ -76,9 +79,7 @@ struct GIFFrameReader {
                     guard !frames.isEmpty else {
                         throw CodecError.corrupt(format: .gif, reason: "the file has no image")
                     }
-                    // A single-frame GIF is a still image: no duration.
-                    if frames.count == 1 { frames[0].duration = .zero }
-                    return container()
+                    return finished()
                 default:
                     throw ReadFailure(error: .corrupt(format: .gif, reason: "unknown record type"))
                 }
@@ -88,13 +89,34 @@ struct GIFFrameReader {
         }
     }
 
+    /// The complete image (at least one frame): a single-frame GIF is a still image, with no duration.
+    private mutating func finished() -> ImageContainer {
+        if frames.count == 1 { frames[0].duration = .zero }
+        return container()
+    }
+
+    /// Whether giflib has read every byte of the data.
+    private var isAtEndOfData: Bool {
+        guard let user = gif.pointee.UserData else { return false }
+        let source = Unmanaged<GIFByteSource>.fromOpaque(user).takeUnretainedValue()
+        return source.offset >= source.bytes.count
+    }
+
     private func check(_ status: Int32) throws {
         guard status == GIF_OK else { throw ReadFailure(error: GIFDecoder.error(code: gif.pointee.Error)) }
     }
 
-    /// The data broke off: keep the complete frames, or the partial first one when partial data is allowed.
+    /// The data broke off: unless partial data is allowed, running out of data fails (a truncated file is never
+    /// taken for a whole one); a corrupt record after complete frames keeps them. With partial data allowed,
+    /// the complete frames or the partial first one, as a preview.
     private func endEarly(_ error: CodecError) throws -> ImageContainer {
-        if !frames.isEmpty { return container() }
+        let ranOut = error == .truncated(format: .gif)
+        if ranOut, !options.allowsPartialData { throw error }
+        if !frames.isEmpty {
+            var result = container()
+            result.isPreview = ranOut
+            return result
+        }
         if options.allowsPartialData, hasPartialFrame, let canvas {
             var preview = container(extra: try output(canvas.pixels, duration: .zero))
             preview.isPreview = true
@@ -183,7 +205,8 @@ struct GIFFrameReader {
         }
         try options.checkDimensions(width: width, height: height, format: .gif)
         outputSize = TargetFitting.fittedSize(
-            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up,
+            mode: options.targetMode)
         return try GIFCanvas(width: width, height: height)
     }
 
@@ -271,4 +294,38 @@ struct GIFRowOrder {
         }
         return current
     }
+}
+
+// MARK: - One frame at a time (on-demand animations)
+
+extension GIFFrameReader {
+    /// Reads records up to and including the next image and returns its composited frame (fitted as in
+    /// ``decodeAll()``); `nil` at the trailer. Used by `GIFFrameDecoder`, which decodes frames as they are asked for.
+    ///
+    /// - Throws: ``CodecError`` when the data breaks off or is corrupt before the next frame is complete.
+    mutating func nextFrame() throws -> ImageFrame? {
+        do {
+            while true {
+                var type = UNDEFINED_RECORD_TYPE
+                try check(DGifGetRecordType(gif, &type))
+                switch type {
+                case IMAGE_DESC_RECORD_TYPE:
+                    try check(DGifGetImageHeader(gif))
+                    try decodeFrame()
+                    return frames.removeLast()
+                case EXTENSION_RECORD_TYPE:
+                    try readExtension()
+                case TERMINATE_RECORD_TYPE:
+                    return nil
+                default:
+                    throw CodecError.corrupt(format: .gif, reason: "unknown record type")
+                }
+            }
+        } catch let failure as ReadFailure {
+            throw failure.error
+        }
+    }
+
+    /// The loop count read so far (the NETSCAPE2.0 block precedes the first image in practice).
+    var loopCountSoFar: Int { loopCount }
 }

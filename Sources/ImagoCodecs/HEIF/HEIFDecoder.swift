@@ -85,7 +85,7 @@ public struct HEIFDecoder: ImageDecoding {
                 handle, format: format, alphaMode: hasAlpha && isPremultiplied ? .premultiplied : .straight,
                 options: options)
             image = hasAlpha ? image.unpremultiplied() : image.assumingOpaque()
-            let fitted = TargetFitting.fittedSize(of: image.size, within: options.targetSize, orientation: .up)
+            let fitted = TargetFitting.fittedSize(of: image.size, within: options.targetSize, orientation: .up, mode: options.targetMode)
             image = try image.resampled(to: fitted)
             let container = ImageContainer(
                 frames: [ImageFrame(buffer: image)], format: format,

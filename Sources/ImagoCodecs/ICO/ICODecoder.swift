@@ -39,6 +39,10 @@ public struct ICODecoder: ImageDecoding {
             if body.count >= 8 && body.prefix(8).elementsEqual(pngSignature) {
                 var container = try PNGDecoder().decode(Data(body), options: options)
                 container.format = .ico
+                // IHDR's bit depth (palette entries are 8-bit), when the PNG decoder did not say.
+                if container.bitDepth == nil, body.count >= 26 {
+                    container.bitDepth = body[25] == 3 ? 8 : Int(body[24])
+                }
                 return container
             }
             let info = try BMPInfo(body, at: 0, isIconEntry: true, options: options, format: .ico)

@@ -33,9 +33,20 @@ extension WebPDecoder {
         guard frameCount <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }
         // libwebp composites every frame on the full canvas before it is fitted to the target: bound that work.
         try options.checkAnimationWork(frames: frameCount, canvas: PixelSize(width: width, height: height))
-        let outputSize = TargetFitting.fittedSize(
-            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+        let outputSize = options.deliveredSize(
+            of: PixelSize(width: width, height: height), orientation: .up, bytesPerPixel: 4)
         let (total, overflow) = frameCount.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
+        // Over the memory budget: frames on demand, from a source that holds the file and a few frames.
+        if frameCount > 1, overflow || total > options.animationMemoryBudget {
+            let source = try WebPFrameDecoder.source(
+                UnsafeRawBufferPointer(start: data, count: count), canvas: PixelSize(width: width, height: height),
+                outputSize: outputSize, frameCount: frameCount)
+            var container = ImageContainer(
+                frames: [try source.frame(at: 0)], format: .webp, loopCount: Int(info.loop_count),
+                originalSize: PixelSize(width: width, height: height))
+            container.frameSource = source
+            return container
+        }
         guard !overflow, total <= options.animationByteLimit else {
             throw CodecError.animationTooLarge(limit: options.animationByteLimit)
         }

@@ -12,7 +12,9 @@ import ImagoCore
 ///   against ``DecodingOptions/frameLimit`` and ``DecodingOptions/animationByteLimit`` from the animation header
 ///   before any frame is decoded. With a target size, composited frames are downsampled by area averaging.
 /// - The canvas dimensions are checked against ``DecodingOptions/pixelLimit`` from the header before anything
-///   is allocated.
+///   is allocated. A lossy still without alpha over the limit is decoded all the same when the target size (or
+///   ``DecodingOptions/decodedByteLimit``) brings it within the limit: libwebp scales it while decoding, row by row.
+/// - Colour: the `ICCP` profile is applied as ``DecodingOptions/colorPolicy`` says (converted to sRGB by default).
 /// - Stills without alpha are marked ``PixelBuffer/isKnownOpaque`` (libwebp writes alpha 255 for them).
 /// - Truncated data throws ``CodecError/truncated(format:)``; partial previews are not produced
 ///   (``DecodingOptions/allowsPartialData`` is ignored).
@@ -41,24 +43,42 @@ public struct WebPDecoder: ImageDecoding {
             try Self.check(WebPGetFeatures(base, raw.count, &features))
             let width = Int(features.width)
             let height = Int(features.height)
-            try options.checkDimensions(width: width, height: height, format: .webp)
-            if features.has_animation != 0 {
-                return try decodeAnimation(base, count: raw.count, options: options)
+            let full = PixelSize(width: width, height: height)
+            if options.exceedsPixelLimit(full) && width > 0 && height > 0 {
+                // Over the pixel limit only a lossy still without alpha may be decoded, scaled while decoding:
+                // libwebp's lossy decoder works a row of macroblocks at a time into the scaled output, while the
+                // lossless one (and lossy alpha, which is lossless-coded) holds a full-size plane.
+                let fitted = options.deliveredSize(of: full, orientation: .up, bytesPerPixel: 4)
+                guard features.has_animation == 0, features.format == 1, features.has_alpha == 0, fitted != full,
+                    !options.exceedsPixelLimit(fitted)
+                else { throw CodecError.tooManyPixels(width: width, height: height, limit: options.pixelLimit) }
+            } else {
+                try options.checkDimensions(width: width, height: height, format: .webp)
             }
-            var image = try decodeStill(base, count: raw.count, width: width, height: height, options: options)
-            // libwebp writes alpha 255 for a file without alpha; marking it spares later scans of the alpha channel.
-            if features.has_alpha == 0 { image = image.assumingOpaque() }
-            return ImageContainer(
-                frames: [ImageFrame(buffer: image)], format: .webp,
-                originalSize: PixelSize(width: width, height: height))
+            let iccProfile =
+                options.colorPolicy == .ignore ? nil : WebPChunks.iccProfile(in: UnsafeRawBufferPointer(raw))
+            var container: ImageContainer
+            if features.has_animation != 0 {
+                container = try decodeAnimation(base, count: raw.count, options: options)
+            } else {
+                var image = try decodeStill(base, count: raw.count, width: width, height: height, options: options)
+                // libwebp writes alpha 255 for a file without alpha; marking it spares later scans of the alpha
+                // channel.
+                if features.has_alpha == 0 { image = image.assumingOpaque() }
+                container = ImageContainer(
+                    frames: [ImageFrame(buffer: image)], format: .webp,
+                    originalSize: PixelSize(width: width, height: height))
+            }
+            ColorManagement.apply(iccProfile.map(ColorSource.icc), to: &container, options: options)
+            return container
         }
     }
 
     private func decodeStill(
         _ data: UnsafePointer<UInt8>, count: Int, width: Int, height: Int, options: DecodingOptions
     ) throws -> PixelBuffer {
-        let size = TargetFitting.fittedSize(
-            of: PixelSize(width: width, height: height), within: options.targetSize, orientation: .up)
+        let size = options.deliveredSize(
+            of: PixelSize(width: width, height: height), orientation: .up, bytesPerPixel: 4)
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw CodecError.corrupt(format: .webp, reason: "libwebp version mismatch")

@@ -17,9 +17,6 @@ extension WebPEncoder {
     public func encode(_ container: ImageContainer, options: EncodingOptions) throws -> Data {
         guard container.isAnimated else { return try encode(container.image, options: options) }
         let size = container.image.size
-        guard container.frames.allSatisfy({ $0.buffer.size == size }) else {
-            throw failure("the frames of an animation must all be \(size)")
-        }
         var config = try configuration(options)
         var animationOptions = WebPAnimEncoderOptions()
         guard WebPAnimEncoderOptionsInit(&animationOptions) != 0 else { throw failure("libwebpmux version mismatch") }
@@ -31,7 +28,11 @@ extension WebPEncoder {
         defer { WebPAnimEncoderDelete(encoder) }
 
         var timestamp = 0
-        for frame in container.frames {
+        // Frame by frame through frame(at:): an on-demand animation (ImageContainer.frameSource) holds only its
+        // first frame in `frames` and produces the others as they are asked for, one at a time.
+        for index in 0..<container.frameCount {
+            let frame = try container.frame(at: index)
+            guard frame.buffer.size == size else { throw failure("the frames of an animation must all be \(size)") }
             let rgba = try Self.straightRGBA(frame.buffer)
             var picture = WebPPicture()
             guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }

@@ -9,6 +9,7 @@ import ImagoCore
 ///   losslessly.
 /// - Lossless: libwebp's default effort (quality 75, method 4), and `exact` set so that even the colour under
 ///   fully transparent pixels survives: decoding gives back exactly the input bytes.
+/// - Colour: ``EncodingOptions/colorProfile`` is written as an `ICCP` chunk, byte-identical.
 /// - `gray8` input is expanded to opaque RGBA first. WebP images are at most 16383×16383.
 /// - Animated containers (``encode(_:options:)-(ImageContainer,_)``) are written with libwebpmux's
 ///   `WebPAnimEncoder`: every frame, its duration (rounded to milliseconds) and the loop count; see
@@ -52,7 +53,9 @@ public struct WebPEncoder: ImageEncoding {
         picture.custom_ptr = UnsafeMutableRawPointer(writer)
         guard WebPEncode(&config, &picture) != 0 else { throw failure(Self.reason(picture.error_code)) }
         guard let mem = writer.pointee.mem, writer.pointee.size > 0 else { throw failure("no output") }
-        return Data(bytes: mem, count: writer.pointee.size)
+        let encoded = Data(bytes: mem, count: writer.pointee.size)
+        guard let profile = options.colorProfile else { return encoded }
+        return try ProfileEmbedding.webp(encoded, profile: profile.data)
     }
 
     /// libwebp's configuration for `options` (shared by still and animated encoding).

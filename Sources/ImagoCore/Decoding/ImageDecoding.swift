@@ -43,6 +43,12 @@ public struct DecodingOptions: Sendable, Hashable {
     public var targetSize: PixelSize?
     /// The largest image, in pixels (width × height), that may be decoded. Checked from the header before any
     /// allocation. Default 100,000,000 (100 megapixels).
+    ///
+    /// A larger image is still decoded when the codec can produce it at a reduced scale whose pixels fit the limit
+    /// without ever holding the full size (JPEG DCT scaling down to 1/8 for baseline files, the DC scans of
+    /// progressive ones at 1/8, WebP's scaled decoding of lossy stills without alpha), and ``targetSize`` or
+    /// ``decodedByteLimit`` asks for it; otherwise, and for every other format, it fails with
+    /// ``CodecError/tooManyPixels(width:height:limit:)``.
     public var pixelLimit: Int
     /// The most frames an animated image may have. Default 10,000.
     public var frameLimit: Int
@@ -61,6 +67,34 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Accept truncated data and return what decodes as a preview (`isPreview == true`) instead of failing.
     /// Used for progressive previews. Default `false`.
     public var allowsPartialData: Bool
+    /// What to do with an embedded colour profile: convert to sRGB, keep it, or ignore it. Default
+    /// ``ColorPolicy/convertToSRGB``.
+    public var colorPolicy: ColorPolicy = .convertToSRGB
+    /// The rendering intent of conversions to sRGB. Default ``RenderingIntent/perceptual``.
+    public var renderingIntent: RenderingIntent = .perceptual
+    /// Whether conversions to sRGB use black-point compensation (shadow detail of profiles whose black is not
+    /// zero is kept instead of clipped). Default `true`.
+    public var usesBlackPointCompensation = true
+    /// The most bytes of pixels one decoded image (or frame) may take: a larger image is decoded smaller, aspect
+    /// kept, where the codec can scale while decoding (JPEG, WebP stills; as SDWebImage's scale-down limit does),
+    /// and at full size otherwise. Default `nil`: no limit beyond ``pixelLimit``.
+    public var decodedByteLimit: Int?
+    /// Animations whose decoded frames would take more bytes than this are decoded on demand: the container keeps
+    /// the encoded data and a decoder (``ImageContainer/frameSource``) and produces frames as they are asked for,
+    /// holding a few at a time (GIF and WebP). Default 32 MiB. `Int.max` decodes every animation up front.
+    public var animationMemoryBudget = 32 << 20
+    /// How ``targetSize`` bounds the output. Default ``TargetMode/fit``. Not an initialiser parameter: set it on
+    /// the options (the pipeline sets ``TargetMode/cover`` for a processor that crops to fill its size).
+    public var targetMode: TargetMode = .fit
+
+    /// How ``DecodingOptions/targetSize`` bounds the decoded size (aspect ratio always kept, never upscaled).
+    public enum TargetMode: Sendable, Hashable {
+        /// The output fits within the target: neither side is larger (the default).
+        case fit
+        /// The output covers the target: neither side is smaller (unless the image itself is), so a processor
+        /// that crops or stretches to the target afterwards loses no resolution.
+        case cover
+    }
 
     /// Options with the defaults listed on each property.
     public init(
@@ -98,5 +132,29 @@ public struct DecodingOptions: Sendable, Hashable {
         guard !overflow, pixels <= pixelLimit else {
             throw CodecError.tooManyPixels(width: width, height: height, limit: pixelLimit)
         }
+    }
+
+    /// The size an image of `size` is delivered at: fitted within ``targetSize`` (given in the displayed
+    /// orientation; `orientation` says how the stored image turns) and, with ``decodedByteLimit``, shrunk (aspect
+    /// kept) until its pixels at `bytesPerPixel` fit that limit. Never larger than `size`, never a zero side.
+    public func deliveredSize(of size: PixelSize, orientation: ExifOrientation, bytesPerPixel: Int) -> PixelSize {
+        var fitted = size
+        if let target = targetSize, target.width > 0, target.height > 0 {
+            let stored = orientation.swapsDimensions ? PixelSize(width: target.height, height: target.width) : target
+            fitted = targetMode == .cover ? size.covering(stored) : size.fitted(within: stored)
+        }
+        guard let limit = decodedByteLimit, limit > 0 else { return fitted }
+        let bytes = Double(fitted.width) * Double(fitted.height) * Double(max(1, bytesPerPixel))
+        guard bytes > Double(limit) else { return fitted }
+        let scale = (Double(limit) / bytes).squareRoot()
+        let width = max(1, Int((Double(fitted.width) * scale).rounded(.down)))
+        let height = max(1, Int((Double(fitted.height) * scale).rounded(.down)))
+        return PixelSize(width: min(fitted.width, width), height: min(fitted.height, height))
+    }
+
+    /// Whether `size` (width × height) exceeds ``pixelLimit`` (or overflows).
+    public func exceedsPixelLimit(_ size: PixelSize) -> Bool {
+        let (pixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
+        return overflow || pixels > pixelLimit
     }
 }

@@ -70,6 +70,7 @@ extension DiskCache {
     func exclusive<R>(_ outbox: inout Outbox, _ body: (inout IOState, inout Outbox) throws -> R) throws -> R {
         try io.withLock { io in
             guard !io.isClosed else { throw Error.closed }
+            if isDirectoryTreeGone() { try recreateDirectoryTree(&io, &outbox) }
             while flock(io.lockFD, LOCK_EX) != 0 {
                 guard errno == EINTR else { throw Error.readFailed(path: layout.lockPath, errno: errno) }
             }

@@ -31,10 +31,18 @@ extension DiskCache {
         if let code = configuration.writeFault?() { throw Error.write(temp, code) }
         let sync = configuration.durability == .powerLoss
         var written: DiskCacheDirectory.FileID?
-        let code = header.withUnsafeBytes { head in
-            data.withUnsafeBytes { body in
-                DiskCacheDirectory.writeNewFile(path: temp, parts: [head, body], sync: sync, file: &written)
+        func writeTemp() -> Int32 {
+            header.withUnsafeBytes { head in
+                data.withUnsafeBytes { body in
+                    DiskCacheDirectory.writeNewFile(path: temp, parts: [head, body], sync: sync, file: &written)
+                }
             }
+        }
+        var code = writeTemp()
+        if code == ENOENT, isDirectoryTreeGone() {
+            // The directory was removed while open: `exclusive` recreates it, then the write is tried again.
+            try exclusive(&outbox) { _, _ in }
+            code = writeTemp()
         }
         guard code == 0 else { throw Error.write(temp, code) }
         do {

@@ -289,3 +289,14 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     private func countMiss() { state.withLock { $0.misses += 1 } }
 }
+
+extension DiskCache {
+    /// Where the entry for `key` lives on disk, for tools that must inspect it; `nil` when no file holds it
+    /// (never stored, removed, or still staged in memory: call ``flush()`` first). The file's format is
+    /// Imago's own (a header with the key and metadata, then the payload); do not write to it.
+    public func fileURL(for key: String) -> URL? {
+        let path = layout.entryPath(digest(for: key))
+        guard access(path, F_OK) == 0 else { return nil }
+        return URL(fileURLWithPath: path)
+    }
+}

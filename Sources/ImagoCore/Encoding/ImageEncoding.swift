@@ -40,11 +40,15 @@ public struct EncodingOptions: Sendable, Hashable {
     public var quality: Double
     /// Use lossless compression where the format has it (WebP). Default `false`.
     public var isLossless: Bool
+    /// An ICC profile to embed, byte-identical (JPEG APP2, PNG iCCP, WebP ICCP): pass the decoded container's
+    /// ``ImageContainer/colorProfile`` when its pixels were kept in that profile's space. Default `nil`: none.
+    public var colorProfile: ColorProfile?
 
     /// Options with the defaults listed on each property.
-    public init(quality: Double = 0.85, isLossless: Bool = false) {
+    public init(quality: Double = 0.85, isLossless: Bool = false, colorProfile: ColorProfile? = nil) {
         self.quality = quality
         self.isLossless = isLossless
+        self.colorProfile = colorProfile
     }
 }
 

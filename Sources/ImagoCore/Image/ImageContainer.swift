@@ -31,6 +31,17 @@ public struct ImageContainer: Sendable {
     /// many AVIF and HEIC files; up to 16 for PNG and JPEG XL). Pixels are always delivered as 8-bit; this says
     /// what the file held. Default `nil`: not known (an image made in memory, or a decoder that does not say).
     public var bitDepth: Int?
+    /// The embedded colour profile, kept when decoded with ``ColorPolicy/keep`` (the pixels are then in its colour
+    /// space). Default `nil`: the pixels are sRGB (converted, or taken as sRGB).
+    public var colorProfile: ColorProfile?
+    /// The description of the colour profile the file declared, whatever became of it: the ICC description
+    /// (e.g. `"Display P3"`), or `"sRGB"`, `"gAMA 1.8 + cHRM"` for PNG chunks. Default `nil`: the file declared none,
+    /// or it was decoded with ``ColorPolicy/ignore`` (which does not read profiles).
+    public var sourceColorProfileDescription: String?
+    /// For an animation decoded on demand (its frames would exceed ``DecodingOptions/animationMemoryBudget``):
+    /// the source that produces every frame; ``frames`` then holds only frame 0. Read frames with
+    /// ``frameCount`` and ``frame(at:)``, which work either way. Default `nil`: every frame is in ``frames``.
+    public var frameSource: (any AnimationFrameSource)?
 
     // `Data` is a resilient type: held inline, it made every copy of a container (each memory-cache hit hands one
     // out) go through Foundation's value witnesses, a metadata lookup and an indirect call. Boxed, a copy is one
@@ -81,18 +92,27 @@ public struct ImageContainer: Sendable {
     }
 
     /// Whether there is more than one frame.
-    public var isAnimated: Bool { frames.count > 1 }
+    public var isAnimated: Bool { frameCount > 1 }
 
-    /// Bytes of pixel data over all frames: the cost the memory cache charges.
-    public var cost: Int { frames.reduce(0) { $0 + $1.buffer.byteCount } }
+    /// Bytes of pixel data over all frames held, plus what an on-demand ``frameSource`` holds, plus the encoded
+    /// bytes kept in ``originalData``: the cost the memory cache charges (a cache of images kept with their
+    /// originals holds both).
+    public var cost: Int {
+        frames.reduce(originalData?.count ?? 0) { $0 + $1.buffer.byteCount } + (frameSource?.retainedByteCount ?? 0)
+    }
 
     /// Total display time of one loop of the animation (zero for a still image).
-    public var totalDuration: Duration { frames.reduce(.zero) { $0 + $1.duration } }
+    public var totalDuration: Duration {
+        if let frameSource { return frameSource.durations.reduce(.zero, +) }
+        return frames.reduce(.zero) { $0 + $1.duration }
+    }
 
-    /// A copy with `transform` applied to every frame's pixels (processors use this).
+    /// A copy with `transform` applied to every frame's pixels in ``frames`` (an on-demand ``frameSource`` is
+    /// dropped, leaving frame 0: use ``mapFramesLazily(_:)`` to keep the animation).
     public func mapFrames(_ transform: (PixelBuffer) throws -> PixelBuffer) rethrows -> ImageContainer {
         var copy = self
         copy.frames = try frames.map { ImageFrame(buffer: try transform($0.buffer), duration: $0.duration) }
+        copy.frameSource = nil
         return copy
     }
 }

@@ -22,3 +22,23 @@ extension PixelSize {
         }
     }
 }
+
+extension PixelSize {
+    /// This size scaled down just enough to cover `target` (neither side smaller than the target's), aspect
+    /// ratio kept: the size ``ImageProcessors/Resize`` in `.aspectFill` mode scales to before it crops. Unchanged
+    /// when a side is already no larger than the target's (never upscales) or when `target` is empty.
+    ///
+    /// ```swift
+    /// PixelSize(width: 3072, height: 2048).covering(PixelSize(width: 256, height: 256))  // 384x256
+    /// ```
+    public func covering(_ target: PixelSize) -> PixelSize {
+        let (w, h) = (width, height)
+        let (tw, th) = (target.width, target.height)
+        guard tw > 0, th > 0, w > 0, h > 0, w > tw, h > th else { return self }
+        let scale = max(Double(tw) / Double(w), Double(th) / Double(h))
+        // The same rounding as the resize: the covering side never rounds below the target.
+        return PixelSize(
+            width: min(w, max(tw, Int((Double(w) * scale).rounded()))),
+            height: min(h, max(th, Int((Double(h) * scale).rounded()))))
+    }
+}

@@ -123,7 +123,7 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
     public var isTransient: Bool {
         switch self {
         case .timedOut, .connectionFailed, .truncated: true
-        case .statusCode(let code, _): code == 408 || code == 429 || code == 502 || code == 503 || code == 504
+        case .statusCode(let code, _): code == 408 || code == 429 || (code >= 500 && code <= 599 && code != 501)
         default: false
         }
     }

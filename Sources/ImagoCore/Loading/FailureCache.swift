@@ -1,13 +1,17 @@
 import Foundation
 
 /// Remembers recently failed resources so they fail fast instead of hitting the network again (SDWebImage's
-/// failed-URL list, with expiry): each failure is kept for a time that depends on why it failed.
+/// failed-URL list, with expiry). Only failures that retrying will not change are remembered (see
+/// ``reason(for:)``):
 ///
 /// - `404`/`410`: long (default 1 h) — the resource is gone.
-/// - other `4xx` and ``Reason/rejected`` (not an image, too large, too many redirects): medium (default 5 min).
-/// - `5xx`, `429`, ``Reason/decode`` and ``Reason/other``: short, growing with each repeat (default 10 s, ×2 per
-///   repeat, capped at 10 min).
-/// - Offline, timeouts, truncation and cancellation are not remembered (see ``reason(for:)``).
+/// - ``Reason/rejected`` (an invalid or unsupported URL, not an image, too large, too many redirects): medium
+///   (default 5 min).
+/// - ``Reason/decode`` (the bytes arrived and do not decode): short, growing with each repeat (default 10 s, ×2
+///   per repeat, capped at 10 min).
+/// - `5xx`, `429`, `408`, timeouts, connection failures, truncation and cancellation are transient: never
+///   remembered (the loader's ``RetryPolicy`` retries them, honouring `Retry-After`), as in SDWebImage. Other
+///   statuses (`401`, `403` …) are not remembered either: another credential or token may succeed.
 ///
 /// Keys are strings (the pipeline's cache key), so the cache is independent of any loader. It holds at most
 /// ``Configuration/countLimit`` keys, evicting the least recently used. Thread-safe; the clock is injectable.
@@ -133,15 +137,16 @@ public final class FailureCache: Sendable {
     /// The number of keys held, expired or not.
     public var count: Int { state.withLock { $0.count } }
 
-    /// The reason to remember a loading error under, or `nil` for failures that say nothing about the resource:
-    /// cancellation, timeouts, connection failures, truncated bodies and HTTP 408.
+    /// The reason to remember a loading error under, or `nil` for failures that retrying may change: every
+    /// status but 404 and 410 (5xx, 429 and 408 are transient; 401 and 403 depend on the credentials),
+    /// cancellation, timeouts, connection failures, truncated bodies and unreadable sources.
     public static func reason(for error: DataLoadingError) -> Reason? {
         switch error {
         case .cancelled, .timedOut, .connectionFailed, .truncated: nil
-        case .statusCode(408, _): nil
-        case .statusCode(let code, _): .http(code)
+        case .statusCode(let code, _) where code == 404 || code == 410: .http(code)
+        case .statusCode: nil
         case .unsupportedScheme, .bodyTooLarge, .unacceptableContentType, .tooManyRedirects, .addressRefused: .rejected
-        case .unreadable, .requestModifierFailed: .other
+        case .unreadable, .requestModifierFailed: nil
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 
 /// When and how long to wait before retrying a failed load: only transient failures (connection lost, timeout,
-/// truncated body, HTTP 408/429/502/503/504), a bounded number of times, with exponential backoff and jitter, and
+/// truncated body, HTTP 408, 429 and every 5xx but 501), a bounded number of times, with exponential backoff and jitter, and
 /// honouring a server's `Retry-After` (seconds or HTTP date), capped at ``maximumDelay``.
 ///
 /// Defaults: 2 retries, first delay 0.25 s doubling each retry, ±20 % jitter, delays capped at 10 s.

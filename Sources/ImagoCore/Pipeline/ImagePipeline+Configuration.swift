@@ -4,13 +4,30 @@ import Foundation
 extension ImagePipeline {
     /// What a pipeline stores in its disk cache.
     public enum DataCachePolicy: Sendable, Hashable {
-        /// The original bytes as loaded (the default): every variant can be made from them.
+        /// The original bytes as loaded: every variant can be made from them, but each rerun decodes and
+        /// processes them again.
         case storeOriginalData
-        /// For requests with processors, the processed image, encoded; for requests without, the original bytes.
-        /// A cold start then skips decoding the original and processing.
+        /// For requests with processors, the processed image, encoded; for requests without, the original bytes
+        /// (the default, Nuke's `.automatic`). A rerun then reads the small processed image instead of decoding
+        /// the original and processing it. Local sources (`file:` and `data:` URLs, ``ImageRequest/Source/data(id:_:)``)
+        /// are never stored on disk.
         case storeEncodedImages
         /// Both the original bytes and the encoded processed images.
         case storeAll
+
+        /// Nuke's name for ``storeEncodedImages``, the default.
+        public static var automatic: Self { .storeEncodedImages }
+    }
+
+    /// Which partial downloads are decoded as previews for requests with ``ImageRequest/Options/deliversPreviews``.
+    public enum PreviewPolicy: Sendable, Hashable {
+        /// Only progressive JPEGs, whose every scan refines the whole image (the default, as Nuke): a baseline
+        /// JPEG or another format arrives top-down, and its partial decode is a grey-filled bottom.
+        case progressiveOnly
+        /// Every format a decoder can decode partially, baseline JPEGs included: the top-down partial image.
+        case incremental
+        /// No previews.
+        case disabled
     }
 
     /// How long a disk entry stays fresh before it is revalidated.
@@ -43,10 +60,13 @@ extension ImagePipeline {
         public var decoders: ImageDecoderRegistry
         /// Encoders, used to store processed images on disk. Default: an empty registry.
         public var encoders: ImageEncoderRegistry
-        /// What goes to the disk cache. Default ``DataCachePolicy/storeOriginalData``.
+        /// What goes to the disk cache. Default ``DataCachePolicy/automatic`` (``DataCachePolicy/storeEncodedImages``:
+        /// processed requests store the processed image, encoded; unprocessed ones the original bytes).
         public var dataCachePolicy: DataCachePolicy
         /// The format processed images are stored in (when the policy stores them). Default `nil`: the source
-        /// format when an encoder for it is registered, otherwise PNG.
+        /// format when an encoder for it is registered, otherwise PNG. Animated images are stored only by an
+        /// encoder that keeps every frame (``ImageEncoding/encodesAnimation``): with `nil`, the first such
+        /// encoder registered (animated WebP); with a format whose encoder writes stills, they are not stored.
         public var processedImageFormat: ImageFormat?
         /// Options for encoding processed images. Default `EncodingOptions()` (quality 0.85).
         public var encodingOptions: EncodingOptions
@@ -80,6 +100,8 @@ extension ImagePipeline {
         /// How many bytes must arrive between two progressive previews, as a fraction of the expected size (or of
         /// 100 KB when the size is unknown). Default 0.2.
         public var previewInterval: Double
+        /// Which partial downloads become previews. Default ``PreviewPolicy/progressiveOnly``.
+        public var previewPolicy: PreviewPolicy
         /// Receives a record for every pipeline event (URLs redacted), to connect to your logger. Called on an
         /// arbitrary thread, never under a lock. Default `nil`.
         public var logger: (@Sendable (LogRecord) -> Void)?
@@ -100,7 +122,7 @@ extension ImagePipeline {
             self.dataCache = dataCache
             decoders = ImageDecoderRegistry()
             encoders = ImageEncoderRegistry()
-            dataCachePolicy = .storeOriginalData
+            dataCachePolicy = .automatic
             processedImageFormat = nil
             encodingOptions = EncodingOptions()
             isCoalescingEnabled = true
@@ -114,6 +136,7 @@ extension ImagePipeline {
             failureCache = FailureCache()
             callbackQueue = DispatchQueue(label: "imago.pipeline.callbacks")
             previewInterval = 0.2
+            previewPolicy = .progressiveOnly
             logger = nil
         }
     }

@@ -18,7 +18,8 @@ extension ImagePipeline {
         if case .data(_, let data) = request.source {
             return graph.emit(node, .value(DataOutput(data: data, source: .custom, metadata: nil)))
         }
-        guard request.options.readsDisk, let dataCache = configuration.dataCache else {
+        // Local bytes are never stored on disk, so there is nothing to read there.
+        guard request.options.readsDisk, !request.isLocalSource, let dataCache = configuration.dataCache else {
             return loadFromSource(node, request: request)
         }
         let key = request.sourceKey

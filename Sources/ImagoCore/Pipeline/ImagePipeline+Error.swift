@@ -18,6 +18,17 @@ extension ImagePipeline {
         /// The failure cache remembers that loading `url` failed recently for `reason`; it is not tried again
         /// before `until` (pass ``ImageRequest/Options/retryFailed`` to try anyway).
         case failedRecently(url: URL, until: Date, reason: FailureCache.Reason)
+        /// The pipeline was shut down with ``ImagePipeline/invalidate()``: it starts no load any more.
+        case invalidated
+
+        /// The HTTP status the server answered, when the failure was one (also a remembered one), else `nil`.
+        public var statusCode: Int? {
+            switch self {
+            case .dataLoadingFailed(_, .statusCode(let code, _)): code
+            case .failedRecently(_, _, .http(let code)): code
+            default: nil
+            }
+        }
 
         /// A sentence a person can act on.
         public var description: String {
@@ -32,6 +43,7 @@ extension ImagePipeline {
             case .failedRecently(let url, let until, let reason):
                 "loading \(url.redactedString) failed recently (\(reason)); it will not be retried before "
                     + "\(until) unless the request uses .retryFailed"
+            case .invalidated: "the pipeline was invalidated (shut down); make a new pipeline to load images"
             }
         }
 
@@ -45,6 +57,7 @@ extension ImagePipeline {
             case .notCached: "notCached"
             case .cancelled: "cancelled"
             case .failedRecently: "failedRecently"
+            case .invalidated: "invalidated"
             }
         }
     }

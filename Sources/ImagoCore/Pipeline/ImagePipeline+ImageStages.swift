@@ -39,7 +39,7 @@ extension ImagePipeline {
 
     /// Whether processed images are read from (and written to) the disk cache for `request`.
     func usesProcessedDiskEntries(_ request: ImageRequest) -> Bool {
-        guard configuration.dataCache != nil, !request.processors.isEmpty else { return false }
+        guard configuration.dataCache != nil, !request.processors.isEmpty, !request.isLocalSource else { return false }
         if request.options.contains(.storeProcessedOnDisk) { return true }
         return configuration.dataCachePolicy != .storeOriginalData
     }
@@ -143,7 +143,8 @@ extension ImagePipeline {
         let item = decodeQueue.enqueue(priority: graph.priority(of: node)) { [self] in
             guard !graph.isCancelled(node) else { return }
             let started = ContinuousClock.now
-            let result = decodeImage(data.data, request: request, partial: false)
+            let result = decodeImage(
+                data.data, request: request, partial: false, derivesTarget: processorCount == nil)
             let elapsed = ContinuousClock.now - started
             counters.withLock {
                 $0.decodeCount += 1
@@ -151,6 +152,9 @@ extension ImagePipeline {
             }
             switch result {
             case .success(let image):
+                if image.isPreview, data.source == .network, let dataCache = configuration.dataCache {
+                    rejectOriginal(for: request.sourceKey, dataCache: dataCache)  // incomplete bytes: off the disk
+                }
                 emit(.decoded(source: request.sourceDescription, duration: elapsed, isPreview: false))
                 var metrics = data.metrics
                 metrics.decode = elapsed
@@ -172,12 +176,22 @@ extension ImagePipeline {
         context.setItem(item, on: decodeQueue)
     }
 
-    /// Decodes with the request's options (target size, first frame, partial data).
-    func decodeImage(_ data: Data, request: ImageRequest, partial: Bool) -> Result<ImageContainer, Error> {
+    /// Decodes with the request's options (target size, first frame, partial data). Without a target size, the
+    /// first processor's decode target applies (`derivesTarget`; not for a stored processed image, already final).
+    func decodeImage(
+        _ data: Data, request: ImageRequest, partial: Bool, derivesTarget: Bool = true
+    ) -> Result<ImageContainer, Error> {
         var options = request.decodingOptions ?? configuration.decodingOptions
-        if let size = request.targetSize { options.targetSize = size }
+        if let size = request.targetSize {
+            options.targetSize = size
+        } else if derivesTarget, options.targetSize == nil, let target = request.derivedDecodeTarget {
+            options.targetSize = target.size
+            options.targetMode = target.mode
+        }
         if request.options.contains(.decodesFirstFrameOnly) { options.decodesFirstFrameOnly = true }
-        options.allowsPartialData = partial
+        // Data that ran out fails the final decode, unless the request's own decoding options allow partial
+        // data; a partial result is then a preview, which no cache stores.
+        options.allowsPartialData = partial || (request.decodingOptions?.allowsPartialData ?? false)
         do {
             var image = try configuration.decoders.decode(data, options: options)
             if request.options.contains(.keepsOriginalData), !partial { image.originalData = data }
@@ -198,7 +212,7 @@ extension ImagePipeline {
             guard !graph.isCancelled(node) else { return }
             let started = ContinuousClock.now
             do {
-                let image = try input.image.mapFrames { try processor.process($0) }
+                let image = try input.image.mapFramesLazily { try processor.process($0) }
                 let elapsed = ContinuousClock.now - started
                 counters.withLock {
                     $0.processCount += 1

@@ -56,7 +56,7 @@ extension ImagePipeline {
     /// then fail to decode are removed again).
     func storeOriginal(_ data: Data, metadata: DataCacheMetadata?, for request: ImageRequest) {
         guard let metadata, let dataCache = configuration.dataCache,
-            !request.options.contains(.ignoreDiskCacheWrites),
+            !request.options.contains(.ignoreDiskCacheWrites), !request.isLocalSource,
             configuration.decoders.decoder(for: configuration.decoders.format(of: data)) != nil
         else { return }
         switch configuration.dataCachePolicy {
@@ -148,7 +148,7 @@ extension ImagePipeline {
             cache.store(output.image, for: request.imageCacheKey)
         }
         guard usesProcessedDiskEntries(request), !output.isFromProcessedEntry, !output.isMemoryHit,
-            !request.options.contains(.ignoreDiskCacheWrites), let dataCache = configuration.dataCache,
+            !request.options.contains(.ignoreDiskCacheWrites), !output.image.isPreview, let dataCache = configuration.dataCache,
             let format = processedFormat(for: output.image)
         else { return }
         let key = request.processedDataCacheKey

@@ -33,6 +33,9 @@ extension ImagePipeline {
     /// Runs `task`: memory cache (unless the caller already looked), then the shared work for its final image.
     func start(_ task: ImageTask, checkingMemory: Bool) {
         let request = task.request
+        guard runningTasks.insert(task) else {  // invalidated: fail at once
+            return task.deliverResult(.failure(.invalidated), awaitsUpdate: false)
+        }
         emit(.taskStarted(taskID: task.id, source: request.sourceDescription))
         if checkingMemory, let response = cachedResponse(for: request) {
             finish(task, .success(response), revalidation: nil)

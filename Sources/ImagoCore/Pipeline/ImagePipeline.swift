@@ -32,6 +32,8 @@ public final class ImagePipeline: Sendable {
     /// Processed-image keys this pipeline stored on disk, by source key (the disk cache cannot be listed).
     let processedKeys = Locked<[String: Set<String>]>([:])
     private let taskIDs = Locked(0)
+    /// Tasks started and not yet ended (result delivered or cancelled); closed once invalidated.
+    let runningTasks = TaskRegistry()
 
     /// A pipeline made of `configuration`.
     public init(configuration: Configuration) {
@@ -56,7 +58,8 @@ public final class ImagePipeline: Sendable {
     /// A memory-cache hit returns without leaving the calling thread. Cancelling the calling Swift task cancels
     /// the request (work shared with other requests goes on).
     ///
-    /// - Throws: ``Error`` (``Error/cancelled`` when the calling task is cancelled).
+    /// - Throws: ``Error`` (``Error/cancelled`` when the calling task is cancelled, ``Error/invalidated`` for a
+    ///   load after ``invalidate()``; a memory-cache hit is still returned).
     public func image(for request: ImageRequest) async throws -> ImageContainer {
         // The memory check is repeated here rather than in a nested async call: one async frame less on a hit.
         if let response = cachedResponse(for: request) { return response.image }
@@ -197,6 +200,8 @@ public final class ImagePipeline: Sendable {
             id += 1
             return id
         }
+        var handlers = handlers
+        handlers.onEnd = { [runningTasks] task in runningTasks.remove(task.id) }
         return ImageTask(id: id, request: request, handlers: handlers)
     }
 }
@@ -204,4 +209,8 @@ public final class ImagePipeline: Sendable {
 extension ImagePipeline {
     /// Whether no shared work (load, decode, processing) is in flight. For tests and diagnostics.
     public var graphIsIdle: Bool { graph.inFlightCount == 0 }
+
+    /// How many tasks are in flight: started and neither finished nor cancelled (memory-cache hits of the async
+    /// API never count). For diagnostics and shutdown.
+    public var tasksInFlightCount: Int { runningTasks.count }
 }

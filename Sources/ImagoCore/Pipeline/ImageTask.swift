@@ -64,9 +64,19 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
         /// Stream deliveries waiting to be made, in order, by the one thread draining them outside the lock.
         var outbox: [(AsyncStream<Event>.Continuation, Delivery)] = []
         var isDraining = false
+        /// Every event so far, replayed to each stream obtained later, so that nothing between creating the task
+        /// and subscribing is missed (a run of progress events is kept as its latest).
+        var history: [Event] = []
 
         /// Queues `delivery` for every open stream (made by the caller after unlocking, see `drainOutbox`).
         mutating func post(_ delivery: Delivery) {
+            if case .yield(let event) = delivery {
+                if case .progress = event, let last = history.last, case .progress = last {
+                    history[history.count - 1] = event
+                } else {
+                    history.append(event)
+                }
+            }
             for c in continuations.values { outbox.append((c, delivery)) }
         }
 
@@ -93,6 +103,9 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
         var updated: (@Sendable (ImageResponse) -> Void)?
         /// The async API resumes its continuation with `.cancelled`; callbacks are never called after cancel.
         var reportsCancellation = false
+        /// Called once, outside the lock, when the task stops running (result delivered or cancelled): the
+        /// pipeline's count of tasks in flight.
+        var onEnd: (@Sendable (ImageTask) -> Void)?
     }
 
     /// A number unique within the process.
@@ -132,21 +145,20 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     /// Whether ``cancel()`` was called before the task finished.
     public var isCancelled: Bool { state.withLock { $0.wasCancelled } }
 
-    /// The task's events from now on (a stream obtained after the task finished yields only `.finished`, then
-    /// `.updated` when a revalidated image was delivered). Each
-    /// access makes a new stream; every stream receives every later event.
+    /// The task's events since it was created: every stream first replays what already happened (the latest
+    /// progress of each run of progress events, previews, `.finished`, `.updated`), then receives every later
+    /// event, so nothing between creating the task and subscribing is missed. Each access makes a new stream.
     public var events: AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream()
         state.withLock { s in
+            // Yielding under the lock is safe here: the stream is new, so no consumer can be waiting on it yet.
+            for event in s.history { continuation.yield(event) }
             switch s.phase {
             case .running, .awaitingUpdate:
-                if let result = s.result { continuation.yield(.finished(result)) }
                 let id = s.nextContinuationID
                 s.nextContinuationID += 1
                 s.continuations[id] = continuation
             case .done:
-                if let result = s.result { continuation.yield(.finished(result)) }
-                if let update = s.update { continuation.yield(.updated(update)) }
                 continuation.finish()
             }
         }
@@ -173,9 +185,23 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
             return (sub, wasRunning)
         }
         subscription?.unsubscribe()
+        if wasRunning { handlers.onEnd?(self) }
         if wasRunning, handlers.reportsCancellation, let completion = handlers.completion {
             completion(.failure(.cancelled))
         }
+    }
+
+    /// Ends a running task with `.cancelled` delivered as its result, to callbacks too (the pipeline's
+    /// ``ImagePipeline/invalidate()``: a load in flight ends, and its caller hears of it). Does nothing when
+    /// the task has already finished.
+    func finishCancelled() {
+        let subscription = state.withLock { s -> WorkSubscription? in
+            guard s.phase == .running else { return nil }
+            defer { s.subscription = nil }
+            return s.subscription
+        }
+        deliverResult(.failure(.cancelled), awaitsUpdate: false)
+        subscription?.unsubscribe()
     }
 
     // MARK: - Delivery (called by the pipeline)
@@ -209,8 +235,11 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
 
     /// Delivers the result; `awaitsUpdate` keeps the event streams open for an ``Event/updated(_:)``.
     func deliverResult(_ result: Result<ImageResponse, ImagePipeline.Error>, awaitsUpdate: Bool) {
+        var ended = false
+        defer { if ended { handlers.onEnd?(self) } }
         deliverThenCall { s in
             guard s.phase == .running else { return nil }
+            ended = true
             s.phase = awaitsUpdate ? .awaitingUpdate : .done
             s.result = result
             s.subscription = nil

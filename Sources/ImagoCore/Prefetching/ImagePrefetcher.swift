@@ -3,12 +3,13 @@ import Foundation
 /// Loads images ahead of need (the rows below the visible ones) at low priority, a few at a time, into the disk
 /// cache only or into both caches.
 ///
-/// Thread-safe. Requests already cached are counted as completed without work; starting a request already
-/// pending or running does nothing; stopping cancels it (work shared with a visible request goes on).
+/// Thread-safe. Requests already cached (in memory, or on disk for ``Destination/diskCache``) are counted as
+/// skipped without work; starting a request already pending or running does nothing; stopping cancels it (work
+/// shared with a visible request goes on). A batch can report when every request of it has finished.
 ///
 /// ```swift
 /// let prefetcher = ImagePrefetcher(pipeline: pipeline, destination: .diskCache)
-/// prefetcher.startPrefetching(with: upcomingURLs)
+/// prefetcher.startPrefetching(with: upcomingURLs) { counts in print("batch done", counts) }
 /// prefetcher.stopPrefetching(with: urlsScrolledPast)
 /// ```
 public final class ImagePrefetcher: Sendable {
@@ -22,7 +23,7 @@ public final class ImagePrefetcher: Sendable {
 
     /// The counters of a prefetcher.
     public struct Counts: Sendable, Hashable {
-        /// Requests loaded (or found cached).
+        /// Requests loaded.
         public var completed = 0
         /// Requests that failed.
         public var failed = 0
@@ -32,6 +33,32 @@ public final class ImagePrefetcher: Sendable {
         public var pending = 0
         /// Requests loading now.
         public var running = 0
+        /// Requests skipped because their image was already cached (in memory, or on disk for
+        /// ``Destination/diskCache``).
+        public var skipped = 0
+
+        /// Counts with the given values (each default 0), for tests and callers that compare or sum them.
+        public init(
+            completed: Int = 0, failed: Int = 0, cancelled: Int = 0, pending: Int = 0, running: Int = 0,
+            skipped: Int = 0
+        ) {
+            self.completed = completed
+            self.failed = failed
+            self.cancelled = cancelled
+            self.pending = pending
+            self.running = running
+            self.skipped = skipped
+        }
+    }
+
+    /// How one request ended.
+    private enum Outcome { case completed, failed, cancelled, skipped }
+
+    /// A batch waiting for its requests (by key) to end; its completion gets the batch's own counts.
+    private struct Batch {
+        var remaining: Set<String>
+        var counts = Counts()
+        let completion: @Sendable (Counts) -> Void
     }
 
     private struct State {
@@ -39,6 +66,35 @@ public final class ImagePrefetcher: Sendable {
         var pending: [String: ImageRequest] = [:]
         var running: [String: WorkSubscription] = [:]
         var counts = Counts()
+        var batches: [Int: Batch] = [:]
+        var nextBatch = 0
+
+        /// Records how `key` ended in the totals and in every batch waiting for it; returns the completions of
+        /// the batches it finished (called by the caller outside the lock).
+        mutating func end(_ key: String, _ outcome: Outcome) -> [(@Sendable (Counts) -> Void, Counts)] {
+            Self.add(outcome, to: &counts)
+            var finished: [(@Sendable (Counts) -> Void, Counts)] = []
+            for (id, var batch) in batches where batch.remaining.contains(key) {
+                batch.remaining.remove(key)
+                Self.add(outcome, to: &batch.counts)
+                if batch.remaining.isEmpty {
+                    batches[id] = nil
+                    finished.append((batch.completion, batch.counts))
+                } else {
+                    batches[id] = batch
+                }
+            }
+            return finished
+        }
+
+        static func add(_ outcome: Outcome, to counts: inout Counts) {
+            switch outcome {
+            case .completed: counts.completed += 1
+            case .failed: counts.failed += 1
+            case .cancelled: counts.cancelled += 1
+            case .skipped: counts.skipped += 1
+            }
+        }
     }
 
     /// The pipeline loading for it.
@@ -86,41 +142,55 @@ public final class ImagePrefetcher: Sendable {
     /// Whether nothing is pending or running.
     public var isIdle: Bool { state.withLock { $0.pending.isEmpty && $0.running.isEmpty } }
 
-    /// Queues `requests` (in order) for prefetching.
-    public func startPrefetching(with requests: [ImageRequest]) {
-        state.withLock { s in
+    /// Queues `requests` (in order) for prefetching; `completion` (default `nil`) is called once, on an
+    /// arbitrary thread, when every one of them has completed, failed, been skipped or been stopped (at once
+    /// for an empty batch), with the counts of this batch alone. A request already queued by an earlier batch
+    /// counts for both.
+    public func startPrefetching(
+        with requests: [ImageRequest], completion: (@Sendable (Counts) -> Void)? = nil
+    ) {
+        let isEmptyBatch = state.withLock { s -> Bool in
+            var keys = Set<String>()
             for var request in requests {
                 request.priority = priority
                 let key = self.key(request)
+                keys.insert(key)
                 guard s.pending[key] == nil, s.running[key] == nil else { continue }
                 s.pending[key] = request
                 s.order.append(key)
             }
+            guard let completion, !keys.isEmpty else { return true }
+            s.nextBatch += 1
+            s.batches[s.nextBatch] = Batch(remaining: keys, completion: completion)
+            return false
         }
+        if isEmptyBatch, requests.isEmpty { completion?(Counts()) }
         startNext()
     }
 
-    /// Queues the images at `urls` for prefetching.
-    public func startPrefetching(with urls: [URL]) {
-        startPrefetching(with: urls.map { ImageRequest(url: $0) })
+    /// Queues the images at `urls` for prefetching (see ``startPrefetching(with:completion:)-(([ImageRequest]``).
+    public func startPrefetching(with urls: [URL], completion: (@Sendable (Counts) -> Void)? = nil) {
+        startPrefetching(with: urls.map { ImageRequest(url: $0) }, completion: completion)
     }
 
     /// Stops prefetching `requests` (pending ones are dropped, running ones cancelled).
     public func stopPrefetching(with requests: [ImageRequest]) {
         let keys = Set(requests.map(key))
-        let stopped = state.withLock { s -> [WorkSubscription] in
+        let (stopped, finished) = state.withLock { s in
             var stopped: [WorkSubscription] = []
+            var finished: [(@Sendable (Counts) -> Void, Counts)] = []
             for key in keys {
-                if s.pending.removeValue(forKey: key) != nil { s.counts.cancelled += 1 }
+                if s.pending.removeValue(forKey: key) != nil { finished += s.end(key, .cancelled) }
                 if let subscription = s.running.removeValue(forKey: key) {
-                    s.counts.cancelled += 1
+                    finished += s.end(key, .cancelled)
                     stopped.append(subscription)
                 }
             }
             s.order.removeAll { keys.contains($0) }
-            return stopped
+            return (stopped, finished)
         }
         for subscription in stopped { subscription.unsubscribe() }
+        for (completion, counts) in finished { completion(counts) }
         startNext()
     }
 
@@ -131,14 +201,16 @@ public final class ImagePrefetcher: Sendable {
 
     /// Stops everything.
     public func stopPrefetching() {
-        let stopped = state.withLock { s -> [WorkSubscription] in
-            s.counts.cancelled += s.pending.count + s.running.count
+        let (stopped, finished) = state.withLock { s in
+            var finished: [(@Sendable (Counts) -> Void, Counts)] = []
+            for key in Array(s.pending.keys) + Array(s.running.keys) { finished += s.end(key, .cancelled) }
             s.pending = [:]
             s.order = []
             defer { s.running = [:] }
-            return Array(s.running.values)
+            return (Array(s.running.values), finished)
         }
         for subscription in stopped { subscription.unsubscribe() }
+        for (completion, counts) in finished { completion(counts) }
     }
 
     private func key(_ request: ImageRequest) -> String {
@@ -148,11 +220,11 @@ public final class ImagePrefetcher: Sendable {
     private func startNext() {
         while let (key, request) = takeNext() {
             if isCached(request) {
-                finish(key, request, success: true)
+                finish(key, request, outcome: .skipped)
                 continue
             }
             let subscription = pipeline.prefetch(request, intoMemory: destination == .memoryCache) { [self] ok in
-                finish(key, request, success: ok)
+                finish(key, request, outcome: ok ? .completed : .failed)
             }
             let stillWanted = state.withLock { s -> Bool in
                 guard s.running[key] != nil else { return false }
@@ -181,14 +253,14 @@ public final class ImagePrefetcher: Sendable {
         }
     }
 
-    private func finish(_ key: String, _ request: ImageRequest, success: Bool) {
-        let wasRunning = state.withLock { s -> Bool in
-            guard s.running.removeValue(forKey: key) != nil else { return false }
-            if success { s.counts.completed += 1 } else { s.counts.failed += 1 }
-            return true
+    private func finish(_ key: String, _ request: ImageRequest, outcome: Outcome) {
+        let finished = state.withLock { s -> [(@Sendable (Counts) -> Void, Counts)]? in
+            guard s.running.removeValue(forKey: key) != nil else { return nil }
+            return s.end(key, outcome)
         }
-        guard wasRunning else { return }
-        onComplete?(request, success)
+        guard let finished else { return }
+        onComplete?(request, outcome != .failed)
+        for (completion, counts) in finished { completion(counts) }
         startNext()
     }
 }
@@ -198,6 +270,10 @@ extension ImagePipeline {
     func prefetch(
         _ request: ImageRequest, intoMemory: Bool, completion: @escaping @Sendable (Bool) -> Void
     ) -> WorkSubscription {
+        if isInvalidated {
+            completion(false)
+            return WorkSubscription(unsubscribe: {}, setPriority: { _ in })
+        }
         if intoMemory {
             let task = loadImage(with: request)
             let events = task.events

@@ -16,6 +16,17 @@ public protocol ImageProcessing: Sendable {
     ///
     /// - Throws: any error; the pipeline reports it as a processing failure.
     func process(_ image: PixelBuffer) throws -> PixelBuffer
+
+    /// The smallest decoded image this processor needs when it runs first, or `nil` when it needs the full
+    /// resolution (a crop of a region given in source pixels, a blur whose radius is in source pixels …).
+    /// Default `nil`. A resize that only shrinks returns its size: the pipeline then decodes large images
+    /// downsampled (JPEG DCT scaling) instead of decoding them whole and resampling (see ``DecodeTarget``).
+    var decodeTarget: DecodeTarget? { get }
+}
+
+extension ImageProcessing {
+    /// `nil`: the processor needs the full-resolution image.
+    public var decodeTarget: DecodeTarget? { nil }
 }
 
 /// The namespace of the built-in processors; use the static-member sugar (`.resize(width:height:)`).

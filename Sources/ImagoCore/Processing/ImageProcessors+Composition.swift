@@ -20,6 +20,9 @@ extension ImageProcessors {
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
             try processors.reduce(image) { try $1.process($0) }
         }
+
+        /// The first member's decode target (`nil` when empty).
+        public var decodeTarget: DecodeTarget? { processors.first?.decodeTarget }
     }
 
     /// The identifier of `processors` applied in order (`|`-joined, `imago.identity` when empty); what a

@@ -16,6 +16,10 @@ extension ImageProcessors {
             case aspectFill = "fill"
             /// Stretches to exactly the target, ignoring the aspect ratio.
             case exact = "exact"
+            /// Scales to cover the target, keeping the aspect ratio, and keeps the whole image: one side may come
+            /// out longer than the target's (640×480 into 400×400 gives 533×400). Nuke's `.aspectFill` with
+            /// `crop: false`.
+            case aspectFillWithoutCrop = "fill-nocrop"
         }
 
         /// The target size in pixels.
@@ -35,6 +39,14 @@ extension ImageProcessors {
         /// `imago.resize?w=…&h=…&mode=fit|fill|exact&upscale=0|1`.
         public var identifier: String {
             "imago.resize?w=\(size.width)&h=\(size.height)&mode=\(mode.rawValue)&upscale=\(allowsUpscaling ? 1 : 0)"
+        }
+
+        /// What the decoder must at least produce for this resize to give the same result as on the full image:
+        /// the target size, fitted (``Mode-swift.enum/aspectFit``) or covered (every other mode); `nil` for an
+        /// empty target (the resize throws).
+        public var decodeTarget: DecodeTarget? {
+            guard size.width > 0, size.height > 0 else { return nil }
+            return DecodeTarget(size: size, mode: mode == .aspectFit ? .fit : .cover)
         }
 
         /// The resized image; the input itself when nothing changes.
@@ -70,6 +82,13 @@ extension ImageProcessors {
                 let cropH = min(size.height, scaled.height)
                 return covering.cropped(
                     x: (scaled.width - cropW) / 2, y: (scaled.height - cropH) / 2, width: cropW, height: cropH)
+            case .aspectFillWithoutCrop:
+                guard allowsUpscaling else { return try image.resampled(to: image.size.covering(size)) }
+                let scale = max(sx, sy)
+                let target = PixelSize(
+                    width: max(size.width, Int((w * scale).rounded())),
+                    height: max(size.height, Int((h * scale).rounded())))
+                return try image.resampled(to: target)
             }
         }
     }

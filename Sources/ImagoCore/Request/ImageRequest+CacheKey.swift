@@ -73,15 +73,31 @@ extension ImageRequest {
     public var processedDataCacheKey: String { variantKey(processorCount: processors.count) }
 
     /// The key of the image after the first `processorCount` processors (0: the decoded image).
+    ///
+    /// The decoded image (0 processors) of a request whose first processor sets the decode target (see
+    /// ``derivedDecodeTarget``) is smaller than the full decode, so its key says so (`decode-fit=256x256`): it
+    /// never shares a node or a memory entry with the full-size image. The keys after the first processor need
+    /// no such part, since that processor's identifier determines the target.
     func variantKey(processorCount: Int) -> String {
         let base = sourceKey
-        if targetSize == nil, processorCount == 0, !options.contains(.decodesFirstFrameOnly) { return base }
+        let derived = processorCount == 0 ? derivedDecodeTarget : nil
+        if targetSize == nil, derived == nil, processorCount == 0, !options.contains(.decodesFirstFrameOnly) {
+            return base
+        }
         var parts: [String] = []
         if let size = targetSize { parts.append("size=\(size.width)x\(size.height)") }
+        if let derived { parts.append("decode-\(derived)") }
         if options.contains(.decodesFirstFrameOnly) { parts.append("first-frame") }
         for p in processors.prefix(processorCount) { parts.append(p.identifier) }
         guard !parts.isEmpty else { return base }
         return base + Self.variantSeparator + parts.joined(separator: "|")
+    }
+
+    /// The decode target taken from the first processor (``ImageProcessing/decodeTarget``) when the request gives
+    /// no ``targetSize``, else `nil`.
+    var derivedDecodeTarget: DecodeTarget? {
+        guard targetSize == nil, let first = processors.first else { return nil }
+        return first.decodeTarget
     }
 
     /// Separates a source key from its variant parts. A space never appears in an absolute URL string.
@@ -92,10 +108,17 @@ extension ImageRequest {
         key == sourceKey || (key.hasPrefix(sourceKey) && key.dropFirst(sourceKey.count).hasPrefix(variantSeparator))
     }
 
-    /// The key under which identical loads are shared: source key, headers and the options that change what the
-    /// load does. Signed URLs that differ only in dropped query items share one load (made with the first URL).
+    /// The key under which identical loads are shared: source key, the full URL, headers and the options that
+    /// change what the load does. Signed URLs that differ only in dropped query items share cache entries but
+    /// never a load: each caller's load is made with its own URL (its own credentials), so a refused token fails
+    /// only its own caller.
     var loadKey: String {
         var key = failureKey
+        if case .url(let url) = source, cacheKeyPolicy != .url {
+            // The source key dropped part of the URL: the digest of the whole URL tells the loads apart (a digest,
+            // so no token is kept in the key).
+            key += " #l:" + SHA256.hash(url.absoluteString).hex
+        }
         if !headers.isEmpty {
             key +=
                 " #h:"

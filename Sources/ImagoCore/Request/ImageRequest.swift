@@ -173,6 +173,18 @@ public struct ImageRequest: Sendable, CustomStringConvertible {
         return "ImageRequest(\(sourceDescription)\(size)\(ids.isEmpty ? "" : " processors=[\(ids)]"))"
     }
 
+    /// Whether the bytes are already on this machine (`file:` or `data:` URL, or ``Source/data(id:_:)``): such
+    /// sources are never copied into the disk cache (the memory cache still holds their images).
+    public var isLocalSource: Bool {
+        switch storage.source {
+        case .url(let url):
+            let scheme = url.scheme?.lowercased()
+            return scheme == "file" || scheme == "data"
+        case .data: return true
+        case .loader: return false
+        }
+    }
+
     /// The URL with credentials removed, or the custom source's id.
     var sourceDescription: String {
         switch storage.source {

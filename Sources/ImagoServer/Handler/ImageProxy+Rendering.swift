@@ -103,6 +103,8 @@ extension ImageProxy {
         case .processingFailed(let identifier, let reason): .internalFailure("\(identifier): \(reason)")
         case .notCached: .internalFailure("the image is in no cache")
         case .cancelled: .upstreamFailed("the load was cancelled")
+        // The server's pipeline is shutting down: a retry reaches another instance or this one restarted.
+        case .invalidated: .overloaded(retryAfterSeconds: 1)
         case .failedRecently(_, _, let reason):
             switch reason {
             case .http(let code) where code == 404 || code == 410: .notFound("the origin answered HTTP \(code)")

@@ -1,0 +1,208 @@
+import CLCMS2
+import Foundation
+import ImagoCore
+
+/// Colour management with lcms2: converts decoded pixels from the colour space their file declares to sRGB, or
+/// keeps the profile, as ``DecodingOptions/colorPolicy`` says.
+///
+/// Decoders read the file's ``ColorSource`` (an ICC profile, PNG `sRGB`/`gAMA`/`cHRM`, CICP code points) and call
+/// ``apply(_:to:options:)`` on the decoded container. A transform is created once per distinct source, layout,
+/// intent and black-point setting and kept in a bounded cache; a source that turns out sRGB-equivalent (no 8-bit
+/// value moves by more than 1, checked once when its transform is made) is remembered as such and costs nothing
+/// afterwards, like an image without a profile. A profile lcms2 cannot parse, that is larger than
+/// ``maximumProfileSize``, of the wrong colour space for the pixels, or not an image profile is ignored with a
+/// warning on standard error: the pixels are then taken as sRGB.
+///
+/// For decoders of other formats (AVIF/HEIF `colr`, JPEG XL): read the profile or code points into a
+/// ``ColorSource`` and call ``apply(_:to:options:)``, or ``convertToSRGB(_:source:intent:blackPointCompensation:)``
+/// on a single buffer.
+package enum ColorManagement {
+    /// The largest ICC profile read, 8 MiB (a JPEG can carry up to 255 × 65,519 bytes; real profiles are a few
+    /// KB, LUT-based ones up to a few hundred KB).
+    package static let maximumProfileSize = 8 << 20
+
+    /// What became of a conversion.
+    package enum Outcome: Equatable, Sendable {
+        /// The pixels were converted to sRGB.
+        case converted
+        /// The source is sRGB or sRGB-equivalent: the pixels were left alone.
+        case alreadySRGB
+        /// The source could not be used (the reason says why): the pixels were left alone.
+        case ignored(String)
+    }
+
+    /// Applies `options.colorPolicy` to every frame of `container`, whose pixels are in `source`'s colour space.
+    /// Sets ``ImageContainer/sourceColorProfileDescription``, and with ``ColorPolicy/keep`` also
+    /// ``ImageContainer/colorProfile``. Does nothing with ``ColorPolicy/ignore`` or a `nil` source.
+    package static func apply(_ source: ColorSource?, to container: inout ImageContainer, options: DecodingOptions) {
+        guard options.colorPolicy != .ignore, let source else { return }
+        let prepared = prepared(source, layout: container.image.format == .gray8 ? .gray : .rgba, options: options)
+        container.sourceColorProfileDescription = prepared.description
+        switch options.colorPolicy {
+        case .ignore: return
+        case .keep:
+            if let data = prepared.iccData {
+                container.colorProfile = ColorProfile(data: data, description: prepared.description)
+            }
+        case .convertToSRGB:
+            guard case .transform(let transform) = prepared.kind else { return }
+            if container.frameSource != nil {
+                container = (try? container.mapFramesLazily { convert($0, with: transform) }) ?? container
+            } else {
+                // In place: the frames are taken out of the container first, so that their pixels are uniquely
+                // referenced and converting them copies nothing (a copy of a 12 MP frame costs ~20 ms).
+                var frames = container.frames
+                container.frames = []
+                for index in frames.indices {
+                    let isOpaque = frames[index].buffer.isKnownOpaque
+                    frames[index].buffer.withUnsafeMutableBytes { transform.convert($0) }
+                    if isOpaque && frames[index].buffer.format == .rgba8 {
+                        frames[index].buffer = frames[index].buffer.assumingOpaque()
+                    }
+                }
+                container.frames = frames
+            }
+        }
+    }
+
+    /// `buffer` converted from `source` to sRGB (gray stays gray), or unchanged with the reason when the source is
+    /// sRGB-equivalent or unusable (then a warning is written).
+    package static func convertToSRGB(
+        _ buffer: PixelBuffer, source: ColorSource, intent: RenderingIntent = .perceptual,
+        blackPointCompensation: Bool = true
+    ) -> (buffer: PixelBuffer, outcome: Outcome) {
+        var options = DecodingOptions()
+        options.renderingIntent = intent
+        options.usesBlackPointCompensation = blackPointCompensation
+        let prepared = prepared(source, layout: buffer.format == .gray8 ? .gray : .rgba, options: options)
+        switch prepared.kind {
+        case .transform(let transform): return (convert(buffer, with: transform), .converted)
+        case .identity: return (buffer, .alreadySRGB)
+        case .unusable(let reason): return (buffer, .ignored(reason))
+        }
+    }
+
+    /// `buffer` converted from the ICC profile `iccProfile` to sRGB; see
+    /// ``convertToSRGB(_:source:intent:blackPointCompensation:)``.
+    package static func convertToSRGB(
+        buffer: PixelBuffer, iccProfile: Data, intent: RenderingIntent = .perceptual,
+        blackPointCompensation: Bool = true
+    ) -> (buffer: PixelBuffer, outcome: Outcome) {
+        convertToSRGB(buffer, source: .icc(iccProfile), intent: intent, blackPointCompensation: blackPointCompensation)
+    }
+
+    /// The ICC bytes of a matrix/TRC profile for CICP `primaries` and `transfer` (ITU-T H.273), e.g. for an
+    /// AVIF `nclx` box under ``ColorPolicy/keep``; `nil` for code points without such a profile (PQ, HLG, unknown).
+    package static func iccProfile(cicpPrimaries primaries: Int, transfer: Int) -> Data? {
+        ProfileFactory.profile(for: .cicp(primaries: primaries, transfer: transfer), isGray: false)?.serialized()
+    }
+
+    /// A CMYK-to-sRGB transform for a JPEG's profile (Adobe files: `isInverted`) and the profile's description;
+    /// the transform is `nil` when the profile is unusable (a warning is written), and the caller falls back to the
+    /// naive conversion. Used under ``ColorPolicy/keep`` too: CMYK cannot stay CMYK in an RGBA buffer.
+    static func cmykTransform(
+        profile: Data, isInverted: Bool, options: DecodingOptions
+    ) -> (transform: LCMSTransform?, description: String) {
+        let prepared = prepared(.icc(profile), layout: .cmyk(isInverted: isInverted), options: options)
+        if case .transform(let transform) = prepared.kind { return (transform, prepared.description) }
+        return (nil, prepared.description)
+    }
+
+    private static func convert(_ buffer: PixelBuffer, with transform: LCMSTransform) -> PixelBuffer {
+        let isOpaque = buffer.isKnownOpaque
+        var result = buffer
+        result.withUnsafeMutableBytes { transform.convert($0) }
+        return isOpaque && result.format == .rgba8 ? result.assumingOpaque() : result
+    }
+
+    // MARK: - Preparing sources (cached)
+
+    /// A source ready to use: its transform (or why there is none), its description and its ICC bytes.
+    struct Prepared: Sendable {
+        enum Kind: Sendable {
+            case transform(LCMSTransform)
+            case identity
+            case unusable(String)
+        }
+        var kind: Kind
+        var description: String
+        /// The profile as ICC bytes: the file's own, or one built for PNG gamma/CICP sources (for ``ColorPolicy/keep``).
+        var iccData: Data?
+    }
+
+    /// What identifies a transform: the source (an ICC profile by its bytes, compared in full), the layout and
+    /// the conversion settings.
+    struct Key: Hashable, Sendable {
+        var source: ColorSource
+        var layout: LCMSTransform.Layout
+        var intent: RenderingIntent
+        var blackPointCompensation: Bool
+    }
+
+    /// Prepared sources, least recently used dropped first: at most 32 and 64 MiB of profile bytes (a key holds
+    /// its profile). lcms2 transforms of LUT profiles take a few hundred KB each.
+    static let cache = Locked(LRUCache<Key, Prepared>(costLimit: 64 << 20, countLimit: 32))
+
+    static func prepared(_ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions) -> Prepared {
+        let key = Key(
+            source: source, layout: layout, intent: options.renderingIntent,
+            blackPointCompensation: options.usesBlackPointCompensation)
+        if let hit = cache.withLock({ $0.value(for: key, now: { .zero }) }) {
+            if case .unusable(let reason) = hit.kind { warn(reason) }
+            return hit
+        }
+        // Made outside the lock (lcms2 work, possibly milliseconds for a LUT profile); a racing thread may make
+        // the same one, and the later store simply replaces the earlier.
+        let made = make(source, layout: layout, options: options)
+        if case .unusable(let reason) = made.kind { warn(reason) }
+        var cost = 4096
+        if case .icc(let data) = source { cost += data.count }
+        let dropped = cache.withLock { $0.setValue(made, for: key, cost: cost) }
+        _ = dropped  // released here, after the lock: deleting a transform is lcms2 work
+        return made
+    }
+
+    private static func make(_ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions) -> Prepared
+    {
+        let fallback = source.fallbackDescription
+        if case .sRGB = source { return Prepared(kind: .identity, description: "sRGB", iccData: nil) }
+        if case .icc(let data) = source, data.count > maximumProfileSize {
+            return Prepared(
+                kind: .unusable("colour profile of \(data.count) bytes is over the \(maximumProfileSize)-byte limit"),
+                description: fallback, iccData: nil)
+        }
+        let profile: LCMSProfile?
+        switch source {
+        case .icc(let data): profile = LCMSProfile.open(data)
+        default: profile = ProfileFactory.profile(for: source, isGray: layout == .gray)
+        }
+        guard let profile else {
+            let reason =
+                if case .icc = source { "colour profile does not parse" } else { "cannot convert from \(fallback)" }
+            return Prepared(kind: .unusable(reason), description: fallback, iccData: nil)
+        }
+        let description = profile.description ?? fallback
+        let iccData: Data? =
+            if case .icc(let data) = source { data } else { profile.serialized() }
+        func unusable(_ reason: String) -> Prepared {
+            Prepared(
+                kind: .unusable("colour profile '\(description)' \(reason)"), description: description, iccData: nil)
+        }
+        guard profile.isImageProfile else { return unusable("is not an image profile") }
+        guard profile.colorSpace == layout.colorSpace else {
+            return unusable("does not match the image's colour space")
+        }
+        guard
+            let transform = LCMSTransform.make(
+                from: profile, layout: layout, intent: options.renderingIntent,
+                blackPointCompensation: options.usesBlackPointCompensation)
+        else { return unusable("cannot be converted to sRGB by lcms2") }
+        let kind: Prepared.Kind = transform.isNearIdentity() ? .identity : .transform(transform)
+        return Prepared(kind: kind, description: description, iccData: iccData)
+    }
+
+    /// Writes `message` to standard error: a colour profile was ignored, the pixels are taken as sRGB.
+    static func warn(_ message: String) {
+        FileHandle.standardError.write(Data("imago: warning: \(message); colours taken as sRGB\n".utf8))
+    }
+}
