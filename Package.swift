@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ImagoCore", targets: ["ImagoCore"]),
         .library(name: "ImagoCodecs", targets: ["ImagoCodecs"]),
         .library(name: "ImagoTesting", targets: ["ImagoTesting"]),
+        .library(name: "ImagoCurl", targets: ["ImagoCurl"]),
         .library(name: "ImagoServer", targets: ["ImagoServer"]),
         .executable(name: "imago", targets: ["imago"]),
         .executable(name: "imago-bench", targets: ["imago-bench"]),
@@ -32,6 +33,11 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]),
         .target(name: "CImagoShims"),
+        // libcurl, wrapped once in ImagoCurl (the network layer: HTTP/2, address policy, TLS and proxy control).
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "ImagoCurl", dependencies: ["ImagoCore", "CCurl"]),
         .systemLibrary(
             name: "CAVIF", pkgConfig: "libavif",
             providers: [.apt(["libavif-dev"])]),
@@ -62,7 +68,7 @@ let package = Package(
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
                 "CAVIF", "CHEIF", "CTIFF", "CJXL", "CLCMS2", "CZlib",
             ]),
-        .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs"]),
+        .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         // The image proxy (imgproxy URLs → pipeline → encoded output) and its libmicrohttpd server.
         .target(name: "ImagoServer", dependencies: ["Imago", "CMicroHTTPD"]),
@@ -89,6 +95,8 @@ let package = Package(
             ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),
+        // The loader scenarios of ImagoCoreTests (linked in) against CurlDataLoader, plus its own tests.
+        .testTarget(name: "ImagoCurlTests", dependencies: ["ImagoCurl", "ImagoCore", "ImagoTesting"]),
         .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer", "ImagoCLI", "ImagoTesting"]),
     ]
 )

@@ -12,6 +12,7 @@ declare -A NEEDED=(
   [/usr/include/gif_lib.h]=libgif-dev
   [/usr/include/jxl/decode.h]=libjxl-dev
   [/usr/bin/pkg-config]=pkg-config
+  [/usr/include/x86_64-linux-gnu/curl/curl.h]=libcurl4-openssl-dev
   [/usr/include/avif/avif.h]=libavif-dev
   [/usr/include/x86_64-linux-gnu/libheif/heif.h]=libheif-dev
   [/usr/include/x86_64-linux-gnu/tiffio.h]=libtiff-dev

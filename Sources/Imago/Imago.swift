@@ -1,6 +1,7 @@
 import Foundation
 @_exported import ImagoCodecs
 @_exported import ImagoCore
+@_exported import ImagoCurl
 
 extension ImageDecoderRegistry {
     /// A new registry with every codec Imago ships (JPEG, PNG, APNG, GIF, WebP, BMP, ICO, …) registered.
@@ -13,9 +14,10 @@ extension ImageEncoderRegistry {
 }
 
 extension ImagePipeline.Configuration {
-    /// A configuration ready to use: every codec registered, a ``MemoryCache``, an ``HTTPDataLoader`` (http and
-    /// https only) whose `Accept` header lists the formats the decoders read
-    /// (``ImageDecoderRegistry/acceptHeader``), and a ``DiskCache`` in `diskCacheDirectory` when one is given.
+    /// A configuration ready to use: every codec registered, a ``MemoryCache``, a ``CurlDataLoader`` (http and
+    /// https only, HTTP/2 over TLS, address policy `.any`) whose `Accept` header lists the formats the decoders
+    /// read (``ImageDecoderRegistry/acceptHeader``), and a ``DiskCache`` in `diskCacheDirectory` when one is given.
+    /// ``HTTPDataLoader`` (URLSession) stays available as the portable loader.
     ///
     /// - Parameters:
     ///   - diskCacheDirectory: where the disk cache lives (created `0700`); default `nil`: no disk cache.
@@ -38,7 +40,7 @@ extension ImagePipeline.Configuration {
         // Content negotiation: ask for the formats the registered decoders read, AVIF and WebP first.
         var loader = HTTPDataLoader.Configuration()
         loader.acceptImages(decodableBy: configuration.decoders)
-        configuration.dataLoader = HTTPDataLoader(configuration: loader)
+        configuration.dataLoader = CurlDataLoader(configuration: CurlDataLoader.Configuration(loading: loader))
         return configuration
     }
 
@@ -56,7 +58,7 @@ extension ImagePipeline.Configuration {
         var configuration = try withDefaults(
             diskCacheDirectory: diskCacheDirectory, diskCacheSizeLimit: diskCacheSizeLimit)
         configuration.dataLoader = CompositeDataLoader.standard(
-            http: configuration.dataLoader as? HTTPDataLoader ?? HTTPDataLoader(),
+            http: configuration.dataLoader,
             files: FileDataLoader(allowedDirectories: localDirectories))
         return configuration
     }

@@ -108,28 +108,7 @@ enum LoaderBench {
     static func runLoader(_ urls: [URL]) throws {
         var configuration = HTTPDataLoader.Configuration()
         configuration.maximumConcurrentTransfers = concurrency
-        let loader = HTTPDataLoader(configuration: configuration)
-        let group = DispatchGroup()
-        let failures = Locked(0)
-        let bytes = Locked(0)
-        for url in urls {
-            group.enter()
-            _ = loader.load(DataRequest(url: url)) { event in
-                switch event {
-                case .finished(let response):
-                    bytes.withLock { $0 += response.data.count }
-                    group.leave()
-                case .failed:
-                    failures.withLock { $0 += 1 }
-                    group.leave()
-                case .progress, .partialData: break
-                }
-            }
-        }
-        group.wait()
-        guard failures.value == 0, bytes.value == urls.count * fileSize else {
-            throw BenchFailure(description: "HTTPDataLoader: \(failures.value) failures, \(bytes.value) bytes")
-        }
+        try CurlLoaderBench.fetchAll(urls, with: HTTPDataLoader(configuration: configuration), bytesEach: fileSize)
     }
 
     /// Fetches every URL with URLSession's own `data(for:)`, six at a time.

@@ -32,8 +32,11 @@ enum SoakBench {
         diskConfiguration.sizeLimit = diskLimit
         let disk = try DiskCache(directory: directory, configuration: diskConfiguration)
         let memory = MemoryCache(configuration: .init(costLimit: memoryLimit, respondsToMemoryPressure: false))
-        var configuration = ImagePipeline.Configuration(
-            dataLoader: HTTPDataLoader(), imageCache: memory, dataCache: disk)
+        // IMAGO_SOAK_LOADER=urlsession soaks HTTPDataLoader; the default is the umbrella's CurlDataLoader.
+        let usesURLSession = ProcessInfo.processInfo.environment["IMAGO_SOAK_LOADER"] == "urlsession"
+        print("soak: loader \(usesURLSession ? "HTTPDataLoader (URLSession)" : "CurlDataLoader (libcurl)")")
+        let loader: any DataLoading = usesURLSession ? HTTPDataLoader() : CurlDataLoader()
+        var configuration = ImagePipeline.Configuration(dataLoader: loader, imageCache: memory, dataCache: disk)
         configuration.decoders = .makeDefault()
         configuration.failureCache = nil
         let pipeline = ImagePipeline(configuration: configuration)
@@ -42,6 +45,7 @@ enum SoakBench {
         let start = Date()
         let warmup = total / 10
         var rssAfterWarmup = 0
+        var rssAfter10k = 0
         var maxMemoryCost = 0
         var maxDiskBytes = 0
         let outcome = Locked((ok: 0, cancelled: 0, failed: 0))
@@ -86,8 +90,10 @@ enum SoakBench {
             maxMemoryCost = max(maxMemoryCost, memory.totalCost)
             maxDiskBytes = max(maxDiskBytes, disk.stats().totalBytes)
             if done == warmup || (warmup == 0 && done == batch) { rssAfterWarmup = residentKiB() }
+            if done == 10_000 { rssAfter10k = residentKiB() }
             if done % max(1, total / 10) < batch {
-                samples.append("\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)")
+                samples.append(
+                    "\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)/\(openFileDescriptors())fd")
             }
         }
         let elapsed = Date().timeIntervalSince(start)
@@ -103,7 +109,8 @@ enum SoakBench {
             \(counts.ok) ok, \(counts.cancelled) cancelled, \(counts.failed) failed
             soak: RSS after warm-up (\(warmup) requests) \(rssAfterWarmup) KiB, at the end \(rssEnd) KiB, \
             peak \(peakKiB()) KiB
-            soak: RSS / malloc heap in use, MiB, by requests done: \(samples.joined(separator: " "))
+            soak: RSS after 10,000 requests \(rssAfter10k) KiB, growth since \(rssEnd - rssAfter10k) KiB
+            soak: RSS / malloc heap in use (MiB) / open fds, by requests done: \(samples.joined(separator: " "))
             soak: open fds before \(fdsBefore), after \(fdsAfter)
             soak: memory cache max cost \(maxMemoryCost) of \(memoryLimit); disk max \(maxDiskBytes) of \(diskLimit) bytes
             soak: server requests \(server.statistics.requestCounts.values.reduce(0, +)), pipeline network loads \

@@ -19,6 +19,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("pipeline", PipelineBench.run),
     ("diskcache", DiskCacheBench.run),
     ("loader", LoaderBench.run),
+    ("curl-loader", CurlLoaderBench.run),
     ("http-date", HTTPDateBench.run),
     ("url-key", URLKeyBench.run),
     ("peers", PeersBench.run),

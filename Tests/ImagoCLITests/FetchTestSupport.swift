@@ -115,7 +115,8 @@ struct CLIChild {
     let stdoutFile: URL
     let stderrFile: URL
 
-    init(executable: URL, arguments: [String], scratch: URL) throws {
+    /// Starts `executable` with `arguments`; `environment` replaces the inherited one when given.
+    init(executable: URL, arguments: [String], scratch: URL, environment: [String: String]? = nil) throws {
         stdoutFile = scratch.appendingPathComponent("stdout-\(UUID().uuidString)")
         stderrFile = scratch.appendingPathComponent("stderr-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: stdoutFile.path, contents: nil)
@@ -123,6 +124,7 @@ struct CLIChild {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         process.standardOutput = try FileHandle(forWritingTo: stdoutFile)
         process.standardError = try FileHandle(forWritingTo: stderrFile)
         process.standardInput = FileHandle.nullDevice

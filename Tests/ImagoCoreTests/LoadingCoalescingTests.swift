@@ -12,7 +12,7 @@ extension LoadingNetworkTests {
             let body = testBytes(200_000)
             server.setRoute("/a", .bytes(body, contentType: "image/png"))
             server.suspend("/a")
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let coalesced = Locked(0)
             loader.addObserver { if case .coalesced = $0 { coalesced.withLock { $0 += 1 } } }
             // When 100 callers ask for it at once
@@ -39,7 +39,7 @@ extension LoadingNetworkTests {
             let body = testBytes(100_000)
             server.setRoute("/a", .bytes(body, contentType: "image/jpeg"))
             server.suspend("/a")
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let recorders = (0..<100).map { _ in EventRecorder() }
             let tasks = recorders.map { loader.load(DataRequest(url: server.url(for: "/a")), handler: $0.handler) }
             #expect(await server.waitUntil(timeout: patience) { $0.suspendedRequestCount(for: "/a") == 1 })
@@ -64,7 +64,7 @@ extension LoadingNetworkTests {
             let server = try LoopbackServer()
             defer { server.stop() }
             server.setRoute("/endless", .endless().dripping(bytes: 16_384, every: .milliseconds(2)))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let recorders = (0..<100).map { _ in EventRecorder() }
             let tasks = recorders.map {
                 loader.load(DataRequest(url: server.url(for: "/endless")), handler: $0.handler)
@@ -93,7 +93,7 @@ extension LoadingNetworkTests {
                         body: Data((request.headers["Authorization"] ?? "-").utf8))
                 })
             server.suspend("/a")
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let url = server.url(for: "/a")
             let requests = [
                 DataRequest(url: url, headers: ["Authorization": "Bearer alice"]),
@@ -119,7 +119,7 @@ extension LoadingNetworkTests {
             let server = try LoopbackServer()
             defer { server.stop() }
             server.setRoute("/a", .bytes(testBytes(50_000), contentType: "image/png"))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             for round in 0..<20 {
                 let recorders = (0..<20).map { _ in EventRecorder() }
                 let tasks = recorders.map {

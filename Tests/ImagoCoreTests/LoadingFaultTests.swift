@@ -10,12 +10,12 @@ extension LoadingNetworkTests {
 
         func load(
             _ route: LoopbackServer.Route, configure: (inout HTTPDataLoader.Configuration) -> Void = { _ in }
-        ) async throws -> (EventRecorder, LoopbackServer, HTTPDataLoader) {
+        ) async throws -> (EventRecorder, LoopbackServer, TestLoader) {
             let server = try LoopbackServer()
             server.setRoute("/f", route)
             var configuration = testLoaderConfiguration()
             configure(&configuration)
-            let loader = HTTPDataLoader(configuration: configuration)
+            let loader = makeTestLoader(configuration)
             let recorder = EventRecorder()
             _ = loader.load(DataRequest(url: server.url(for: "/f")), handler: recorder.handler)
             await recorder.waitForResult()
@@ -161,7 +161,7 @@ extension LoadingNetworkTests {
             server.setRoute("/f", .bytes(body, contentType: "image/png").closing(afterBytes: 1000))
             var configuration = testLoaderConfiguration()
             configuration.retryPolicy = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(5))
-            let loader = HTTPDataLoader(configuration: configuration)
+            let loader = makeTestLoader(configuration)
             let events = Locked<[DataLoaderEvent]>([])
             loader.addObserver { e in events.withLock { $0.append(e) } }
             let recorder = EventRecorder()
@@ -185,7 +185,7 @@ extension LoadingNetworkTests {
             server.setRoute("/loop", .redirect(to: "/loop"))
             var configuration = testLoaderConfiguration()
             configuration.maximumRedirects = 2
-            let loader = HTTPDataLoader(configuration: configuration)
+            let loader = makeTestLoader(configuration)
             let response = try await loader.data(for: DataRequest(url: server.url(for: "/r1")))
             #expect(response.data == body)
             #expect(response.url.path == "/r3")
@@ -220,7 +220,7 @@ extension LoadingNetworkTests {
             let server = try LoopbackServer()
             let url = server.url(for: "/gone")
             server.stop()
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let recorder = EventRecorder()
             _ = loader.load(DataRequest(url: url), handler: recorder.handler)
             await recorder.waitForResult()

@@ -10,7 +10,7 @@ extension LoadingNetworkTests {
             defer { server.stop() }
             let body = testBytes(5000)
             server.setRoute("/a", .bytes(body, contentType: "image/png").withETag("\"v1\""))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             // Given a first, unconditional load that returns the body and its validators
             let first = try await loader.data(for: DataRequest(url: server.url(for: "/a")))
             #expect(first.data == body && !first.isNotModified)
@@ -34,7 +34,7 @@ extension LoadingNetworkTests {
             defer { server.stop() }
             let date = Date(timeIntervalSince1970: 1_700_000_000)
             server.setRoute("/a", .bytes(testBytes(100), contentType: "image/png").withLastModified(date))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let first = try await loader.data(for: DataRequest(url: server.url(for: "/a")))
             let lastModified = try #require(first.validators.lastModified)
             let second = try await loader.data(
@@ -47,7 +47,7 @@ extension LoadingNetworkTests {
             let server = try LoopbackServer()
             defer { server.stop() }
             server.setRoute("/a", .status(304))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             await #expect(throws: DataLoadingError.statusCode(304, url: server.url(for: "/a"))) {
                 try await loader.data(for: DataRequest(url: server.url(for: "/a")))
             }
@@ -78,7 +78,7 @@ extension LoadingNetworkTests {
                     return request
                 },
             ]
-            let loader = HTTPDataLoader(configuration: configuration)
+            let loader = makeTestLoader(configuration)
             _ = try await loader.data(for: DataRequest(url: server.url(for: "/a"), headers: ["Accept": "image/png"]))
             _ = try await loader.data(for: DataRequest(url: server.url(for: "/a"), headers: ["Accept": "image/png"]))
             let headers = try #require(server.lastRequestHeaders(for: "/a"))
@@ -95,7 +95,7 @@ extension LoadingNetworkTests {
             server.setRoute("/a", .bytes(testBytes(10), contentType: "image/png"))
             var configuration = testLoaderConfiguration()
             configuration.requestModifiers = [{ _ in throw NoToken() }]
-            let loader = HTTPDataLoader(configuration: configuration)
+            let loader = makeTestLoader(configuration)
             let recorder = EventRecorder()
             _ = loader.load(DataRequest(url: server.url(for: "/a")), handler: recorder.handler)
             await recorder.waitForResult()
@@ -110,7 +110,7 @@ extension LoadingNetworkTests {
             defer { server.stop() }
             server.setRoute("/a", .bytes(testBytes(1234), contentType: "image/png"))
             server.setRoute("/missing", .status(404))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let events = Locked<[DataLoaderEvent]>([])
             let token = loader.addObserver { e in events.withLock { $0.append(e) } }
             let activity = NetworkActivityObserver()
@@ -148,7 +148,7 @@ extension LoadingNetworkTests {
             server.suspend("/0")
             server.suspend("/1")
             server.suspend("/2")
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let activity = NetworkActivityObserver()
             activity.observe(loader)
             let recorders = (0..<3).map { _ in EventRecorder() }
@@ -169,7 +169,7 @@ extension LoadingNetworkTests {
             let body = testBytes(200_000)
             server.setRoute(
                 "/a", .bytes(body, contentType: "image/jpeg").dripping(bytes: 20_000, every: .milliseconds(5)))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let recorder = EventRecorder()
             _ = loader.load(
                 DataRequest(url: server.url(for: "/a"), reportsPartialData: true), handler: recorder.handler)
@@ -196,7 +196,7 @@ extension LoadingNetworkTests {
             let server = try LoopbackServer()
             defer { server.stop() }
             server.setRoute("/endless", .endless().dripping(bytes: 1000, every: .milliseconds(5)))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let task = Task { try await loader.data(for: DataRequest(url: server.url(for: "/endless"))) }
             #expect(await server.waitUntil(timeout: patience) { $0.requestCount(for: "/endless") == 1 })
             task.cancel()
@@ -208,7 +208,7 @@ extension LoadingNetworkTests {
             let server = try LoopbackServer()
             defer { server.stop() }
             server.setRoute("/a", .bytes(testBytes(10), contentType: "image/png"))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
             let task = Task {
                 withUnsafeCurrentTask { $0?.cancel() }
                 return try await loader.data(for: DataRequest(url: server.url(for: "/a")))

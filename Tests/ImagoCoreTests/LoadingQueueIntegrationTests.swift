@@ -14,7 +14,7 @@ extension LoadingNetworkTests {
                 server.setRoute(path, .bytes(testBytes(20_000), contentType: "image/png"))
                 server.suspend(path)
             }
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration(concurrency: 3))
+            let loader = makeTestLoader(testLoaderConfiguration(concurrency: 3))
             // When all are requested at once
             let recorders = paths.map { _ in EventRecorder() }
             let tasks = zip(paths, recorders).map { path, r in
@@ -42,7 +42,7 @@ extension LoadingNetworkTests {
             for name in ["low1", "low2", "low3", "high", "raised"] {
                 server.setRoute("/\(name)", .bytes(testBytes(1000), contentType: "image/png"))
             }
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration(concurrency: 1))
+            let loader = makeTestLoader(testLoaderConfiguration(concurrency: 1))
             let order = Locked<[String]>([])
             loader.addObserver { event in
                 if case .started(let url, _) = event {
@@ -75,7 +75,7 @@ extension LoadingNetworkTests {
             let server = try LoopbackServer()
             defer { server.stop() }
             for name in ["a", "b"] { server.setRoute("/\(name)", .bytes(testBytes(1000), contentType: "image/png")) }
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration(concurrency: 1))
+            let loader = makeTestLoader(testLoaderConfiguration(concurrency: 1))
             let order = Locked<[String]>([])
             loader.addObserver { event in
                 if case .started(let url, _) = event {
@@ -102,7 +102,7 @@ extension LoadingNetworkTests {
             defer { server.stop() }
             server.setRoute("/slow", .endless().dripping(bytes: 1000, every: .milliseconds(5)))
             for i in 0..<5 { server.setRoute("/q\(i)", .bytes(testBytes(10), contentType: "image/png")) }
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration(concurrency: 1))
+            let loader = makeTestLoader(testLoaderConfiguration(concurrency: 1))
             let running = EventRecorder()
             let tasks = [loader.load(DataRequest(url: server.url(for: "/slow")), handler: running.handler)]
             let queued = (0..<5).map { _ in EventRecorder() }

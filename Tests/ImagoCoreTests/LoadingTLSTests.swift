@@ -7,18 +7,22 @@ import Testing
 /// made self-signed certificate: the loader must refuse it, because certificate validation is always on.
 final class SelfSignedTLSServer: Sendable {
     let port: Int
+    /// The PEM certificate the server presents (a CA bundle that trusts it).
+    let certificatePath: String
     private let process: Process
     private let output: Locked<Data>
     private let folder: URL
 
-    init() async throws {
+    /// Starts `openssl s_server` with `extraArguments` added (e.g. `-tls1_2` to speak TLS 1.2 only).
+    init(extraArguments: [String] = []) async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let key = folder.appendingPathComponent("key.pem").path
         let certificate = folder.appendingPathComponent("cert.pem").path
+        certificatePath = certificate
         try Self.run([
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-            "-out", certificate, "-subj", "/CN=127.0.0.1", "-days", "1",
+            "-out", certificate, "-subj", "/CN=127.0.0.1", "-days", "1", "-addext", "subjectAltName=IP:127.0.0.1",
         ])
 
         let output = Locked(Data())
@@ -29,7 +33,8 @@ final class SelfSignedTLSServer: Sendable {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.openssl)
-        process.arguments = ["s_server", "-accept", "127.0.0.1:0", "-www", "-cert", certificate, "-key", key]
+        process.arguments =
+            ["s_server", "-accept", "127.0.0.1:0", "-www", "-cert", certificate, "-key", key] + extraArguments
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
@@ -87,7 +92,7 @@ extension LoadingNetworkTests {
             let server = try await SelfSignedTLSServer()
             defer { server.stop() }
             let url = try #require(URL(string: "https://127.0.0.1:\(server.port)/image.png"))
-            let loader = HTTPDataLoader(configuration: testLoaderConfiguration())
+            let loader = makeTestLoader(testLoaderConfiguration())
 
             // When the default loader fetches from it
             let recorder = EventRecorder()

@@ -77,6 +77,7 @@ extension DataLoadingError {
         case .tooManyRedirects: "tooManyRedirects"
         case .unreadable: "unreadable"
         case .requestModifierFailed: "requestModifierFailed"
+        case .addressRefused: "addressRefused"
         }
     }
 }

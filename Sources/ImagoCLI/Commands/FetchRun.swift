@@ -20,10 +20,8 @@ struct FetchRun: Sendable {
         let configuration: ImagePipeline.Configuration
         do {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: options.cacheDirectory)
-            var loader = options.network.applied(to: HTTPDataLoader.Configuration())
-            loader.maximumConcurrentTransfers = options.concurrency
-            loader.acceptImages(decodableBy: c.decoders)
-            c.dataLoader = HTTPDataLoader(configuration: loader)
+            c.dataLoader = options.network.makeLoader(
+                concurrency: options.concurrency, acceptingImagesFor: c.decoders)
             // A batch loads each URL once: the memory cache only serves a URL listed twice, so it is kept small
             // (a default-sized one held every decoded original of a run: 1.3 GB for 300 photos).
             c.imageCache = MemoryCache(configuration: .init(costLimit: batchMemoryCacheCostLimit))

@@ -1,9 +1,9 @@
 import Foundation
 import Imago
 
-/// The limits on one download that `fetch` and `show` share: `--timeout`, `--max-bytes` and `--retries`. Each is
-/// `nil` when not given, which keeps ``HTTPDataLoader/Configuration``'s default (15 s idle / 60 s total, 64 MiB,
-/// 2 retries).
+/// The network settings `fetch` and `show` share: `--timeout`, `--max-bytes` and `--retries` (each `nil` when not
+/// given, which keeps ``HTTPDataLoader/Configuration``'s default: 15 s idle / 60 s total, 64 MiB, 2 retries), and
+/// for the libcurl loader `--public-only` (the SSRF guard) and `--cacert FILE`.
 struct NetworkOptions: Sendable, Equatable {
     /// `--timeout`: the idle and total limit of one attempt.
     var timeout: Duration?
@@ -11,9 +11,13 @@ struct NetworkOptions: Sendable, Equatable {
     var maximumBodySize: Int?
     /// `--retries`: retries of a transient failure (timeout, reset, 503 …).
     var retries: Int?
+    /// `--public-only`: refuse loopback, private, link-local … addresses (``AddressPolicy/publicOnly``).
+    var isPublicOnly = false
+    /// `--cacert`: a PEM file of certificate authorities to trust instead of the system's.
+    var caBundlePath: String?
 
     /// The options' synopsis, for a command's usage line.
-    static let synopsis = "[--timeout SECONDS] [--max-bytes SIZE] [--retries N]"
+    static let synopsis = "[--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--public-only] [--cacert FILE]"
 
     /// The three options, for a command's option list.
     static let specs = [
@@ -26,6 +30,11 @@ struct NetworkOptions: Sendable, Equatable {
         OptionSpec(
             "--retries", value: "N",
             help: "Retry a transient failure (timeout, reset, 503 …) up to N times (default 2; 0 never)."),
+        OptionSpec(
+            "--public-only",
+            help: "Connect only to public addresses: refuse loopback, private, link-local and metadata addresses."),
+        OptionSpec(
+            "--cacert", value: "FILE", help: "Trust the certificate authorities in FILE (PEM) instead of the system's."),
     ]
 
     /// No limits given: the loader's defaults.
@@ -48,6 +57,24 @@ struct NetworkOptions: Sendable, Equatable {
         if let text = args.value("--retries") {
             retries = try parseInteger(text, option: "--retries", range: 0...10)
         }
+        isPublicOnly = args.has("--public-only")
+        if let path = args.value("--cacert") {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw UsageError("option '--cacert' expects a readable PEM file (got '\(path)')")
+            }
+            caBundlePath = path
+        }
+    }
+
+    /// The libcurl loader with these settings, running at most `concurrency` transfers (default 6), its `Accept`
+    /// header listing the formats `decoders` read when given (default: libcurl's `*/*`).
+    func makeLoader(concurrency: Int = 6, acceptingImagesFor decoders: ImageDecoderRegistry? = nil) -> CurlDataLoader {
+        var configuration = CurlDataLoader.Configuration(loading: applied(to: HTTPDataLoader.Configuration()))
+        configuration.loading.maximumConcurrentTransfers = concurrency
+        if let decoders { configuration.loading.acceptImages(decodableBy: decoders) }
+        if isPublicOnly { configuration.addressPolicy = .publicOnly }
+        configuration.tls.caBundlePath = caBundlePath
+        return CurlDataLoader(configuration: configuration)
     }
 
     /// `configuration` with these limits applied (a timeout shorter than the idle timeout lowers it too).

@@ -60,9 +60,7 @@ enum ShowCommand {
         let configuration: ImagePipeline.Configuration
         do {
             var c = try ImagePipeline.Configuration.withDefaults(diskCacheDirectory: cacheDirectory)
-            var loader = network.applied(to: HTTPDataLoader.Configuration())
-            loader.acceptImages(decodableBy: c.decoders)
-            c.dataLoader = HTTPDataLoader(configuration: loader)
+            c.dataLoader = network.makeLoader(acceptingImagesFor: c.decoders)
             configuration = c
         } catch {
             console.printError("imago show: cannot use the cache directory '\(cacheDirectory.path)': \(error)")

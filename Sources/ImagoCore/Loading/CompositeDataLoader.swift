@@ -20,7 +20,7 @@ public struct CompositeDataLoader: DataLoading {
 
     /// `http`/`https` through `http` (default a new ``HTTPDataLoader``) and `data` through ``DataURLLoader``;
     /// `file` only when `files` is given (default `nil`).
-    public static func standard(http: HTTPDataLoader = HTTPDataLoader(), files: FileDataLoader? = nil) -> Self {
+    public static func standard(http: any DataLoading = HTTPDataLoader(), files: FileDataLoader? = nil) -> Self {
         var loaders: [String: any DataLoading] = ["http": http, "https": http, "data": DataURLLoader()]
         if let files { loaders["file"] = files }
         return CompositeDataLoader(loaders)

@@ -57,6 +57,8 @@ public struct DataResponse: Sendable, Hashable {
     public var statusCode: Int
     /// The response headers, names lowercased.
     public var headers: [String: String]
+    /// How the transfer went on the wire, when the loader measures it (``TransferMetrics``); default `nil`.
+    public var metrics: TransferMetrics?
 
     /// A response from its parts (headers default to none, status to 200).
     public init(data: Data, url: URL, statusCode: Int = 200, headers: [String: String] = [:]) {
@@ -113,6 +115,9 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
     case unreadable(url: URL, reason: String)
     /// A request modifier (``HTTPDataLoader/Configuration/requestModifiers``) threw instead of returning a request.
     case requestModifierFailed(url: URL, reason: String)
+    /// The address policy (``AddressPolicy``) refused every address `host` resolved to; `address` is the last one
+    /// tried. Carries the host only, never the URL with its query.
+    case addressRefused(host: String, address: String)
 
     /// Whether retrying later may succeed (connection loss, timeout, 429, 503 …).
     public var isTransient: Bool {
@@ -141,6 +146,8 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
         case .unreadable(let url, let reason): "could not read \(url.redactedString): \(reason)"
         case .requestModifierFailed(let url, let reason):
             "the request modifier failed for \(url.redactedString): \(reason) (check the token or header it adds)"
+        case .addressRefused(let host, let address):
+            "the address policy refused \(address) for host \(host) (allow the host or its network to load it)"
         }
     }
 }

@@ -8,12 +8,12 @@ extension HTTPDataLoader {
     /// What makes two requests the same transfer: the URL, every request header that may change the response
     /// (names lowercased, values verbatim) and the validators. Requests with different credentials, cookies or
     /// `Accept` headers therefore never share a body.
-    struct TransferKey: Hashable {
+    package struct TransferKey: Hashable {
         let url: String
         let headers: [String: String]
         let validators: HTTPValidators?
 
-        init(_ request: DataRequest, ignoring ignored: Set<String>) {
+        package init(_ request: DataRequest, ignoring ignored: Set<String>) {
             url = request.url.absoluteString
             var headers: [String: String] = [:]
             for (name, value) in request.headers {

@@ -18,7 +18,7 @@ public final class NetworkActivityObserver: Sendable {
 
     /// Subscribes to `loader`'s events; returns the token to stop observing.
     @discardableResult
-    public func observe(_ loader: HTTPDataLoader) -> DataLoaderObserverToken {
+    public func observe(_ loader: any ObservableDataLoading) -> DataLoaderObserverToken {
         loader.addObserver { [self] event in handle(event) }
     }
 

@@ -74,9 +74,9 @@ public struct RetryPolicy: Sendable, Hashable {
 }
 
 /// Time conversions shared by the loading stage.
-enum LoaderTime {
+package enum LoaderTime {
     /// `duration` in seconds.
-    static func seconds(_ duration: Duration) -> Double {
+    package static func seconds(_ duration: Duration) -> Double {
         let (s, attoseconds) = duration.components
         return Double(s) + Double(attoseconds) / 1e18
     }

@@ -132,6 +132,7 @@ extension ImageProxy {
         case .tooManyRedirects(_, let limit): .upstreamFailed("the origin redirected more than \(limit) times")
         case .unreadable: .upstreamFailed("the source could not be read")
         case .requestModifierFailed: .upstreamFailed("the request to the origin could not be made")
+        case .addressRefused(let host, _): .sourceNotAllowed(host: host)
         }
     }
 

@@ -1,0 +1,313 @@
+import CCurl
+import Foundation
+import ImagoCore
+
+/// One attempt of one transfer: a curl easy handle with its options, request header list, error buffer and the
+/// C callbacks (response head, body, socket opening), which reach this object through an `Unmanaged` pointer.
+///
+/// Made and configured on the caller's thread, then used only by the ``CurlMulti`` thread, which keeps it alive
+/// while curl may call back and frees the handle with ``close()``.
+// @unchecked Sendable: after `init` every mutable field is touched only on the multi thread.
+final class CurlEasy: @unchecked Sendable {
+    /// What the loader learns from an attempt's callbacks (all on the multi thread).
+    protocol Delegate: AnyObject, Sendable {
+        /// The final response head arrived; `false` aborts the attempt (the delegate has already ended it).
+        func easyDidReceiveHead(_ easy: CurlEasy, _ head: CurlEasy.Head) -> Bool
+        /// Body bytes arrived (decoded); `false` aborts the attempt.
+        func easyDidReceive(_ easy: CurlEasy, _ bytes: UnsafeRawBufferPointer) -> Bool
+        /// The attempt ended with `code` (after its handle was removed from the multi handle).
+        func easyDidFinish(_ easy: CurlEasy, _ outcome: CurlEasy.Outcome)
+    }
+
+    /// A final (non-1xx, not-followed 3xx) response head.
+    struct Head {
+        let status: Int
+        /// Names lowercased; repeated fields joined with ", ".
+        let headers: [String: String]
+        /// `Content-Length`, or -1 when not sent.
+        let contentLength: Int64
+        let url: URL?
+    }
+
+    /// How an attempt ended.
+    struct Outcome {
+        let code: CURLcode
+        let message: String
+        let metrics: TransferMetrics?
+        let finalURL: URL?
+        /// Set when the address policy refused the connection.
+        let refusal: (host: String, address: String)?
+        /// The last redirect target seen (for an unsupported-scheme redirect).
+        let redirectTarget: URL?
+    }
+
+    private(set) var handle: UnsafeMutableRawPointer?
+    let transferID: UInt64
+    let attempt: Int
+    private weak var delegate: (any Delegate)?
+    private let policy: AddressPolicy
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var resolveList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private let follows: Bool
+    /// The longest time without a byte of response (the loader's idle timeout).
+    let idleTimeout: Duration
+    /// When the last byte (or the start) was seen; the multi thread ends the attempt once it is `idleTimeout` old.
+    var lastActivity = ContinuousClock.now
+
+    // Multi-thread state of the response being received.
+    private var headers: [String: String] = [:]
+    private var isHeadDelivered = false
+    private var location: String?
+    private var refusal: (host: String, address: String)?
+
+    /// A configured handle for `request`, or `nil` when curl cannot make one.
+    init?(
+        request: DataRequest, transferID: UInt64, attempt: Int, configuration: CurlDataLoader.Configuration,
+        delegate: any Delegate
+    ) {
+        guard let handle = curl_easy_init() else { return nil }
+        self.handle = handle
+        self.transferID = transferID
+        self.attempt = attempt
+        self.delegate = delegate
+        policy = configuration.addressPolicy
+        follows = configuration.loading.maximumRedirects > 0
+        idleTimeout = configuration.loading.idleTimeout
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        configure(handle, request: request, configuration: configuration)
+    }
+
+    deinit {
+        close()
+        errorBuffer.deallocate()
+    }
+
+    /// Frees the handle and its lists (on the multi thread once it was added).
+    func close() {
+        if let handle { curl_easy_cleanup(handle) }
+        handle = nil
+        curl_slist_free_all(headerList)
+        headerList = nil
+        curl_slist_free_all(resolveList)
+        resolveList = nil
+    }
+
+    private func configure(
+        _ h: UnsafeMutableRawPointer, request: DataRequest, configuration: CurlDataLoader.Configuration
+    ) {
+        let loading = configuration.loading
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        _ = imago_easy_setopt_string(h, CURLOPT_URL, request.url.absoluteString)
+        _ = imago_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        // 256 KB reads instead of 16 KB, as the curl tool does (100 KB): fewer syscalls and callbacks per image.
+        _ = imago_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 256 << 10)
+        _ = imago_easy_setopt_pointer(h, CURLOPT_ERRORBUFFER, errorBuffer)
+        let schemes = loading.acceptedSchemes.intersection(["http", "https"]).sorted().joined(separator: ",")
+        _ = imago_easy_setopt_string(h, CURLOPT_PROTOCOLS_STR, schemes.isEmpty ? "https" : schemes)
+        _ = imago_easy_setopt_string(h, CURLOPT_REDIR_PROTOCOLS_STR, schemes.isEmpty ? "https" : schemes)
+        _ = imago_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, follows ? 1 : 0)
+        _ = imago_easy_setopt_long(h, CURLOPT_MAXREDIRS, loading.maximumRedirects)
+        // Decodes gzip/deflate/br/zstd bodies; the body limit is applied to the decoded bytes as they arrive.
+        _ = imago_easy_setopt_string(h, CURLOPT_ACCEPT_ENCODING, "")
+        _ = imago_easy_setopt_off(h, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(loading.maximumBodySize))
+        // Timeouts: connect and total here; idle by the multi thread (`idleDeadline`): curl's low-speed check
+        // averages over seconds, so a stall was only noticed ~5 s late.
+        _ = imago_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
+        _ = imago_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(loading.resourceTimeout))
+        // HTTP/2 where TLS offers it; wait for a connection that can multiplex rather than opening another.
+        switch configuration.httpVersion {
+        case .http2OverTLS:
+            _ = imago_easy_setopt_long(h, CURLOPT_HTTP_VERSION, imago_http_version_2tls)
+            // (not for plain http: there it would wait for a busy HTTP/1.1 connection instead of opening one)
+            if request.url.scheme?.lowercased() == "https" { _ = imago_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1) }
+        case .http1_1:
+            _ = imago_easy_setopt_long(h, CURLOPT_HTTP_VERSION, imago_http_version_1_1)
+        }
+        // TLS: verification always on.
+        _ = imago_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = imago_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
+        let tls = configuration.tls
+        _ = imago_easy_setopt_long(
+            h, CURLOPT_SSLVERSION, tls.minimumVersion == .tls1_3 ? imago_sslversion_tls1_3 : imago_sslversion_tls1_2)
+        if let path = tls.caBundlePath { _ = imago_easy_setopt_string(h, CURLOPT_CAINFO, path) }
+        if !tls.pinnedPublicKeys.isEmpty {
+            let pins = tls.pinnedPublicKeys.map { $0.hasPrefix("sha256//") ? $0 : "sha256//\($0)" }
+            _ = imago_easy_setopt_string(h, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";"))
+        }
+        switch configuration.proxy {
+        case .environment: break
+        case .none: _ = imago_easy_setopt_string(h, CURLOPT_PROXY, "")
+        case .url(let proxy): _ = imago_easy_setopt_string(h, CURLOPT_PROXY, proxy)
+        }
+        for entry in configuration.resolveOverrides { resolveList = curl_slist_append(resolveList, entry.curlEntry) }
+        if let resolveList { _ = imago_easy_setopt_slist(h, CURLOPT_RESOLVE, resolveList) }
+        // Request headers: the configuration's, the request's (winning), the validators.
+        var fields: [(String, String)] = []
+        let given = Set(request.headers.keys.map { $0.lowercased() })
+        for (name, value) in loading.additionalHeaders where !given.contains(name.lowercased()) {
+            fields.append((name, value))
+        }
+        fields += request.headers.map { ($0.key, $0.value) }
+        if let validators = request.validators {
+            if let etag = validators.etag { fields.append(("If-None-Match", etag)) }
+            if let date = validators.lastModified { fields.append(("If-Modified-Since", date)) }
+        }
+        for (name, value) in fields {
+            // A header line must not carry a line break (request smuggling); such a field is dropped.
+            guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else { continue }
+            headerList = curl_slist_append(headerList, value.isEmpty ? "\(name);" : "\(name): \(value)")
+        }
+        if let headerList { _ = imago_easy_setopt_slist(h, CURLOPT_HTTPHEADER, headerList) }
+        _ = imago_easy_setopt_pointer(h, CURLOPT_HEADERDATA, context)
+        _ = imago_easy_setopt_headerfunction(h, curlHeaderCallback)
+        _ = imago_easy_setopt_pointer(h, CURLOPT_WRITEDATA, context)
+        _ = imago_easy_setopt_writefunction(h, curlWriteCallback)
+        if policy.mode != .any {
+            _ = imago_easy_setopt_pointer(h, CURLOPT_OPENSOCKETDATA, context)
+            _ = imago_easy_setopt_opensocketfunction(h, curlOpenSocketCallback)
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        max(1, Int((LoaderTime.seconds(duration) * 1000).rounded(.up)))
+    }
+
+    // MARK: - Callbacks (multi thread)
+
+    fileprivate func didReceiveHeaderLine(_ line: Substring) -> Bool {
+        lastActivity = .now
+        if line.hasPrefix("HTTP/") {  // a new response (1xx, a redirect hop, the final one)
+            headers = [:]
+            location = nil
+            return true
+        }
+        if line.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            return didReachEndOfHead()
+        }
+        guard let colon = line.firstIndex(of: ":") else { return true }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
+        if name == "location" { location = value }
+        return true
+    }
+
+    private func didReachEndOfHead() -> Bool {
+        guard let handle, !isHeadDelivered else { return true }  // trailers after the body
+        var code = 0
+        _ = imago_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+        if (100..<200).contains(code) { return true }
+        if follows, (300..<400).contains(code), location != nil { return true }  // curl follows it
+        isHeadDelivered = true
+        var length: curl_off_t = -1
+        _ = imago_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+        let head = Head(status: code, headers: headers, contentLength: Int64(length), url: effectiveURL(handle))
+        return delegate?.easyDidReceiveHead(self, head) ?? false
+    }
+
+    fileprivate func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        lastActivity = .now
+        return delegate?.easyDidReceive(self, bytes) ?? false
+    }
+
+    fileprivate func openSocket(
+        _ purpose: curlsocktype, _ address: UnsafeMutablePointer<curl_sockaddr>
+    ) -> curl_socket_t {
+        let family = address.pointee.family
+        let raw = UnsafeMutableRawPointer(address).advanced(by: MemoryLayout<curl_sockaddr>.offset(of: \.addr) ?? 16)
+        var ip: IPAddress?
+        if family == AF_INET {
+            let sin = raw.assumingMemoryBound(to: sockaddr_in.self).pointee
+            ip = .v4(UInt32(bigEndian: sin.sin_addr.s_addr))
+        } else if family == AF_INET6 {
+            var sin6 = raw.assumingMemoryBound(to: sockaddr_in6.self).pointee
+            ip = IPAddress(bytes: withUnsafeBytes(of: &sin6.sin6_addr) { Array($0) })
+        }
+        let host = handle.flatMap { effectiveURL($0)?.host }
+        guard let ip, policy.permits(ip, host: host) else {
+            refusal = (host ?? "?", ip?.description ?? "family \(family)")
+            return imago_socket_bad
+        }
+        return socket(family, address.pointee.socktype, address.pointee.protocol)
+    }
+
+    private func effectiveURL(_ handle: UnsafeMutableRawPointer) -> URL? {
+        var pointer: UnsafeMutablePointer<CChar>?
+        guard imago_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer else {
+            return nil
+        }
+        return URL(string: String(cString: pointer))
+    }
+
+    /// Reads the attempt's timings, version and peer (multi thread, before ``close()``).
+    private func collectMetrics() -> TransferMetrics? {
+        guard let handle else { return nil }
+        func phase(_ info: CURLINFO) -> Duration? {
+            var value: curl_off_t = 0
+            guard imago_easy_getinfo_off(handle, info, &value) == CURLE_OK, value > 0 else { return nil }
+            return .microseconds(value)
+        }
+        func long(_ info: CURLINFO) -> Int {
+            var value = 0
+            _ = imago_easy_getinfo_long(handle, info, &value)
+            return value
+        }
+        let version: TransferMetrics.HTTPVersion =
+            switch long(CURLINFO_HTTP_VERSION) {
+            case CURL_HTTP_VERSION_1_0: .http1_0
+            case CURL_HTTP_VERSION_1_1: .http1_1
+            case CURL_HTTP_VERSION_2_0: .http2
+            case CURL_HTTP_VERSION_3: .http3
+            default: .unknown
+            }
+        var ip: UnsafeMutablePointer<CChar>?
+        _ = imago_easy_getinfo_string(handle, CURLINFO_PRIMARY_IP, &ip)
+        let port = long(CURLINFO_PRIMARY_PORT)
+        return TransferMetrics(
+            nameLookup: phase(CURLINFO_NAMELOOKUP_TIME_T), connect: phase(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: phase(CURLINFO_APPCONNECT_TIME_T), firstByte: phase(CURLINFO_STARTTRANSFER_TIME_T),
+            total: phase(CURLINFO_TOTAL_TIME_T) ?? .zero, httpVersion: version,
+            remoteAddress: ip.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 },
+            remotePort: port > 0 ? port : nil, redirectCount: long(CURLINFO_REDIRECT_COUNT),
+            reusedConnection: long(CURLINFO_NUM_CONNECTS) == 0)
+    }
+
+    /// How the attempt ended with `code`: read on the multi thread before ``close()`` (timings, final URL).
+    func outcome(code: CURLcode) -> Outcome {
+        let message = String(cString: errorBuffer)
+        return Outcome(
+            code: code, message: message.isEmpty ? String(cString: curl_easy_strerror(code)) : message,
+            metrics: collectMetrics(), finalURL: handle.flatMap { effectiveURL($0) }, refusal: refusal,
+            redirectTarget: location.flatMap { URL(string: $0) })
+    }
+
+    /// Tells the delegate how the attempt ended (multi thread, after the handle was freed).
+    func report(_ outcome: Outcome) {
+        delegate?.easyDidFinish(self, outcome)
+    }
+}
+
+// The C callbacks: `userdata` is the CurlEasy (unretained; the multi thread keeps it alive while curl runs it).
+
+private let curlHeaderCallback: imago_data_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return 0 }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    let line = String(decoding: UnsafeRawBufferPointer(start: buffer, count: length), as: UTF8.self)
+    return easy.didReceiveHeaderLine(line[...]) ? length : 0
+}
+
+private let curlWriteCallback: imago_data_callback = { buffer, size, count, userdata in
+    guard let userdata else { return 0 }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    return easy.didReceive(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
+}
+
+private let curlOpenSocketCallback: imago_opensocket_callback = { userdata, purpose, address in
+    guard let userdata, let address else { return imago_socket_bad }
+    let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
+    return easy.openSocket(purpose, address)
+}

@@ -1,0 +1,1 @@
+../ImagoCoreTests/LoadingCoalescingTests.swift

@@ -1,0 +1,1 @@
+../ImagoCoreTests/LoadingQueueIntegrationTests.swift
