@@ -19,6 +19,18 @@ import diskcache
 import requests
 from PIL import Image
 
+# AVIF and HEIC for the `modern` facet: pillow-avif-plugin and pillow-heif register themselves with Pillow.
+try:
+    import pillow_avif  # noqa: F401
+except ImportError:
+    pass
+try:
+    from pillow_heif import register_heif_opener
+
+    register_heif_opener()
+except ImportError:
+    pass
+
 THUMB = (256, 256)
 
 
