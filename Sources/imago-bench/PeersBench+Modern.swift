@@ -18,9 +18,11 @@ extension PeersBench {
         let output = try freshTemporaryDirectory("modern")
         defer { try? FileManager.default.removeItem(at: output) }
         for (label, file, n) in [("12 MP", "photo12", 2), ("768×512 Kodak", "kodak01", 10)] {
-            try modernDecode(env, label: label, path: "\(folder)/\(file).avif", n: n, tool: "/usr/bin/avifdec",
+            try modernDecode(
+                env, label: label, path: "\(folder)/\(file).avif", n: n, tool: "/usr/bin/avifdec",
                 arguments: { [$0, output.appendingPathComponent("out.y4m").path] }, decoder: AVIFDecoder())
-            try modernDecode(env, label: label, path: "\(folder)/\(file).heic", n: n, tool: "/usr/bin/heif-convert",
+            try modernDecode(
+                env, label: label, path: "\(folder)/\(file).heic", n: n, tool: "/usr/bin/heif-convert",
                 arguments: { [$0, output.appendingPathComponent("out.y4m").path] }, decoder: HEIFDecoder())
         }
         try avifEncode(env, folder: folder, output: output)
@@ -73,7 +75,10 @@ extension PeersBench {
                 for _ in 0..<n {
                     let (status, _) = try runProcess(
                         "/usr/bin/avifenc",
-                        ["-s", "6", "--min", "24", "--max", "24", "-j", "1", png, output.appendingPathComponent("o.avif").path])
+                        [
+                            "-s", "6", "--min", "24", "--max", "24", "-j", "1", png,
+                            output.appendingPathComponent("o.avif").path,
+                        ])
                     guard status == 0 else { throw PeerProcessError.failed(command: "avifenc", status: status) }
                 }
                 return (childrenCPUTime() - cpu0) * 1000 / Double(n)
