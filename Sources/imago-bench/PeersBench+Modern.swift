@@ -6,7 +6,8 @@ import Imago
 /// (`bench.sh` encodes them from formats/TestJFIF.jpg and kodak/01.png with avifenc/heif-enc); AVIF encoding at
 /// speed 6 against `avifenc` with the same settings; and 256-px thumbnails of the 12 MP files: CPU and peak RSS.
 ///
-/// CPU milliseconds per image, as in the decode facet. The command-line decoders are whole processes (start-up
+/// CPU milliseconds per image, as in the decode facet, except that Pillow's side counts every thread of its
+/// process (the plugins' decoders may use worker threads; Imago's decode on the calling thread). The command-line decoders are whole processes (start-up
 /// included, a few ms) writing `.y4m`, which skips their YUV → RGB conversion: a generous baseline.
 extension PeersBench {
     static func modern(_ env: PeerEnvironment) throws {
@@ -39,7 +40,8 @@ extension PeersBench {
         try compare(
             "peers: \(format) \(label) decode vs Pillow", unit: "ms CPU", goal: 1.0,
             peerName: "Pillow Image.open().load() (\(format == "AVIF" ? "pillow-avif-plugin" : "pillow-heif"))",
-            rounds: 5, imago: imago, peer: { try env.runPeer(["decode", path, "\(n)"]).figure("cpu_seconds") * 1000 })
+            rounds: 5, imago: imago,
+            peer: { try env.runPeer(["decode", path, "\(n)"]).figure("process_cpu_seconds") * 1000 })
         try compare(
             "peers: \(format) \(label) decode vs \(URL(fileURLWithPath: tool).lastPathComponent)", unit: "ms CPU",
             goal: 1.0, peerName: "\(URL(fileURLWithPath: tool).lastPathComponent) to .y4m, per process", rounds: 5,
@@ -103,7 +105,7 @@ extension PeersBench {
                         _ = try resize.process(decoded.image)
                     }
                 },
-                peer: { try env.runPeer(["thumbnail", path, "2"]).figure("cpu_seconds") * 1000 })
+                peer: { try env.runPeer(["thumbnail", path, "2"]).figure("process_cpu_seconds") * 1000 })
             func delta(_ figures: [String: Double]) throws -> [Double] {
                 [(try figures.figure("peak_rss_kb") - figures.figure("baseline_rss_kb")) / 1024]
             }
