@@ -73,13 +73,14 @@ public struct AVIFDecoder: ImageDecoding {
             guard let image = decoder.pointee.image else {
                 throw CodecError.corrupt(format: .avif, reason: "no image after parsing")
             }
-            var session = AVIFSession(
+            let session = AVIFSession(
                 decoder: decoder, options: options,
                 size: PixelSize(width: Int(image.pointee.width), height: Int(image.pointee.height)))
             try session.checkLimits()
+            // Read before the reset in tightenLimits, which frees `decoder.image` and makes a new one.
+            let colour = Self.colour(of: image.pointee)
             try tightenLimits(decoder, options: options)
             let frames = try session.decodeFrames()
-            let colour = Self.colour(of: image.pointee)
             let loops = decoder.pointee.imageCount > 1 ? (AVIFBoxes.playCount(in: raw) ?? 0) : 0
             let container = ImageContainer(
                 frames: frames, format: .avif, loopCount: loops,
