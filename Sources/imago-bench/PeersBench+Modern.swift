@@ -6,8 +6,9 @@ import Imago
 /// (`bench.sh` encodes them from formats/TestJFIF.jpg and kodak/01.png with avifenc/heif-enc); AVIF encoding at
 /// speed 6 against `avifenc` with the same settings; and 256-px thumbnails of the 12 MP files: CPU and peak RSS.
 ///
-/// CPU milliseconds per image, as in the decode facet, except that Pillow's side counts every thread of its
-/// process (the plugins' decoders may use worker threads; Imago's decode on the calling thread). The command-line decoders are whole processes (start-up
+/// CPU milliseconds per image, as in the decode facet, except that both sides count every thread of their
+/// process: libheif runs libde265 on a worker thread even with one decoding thread, and the plugins' decoders
+/// may use several. The command-line decoders are whole processes (start-up
 /// included, a few ms) writing `.y4m`, which skips their YUV → RGB conversion: a generous baseline.
 extension PeersBench {
     static func modern(_ env: PeerEnvironment) throws {
@@ -30,13 +31,20 @@ extension PeersBench {
         try modernThumbnails(env, folder: folder)
     }
 
+    /// CPU milliseconds of this whole process per call of `body` (the bench runs nothing else meanwhile).
+    private static func processMsPerOp(_ iterations: Int, _ body: () throws -> Void) rethrows -> Double {
+        let t0 = ChildMode.processCPUTime()
+        for _ in 0..<iterations { try body() }
+        return (ChildMode.processCPUTime() - t0) * 1000 / Double(iterations)
+    }
+
     private static func modernDecode(
         _ env: PeerEnvironment, label: String, path: String, n: Int, tool: String,
         arguments: (String) -> [String], decoder: some ImageDecoding
     ) throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let format = decoder.formats.contains(.avif) ? "AVIF" : "HEIC"
-        let imago = { try DecodeBench.msPerOp(n) { _ = try decoder.decode(data, options: DecodingOptions()) } }
+        let imago = { try processMsPerOp(n) { _ = try decoder.decode(data, options: DecodingOptions()) } }
         try compare(
             "peers: \(format) \(label) decode vs Pillow", unit: "ms CPU", goal: 1.0,
             peerName: "Pillow Image.open().load() (\(format == "AVIF" ? "pillow-avif-plugin" : "pillow-heif"))",
@@ -68,7 +76,7 @@ extension PeersBench {
             "peers: AVIF encode 768×512 Kodak speed 6 q24 vs avifenc", unit: "ms CPU", goal: 1.05,
             peerName: "avifenc -s 6 --min 24 --max 24 -j 1, per process", rounds: 5,
             imago: {
-                try DecodeBench.msPerOp(n) {
+                try processMsPerOp(n) {
                     _ = try AVIFEncoder(speed: 6).encode(image, options: EncodingOptions(quality: quality))
                 }
             },
@@ -99,7 +107,7 @@ extension PeersBench {
                 "peers: \(format) 12 MP thumbnail 256 px vs Pillow thumbnail", unit: "ms CPU", goal: 1.0,
                 peerName: "Pillow thumbnail(256²)", rounds: 5,
                 imago: {
-                    try DecodeBench.msPerOp(2) {
+                    try processMsPerOp(2) {
                         let decoded = try decoder.decode(
                             data, options: DecodingOptions(targetSize: PixelSize(width: 256, height: 256)))
                         _ = try resize.process(decoded.image)
