@@ -54,9 +54,7 @@ public struct AVIFDecoder: ImageDecoding {
     }
 
     /// Decodes `data` and returns the file's colour description beside the pixels (which are not converted).
-    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> (
-        container: ImageContainer, colour: EmbeddedColour
-    ) {
+    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> DecodedWithColour {
         guard !data.isEmpty else { throw CodecError.empty }
         return try data.withUnsafeBytes { raw in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw CodecError.empty }

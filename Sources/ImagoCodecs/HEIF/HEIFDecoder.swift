@@ -49,11 +49,7 @@ public struct HEIFDecoder: ImageDecoding {
     }
 
     /// Decodes `data` and returns the primary image's colour description beside the pixels (not converted).
-    func decodeWithColour(
-        _ data: Data, options: DecodingOptions
-    ) throws -> (
-        container: ImageContainer, colour: EmbeddedColour
-    ) {
+    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> DecodedWithColour {
         guard !data.isEmpty else { throw CodecError.empty }
         let format = ImageFormat(sniffing: data) == .heif ? ImageFormat.heif : .heic
         return try data.withUnsafeBytes { raw in
