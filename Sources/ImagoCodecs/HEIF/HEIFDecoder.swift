@@ -87,8 +87,7 @@ public struct HEIFDecoder: ImageDecoding {
             let colour = Self.colour(of: handle)
 
             var image = try Self.decodePixels(
-                handle, cicp: colour.cicp, format: format,
-                alphaMode: hasAlpha && isPremultiplied ? .premultiplied : .straight,
+                handle, format: format, alphaMode: hasAlpha && isPremultiplied ? .premultiplied : .straight,
                 options: options)
             image = hasAlpha ? image.unpremultiplied() : image.assumingOpaque()
             let fitted = TargetFitting.fittedSize(of: image.size, within: options.targetSize, orientation: .up)
@@ -102,19 +101,13 @@ public struct HEIFDecoder: ImageDecoding {
 
     /// The primary image converted by libheif to interleaved RGBA8 with its transforms applied.
     private static func decodePixels(
-        _ handle: OpaquePointer, cicp: EmbeddedColour.CICP?, format: ImageFormat, alphaMode: PixelBuffer.AlphaMode,
-        options: DecodingOptions
+        _ handle: OpaquePointer, format: ImageFormat, alphaMode: PixelBuffer.AlphaMode, options: DecodingOptions
     ) throws -> PixelBuffer {
         guard let decoding = heif_decoding_options_alloc() else {
             throw CodecError.corrupt(format: format, reason: "libheif could not allocate decoding options")
         }
         defer { heif_decoding_options_free(decoding) }
         decoding.pointee.ignore_transformations = 0
-        if let planar = try decodePlanar(
-            handle, decoding: decoding, cicp: cicp, format: format, alphaMode: alphaMode, options: options)
-        {
-            return planar
-        }
         decoding.pointee.convert_hdr_to_8bit = 1
         var decoded: OpaquePointer?
         try check(
