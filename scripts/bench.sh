@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 bash scripts/install-deps.sh nginx:/usr/sbin/nginx libvips-tools:/usr/bin/vipsthumbnail curl:/usr/bin/curl \
   libjpeg-turbo-progs:/usr/bin/djpeg \
-  libjxl-tools:/usr/bin/djxl
+  libjxl-tools:/usr/bin/djxl \
+  libavif-bin:/usr/bin/avifdec libheif-examples:/usr/bin/heif-convert
 
 CORPUS=${IMAGO_CORPUS:-$ROOT/../shared/corpus}
 [ -d "$CORPUS/kodak" ] || { echo "bench: $CORPUS/kodak is missing (../shared/corpus beside the project)" >&2; exit 1; }
@@ -20,7 +21,18 @@ fi
 "$VENV/bin/python" -c 'import pillow_jxl' 2>/dev/null ||
   "$VENV/bin/pip" install -q --disable-pip-version-check pillow-jxl-plugin
 
+# pillow-heif and pillow-avif-plugin for the AVIF/HEIC rows (optional: those rows say so when Pillow lacks them).
+"$VENV/bin/python" -c 'import pillow_heif, pillow_avif' 2>/dev/null ||
+  "$VENV/bin/pip" install -q --disable-pip-version-check pillow-heif pillow-avif-plugin ||
+  echo "bench: pillow-heif / pillow-avif-plugin could not be installed" >&2
+
 DATA=$ROOT/.build/bench-data
+# The AVIF/HEIC rows' inputs: the 12 MP JPEG and a Kodak photo, encoded once with the reference encoders.
+mkdir -p "$DATA/modern"
+[ -s "$DATA/modern/photo12.avif" ] || avifenc -s 6 --min 24 --max 26 -j 2 "$CORPUS/formats/TestJFIF.jpg" "$DATA/modern/photo12.avif" >/dev/null
+[ -s "$DATA/modern/photo12.heic" ] || heif-enc -q 80 "$CORPUS/formats/TestJFIF.jpg" -o "$DATA/modern/photo12.heic" >/dev/null
+[ -s "$DATA/modern/kodak01.avif" ] || avifenc -s 6 --min 24 --max 26 -j 2 "$CORPUS/kodak/01.png" "$DATA/modern/kodak01.avif" >/dev/null
+[ -s "$DATA/modern/kodak01.heic" ] || heif-enc -q 80 "$CORPUS/kodak/01.png" -o "$DATA/modern/kodak01.heic" >/dev/null
 "$VENV/bin/python" bench/make-gallery.py "$CORPUS/kodak" "$DATA/gallery"
 # JPEG XL photos for `decode-jxl` (cjxl 0.7, distance 1, from pixels rather than JPEG recompression).
 mkdir -p "$DATA/jxl"

@@ -10,6 +10,8 @@ import os, random, struct, sys, zlib
 SWEEP = ["jpeg/malformed", "gif/malformed", "gif/stall", "gif/regression", "pngsuite/png", "jpeg/reference",
          "webp/images", "gif/samples", "formats", "apng", "icc"]
 EXTS = (".jpg", ".jpeg", ".png", ".gif", ".webp")
+SWEEP += ["avif", "heic", "hostile-modern"]  # AVIF/HEIC (libavif, libheif); TIFF seeds come from Tests/Fuzz/tiff
+EXTS += (".avif", ".avifs", ".heic", ".heif", ".tif")
 
 
 def png_chunk(kind, data):

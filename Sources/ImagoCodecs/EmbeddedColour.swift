@@ -1,4 +1,8 @@
 import Foundation
+import ImagoCore
+
+/// A decoded image and the colour description its file carried (see ``EmbeddedColour``).
+typealias DecodedWithColour = (container: ImageContainer, colour: EmbeddedColour)
 
 /// What an AVIF or HEIF file's `colr` box says about its colour space, kept beside the decoded pixels so a colour
 /// stage (ICC conversion to sRGB) can hook in without parsing the file again.

@@ -17,6 +17,7 @@ enum PeersBench {
         let themes: [(String, (PeerEnvironment) throws -> Void)] = [
             ("decode", decode), ("diskcache", diskCache), ("pipeline", pipeline), ("coalescing", coalescing),
             ("memory", memory),
+            ("modern", modern),
         ]
         for (name, theme) in themes where parts?.contains(name) ?? true {
             do { try theme(env) } catch { print("peers: \(name) failed: \(error)") }

@@ -40,8 +40,10 @@ import Testing
         let decoder: any ImageDecoding = name.hasSuffix(".avif") ? AVIFDecoder() : HEIFDecoder()
 
         // When decoded with the default options
-        let outcome: Result<ImageContainer, CodecError> = Result { try decoder.decode(data, options: DecodingOptions()) }
-            .mapError { $0 as? CodecError ?? .corrupt(format: .unknown, reason: "untyped: \($0)") }
+        let outcome: Result<ImageContainer, CodecError> = Result {
+            try decoder.decode(data, options: DecodingOptions())
+        }
+        .mapError { $0 as? CodecError ?? .corrupt(format: .unknown, reason: "untyped: \($0)") }
 
         // Then it fails with a typed error where it must, and never returns frames that are not complete
         switch outcome {
@@ -57,6 +59,45 @@ import Testing
             #expect(expectation.expect != "fail", "\(name) must fail")
             // A truncated 4-frame sequence may return only the frames that were complete
             if name.contains("anim-4frames") { #expect(container.frames.count <= 4) }
+        }
+    }
+}
+
+/// The fuzzers' findings (Tests/Fuzz/avif, Tests/Fuzz/heif), replayed: each fails with a typed error, quickly.
+@Suite struct ModernFuzzFindingTests {
+    static func findings(_ target: String, filePath: String = #filePath) -> [URL] {
+        let folder = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/\(target)")
+        return ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? [])
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func heifAlphaOverlayIsRefusedBeforeLibheifAllocatesIt() throws {
+        // Given the fuzzed gen-kodim12-alpha.heic whose alpha item was retyped `iovl` (libheif 1.15 allocated
+        // 1.2 GB for its canvas)
+        let files = Self.findings("heif")
+        #expect(!files.isEmpty)
+        for file in files {
+            // When decoded, Then it is refused up front with a typed error
+            let started = ContinuousClock.now
+            #expect(throws: CodecError.self) {
+                try HEIFDecoder().decode(Data(contentsOf: file), options: DecodingOptions())
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func avifFindingsFailTyped() throws {
+        let files = Self.findings("avif")
+        #expect(!files.isEmpty)
+        for file in files {
+            do {
+                _ = try AVIFDecoder().decode(Data(contentsOf: file), options: DecodingOptions())
+            } catch {
+                #expect(error is CodecError)
+            }
         }
     }
 }

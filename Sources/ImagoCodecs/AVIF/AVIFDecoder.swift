@@ -11,7 +11,7 @@ import ImagoCore
 ///   ``DecodingOptions/appliesOrientation`` `false` the crop is still applied, and `irot`/`imir` are returned as
 ///   ``ImageContainer/orientation`` instead.
 /// - Sequences (`avis`): every frame with its duration from the sample table; ``ImageContainer/loopCount`` from
-///   the colour track's edit list (libavif 0.11 has no `repetitionCount`; see `AVIFBoxes`): 1 when it plays
+///   the colour track's edit list (libavif 0.11 has no `repetitionCount`; see `ISOBMFFBoxes`): 1 when it plays
 ///   once, 0 when it repeats forever, and 0 when the file has no edit list (browsers loop such files).
 /// - Limits before any pixel allocation: the size from `ispe` against ``DecodingOptions/pixelLimit`` (then
 ///   libavif's own `imageSizeLimit` is lowered to it, so dav1d refuses larger frames), the frame count against ``DecodingOptions/frameLimit``, the output bytes of all frames against ``DecodingOptions/animationByteLimit`` and the
@@ -54,13 +54,11 @@ public struct AVIFDecoder: ImageDecoding {
     }
 
     /// Decodes `data` and returns the file's colour description beside the pixels (which are not converted).
-    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> (
-        container: ImageContainer, colour: EmbeddedColour
-    ) {
+    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> DecodedWithColour {
         guard !data.isEmpty else { throw CodecError.empty }
         return try data.withUnsafeBytes { raw in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw CodecError.empty }
-            if let extent = AVIFBoxes.largestSpatialExtent(in: raw) {
+            if let extent = ISOBMFFBoxes.largestSpatialExtent(in: raw) {
                 try options.checkDimensions(width: extent.width, height: extent.height, format: .avif)
             }
             guard let decoder = avifDecoderCreate() else {
@@ -73,14 +71,15 @@ public struct AVIFDecoder: ImageDecoding {
             guard let image = decoder.pointee.image else {
                 throw CodecError.corrupt(format: .avif, reason: "no image after parsing")
             }
-            var session = AVIFSession(
+            let session = AVIFSession(
                 decoder: decoder, options: options,
                 size: PixelSize(width: Int(image.pointee.width), height: Int(image.pointee.height)))
             try session.checkLimits()
+            // Read before the reset in tightenLimits, which frees `decoder.image` and makes a new one.
+            let colour = Self.colour(of: image.pointee)
             try tightenLimits(decoder, options: options)
             let frames = try session.decodeFrames()
-            let colour = Self.colour(of: image.pointee)
-            let loops = decoder.pointee.imageCount > 1 ? (AVIFBoxes.playCount(in: raw) ?? 0) : 0
+            let loops = decoder.pointee.imageCount > 1 ? (ISOBMFFBoxes.playCount(in: raw) ?? 0) : 0
             let container = ImageContainer(
                 frames: frames, format: .avif, loopCount: loops,
                 orientation: options.appliesOrientation ? .up : session.transform.orientation,

@@ -13,7 +13,8 @@ import ImagoCore
 ///   (HEIF requires writers to reset it), so ``ImageContainer/orientation`` is always `.up`.
 /// - Depth images, thumbnails and other top-level images are ignored. An image sequence (`.heics`) gives its
 ///   primary image when it has one (libheif 1.15 does not read the sequence track).
-/// - Limits before decoding: the displayed and coded (`ispe`) sizes from the image handle against
+/// - Limits before decoding: every item's `ispe` (the auxiliary alpha image's too: libheif would allocate it at
+///   its declared size unchecked), then the displayed and coded sizes from the image handle, against
 ///   ``DecodingOptions/pixelLimit``; libheif's own maximum image size is set to the same bound.
 /// - ``DecodingOptions/targetSize``: libheif decodes full size, then the image is downsampled to fit.
 /// - A truncated file throws ``CodecError/truncated(format:)`` (HEVC has no partial decode here;
@@ -48,13 +49,15 @@ public struct HEIFDecoder: ImageDecoding {
     }
 
     /// Decodes `data` and returns the primary image's colour description beside the pixels (not converted).
-    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> (
-        container: ImageContainer, colour: EmbeddedColour
-    ) {
+    func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> DecodedWithColour {
         guard !data.isEmpty else { throw CodecError.empty }
         let format = ImageFormat(sniffing: data) == .heif ? ImageFormat.heif : .heic
         return try data.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { throw CodecError.empty }
+            // Every item's declared size (the alpha image's too, which libheif would allocate unchecked).
+            if let extent = ISOBMFFBoxes.largestSpatialExtent(in: raw) {
+                try options.checkDimensions(width: extent.width, height: extent.height, format: format)
+            }
             guard let context = heif_context_alloc() else {
                 throw CodecError.corrupt(format: format, reason: "libheif could not create a context")
             }
@@ -76,6 +79,8 @@ public struct HEIFDecoder: ImageDecoding {
             if codedWidth > 0, codedHeight > 0 {
                 try options.checkDimensions(width: codedWidth, height: codedHeight, format: format)
             }
+            try Self.checkAuxiliaryImages(
+                of: handle, itemTypes: ISOBMFFBoxes.itemTypes(in: raw), format: format, options: options)
             let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
             let isPremultiplied = heif_image_handle_is_premultiplied_alpha(handle) != 0
             let bitDepth = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
@@ -105,7 +110,8 @@ public struct HEIFDecoder: ImageDecoding {
         decoding.pointee.ignore_transformations = 0
         decoding.pointee.convert_hdr_to_8bit = 1
         var decoded: OpaquePointer?
-        try check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, decoding), format)
+        try check(
+            heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, decoding), format)
         guard let decoded else { throw CodecError.corrupt(format: format, reason: "no decoded image") }
         defer { heif_image_release(decoded) }
         let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
@@ -120,6 +126,35 @@ public struct HEIFDecoder: ImageDecoding {
             guard let to = output.baseAddress else { return }
             for row in 0..<height {
                 (to + row * rowBytes).copyMemory(from: plane + row * Int(stride), byteCount: rowBytes)
+            }
+        }
+    }
+
+    /// Checks every auxiliary image of `handle` (alpha, depth): its size against the pixel limit, and that it is
+    /// not an overlay (`iovl`). libheif 1.15 decodes the alpha image with the primary and allocates an overlay's
+    /// canvas at whatever size its data declares, unchecked: a fuzzed 384×256 file whose alpha item was
+    /// retyped `iovl` made it allocate 1.2 GB. No encoder writes overlay alpha; such a file is refused.
+    private static func checkAuxiliaryImages(
+        of handle: OpaquePointer, itemTypes: [UInt32: String], format: ImageFormat, options: DecodingOptions
+    ) throws {
+        let count = Int(heif_image_handle_get_number_of_auxiliary_images(handle, 0))
+        guard count > 0 else { return }
+        guard count <= 64 else { throw CodecError.corrupt(format: format, reason: "\(count) auxiliary images") }
+        var ids = [heif_item_id](repeating: 0, count: count)
+        let listed = Int(heif_image_handle_get_list_of_auxiliary_image_IDs(handle, 0, &ids, Int32(count)))
+        for id in ids.prefix(listed) {
+            guard itemTypes[id] != "iovl" else {
+                throw CodecError.corrupt(format: format, reason: "auxiliary image \(id) is an overlay (iovl)")
+            }
+            var auxiliary: OpaquePointer?
+            try check(heif_image_handle_get_auxiliary_image_handle(handle, id, &auxiliary), format)
+            guard let auxiliary else { continue }
+            defer { heif_image_handle_release(auxiliary) }
+            for (width, height) in [
+                (heif_image_handle_get_width(auxiliary), heif_image_handle_get_height(auxiliary)),
+                (heif_image_handle_get_ispe_width(auxiliary), heif_image_handle_get_ispe_height(auxiliary)),
+            ] where width > 0 && height > 0 {
+                try options.checkDimensions(width: Int(width), height: Int(height), format: format)
             }
         }
     }

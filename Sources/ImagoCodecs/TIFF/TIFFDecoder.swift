@@ -60,9 +60,9 @@ public struct TIFFDecoder: ImageDecoding {
         return try decodePage(tiff, options: options, lastError: lastError)
     }
 
-    private func decodePage(_ tiff: OpaquePointer, options: DecodingOptions, lastError: () -> String) throws
-        -> ImageContainer
-    {
+    private func decodePage(
+        _ tiff: OpaquePointer, options: DecodingOptions, lastError: () -> String
+    ) throws -> ImageContainer {
         var width: UInt32 = 0
         var height: UInt32 = 0
         guard imago_tiff_get_uint32(tiff, UInt32(TIFFTAG_IMAGEWIDTH), &width) != 0,

@@ -1,10 +1,13 @@
 import Foundation
 
-/// What libavif 0.11 does not tell (or tells only as a parse failure), read from the ISO-BMFF boxes directly.
-enum AVIFBoxes {
+/// What libavif 0.11 and libheif 1.15 do not tell (or tell only as a parse failure or a huge allocation), read
+/// from the ISO-BMFF boxes of an AVIF or HEIF file directly.
+enum ISOBMFFBoxes {
     /// The largest `ispe` (image spatial extents) of any item in `meta/iprp/ipco`, as (width, height) with the
     /// largest pixel count, or `nil` when there is none. libavif 0.11 rejects a huge `ispe` with "BMFF parsing
-    /// failed"; reading it first gives ``CodecError/tooManyPixels(width:height:limit:)`` instead.
+    /// failed"; libheif 1.15 checks only the primary image's size and allocates an auxiliary (alpha) image at the
+    /// size its `ispe` declares (1.2 GB for a fuzzed 384×256 file). Checking every item first gives
+    /// ``CodecError/tooManyPixels(width:height:limit:)`` before either library allocates.
     static func largestSpatialExtent(in data: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
         var reader = BoxReader(bytes: data, start: 0, end: data.count)
         guard let meta = reader.first("meta"), meta.count >= 4 else { return nil }
@@ -24,6 +27,32 @@ enum AVIFBoxes {
             if pixels > largestPixels { (largest, largestPixels) = ((width, height), pixels) }
         }
         return largest
+    }
+
+    /// The item types (`hvc1`, `av01`, `grid`, `iovl`, `Exif` …) by item ID, from `meta/iinf` (item info entries
+    /// of version 2 and 3). Empty when there is no readable `iinf`.
+    static func itemTypes(in data: UnsafeRawBufferPointer) -> [UInt32: String] {
+        var reader = BoxReader(bytes: data, start: 0, end: data.count)
+        guard let meta = reader.first("meta"), meta.count >= 4 else { return [:] }
+        var inMeta = BoxReader(bytes: data, start: meta.lowerBound + 4, end: meta.upperBound)
+        guard let iinf = inMeta.first("iinf"), iinf.count >= 6 else { return [:] }
+        let countSize = data[iinf.lowerBound] == 0 ? 2 : 4
+        var entries = BoxReader(bytes: data, start: iinf.lowerBound + 4 + countSize, end: iinf.upperBound)
+        var types: [UInt32: String] = [:]
+        while let (type, body) = entries.next(), types.count < 65_536 {
+            guard type == "infe", body.count >= 4 else { continue }
+            let version = data[body.lowerBound]
+            guard version >= 2 else { continue }
+            let idSize = version == 2 ? 2 : 4
+            let typeAt = body.lowerBound + 4 + idSize + 2
+            guard typeAt + 4 <= body.upperBound else { continue }
+            let id =
+                idSize == 2
+                ? UInt32(data[body.lowerBound + 4]) << 8 | UInt32(data[body.lowerBound + 5])
+                : read32(data, body.lowerBound + 4)
+            types[id] = String(decoding: data[typeAt..<(typeAt + 4)], as: UTF8.self)
+        }
+        return types
     }
 
     /// The loop count of an image sequence, from the colour track's edit list (`moov/trak/edts/elst`), which
