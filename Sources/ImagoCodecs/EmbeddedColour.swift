@@ -30,3 +30,19 @@ struct EmbeddedColour: Sendable, Hashable {
     /// Nothing known: take the pixels as sRGB.
     static let unspecified = EmbeddedColour(iccProfile: nil, cicp: nil)
 }
+
+extension EmbeddedColour {
+    /// What the colour stage converts from: the ICC profile when the file has one, else the CICP primaries and
+    /// transfer, else `nil` (the samples are taken as sRGB).
+    ///
+    /// CICP that names sRGB's primaries (1, BT.709, or 2, unspecified) with a transfer that encoders write for
+    /// sRGB content (1 BT.709, 2 unspecified, 6 BT.601, 13 sRGB, 14/15 BT.2020 10/12-bit) is taken as sRGB, as
+    /// browsers and the corpus's reference decoders do: converting BT.709's camera curve would shift every such
+    /// AVIF (most of them) by several levels.
+    var colorSource: ColorSource? {
+        if let iccProfile { return .icc(iccProfile) }
+        guard let cicp else { return nil }
+        if [1, 2].contains(cicp.primaries) && [1, 2, 6, 13, 14, 15].contains(cicp.transfer) { return nil }
+        return .cicp(primaries: cicp.primaries, transfer: cicp.transfer)
+    }
+}

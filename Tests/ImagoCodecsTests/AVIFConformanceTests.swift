@@ -65,7 +65,9 @@ import Testing
             #expect(container.image.size == reference.size)
             errors = [referenceError(container.image, reference)]
         }
-        print("avif-conformance \(name) mae=\(errors.map { String(format: "%.3f", $0) }) bitDepth=\(container.bitDepth ?? 0)")
+        print(
+            "avif-conformance \(name) mae=\(errors.map { String(format: "%.3f", $0) }) bitDepth=\(container.bitDepth ?? 0)"
+        )
         if let reason = Self.knownDifferences[name] {
             withKnownIssue(Comment(rawValue: reason)) {
                 #expect(errors.allSatisfy { $0 <= Self.tolerance })

@@ -30,8 +30,7 @@ import Testing
         // When decoded with the default options
         let container = try HEIFDecoder().decode(data, options: DecodingOptions())
 
-        // Then it is one frame of the reference's size and pixels (the raw reference for a P3 file: no colour
-        // management here), with the transforms applied once and no orientation left to apply
+        // Then it is one frame of the reference's size and pixels (converted to sRGB, as the reference is), with the transforms applied once and no orientation left to apply
         let reference = try decodeReferencePNG(stillReferenceURL("heic", name))
         #expect(container.frames.count == 1)
         #expect(container.orientation == .up)

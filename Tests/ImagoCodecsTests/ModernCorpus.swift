@@ -39,10 +39,8 @@ func sequenceReference(_ folder: String, _ name: String) throws -> SequenceRefer
     return try JSONDecoder().decode(SequenceReference.self, from: Data(contentsOf: url))
 }
 
-/// The reference picture to compare an unconverted decode with: `NAME.raw.png` (colour values as stored) when the
-/// file has a non-sRGB profile, since these decoders hand pixels over before any colour management.
+/// The reference picture of a still file: `NAME.png`, converted to sRGB by the independent decoder, which is what
+/// the default decode (colour managed) must match.
 func stillReferenceURL(_ folder: String, _ name: String) -> URL {
-    let base = corpusURL("\(folder)/reference")
-    let raw = base.appendingPathComponent("\(name).raw.png")
-    return FileManager.default.fileExists(atPath: raw.path) ? raw : base.appendingPathComponent("\(name).png")
+    corpusURL("\(folder)/reference").appendingPathComponent("\(name).png")
 }

@@ -152,7 +152,9 @@ import Testing
                 #expect(error is CodecError)
             }
         }
-        #expect(throws: CodecError.self) { try TIFFDecoder().decode(Data("II*\0garbage".utf8), options: DecodingOptions()) }
+        #expect(throws: CodecError.self) {
+            try TIFFDecoder().decode(Data("II*\0garbage".utf8), options: DecodingOptions())
+        }
     }
 
     @Test func theDefaultRegistrySniffsTIFF() throws {

@@ -130,19 +130,22 @@ enum ServeCommand {
     }
 
     /// Whether ``makeSourceLoader(_:)`` returns a loader that refuses private addresses after DNS and on
-    /// redirects. `false` until the libcurl loader is wired in; set it `true` then (it enables the redirect test).
-    static let sourceLoaderRefusesPrivateAddresses = false
+    /// redirects: it does (the libcurl loader's `.publicOnly` address policy, unless `--allow-private`).
+    static let sourceLoaderRefusesPrivateAddresses = true
 
-    /// The loader for source images: the one place the fetch policy is wired. `--allow-private` off should mean
-    /// a loader that refuses private addresses after DNS and on redirects (the libcurl loader's `.publicOnly`
-    /// address policy); until that loader is merged, `SourcePolicy` refuses literal private hosts only.
+    /// The loader for source images: the one place the fetch policy is wired. Without `--allow-private` it is the
+    /// libcurl loader with the ``AddressPolicy/publicOnly`` address policy, checked on the address actually
+    /// connected to for every connection and redirect hop (DNS answers and redirects cannot reach a private
+    /// host); `SourcePolicy` refuses literal private hosts before any load as well.
     static func makeSourceLoader(_ options: Options) -> any DataLoading {
         // The limits `--timeout`, `--max-bytes` and `--retries` describe (their defaults are the loader's); only
         // the transfers at once are raised, to the proxy's default number of renders and more.
-        var loader = HTTPDataLoader.Configuration()
-        loader.maximumConcurrentTransfers = 32
-        loader = options.network.applied(to: loader)
-        return HTTPDataLoader(configuration: loader)
+        var configuration = CurlDataLoader.Configuration(
+            loading: options.network.applied(to: HTTPDataLoader.Configuration()))
+        configuration.loading.maximumConcurrentTransfers = 32
+        configuration.maximumConnectionsPerHost = 32
+        configuration.addressPolicy = options.sourcePolicy.allowsPrivateAddresses ? .any : .publicOnly
+        return CurlDataLoader(configuration: configuration)
     }
 
     /// Checks the arguments.

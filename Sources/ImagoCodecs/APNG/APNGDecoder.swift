@@ -61,7 +61,8 @@ public struct APNGDecoder: ImageDecoding {
         _ structure: APNGStructure, bytes: UnsafeRawBufferPointer, options: DecodingOptions
     ) throws -> ImageContainer {
         let canvasSize = structure.canvas
-        let outputSize = TargetFitting.fittedSize(of: canvasSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
+        let outputSize = TargetFitting.fittedSize(
+            of: canvasSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
         let count = structure.frames.count
         let (total, overflow) = count.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
         guard !overflow, total <= options.animationByteLimit else {

@@ -55,7 +55,8 @@ public struct AVIFEncoder: ImageEncoding {
         avif.pointee.colorPrimaries = avifColorPrimaries(AVIF_COLOR_PRIMARIES_BT709)
         avif.pointee.transferCharacteristics = avifTransferCharacteristics(AVIF_TRANSFER_CHARACTERISTICS_SRGB)
         avif.pointee.matrixCoefficients =
-            avifMatrixCoefficients(options.isLossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY : AVIF_MATRIX_COEFFICIENTS_BT601)
+            avifMatrixCoefficients(
+                options.isLossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY : AVIF_MATRIX_COEFFICIENTS_BT601)
 
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, avif)

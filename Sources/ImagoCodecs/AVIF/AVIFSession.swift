@@ -41,7 +41,8 @@ struct AVIFSession {
         guard frameCount <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }
         guard frameCount > 1 else { return }
         try options.checkAnimationWork(frames: frameCount, canvas: size)
-        let output = TargetFitting.fittedSize(of: displayedSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
+        let output = TargetFitting.fittedSize(
+            of: displayedSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
         let (total, overflow) = frameCount.multipliedReportingOverflow(by: output.pixelCount * 4)
         guard !overflow, total <= options.animationByteLimit else {
             throw CodecError.animationTooLarge(limit: options.animationByteLimit)

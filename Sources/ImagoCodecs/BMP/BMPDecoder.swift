@@ -62,7 +62,8 @@ public struct BMPDecoder: ImageDecoding {
         if !result.isComplete && !options.allowsPartialData { throw CodecError.truncated(format: format) }
         var pixels = result.hasAlpha ? result.pixels : result.pixels.assumingOpaque()
         let full = pixels.size
-        let fitted = TargetFitting.fittedSize(of: full, within: options.targetSize, orientation: .up, mode: options.targetMode)
+        let fitted = TargetFitting.fittedSize(
+            of: full, within: options.targetSize, orientation: .up, mode: options.targetMode)
         if fitted != full { pixels = try pixels.resampled(to: fitted) }
         return ImageContainer(
             frames: [ImageFrame(buffer: pixels)], format: format, isPreview: !result.isComplete, originalSize: full,

@@ -42,7 +42,8 @@ final class GIFFrameDecoder: SequentialFrameDecoder {
         try options.checkDimensions(width: screen.width, height: screen.height, format: .gif)
         let delays = GIFStructure.frameDelays(in: bytes, limit: min(options.frameLimit, Int.max - 1) + 1)
         guard delays.count > 1 else { return nil }
-        let output = TargetFitting.fittedSize(of: screen, within: options.targetSize, orientation: .up, mode: options.targetMode)
+        let output = TargetFitting.fittedSize(
+            of: screen, within: options.targetSize, orientation: .up, mode: options.targetMode)
         let (total, overflow) = delays.count.multipliedReportingOverflow(by: output.pixelCount * 4)
         guard overflow || total > options.animationMemoryBudget else { return nil }
         guard delays.count <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }

@@ -45,7 +45,12 @@ public struct HEIFDecoder: ImageDecoding {
     ///
     /// - Throws: ``CodecError``: `.empty`, `.corrupt`, `.truncated`, `.tooManyPixels`.
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
-        try decodeWithColour(data, options: options).container
+        // The file's colour description (ICC, or CICP code points) goes through the colour stage: converted to
+        // sRGB, kept on the container, or ignored, as `options.colorPolicy` says.
+        let decoded = try decodeWithColour(data, options: options)
+        var container = decoded.container
+        ColorManagement.apply(decoded.colour.colorSource, to: &container, options: options)
+        return container
     }
 
     /// Decodes `data` and returns the primary image's colour description beside the pixels (not converted).
@@ -90,7 +95,8 @@ public struct HEIFDecoder: ImageDecoding {
                 handle, format: format, alphaMode: hasAlpha && isPremultiplied ? .premultiplied : .straight,
                 options: options)
             image = hasAlpha ? image.unpremultiplied() : image.assumingOpaque()
-            let fitted = TargetFitting.fittedSize(of: image.size, within: options.targetSize, orientation: .up, mode: options.targetMode)
+            let fitted = TargetFitting.fittedSize(
+                of: image.size, within: options.targetSize, orientation: .up, mode: options.targetMode)
             image = try image.resampled(to: fitted)
             let container = ImageContainer(
                 frames: [ImageFrame(buffer: image)], format: format,

@@ -89,11 +89,13 @@ struct JPEGXLDecodeSession {
         let declared = ExifOrientation(rawValue: Int(info.orientation.rawValue)) ?? .up
         if options.appliesOrientation {
             size = declared.swapsDimensions ? PixelSize(width: stored.height, height: stored.width) : stored
-            outputSize = TargetFitting.fittedSize(of: size, within: options.targetSize, orientation: .up, mode: options.targetMode)
+            outputSize = TargetFitting.fittedSize(
+                of: size, within: options.targetSize, orientation: .up, mode: options.targetMode)
         } else {
             size = stored
             orientation = declared
-            outputSize = TargetFitting.fittedSize(of: size, within: options.targetSize, orientation: declared, mode: options.targetMode)
+            outputSize = TargetFitting.fittedSize(
+                of: size, within: options.targetSize, orientation: declared, mode: options.targetMode)
         }
         if let runner {
             let suggested = JxlResizableParallelRunnerSuggestThreads(UInt64(info.xsize), UInt64(info.ysize))

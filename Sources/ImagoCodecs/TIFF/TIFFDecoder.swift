@@ -103,7 +103,8 @@ public struct TIFFDecoder: ImageDecoding {
         } else if rgba.alpha == 0 {
             image = image.assumingOpaque()
         }
-        let fitted = TargetFitting.fittedSize(of: image.size, within: options.targetSize, orientation: orientation, mode: options.targetMode)
+        let fitted = TargetFitting.fittedSize(
+            of: image.size, within: options.targetSize, orientation: orientation, mode: options.targetMode)
         image = try image.resampled(to: fitted)
         if options.appliesOrientation { image = image.oriented(orientation) }
         return ImageContainer(

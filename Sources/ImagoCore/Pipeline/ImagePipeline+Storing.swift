@@ -148,7 +148,8 @@ extension ImagePipeline {
             cache.store(output.image, for: request.imageCacheKey)
         }
         guard usesProcessedDiskEntries(request), !output.isFromProcessedEntry, !output.isMemoryHit,
-            !request.options.contains(.ignoreDiskCacheWrites), !output.image.isPreview, let dataCache = configuration.dataCache,
+            !request.options.contains(.ignoreDiskCacheWrites), !output.image.isPreview,
+            let dataCache = configuration.dataCache,
             let format = processedFormat(for: output.image)
         else { return }
         let key = request.processedDataCacheKey
