@@ -82,6 +82,8 @@ import Testing
     }
 
     @Test func colourOfTheSamplesIsReported() throws {
+        var keep = DecodingOptions()
+        keep.colorPolicy = .keep
         // ProPhoto stored losslessly: the samples keep that space, described by an ICC profile only
         let spot = try JPEGXLDecoder().decodeWithColour(
             try Self.file("conformance-spot.jxl"), options: DecodingOptions())
@@ -90,12 +92,16 @@ import Testing
         // XYB with a linear-grey profile: rendered as sRGB grey by libjxl (sRGB transfer, 13)
         let grey = try JPEGXLDecoder().decodeWithColour(
             try Self.file("conformance-grayscale.jxl"), options: DecodingOptions())
+        // (sRGB code points: the profile libjxl would synthesise for them is left out, so nothing is converted or
+        // kept)
         #expect(grey.colour.cicp?.transfer == 13)
-        #expect(grey.colour.iccProfile != nil)
-        // An sRGB lossy photo: sRGB primaries and transfer
+        #expect(grey.colour.iccProfile == nil)
+        // An sRGB lossy photo: sRGB primaries and transfer, and no synthesised profile to keep
         let photo = try JPEGXLDecoder().decodeWithColour(
             try Self.file("gen-kodim05-lossy-d1.jxl"), options: DecodingOptions())
         #expect(photo.colour.cicp == EmbeddedColour.CICP(primaries: 1, transfer: 13, matrix: 0, isFullRange: true))
+        #expect(photo.colour.iccProfile == nil)
+        #expect(try JPEGXLDecoder().decode(Self.file("gen-kodim05-lossy-d1.jxl"), options: keep).colorProfile == nil)
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -23,6 +23,10 @@ extension EmbeddedColour {
             colour.cicp = CICP(
                 primaries: isGray ? 1 : Int(encoding.primaries.rawValue),
                 transfer: Int(encoding.transfer_function.rawValue), matrix: 0, isFullRange: true)
+            // Plain sRGB (every lossy file libjxl renders as sRGB, most lossless ones): the ICC profile libjxl
+            // would synthesise says nothing the code points do not, and kept (`.keep`) it would tag an sRGB
+            // image with a profile the file never had.
+            if colour.cicp?.primaries == 1 && colour.cicp?.transfer == 13 { return colour }
         }
         var size = 0
         guard JxlDecoderGetICCProfileSize(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &size) == JXL_DEC_SUCCESS,
