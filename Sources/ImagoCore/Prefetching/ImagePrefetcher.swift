@@ -168,7 +168,7 @@ public final class ImagePrefetcher: Sendable {
         startNext()
     }
 
-    /// Queues the images at `urls` for prefetching (see ``startPrefetching(with:completion:)-(([ImageRequest]``).
+    /// Queues the images at `urls` for prefetching (see the variant that takes requests).
     public func startPrefetching(with urls: [URL], completion: (@Sendable (Counts) -> Void)? = nil) {
         startPrefetching(with: urls.map { ImageRequest(url: $0) }, completion: completion)
     }
