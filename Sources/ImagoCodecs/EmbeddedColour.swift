@@ -46,3 +46,13 @@ extension EmbeddedColour {
         return .cicp(primaries: cicp.primaries, transfer: cicp.transfer)
     }
 }
+
+extension ColorManagement {
+    /// The container of `decoded` after the colour stage: its file's colour description (ICC, or CICP code points)
+    /// converted to sRGB, kept on the container, or ignored, as `options.colorPolicy` says.
+    static func applying(_ decoded: DecodedWithColour, options: DecodingOptions) -> ImageContainer {
+        var container = decoded.container
+        apply(decoded.colour.colorSource, to: &container, options: options)
+        return container
+    }
+}

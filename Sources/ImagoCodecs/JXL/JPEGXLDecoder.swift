@@ -45,12 +45,7 @@ public struct JPEGXLDecoder: ImageDecoding {
     /// - Throws: ``CodecError``: `.empty`, `.corrupt`, `.truncated`, `.tooManyPixels`, `.tooManyFrames`,
     ///   `.animationTooLarge`, `.animationTooMuchWork`.
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
-        // The file's colour description (ICC, or CICP code points) goes through the colour stage: converted to
-        // sRGB, kept on the container, or ignored, as `options.colorPolicy` says.
-        let decoded = try decodeWithColour(data, options: options)
-        var container = decoded.container
-        ColorManagement.apply(decoded.colour.colorSource, to: &container, options: options)
-        return container
+        try ColorManagement.applying(decodeWithColour(data, options: options), options: options)
     }
 
     /// Decodes `data` and also returns what libjxl said about the colour of the samples (for colour management).
