@@ -15,6 +15,9 @@ struct PNGChunks {
     /// Whether IHDR declares 16-bit samples with Adam7 interlacing: libpng 1.6.39 as patched by Debian decodes
     /// those wrongly when asked for 8-bit output (pnggroup/libpng#853), so PNGDecoder reads them as 16-bit.
     var isInterlaced16Bit = false
+    /// Bits per channel as IHDR declares them (1, 2, 4, 8 or 16); 8 for a palette image, whose palette entries are
+    /// 8-bit whatever the index width. `nil` when IHDR is not where the PNG signature puts it.
+    var bitDepth: Int?
     /// The colour chunks before the first `IDAT`: `iCCP`'s data (name, method, zlib stream), whether `sRGB` is
     /// present, `gAMA`'s value and `cHRM`'s eight values (each ÷ 100,000). The first of each counts.
     var iccChunk: Range<Int>?
@@ -35,6 +38,7 @@ struct PNGChunks {
         // IHDR comes first: bit depth at byte 24, interlace method at byte 28.
         if bytes.count >= 29 && Self.be32(bytes, 12) == Self.ihdr {
             isInterlaced16Bit = bytes[24] == 16 && bytes[28] == 1
+            bitDepth = bytes[25] == 3 ? 8 : Int(bytes[24])
         }
         var offset = 8  // after the signature
         var sawImageData = false

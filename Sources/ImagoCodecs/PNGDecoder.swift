@@ -115,7 +115,8 @@ public struct PNGDecoder: ImageDecoding {
             orientation = .up
         }
         var container = ImageContainer(
-            frames: [ImageFrame(buffer: pixels)], format: format, orientation: orientation, originalSize: originalSize)
+            frames: [ImageFrame(buffer: pixels)], format: format, orientation: orientation, originalSize: originalSize,
+            bitDepth: chunks.bitDepth)
         ColorManagement.apply(color, to: &container, options: options)
         return container
     }

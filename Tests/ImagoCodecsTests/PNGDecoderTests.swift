@@ -93,4 +93,11 @@ import Testing
         #expect(try registry.decode(corpusData("formats/TestImage.png")).format == .png)
         #expect(try registry.decode(corpusData("formats/TestImage.jpg")).format == .jpeg)
     }
+
+    @Test(arguments: [("basn0g01.png", 1), ("basn0g16.png", 16), ("basn2c08.png", 8), ("basn3p04.png", 8)])
+    func bitDepthIsWhatIHDRDeclares(_ name: String, depth: Int) throws {
+        // A palette image's channels are its palette's, 8-bit, whatever the index width
+        let data = try corpusData("pngsuite/png/\(name)")
+        #expect(try PNGDecoder().decode(data, options: DecodingOptions()).bitDepth == depth)
+    }
 }
