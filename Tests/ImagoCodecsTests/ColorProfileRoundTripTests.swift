@@ -19,7 +19,7 @@ import Testing
         return try #require(kept.colorProfile)
     }
 
-    @Test(arguments: ["jpeg", "png", "webp"])
+    @Test(arguments: ["jpeg", "png", "webp", "avif"])
     func keepWritesTheProfileBackByteIdentical(_ formatName: String) throws {
         // Given a Display P3 PNG decoded with `keep`
         let original = try corpusData("icc/gen-kodim03-displayp3-v4.png")

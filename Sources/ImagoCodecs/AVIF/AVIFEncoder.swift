@@ -57,6 +57,13 @@ public struct AVIFEncoder: ImageEncoding {
         avif.pointee.matrixCoefficients =
             avifMatrixCoefficients(
                 options.isLossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY : AVIF_MATRIX_COEFFICIENTS_BT601)
+        // A kept colour profile (`EncodingOptions.colorProfile`, from a decode with `.keep`) goes into the `colr`
+        // box byte for byte; the pixels are left in that profile's space.
+        if let profile = options.colorProfile, !profile.data.isEmpty {
+            profile.data.withUnsafeBytes { bytes in
+                avifImageSetProfileICC(avif, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+            }
+        }
 
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, avif)
