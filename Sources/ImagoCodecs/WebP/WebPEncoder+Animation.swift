@@ -33,18 +33,8 @@ extension WebPEncoder {
         for index in 0..<container.frameCount {
             let frame = try container.frame(at: index)
             guard frame.buffer.size == size else { throw failure("the frames of an animation must all be \(size)") }
-            let rgba = try Self.straightRGBA(frame.buffer)
-            var picture = WebPPicture()
-            guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
-            picture.use_argb = 1
-            picture.width = Int32(clamping: rgba.width)
-            picture.height = Int32(clamping: rgba.height)
+            var picture = try picture(of: frame.buffer)
             defer { WebPPictureFree(&picture) }
-            let imported = rgba.withUnsafeBytes { bytes in
-                WebPPictureImportRGBA(
-                    &picture, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(clamping: rgba.bytesPerRow))
-            }
-            guard imported != 0 else { throw failure(Self.reason(picture.error_code)) }
             guard WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config) != 0 else {
                 throw failure(Self.animationError(encoder))
             }

@@ -31,19 +31,9 @@ public struct WebPEncoder: ImageEncoding {
     ///
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` with libwebp's reason (e.g. too large).
     public func encode(_ image: PixelBuffer, options: EncodingOptions) throws -> Data {
-        let rgba = try Self.straightRGBA(image)
         var config = try configuration(options)
-        var picture = WebPPicture()
-        guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
-        picture.use_argb = 1
-        picture.width = Int32(clamping: rgba.width)
-        picture.height = Int32(clamping: rgba.height)
+        var picture = try picture(of: image)
         defer { WebPPictureFree(&picture) }
-        let imported = rgba.withUnsafeBytes { bytes in
-            WebPPictureImportRGBA(
-                &picture, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(clamping: rgba.bytesPerRow))
-        }
-        guard imported != 0 else { throw failure(Self.reason(picture.error_code)) }
 
         let writer = UnsafeMutablePointer<WebPMemoryWriter>.allocate(capacity: 1)
         defer { writer.deallocate() }
@@ -93,5 +83,29 @@ public struct WebPEncoder: ImageEncoding {
         case VP8_ENC_ERROR_FILE_TOO_BIG: "the encoded file would exceed 4 GiB"
         default: "libwebp error \(code.rawValue)"
         }
+    }
+}
+
+extension WebPEncoder {
+    /// A libwebp picture holding `image` as straight-alpha ARGB; the caller frees it with `WebPPictureFree`.
+    ///
+    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` when libwebp cannot take the pixels.
+    func picture(of image: PixelBuffer) throws -> WebPPicture {
+        let rgba = try Self.straightRGBA(image)
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
+        picture.use_argb = 1
+        picture.width = Int32(clamping: rgba.width)
+        picture.height = Int32(clamping: rgba.height)
+        let imported = rgba.withUnsafeBytes { bytes in
+            WebPPictureImportRGBA(
+                &picture, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(clamping: rgba.bytesPerRow))
+        }
+        guard imported != 0 else {
+            let reason = Self.reason(picture.error_code)
+            WebPPictureFree(&picture)
+            throw failure(reason)
+        }
+        return picture
     }
 }
