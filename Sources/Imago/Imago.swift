@@ -34,9 +34,8 @@ extension ImagePipeline.Configuration {
             diskConfiguration.sizeLimit = diskCacheSizeLimit
             diskCache = try DiskCache(directory: diskCacheDirectory, configuration: diskConfiguration)
         }
+        // Its registries already hold every codec (ImagoDefaultCodecs is the program's default provider).
         var configuration = ImagePipeline.Configuration(dataCache: diskCache)
-        configuration.decoders = .makeDefault()
-        configuration.encoders = .makeDefault()
         // Content negotiation: ask for the formats the registered decoders read, AVIF and WebP first.
         var loader = HTTPDataLoader.Configuration()
         loader.acceptImages(decodableBy: configuration.decoders)

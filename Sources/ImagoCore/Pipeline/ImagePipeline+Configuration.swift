@@ -56,9 +56,12 @@ extension ImagePipeline {
         public var imageCache: (any ImageCaching)?
         /// The disk cache of encoded bytes. Default `nil` (none).
         public var dataCache: (any DataCaching)?
-        /// Decoders, chosen by the sniffed format. Default: an empty registry (`Imago`'s defaults fill it).
+        /// Decoders, chosen by the sniffed format. Default: every decoder of the program's
+        /// ``DefaultCodecsProviding`` (every format Imago ships when the program links `Imago`); ImagoCore alone
+        /// has no codecs, so without `Imago` the registry is empty.
         public var decoders: ImageDecoderRegistry
-        /// Encoders, used to store processed images on disk. Default: an empty registry.
+        /// Encoders, used to store processed images on disk. Default: every encoder of the program's
+        /// ``DefaultCodecsProviding`` (empty with ImagoCore alone).
         public var encoders: ImageEncoderRegistry
         /// What goes to the disk cache. Default ``DataCachePolicy/automatic`` (``DataCachePolicy/storeEncodedImages``:
         /// processed requests store the processed image, encoded; unprocessed ones the original bytes).
@@ -107,6 +110,8 @@ extension ImagePipeline {
         public var logger: (@Sendable (LogRecord) -> Void)?
 
         /// A configuration with every field at its default; pass your own loader and caches here or set them after.
+        /// Its codec registries hold every codec of the program's ``DefaultCodecsProviding`` (with `Imago`: every
+        /// format Imago ships; with ImagoCore alone: none).
         ///
         /// - Parameters:
         ///   - dataLoader: default a new ``HTTPDataLoader``.
@@ -120,8 +125,8 @@ extension ImagePipeline {
             self.dataLoader = dataLoader
             self.imageCache = imageCache
             self.dataCache = dataCache
-            decoders = ImageDecoderRegistry()
-            encoders = ImageEncoderRegistry()
+            decoders = DefaultCodecs.makeDecoderRegistry()
+            encoders = DefaultCodecs.makeEncoderRegistry()
             dataCachePolicy = .automatic
             processedImageFormat = nil
             encodingOptions = EncodingOptions()
