@@ -22,7 +22,7 @@ public final class MockImageCache: ImageCaching, Sendable {
     /// Stores so far.
     public var storeCount: Int { state.withLock { $0.stores } }
     /// The keys held now.
-    public var keys: [String] { state.withLock { $0.images.keys.map(\.string) } }
+    public var keys: [ImageCacheKey] { state.withLock { Array($0.images.keys) } }
 
     /// The image for `key`, counting a hit or a miss.
     public func image(for key: ImageCacheKey) -> ImageContainer? {
@@ -44,10 +44,10 @@ public final class MockImageCache: ImageCaching, Sendable {
     /// Removes the entry for `key`.
     public func removeImage(for key: ImageCacheKey) { _ = state.withLock { $0.images.removeValue(forKey: key) } }
 
-    /// Removes every entry whose key text satisfies `predicate`.
-    public func removeImages(where predicate: (String) -> Bool) {
+    /// Removes every entry whose key satisfies `predicate`.
+    public func removeImages(where predicate: (ImageCacheKey) -> Bool) {
         state.withLock { s in
-            for key in s.images.keys where predicate(key.string) { s.images[key] = nil }
+            for key in s.images.keys where predicate(key) { s.images[key] = nil }
         }
     }
 

@@ -63,30 +63,33 @@ enum ProcessorsBench {
     /// `PixelBuffer.resampled(to:)` (fixed point) against the Float resampler it replaced, kept in
     /// `ProcessorsBench+FloatResampler.swift`, on the sizes of the thumbnail workload: opaque photos as decoders
     /// deliver them (marked opaque; the Float baseline scans alpha as it always did), plus transparent and gray.
+    /// What the resampled image holds (named in the row).
+    enum ResampleInput { case opaque, transparent, gray }
+
     static func resampleRows(_ sink: inout Int) throws {
-        let cases: [(label: String, source: PixelSize, kind: String, iterations: Int)] = [
-            ("288x192 (DCT-scaled Kodak)", PixelSize(width: 288, height: 192), "opaque", 40),
-            ("384x256", PixelSize(width: 384, height: 256), "opaque", 40),
-            ("768x512", PixelSize(width: 768, height: 512), "opaque", 20),
-            ("1152x768", PixelSize(width: 1152, height: 768), "opaque", 10),
-            ("12 MP 4032x3024", PixelSize(width: 4032, height: 3024), "opaque", 2),
-            ("768x512", PixelSize(width: 768, height: 512), "transparent", 20),
-            ("768x512", PixelSize(width: 768, height: 512), "gray", 20),
+        let cases: [(label: String, source: PixelSize, input: ResampleInput, iterations: Int)] = [
+            ("288x192 (DCT-scaled Kodak)", PixelSize(width: 288, height: 192), .opaque, 40),
+            ("384x256", PixelSize(width: 384, height: 256), .opaque, 40),
+            ("768x512", PixelSize(width: 768, height: 512), .opaque, 20),
+            ("1152x768", PixelSize(width: 1152, height: 768), .opaque, 10),
+            ("12 MP 4032x3024", PixelSize(width: 4032, height: 3024), .opaque, 2),
+            ("768x512", PixelSize(width: 768, height: 512), .transparent, 20),
+            ("768x512", PixelSize(width: 768, height: 512), .gray, 20),
         ]
         for c in cases {
             var image = try makeImage(width: c.source.width, height: c.source.height)
-            if c.kind == "opaque" {
+            if c.input == .opaque {
                 image.withUnsafeMutableBytes { p in for i in stride(from: 3, to: p.count, by: 4) { p[i] = 255 } }
-            } else if c.kind == "gray" {
+            } else if c.input == .gray {
                 image = try ImageProcessors.Grayscale().process(image)
                 image = try PixelBuffer(
                     width: image.width, height: image.height, format: .gray8,
                     bytes: stride(from: 0, to: image.bytes.count, by: 4).map { image.bytes[$0] })
             }
-            let decoded = c.kind == "opaque" ? image.assumingOpaque() : image
+            let decoded = c.input == .opaque ? image.assumingOpaque() : image
             let target = c.source.fitted(within: PixelSize(width: 256, height: 256))
             compare(
-                "processors: resample \(c.label) \(c.kind) → \(target) (fixed point vs Float)",
+                "processors: resample \(c.label) \(c.input) → \(target) (fixed point vs Float)",
                 unit: "cpu-ns/img", goal: nil, peerName: "the previous Float resampler",
                 imago: { perImage(c.iterations) { sink &+= Int((try? decoded.resampled(to: target))?.bytes[0] ?? 0) } },
                 peer: {

@@ -89,7 +89,7 @@ import Testing
         #expect(cache.failure(for: "b") == nil)
         #expect(cache.failure(for: "a") != nil && cache.failure(for: "c") != nil && cache.failure(for: "d") != nil)
         // many more keys: still bounded
-        for i in 0..<100 { cache.record(.decode, for: "k\(i)") }
+        for i in 0..<100 { cache.record(.decode, for: FailureCache.Key(source: "k\(i)")) }
         #expect(cache.count == 3)
         #expect(cache.failure(for: "k99") != nil)
     }

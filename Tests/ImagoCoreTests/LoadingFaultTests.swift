@@ -26,7 +26,7 @@ extension LoadingNetworkTests {
             let (recorder, server, _) = try await load(
                 .bytes(body, contentType: "image/png").resetting(afterBytes: 100_000))
             defer { server.stop() }
-            #expect(["truncated", "connectionFailed"].contains(recorder.error?.kind))
+            #expect([.truncated, .connectionFailed].contains(recorder.error?.kind))
             #expect(recorder.terminalCount == 1)
         }
 
@@ -46,7 +46,7 @@ extension LoadingNetworkTests {
             let (recorder, server, _) = try await load(
                 .bytes(body, contentType: "image/png").declaringContentLength(400_000))
             defer { server.stop() }
-            #expect(recorder.error?.kind == "truncated")
+            #expect(recorder.error?.kind == .truncated)
             #expect(recorder.response == nil)
         }
 
@@ -56,7 +56,7 @@ extension LoadingNetworkTests {
                 .bytes(body, contentType: "image/png").stalling(afterBytes: 50_000)
             ) { $0.idleTimeout = .seconds(1) }
             defer { server.stop() }
-            #expect(recorder.error?.kind == "timedOut")
+            #expect(recorder.error?.kind == .timedOut)
         }
 
         @Test func silentServerTimesOut() async throws {
@@ -64,7 +64,7 @@ extension LoadingNetworkTests {
                 .bytes(body, contentType: "image/png").delayed(by: .seconds(60))
             ) { $0.idleTimeout = .seconds(1) }
             defer { server.stop() }
-            #expect(recorder.error?.kind == "timedOut")
+            #expect(recorder.error?.kind == .timedOut)
         }
 
         @Test func steadyDripLongerThanTheIdleTimeoutCompletes() async throws {
@@ -83,7 +83,7 @@ extension LoadingNetworkTests {
                 $0.resourceTimeout = .milliseconds(500)
             }
             defer { server.stop() }
-            #expect(recorder.error?.kind == "timedOut")
+            #expect(recorder.error?.kind == .timedOut)
             #expect(await server.waitUntil(timeout: patience) { $0.abortedTransfers(for: "/f") == 1 })
         }
 
@@ -107,7 +107,7 @@ extension LoadingNetworkTests {
                 $0.maximumBodySize = 1000
             }
             defer { server.stop() }
-            #expect(recorder.error?.kind == "bodyTooLarge")
+            #expect(recorder.error?.kind == .bodyTooLarge)
             #expect(!recorder.events.contains { if case .progress = $0 { true } else { false } })
         }
 
@@ -167,7 +167,7 @@ extension LoadingNetworkTests {
             let recorder = EventRecorder()
             let task = loader.load(DataRequest(url: server.url(for: "/f")), handler: recorder.handler)
             await recorder.waitForResult()
-            #expect(recorder.error?.kind == "truncated")
+            #expect(recorder.error?.kind == .truncated)
             #expect(server.requestCount(for: "/f") == 3)
             #expect(await ImagoTesting.eventually(timeout: patience) { events.value.contains { $0.isTerminal } })
             let retries = events.value.compactMap { if case .retried(_, let attempt, _) = $0 { attempt } else { nil } }
@@ -210,7 +210,7 @@ extension LoadingNetworkTests {
                 .bytes(bomb, contentType: "image/png").withContentEncoding("gzip")
             ) { $0.maximumBodySize = 2_000_000 }
             defer { server.stop() }
-            #expect(recorder.error?.kind == "bodyTooLarge")
+            #expect(recorder.error?.kind == .bodyTooLarge)
             var received: Int64 = 0
             for case .progress(let r, _) in recorder.events { received = max(received, r) }
             #expect(received <= 2_000_000)
@@ -224,7 +224,7 @@ extension LoadingNetworkTests {
             let recorder = EventRecorder()
             _ = loader.load(DataRequest(url: url), handler: recorder.handler)
             await recorder.waitForResult()
-            #expect(recorder.error?.kind == "connectionFailed")
+            #expect(recorder.error?.kind == .connectionFailed)
         }
     }
 }

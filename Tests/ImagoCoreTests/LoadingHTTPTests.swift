@@ -99,7 +99,7 @@ extension LoadingNetworkTests {
             let recorder = EventRecorder()
             _ = loader.load(DataRequest(url: server.url(for: "/a")), handler: recorder.handler)
             await recorder.waitForResult()
-            #expect(recorder.error?.kind == "requestModifierFailed")
+            #expect(recorder.error?.kind == .requestModifierFailed)
             #expect(server.requestCount(for: "/a") == 0)
         }
     }

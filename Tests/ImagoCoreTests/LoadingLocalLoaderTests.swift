@@ -30,7 +30,7 @@ import Testing
             let recorder = EventRecorder()
             _ = DataURLLoader().load(DataRequest(url: URL(string: text)!), handler: recorder.handler)
             let result = await recorder.waitForResult()
-            #expect(recorder.error?.kind == "unreadable", "\(text): \(String(describing: result))")
+            #expect(recorder.error?.kind == .unreadable, "\(text): \(String(describing: result))")
         }
     }
 
@@ -39,7 +39,7 @@ import Testing
         let recorder = EventRecorder()
         _ = DataURLLoader(maximumBodySize: 99).load(DataRequest(url: url), handler: recorder.handler)
         await recorder.waitForResult()
-        #expect(recorder.error?.kind == "bodyTooLarge")
+        #expect(recorder.error?.kind == .bodyTooLarge)
     }
 }
 
@@ -74,11 +74,11 @@ import Testing
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: outside)
         let loader = FileDataLoader(allowedDirectories: [folder])
         for url in [outside, link, folder.appendingPathComponent("../" + other.lastPathComponent + "/secret")] {
-            #expect(loader.read(url).failureKind == "unreadable", "\(url.path)")
+            #expect(loader.read(url).failureKind == .unreadable, "\(url.path)")
         }
-        #expect(FileDataLoader().read(folder.appendingPathComponent("missing")).failureKind == "unreadable")
-        #expect(FileDataLoader().read(folder).failureKind == "unreadable")  // a directory
-        #expect(FileDataLoader(maximumBodySize: 3).read(outside).failureKind == "bodyTooLarge")
+        #expect(FileDataLoader().read(folder.appendingPathComponent("missing")).failureKind == .unreadable)
+        #expect(FileDataLoader().read(folder).failureKind == .unreadable)  // a directory
+        #expect(FileDataLoader(maximumBodySize: 3).read(outside).failureKind == .bodyTooLarge)
     }
 
     @Test func compositeRoutesBySchemeAndRejectsOthers() async throws {
@@ -91,7 +91,7 @@ import Testing
         let recorder = EventRecorder()
         _ = standard.load(DataRequest(url: file), handler: recorder.handler)
         await recorder.waitForResult()
-        #expect(recorder.error?.kind == "unsupportedScheme")
+        #expect(recorder.error?.kind == .unsupportedScheme)
         let withFiles = CompositeDataLoader.standard(files: FileDataLoader())
         #expect(try await withFiles.data(for: DataRequest(url: file)).data == testBytes(10))
         let dataURL = URL(string: "data:;base64,AAEC")!
@@ -99,7 +99,7 @@ import Testing
         let ftp = EventRecorder()
         _ = withFiles.load(DataRequest(url: URL(string: "ftp://127.0.0.1/a")!), handler: ftp.handler)
         await ftp.waitForResult()
-        #expect(ftp.error?.kind == "unsupportedScheme")
+        #expect(ftp.error?.kind == .unsupportedScheme)
     }
 
     @Test func httpLoaderRejectsOtherSchemes() async {
@@ -107,7 +107,7 @@ import Testing
         let recorder = EventRecorder()
         _ = loader.load(DataRequest(url: URL(string: "file:///etc/passwd")!), handler: recorder.handler)
         await recorder.waitForResult()
-        #expect(recorder.error?.kind == "unsupportedScheme")
+        #expect(recorder.error?.kind == .unsupportedScheme)
         #expect(recorder.terminalCount == 1)
     }
 }
@@ -144,5 +144,5 @@ import Testing
 }
 
 extension Result where Success == DataResponse, Failure == DataLoadingError {
-    var failureKind: String? { if case .failure(let e) = self { e.kind } else { nil } }
+    var failureKind: LoadErrorKind? { if case .failure(let e) = self { e.kind } else { nil } }
 }

@@ -62,22 +62,28 @@ extension DataLoadEvent {
     }
 }
 
+/// A ``DataLoadingError`` case without its payload, to compare errors whose payload is not predictable.
+enum LoadErrorKind: Hashable {
+    case cancelled, unsupportedScheme, statusCode(Int), timedOut, connectionFailed, truncated, bodyTooLarge
+    case unacceptableContentType, tooManyRedirects, unreadable, requestModifierFailed, addressRefused
+}
+
 extension DataLoadingError {
-    /// The case name, to compare errors whose payload is not predictable.
-    var kind: String {
+    /// The case without its payload.
+    var kind: LoadErrorKind {
         switch self {
-        case .cancelled: "cancelled"
-        case .unsupportedScheme: "unsupportedScheme"
-        case .statusCode(let code, _): "statusCode(\(code))"
-        case .timedOut: "timedOut"
-        case .connectionFailed: "connectionFailed"
-        case .truncated: "truncated"
-        case .bodyTooLarge: "bodyTooLarge"
-        case .unacceptableContentType: "unacceptableContentType"
-        case .tooManyRedirects: "tooManyRedirects"
-        case .unreadable: "unreadable"
-        case .requestModifierFailed: "requestModifierFailed"
-        case .addressRefused: "addressRefused"
+        case .cancelled: .cancelled
+        case .unsupportedScheme: .unsupportedScheme
+        case .statusCode(let code, _): .statusCode(code)
+        case .timedOut: .timedOut
+        case .connectionFailed: .connectionFailed
+        case .truncated: .truncated
+        case .bodyTooLarge: .bodyTooLarge
+        case .unacceptableContentType: .unacceptableContentType
+        case .tooManyRedirects: .tooManyRedirects
+        case .unreadable: .unreadable
+        case .requestModifierFailed: .requestModifierFailed
+        case .addressRefused: .addressRefused
         }
     }
 }

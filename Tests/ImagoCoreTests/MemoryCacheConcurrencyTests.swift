@@ -25,7 +25,7 @@ import Testing
                             lookups += 1
                         case 50..<85: cache.store(images[random.next(below: images.count)], for: key)
                         case 85..<95: cache.removeImage(for: key)
-                        case 95..<97: cache.removeImages { $0.hasSuffix("7.jpg") }
+                        case 95..<97: cache.removeImages { $0.source.hasSuffix("7.jpg") }
                         case 97..<99: cache.trim(toCost: 2500)
                         default: cache.trim(toCount: 25)
                         }

@@ -68,5 +68,5 @@ func waitUntil(
 
 extension MemoryCache {
     /// The key texts from most to least recently used.
-    var recency: [String] { keysByRecency.map(\.string) }
+    var recency: [String] { keysByRecency.map(\.source) }
 }

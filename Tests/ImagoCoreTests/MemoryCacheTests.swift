@@ -112,7 +112,7 @@ import Testing
         for key in ["u1", "u1|resize", "u1|blur", "u2", "u2|resize"] {
             cache.store(try makeImage(cost: 5), for: ImageCacheKey(key))
         }
-        cache.removeImages { $0.hasPrefix("u1") }
+        cache.removeImages { $0.source.hasPrefix("u1") }
         #expect(Set(cache.recency) == ["u2", "u2|resize"])
         #expect(cache.totalCost == 10)
         #expect(cache.invariantViolations() == [])

@@ -204,8 +204,13 @@ struct PipelineCacheKeyTests {
             url: URL(string: "https://e.com/x.png")!, processors: [MockProcessor("a"), MockProcessor("b")],
             targetSize: PixelSize(width: 3, height: 4))
         request.options = [.decodesFirstFrameOnly]
-        #expect(request.imageCacheKey.string == "https://e.com/x.png |size=3x4|first-frame|a|b")
-        #expect(request.processedDataCacheKey == request.imageCacheKey.string)
+        let variant = ImageCacheKey.Variant(
+            targetSize: PixelSize(width: 3, height: 4), isFirstFrameOnly: true, processors: ["a", "b"])
+        #expect(request.imageCacheKey == ImageCacheKey(source: "https://e.com/x.png", variant: variant))
+        #expect(
+            request.imageCacheKey.dataCacheKey
+                == "https://e.com/x.png variant:8:size=3x4,11:first-frame,11:processor=a,11:processor=b")
+        #expect(request.processedDataCacheKey == request.imageCacheKey.dataCacheKey)
     }
 
     @Test func signedURLsWithDifferentTokensShareOneEntryButNotALoad() async throws {
@@ -233,7 +238,7 @@ struct PipelineCacheKeyTests {
         #expect(f.loader.loadCount == 2)
         #expect(Set(f.loader.requests.map(\.url)) == [a.url!, b.url!])
         #expect(c.source == .memory)
-        #expect(f.imageCache.keys == ["https://cdn.example.com/p.img?id=1"])
+        #expect(f.imageCache.keys == [ImageCacheKey("https://cdn.example.com/p.img?id=1")])
         #expect(await f.waitForDisk("https://cdn.example.com/p.img?id=1"))
     }
 
@@ -252,7 +257,7 @@ struct PipelineCacheKeyTests {
 
         f.pipeline.removeAll(for: url)
 
-        #expect(f.imageCache.keys == [other.absoluteString])
+        #expect(f.imageCache.keys == [ImageCacheKey(other.absoluteString)])
         #expect(!f.dataCache.containsData(for: url.absoluteString))
         #expect(await f.waitForDisk(other.absoluteString))
     }
@@ -301,6 +306,6 @@ struct PipelineUndecodableTests {
             }
         }
         #expect(f.loader.loadCount == 1)
-        #expect(f.pipeline.statistics.failures["failedRecently"] == 1)
+        #expect(f.pipeline.statistics.failures[.failedRecently] == 1)
     }
 }

@@ -110,7 +110,7 @@ struct PipelineCancellationTests {
         // Then its result was neither delivered nor cached
         queue.sync {}
         #expect(calls.count == 0)
-        #expect(f.imageCache.keys == [other.absoluteString])
+        #expect(f.imageCache.keys == [ImageCacheKey(other.absoluteString)])
     }
 
     @Test func sharedLoadRunsAtTheHighestSubscriberPriority() async throws {

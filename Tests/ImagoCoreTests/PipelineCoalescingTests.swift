@@ -65,7 +65,12 @@ struct PipelineCoalescingTests {
 
         #expect(f.decoder.decodeCount == 1)
         #expect(p.processCount == 1)
-        #expect(Set(f.imageCache.keys) == [url.absoluteString, url.absoluteString + " |p"])
+        #expect(
+            Set(f.imageCache.keys)
+                == [
+                    ImageCacheKey(url.absoluteString),
+                    ImageCacheKey(source: url.absoluteString, variant: .init(processors: ["p"])),
+                ])
     }
 
     @Test func differentTargetSizesShareTheLoadButNotTheDecode() async throws {

@@ -20,7 +20,7 @@ struct PipelineFlowTests {
         #expect(response.image.image[pixel: 3, 2] == RGBA(r: 10, g: 20, b: 30, a: 255))
         #expect(f.loader.loadCount == 1)
         #expect(f.decoder.decodeCount == 1)
-        #expect(f.imageCache.keys == [url.absoluteString])
+        #expect(f.imageCache.keys == [ImageCacheKey(url.absoluteString)])
         #expect(await f.waitForDisk(url.absoluteString))
         #expect(f.dataCache.entry(for: url.absoluteString)?.data == data)
         #expect(response.metrics.load != nil && response.metrics.decode != nil)
@@ -55,7 +55,7 @@ struct PipelineFlowTests {
         #expect(response.metrics.diskRead != nil)
         #expect(f.loader.loadCount == 1)
         #expect(f.decoder.decodeCount == 2)
-        #expect(f.imageCache.keys == [url.absoluteString])
+        #expect(f.imageCache.keys == [ImageCacheKey(url.absoluteString)])
     }
 
     @Test func cacheOnlyMissFailsWithNotCached() async throws {
@@ -109,7 +109,8 @@ struct PipelineFlowTests {
 
         #expect(image.image[pixel: 0, 0].r == 22)
         #expect(a.processCount == 1 && b.processCount == 1)
-        #expect(f.imageCache.keys == [url.absoluteString + " |a|b"])
+        #expect(
+            f.imageCache.keys == [ImageCacheKey(source: url.absoluteString, variant: .init(processors: ["a", "b"]))])
     }
 
     @Test func targetSizeDownsamplesWhileDecodingAndIsPartOfTheKey() async throws {
@@ -122,7 +123,12 @@ struct PipelineFlowTests {
 
         #expect(image.image.size == PixelSize(width: 10, height: 5))
         #expect(f.decoder.targetSizes == [PixelSize(width: 10, height: 10)])
-        #expect(f.imageCache.keys == [url.absoluteString + " |size=10x10"])
+        #expect(
+            f.imageCache.keys
+                == [
+                    ImageCacheKey(
+                        source: url.absoluteString, variant: .init(targetSize: PixelSize(width: 10, height: 10)))
+                ])
     }
 
     @Test func loaderFailureIsReportedWithTheURL() async throws {
@@ -132,7 +138,7 @@ struct PipelineFlowTests {
         await #expect(throws: ImagePipeline.Error.dataLoadingFailed(url: url, underlying: .statusCode(404, url: url))) {
             try await f.pipeline.image(for: url)
         }
-        #expect(f.pipeline.statistics.failures["dataLoadingFailed"] == 1)
+        #expect(f.pipeline.statistics.failures[.dataLoadingFailed] == 1)
     }
 
     @Test func corruptDataFailsDecoding() async throws {

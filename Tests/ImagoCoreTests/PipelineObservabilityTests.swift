@@ -59,7 +59,7 @@ struct PipelineObservabilityTests {
         _ = try? await f.pipeline.image(for: url)
         _ = try? await f.pipeline.image(for: ImageRequest(url: testURL("x.img"), options: [.cacheOnly]))
 
-        #expect(f.pipeline.statistics.failures == ["dataLoadingFailed": 1, "failedRecently": 1, "notCached": 1])
+        #expect(f.pipeline.statistics.failures == [.dataLoadingFailed: 1, .failedRecently: 1, .notCached: 1])
     }
 }
 

@@ -65,8 +65,8 @@ import Testing
         #expect(alice.imageCacheKey == bob.imageCacheKey && bob.imageCacheKey == anonymous.imageCacheKey)
         #expect(alice.failureKey != bob.failureKey && alice.failureKey != anonymous.failureKey)
         #expect(alice.loadKey != bob.loadKey)
-        #expect(anonymous.failureKey == anonymous.sourceKey)
-        for key in [alice.failureKey, alice.loadKey, alice.description] { #expect(!key.contains("pw1")) }
+        #expect(anonymous.failureKey == FailureCache.Key(source: anonymous.sourceKey))
+        for key in ["\(alice.failureKey)", "\(alice.loadKey)", alice.description] { #expect(!key.contains("pw1")) }
     }
 
     @Test func removesEverySecretFromTenThousandGeneratedURLsAndIsIdempotent() {

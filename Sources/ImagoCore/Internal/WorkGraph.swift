@@ -31,7 +31,7 @@ final class WorkNode<Value: Sendable>: @unchecked Sendable {
         let handler: @Sendable (WorkEvent<Value>) -> Void
     }
 
-    let key: String
+    let key: WorkKey
     var subscribers: [Int: Subscriber] = [:]
     var nextSubscriberID = 0
     var priority: RequestPriority
@@ -43,7 +43,7 @@ final class WorkNode<Value: Sendable>: @unchecked Sendable {
     var cancelHandlers: [@Sendable () -> Void] = []
     var priorityHandlers: [@Sendable (RequestPriority) -> Void] = []
 
-    init(key: String, priority: RequestPriority) {
+    init(key: WorkKey, priority: RequestPriority) {
         self.key = key
         self.priority = priority
     }
@@ -64,12 +64,12 @@ struct WorkSubscription: Sendable {
 /// Nodes are created on first subscription and started outside the lock; events are copied out under the lock and
 /// delivered after it is released, so no handler ever runs while the lock is held.
 final class WorkGraph: Sendable {
-    private let lock = Locked<[String: AnyObject]>([:])
+    private let lock = Locked<[WorkKey: AnyObject]>([:])
 
     /// Subscribes `handler` to the work named `key`, creating it (and calling `start` once, outside the lock) when
     /// none is in flight or `coalesces` is `false`. Returns the subscription and whether an existing node was joined.
     func subscribe<Value: Sendable>(
-        key: String, coalesces: Bool, priority: RequestPriority,
+        key: WorkKey, coalesces: Bool, priority: RequestPriority,
         handler: @escaping @Sendable (WorkEvent<Value>) -> Void,
         start: (WorkNode<Value>) -> Void
     ) -> (WorkSubscription, joined: Bool) {

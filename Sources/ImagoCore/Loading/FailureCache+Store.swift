@@ -5,14 +5,14 @@ extension FailureCache {
     /// indices into an array of nodes linked in use order (no per-entry allocation, slots reused).
     struct Store {
         private struct Node {
-            var key: String
+            var key: Key
             var value: Failure
             var previous: Int
             var next: Int
         }
 
         private let limit: Int
-        private var index: [String: Int] = [:]
+        private var index: [Key: Int] = [:]
         private var nodes: [Node] = []
         private var free: [Int] = []
         /// Most recently used.
@@ -25,19 +25,19 @@ extension FailureCache {
         var count: Int { index.count }
 
         /// The value for `key`, marking it most recently used.
-        mutating func get(_ key: String) -> Failure? {
+        mutating func get(_ key: Key) -> Failure? {
             guard let slot = index[key] else { return nil }
             moveToFront(slot)
             return nodes[slot].value
         }
 
         /// The value for `key` without touching the use order.
-        func peek(_ key: String) -> Failure? {
+        func peek(_ key: Key) -> Failure? {
             index[key].map { nodes[$0].value }
         }
 
         /// Stores `value`, evicting the least recently used entry past the limit.
-        mutating func set(_ key: String, _ value: Failure) {
+        mutating func set(_ key: Key, _ value: Failure) {
             if let slot = index[key] {
                 nodes[slot].value = value
                 moveToFront(slot)
@@ -60,7 +60,7 @@ extension FailureCache {
         }
 
         /// Removes `key`; returns whether it was present.
-        mutating func remove(_ key: String) -> Bool {
+        mutating func remove(_ key: Key) -> Bool {
             guard let slot = index.removeValue(forKey: key) else { return false }
             unlink(slot)
             free.append(slot)

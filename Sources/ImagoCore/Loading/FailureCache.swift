@@ -13,7 +13,7 @@ import Foundation
 ///   remembered (the loader's ``RetryPolicy`` retries them, honouring `Retry-After`), as in SDWebImage. Other
 ///   statuses (`401`, `403` …) are not remembered either: another credential or token may succeed.
 ///
-/// Keys are strings (the pipeline's cache key), so the cache is independent of any loader. It holds at most
+/// Keys are typed (``Key``: a source and whose credentials), so the cache is independent of any loader. It holds at most
 /// ``Configuration/countLimit`` keys, evicting the least recently used. Thread-safe; the clock is injectable.
 ///
 /// ```swift
@@ -86,7 +86,7 @@ public final class FailureCache: Sendable {
     }
 
     /// The failure remembered for `key` if it has not expired (marks the key recently used).
-    public func failure(for key: String) -> Failure? {
+    public func failure(for key: Key) -> Failure? {
         let date = now()
         return state.withLock { store in
             guard let failure = store.get(key), failure.expiresAt > date else { return nil }
@@ -97,7 +97,7 @@ public final class FailureCache: Sendable {
     /// Remembers that `key` failed for `reason`; a repeat of a short-lived failure lengthens its lifetime.
     /// Returns the stored entry.
     @discardableResult
-    public func record(_ reason: Reason, for key: String) -> Failure {
+    public func record(_ reason: Reason, for key: Key) -> Failure {
         let date = now()
         return state.withLock { store in
             // Expired entries are kept (until evicted) so that a resource that keeps failing backs off further.
@@ -119,13 +119,13 @@ public final class FailureCache: Sendable {
     /// Remembers a loading error for `key` when it is worth remembering (see ``reason(for:)``); returns the entry,
     /// or `nil` when the error is not remembered.
     @discardableResult
-    public func record(_ error: DataLoadingError, for key: String) -> Failure? {
+    public func record(_ error: DataLoadingError, for key: Key) -> Failure? {
         guard let reason = Self.reason(for: error) else { return nil }
         return record(reason, for: key)
     }
 
     /// Forgets `key` (call it when the resource loaded successfully or the user asks to retry).
-    public func removeFailure(for key: String) {
+    public func removeFailure(for key: Key) {
         state.withLock { _ = $0.remove(key) }
     }
 

@@ -11,8 +11,9 @@ public protocol ImageCaching: AnyObject, Sendable {
     /// Removes the entry for `key`, if any.
     func removeImage(for key: ImageCacheKey)
 
-    /// Removes every entry whose key text satisfies `predicate` (used to drop all processed variants of a URL).
-    func removeImages(where predicate: (String) -> Bool)
+    /// Removes every entry whose key satisfies `predicate` (the pipeline drops every variant of a source with
+    /// `removeImages { $0.source == sourceKey }`).
+    func removeImages(where predicate: (ImageCacheKey) -> Bool)
 
     /// Removes every entry.
     func removeAll()

@@ -85,10 +85,10 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
         _ = consume dropped
     }
 
-    /// Removes every image whose key text satisfies `predicate`; `predicate` runs without the lock held.
-    public func removeImages(where predicate: (String) -> Bool) {
+    /// Removes every image whose key satisfies `predicate`; `predicate` runs without the lock held.
+    public func removeImages(where predicate: (ImageCacheKey) -> Bool) {
         let keys = state.withLock { $0.keys }
-        let doomed = keys.filter { predicate($0.string) }
+        let doomed = keys.filter(predicate)
         guard !doomed.isEmpty else { return }
         let dropped = state.withLock { cache in doomed.compactMap { cache.removeValue(for: $0) } }
         _ = consume dropped

@@ -12,8 +12,8 @@ extension ImagePipeline {
         case diskCacheHit(source: String, isStale: Bool)
         /// The disk cache had no entry.
         case diskCacheMiss(source: String)
-        /// A request joined work in flight (`stage`: "load", "decode" or "process").
-        case coalesced(stage: String, source: String)
+        /// A request joined work in flight at `stage`.
+        case coalesced(stage: Stage, source: String)
         /// A load started.
         case loadStarted(source: String)
         /// A load finished with `bytes` bytes.

@@ -37,8 +37,8 @@ extension ImagePipeline {
         public var previewsDelivered = 0
         /// Requests failed fast by the failure cache.
         public var failureCacheHits = 0
-        /// Failed requests by ``ImagePipeline/Error/kind`` (cancellations counted as `"cancelled"`).
-        public var failures: [String: Int] = [:]
+        /// Failed requests by ``ImagePipeline/Error/kind`` (cancellations counted as ``ImagePipeline/Error/Kind/cancelled``).
+        public var failures: [ImagePipeline.Error.Kind: Int] = [:]
 
         /// Zeroed counters.
         public init() {}

@@ -7,7 +7,7 @@ extension ImagePipeline {
         _ request: ImageRequest, priority: RequestPriority, handler: @escaping @Sendable (WorkEvent<DataOutput>) -> Void
     ) -> (WorkSubscription, joined: Bool) {
         let coalesces = coalescingEnabled && !request.options.contains(.disablesCoalescing)
-        return graph.subscribe(key: "d:" + request.loadKey, coalesces: coalesces, priority: priority, handler: handler)
+        return graph.subscribe(key: .data(request.loadKey), coalesces: coalesces, priority: priority, handler: handler)
         {
             node in
             startDataNode(node, request: request)

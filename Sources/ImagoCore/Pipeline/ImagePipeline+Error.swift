@@ -47,17 +47,51 @@ extension ImagePipeline {
             }
         }
 
-        /// A short name of the case, for counters (`"dataLoadingFailed"`, …).
-        public var kind: String {
+        /// The case without its payload, for counters (``ImagePipeline/Statistics/failures``) and `switch`es.
+        public enum Kind: Sendable, Hashable, CaseIterable, CustomStringConvertible {
+            /// ``Error/dataLoadingFailed(url:underlying:)``.
+            case dataLoadingFailed
+            /// ``Error/dataSourceFailed(id:reason:)``.
+            case dataSourceFailed
+            /// ``Error/decodingFailed(source:underlying:)``.
+            case decodingFailed
+            /// ``Error/processingFailed(identifier:reason:)``.
+            case processingFailed
+            /// ``Error/notCached(_:)``.
+            case notCached
+            /// ``Error/cancelled``.
+            case cancelled
+            /// ``Error/failedRecently(url:until:reason:)``.
+            case failedRecently
+            /// ``Error/invalidated``.
+            case invalidated
+
+            /// The case name (`"dataLoadingFailed"`, …).
+            public var description: String {
+                switch self {
+                case .dataLoadingFailed: "dataLoadingFailed"
+                case .dataSourceFailed: "dataSourceFailed"
+                case .decodingFailed: "decodingFailed"
+                case .processingFailed: "processingFailed"
+                case .notCached: "notCached"
+                case .cancelled: "cancelled"
+                case .failedRecently: "failedRecently"
+                case .invalidated: "invalidated"
+                }
+            }
+        }
+
+        /// The case without its payload, for counters.
+        public var kind: Kind {
             switch self {
-            case .dataLoadingFailed: "dataLoadingFailed"
-            case .dataSourceFailed: "dataSourceFailed"
-            case .decodingFailed: "decodingFailed"
-            case .processingFailed: "processingFailed"
-            case .notCached: "notCached"
-            case .cancelled: "cancelled"
-            case .failedRecently: "failedRecently"
-            case .invalidated: "invalidated"
+            case .dataLoadingFailed: .dataLoadingFailed
+            case .dataSourceFailed: .dataSourceFailed
+            case .decodingFailed: .decodingFailed
+            case .processingFailed: .processingFailed
+            case .notCached: .notCached
+            case .cancelled: .cancelled
+            case .failedRecently: .failedRecently
+            case .invalidated: .invalidated
             }
         }
     }

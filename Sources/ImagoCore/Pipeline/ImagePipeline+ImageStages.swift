@@ -26,13 +26,12 @@ final class StageContext: Sendable {
 
 extension ImagePipeline {
     /// The name of the shared work producing `request`'s image after its first `n` processors.
-    func imageNodeKey(_ request: ImageRequest, processorCount n: Int) -> String {
+    func imageNodeKey(_ request: ImageRequest, processorCount n: Int) -> WorkKey {
         let affecting: ImageRequest.Options = [.ignoreMemoryCacheReads, .storeProcessedOnDisk, .keepsOriginalData]
-        var key = "i:" + request.loadKey + "\u{0}" + request.variantKey(processorCount: n)
-        let bits = request.options.intersection(affecting).rawValue
-        if bits != 0 { key += "\u{0}o:\(bits)" }
-        if let options = request.decodingOptions { key += "\u{0}d:\(options)" }
-        return key
+        return .image(
+            ImageWorkKey(
+                load: request.loadKey, image: request.imageCacheKey(processorCount: n),
+                options: request.options.intersection(affecting), decodingOptions: request.decodingOptions))
     }
 
     var coalescingEnabled: Bool { configuration.isCoalescingEnabled }
@@ -62,7 +61,7 @@ extension ImagePipeline {
         // too: a request that missed the memory cache just before an identical node stored its image, and then
         // found that node gone, would otherwise download and decode again (seen: 2 of 1,000 concurrent requests).
         if request.options.readsMemory, let cache = configuration.imageCache,
-            let image = cache.image(for: ImageCacheKey(request.variantKey(processorCount: n)))
+            let image = cache.image(for: request.imageCacheKey(processorCount: n))
         {
             graph.emit(
                 node, .value(ImageOutput(image: image, source: .memory, isMemoryHit: true, isInMemoryCache: true)))
@@ -73,7 +72,7 @@ extension ImagePipeline {
         graph.onPriorityChange(node) { context.setPriority($0) }
         if n > 0, request.options.readsDisk, usesProcessedDiskEntries(request), let dataCache = configuration.dataCache
         {
-            let key = request.variantKey(processorCount: n)
+            let key = request.imageCacheKey(processorCount: n).dataCacheKey
             let item = diskQueue.enqueue(priority: graph.priority(of: node)) { [self] in
                 let started = ContinuousClock.now
                 guard let entry = dataCache.entry(for: key), !entry.metadata.isStale() else {
@@ -111,7 +110,7 @@ extension ImagePipeline {
                 case .failure(let error): graph.emit(node, .failure(error))
                 }
             }
-            if joined { noteJoin("load", request) }
+            if joined { noteJoin(.load, request) }
             subscription = s
         } else {
             let (s, joined) = subscribeImage(request, processorCount: n - 1, priority: priority) { [self] event in
@@ -123,7 +122,7 @@ extension ImagePipeline {
                 case .failure(let error): graph.emit(node, .failure(error))
                 }
             }
-            if joined { noteJoin(n == 1 ? "decode" : "process", request) }
+            if joined { noteJoin(n == 1 ? .decode : .process, request) }
             subscription = s
         }
         graph.onCancel(node) {

@@ -14,11 +14,11 @@ extension ImagePipeline {
     /// when they are `request`'s own variant.
     public func removeAll(for request: ImageRequest) {
         let key = request.sourceKey
-        configuration.imageCache?.removeImages { ImageRequest.key($0, belongsTo: key) }
+        configuration.imageCache?.removeImages { $0.source == key }
         if let dataCache = configuration.dataCache {
             dataCache.removeData(for: key)
             dataCache.removeData(for: request.processedDataCacheKey)
-            for processed in takeProcessedKeys(of: key) { dataCache.removeData(for: processed) }
+            for processed in takeProcessedKeys(of: key) { dataCache.removeData(for: processed.dataCacheKey) }
         }
         configuration.failureCache?.removeFailure(for: request.failureKey)
     }
@@ -31,11 +31,11 @@ extension ImagePipeline {
         processedKeys.withLock { $0 = [:] }
     }
 
-    func rememberProcessedKey(_ key: String, of sourceKey: String) {
-        _ = processedKeys.withLock { $0[sourceKey, default: []].insert(key) }
+    func rememberProcessedKey(_ key: ImageCacheKey) {
+        _ = processedKeys.withLock { $0[key.source, default: []].insert(key) }
     }
 
-    func takeProcessedKeys(of sourceKey: String) -> Set<String> {
+    func takeProcessedKeys(of sourceKey: String) -> Set<ImageCacheKey> {
         processedKeys.withLock { $0.removeValue(forKey: sourceKey) } ?? []
     }
 }

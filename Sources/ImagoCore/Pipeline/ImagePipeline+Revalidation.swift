@@ -90,8 +90,8 @@ extension ImagePipeline {
         } else {
             dataCache?.removeData(for: key)
         }
-        configuration.imageCache?.removeImages { ImageRequest.key($0, belongsTo: key) }
-        for processed in takeProcessedKeys(of: key) { dataCache?.removeData(for: processed) }
+        configuration.imageCache?.removeImages { $0.source == key }
+        for processed in takeProcessedKeys(of: key) { dataCache?.removeData(for: processed.dataCacheKey) }
         return .updated
     }
 }

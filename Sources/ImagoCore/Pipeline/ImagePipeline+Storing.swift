@@ -152,7 +152,7 @@ extension ImagePipeline {
             let dataCache = configuration.dataCache,
             let format = processedFormat(for: output.image)
         else { return }
-        let key = request.processedDataCacheKey
+        let key = request.imageCacheKey
         let isNew = processedStores.withLock { $0.insert(key).inserted }
         guard isNew else { return }
         var processedMetadata = output.metadata ?? DataCacheMetadata()
@@ -163,8 +163,8 @@ extension ImagePipeline {
             defer { _ = processedStores.withLock { $0.remove(key) } }
             guard let data = try? configuration.encoders.encode(output.image, as: format, options: options)
             else { return }
-            rememberProcessedKey(key, of: request.sourceKey)
-            writeToDisk(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
+            rememberProcessedKey(key)
+            writeToDisk(data, key: key.dataCacheKey, metadata: metadata, dataCache: dataCache, request: request)
         }
     }
 

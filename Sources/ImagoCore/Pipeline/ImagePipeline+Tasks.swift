@@ -66,7 +66,7 @@ extension ImagePipeline {
         }
         if joined {
             joinedBox.withLock { $0 = true }
-            noteJoin(request.processors.isEmpty ? "decode" : "process", request)
+            noteJoin(request.processors.isEmpty ? .decode : .process, request)
         }
         task.attach(subscription)
     }
@@ -94,7 +94,7 @@ extension ImagePipeline {
     }
 
     /// Records that a request joined shared work instead of starting its own.
-    func noteJoin(_ stage: String, _ request: ImageRequest) {
+    func noteJoin(_ stage: Stage, _ request: ImageRequest) {
         counters.withLock { $0.coalescedJoins += 1 }
         emit(.coalesced(stage: stage, source: request.sourceDescription))
     }

@@ -26,11 +26,11 @@ public final class ImagePipeline: Sendable {
     let counters = Locked(Statistics())
     let observers = Locked<(next: Int, continuations: [Int: AsyncStream<Event>.Continuation])>((0, [:]))
     /// Processed images being encoded for the disk right now (to encode each once).
-    let processedStores = Locked<Set<String>>([])
+    let processedStores = Locked<Set<ImageCacheKey>>([])
     /// Downloads whose original bytes are handed to the disk queue while their decode may still reject them.
     let originalStores = Locked<[String: OriginalStore]>([:])
     /// Processed-image keys this pipeline stored on disk, by source key (the disk cache cannot be listed).
-    let processedKeys = Locked<[String: Set<String>]>([:])
+    let processedKeys = Locked<[String: Set<ImageCacheKey>]>([:])
     private let taskIDs = Locked(0)
     /// Tasks started and not yet ended (result delivered or cancelled); closed once invalidated.
     let runningTasks = TaskRegistry()

@@ -56,22 +56,22 @@ public final class ImagePrefetcher: Sendable {
 
     /// A batch waiting for its requests (by key) to end; its completion gets the batch's own counts.
     private struct Batch {
-        var remaining: Set<String>
+        var remaining: Set<ImageCacheKey>
         var counts = Counts()
         let completion: @Sendable (Counts) -> Void
     }
 
     private struct State {
-        var order: [String] = []
-        var pending: [String: ImageRequest] = [:]
-        var running: [String: WorkSubscription] = [:]
+        var order: [ImageCacheKey] = []
+        var pending: [ImageCacheKey: ImageRequest] = [:]
+        var running: [ImageCacheKey: WorkSubscription] = [:]
         var counts = Counts()
         var batches: [Int: Batch] = [:]
         var nextBatch = 0
 
         /// Records how `key` ended in the totals and in every batch waiting for it; returns the completions of
         /// the batches it finished (called by the caller outside the lock).
-        mutating func end(_ key: String, _ outcome: Outcome) -> [(@Sendable (Counts) -> Void, Counts)] {
+        mutating func end(_ key: ImageCacheKey, _ outcome: Outcome) -> [(@Sendable (Counts) -> Void, Counts)] {
             Self.add(outcome, to: &counts)
             var finished: [(@Sendable (Counts) -> Void, Counts)] = []
             for (id, var batch) in batches where batch.remaining.contains(key) {
@@ -150,7 +150,7 @@ public final class ImagePrefetcher: Sendable {
         with requests: [ImageRequest], completion: (@Sendable (Counts) -> Void)? = nil
     ) {
         let isEmptyBatch = state.withLock { s -> Bool in
-            var keys = Set<String>()
+            var keys = Set<ImageCacheKey>()
             for var request in requests {
                 request.priority = priority
                 let key = self.key(request)
@@ -213,8 +213,8 @@ public final class ImagePrefetcher: Sendable {
         for (completion, counts) in finished { completion(counts) }
     }
 
-    private func key(_ request: ImageRequest) -> String {
-        destination == .diskCache ? request.sourceKey : request.imageCacheKey.string
+    private func key(_ request: ImageRequest) -> ImageCacheKey {
+        destination == .diskCache ? ImageCacheKey(request.sourceKey) : request.imageCacheKey
     }
 
     private func startNext() {
@@ -236,7 +236,7 @@ public final class ImagePrefetcher: Sendable {
     }
 
     /// Takes the next pending request if a slot is free, marking it running.
-    private func takeNext() -> (String, ImageRequest)? {
+    private func takeNext() -> (ImageCacheKey, ImageRequest)? {
         state.withLock { s in
             guard s.running.count < maxConcurrentRequestCount, !s.order.isEmpty else { return nil }
             let key = s.order.removeFirst()
@@ -253,7 +253,7 @@ public final class ImagePrefetcher: Sendable {
         }
     }
 
-    private func finish(_ key: String, _ request: ImageRequest, outcome: Outcome) {
+    private func finish(_ key: ImageCacheKey, _ request: ImageRequest, outcome: Outcome) {
         let finished = state.withLock { s -> [(@Sendable (Counts) -> Void, Counts)]? in
             guard s.running.removeValue(forKey: key) != nil else { return nil }
             return s.end(key, outcome)

@@ -6,30 +6,85 @@
     import Darwin
 #endif
 
-/// A cache key whose hash is computed once, when the key is made.
+/// What identifies a decoded image in the caches: its source and what was done to it (Nuke's `ImageRequestKeys`).
 ///
-/// A 55-byte URL string costs ~100 ns to hash with `Hasher` (SipHash), more than taking a lock; a key built once
-/// per request and then looked up, stored and compared several times should not pay that again, and building it
-/// should cost less than that one `Hasher` pass: the key hashes its UTF-8 bytes with wyhash under a seed drawn at
-/// random once per process (~10 ns for 55 bytes).
+/// A typed value, not a string: the compiler, not a separator character, keeps the source apart from its variant,
+/// and ``ImageCaching/removeImages(where:)`` matches keys by their fields. The one text form of a key is
+/// ``dataCacheKey``, under which a ``DataCaching`` stores the encoded image.
 ///
-/// Keys compare their UTF-8 bytes: two texts that are canonically equivalent in Unicode but spelled with
+/// The hash is computed once, when the key is made. A 55-byte URL string costs ~100 ns to hash with `Hasher`
+/// (SipHash), more than taking a lock; a key built once per request and then looked up, stored and compared several
+/// times should not pay that again, and building it should cost less than that one `Hasher` pass: the key hashes
+/// the UTF-8 bytes of its source with wyhash under a seed drawn at random once per process (~10 ns for 55 bytes),
+/// mixing in the variant only when there is one.
+///
+/// Sources compare their UTF-8 bytes: two texts that are canonically equivalent in Unicode but spelled with
 /// different bytes (precomposed "é" against "e" + combining accent) are different keys, as they are on disk.
 public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
-    /// The full key text (compared on equality, so a hash collision never confuses two keys).
-    public let string: String
-    /// The precomputed hash of the UTF-8 bytes of `string` (seeded per process: never persist it).
-    public let precomputedHash: Int
+    /// What was done to a decoded image: the decode size and frames, then the processors in order. Empty for the
+    /// image as decoded at full size.
+    public struct Variant: Sendable, Hashable {
+        /// The request's ``ImageRequest/targetSize``. Default `nil`.
+        public var targetSize: PixelSize?
+        /// The decode target taken from the first processor when the request gives no target size (the decoded
+        /// image is then smaller than the full decode). Default `nil`.
+        public var decodeTarget: DecodeTarget?
+        /// Only the first frame was decoded (``ImageRequest/Options/decodesFirstFrameOnly``). Default `false`.
+        public var isFirstFrameOnly: Bool
+        /// The ``ImageProcessing/identifier`` of each processor applied, in order. Default none.
+        public var processors: [String]
 
-    /// Makes a key from its text, hashing it once.
-    public init(_ string: String) {
-        self.string = string
-        self.precomputedHash = Self.hash(string)
+        /// A variant; each parameter defaults as its property documents.
+        public init(
+            targetSize: PixelSize? = nil, decodeTarget: DecodeTarget? = nil, isFirstFrameOnly: Bool = false,
+            processors: [String] = []
+        ) {
+            self.targetSize = targetSize
+            self.decodeTarget = decodeTarget
+            self.isFirstFrameOnly = isFirstFrameOnly
+            self.processors = processors
+        }
+
+        /// Whether nothing was done to the decoded image.
+        public var isEmpty: Bool {
+            targetSize == nil && decodeTarget == nil && !isFirstFrameOnly && processors.isEmpty
+        }
     }
 
-    /// Equal when the texts have the same UTF-8 bytes (the hashes are compared first, as a fast reject).
+    /// The source's key: the URL after the key policy (see ``ImageRequest/sourceKey``), or the source's id.
+    public let source: String
+    /// What was done to the decoded image.
+    public let variant: Variant
+    /// The hash, computed once (seeded per process: never persist it).
+    public let precomputedHash: Int
+
+    /// The key of the image of `source` as decoded at full size (no variant).
+    public init(_ source: String) {
+        self.source = source
+        self.variant = Variant()
+        self.precomputedHash = Self.hash(source)
+    }
+
+    /// The key of `variant` of the image of `source`.
+    public init(source: String, variant: Variant) {
+        self.source = source
+        self.variant = variant
+        let sourceHash = Self.hash(source)
+        if variant.isEmpty {
+            self.precomputedHash = sourceHash
+        } else {
+            var hasher = Hasher()
+            hasher.combine(sourceHash)
+            hasher.combine(variant)
+            self.precomputedHash = hasher.finalize()
+        }
+    }
+
+    /// Equal when the sources have the same UTF-8 bytes and the variants are equal (the hashes are compared
+    /// first, as a fast reject).
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.precomputedHash == rhs.precomputedHash && Self.bytesEqual(lhs.string, rhs.string)
+        lhs.precomputedHash == rhs.precomputedHash && Self.bytesEqual(lhs.source, rhs.source)
+            && lhs.variant == rhs.variant
     }
 
     /// Feeds the precomputed hash only.
@@ -48,14 +103,40 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
         return Int(truncatingIfNeeded: x ^ (x >> 32))
     }
 
-    /// The key text.
-    public var description: String { string }
+    /// The text under which a ``DataCaching`` stores this image (the disk cache hashes it to the entry's file
+    /// name); the one place a key becomes text. Stable across releases:
+    /// - no variant: ``source`` itself (so original bytes keep the names they always had);
+    /// - otherwise ``source``, a space, `variant:` and the variant's parts in order, each written as its UTF-8
+    ///   length, `:` and the part (a netstring, so no identifier can forge another key): `size=WxH` for the target
+    ///   size, `decode=` and the ``DecodeTarget`` (`fit=WxH`), `first-frame`, then `processor=` and each
+    ///   processor's identifier. A space never appears in an absolute URL string.
+    ///
+    /// ```
+    /// https://e.com/x.png variant:8:size=3x4,11:first-frame,11:processor=a
+    /// ```
+    public var dataCacheKey: String {
+        guard !variant.isEmpty else { return source }
+        var parts: [String] = []
+        if let size = variant.targetSize { parts.append("size=\(size.width)x\(size.height)") }
+        if let target = variant.decodeTarget { parts.append("decode=\(target)") }
+        if variant.isFirstFrameOnly { parts.append("first-frame") }
+        for identifier in variant.processors { parts.append("processor=" + identifier) }
+        var text = source + " variant:"
+        for (index, part) in parts.enumerated() {
+            if index > 0 { text += "," }
+            text += "\(part.utf8.count):" + part
+        }
+        return text
+    }
+
+    /// ``dataCacheKey``.
+    public var description: String { dataCacheKey }
 
     // Drawn once per process from the system's random source, like `Hasher`'s own seed, so that an attacker who
     // picks the URLs cannot precompute colliding ones (and already passed through wyhash's seed mix).
     private static let seed = WyHash.mixSeed(UInt64.random(in: .min ... .max))
 
-    /// The hash ``init(_:)`` stores for `string` in this process (for tests).
+    /// The hash ``init(_:)`` stores for a source `string` in this process (for tests).
     package static func hash(_ string: String) -> Int {
         let seed = Self.seed
         // Read in place: native strings, small ones included, are contiguous; anything else is made native once.

@@ -53,44 +53,37 @@ extension ImageRequest {
 
     /// The key of remembered failures: ``sourceKey``, plus the SHA-256 of the URL's user-info when it has one, so
     /// that a load refused for wrong credentials never fails a request made with the right ones.
-    var failureKey: String {
-        sourceKey + credentialScope
-    }
-
-    /// ` #u:` and the SHA-256 of the URL's user-info, or empty.
-    private var credentialScope: String {
+    var failureKey: FailureCache.Key {
         guard case .url(let url) = source, let userInfo = URLRedaction.userInfo(in: url.absoluteString) else {
-            return ""
+            return FailureCache.Key(source: sourceKey)
         }
-        return " #u:" + SHA256.hash(String(userInfo)).hex
+        return FailureCache.Key(source: sourceKey, credentialDigest: SHA256.hash(String(userInfo)).hex)
     }
 
     /// The memory-cache key of the final image: source key, target size, first-frame flag and every processor.
     /// Computed once per request value and remembered (a copy shares it until either is changed).
     public var imageCacheKey: ImageCacheKey { cachedImageCacheKey }
 
-    /// The disk-cache key of the processed image (equal to ``sourceKey`` when nothing changes the bytes).
-    public var processedDataCacheKey: String { variantKey(processorCount: processors.count) }
+    /// The disk-cache key of the processed image: ``imageCacheKey``'s ``ImageCacheKey/dataCacheKey`` (equal to
+    /// ``sourceKey`` when nothing changes the bytes).
+    public var processedDataCacheKey: String { imageCacheKey.dataCacheKey }
 
     /// The key of the image after the first `processorCount` processors (0: the decoded image).
     ///
     /// The decoded image (0 processors) of a request whose first processor sets the decode target (see
-    /// ``derivedDecodeTarget``) is smaller than the full decode, so its key says so (`decode-fit=256x256`): it
-    /// never shares a node or a memory entry with the full-size image. The keys after the first processor need
-    /// no such part, since that processor's identifier determines the target.
-    func variantKey(processorCount: Int) -> String {
-        let base = sourceKey
+    /// ``derivedDecodeTarget``) is smaller than the full decode, so its key says so (the variant's
+    /// `decodeTarget`): it never shares a node or a memory entry with the full-size image. The keys after the first
+    /// processor need no such part, since that processor's identifier determines the target.
+    func imageCacheKey(processorCount: Int) -> ImageCacheKey {
         let derived = processorCount == 0 ? derivedDecodeTarget : nil
-        if targetSize == nil, derived == nil, processorCount == 0, !options.contains(.decodesFirstFrameOnly) {
-            return base
+        let isFirstFrameOnly = options.contains(.decodesFirstFrameOnly)
+        if targetSize == nil, derived == nil, processorCount == 0, !isFirstFrameOnly {
+            return ImageCacheKey(sourceKey)
         }
-        var parts: [String] = []
-        if let size = targetSize { parts.append("size=\(size.width)x\(size.height)") }
-        if let derived { parts.append("decode-\(derived)") }
-        if options.contains(.decodesFirstFrameOnly) { parts.append("first-frame") }
-        for p in processors.prefix(processorCount) { parts.append(p.identifier) }
-        guard !parts.isEmpty else { return base }
-        return base + Self.variantSeparator + parts.joined(separator: "|")
+        let variant = ImageCacheKey.Variant(
+            targetSize: targetSize, decodeTarget: derived, isFirstFrameOnly: isFirstFrameOnly,
+            processors: processors.prefix(processorCount).map(\.identifier))
+        return ImageCacheKey(source: sourceKey, variant: variant)
     }
 
     /// The decode target taken from the first processor (``ImageProcessing/decodeTarget``) when the request gives
@@ -100,38 +93,23 @@ extension ImageRequest {
         return first.decodeTarget
     }
 
-    /// Separates a source key from its variant parts. A space never appears in an absolute URL string.
-    static let variantSeparator = " |"
-
-    /// Whether `key` is `sourceKey` itself or one of its variants (used by invalidation).
-    static func key(_ key: String, belongsTo sourceKey: String) -> Bool {
-        key == sourceKey || (key.hasPrefix(sourceKey) && key.dropFirst(sourceKey.count).hasPrefix(variantSeparator))
-    }
-
-    /// The key under which identical loads are shared: source key, the full URL, headers and the options that
-    /// change what the load does. Signed URLs that differ only in dropped query items share cache entries but
-    /// never a load: each caller's load is made with its own URL (its own credentials), so a refused token fails
-    /// only its own caller.
-    var loadKey: String {
-        var key = failureKey
-        if case .url(let url) = source, cacheKeyPolicy != .url {
-            // The source key dropped part of the URL: the digest of the whole URL tells the loads apart (a digest,
-            // so no token is kept in the key).
-            key += " #l:" + SHA256.hash(url.absoluteString).hex
-        }
-        if !headers.isEmpty {
-            key +=
-                " #h:"
-                + headers.sorted { $0.key < $1.key }.map { "\($0.key.lowercased())=\($0.value)" }
-                .joined(separator: "&")
-        }
+    /// The key under which identical loads are shared: the failure key, the full URL (when the key policy dropped
+    /// part of it), the headers and the options that change what the load does. Signed URLs that differ only in
+    /// dropped query items share cache entries but never a load: each caller's load is made with its own URL (its
+    /// own credentials), so a refused token fails only its own caller.
+    var loadKey: DataLoadKey {
+        var url: URL?
+        if case .url(let full) = source, cacheKeyPolicy != .url { url = full }
         let affecting: Options = [
             .ignoreDiskCacheReads, .ignoreDiskCacheWrites, .cacheOnly, .reload, .retryFailed, .deliversPreviews,
             .skipsRevalidation, .ignoresFailureCache,
         ]
-        let bits = options.intersection(affecting).rawValue
-        if bits != 0 { key += " #o:\(bits)" }
-        return key
+        return DataLoadKey(
+            failure: failureKey, url: url,
+            headers: headers.sorted { $0.key < $1.key }.map {
+                DataLoadKey.Header(name: $0.key.lowercased(), value: $0.value)
+            },
+            options: options.intersection(affecting))
     }
 
     static func dropping(_ names: Set<String>, from url: URL) -> String {

@@ -104,7 +104,7 @@ public struct ImageRequest: Sendable, CustomStringConvertible {
     /// The memory-cache key, computed once per request value (see ``imageCacheKey``).
     var cachedImageCacheKey: ImageCacheKey {
         if let key = storage.imageCacheKey.withLock({ $0 }) { return key }
-        let key = ImageCacheKey(variantKey(processorCount: storage.processors.count))
+        let key = imageCacheKey(processorCount: storage.processors.count)
         storage.imageCacheKey.withLock { $0 = key }
         return key
     }
