@@ -170,7 +170,7 @@ enum DiskCacheBench {
             imago: {
                 var cache: DiskCache?
                 let seconds = try time { cache = try DiskCache(directory: directory) }
-                opened = cache?.stats().entryCount ?? 0
+                opened = cache?.statistics.entryCount ?? 0
                 cache?.close()
                 return seconds * 1e3
             },

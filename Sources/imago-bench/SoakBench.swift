@@ -88,7 +88,7 @@ enum SoakBench {
             }
             done += batch
             maxMemoryCost = max(maxMemoryCost, memory.totalCost)
-            maxDiskBytes = max(maxDiskBytes, disk.stats().totalBytes)
+            maxDiskBytes = max(maxDiskBytes, disk.statistics.totalBytes)
             if done == warmup || (warmup == 0 && done == batch) { rssAfterWarmup = residentKiB() }
             if done == 10_000 { rssAfter10k = residentKiB() }
             if done % max(1, total / 10) < batch {

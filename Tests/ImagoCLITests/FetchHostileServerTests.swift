@@ -125,7 +125,7 @@ import Testing
                     #expect(!disk.containsData(for: key) && disk.entry(for: key) == nil, "\(fault.name) was cached")
                 }
                 for good in [f.a, f.b] { #expect(disk.entry(for: ImageRequest(url: good).sourceKey) != nil) }
-                #expect(disk.stats().entryCount == 2)
+                #expect(disk.statistics.entryCount == 2)
             }
             // …the cache command counts only the two good images, with their bytes…
             let stats = await runCLI(["cache", "stats", "--cache-dir", f.cacheDir, "--json"])

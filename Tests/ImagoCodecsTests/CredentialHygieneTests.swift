@@ -124,7 +124,7 @@ import Testing
         #expect(a.image.width != b.image.width)
         #expect(server.requestCount(for: "/p.png") == 2)
         let disk = try #require(pipeline.configuration.dataCache as? DiskCache)
-        #expect(await ImagoTesting.wait { disk.stats().entryCount == 2 })
+        #expect(await ImagoTesting.wait { disk.statistics.entryCount == 2 })
         disk.close()
     }
 

@@ -29,7 +29,7 @@ import Testing
             var configuration = ImagePipeline.Configuration(
                 dataLoader: HTTPDataLoader(configuration: loader), imageCache: MemoryCache(), dataCache: disk)
             configuration.decoders = .makeDefault()
-            configuration.diskConcurrency = 1
+            configuration.maximumConcurrentDiskOperations = 1
             configuration.failureCache = nil
             pipeline = ImagePipeline(configuration: configuration)
             control = try corpusData("pngsuite/png/basn6a08.png")
@@ -49,8 +49,8 @@ import Testing
             var caught: ImagePipeline.Error?
             do {
                 _ = try await pipeline.image(for: url)
-            } catch let error as ImagePipeline.Error {
-                caught = error
+            } catch {
+                caught = error  // typed throws: always an ImagePipeline.Error
             }
             // A good image after it, through the same single disk queue: once it is in the cache, anything the
             // bad load had scheduled has been handed over; a synchronous store then flushes every staged write.
@@ -60,7 +60,7 @@ import Testing
             #expect(await ImagoTesting.wait { disk.containsData(for: controlURL.absoluteString) })
             try disk.storeSynchronously(Data("barrier".utf8), for: "barrier")
             #expect(!disk.containsData(for: url.absoluteString), "a partial or failed body was cached")
-            #expect(disk.stats().entryCount == 2, "only the control image and the barrier")
+            #expect(disk.statistics.entryCount == 2, "only the control image and the barrier")
             return try #require(caught)
         }
     }

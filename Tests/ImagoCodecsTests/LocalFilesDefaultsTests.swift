@@ -34,7 +34,7 @@ struct LocalFilesDefaultsTests {
         #expect(image.image.width > 0)
         #expect(pipeline.cachedImage(for: ImageRequest(url: assets.appendingPathComponent("a.png"))) != nil)
         let disk = try #require(configuration.dataCache as? DiskCache)
-        #expect(disk.stats().entryCount == 0)
+        #expect(disk.statistics.entryCount == 0)
         disk.close()
     }
 }

@@ -47,7 +47,7 @@ import Testing
         // Then every load succeeded from the network, the errors say diskFull, nothing went on disk
         #expect(pipeline.statistics.networkLoads == 5)
         #expect(errors.withLock { $0 }.allSatisfy { if case .diskFull = $0 { true } else { false } })
-        #expect(disk.stats().entryCount == 0)
+        #expect(disk.statistics.entryCount == 0)
 
         // And once space returns, the next image is stored
         try FileManager.default.removeItem(at: filler)

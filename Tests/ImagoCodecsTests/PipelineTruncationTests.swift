@@ -36,7 +36,7 @@ struct PipelineTruncationTests {
         #expect(disk.keys.isEmpty)
 
         // When the request allows partial data: the complete frame arrives as a preview, still cached nowhere
-        var request = ImageRequest(url: url, options: [.retryFailed, .ignoresFailureCache])
+        var request = ImageRequest(url: url, options: [.skipsFailureCacheReads, .skipsFailureCacheWrites])
         var options = DecodingOptions()
         options.allowsPartialData = true
         request.decodingOptions = options

@@ -42,7 +42,7 @@ import Testing
         cache.flush()
         let report = try cache.verify()
         #expect(report.corrupt == 0)
-        let stats = cache.stats()
+        let stats = cache.statistics
         let files = entryFiles(in: directory)
         #expect(stats.entryCount == files.count)
         #expect(stats.totalBytes == files.reduce(0) { $0 + $1.size })
@@ -61,14 +61,14 @@ import Testing
         for i in 0..<5 { try a.storeSynchronously(Data(repeating: 1, count: 1000), for: "a\(i)") }
         for i in 0..<4 { try b.storeSynchronously(Data(repeating: 2, count: 1000), for: "b\(i)") }
         // b has replayed a's stores before its own: the shared total is known to both
-        #expect(b.stats().entryCount == 9)
-        #expect(a.stats().entryCount == 9)
+        #expect(b.statistics.entryCount == 9)
+        #expect(a.statistics.entryCount == 9)
         #expect(b.entry(for: "a4")?.data == Data(repeating: 1, count: 1000))
         // a write in b takes the shared total over the limit: b evicts a's oldest entries (a4 was just read)
         try b.storeSynchronously(Data(repeating: 2, count: 1000), for: "b4")
         for key in ["a0", "a1", "a2"] { #expect(a.entry(for: key) == nil, "\(key)") }
         #expect(a.entry(for: "a4") != nil && a.entry(for: "a3") != nil)
-        let stats = a.stats()
+        let stats = a.statistics
         #expect(stats.totalBytes <= 8000)
         #expect(stats.totalBytes == entryFiles(in: directory).reduce(0) { $0 + $1.size })
     }

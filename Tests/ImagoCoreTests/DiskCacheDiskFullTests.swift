@@ -48,12 +48,12 @@ import Testing
         cache.store(CachePayload.make(key: "bg", version: 1, minLength: 65_536, maxLength: 65_536), for: "bg")
         cache.flush()
         #expect(recorder.errors.value.contains { if case .diskFull = $0 { true } else { false } })
-        #expect(cache.stats().writeErrors == 2)
+        #expect(cache.statistics.writeErrors == 2)
         // When space returns, writes work again
         try cache.trim(toSize: 0)
         try cache.storeSynchronously(Data("fits".utf8), for: "after")
         #expect(cache.entry(for: "after")?.data == Data("fits".utf8))
-        let stats = cache.stats()
+        let stats = cache.statistics
         #expect(stats.entryCount == 1)
         #expect(
             stats.totalBytes == entryFiles(in: mountPoint.appendingPathComponent("cache")).reduce(0) { $0 + $1.size })
@@ -83,6 +83,6 @@ import Testing
         full.withLock { $0 = false }
         try cache.storeSynchronously(Data("x".utf8), for: "x")
         #expect(cache.entry(for: "x")?.data == Data("x".utf8))
-        #expect(cache.stats().writeErrors == 2)
+        #expect(cache.statistics.writeErrors == 2)
     }
 }

@@ -15,12 +15,12 @@ import Testing
         let cache = try DiskCache(directory: directory, configuration: testConfiguration(sizeLimit: 10_000))
         let fileSize = 1000 + 80 + 2  // payload + fixed header + checksum + 2-byte key
         for i in 0..<9 { try cache.storeSynchronously(Data(repeating: 1, count: 1000), for: "k\(i)") }
-        #expect(cache.stats().totalBytes == 9 * fileSize)
+        #expect(cache.statistics.totalBytes == 9 * fileSize)
         _ = cache.entry(for: "k0")  // k0 becomes the most recently used
         // When a write takes the total over 10,000 bytes
         try cache.storeSynchronously(Data(repeating: 1, count: 1000), for: "k9")
         // Then the least recently used go until at most 8,000 bytes remain
-        let stats = cache.stats()
+        let stats = cache.statistics
         #expect(stats.totalBytes <= 8000)
         #expect(stats.entryCount == 7)
         #expect(stats.totalBytes == entryFiles(in: directory).reduce(0) { $0 + $1.size })
@@ -37,7 +37,7 @@ import Testing
         cache.store(Data(count: 1001), for: "big")
         cache.flush()
         #expect(recorder.errors.value.count == 1)
-        #expect(cache.stats().writeErrors == 2)
+        #expect(cache.statistics.writeErrors == 2)
         #expect(cache.entry(for: "big") == nil)
     }
 
@@ -63,7 +63,7 @@ import Testing
         cache.flush()
         #expect(!FileManager.default.fileExists(atPath: entryPath(in: directory, key: "a")))
         #expect(!FileManager.default.fileExists(atPath: entryPath(in: directory, key: "b")))
-        #expect(cache.stats().entryCount == 2)
+        #expect(cache.statistics.entryCount == 2)
         #expect(cache.entry(for: "c") != nil && cache.entry(for: "d") != nil)
     }
 
@@ -96,12 +96,12 @@ import Testing
     @Test func rebuildsADeletedOrDamagedIndexWithTheSameEntriesAndSizes() throws {
         let directory = makeTemporaryDirectory()
         defer { removeTemporaryDirectory(directory) }
-        var before: DiskCache.Stats
+        var before: DiskCache.Statistics
         do {
             let cache = try DiskCache(directory: directory, configuration: testConfiguration())
             for i in 0..<20 { cache.store(CachePayload.make(key: "k\(i)", version: 1), for: "k\(i)") }
             cache.flush()
-            before = cache.stats()
+            before = cache.statistics
         }
         for damage in ["delete index", "garbage index", "delete journal"] {
             let index = directory.appendingPathComponent(damage.hasSuffix("journal") ? "journal" : "index")
@@ -112,7 +112,7 @@ import Testing
             }
             let recorder = HookRecorder()
             let cache = try DiskCache(directory: directory, configuration: testConfiguration(recorder))
-            let after = cache.stats()
+            let after = cache.statistics
             #expect(after.entryCount == before.entryCount, "\(damage)")
             #expect(after.totalBytes == before.totalBytes, "\(damage)")
             #expect(recorder.logs.value.contains { $0.contains("rebuilt") }, "\(damage)")

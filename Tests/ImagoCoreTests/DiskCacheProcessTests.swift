@@ -50,7 +50,7 @@ import Testing
                 if !CachePayload.isValid(entry.data, for: key) { damaged += 1 }
                 #expect(CachePayload.isValid(entry.data, for: key), "round \(round): \(key) damaged")
             }
-            let stats = cache.stats()
+            let stats = cache.statistics
             let files = entryFiles(in: directory)
             #expect(stats.entryCount == files.count, "round \(round)")
             #expect(stats.totalBytes == files.reduce(0) { $0 + $1.size }, "round \(round)")
@@ -88,7 +88,7 @@ import Testing
         #expect(
             try cache.verify()
                 == DiskCache.VerifyReport(checked: entryFiles(in: directory).count, corrupt: 0, removed: 0))
-        let stats = cache.stats()
+        let stats = cache.statistics
         let files = entryFiles(in: directory)
         #expect(stats.entryCount == files.count && files.count > 0)
         #expect(stats.totalBytes == files.reduce(0) { $0 + $1.size })

@@ -39,7 +39,7 @@ import Testing
         let recorder = HookRecorder()
         let cache = try DiskCache(directory: directory, configuration: testConfiguration(recorder))
         // Then the index matches the files again
-        let stats = cache.stats()
+        let stats = cache.statistics
         let files = entryFiles(in: directory)
         #expect(stats.entryCount == 10 && files.count == 10)
         #expect(stats.totalBytes == files.reduce(0) { $0 + $1.size })
@@ -58,7 +58,7 @@ import Testing
         try journal.close()
         let recorder = HookRecorder()
         let cache = try DiskCache(directory: directory, configuration: testConfiguration(recorder))
-        let stats = cache.stats()
+        let stats = cache.statistics
         #expect(stats.entryCount == 10)
         #expect(stats.totalBytes == entryFiles(in: directory).reduce(0) { $0 + $1.size })
         #expect(recorder.logs.value.contains { $0.contains("damaged records") })
@@ -76,6 +76,6 @@ import Testing
         }
         let cache = try DiskCache(directory: directory, configuration: configuration)
         #expect(cache.entry(for: "k")?.data == Data("durable".utf8))
-        #expect(cache.stats().entryCount == 1)
+        #expect(cache.statistics.entryCount == 1)
     }
 }

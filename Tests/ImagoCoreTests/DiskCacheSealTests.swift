@@ -268,6 +268,6 @@ import Testing
         defer { reader.close() }
         #expect(recorder.logs.value.contains { $0.contains("snapshot format version 1, this build reads 2") })
         for key in keys { #expect(reader.entry(for: key)?.data == Self.payload(key)) }
-        #expect(reader.stats().entryCount == 3)
+        #expect(reader.statistics.entryCount == 3)
     }
 }

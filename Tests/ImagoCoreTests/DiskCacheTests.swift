@@ -25,7 +25,7 @@ import Testing
         }
         let reopened = try DiskCache(directory: directory, configuration: testConfiguration())
         #expect(reopened.entry(for: "https://example.com/a.png") == DataCacheEntry(data: data, metadata: metadata))
-        #expect(reopened.stats().entryCount == 1)
+        #expect(reopened.statistics.entryCount == 1)
     }
 
     @Test func updatesMetadataAndRemovesEntries() throws {
@@ -44,7 +44,7 @@ import Testing
         #expect(cache.entry(for: "k") == nil)
         cache.flush()
         #expect(!FileManager.default.fileExists(atPath: entryPath(in: directory, key: "k")))
-        #expect(cache.stats().entryCount == 0)
+        #expect(cache.statistics.entryCount == 0)
     }
 
     @Test func readsAFileWrittenUnderAnotherKeysNameAsAMiss() throws {
@@ -87,7 +87,7 @@ import Testing
         #expect(cache.entry(for: "k") == nil)
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(cache.entry(for: "other")?.data == Data("other".utf8))
-        let stats = cache.stats()
+        let stats = cache.statistics
         #expect(stats.corruptEntriesRemoved == 1)
         #expect(stats.entryCount == 1)
         #expect(stats.totalBytes == entryFiles(in: directory).reduce(0) { $0 + $1.size })
@@ -186,12 +186,12 @@ import Testing
         #expect(!cache.containsData(for: "removed"))
         #expect(!FileManager.default.fileExists(atPath: entryPath(in: directory, key: "k")))
         #expect(FileManager.default.fileExists(atPath: entryPath(in: directory, key: "removed")))
-        #expect(cache.stats().stagedWrites == 2)
+        #expect(cache.statistics.stagedWrites == 2)
         gate.signal()
         cache.flush()
         #expect(FileManager.default.fileExists(atPath: entryPath(in: directory, key: "k")))
         #expect(!FileManager.default.fileExists(atPath: entryPath(in: directory, key: "removed")))
-        #expect(cache.stats().stagedWrites == 0)
+        #expect(cache.statistics.stagedWrites == 0)
         #expect(cache.entry(for: "k")?.data == Data("new".utf8))
     }
 
@@ -208,7 +208,7 @@ import Testing
         _ = cache.entry(for: "k1")
         _ = cache.entry(for: "k2")
         _ = cache.entry(for: "nope")
-        var stats = cache.stats()
+        var stats = cache.statistics
         #expect(stats.entryCount == 10)
         #expect(stats.totalBytes == entryFiles(in: directory).reduce(0) { $0 + $1.size })
         #expect(stats.oldestStoredAt == Date(timeIntervalSinceReferenceDate: 0))
@@ -217,7 +217,7 @@ import Testing
         #expect(abs(stats.hitRatio - 2.0 / 3.0) < 1e-9)
         // trim keeps the most recently used (k1, k2 were read last)
         let removed = try cache.trim(toSize: stats.totalBytes / 2)
-        stats = cache.stats()
+        stats = cache.statistics
         #expect(removed == 5 && stats.entryCount == 5)
         #expect(stats.totalBytes == entryFiles(in: directory).reduce(0) { $0 + $1.size })
         #expect(cache.containsData(for: "k1") && cache.containsData(for: "k2") && !cache.containsData(for: "k0"))
@@ -229,10 +229,10 @@ import Testing
             try Data(bytes).write(to: URL(fileURLWithPath: path))
         }
         #expect(try cache.verify() == DiskCache.VerifyReport(checked: 5, corrupt: 2, removed: 2))
-        #expect(cache.stats().entryCount == 3)
-        #expect(cache.stats().totalBytes == entryFiles(in: directory).reduce(0) { $0 + $1.size })
+        #expect(cache.statistics.entryCount == 3)
+        #expect(cache.statistics.totalBytes == entryFiles(in: directory).reduce(0) { $0 + $1.size })
         cache.removeAll()
-        #expect(cache.stats().entryCount == 0 && entryFiles(in: directory).isEmpty)
+        #expect(cache.statistics.entryCount == 0 && entryFiles(in: directory).isEmpty)
         #expect(cache.entry(for: "k2") == nil)
     }
 }

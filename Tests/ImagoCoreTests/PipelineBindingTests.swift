@@ -126,15 +126,15 @@ struct PipelinePrefetcherTests {
             f.serve(url)
             f.loader.hold(url)
         }
-        let prefetcher = ImagePrefetcher(pipeline: f.pipeline, maxConcurrentRequestCount: 2)
+        let prefetcher = ImagePrefetcher(pipeline: f.pipeline, maximumConcurrentRequests: 2)
 
         prefetcher.startPrefetching(with: urls)
 
         #expect(await ImagoTesting.wait { f.loader.heldCount == 2 })
-        #expect(prefetcher.counts.running == 2 && prefetcher.counts.pending == 4)
+        #expect(prefetcher.statistics.running == 2 && prefetcher.statistics.pending == 4)
         #expect(f.loader.requests.allSatisfy { $0.priority == .low })
         for url in urls { f.loader.release(url) }
-        #expect(await ImagoTesting.wait { prefetcher.counts.completed == 6 })
+        #expect(await ImagoTesting.wait { prefetcher.statistics.completed == 6 })
         #expect(urls.allSatisfy { f.pipeline.cachedImage(for: ImageRequest(url: $0)) != nil })
         #expect(f.loader.loadCount == 6)
     }
@@ -147,7 +147,7 @@ struct PipelinePrefetcherTests {
 
         prefetcher.startPrefetching(with: urls)
 
-        #expect(await ImagoTesting.wait { prefetcher.counts.completed == 3 })
+        #expect(await ImagoTesting.wait { prefetcher.statistics.completed == 3 })
         for url in urls { #expect(await f.waitForDisk(url.absoluteString)) }
         #expect(f.decoder.decodeCount == 0)
         #expect(f.imageCache.keys.isEmpty)
@@ -160,7 +160,7 @@ struct PipelinePrefetcherTests {
             f.serve(url)
             f.loader.hold(url)
         }
-        let prefetcher = ImagePrefetcher(pipeline: f.pipeline, maxConcurrentRequestCount: 1)
+        let prefetcher = ImagePrefetcher(pipeline: f.pipeline, maximumConcurrentRequests: 1)
         prefetcher.startPrefetching(with: urls)
         #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
 
@@ -168,7 +168,7 @@ struct PipelinePrefetcherTests {
 
         #expect(await ImagoTesting.wait { f.loader.cancelCount == 1 })
         #expect(prefetcher.isIdle)
-        #expect(prefetcher.counts.cancelled == 4)
+        #expect(prefetcher.statistics.cancelled == 4)
         #expect(f.loader.loadCount == 1)
     }
 
@@ -182,7 +182,7 @@ struct PipelinePrefetcherTests {
         prefetcher.startPrefetching(with: [url])
 
         // Issue 23 item 11: counted as skipped, no longer as completed
-        #expect(prefetcher.counts.skipped == 1 && prefetcher.counts.completed == 0)
+        #expect(prefetcher.statistics.skipped == 1 && prefetcher.statistics.completed == 0)
         #expect(f.loader.loadCount == 1)
     }
 }

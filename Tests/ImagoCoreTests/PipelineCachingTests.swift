@@ -118,7 +118,7 @@ struct PipelineRevalidationTests {
         f.serve(url, headers: ["Cache-Control": "no-store"])
 
         _ = try await f.pipeline.image(for: url)
-        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.ignoreMemoryCacheReads]))
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.skipsMemoryCacheReads]))
 
         #expect(f.dataCache.writeCount == 0)
         #expect(f.loader.loadCount == 2)
@@ -137,7 +137,7 @@ struct PipelineFailureCacheTests {
         do {
             _ = try await f.pipeline.image(for: url)
             Issue.record("expected failedRecently")
-        } catch let error as ImagePipeline.Error {
+        } catch {
             guard case .failedRecently(let failedURL, _, let reason) = error else {
                 Issue.record("unexpected \(error)")
                 return
@@ -147,12 +147,12 @@ struct PipelineFailureCacheTests {
         #expect(f.loader.loadCount == 1)
         #expect(f.pipeline.statistics.failureCacheHits == 1)
 
-        // .retryFailed bypasses it, and a success clears it
+        // .skipsFailureCacheReads bypasses it, and a success clears it
         f.serve(url)
-        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.retryFailed]))
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.skipsFailureCacheReads]))
         #expect(f.loader.loadCount == 2)
         f.imageCache.removeAll()
-        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.ignoreDiskCacheReads]))
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.skipsDiskCacheReads]))
         #expect(f.loader.loadCount == 3)
     }
 
@@ -299,7 +299,7 @@ struct PipelineUndecodableTests {
         do {
             _ = try await f.pipeline.image(for: url)
             Issue.record("expected failedRecently")
-        } catch let error as ImagePipeline.Error {
+        } catch {
             guard case .failedRecently(_, _, .decode) = error else {
                 Issue.record("unexpected \(error)")
                 return

@@ -90,7 +90,7 @@ struct PipelineCancellationTests {
         let queue = DispatchQueue(label: "test.decode-cancel")
         let f = PipelineFixture {
             $0.callbackQueue = queue
-            $0.decodeConcurrency = 1
+            $0.maximumConcurrentDecodes = 1
         }
         let url = testURL("decode-cancel.img")
         let other = testURL("after.img")

@@ -47,7 +47,7 @@ struct PipelineDecodeTargetTests {
     @Test("Issue 23 item 1: a derived decode never shares its node or memory entry with a full-size decode")
     func derivedDecodeKeepsItsOwnKey() async throws {
         // Given a plain request and a resize request of one large image, in flight together
-        let f = PipelineFixture { $0.decodeConcurrency = 2 }
+        let f = PipelineFixture { $0.maximumConcurrentDecodes = 2 }
         let url = testURL("both.img")
         f.serve(url, width: 3000, height: 2000)
         f.decoder.hold()

@@ -64,7 +64,7 @@ struct PipelineFlowTests {
         f.serve(url)
 
         await #expect(throws: ImagePipeline.Error.notCached(url.absoluteString)) {
-            try await f.pipeline.image(for: ImageRequest(url: url, options: [.cacheOnly]))
+            try await f.pipeline.image(for: ImageRequest(url: url, options: [.skipsLoading]))
         }
         #expect(f.loader.loadCount == 0)
     }
@@ -75,7 +75,7 @@ struct PipelineFlowTests {
         f.dataCache.store(
             MockImageDecoder.make(width: 2, height: 2, color: RGBA(r: 1, g: 2, b: 3, a: 4)), for: url.absoluteString)
 
-        let response = try await f.pipeline.response(for: ImageRequest(url: url, options: [.cacheOnly]))
+        let response = try await f.pipeline.response(for: ImageRequest(url: url, options: [.skipsLoading]))
 
         #expect(response.source == .disk)
         #expect(f.loader.loadCount == 0)
@@ -89,7 +89,7 @@ struct PipelineFlowTests {
         #expect(await f.waitForDisk(url.absoluteString))
         f.serve(url, color: RGBA(r: 2, g: 2, b: 2, a: 255))
 
-        let response = try await f.pipeline.response(for: ImageRequest(url: url, options: [.reload]))
+        let response = try await f.pipeline.response(for: ImageRequest(url: url, options: [.reloadsIgnoringCaches]))
 
         #expect(response.source == .network)
         #expect(f.loader.loadCount == 2)
@@ -149,7 +149,7 @@ struct PipelineFlowTests {
         do {
             _ = try await f.pipeline.image(for: url)
             Issue.record("expected a decoding failure")
-        } catch let error as ImagePipeline.Error {
+        } catch {
             guard case .decodingFailed = error else {
                 Issue.record("unexpected \(error)")
                 return

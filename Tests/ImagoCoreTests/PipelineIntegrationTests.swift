@@ -45,7 +45,7 @@ struct PipelineIntegrationTests {
         #expect(await ImagoTesting.wait { dataCache.containsData(for: url.absoluteString) })
         #expect(dataCache.entry(for: url.absoluteString)?.metadata.validators.etag == "\"abc\"")
 
-        let response = try await pipeline.response(for: ImageRequest(url: url, options: [.ignoreMemoryCacheReads]))
+        let response = try await pipeline.response(for: ImageRequest(url: url, options: [.skipsMemoryCacheReads]))
 
         #expect(response.source == .disk && response.isStale)
         #expect(await ImagoTesting.wait { pipeline.statistics.revalidationsNotModified == 1 })

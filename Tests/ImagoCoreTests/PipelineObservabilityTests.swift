@@ -57,7 +57,7 @@ struct PipelineObservabilityTests {
         let url = testURL("nope.img")
         _ = try? await f.pipeline.image(for: url)
         _ = try? await f.pipeline.image(for: url)
-        _ = try? await f.pipeline.image(for: ImageRequest(url: testURL("x.img"), options: [.cacheOnly]))
+        _ = try? await f.pipeline.image(for: ImageRequest(url: testURL("x.img"), options: [.skipsLoading]))
 
         #expect(f.pipeline.statistics.failures == [.dataLoadingFailed: 1, .failedRecently: 1, .notCached: 1])
     }
@@ -73,7 +73,7 @@ struct PipelinePreviewTests {
         // (The test format is not a progressive JPEG: since issue 23 item 5, its top-down previews need the
         // .incremental policy.)
         let f = PipelineFixture(loader: loader) {
-            $0.decodeConcurrency = 1
+            $0.maximumConcurrentDecodes = 1
             $0.previewPolicy = .incremental
         }
         let url = testURL("progressive.img")

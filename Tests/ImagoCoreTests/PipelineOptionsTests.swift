@@ -10,7 +10,7 @@ struct PipelineOptionsTests {
         let url = testURL("nowrite.img")
         f.serve(url)
 
-        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.ignoreMemoryCacheWrites]))
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.skipsMemoryCacheWrites]))
 
         #expect(f.imageCache.keys.isEmpty)
         #expect(await f.waitForDisk(url.absoluteString))
@@ -21,7 +21,7 @@ struct PipelineOptionsTests {
         let url = testURL("nodisk.img")
         f.serve(url)
 
-        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.ignoreDiskCacheWrites]))
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.skipsDiskCacheWrites]))
         // a second load through the same disk queue: when it is done, an earlier write would have been too
         let other = testURL("probe.img")
         f.serve(other)
@@ -38,7 +38,7 @@ struct PipelineOptionsTests {
         f.dataCache.store(
             MockImageDecoder.make(width: 1, height: 1, color: RGBA(r: 0, g: 0, b: 0, a: 255)), for: url.absoluteString)
 
-        let response = try await f.pipeline.response(for: ImageRequest(url: url, options: [.ignoreDiskCacheReads]))
+        let response = try await f.pipeline.response(for: ImageRequest(url: url, options: [.skipsDiskCacheReads]))
 
         #expect(response.source == .network)
         #expect(f.dataCache.readCount == 0)
@@ -50,7 +50,8 @@ struct PipelineOptionsTests {
         let data = f.serve(url)
 
         let image = try await f.pipeline.image(for: ImageRequest(url: url, options: [.keepsOriginalData]))
-        let plain = try await f.pipeline.image(for: ImageRequest(url: testURL("keep.img"), options: [.reload]))
+        let plain = try await f.pipeline.image(
+            for: ImageRequest(url: testURL("keep.img"), options: [.reloadsIgnoringCaches]))
 
         #expect(image.originalData == data)
         #expect(plain.originalData == nil)
@@ -98,7 +99,7 @@ struct PipelineOptionsTests {
         let a = ImageRequest(url: testURL("cow.img"), processors: [MockProcessor("x")])
         var b = a
         b.processors = []
-        b.options = [.reload]
+        b.options = [.reloadsIgnoringCaches]
         #expect(a.processors.count == 1 && a.options.isEmpty)
         #expect(
             a.imageCacheKey

@@ -12,7 +12,7 @@ struct PipelinePendingWritesTests {
         // (disk reads share the disk queue with writes: leave them slots while writes wait at the gate)
         let f = PipelineFixture {
             $0.dataCache = disk
-            $0.diskConcurrency = 8
+            $0.maximumConcurrentDiskOperations = 8
         }
         let urls = (0..<3).map { testURL("pending-\($0).img") }
         for url in urls { f.serve(url) }

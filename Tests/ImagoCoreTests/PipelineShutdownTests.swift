@@ -112,7 +112,7 @@ struct PipelineShutdownTests {
         disk.close()
 
         // Counts callers can construct
-        let counts = ImagePrefetcher.Counts(completed: 2, failed: 1, skipped: 3)
+        let counts = ImagePrefetcher.Statistics(completed: 2, failed: 1, skipped: 3)
         #expect(counts.completed == 2 && counts.failed == 1 && counts.skipped == 3 && counts.running == 0)
     }
 }
@@ -128,15 +128,15 @@ extension PipelinePrefetcherTests {
         for url in fresh { f.serve(url) }
         _ = try await f.pipeline.image(for: cached)
         let prefetcher = ImagePrefetcher(pipeline: f.pipeline)
-        let done = Recorder<ImagePrefetcher.Counts>()
+        let done = Recorder<ImagePrefetcher.Statistics>()
 
         // When they are prefetched as one batch
         prefetcher.startPrefetching(with: [cached] + fresh) { done.append($0) }
 
         // Then the completion fires once, with the cached one skipped and the others completed
         #expect(await ImagoTesting.wait { done.count == 1 })
-        #expect(done.all.first == ImagePrefetcher.Counts(completed: 2, skipped: 1))
-        #expect(prefetcher.counts.skipped == 1 && prefetcher.counts.completed == 2)
+        #expect(done.all.first == ImagePrefetcher.Statistics(completed: 2, skipped: 1))
+        #expect(prefetcher.statistics.skipped == 1 && prefetcher.statistics.completed == 2)
         #expect(f.loader.loadCount == 3)
         try await Task.sleep(for: .milliseconds(50))
         #expect(done.count == 1)

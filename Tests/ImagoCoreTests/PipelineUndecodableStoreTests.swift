@@ -30,7 +30,7 @@ struct PipelineUndecodableStoreTests {
         let cache = HoldingDataCache()
         let f = PipelineFixture(disk: false) {
             $0.dataCache = cache
-            $0.diskConcurrency = 2
+            $0.maximumConcurrentDiskOperations = 2
         }
         let url = URL(string: "https://example.com/cut.img")!
         f.loader.setResponse(Self.truncated, for: url)
@@ -55,7 +55,7 @@ struct PipelineUndecodableStoreTests {
         let cache = HoldingDataCache()
         let f = PipelineFixture(disk: false) {
             $0.dataCache = cache
-            $0.diskConcurrency = 1
+            $0.maximumConcurrentDiskOperations = 1
         }
         let good = URL(string: "https://example.com/good.img")!
         let bad = URL(string: "https://example.com/cut.img")!
@@ -66,7 +66,7 @@ struct PipelineUndecodableStoreTests {
         #expect(await ImagoTesting.wait { cache.gate.waitingCount == 1 })
         // When the bad download (not looking at the disk first: that read would queue behind the held store)
         // fails to decode while its store is still queued
-        let badRequest = ImageRequest(url: bad, options: [.ignoreDiskCacheReads])
+        let badRequest = ImageRequest(url: bad, options: [.skipsDiskCacheReads])
         await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: badRequest) }
         cache.gate.release()
         await f.pipeline.waitForPendingCacheWrites()

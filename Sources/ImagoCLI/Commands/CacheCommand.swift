@@ -75,7 +75,7 @@ enum CacheCommand {
         let isCache = FileManager.default.fileExists(atPath: directory.appendingPathComponent("entries").path)
         let cache = isCache ? try DiskCache(directory: directory) : nil
         defer { cache?.close() }
-        let before = cache?.stats()
+        let before = cache?.statistics
         var line = JSONLine()
         var text: String
         var status: Int32 = 0
@@ -104,7 +104,7 @@ enum CacheCommand {
             status = corrupt == 0 ? 0 : 1
         case .trim:
             let removed = try cache?.trim(toSize: maxSize) ?? 0
-            let after = cache?.stats()
+            let after = cache?.statistics
             let removedBytes = max(0, (before?.totalBytes ?? 0) - (after?.totalBytes ?? 0))
             line.add("removed", removed)
             line.add("removedBytes", removedBytes)

@@ -5,7 +5,7 @@
 /// The `Imago` module declares the one provider, so that every way of making a pipeline in a program that uses
 /// `Imago` (``ImagePipeline/Configuration/init(dataLoader:imageCache:dataCache:)``, ``ImagePipeline/init(_:)``,
 /// `withDefaults()`, `ImagePipeline.shared`) decodes every format it ships.
-public protocol DefaultCodecsProviding {
+public protocol DefaultCodecsProviding: Sendable {
     /// New instances of every decoder to register, in registration order (later ones win).
     static func makeDecoders() -> [any ImageDecoding]
     /// New instances of every encoder to register, in registration order (later ones win).

@@ -26,8 +26,8 @@ import Foundation
 //   some process stored it, or misses. A store by process A is readable by B as soon as A's rename is done
 //   (right after A's `storeSynchronously` returns, or after A's background write / `flush()`), whether or not
 //   B has replayed the journal yet.
-// - B's index (size total, LRU order, `stats()`) learns of A's stores, removals and evictions the next time B
-//   takes the lock: at each of B's writes/removals, `stats()`, `trim`, `verify`, and the lazy persistence of B's
+// - B's index (size total, LRU order, `statistics`) learns of A's stores, removals and evictions the next time B
+//   takes the lock: at each of B's writes/removals, `statistics`, `trim`, `verify`, and the lazy persistence of B's
 //   reads (`accessPersistenceDelay`, default 1 s). B's reads of entries its index does not know yet still hit.
 // - Reads (the LRU order) are appended to the journal lazily, so another process's eviction may not yet know of
 //   a read from the last second; entries removed under a reader are misses, and the reader drops them from its

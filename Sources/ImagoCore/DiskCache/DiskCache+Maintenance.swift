@@ -10,7 +10,7 @@ import Foundation
 
 extension DiskCache {
     /// What a cache holds and how it has been used by this process.
-    public struct Stats: Sendable, Hashable {
+    public struct Statistics: Sendable, Hashable {
         /// Entries on disk, per the shared index (staged writes not included).
         public var entryCount: Int
         /// Bytes of the entry files (headers included) on disk, per the shared index.
@@ -44,8 +44,9 @@ extension DiskCache {
         public var removed: Int
     }
 
-    /// The current statistics, after catching up with what other processes appended to the journal.
-    public func stats() -> Stats {
+    /// The current statistics, after catching up with what other processes appended to the journal (a read of
+    /// the journal's tail, under the cache's lock).
+    public var statistics: Statistics {
         var outbox = Outbox()
         _ = try? exclusive(&outbox) { _, _ in }
         deliver(outbox)
@@ -56,7 +57,7 @@ extension DiskCache {
                 oldest = min(oldest ?? record.storedAt, record.storedAt)
                 newest = max(newest ?? record.storedAt, record.storedAt)
             }
-            return Stats(
+            return Statistics(
                 entryCount: state.index.count, totalBytes: Int(clamping: state.index.totalBytes),
                 oldestStoredAt: oldest.map { Date(timeIntervalSinceReferenceDate: $0) },
                 newestStoredAt: newest.map { Date(timeIntervalSinceReferenceDate: $0) }, hits: state.hits,

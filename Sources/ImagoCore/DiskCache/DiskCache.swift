@@ -205,7 +205,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     }
 
     /// Stages `data` for `key` and returns; the background queue writes it. Visible to ``entry(for:)`` at once.
-    /// Failures (full disk …) go to ``Configuration/onError`` and ``Stats/writeErrors``.
+    /// Failures (full disk …) go to ``Configuration/onError`` and ``Statistics/writeErrors``.
     public func store(_ data: Data, for key: String, metadata: DataCacheMetadata) {
         stage(key: key, data: data, metadata: metadata)
     }

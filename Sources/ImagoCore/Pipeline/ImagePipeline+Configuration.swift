@@ -37,8 +37,8 @@ extension ImagePipeline {
         case httpHeaders(fallback: Duration?)
         /// For this long after storing, whatever the headers say.
         case fixed(Duration)
-        /// Always fresh: never revalidated.
-        case never
+        /// Always fresh: never revalidated (was `.never`).
+        case alwaysFresh
     }
 
     /// Everything a pipeline is made of and how it behaves. Each field's default is given on it.
@@ -77,13 +77,13 @@ extension ImagePipeline {
         /// `true`.
         public var isCoalescingEnabled: Bool
         /// How many decodes run at once. Default: the number of active processors.
-        public var decodeConcurrency: Int
+        public var maximumConcurrentDecodes: Int
         /// How many processors run at once. Default: the number of active processors.
-        public var processingConcurrency: Int
+        public var maximumConcurrentProcessorRuns: Int
         /// How many encodes (of processed images for the disk) run at once. Default: the number of active processors.
-        public var encodeConcurrency: Int
+        public var maximumConcurrentEncodes: Int
         /// How many disk-cache reads and writes run at once. Default 2.
-        public var diskConcurrency: Int
+        public var maximumConcurrentDiskOperations: Int
         /// The defaults for decoding (pixel limit, frame limits, orientation); a request may replace them with
         /// ``ImageRequest/decodingOptions``. Default `DecodingOptions()` (100 megapixels, 10,000 frames).
         public var decodingOptions: DecodingOptions
@@ -131,10 +131,10 @@ extension ImagePipeline {
             processedImageFormat = nil
             encodingOptions = EncodingOptions()
             isCoalescingEnabled = true
-            decodeConcurrency = cores
-            processingConcurrency = cores
-            encodeConcurrency = cores
-            diskConcurrency = 2
+            maximumConcurrentDecodes = cores
+            maximumConcurrentProcessorRuns = cores
+            maximumConcurrentEncodes = cores
+            maximumConcurrentDiskOperations = 2
             decodingOptions = DecodingOptions()
             freshness = .httpHeaders(fallback: nil)
             isRevalidationEnabled = true

@@ -15,8 +15,12 @@ extension ImagePipeline {
     }
 
     private func startDataNode(_ node: WorkNode<DataOutput>, request: ImageRequest) {
-        if case .data(_, let data) = request.source {
+        switch request.source {
+        case .data(_, let data):
             return graph.emit(node, .value(DataOutput(data: data, source: .custom, metadata: nil)))
+        case .invalidURL(let text):
+            return graph.emit(node, .failure(.invalidURL(text)))
+        case .url, .loader: break
         }
         // Local bytes are never stored on disk, so there is nothing to read there.
         guard request.options.readsDisk, !request.isLocalSource, let dataCache = configuration.dataCache else {
@@ -40,7 +44,7 @@ extension ImagePipeline {
             var output = DataOutput(data: entry.data, source: .disk, metadata: entry.metadata)
             output.metrics.diskRead = .now - started
             if isStale, configuration.isRevalidationEnabled, case .url(let url) = request.source,
-                request.options.isDisjoint(with: [.skipsRevalidation, .cacheOnly])
+                request.options.isDisjoint(with: [.skipsRevalidation, .skipsLoading])
             {
                 output.revalidation = revalidate(request, url: url, entry: entry)
             }
@@ -53,7 +57,7 @@ extension ImagePipeline {
     /// Whether a disk entry is past its freshness under the configured ``Freshness``.
     func isStale(_ metadata: DataCacheMetadata, now: Date = Date()) -> Bool {
         switch configuration.freshness {
-        case .never: return false
+        case .alwaysFresh: return false
         case .fixed(let lifetime): return now >= metadata.storedAt.addingTimeInterval(lifetime.seconds)
         case .httpHeaders(let fallback):
             if let expiresAt = metadata.expiresAt { return now >= expiresAt }
@@ -63,12 +67,14 @@ extension ImagePipeline {
     }
 
     private func loadFromSource(_ node: WorkNode<DataOutput>, request: ImageRequest) {
-        guard !request.options.contains(.cacheOnly) else {
+        guard !request.options.contains(.skipsLoading) else {
             return graph.emit(node, .failure(.notCached(request.sourceDescription)))
         }
         switch request.source {
         case .data(_, let data):
             graph.emit(node, .value(DataOutput(data: data, source: .custom, metadata: nil)))
+        case .invalidURL(let text):
+            graph.emit(node, .failure(.invalidURL(text)))
         case .loader(let id, let body):
             let started = ContinuousClock.now
             let task = Task { [self] in
@@ -133,13 +139,13 @@ extension ImagePipeline {
 
     private func rememberedFailure(for request: ImageRequest) -> FailureCache.Failure? {
         guard let failureCache = configuration.failureCache,
-            request.options.isDisjoint(with: [.retryFailed, .ignoresFailureCache, .reload])
+            request.options.isDisjoint(with: [.skipsFailureCacheReads, .reloadsIgnoringCaches])
         else { return nil }
         return failureCache.failure(for: request.failureKey)
     }
 
     private func rememberFailure(_ error: DataLoadingError, for request: ImageRequest) {
-        guard !request.options.contains(.ignoresFailureCache) else { return }
+        guard !request.options.contains(.skipsFailureCacheWrites) else { return }
         configuration.failureCache?.record(error, for: request.failureKey)
     }
 

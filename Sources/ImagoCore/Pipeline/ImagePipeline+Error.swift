@@ -11,15 +11,17 @@ extension ImagePipeline {
         case decodingFailed(source: String, underlying: CodecError)
         /// A processor threw. `identifier` names it; `reason` is its error's description.
         case processingFailed(identifier: String, reason: String)
-        /// The request said ``ImageRequest/Options/cacheOnly`` and no cache held the image (`source` as above).
+        /// The request said ``ImageRequest/Options/skipsLoading`` and no cache held the image (`source` as above).
         case notCached(String)
         /// The request was cancelled (only the async API reports this; callbacks are simply not called).
         case cancelled
         /// The failure cache remembers that loading `url` failed recently for `reason`; it is not tried again
-        /// before `until` (pass ``ImageRequest/Options/retryFailed`` to try anyway).
+        /// before `until` (pass ``ImageRequest/Options/skipsFailureCacheReads`` to try anyway).
         case failedRecently(url: URL, until: Date, reason: FailureCache.Reason)
         /// The pipeline was shut down with ``ImagePipeline/invalidate()``: it starts no load any more.
         case invalidated
+        /// The request was made from text that is not a URL (``ImageRequest/Source/invalidURL(_:)``).
+        case invalidURL(String)
 
         /// The HTTP status the server answered, when the failure was one (also a remembered one), else `nil`.
         public var statusCode: Int? {
@@ -38,12 +40,13 @@ extension ImagePipeline {
             case .decodingFailed(let source, let underlying): "could not decode \(source): \(underlying)"
             case .processingFailed(let identifier, let reason): "processor \(identifier) failed: \(reason)"
             case .notCached(let source):
-                "\(source) is in no cache and the request is cache-only (drop .cacheOnly to load it)"
+                "\(source) is in no cache and the request is cache-only (drop .skipsLoading to load it)"
             case .cancelled: "the request was cancelled"
             case .failedRecently(let url, let until, let reason):
                 "loading \(url.redactedString) failed recently (\(reason)); it will not be retried before "
-                    + "\(until) unless the request uses .retryFailed"
+                    + "\(until) unless the request uses .skipsFailureCacheReads"
             case .invalidated: "the pipeline was invalidated (shut down); make a new pipeline to load images"
+            case .invalidURL(let text): "'\(text)' is not a URL; make the request from a valid URL"
             }
         }
 
@@ -65,6 +68,8 @@ extension ImagePipeline {
             case failedRecently
             /// ``Error/invalidated``.
             case invalidated
+            /// ``Error/invalidURL(_:)``.
+            case invalidURL
 
             /// The case name (`"dataLoadingFailed"`, …).
             public var description: String {
@@ -77,6 +82,7 @@ extension ImagePipeline {
                 case .cancelled: "cancelled"
                 case .failedRecently: "failedRecently"
                 case .invalidated: "invalidated"
+                case .invalidURL: "invalidURL"
                 }
             }
         }
@@ -92,6 +98,7 @@ extension ImagePipeline {
             case .cancelled: .cancelled
             case .failedRecently: .failedRecently
             case .invalidated: .invalidated
+            case .invalidURL: .invalidURL
             }
         }
     }

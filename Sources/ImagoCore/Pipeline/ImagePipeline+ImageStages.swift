@@ -27,7 +27,7 @@ final class StageContext: Sendable {
 extension ImagePipeline {
     /// The name of the shared work producing `request`'s image after its first `n` processors.
     func imageNodeKey(_ request: ImageRequest, processorCount n: Int) -> WorkKey {
-        let affecting: ImageRequest.Options = [.ignoreMemoryCacheReads, .storeProcessedOnDisk, .keepsOriginalData]
+        let affecting: ImageRequest.Options = [.skipsMemoryCacheReads, .storesProcessedImageOnDisk, .keepsOriginalData]
         return .image(
             ImageWorkKey(
                 load: request.loadKey, image: request.imageCacheKey(processorCount: n),
@@ -39,7 +39,7 @@ extension ImagePipeline {
     /// Whether processed images are read from (and written to) the disk cache for `request`.
     func usesProcessedDiskEntries(_ request: ImageRequest) -> Bool {
         guard configuration.dataCache != nil, !request.processors.isEmpty, !request.isLocalSource else { return false }
-        if request.options.contains(.storeProcessedOnDisk) { return true }
+        if request.options.contains(.storesProcessedImageOnDisk) { return true }
         return configuration.dataCachePolicy != .storeOriginalData
     }
 
@@ -163,7 +163,7 @@ extension ImagePipeline {
                 finishImageNode(node, output, request: request, processorCount: processorCount ?? 0)
             case .failure(let error):
                 // Undecodable downloads are remembered like failed loads: fetching them again would not help.
-                if data.source == .network, !request.options.contains(.ignoresFailureCache) {
+                if data.source == .network, !request.options.contains(.skipsFailureCacheWrites) {
                     configuration.failureCache?.record(.decode, for: request.failureKey)
                 }
                 if data.source == .network, let dataCache = configuration.dataCache {
@@ -237,7 +237,7 @@ extension ImagePipeline {
         _ node: WorkNode<ImageOutput>, _ output: ImageOutput, request: ImageRequest, processorCount n: Int
     ) {
         var output = output
-        if n == request.processors.count, !graph.isCancelled(node), !request.options.contains(.ignoreMemoryCacheWrites),
+        if n == request.processors.count, !graph.isCancelled(node), !request.options.contains(.skipsMemoryCacheWrites),
             !output.image.isPreview, let cache = configuration.imageCache
         {
             cache.store(output.image, for: request.imageCacheKey)

@@ -56,7 +56,7 @@ extension ImagePipeline {
     /// then fail to decode are removed again).
     func storeOriginal(_ data: Data, metadata: DataCacheMetadata?, for request: ImageRequest) {
         guard let metadata, let dataCache = configuration.dataCache,
-            !request.options.contains(.ignoreDiskCacheWrites), !request.isLocalSource,
+            !request.options.contains(.skipsDiskCacheWrites), !request.isLocalSource,
             configuration.decoders.decoder(for: configuration.decoders.format(of: data)) != nil
         else { return }
         switch configuration.dataCachePolicy {
@@ -142,13 +142,13 @@ extension ImagePipeline {
 
     /// After delivery work: the final image to memory, and the processed image to disk when asked.
     func store(_ output: ImageOutput, for request: ImageRequest) {
-        if !request.options.contains(.ignoreMemoryCacheWrites), !output.isInMemoryCache, !output.image.isPreview,
+        if !request.options.contains(.skipsMemoryCacheWrites), !output.isInMemoryCache, !output.image.isPreview,
             let cache = configuration.imageCache
         {
             cache.store(output.image, for: request.imageCacheKey)
         }
         guard usesProcessedDiskEntries(request), !output.isFromProcessedEntry, !output.isMemoryHit,
-            !request.options.contains(.ignoreDiskCacheWrites), !output.image.isPreview,
+            !request.options.contains(.skipsDiskCacheWrites), !output.image.isPreview,
             let dataCache = configuration.dataCache,
             let format = processedFormat(for: output.image)
         else { return }

@@ -86,7 +86,7 @@ extension ImagePipeline {
             guard outcome == .updated else { return task.deliverUpdate(nil) }
             // The caches now hold the new content: run the request again past the memory cache (purged anyway).
             var again = task.request
-            again.options.insert([.ignoreMemoryCacheReads, .skipsRevalidation])
+            again.options.insert([.skipsMemoryCacheReads, .skipsRevalidation])
             var handlers = ImageTask.Handlers()
             handlers.completion = { result in task.deliverUpdate(try? result.get()) }
             start(makeTask(again, handlers: handlers), checkingMemory: false)

@@ -38,10 +38,11 @@ public final class ImagePipeline: Sendable {
     /// A pipeline made of `configuration`.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        decodeQueue = WorkQueue(label: "imago.decode", maxConcurrentCount: configuration.decodeConcurrency)
-        processQueue = WorkQueue(label: "imago.process", maxConcurrentCount: configuration.processingConcurrency)
-        encodeQueue = WorkQueue(label: "imago.encode", maxConcurrentCount: configuration.encodeConcurrency)
-        diskQueue = WorkQueue(label: "imago.disk", maxConcurrentCount: configuration.diskConcurrency)
+        decodeQueue = WorkQueue(label: "imago.decode", maxConcurrentCount: configuration.maximumConcurrentDecodes)
+        processQueue = WorkQueue(
+            label: "imago.process", maxConcurrentCount: configuration.maximumConcurrentProcessorRuns)
+        encodeQueue = WorkQueue(label: "imago.encode", maxConcurrentCount: configuration.maximumConcurrentEncodes)
+        diskQueue = WorkQueue(label: "imago.disk", maxConcurrentCount: configuration.maximumConcurrentDiskOperations)
     }
 
     /// A pipeline with the default configuration changed by `configure`.
@@ -60,34 +61,36 @@ public final class ImagePipeline: Sendable {
     ///
     /// - Throws: ``Error`` (``Error/cancelled`` when the calling task is cancelled, ``Error/invalidated`` for a
     ///   load after ``invalidate()``; a memory-cache hit is still returned).
-    public func image(for request: ImageRequest) async throws -> ImageContainer {
+    public func image(for request: ImageRequest) async throws(Error) -> ImageContainer {
         // The memory check is repeated here rather than in a nested async call: one async frame less on a hit.
         if let response = cachedResponse(for: request) { return response.image }
         return try await loadResponse(for: request).image
     }
 
     /// The image at `url` (a request with every default).
-    public func image(for url: URL) async throws -> ImageContainer {
+    ///
+    /// - Throws: ``Error``.
+    public func image(for url: URL) async throws(Error) -> ImageContainer {
         try await image(for: ImageRequest(url: url))
     }
 
     /// The image for `request` with where it came from and what each stage cost.
     ///
     /// - Throws: ``Error``.
-    public func response(for request: ImageRequest) async throws -> ImageResponse {
+    public func response(for request: ImageRequest) async throws(Error) -> ImageResponse {
         if let response = cachedResponse(for: request) { return response }
         return try await loadResponse(for: request)
     }
 
     /// Runs `request` past the memory cache (already checked by the caller).
-    private func loadResponse(for request: ImageRequest) async throws -> ImageResponse {
+    private func loadResponse(for request: ImageRequest) async throws(Error) -> ImageResponse {
         let box = Locked<ImageTask?>(nil)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation {
-                (continuation: CheckedContinuation<ImageResponse, any Swift.Error>) in
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<ImageResponse, Error>, Never>) in
                 var handlers = ImageTask.Handlers()
                 handlers.reportsCancellation = true
-                handlers.completion = { continuation.resume(with: $0.mapError { $0 as any Swift.Error }) }
+                handlers.completion = { continuation.resume(returning: $0) }
                 let task = makeTask(request, handlers: handlers)
                 box.withLock { $0 = task }
                 if Task.isCancelled {
@@ -99,6 +102,7 @@ public final class ImagePipeline: Sendable {
         } onCancel: {
             box.withLock { $0 }?.cancel()
         }
+        return try result.get()
     }
 
     // MARK: - Synchronous memory-cache check
@@ -153,7 +157,21 @@ public final class ImagePipeline: Sendable {
         return task
     }
 
-    /// Starts loading `request` with no callback; follow it through ``ImageTask/events``.
+    /// Starts loading `request` and returns its task: await ``ImageTask/image`` or ``ImageTask/response``, iterate
+    /// ``ImageTask/previews`` or ``ImageTask/events``, change its ``ImageTask/priority`` or ``ImageTask/cancel()``
+    /// it (Nuke's `imageTask(with:)`). A memory-cache hit finishes the task at once.
+    ///
+    /// ```swift
+    /// let task = pipeline.imageTask(with: request)
+    /// for await preview in task.previews { show(preview) }
+    /// let image = try await task.image
+    /// ```
+    public func imageTask(with request: ImageRequest) -> ImageTask {
+        loadImage(with: request)
+    }
+
+    /// Starts loading `request` with no callback; follow it through ``ImageTask/events`` (see also
+    /// ``imageTask(with:)``).
     @discardableResult
     public func loadImage(with request: ImageRequest) -> ImageTask {
         let task = makeTask(request, handlers: ImageTask.Handlers(queue: configuration.callbackQueue))
@@ -208,7 +226,7 @@ public final class ImagePipeline: Sendable {
 
 extension ImagePipeline {
     /// Whether no shared work (load, decode, processing) is in flight. For tests and diagnostics.
-    public var graphIsIdle: Bool { graph.inFlightCount == 0 }
+    package var graphIsIdle: Bool { graph.inFlightCount == 0 }
 
     /// How many tasks are in flight: started and neither finished nor cancelled (memory-cache hits of the async
     /// API never count). For diagnostics and shutdown.

@@ -21,8 +21,8 @@ public final class ImagePrefetcher: Sendable {
         case diskCache
     }
 
-    /// The counters of a prefetcher.
-    public struct Counts: Sendable, Hashable {
+    /// The counters of a prefetcher (or of one batch).
+    public struct Statistics: Sendable, Hashable {
         /// Requests loaded.
         public var completed = 0
         /// Requests that failed.
@@ -37,7 +37,7 @@ public final class ImagePrefetcher: Sendable {
         /// ``Destination/diskCache``).
         public var skipped = 0
 
-        /// Counts with the given values (each default 0), for tests and callers that compare or sum them.
+        /// Counters with the given values (each default 0), for tests and callers that compare or sum them.
         public init(
             completed: Int = 0, failed: Int = 0, cancelled: Int = 0, pending: Int = 0, running: Int = 0,
             skipped: Int = 0
@@ -52,28 +52,48 @@ public final class ImagePrefetcher: Sendable {
     }
 
     /// How one request ended.
-    private enum Outcome { case completed, failed, cancelled, skipped }
+    public enum Outcome: Sendable, Hashable {
+        /// It loaded.
+        case completed
+        /// It failed.
+        case failed
+        /// It was stopped first.
+        case cancelled
+        /// Its image was already cached: nothing was loaded.
+        case skipped
+    }
+
+    /// What `onComplete` receives for each request that ended by loading, failing or being skipped.
+    public struct Completion: Sendable {
+        /// The request, as started.
+        public let request: ImageRequest
+        /// How it ended (``Outcome/completed``, ``Outcome/failed`` or ``Outcome/skipped``).
+        public let outcome: Outcome
+
+        /// Whether its image is now where the prefetcher puts it (loaded or already cached).
+        public var isSuccess: Bool { outcome != .failed }
+    }
 
     /// A batch waiting for its requests (by key) to end; its completion gets the batch's own counts.
     private struct Batch {
         var remaining: Set<ImageCacheKey>
-        var counts = Counts()
-        let completion: @Sendable (Counts) -> Void
+        var counts = Statistics()
+        let completion: @Sendable (Statistics) -> Void
     }
 
     private struct State {
         var order: [ImageCacheKey] = []
         var pending: [ImageCacheKey: ImageRequest] = [:]
         var running: [ImageCacheKey: WorkSubscription] = [:]
-        var counts = Counts()
+        var counts = Statistics()
         var batches: [Int: Batch] = [:]
         var nextBatch = 0
 
         /// Records how `key` ended in the totals and in every batch waiting for it; returns the completions of
         /// the batches it finished (called by the caller outside the lock).
-        mutating func end(_ key: ImageCacheKey, _ outcome: Outcome) -> [(@Sendable (Counts) -> Void, Counts)] {
+        mutating func end(_ key: ImageCacheKey, _ outcome: Outcome) -> [(@Sendable (Statistics) -> Void, Statistics)] {
             Self.add(outcome, to: &counts)
-            var finished: [(@Sendable (Counts) -> Void, Counts)] = []
+            var finished: [(@Sendable (Statistics) -> Void, Statistics)] = []
             for (id, var batch) in batches where batch.remaining.contains(key) {
                 batch.remaining.remove(key)
                 Self.add(outcome, to: &batch.counts)
@@ -87,7 +107,7 @@ public final class ImagePrefetcher: Sendable {
             return finished
         }
 
-        static func add(_ outcome: Outcome, to counts: inout Counts) {
+        static func add(_ outcome: Outcome, to counts: inout Statistics) {
             switch outcome {
             case .completed: counts.completed += 1
             case .failed: counts.failed += 1
@@ -102,10 +122,10 @@ public final class ImagePrefetcher: Sendable {
     /// Where images go. Default ``Destination/memoryCache``.
     public let destination: Destination
     /// How many requests run at once. Default 2.
-    public let maxConcurrentRequestCount: Int
+    public let maximumConcurrentRequests: Int
     /// The priority prefetch loads run at. Default `.low`.
     public let priority: RequestPriority
-    private let onComplete: (@Sendable (ImageRequest, Bool) -> Void)?
+    private let onComplete: (@Sendable (Completion) -> Void)?
     private let state = Locked(State())
 
     /// A prefetcher for `pipeline`.
@@ -113,16 +133,17 @@ public final class ImagePrefetcher: Sendable {
     /// - Parameters:
     ///   - pipeline: the pipeline that loads (and caches) the images.
     ///   - destination: default `.memoryCache`.
-    ///   - maxConcurrentRequestCount: default 2.
+    ///   - maximumConcurrentRequests: default 2.
     ///   - priority: default `.low`.
-    ///   - onComplete: called (on an arbitrary thread) when a request completes, with whether it succeeded.
+    ///   - onComplete: called (on an arbitrary thread) when a request completes, fails or is skipped, with the
+    ///     request and how it ended (default `nil`).
     public init(
-        pipeline: ImagePipeline, destination: Destination = .memoryCache, maxConcurrentRequestCount: Int = 2,
-        priority: RequestPriority = .low, onComplete: (@Sendable (ImageRequest, Bool) -> Void)? = nil
+        pipeline: ImagePipeline, destination: Destination = .memoryCache, maximumConcurrentRequests: Int = 2,
+        priority: RequestPriority = .low, onComplete: (@Sendable (Completion) -> Void)? = nil
     ) {
         self.pipeline = pipeline
         self.destination = destination
-        self.maxConcurrentRequestCount = max(1, maxConcurrentRequestCount)
+        self.maximumConcurrentRequests = max(1, maximumConcurrentRequests)
         self.priority = priority
         self.onComplete = onComplete
     }
@@ -130,7 +151,7 @@ public final class ImagePrefetcher: Sendable {
     deinit { stopPrefetching() }
 
     /// The counters now.
-    public var counts: Counts {
+    public var statistics: Statistics {
         state.withLock { s in
             var counts = s.counts
             counts.pending = s.pending.count
@@ -147,7 +168,7 @@ public final class ImagePrefetcher: Sendable {
     /// for an empty batch), with the counts of this batch alone. A request already queued by an earlier batch
     /// counts for both.
     public func startPrefetching(
-        with requests: [ImageRequest], completion: (@Sendable (Counts) -> Void)? = nil
+        with requests: [ImageRequest], completion: (@Sendable (Statistics) -> Void)? = nil
     ) {
         let isEmptyBatch = state.withLock { s -> Bool in
             var keys = Set<ImageCacheKey>()
@@ -164,12 +185,12 @@ public final class ImagePrefetcher: Sendable {
             s.batches[s.nextBatch] = Batch(remaining: keys, completion: completion)
             return false
         }
-        if isEmptyBatch, requests.isEmpty { completion?(Counts()) }
+        if isEmptyBatch, requests.isEmpty { completion?(Statistics()) }
         startNext()
     }
 
     /// Queues the images at `urls` for prefetching (see the variant that takes requests).
-    public func startPrefetching(with urls: [URL], completion: (@Sendable (Counts) -> Void)? = nil) {
+    public func startPrefetching(with urls: [URL], completion: (@Sendable (Statistics) -> Void)? = nil) {
         startPrefetching(with: urls.map { ImageRequest(url: $0) }, completion: completion)
     }
 
@@ -178,7 +199,7 @@ public final class ImagePrefetcher: Sendable {
         let keys = Set(requests.map(key))
         let (stopped, finished) = state.withLock { s in
             var stopped: [WorkSubscription] = []
-            var finished: [(@Sendable (Counts) -> Void, Counts)] = []
+            var finished: [(@Sendable (Statistics) -> Void, Statistics)] = []
             for key in keys {
                 if s.pending.removeValue(forKey: key) != nil { finished += s.end(key, .cancelled) }
                 if let subscription = s.running.removeValue(forKey: key) {
@@ -202,7 +223,7 @@ public final class ImagePrefetcher: Sendable {
     /// Stops everything.
     public func stopPrefetching() {
         let (stopped, finished) = state.withLock { s in
-            var finished: [(@Sendable (Counts) -> Void, Counts)] = []
+            var finished: [(@Sendable (Statistics) -> Void, Statistics)] = []
             for key in Array(s.pending.keys) + Array(s.running.keys) { finished += s.end(key, .cancelled) }
             s.pending = [:]
             s.order = []
@@ -238,7 +259,7 @@ public final class ImagePrefetcher: Sendable {
     /// Takes the next pending request if a slot is free, marking it running.
     private func takeNext() -> (ImageCacheKey, ImageRequest)? {
         state.withLock { s in
-            guard s.running.count < maxConcurrentRequestCount, !s.order.isEmpty else { return nil }
+            guard s.running.count < maximumConcurrentRequests, !s.order.isEmpty else { return nil }
             let key = s.order.removeFirst()
             guard let request = s.pending.removeValue(forKey: key) else { return nil }
             s.running[key] = WorkSubscription(unsubscribe: {}, setPriority: { _ in })
@@ -254,12 +275,12 @@ public final class ImagePrefetcher: Sendable {
     }
 
     private func finish(_ key: ImageCacheKey, _ request: ImageRequest, outcome: Outcome) {
-        let finished = state.withLock { s -> [(@Sendable (Counts) -> Void, Counts)]? in
+        let finished = state.withLock { s -> [(@Sendable (Statistics) -> Void, Statistics)]? in
             guard s.running.removeValue(forKey: key) != nil else { return nil }
             return s.end(key, outcome)
         }
         guard let finished else { return }
-        onComplete?(request, outcome != .failed)
+        onComplete?(Completion(request: request, outcome: outcome))
         for (completion, counts) in finished { completion(counts) }
         startNext()
     }

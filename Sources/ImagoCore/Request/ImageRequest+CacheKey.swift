@@ -41,7 +41,7 @@ extension ImageRequest {
         case .custom(let id): return id
         case .url, .droppingQueryItems:
             switch source {
-            case .data(let id, _), .loader(let id, _): return id
+            case .data(let id, _), .loader(let id, _), .invalidURL(let id): return id
             case .url(let url):
                 guard case .droppingQueryItems(let names) = cacheKeyPolicy else {
                     return URLRedaction.keyText(url.absoluteString)
@@ -101,8 +101,9 @@ extension ImageRequest {
         var url: URL?
         if case .url(let full) = source, cacheKeyPolicy != .url { url = full }
         let affecting: Options = [
-            .ignoreDiskCacheReads, .ignoreDiskCacheWrites, .cacheOnly, .reload, .retryFailed, .deliversPreviews,
-            .skipsRevalidation, .ignoresFailureCache,
+            .skipsDiskCacheReads, .skipsDiskCacheWrites, .skipsLoading, .reloadsIgnoringCaches, .skipsFailureCacheReads,
+            .deliversPreviews,
+            .skipsRevalidation, .skipsFailureCacheWrites,
         ]
         return DataLoadKey(
             failure: failureKey, url: url,

@@ -1,6 +1,9 @@
 extension ImageRequest {
     /// Switches for one request: which caches it reads and writes, whether it may use the network, and what it
     /// delivers. Default: none (read and write every cache, load from the network, deliver only the final image).
+    ///
+    /// Every member is named as what the request does, in the third person (`skips…`, `delivers…`, `keeps…`):
+    /// `request.options.contains(.skipsMemoryCacheReads)` reads as a sentence.
     public struct Options: OptionSet, Sendable, Hashable {
         /// The raw bits.
         public let rawValue: UInt32
@@ -8,22 +11,24 @@ extension ImageRequest {
         public init(rawValue: UInt32) { self.rawValue = rawValue }
 
         /// Skips reading the memory cache; the result is still stored there.
-        public static let ignoreMemoryCacheReads = Options(rawValue: 1 << 0)
+        public static let skipsMemoryCacheReads = Options(rawValue: 1 << 0)
         /// Does not store the result in the memory cache.
-        public static let ignoreMemoryCacheWrites = Options(rawValue: 1 << 1)
+        public static let skipsMemoryCacheWrites = Options(rawValue: 1 << 1)
         /// Skips reading the disk cache; the loaded bytes are still stored there.
-        public static let ignoreDiskCacheReads = Options(rawValue: 1 << 2)
+        public static let skipsDiskCacheReads = Options(rawValue: 1 << 2)
         /// Does not store anything in the disk cache.
-        public static let ignoreDiskCacheWrites = Options(rawValue: 1 << 3)
-        /// Never touches the network: fails with ``ImagePipeline/Error/notCached(_:)`` when no cache holds the image.
-        public static let cacheOnly = Options(rawValue: 1 << 4)
+        public static let skipsDiskCacheWrites = Options(rawValue: 1 << 3)
+        /// Never loads from the source (network or custom loader): answers from the caches, or fails with
+        /// ``ImagePipeline/Error/notCached(_:)`` when no cache holds the image.
+        public static let skipsLoading = Options(rawValue: 1 << 4)
         /// Loads from the source again, ignoring both caches' contents; the result is still stored in both.
-        public static let reload = Options(rawValue: 1 << 5)
-        /// Loads even when the failure cache remembers a recent failure for this source.
-        public static let retryFailed = Options(rawValue: 1 << 6)
+        public static let reloadsIgnoringCaches = Options(rawValue: 1 << 5)
+        /// Loads even when the failure cache remembers a recent failure for this source (its own failure is still
+        /// remembered, and a success clears the entry).
+        public static let skipsFailureCacheReads = Options(rawValue: 1 << 6)
         /// Also stores the processed image, encoded, in the disk cache (whatever the pipeline's
         /// ``ImagePipeline/DataCachePolicy``), so that the next cold start skips decoding the original and processing.
-        public static let storeProcessedOnDisk = Options(rawValue: 1 << 7)
+        public static let storesProcessedImageOnDisk = Options(rawValue: 1 << 7)
         /// Never shares work with identical requests in flight (it still uses the caches).
         public static let disablesCoalescing = Options(rawValue: 1 << 8)
         /// Delivers progressive previews (``ImageTask/Event/preview(_:)``) while a progressive JPEG arrives.
@@ -38,12 +43,13 @@ extension ImageRequest {
         public static let deliversUpdates = Options(rawValue: 1 << 12)
         /// Does not revalidate a stale disk entry in the background (delivers it as it is).
         public static let skipsRevalidation = Options(rawValue: 1 << 13)
-        /// Skips the failure cache entirely: neither consulted nor updated by this request's failures.
-        public static let ignoresFailureCache = Options(rawValue: 1 << 14)
+        /// Does not remember this request's failures in the failure cache. With ``skipsFailureCacheReads``, the
+        /// failure cache is neither consulted nor updated.
+        public static let skipsFailureCacheWrites = Options(rawValue: 1 << 14)
 
         /// Whether the memory cache may be read.
-        var readsMemory: Bool { isDisjoint(with: [.ignoreMemoryCacheReads, .reload]) }
+        var readsMemory: Bool { isDisjoint(with: [.skipsMemoryCacheReads, .reloadsIgnoringCaches]) }
         /// Whether the disk cache may be read.
-        var readsDisk: Bool { isDisjoint(with: [.ignoreDiskCacheReads, .reload]) }
+        var readsDisk: Bool { isDisjoint(with: [.skipsDiskCacheReads, .reloadsIgnoringCaches]) }
     }
 }

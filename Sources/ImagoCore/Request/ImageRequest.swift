@@ -9,7 +9,7 @@ import Foundation
 /// ```swift
 /// var request = ImageRequest(url: url, processors: [.resize(width: 256, height: 256)])
 /// request.priority = .high
-/// request.options = [.reload]
+/// request.options = [.reloadsIgnoringCaches]
 /// let image = try await pipeline.image(for: request)
 /// ```
 public struct ImageRequest: Sendable, CustomStringConvertible {
@@ -22,6 +22,9 @@ public struct ImageRequest: Sendable, CustomStringConvertible {
         /// Bytes produced by your closure (a database, an archive, …); `id` names them in cache keys. The closure
         /// runs once per coalesced load, off the caller's thread, and is cancelled with the request.
         case loader(id: String, @Sendable () async throws -> Data)
+        /// Text that is not a URL, from a string literal (``init(stringLiteral:)``): loading it fails at once with
+        /// ``ImagePipeline/Error/invalidURL(_:)``.
+        case invalidURL(String)
     }
 
     private final class Storage: @unchecked Sendable {
@@ -181,7 +184,7 @@ public struct ImageRequest: Sendable, CustomStringConvertible {
             let scheme = url.scheme?.lowercased()
             return scheme == "file" || scheme == "data"
         case .data: return true
-        case .loader: return false
+        case .loader, .invalidURL: return false
         }
     }
 
@@ -191,13 +194,19 @@ public struct ImageRequest: Sendable, CustomStringConvertible {
         case .url(let url): url.redactedString
         case .data(let id, _): "data:\(id)"
         case .loader(let id, _): "loader:\(id)"
+        case .invalidURL(let text): "invalid URL '\(text)'"
         }
     }
 }
 
 extension ImageRequest: ExpressibleByStringLiteral {
-    /// A request for the URL in the literal (an invalid URL becomes `invalid:` and fails to load).
+    /// A request for the URL in the literal. Text that is not a URL makes a request whose source is
+    /// ``Source/invalidURL(_:)``: loading it fails with ``ImagePipeline/Error/invalidURL(_:)``.
     public init(stringLiteral value: String) {
-        self.init(url: URL(string: value) ?? URL(fileURLWithPath: "/invalid:\(value)"))
+        guard let url = URL(string: value) else {
+            self.init(source: .invalidURL(value))
+            return
+        }
+        self.init(url: url)
     }
 }

@@ -41,10 +41,8 @@ extension ImageProxy {
         let response: ImageResponse
         do {
             response = try await pipeline.response(for: Self.imageRequest(for: key.options, source: source))
-        } catch let error as ImagePipeline.Error {
-            return .failure(Self.proxyError(for: error))
         } catch {
-            return .failure(.internalFailure("\(error)"))
+            return .failure(Self.proxyError(for: error))
         }
         let image = response.image
         let encoders = configuration.encoders
@@ -105,6 +103,7 @@ extension ImageProxy {
         case .cancelled: .upstreamFailed("the load was cancelled")
         // The server's pipeline is shutting down: a retry reaches another instance or this one restarted.
         case .invalidated: .overloaded(retryAfterSeconds: 1)
+        case .invalidURL: .invalidSource("the source is not a URL")
         case .failedRecently(_, _, let reason):
             switch reason {
             case .http(let code) where code == 404 || code == 410: .notFound("the origin answered HTTP \(code)")
