@@ -36,6 +36,21 @@ struct PipelineFixture {
         return data
     }
 
+    /// A fixture that streams `url` (a large test image) in 10 chunks, held at the loader until released, and
+    /// decodes one image at a time with `.incremental` previews: the first preview decode is queued before the
+    /// final one and so runs first (with two at once, a slow preview — seen under TSan — can finish after the final
+    /// image and is then rightly dropped). The test format is not a progressive JPEG: since issue 23 item 5, its
+    /// top-down previews need the `.incremental` policy.
+    static func streamingPreviews(of url: URL) -> PipelineFixture {
+        let f = PipelineFixture(loader: MockDataLoader(chunkCount: 10)) {
+            $0.maximumConcurrentDecodes = 1
+            $0.previewPolicy = .incremental
+        }
+        f.serve(url, payload: 10_000)
+        f.loader.hold(url)
+        return f
+    }
+
     /// Waits until the disk cache holds `key` (disk writes happen after delivery).
     func waitForDisk(_ key: String) async -> Bool {
         let cache = dataCache

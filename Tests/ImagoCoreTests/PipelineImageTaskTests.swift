@@ -25,18 +25,12 @@ struct PipelineImageTaskTests {
 
     @Test(.timeLimit(.minutes(1))) func imageTaskStreamsPreviewsThenFinishes() async throws {
         // Given a load in ten chunks, decoded incrementally one decode at a time
-        let loader = MockDataLoader(chunkCount: 10)
-        let f = PipelineFixture(loader: loader) {
-            $0.maximumConcurrentDecodes = 1
-            $0.previewPolicy = .incremental
-        }
         let url = testURL("previews.img")
-        f.serve(url, payload: 10_000)
-        loader.hold(url)
+        let f = PipelineFixture.streamingPreviews(of: url)
         // When the task's previews are iterated
         let task = f.pipeline.imageTask(with: ImageRequest(url: url, options: [.deliversPreviews]))
         let previews = task.previews
-        loader.release(url)
+        f.loader.release(url)
         var count = 0
         for await preview in previews {
             #expect(preview.isPreview)
@@ -47,13 +41,18 @@ struct PipelineImageTaskTests {
         #expect(try await !task.image.isPreview)
     }
 
-    @Test(.timeLimit(.minutes(1))) func cancellingTheTaskFailsTheAwaitWithCancelled() async throws {
-        // Given a load held at the loader
+    /// A task whose load is held at the loader (release `url` at the end).
+    private static func heldTask(_ name: String) -> (PipelineFixture, URL, ImageTask) {
         let f = PipelineFixture()
-        let url = testURL("held.img")
+        let url = testURL(name)
         f.serve(url)
         f.loader.hold(url)
-        let task = f.pipeline.imageTask(with: ImageRequest(url: url))
+        return (f, url, f.pipeline.imageTask(with: ImageRequest(url: url)))
+    }
+
+    @Test(.timeLimit(.minutes(1))) func cancellingTheTaskFailsTheAwaitWithCancelled() async throws {
+        // Given a load held at the loader
+        let (f, url, task) = Self.heldTask("held.img")
         // When the task is cancelled
         task.cancel()
         // Then awaiting it throws a typed .cancelled
@@ -68,11 +67,7 @@ struct PipelineImageTaskTests {
 
     @Test(.timeLimit(.minutes(1))) func cancellingTheAwaitingSwiftTaskCancelsTheImageTask() async throws {
         // Given a load held at the loader, awaited by a Swift task
-        let f = PipelineFixture()
-        let url = testURL("held-swift.img")
-        f.serve(url)
-        f.loader.hold(url)
-        let task = f.pipeline.imageTask(with: ImageRequest(url: url))
+        let (f, url, task) = Self.heldTask("held-swift.img")
         let waiter = Task { try await task.image }
         // When the Swift task is cancelled
         waiter.cancel()

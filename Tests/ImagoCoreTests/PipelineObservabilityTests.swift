@@ -66,19 +66,9 @@ struct PipelineObservabilityTests {
 @Suite("Pipeline progressive previews")
 struct PipelinePreviewTests {
     @Test func previewsArriveBeforeTheFinalImageAndAreNeverCached() async throws {
-        // Given a large test image streamed in 10 chunks, and one decode at a time: the first preview decode is
-        // queued before the final one and so runs first (with two at once, a slow preview — seen under TSan — can
-        // finish after the final image and is then rightly dropped)
-        let loader = MockDataLoader(chunkCount: 10)
-        // (The test format is not a progressive JPEG: since issue 23 item 5, its top-down previews need the
-        // .incremental policy.)
-        let f = PipelineFixture(loader: loader) {
-            $0.maximumConcurrentDecodes = 1
-            $0.previewPolicy = .incremental
-        }
+        // Given a large test image streamed in 10 chunks, and one decode at a time (see streamingPreviews)
         let url = testURL("progressive.img")
-        f.serve(url, payload: 10_000)
-        f.loader.hold(url)
+        let f = PipelineFixture.streamingPreviews(of: url)
         let task = f.pipeline.loadImage(with: ImageRequest(url: url, options: [.deliversPreviews]))
         let events = task.events
         f.loader.release(url)
