@@ -13,14 +13,16 @@ import ImagoCore
 /// accepted. Absolute colorimetric is left to lcms2.
 struct MatrixShaperTransform: Sendable {
     /// For each channel, the linearised value of each 8-bit level already multiplied by the matrix column of
-    /// that channel and by the encode table's scale: a pixel's linear sRGB (in table steps) is the sum of three
-    /// loads, `red[r] + green[g] + blue[b]` (lane 3 unused). 3 × 256 × 16 bytes, in L1 cache.
-    private let red: [SIMD4<Float>]
-    private let green: [SIMD4<Float>]
-    private let blue: [SIMD4<Float>]
+    /// that channel, in fixed point (encode-table steps × 2^`fraction`): a pixel's linear sRGB is the integer sum
+    /// of three loads, `red[r] &+ green[g] &+ blue[b]` (lane 3 unused). 3 × 256 × 16 bytes, in L1 cache.
+    private let red: [SIMD4<Int32>]
+    private let green: [SIMD4<Int32>]
+    private let blue: [SIMD4<Int32>]
     /// Linear sRGB in `encodeSteps` steps → encoded 8-bit sRGB.
     private let encode: [UInt8]
     private static let encodeSteps = 16_383
+    /// Fraction bits of the table entries: each is within 1/512 of a step of the exact product.
+    private static let fraction: Int32 = 8
 
     /// The fast transform for `source`, or `nil` when it is not a matrix/TRC RGB profile this covers.
     init?(source: LCMSProfile, destination: LCMSProfile, intent: RenderingIntent) {
@@ -47,18 +49,27 @@ struct MatrixShaperTransform: Sendable {
             return UInt8(max(0, min(255, (value * 255).rounded())))
         }
         let m = Self.multiply(inverse, sourceMatrix)
-        let scale = Float(Self.encodeSteps)
-        func column(_ j: Int, _ curve: [Float]) -> [SIMD4<Float>] {
-            let c = SIMD4(Float(m[0][j]), Float(m[1][j]), Float(m[2][j]), 0) * scale
-            return curve.map { c * $0 }
+        let scale = Double(Self.encodeSteps) * Double(1 << Self.fraction)
+        // Entries stay under 2^28 in magnitude, so the sum of three cannot overflow (real profiles: |m| and the
+        // curves are a few units at most; anything larger is left to lcms2).
+        let limit = Double(1 << 28)
+        guard m.joined().allSatisfy({ $0.isFinite }),
+            curves.joined().allSatisfy({ abs($0) <= 16 }), m.joined().allSatisfy({ abs($0) * 16 * scale < limit })
+        else { return nil }
+        func column(_ j: Int, _ curve: [Float]) -> [SIMD4<Int32>] {
+            curve.map { value in
+                func entry(_ i: Int) -> Int32 { Int32(clamping: Int((m[i][j] * Double(value) * scale).rounded())) }
+                return SIMD4(entry(0), entry(1), entry(2), 0)
+            }
         }
         (red, green, blue) = (column(0, curves[0]), column(1, curves[1]), column(2, curves[2]))
     }
 
     /// Converts RGBA8 `pixels` in place; alpha is left as it is.
     ///
-    /// A pixel costs three 16-byte table loads and two vector adds (the linearisation and the 3×3 matrix folded
-    /// into the tables), a clamp and rounding in one vector, three encode-table loads and one 4-byte store.
+    /// A pixel costs three 16-byte table loads and two vector integer adds (the linearisation and the 3×3 matrix
+    /// folded into the tables), a clamp and shift per channel, three encode-table loads and one 4-byte store: no
+    /// float conversion, no generic SIMD call.
     func convert(_ pixels: UnsafeMutableRawBufferPointer) {
         guard let base = pixels.baseAddress else { return }
         let count = pixels.count / 4
@@ -78,24 +89,27 @@ struct MatrixShaperTransform: Sendable {
 
     @inline(__always)
     private static func convert(
-        _ base: UnsafeMutableRawPointer, count: Int, red r: UnsafePointer<SIMD4<Float>>,
-        green g: UnsafePointer<SIMD4<Float>>, blue b: UnsafePointer<SIMD4<Float>>, encode e: UnsafePointer<UInt8>
+        _ base: UnsafeMutableRawPointer, count: Int, red r: UnsafePointer<SIMD4<Int32>>,
+        green g: UnsafePointer<SIMD4<Int32>>, blue b: UnsafePointer<SIMD4<Int32>>, encode e: UnsafePointer<UInt8>
     ) {
-        let zero = SIMD4<Float>(repeating: 0)
-        let top = SIMD4<Float>(repeating: Float(encodeSteps))
-        let half = SIMD4<Float>(repeating: 0.5)
-        for i in 0..<count {
+        let top = Int32(encodeSteps) << fraction
+        let half = Int32(1) << (fraction - 1)
+        // Clamped to 0…steps, then rounded to a step: every index is within the table.
+        @inline(__always) func index(_ v: Int32) -> Int {
+            Int(truncatingIfNeeded: (Swift.min(Swift.max(v, 0), top) &+ half) >> fraction)
+        }
+        var i = 0
+        while i < count {
             // Little-endian RGBA (every platform Swift on Linux runs on): red is the low byte.
             let v = base.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)
             let linear =
-                r[Int(v & 0xFF)] + g[Int(truncatingIfNeeded: (v >> 8) & 0xFF)]
-                + b[Int(truncatingIfNeeded: (v >> 16) & 0xFF)]
-            // Clamped to 0…steps then rounded: every index is within the table.
-            let index = SIMD4<Int32>(linear.clamped(lowerBound: zero, upperBound: top) + half, rounding: .towardZero)
+                r[Int(truncatingIfNeeded: v & 0xFF)] &+ g[Int(truncatingIfNeeded: (v >> 8) & 0xFF)]
+                &+ b[Int(truncatingIfNeeded: (v >> 16) & 0xFF)]
             let out =
-                UInt32(e[Int(index[0])]) | UInt32(e[Int(index[1])]) << 8 | UInt32(e[Int(index[2])]) << 16
+                UInt32(e[index(linear[0])]) | UInt32(e[index(linear[1])]) << 8 | UInt32(e[index(linear[2])]) << 16
                 | (v & 0xFF00_0000)
             base.storeBytes(of: out, toByteOffset: i &* 4, as: UInt32.self)
+            i &+= 1
         }
     }
 
