@@ -2,7 +2,7 @@ import CLCMS2
 import ImagoCore
 
 /// The conversion of a matrix/TRC RGB profile (Display P3, Adobe RGB, ProPhoto, PNG gAMA/cHRM — most real
-/// files) to sRGB in three table look-ups and two vector adds a pixel (about 5 ns; lcms2.s
+/// files) to sRGB in three table look-ups and two vector adds a pixel (about 5 ns; lcms2's
 /// general pipeline for 8-bit RGBA takes ~16 ns: ~190 ms for 12 MP; see BENCHMARKS.md).
 ///
 /// Exactly the relative colorimetric transform lcms2 computes for such a pair: decode each channel with its tone
