@@ -120,7 +120,7 @@ public struct JPEGXLEncoder: ImageEncoding {
     }
 
     /// Collects the codestream, growing the output buffer as libjxl asks.
-    private func drain(_ encoder: OpaquePointer) throws -> Data {
+    func drain(_ encoder: OpaquePointer) throws -> Data {
         var output = [UInt8](repeating: 0, count: 64 << 10)
         var written = 0
         while true {
