@@ -19,7 +19,8 @@ import ImagoCore
 ///   `decodeWithColour(_:options:)` returns its ICC profile and code points for a colour stage).
 /// - An animation whose frames would exceed ``DecodingOptions/animationMemoryBudget`` is decoded on demand: the
 ///   container keeps the file and a libjxl decoder and produces frames through ``ImageContainer/frameSource``
-///   (going back rewinds libjxl and skips to the frame).
+///   (going back rewinds libjxl and skips to the frame), on the calling thread only, since a thread pool would live
+///   as long as the container.
 /// - libjxl cannot scale while decoding: with ``DecodingOptions/targetSize`` the full-size frame is decoded and
 ///   then downsampled.
 /// - Truncated data throws ``CodecError/truncated(format:)``; with ``DecodingOptions/allowsPartialData`` the
@@ -81,9 +82,8 @@ public struct JPEGXLDecoder: ImageDecoding {
             do {
                 return try session.run()
             } catch is JPEGXLDecodeSession.OverBudget {
-                if let onDemand = try JPEGXLFrameDecoder.container(
-                    for: raw, maximumThreads: maximumThreads, options: options)
-                {
+                // One thread: a thread pool would live as long as the container (e.g. in a memory cache).
+                if let onDemand = try JPEGXLFrameDecoder.container(for: raw, maximumThreads: 1, options: options) {
                     return onDemand
                 }
                 // The scan failed (the file ends early or is corrupt): decode up front, reporting that.
