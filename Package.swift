@@ -91,7 +91,7 @@ let package = Package(
             name: "ImagoCodecsTests",
             dependencies: [
                 "ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting",
-                "CTIFF", "CWebP",
+                "CTIFF", "CWebP", "CAVIF", "CJXL", "CLCMS2",
             ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),

@@ -19,6 +19,8 @@ declare -A NEEDED=(
   [/usr/include/microhttpd.h]=libmicrohttpd-dev
   [/usr/include/lcms2.h]=liblcms2-dev
   [/usr/include/zlib.h]=zlib1g-dev
+  # the standard CMYK profile for CMYK JPEGs without one (Ghostscript's default_cmyk.icc; data only, no library)
+  [/usr/share/color/icc/ghostscript/default_cmyk.icc]=libgs-common
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
 

@@ -8,7 +8,11 @@ import ImagoCore
 /// - Output: colour files decode to `rgba8` (alpha 255, marked ``PixelBuffer/isKnownOpaque``); **grayscale files
 ///   decode to `gray8`** (a quarter of the memory; `PixelBuffer`'s pixel subscript expands gray to RGBA when
 ///   read). `PNGDecoder` follows the same rule.
-///   CMYK and YCCK files are converted to RGB (Adobe APP14 files store inverted ink values and are read so).
+///   CMYK and YCCK files are converted to RGB (Adobe APP14 files store inverted ink values and are read so):
+///   through their ICC profile, or without one through a standard CMYK profile (Ghostscript's "Artifex CMYK
+///   SWOP Profile", `/usr/share/color/icc/ghostscript/default_cmyk.icc` from Debian's `libgs-common`, see
+///   `ColorManagement.defaultCMYKProfilePaths`) when it is installed, else naively (`r = 255 − c − k`…), which
+///   is also what ``ColorPolicy/ignore`` gives.
 /// - Downsampling: with ``DecodingOptions/targetSize`` (or ``DecodingOptions/decodedByteLimit``) the image is
 ///   decoded at the smallest DCT scale (1/8 … 1) that still covers the aspect-fit size, then area-averaged to
 ///   exactly that size; no full-size buffer is allocated. An image over ``DecodingOptions/pixelLimit`` is decoded
@@ -137,6 +141,11 @@ public struct JPEGDecoder: ImageDecoding {
             let cmyk = ColorManagement.cmykTransform(profile: iccProfile, isInverted: isInverted, options: options)
             source.cmykTransform = cmyk.transform
             cmykProfileDescription = cmyk.description
+        }
+        if case .cmyk(let isInverted) = layout, source.cmykTransform == nil, options.colorPolicy != .ignore {
+            // No profile, or one that is unusable: the standard CMYK profile when it is installed (else the naive
+            // conversion).
+            source.cmykTransform = ColorManagement.defaultCMYKTransform(isInverted: isInverted, options: options)
         }
 
         var isPartial = false

@@ -1,7 +1,8 @@
 import ImagoCore
 
 /// A decoder positioned in an animation: it produces composited frames in order from the first, and can go back
-/// to before the first. `OnDemandFrames` drives one; the GIF and WebP decoders provide them.
+/// to before the first, or to a key frame. `OnDemandFrames` drives one; the GIF, WebP, APNG, AVIF and JPEG XL
+/// decoders provide them.
 protocol SequentialFrameDecoder: AnyObject {
     /// Decodes the next frame.
     ///
@@ -9,12 +10,24 @@ protocol SequentialFrameDecoder: AnyObject {
     func next() throws -> ImageFrame
     /// Goes back to before the first frame.
     func rewind() throws
+    /// The last frame at or before `index` from which decoding can start without the frames before it (a frame
+    /// that does not depend on the canvas or reference frames before it). Default: 0, the first frame.
+    func keyFrame(atOrBefore index: Int) -> Int
+    /// Positions the decoder so that ``next()`` produces frame `index`, a value ``keyFrame(atOrBefore:)``
+    /// returned. Default: ``rewind()`` (only frame 0 is a key frame).
+    func rewind(toKeyFrame index: Int) throws
+}
+
+extension SequentialFrameDecoder {
+    func keyFrame(atOrBefore index: Int) -> Int { 0 }
+    func rewind(toKeyFrame index: Int) throws { try rewind() }
 }
 
 /// An ``AnimationFrameSource`` over a ``SequentialFrameDecoder``: a buffer of at most ``bufferCapacity`` decoded
 /// frames (the one last asked for and the next, decoded ahead so that playing in order finds it ready). A frame
-/// before the decoder's position rewinds it and composites again from the first frame (neither GIF nor libwebp's
-/// animation decoder can seek).
+/// before the decoder's position, or after a key frame beyond it, restarts the decoder at the nearest key frame
+/// at or before it (for GIF and libwebp's animation decoder, which cannot seek, the first frame) and decodes
+/// forward from there.
 ///
 /// `@unchecked Sendable`: the decoder and the buffer are only touched under `state`'s lock; everything else is
 /// immutable after `init`.
@@ -58,23 +71,33 @@ final class OnDemandFrames<Decoder: SequentialFrameDecoder>: AnimationFrameSourc
             if let hit = state.buffer.first(where: { $0.index == index }) {
                 frame = hit.frame
             } else {
-                if state.next > index {
-                    try state.decoder.rewind()
-                    state.next = 0
-                    state.buffer.removeAll()
+                let key = state.decoder.keyFrame(atOrBefore: index)
+                if state.next > index || key > state.next {
+                    try state.decoder.rewind(toKeyFrame: key)
+                    state.next = key
                 }
                 var decoded: ImageFrame?
-                while state.next <= index {
-                    decoded = try state.decoder.next()
-                    state.next += 1
+                do {
+                    while state.next <= index {
+                        decoded = try state.decoder.next()
+                        state.next += 1
+                    }
+                } catch {
+                    // The decoder's position is unknown after a failure: the next request restarts it.
+                    state.next = frameCount
+                    throw error
                 }
                 guard let decoded else { throw CodecError.corrupt(format: .unknown, reason: "frame \(index) missing") }
                 frame = decoded
                 Self.remember(&state, index, frame)
             }
-            if state.next == index + 1, state.next < frameCount, let ahead = try? state.decoder.next() {
-                state.next += 1
-                Self.remember(&state, index + 1, ahead)
+            if state.next == index + 1, state.next < frameCount {
+                if let ahead = try? state.decoder.next() {
+                    state.next += 1
+                    Self.remember(&state, index + 1, ahead)
+                } else {
+                    state.next = frameCount  // as above; the failure is reported when that frame is asked for
+                }
             }
             return frame
         }

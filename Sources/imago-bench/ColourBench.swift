@@ -29,6 +29,19 @@ enum ColourBench {
                 try DecodeBench.msPerOp(iterations) { _ = try JPEGDecoder().decode(p3JPEG, options: converting) }
             },
             peer: { try DecodeBench.msPerOp(iterations) { _ = try JPEGDecoder().decode(p3JPEG, options: ignoring) } })
+        // The same in wall time: the conversion runs on the decoding thread only (no helper threads), so wall and
+        // CPU should agree on an idle machine; on a loaded one wall time also counts waiting for a core.
+        try compare(
+            "colour: JPEG 12 MP Display P3 converted vs ignored (wall)", unit: "ms wall", goal: 1.15,
+            peerName: "JPEGDecoder, colorPolicy .ignore", rounds: 9,
+            imago: {
+                1000 * time { for _ in 0..<iterations { _ = try? JPEGDecoder().decode(p3JPEG, options: converting) } }
+                    / Double(iterations)
+            },
+            peer: {
+                1000 * time { for _ in 0..<iterations { _ = try? JPEGDecoder().decode(p3JPEG, options: ignoring) } }
+                    / Double(iterations)
+            })
         try compare(
             "colour: JPEG 12 MP sRGB-tagged decode vs untagged", unit: "ms CPU", goal: 1.02,
             peerName: "JPEGDecoder, same pixels without a profile", rounds: 9,

@@ -19,7 +19,7 @@ import Testing
         return try #require(kept.colorProfile)
     }
 
-    @Test(arguments: ["jpeg", "png", "webp", "avif"])
+    @Test(arguments: ["jpeg", "png", "webp", "avif", "jxl"])
     func keepWritesTheProfileBackByteIdentical(_ formatName: String) throws {
         // Given a Display P3 PNG decoded with `keep`
         let original = try corpusData("icc/gen-kodim03-displayp3-v4.png")
@@ -38,6 +38,24 @@ import Testing
         if format != .jpeg {
             #expect(try decode(encoded, .convertToSRGB).image == decode(original, .convertToSRGB).image)
         }
+    }
+
+    @Test func lossyJPEGXLKeepsTheProfileByteIdenticalAndItsColours() throws {
+        // Given a Display P3 PNG decoded with `keep`
+        let original = try corpusData("icc/gen-kodim03-displayp3-v4.png")
+        let kept = try decode(original, .keep)
+        let profile = try #require(kept.colorProfile)
+        // When it is encoded as lossy JPEG XL with its profile
+        let encoded = try JPEGXLEncoder(effort: 3).encode(
+            kept.image, options: EncodingOptions(quality: 0.9, colorProfile: profile))
+        // Then decoding with `keep` gives the profile byte for byte and pixels still in P3 (close to the input),
+        // and converting gives the colours of the original converted to sRGB
+        let again = try decode(encoded, .keep)
+        #expect(again.colorProfile?.data == profile.data)
+        #expect(referenceError(again.image, kept.image) < 2.5)
+        let converted = try decode(encoded, .convertToSRGB).image
+        #expect(referenceError(converted, try decode(original, .convertToSRGB).image) < 2.5)
+        #expect(referenceError(converted, kept.image) > 2.5)  // really converted: P3 values differ from sRGB
     }
 
     @Test func aProfileOfManySegmentsIsReassembledInOrder() throws {

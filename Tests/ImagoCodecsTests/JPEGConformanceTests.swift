@@ -29,7 +29,11 @@ import Testing
             // When the JPEG and its PNG are decoded
             let decoded: PixelBuffer
             do {
-                decoded = try jpeg.decode(corpusData("jpeg/reference/\(name)"), options: DecodingOptions()).image
+                // The references of CMYK files without a profile are naive conversions (no colour management);
+                // by default such files go through the standard CMYK profile (CMYKDefaultProfileTests).
+                var options = DecodingOptions()
+                if name.contains("cmyk") { options.colorPolicy = .ignore }
+                decoded = try jpeg.decode(corpusData("jpeg/reference/\(name)"), options: options).image
             } catch {
                 failures.append("\(name): threw \(error)")
                 continue

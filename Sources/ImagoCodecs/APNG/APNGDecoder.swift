@@ -25,6 +25,9 @@ import ImagoCore
 ///   ``DecodingOptions/animationByteLimit`` and the compositing work against
 ///   ``DecodingOptions/animationWorkLimit``. ``DecodingOptions/decodesFirstFrameOnly`` decodes one frame.
 /// - ``DecodingOptions/targetSize``: each composited canvas is area-averaged to the aspect-fit size.
+/// - An animation whose frames would exceed ``DecodingOptions/animationMemoryBudget`` is decoded on demand: the
+///   container keeps the file and produces frames through ``ImageContainer/frameSource``, restarting at the
+///   nearest key frame (see `APNGFrameDecoder`) when asked for an earlier frame.
 ///
 /// Thread-safe: the decoder has no state.
 ///
@@ -63,6 +66,11 @@ public struct APNGDecoder: ImageDecoding {
         let canvasSize = structure.canvas
         let outputSize = TargetFitting.fittedSize(
             of: canvasSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
+        if let onDemand = try APNGFrameDecoder.container(
+            for: structure, bytes: bytes, outputSize: outputSize, options: options)
+        {
+            return onDemand
+        }
         let count = structure.frames.count
         let (total, overflow) = count.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
         guard !overflow, total <= options.animationByteLimit else {

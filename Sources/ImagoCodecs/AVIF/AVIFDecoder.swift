@@ -16,6 +16,9 @@ import ImagoCore
 /// - Limits before any pixel allocation: the size from `ispe` against ``DecodingOptions/pixelLimit`` (then
 ///   libavif's own `imageSizeLimit` is lowered to it, so dav1d refuses larger frames), the frame count against ``DecodingOptions/frameLimit``, the output bytes of all frames against ``DecodingOptions/animationByteLimit`` and the
 ///   full-size work against ``DecodingOptions/animationWorkLimit``.
+/// - A sequence whose frames would exceed ``DecodingOptions/animationMemoryBudget`` is decoded on demand: the
+///   container keeps the file and a libavif decoder and produces frames through ``ImageContainer/frameSource``,
+///   seeking with libavif's key frame index (`avifDecoderNthImage`) when asked for an earlier or distant frame.
 /// - ``DecodingOptions/targetSize``: libavif cannot scale, so each frame is decoded full size and then
 ///   downsampled (area averaging) to fit.
 /// - A sequence that breaks off after at least one frame returns the frames decoded so far; a still that is
@@ -77,6 +80,9 @@ public struct AVIFDecoder: ImageDecoding {
             try session.checkLimits()
             // Read before the reset in tightenLimits, which frees `decoder.image` and makes a new one.
             let colour = Self.colour(of: image.pointee)
+            if session.isOverBudget {
+                return (try AVIFFrameDecoder.container(for: raw, decoder: self, options: options), colour)
+            }
             try tightenLimits(decoder, options: options)
             let frames = try session.decodeFrames()
             let loops = decoder.pointee.imageCount > 1 ? (ISOBMFFBoxes.playCount(in: raw) ?? 0) : 0
@@ -88,7 +94,7 @@ public struct AVIFDecoder: ImageDecoding {
         }
     }
 
-    private func configure(_ decoder: UnsafeMutablePointer<avifDecoder>, options: DecodingOptions) {
+    func configure(_ decoder: UnsafeMutablePointer<avifDecoder>, options: DecodingOptions) {
         decoder.pointee.maxThreads = Int32(clamping: maxThreads)
         // Strict mode rejects valid-looking files libavif 0.11 misjudges (an odd clap offset with 4:2:0); the
         // crop is validated here and applied after conversion to RGB instead.
@@ -103,7 +109,7 @@ public struct AVIFDecoder: ImageDecoding {
 
     /// After the header passed our checks: dav1d refuses any frame larger than the pixel limit before allocating
     /// it, whatever the AV1 payload claims (the codecs are created again by the reset, with the new limit).
-    private func tightenLimits(_ decoder: UnsafeMutablePointer<avifDecoder>, options: DecodingOptions) throws {
+    func tightenLimits(_ decoder: UnsafeMutablePointer<avifDecoder>, options: DecodingOptions) throws {
         let defaultSizeLimit = 16384 * 16384  // AVIF_DEFAULT_IMAGE_SIZE_LIMIT; 0 is reserved
         decoder.pointee.imageSizeLimit = UInt32(clamping: max(1, min(options.pixelLimit, defaultSizeLimit)))
         try Self.check(avifDecoderReset(decoder), decoder)

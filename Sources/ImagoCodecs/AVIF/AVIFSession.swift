@@ -41,12 +41,24 @@ struct AVIFSession {
         guard frameCount <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }
         guard frameCount > 1 else { return }
         try options.checkAnimationWork(frames: frameCount, canvas: size)
+        guard !isOverBudget else { return }  // decoded on demand: never all held
+        guard outputBytes.total <= options.animationByteLimit else {
+            throw CodecError.animationTooLarge(limit: options.animationByteLimit)
+        }
+    }
+
+    /// Whether the frames of a sequence, decoded up front, would exceed ``DecodingOptions/animationMemoryBudget``
+    /// (then they are decoded on demand by `AVIFFrameDecoder`).
+    var isOverBudget: Bool {
+        frameCount > 1 && (outputBytes.overflow || outputBytes.total > options.animationMemoryBudget)
+    }
+
+    /// The bytes of every frame's output.
+    private var outputBytes: (total: Int, overflow: Bool) {
         let output = TargetFitting.fittedSize(
             of: displayedSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
         let (total, overflow) = frameCount.multipliedReportingOverflow(by: output.pixelCount * 4)
-        guard !overflow, total <= options.animationByteLimit else {
-            throw CodecError.animationTooLarge(limit: options.animationByteLimit)
-        }
+        return (overflow ? Int.max : total, overflow)
     }
 
     /// Decodes the frames; a sequence that fails after its first frame keeps the frames before the failure.
@@ -66,7 +78,7 @@ struct AVIFSession {
     }
 
     /// The current image of the decoder, as it should be shown.
-    private func frame() throws -> PixelBuffer {
+    func frame() throws -> PixelBuffer {
         let image = decoder.pointee.image.pointee
         let width = Int(image.width)
         let height = Int(image.height)
@@ -97,7 +109,7 @@ struct AVIFSession {
         return options.appliesOrientation ? buffer.oriented(transform.orientation) : buffer
     }
 
-    private func duration(_ timing: avifImageTiming) -> Duration {
+    func duration(_ timing: avifImageTiming) -> Duration {
         guard timing.timescale > 0 else { return .zero }
         let (micro, overflow) = timing.durationInTimescales.multipliedReportingOverflow(by: 1_000_000)
         guard !overflow else { return .seconds(Int64(clamping: timing.durationInTimescales / timing.timescale)) }

@@ -108,6 +108,41 @@ package enum ColorManagement {
         return (nil, prepared.description)
     }
 
+    /// Where the standard CMYK profile is looked for, in order: Ghostscript's "Artifex CMYK SWOP Profile"
+    /// (`default_cmyk.icc`, © Artifex Software, AGPL-3+), which Debian's `libgs-common` installs (and
+    /// `scripts/install-deps.sh` brings). It is read from the system at run time, never shipped with Imago.
+    package static let defaultCMYKProfilePaths = [
+        "/usr/share/color/icc/ghostscript/default_cmyk.icc",
+        "/usr/local/share/color/icc/ghostscript/default_cmyk.icc",
+    ]
+
+    /// The standard CMYK profile's bytes, read once from the first of ``defaultCMYKProfilePaths`` that exists;
+    /// `nil` when none does (CMYK without a profile is then converted naively).
+    package static let defaultCMYKProfile: Data? = defaultCMYKProfile(searching: defaultCMYKProfilePaths)
+
+    /// The first readable file of `paths` of at most ``maximumProfileSize`` bytes that lcms2 reads as a CMYK
+    /// profile.
+    package static func defaultCMYKProfile(searching paths: [String]) -> Data? {
+        for path in paths {
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+                let size = attributes[.size] as? Int, size > 0, size <= maximumProfileSize,
+                let data = FileManager.default.contents(atPath: path),
+                let profile = LCMSProfile.open(data), profile.colorSpace == cmsSigCmykData
+            else { continue }
+            return data
+        }
+        return nil
+    }
+
+    /// A CMYK-to-sRGB transform through ``defaultCMYKProfile`` for a JPEG without a profile; `nil` when the
+    /// profile is not installed (the caller falls back to the naive conversion).
+    static func defaultCMYKTransform(isInverted: Bool, options: DecodingOptions) -> LCMSTransform? {
+        guard let profile = defaultCMYKProfile else { return nil }
+        let prepared = prepared(.icc(profile), layout: .cmyk(isInverted: isInverted), options: options)
+        if case .transform(let transform) = prepared.kind { return transform }
+        return nil
+    }
+
     private static func convert(_ buffer: PixelBuffer, with transform: LCMSTransform) -> PixelBuffer {
         let isOpaque = buffer.isKnownOpaque
         var result = buffer

@@ -4,11 +4,21 @@ import ImagoCore
 
 /// One run of libjxl's event loop for ``JPEGXLDecoder``: reads the basic info, the colour profile and each
 /// displayed frame, checking every budget before the pixels it needs are allocated.
+///
+/// Three ways to run it: ``run()`` decodes every frame up front (and stops with ``OverBudget`` when an
+/// animation's frames would exceed ``DecodingOptions/animationMemoryBudget``), ``scan()`` reads only the frame
+/// headers (no pixels), and ``nextFrame()`` decodes one frame at a time for `JPEGXLFrameDecoder`.
 struct JPEGXLDecodeSession {
     let decoder: OpaquePointer
     let runner: UnsafeMutableRawPointer?
     let maximumThreads: Int
     let options: DecodingOptions
+    /// Whether frames are produced one at a time (on demand): the frame count and byte budgets were checked by
+    /// ``scan()``, and no frame is kept.
+    var isOnDemand = false
+
+    /// An animation's frames would exceed the memory budget: decode it on demand instead.
+    struct OverBudget: Error {}
 
     private var info = JxlBasicInfo()
     /// The size of the delivered pixels (the stored size turned by the orientation when libjxl applies it).
@@ -38,10 +48,10 @@ struct JPEGXLDecodeSession {
     /// The input is deliberately left open: libjxl 0.7 answers a truncated file whose input was closed with
     /// `JXL_DEC_ERROR` (indistinguishable from corruption), but one left open with `JXL_DEC_NEED_MORE_INPUT`, and
     /// since it already holds every byte, that means the file is truncated.
-    func start(input: UnsafePointer<UInt8>, count: Int) throws {
+    func start(input: UnsafePointer<UInt8>, count: Int, decodesPixels: Bool = true) throws {
         let events =
             JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue
-            | JXL_DEC_FULL_IMAGE.rawValue
+            | (decodesPixels ? JXL_DEC_FULL_IMAGE.rawValue : 0)
         try JPEGXLDecoder.check(JxlDecoderSubscribeEvents(decoder, Int32(events)))
         try JPEGXLDecoder.check(JxlDecoderSetKeepOrientation(decoder, options.appliesOrientation ? 0 : 1))
         try JPEGXLDecoder.check(JxlDecoderSetUnpremultiplyAlpha(decoder, 1))
@@ -57,7 +67,7 @@ struct JPEGXLDecodeSession {
             case JXL_DEC_COLOR_ENCODING: readColour()
             case JXL_DEC_FRAME:
                 if options.decodesFirstFrameOnly && !frames.isEmpty { break loop }
-                try beginFrame()
+                try beginFrame(count: frames.count + 1)
             case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
                 try decodeFrame()
                 if isPartial { break loop }
@@ -78,6 +88,56 @@ struct JPEGXLDecodeSession {
             frames: frames, format: .jpegXL, loopCount: Int(info.animation.num_loops), orientation: orientation,
             isPreview: isPartial, originalSize: size, bitDepth: Int(info.bits_per_sample))
         return (container, colour)
+    }
+
+    /// Reads the frame headers only (started with `decodesPixels: false`): each displayed frame's duration,
+    /// checked against the frame and work limits, and the colour; `nil` when the file ends early or libjxl
+    /// fails (the up-front decode then reports it).
+    mutating func scan() throws -> (durations: [Duration], colour: EmbeddedColour)? {
+        var durations: [Duration] = []
+        while true {
+            switch JxlDecoderProcessInput(decoder) {
+            case JXL_DEC_BASIC_INFO: try readBasicInfo()
+            case JXL_DEC_COLOR_ENCODING: readColour()
+            case JXL_DEC_FRAME:
+                try beginFrame(count: durations.count + 1, holdsFrames: false)
+                durations.append(pendingDuration)
+            case JXL_DEC_SUCCESS: return (durations, colour)
+            default: return nil
+            }
+        }
+    }
+
+    /// Decodes the next displayed frame (``isOnDemand``).
+    ///
+    /// - Throws: ``CodecError/truncated(format:)`` when there is none or the data ends before it;
+    ///   ``CodecError/corrupt(format:reason:)`` when libjxl fails.
+    mutating func nextFrame() throws -> ImageFrame {
+        while true {
+            let status = JxlDecoderProcessInput(decoder)
+            switch status {
+            case JXL_DEC_BASIC_INFO: try readBasicInfo()
+            case JXL_DEC_COLOR_ENCODING: readColour()
+            case JXL_DEC_FRAME: try beginFrame(count: 1)
+            case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
+                try decodeFrame()
+                if let frame = frames.popLast() { return frame }
+            case JXL_DEC_SUCCESS, JXL_DEC_NEED_MORE_INPUT: throw CodecError.truncated(format: .jpegXL)
+            case JXL_DEC_ERROR: throw CodecError.corrupt(format: .jpegXL, reason: "libjxl could not decode the file")
+            default:
+                throw CodecError.corrupt(format: .jpegXL, reason: "unexpected libjxl event \(status.rawValue)")
+            }
+        }
+    }
+
+    /// The pixels of the canvas frames are composited on (0 before the basic info).
+    var canvasPixelCount: Int { Int(info.xsize) * Int(info.ysize) }
+
+    /// The container's properties (every frame but the first produced on demand).
+    func container(first: ImageFrame) -> ImageContainer {
+        ImageContainer(
+            frames: [first], format: .jpegXL, loopCount: Int(info.animation.num_loops), orientation: orientation,
+            originalSize: size, bitDepth: Int(info.bits_per_sample))
     }
 
     private mutating func readBasicInfo() throws {
@@ -114,8 +174,8 @@ struct JPEGXLDecodeSession {
         colour = EmbeddedColour.jpegXL(from: decoder)
     }
 
-    /// A displayed frame's header: its duration, and the budgets for one more frame.
-    private mutating func beginFrame() throws {
+    /// A displayed frame's header: its duration, and the budgets for frame number `count` (from 1).
+    private mutating func beginFrame(count: Int, holdsFrames: Bool = true) throws {
         var header = JxlFrameHeader()
         guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS else {
             throw CodecError.corrupt(format: .jpegXL, reason: "a frame header could not be read")
@@ -128,11 +188,19 @@ struct JPEGXLDecodeSession {
                 / Double(info.animation.tps_numerator)
             pendingDuration = .milliseconds((seconds * 1000).rounded())
         }
-        let count = frames.count + 1
+        if isOnDemand { return }
         guard count <= options.frameLimit else { throw CodecError.tooManyFrames(limit: options.frameLimit) }
         // Every frame is composited on the full canvas before it is fitted to the target.
         try options.checkAnimationWork(frames: count, canvas: size)
+        guard holdsFrames else { return }  // a scan: frames produced on demand are never all held
         let (bytes, overflow) = count.multipliedReportingOverflow(by: outputSize.pixelCount * 4)
+        // An animation past the budget is decoded on demand instead (from the second frame: a single frame is
+        // held anyway).
+        if info.have_animation != 0, !options.decodesFirstFrameOnly, count > 1,
+            overflow || bytes > options.animationMemoryBudget
+        {
+            throw OverBudget()
+        }
         guard !overflow, bytes <= options.animationByteLimit else {
             throw CodecError.animationTooLarge(limit: options.animationByteLimit)
         }

@@ -17,6 +17,10 @@ import ImagoCore
 /// - Samples are delivered as 8-bit RGBA; ``ImageContainer/bitDepth`` is the file's `bits_per_sample`. Lossy (XYB)
 ///   images are rendered as sRGB by libjxl; losslessly stored ones keep their own colour space (the internal
 ///   `decodeWithColour(_:options:)` returns its ICC profile and code points for a colour stage).
+/// - An animation whose frames would exceed ``DecodingOptions/animationMemoryBudget`` is decoded on demand: the
+///   container keeps the file and a libjxl decoder and produces frames through ``ImageContainer/frameSource``
+///   (going back rewinds libjxl and skips to the frame), on the calling thread only, since a thread pool would live
+///   as long as the container.
 /// - libjxl cannot scale while decoding: with ``DecodingOptions/targetSize`` the full-size frame is decoded and
 ///   then downsampled.
 /// - Truncated data throws ``CodecError/truncated(format:)``; with ``DecodingOptions/allowsPartialData`` the
@@ -75,7 +79,18 @@ public struct JPEGXLDecoder: ImageDecoding {
             var session = JPEGXLDecodeSession(
                 decoder: decoder, runner: runner, maximumThreads: maximumThreads, options: options)
             try session.start(input: base, count: raw.count)
-            return try session.run()
+            do {
+                return try session.run()
+            } catch is JPEGXLDecodeSession.OverBudget {
+                // One thread: a thread pool would live as long as the container (e.g. in a memory cache).
+                if let onDemand = try JPEGXLFrameDecoder.container(for: raw, maximumThreads: 1, options: options) {
+                    return onDemand
+                }
+                // The scan failed (the file ends early or is corrupt): decode up front, reporting that.
+                var options = options
+                options.animationMemoryBudget = .max
+                return try decodeWithColour(data, options: options)
+            }
         }
     }
 

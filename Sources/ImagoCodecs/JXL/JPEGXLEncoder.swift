@@ -13,6 +13,13 @@ import ImagoCore
 ///   `alpha_premultiplied` in the basic info and aborts on a premultiplied alpha channel description). Opaque RGBA
 ///   is stored without an alpha channel; `gray8` is stored as grey.
 /// - ``effort`` trades time for size: 1 (fastest) … 9; libjxl's default is 7.
+/// - ``EncodingOptions/colorProfile`` (a profile kept by a decode with ``ColorPolicy/keep``) is written into the
+///   codestream byte for byte (`JxlEncoderSetICCProfile`), and the pixels are taken to be in its space. libjxl
+///   keeps an ICC profile verbatim only when the samples are stored in the original colour space, so with a
+///   profile a lossy file is encoded without XYB (VarDCT in the profile's space, larger than XYB at the same
+///   distance); decoding gives the samples in that space with that profile, like the JPEG, PNG, WebP and AVIF
+///   encoders' files. A profile libjxl refuses (wrong colour space for the pixels, unparsable) is dropped and
+///   the file is tagged sRGB. Without a profile the file is tagged sRGB.
 ///
 /// Thread-safe: the encoder has no state; each call uses its own libjxl encoder and thread pool.
 ///
@@ -72,11 +79,23 @@ public struct JPEGXLEncoder: ImageEncoding {
         let hasAlpha = input.channels == 4 || input.channels == 2
         info.alpha_bits = hasAlpha ? 8 : 0
         info.num_extra_channels = hasAlpha ? 1 : 0
-        info.uses_original_profile = options.isLossless ? 1 : 0
+        // A kept colour profile is stored byte for byte, which libjxl does only outside XYB: with one, lossy
+        // files are encoded in the profile's own space too (VarDCT without XYB, somewhat larger).
+        let profile = options.colorProfile.flatMap { $0.data.isEmpty ? nil : $0.data }
+        info.uses_original_profile = options.isLossless || profile != nil ? 1 : 0
         try check(JxlEncoderSetBasicInfo(encoder, &info), encoder)
-        var colour = JxlColorEncoding()
-        JxlColorEncodingSetToSRGB(&colour, info.num_color_channels == 1 ? 1 : 0)
-        try check(JxlEncoderSetColorEncoding(encoder, &colour), encoder)
+        let keptProfile =
+            profile.map { data in
+                data.withUnsafeBytes { bytes in
+                    JxlEncoderSetICCProfile(
+                        encoder, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+                } == JXL_ENC_SUCCESS
+            } ?? false
+        if !keptProfile {  // none, or one libjxl refuses (e.g. a CMYK or RGB profile on grey): tagged sRGB
+            var colour = JxlColorEncoding()
+            JxlColorEncodingSetToSRGB(&colour, info.num_color_channels == 1 ? 1 : 0)
+            try check(JxlEncoderSetColorEncoding(encoder, &colour), encoder)
+        }
 
         guard let settings = JxlEncoderFrameSettingsCreate(encoder, nil) else {
             throw failure("libjxl could not create frame settings")
@@ -101,7 +120,7 @@ public struct JPEGXLEncoder: ImageEncoding {
     }
 
     /// Collects the codestream, growing the output buffer as libjxl asks.
-    private func drain(_ encoder: OpaquePointer) throws -> Data {
+    func drain(_ encoder: OpaquePointer) throws -> Data {
         var output = [UInt8](repeating: 0, count: 64 << 10)
         var written = 0
         while true {

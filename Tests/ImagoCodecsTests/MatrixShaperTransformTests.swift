@@ -1,0 +1,59 @@
+import CLCMS2
+import Foundation
+import ImagoCore
+import Testing
+
+@testable import ImagoCodecs
+
+/// The table transform for matrix/TRC profiles gives lcms2's own result within one level on every channel.
+@Suite struct MatrixShaperTransformTests {
+    /// Every 5th level of every channel (52³ colours, the extremes included), alpha varied.
+    static func grid() -> [UInt8] {
+        let levels = Array(stride(from: 0, through: 255, by: 5)).map(UInt8.init)
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(levels.count * levels.count * levels.count * 4)
+        for r in levels {
+            for g in levels { for b in levels { pixels += [r, g, b, UInt8(truncatingIfNeeded: Int(r) &+ Int(b))] } }
+        }
+        return pixels
+    }
+
+    @Test(arguments: [
+        "icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg", "icc/gen-kodim07-prophoto-v4.jpg",
+    ])
+    func theTablePathMatchesLCMS2WithinOneLevel(_ path: String) throws {
+        var keep = DecodingOptions()
+        keep.colorPolicy = .keep
+        let data = try #require(try JPEGDecoder().decode(corpusData(path), options: keep).colorProfile?.data)
+        let profile = try #require(LCMSProfile.open(data))
+        let transform = try #require(
+            LCMSTransform.make(
+                from: profile, layout: .rgba, intent: .relativeColorimetric, blackPointCompensation: false))
+        let fast = try #require(transform.fast, "\(path) should take the matrix/TRC path")
+        let input = Self.grid()
+        var viaTables = input
+        viaTables.withUnsafeMutableBytes { fast.convert($0) }
+        var viaLCMS = [UInt8](repeating: 0, count: input.count)
+        input.withUnsafeBytes { source in
+            viaLCMS.withUnsafeMutableBytes { output in
+                cmsDoTransform(
+                    transform.handle, source.baseAddress, output.baseAddress, cmsUInt32Number(input.count / 4))
+            }
+        }
+        var worst = 0
+        var total = 0
+        for i in input.indices {
+            if i % 4 == 3 {
+                #expect(viaTables[i] == input[i])  // alpha untouched
+                continue
+            }
+            let difference = abs(Int(viaTables[i]) - Int(viaLCMS[i]))
+            worst = max(worst, difference)
+            total += difference
+        }
+        let mean = Double(total) / Double(input.count / 4 * 3)
+        print("\(path): table path vs lcms2: worst \(worst) level(s), mean \(mean)")
+        #expect(worst <= 1, "\(path)")
+        #expect(mean < 0.05, "\(path)")
+    }
+}
