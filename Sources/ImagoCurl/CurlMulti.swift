@@ -23,6 +23,8 @@ final class CurlMulti: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer?
     private let inbox = Locked(Inbox())
+    /// The thread's id, set when it starts (`pthread_self()` of another thread never equals it before).
+    private let threadID = Locked<pthread_t>(pthread_t())
     /// The transfers on the multi handle, by their easy handle (thread only).
     private var running: [UnsafeMutableRawPointer: CurlEasy] = [:]
 
@@ -64,12 +66,18 @@ final class CurlMulti: @unchecked Sendable {
             if !s.isStopped { s.commands.append(command) }
             return s.isStopped
         }
-        if !isStopped { curl_multi_wakeup(multi) }
+        // From the thread itself (the next transfer started by a completion callback), the loop reads the inbox
+        // before it polls again: a wake-up would only cost a send(2) and a spurious poll return.
+        if !isStopped, !isOnThread { curl_multi_wakeup(multi) }
     }
+
+    /// Whether the caller runs on this multi handle's thread.
+    private var isOnThread: Bool { pthread_equal(pthread_self(), threadID.value) != 0 }
 
     // MARK: - The thread
 
     private func run() {
+        threadID.withLock { $0 = pthread_self() }
         var stillRunning: Int32 = 0
         while true {
             let (commands, isStopped) = inbox.withLock { s -> ([Command], Bool) in

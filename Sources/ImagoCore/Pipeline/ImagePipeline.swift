@@ -42,6 +42,12 @@ public final class ImagePipeline: Sendable {
         processQueue = WorkQueue(label: "imago.process", maxConcurrentCount: configuration.processingConcurrency)
         encodeQueue = WorkQueue(label: "imago.encode", maxConcurrentCount: configuration.encodeConcurrency)
         diskQueue = WorkQueue(label: "imago.disk", maxConcurrentCount: configuration.diskConcurrency)
+        // Interrupted downloads resume from the disk cache's staging area rather than from the loader's memory.
+        if let disk = configuration.dataCache as? DiskCache,
+            let loader = configuration.dataLoader as? any ResumeStoreAdopting
+        {
+            loader.adoptResumeStore(disk.resumeStore)
+        }
     }
 
     /// A pipeline with the default configuration changed by `configure`.
