@@ -50,7 +50,7 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
 
     /// A configured handle for `request`, or `nil` when curl cannot make one.
     init?(attempt: LoadAttempt, configuration: CurlDataLoader.Configuration, multi: CurlMulti) {
-        guard let handle = curl_easy_init() else { return nil }
+        guard let handle = multi.takeHandle() else { return nil }
         self.handle = handle
         self.attempt = attempt
         self.multi = multi
@@ -78,7 +78,7 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
 
     /// Frees the handle and its lists (on the multi thread once it was added).
     func close() {
-        if let handle { curl_easy_cleanup(handle) }
+        if let handle { multi.recycle(handle) }
         handle = nil
         curl_slist_free_all(headerList)
         headerList = nil

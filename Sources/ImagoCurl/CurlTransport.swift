@@ -12,7 +12,8 @@ final class CurlTransport: LoadTransporting {
         multi = CurlMulti(
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             maximumConnections: configuration.maximumConnections,
-            multiplexes: configuration.httpVersion == .http2OverTLS)
+            multiplexes: configuration.httpVersion == .http2OverTLS,
+            poolLimit: configuration.loading.maximumConcurrentTransfers + 2)
     }
 
     func makeHandle(for attempt: LoadAttempt) -> (any LoadTransportHandle)? {
