@@ -142,7 +142,10 @@ final class CurlMulti: @unchecked Sendable {
                 easy.close()
                 easy.report(outcome)
             }
-            curl_multi_poll(multi, nil, 0, Int32(endIdleTransfers()), nil)
+            let wait = endIdleTransfers()
+            // Commands posted by this thread's own callbacks (the next transfer, started by a completion) skipped
+            // the wake-up: run them now rather than after the poll's timeout.
+            if inbox.withLock({ $0.commands.isEmpty }) { curl_multi_poll(multi, nil, 0, Int32(wait), nil) }
         }
         for (handle, easy) in running {
             curl_multi_remove_handle(multi, handle)
