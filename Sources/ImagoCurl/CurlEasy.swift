@@ -8,26 +8,9 @@ import ImagoCore
 /// Made and configured on the caller's thread, then used only by the ``CurlMulti`` thread, which keeps it alive
 /// while curl may call back and frees the handle with ``close()``.
 // @unchecked Sendable: after `init` every mutable field is touched only on the multi thread.
-final class CurlEasy: @unchecked Sendable {
-    /// What the loader learns from an attempt's callbacks (all on the multi thread).
-    protocol Delegate: AnyObject, Sendable {
-        /// The final response head arrived; `false` aborts the attempt (the delegate has already ended it).
-        func easyDidReceiveHead(_ easy: CurlEasy, _ head: CurlEasy.Head) -> Bool
-        /// Body bytes arrived (decoded); `false` aborts the attempt.
-        func easyDidReceive(_ easy: CurlEasy, _ bytes: UnsafeRawBufferPointer) -> Bool
-        /// The attempt ended with `code` (after its handle was removed from the multi handle).
-        func easyDidFinish(_ easy: CurlEasy, _ outcome: CurlEasy.Outcome)
-    }
-
+final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
     /// A final (non-1xx, not-followed 3xx) response head.
-    struct Head {
-        let status: Int
-        /// Names lowercased; repeated fields joined with ", ".
-        let headers: [String: String]
-        /// `Content-Length`, or -1 when not sent.
-        let contentLength: Int64
-        let url: URL?
-    }
+    typealias Head = LoadResponseHead
 
     /// How an attempt ended.
     struct Outcome {
@@ -42,9 +25,13 @@ final class CurlEasy: @unchecked Sendable {
     }
 
     private(set) var handle: UnsafeMutableRawPointer?
-    let transferID: UInt64
-    let attempt: Int
-    private weak var delegate: (any Delegate)?
+    /// The attempt this handle carries; told of the head, the body and the end.
+    let attempt: LoadAttempt
+    private let multi: CurlMulti
+    private let maximumRedirects: Int
+    private let maximumBodySize: Int64
+    /// The URL as given to curl (NUL-terminated).
+    private let requestURLText: [CChar]
     private let policy: AddressPolicy
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var resolveList: UnsafeMutablePointer<curl_slist>?
@@ -62,22 +49,27 @@ final class CurlEasy: @unchecked Sendable {
     private var refusal: (host: String, address: String)?
 
     /// A configured handle for `request`, or `nil` when curl cannot make one.
-    init?(
-        request: DataRequest, transferID: UInt64, attempt: Int, configuration: CurlDataLoader.Configuration,
-        delegate: any Delegate
-    ) {
-        guard let handle = curl_easy_init() else { return nil }
+    init?(attempt: LoadAttempt, configuration: CurlDataLoader.Configuration, multi: CurlMulti) {
+        guard let handle = multi.takeHandle() else { return nil }
         self.handle = handle
-        self.transferID = transferID
         self.attempt = attempt
-        self.delegate = delegate
+        self.multi = multi
+        maximumRedirects = configuration.loading.maximumRedirects
+        maximumBodySize = configuration.loading.maximumBodySize
+        requestURLText = Array(attempt.request.url.absoluteString.utf8CString)
         policy = configuration.addressPolicy
         follows = configuration.loading.maximumRedirects > 0
         idleTimeout = configuration.loading.idleTimeout
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        configure(handle, request: request, configuration: configuration)
+        configure(handle, request: attempt.request, configuration: configuration)
     }
+
+    /// Hands the attempt to the multi thread.
+    func start() { multi.add(self) }
+
+    /// Removes the attempt from the multi thread at once (idempotent).
+    func cancel() { multi.remove(self) }
 
     deinit {
         close()
@@ -86,7 +78,7 @@ final class CurlEasy: @unchecked Sendable {
 
     /// Frees the handle and its lists (on the multi thread once it was added).
     func close() {
-        if let handle { curl_easy_cleanup(handle) }
+        if let handle { multi.recycle(handle) }
         handle = nil
         curl_slist_free_all(headerList)
         headerList = nil
@@ -99,7 +91,7 @@ final class CurlEasy: @unchecked Sendable {
     ) {
         let loading = configuration.loading
         let context = Unmanaged.passUnretained(self).toOpaque()
-        _ = imago_easy_setopt_string(h, CURLOPT_URL, request.url.absoluteString)
+        requestURLText.withUnsafeBufferPointer { _ = imago_easy_setopt_string(h, CURLOPT_URL, $0.baseAddress) }
         _ = imago_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
         // 256 KB reads instead of 16 KB, as the curl tool does (100 KB): fewer syscalls and callbacks per image.
         _ = imago_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 256 << 10)
@@ -176,22 +168,37 @@ final class CurlEasy: @unchecked Sendable {
 
     // MARK: - Callbacks (multi thread)
 
-    fileprivate func didReceiveHeaderLine(_ line: Substring) -> Bool {
+    /// One header line, parsed as bytes (no Foundation string work: this runs for every line of every response).
+    fileprivate func didReceiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
         lastActivity = .now
-        if line.hasPrefix("HTTP/") {  // a new response (1xx, a redirect hop, the final one)
-            headers = [:]
+        var end = line.count
+        while end > 0, Self.isSpace(line[end - 1]) { end -= 1 }  // CR LF and trailing blanks
+        if end == 0 { return didReachEndOfHead() }
+        if end >= 5, line[0] == 0x48, line[1] == 0x54, line[2] == 0x54, line[3] == 0x50, line[4] == 0x2F {
+            headers = [:]  // "HTTP/": a new response (1xx, a redirect hop, the final one)
             location = nil
             return true
         }
-        if line.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            return didReachEndOfHead()
+        guard let colon = line[..<end].firstIndex(of: 0x3A) else { return true }
+        var nameEnd = colon
+        while nameEnd > 0, Self.isSpace(line[nameEnd - 1]) { nameEnd -= 1 }
+        var valueStart = colon + 1
+        while valueStart < end, Self.isSpace(line[valueStart]) { valueStart += 1 }
+        let name = String(unsafeUninitializedCapacity: nameEnd) { out in
+            for i in 0..<nameEnd {
+                let byte = line[i]
+                out[i] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            }
+            return nameEnd
         }
-        guard let colon = line.firstIndex(of: ":") else { return true }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[valueStart..<end]), as: UTF8.self)
         if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
         if name == "location" { location = value }
         return true
+    }
+
+    @inline(__always) private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
     }
 
     private func didReachEndOfHead() -> Bool {
@@ -204,12 +211,12 @@ final class CurlEasy: @unchecked Sendable {
         var length: curl_off_t = -1
         _ = imago_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
         let head = Head(status: code, headers: headers, contentLength: Int64(length), url: effectiveURL(handle))
-        return delegate?.easyDidReceiveHead(self, head) ?? false
+        return attempt.didReceiveHead(head)
     }
 
     fileprivate func didReceive(_ bytes: UnsafeRawBufferPointer) -> Bool {
         lastActivity = .now
-        return delegate?.easyDidReceive(self, bytes) ?? false
+        return attempt.didReceive(bytes)
     }
 
     fileprivate func openSocket(
@@ -233,11 +240,13 @@ final class CurlEasy: @unchecked Sendable {
         return socket(family, address.pointee.socktype, address.pointee.protocol)
     }
 
+    /// The URL curl is at; the request's own `URL` when it did not move (parsing a URL is not free).
     private func effectiveURL(_ handle: UnsafeMutableRawPointer) -> URL? {
         var pointer: UnsafeMutablePointer<CChar>?
         guard imago_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer else {
             return nil
         }
+        if strcmp(pointer, requestURLText) == 0 { return attempt.request.url }
         return URL(string: String(cString: pointer))
     }
 
@@ -283,9 +292,29 @@ final class CurlEasy: @unchecked Sendable {
             redirectTarget: location.flatMap { URL(string: $0) })
     }
 
-    /// Tells the delegate how the attempt ended (multi thread, after the handle was freed).
+    /// Tells the attempt how it ended (multi thread, after the handle was freed).
     func report(_ outcome: Outcome) {
-        delegate?.easyDidFinish(self, outcome)
+        attempt.didFinish(result(of: outcome))
+    }
+
+    /// A curl result as the coordinator takes it.
+    func result(of outcome: Outcome) -> LoadTransportResult {
+        let url = attempt.request.url
+        let metrics = outcome.metrics
+        if let refusal = outcome.refusal, outcome.code == CURLE_COULDNT_CONNECT {
+            return .failed(.addressRefused(host: refusal.host, address: refusal.address), metrics: metrics)
+        }
+        switch outcome.code {
+        case CURLE_OK: return .completed(finalURL: outcome.finalURL, metrics: metrics)
+        case CURLE_OPERATION_TIMEDOUT: return .failed(.timedOut(url: url), metrics: metrics)
+        case CURLE_TOO_MANY_REDIRECTS:
+            return .failed(.tooManyRedirects(url: url, limit: maximumRedirects), metrics: metrics)
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return .failed(.unsupportedScheme(url: outcome.redirectTarget ?? url), metrics: metrics)
+        case CURLE_FILESIZE_EXCEEDED: return .failed(.bodyTooLarge(url: url, limit: maximumBodySize), metrics: metrics)
+        default:
+            return .broken(reason: "\(outcome.message) (curl error \(outcome.code.rawValue))", metrics: metrics)
+        }
     }
 }
 
@@ -295,8 +324,7 @@ private let curlHeaderCallback: imago_data_callback = { buffer, size, count, use
     guard let buffer, let userdata else { return 0 }
     let easy = Unmanaged<CurlEasy>.fromOpaque(userdata).takeUnretainedValue()
     let length = size * count
-    let line = String(decoding: UnsafeRawBufferPointer(start: buffer, count: length), as: UTF8.self)
-    return easy.didReceiveHeaderLine(line[...]) ? length : 0
+    return easy.didReceiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
 }
 
 private let curlWriteCallback: imago_data_callback = { buffer, size, count, userdata in

@@ -23,12 +23,22 @@ final class CurlMulti: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer?
     private let inbox = Locked(Inbox())
+    /// The thread's id, set when it starts (`pthread_self()` of another thread never equals it before).
+    private let threadID = Locked<pthread_t>(pthread_t())
     /// The transfers on the multi handle, by their easy handle (thread only).
     private var running: [UnsafeMutableRawPointer: CurlEasy] = [:]
 
-    /// Starts the thread with the connection limits given.
-    init?(maximumConnectionsPerHost: Int, maximumConnections: Int, multiplexes: Bool) {
+    /// Easy handles kept for reuse, reset but with their buffers (a 256 KB read buffer each): at most `poolLimit`,
+    /// freed by the thread when it stops. Reusing them spares each transfer `curl_easy_init`'s allocations and,
+    /// above all, a 256 KB buffer allocated on whichever thread configured it and freed on this one, which
+    /// fragmented glibc's per-thread arenas over a long soak.
+    private let pool = Locked<(handles: [UnsafeMutableRawPointer], isClosed: Bool)>(([], false))
+    private let poolLimit: Int
+
+    /// Starts the thread with the connection limits given, keeping up to `poolLimit` idle easy handles.
+    init?(maximumConnectionsPerHost: Int, maximumConnections: Int, multiplexes: Bool, poolLimit: Int) {
         CurlGlobal.initialize()
+        self.poolLimit = max(0, poolLimit)
         guard let multi = curl_multi_init() else { return nil }
         self.multi = multi
         _ = imago_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, maximumConnectionsPerHost))
@@ -44,6 +54,23 @@ final class CurlMulti: @unchecked Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "imago.CurlDataLoader"
         thread.start()
+    }
+
+    /// A reused (reset) or new easy handle.
+    func takeHandle() -> UnsafeMutableRawPointer? {
+        if let handle = pool.withLock({ $0.handles.popLast() }) { return handle }
+        return curl_easy_init()
+    }
+
+    /// Takes back a handle that is on no multi handle: reset and kept for the next transfer, or freed.
+    func recycle(_ handle: UnsafeMutableRawPointer) {
+        curl_easy_reset(handle)
+        let isKept = pool.withLock { p -> Bool in
+            guard !p.isClosed, p.handles.count < poolLimit else { return false }
+            p.handles.append(handle)
+            return true
+        }
+        if !isKept { curl_easy_cleanup(handle) }
     }
 
     /// Adds a transfer (its callbacks start running on the thread).
@@ -64,12 +91,18 @@ final class CurlMulti: @unchecked Sendable {
             if !s.isStopped { s.commands.append(command) }
             return s.isStopped
         }
-        if !isStopped { curl_multi_wakeup(multi) }
+        // From the thread itself (the next transfer started by a completion callback), the loop reads the inbox
+        // before it polls again: a wake-up would only cost a send(2) and a spurious poll return.
+        if !isStopped, !isOnThread { curl_multi_wakeup(multi) }
     }
+
+    /// Whether the caller runs on this multi handle's thread.
+    private var isOnThread: Bool { pthread_equal(pthread_self(), threadID.value) != 0 }
 
     // MARK: - The thread
 
     private func run() {
+        threadID.withLock { $0 = pthread_self() }
         var stillRunning: Int32 = 0
         while true {
             let (commands, isStopped) = inbox.withLock { s -> ([Command], Bool) in
@@ -109,13 +142,22 @@ final class CurlMulti: @unchecked Sendable {
                 easy.close()
                 easy.report(outcome)
             }
-            curl_multi_poll(multi, nil, 0, Int32(endIdleTransfers()), nil)
+            let wait = endIdleTransfers()
+            // Commands posted by this thread's own callbacks (the next transfer, started by a completion) skipped
+            // the wake-up: run them now rather than after the poll's timeout.
+            if inbox.withLock({ $0.commands.isEmpty }) { curl_multi_poll(multi, nil, 0, Int32(wait), nil) }
         }
         for (handle, easy) in running {
             curl_multi_remove_handle(multi, handle)
             easy.close()
         }
         running.removeAll()
+        let pooled = pool.withLock { p -> [UnsafeMutableRawPointer] in
+            p.isClosed = true
+            defer { p.handles = [] }
+            return p.handles
+        }
+        for handle in pooled { curl_easy_cleanup(handle) }  // before the share they may still point to
         curl_multi_cleanup(multi)
         if let share { curl_share_cleanup(share) }
     }

@@ -54,6 +54,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     let verifiedFiles = Locked<[SHA256Digest: DiskCacheDirectory.FileStamp]>([:])
     /// The boot every seal this cache makes or trusts names (see `DiskCache+Verified.swift`); `nil`: unknown.
     let bootIdentity: [UInt8]?
+    /// Interrupted download bodies in this cache's staging area, for the loaders of a pipeline using this cache.
+    package let resumeStore: DiskResumeStore
     let queue: DispatchQueue
     let queueKey = DispatchSpecificKey<Bool>()
 
@@ -101,6 +103,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         let lockFD = open(layout.lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lockFD >= 0 else { throw Error.directoryNotWritable(path: layout.lockPath, errno: errno) }
         token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        resumeStore = DiskResumeStore(directory: layout.tmpPath, token: token)
         state = Locked(State())
         io = Locked(IOState(lockFD: lockFD))
         queue = DispatchQueue(label: "imago.diskcache.writer", qos: .utility)

@@ -1,68 +1,88 @@
 import Dispatch
 
-/// A bounded, priority-ordered queue: at most `maxConcurrentCount` closures run at once on Dispatch's global pool,
-/// the most urgent pending one starting next (first come, first served within a priority).
+/// A bounded, priority-ordered queue of synchronous closures run on Dispatch's global pool: at most
+/// `maxConcurrentCount` at once, the most urgent pending one starting next (first come, first served within a
+/// priority).
 ///
 /// Decoding, processing, encoding and disk I/O each get one, sized to the cores, so that a burst of requests
 /// never floods the machine with threads.
+///
+/// The ordering and the slots are ``LoadQueue``'s (the one priority queue of the project): a closure's slot is taken
+/// from it and given back when the closure returns. This type adds what closures need and transfers do not: the
+/// Dispatch queue they run on, cancellation by item, and ``waitUntilIdle()``.
 package final class WorkQueue: Sendable {
     /// A pending or running closure; cancel it or change its priority through the queue.
-    package final class Item: @unchecked Sendable {
-        // @unchecked Sendable: `priority` and `work` are only touched under the owning queue's lock.
-        fileprivate var priority: RequestPriority
-        fileprivate let sequence: Int
-        fileprivate var work: (@Sendable () -> Void)?
+    package final class Item: Sendable {
+        fileprivate let id: UInt64
 
-        fileprivate init(priority: RequestPriority, sequence: Int, work: @escaping @Sendable () -> Void) {
-            self.priority = priority
-            self.sequence = sequence
-            self.work = work
-        }
+        fileprivate init(id: UInt64) { self.id = id }
     }
 
     private struct State {
-        var pending: [Item] = []
+        /// The closures not yet begun, by item id.
+        var pending: [UInt64: @Sendable () -> Void] = [:]
         var running = 0
-        var sequence = 0
-        var limit: Int
+        var nextID: UInt64 = 0
         /// Callers of ``waitUntilIdle()`` to resume once nothing is pending or running.
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
-        var isIdle: Bool { running == 0 && pending.allSatisfy { $0.work == nil } }
+        var isIdle: Bool { running == 0 && pending.isEmpty }
+
+        /// The waiters to resume when the queue just became idle (taken out of the state).
+        mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard isIdle, !idleWaiters.isEmpty else { return [] }
+            defer { idleWaiters = [] }
+            return idleWaiters
+        }
     }
 
-    private let state: Locked<State>
+    private let state = Locked(State())
+    private let slots: LoadQueue
     private let dispatchQueue: DispatchQueue
 
     /// A queue running at most `maxConcurrentCount` (≥ 1) closures at once.
     package init(label: String, maxConcurrentCount: Int) {
-        state = Locked(State(limit: max(1, maxConcurrentCount)))
+        slots = LoadQueue(maximumConcurrentCount: maxConcurrentCount)
         dispatchQueue = DispatchQueue(label: label, attributes: .concurrent)
     }
 
     /// Queues `work`; it runs when a slot is free and nothing more urgent waits.
     @discardableResult
     package func enqueue(priority: RequestPriority, _ work: @escaping @Sendable () -> Void) -> Item {
-        let (item, next) = state.withLock { s -> (Item, [@Sendable () -> Void]) in
-            s.sequence += 1
-            let item = Item(priority: priority, sequence: s.sequence, work: work)
-            s.pending.append(item)
-            return (item, Self._dequeue(&s))
+        let id = state.withLock { s -> UInt64 in
+            s.nextID += 1
+            s.pending[s.nextID] = work
+            return s.nextID
         }
-        start(next)
-        return item
+        slots.enqueue(id: id, priority: priority) { [self] in dispatchQueue.async { self.run(id) } }
+        return Item(id: id)
+    }
+
+    /// Runs the closure of `id` in the slot it was given (nothing when it was cancelled meanwhile).
+    private func run(_ id: UInt64) {
+        guard
+            let work = state.withLock({ s -> (@Sendable () -> Void)? in
+                guard let work = s.pending.removeValue(forKey: id) else { return nil }
+                s.running += 1
+                return work
+            })
+        else { return }  // cancelled after its slot was granted: the cancel gave the slot back
+        work()
+        let idleWaiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.running -= 1
+            return s.takeIdleWaiters()
+        }
+        slots.finish(id)
+        for waiter in idleWaiters { waiter.resume() }
     }
 
     /// Drops `item` if it has not started; a running closure finishes.
     package func cancel(_ item: Item) {
-        let idleWaiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            guard item.work != nil else { return [] }
-            item.work = nil
-            s.pending.removeAll { $0 === item }
-            guard s.isIdle else { return [] }
-            defer { s.idleWaiters = [] }
-            return s.idleWaiters
+        let (wasPending, idleWaiters) = state.withLock { s -> (Bool, [CheckedContinuation<Void, Never>]) in
+            guard s.pending.removeValue(forKey: item.id) != nil else { return (false, []) }
+            return (true, s.takeIdleWaiters())
         }
+        if wasPending { slots.finish(item.id) }
         for waiter in idleWaiters { waiter.resume() }
     }
 
@@ -71,7 +91,7 @@ package final class WorkQueue: Sendable {
 
     /// Changes the priority of a pending `item`.
     package func setPriority(_ item: Item, _ priority: RequestPriority) {
-        state.withLock { _ in item.priority = priority }
+        slots.setPriority(priority, for: item.id)
     }
 
     /// How many closures are waiting.
@@ -88,42 +108,5 @@ package final class WorkQueue: Sendable {
             }
             if isIdle { continuation.resume() }
         }
-    }
-
-    private func start(_ works: [@Sendable () -> Void]) {
-        for work in works {
-            dispatchQueue.async { [self] in
-                work()
-                let (next, idleWaiters) = state.withLock {
-                    s -> ([@Sendable () -> Void], [CheckedContinuation<Void, Never>]) in
-                    s.running -= 1
-                    let next = Self._dequeue(&s)
-                    guard next.isEmpty, s.isIdle else { return (next, []) }
-                    defer { s.idleWaiters = [] }
-                    return (next, s.idleWaiters)
-                }
-                start(next)
-                for waiter in idleWaiters { waiter.resume() }
-            }
-        }
-    }
-
-    /// Takes the most urgent pending items while slots are free (lock held).
-    private static func _dequeue(_ s: inout State) -> [@Sendable () -> Void] {
-        var taken: [@Sendable () -> Void] = []
-        while s.running < s.limit, !s.pending.isEmpty {
-            var best = 0
-            for i in s.pending.indices.dropFirst() {
-                let a = s.pending[i]
-                let b = s.pending[best]
-                if a.priority > b.priority || (a.priority == b.priority && a.sequence < b.sequence) { best = i }
-            }
-            let item = s.pending.remove(at: best)
-            guard let work = item.work else { continue }
-            item.work = nil
-            s.running += 1
-            taken.append(work)
-        }
-        return taken
     }
 }

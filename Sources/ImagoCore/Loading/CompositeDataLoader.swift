@@ -38,3 +38,10 @@ public struct CompositeDataLoader: DataLoading {
         return loader.load(request, handler: handler)
     }
 }
+
+extension CompositeDataLoader: ResumeStoreAdopting {
+    /// Hands `store` to every routed loader that keeps interrupted bodies.
+    package func adoptResumeStore(_ store: any ResumeStoring) {
+        for loader in loaders.values { (loader as? any ResumeStoreAdopting)?.adoptResumeStore(store) }
+    }
+}

@@ -70,6 +70,14 @@ public struct DataResponse: Sendable, Hashable {
         self.headers = lowered
     }
 
+    /// A response whose header names are already lowercase (a loader's fast path).
+    package init(data: Data, url: URL, statusCode: Int, lowercasedHeaders: [String: String]) {
+        self.data = data
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = lowercasedHeaders
+    }
+
     /// Whether this answers a conditional request with "not modified" (status 304).
     public var isNotModified: Bool { statusCode == 304 }
 

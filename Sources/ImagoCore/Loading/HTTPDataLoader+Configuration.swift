@@ -18,11 +18,7 @@ extension HTTPDataLoader {
 
         /// Whether `contentType` (the raw header, or `nil`) is acceptable.
         public func accepts(_ contentType: String?) -> Bool {
-            let mediaType = contentType.map { value in
-                value.split(separator: ";", maxSplits: 1).first.map {
-                    $0.trimmingCharacters(in: .whitespaces).lowercased()
-                } ?? ""
-            }
+            let mediaType = contentType.map(Self.mediaType)
             switch self {
             case .any: return true
             case .custom(let accepts): return accepts(mediaType)
@@ -30,6 +26,24 @@ extension HTTPDataLoader {
                 guard let mediaType, !mediaType.isEmpty else { return true }
                 if mediaType.hasPrefix("image/") || mediaType.hasPrefix("binary/") { return true }
                 return Self.binaryTypes.contains(mediaType)
+            }
+        }
+
+        /// The part before `;`, without surrounding blanks, ASCII-lowercased (bytes: this runs for every response).
+        static func mediaType(_ value: String) -> String {
+            var value = value
+            return value.withUTF8 { bytes in
+                var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+                var start = 0
+                while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+                while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+                return String(unsafeUninitializedCapacity: end - start) { out in
+                    for i in start..<end {
+                        let byte = bytes[i]
+                        out[i - start] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                    }
+                    return end - start
+                }
             }
         }
 

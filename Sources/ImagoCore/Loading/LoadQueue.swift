@@ -20,6 +20,10 @@ public enum QueueOrder: Sendable, Hashable, CustomStringConvertible {
 /// someone calls ``finish(_:)`` with its id. ``finish(_:)`` is idempotent and also removes a still-queued item, so
 /// a canceller can call it without knowing whether the item has started.
 ///
+/// The project's one priority queue: the loaders' ``LoadCoordinator`` holds a slot per transfer (from its start
+/// until its last callback, on other threads), and ``WorkQueue`` takes a slot for each closure it runs on Dispatch
+/// (decode, process, encode, disk), giving it back when the closure returns.
+///
 /// Thread-safe; no closure runs while the queue's lock is held.
 package final class LoadQueue: Sendable {
     /// One queued item.

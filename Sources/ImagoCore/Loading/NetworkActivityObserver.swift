@@ -31,7 +31,7 @@ public final class NetworkActivityObserver: Sendable {
         switch event {
         case .started: delta = 1
         case .finished, .failed: delta = -1
-        case .coalesced, .retried: return
+        case .coalesced, .retried, .measured: return
         }
         let value = count.withLock { c -> Int in
             c += delta

@@ -12,3 +12,14 @@ public protocol ObservableDataLoading: DataLoading {
 }
 
 extension HTTPDataLoader: ObservableDataLoading {}
+
+extension ObservableDataLoading {
+    /// Adds an observer; with `includingMetrics`, it also receives ``DataLoaderEvent/measured(url:metrics:)`` from
+    /// loaders that measure their transfers. This default ignores `includingMetrics` (no metrics to give).
+    @discardableResult
+    public func addObserver(
+        includingMetrics: Bool, _ observer: @escaping @Sendable (DataLoaderEvent) -> Void
+    ) -> DataLoaderObserverToken {
+        addObserver(observer)
+    }
+}

@@ -43,6 +43,12 @@ public final class ImagePipeline: Sendable {
             label: "imago.process", maxConcurrentCount: configuration.maximumConcurrentProcessorRuns)
         encodeQueue = WorkQueue(label: "imago.encode", maxConcurrentCount: configuration.maximumConcurrentEncodes)
         diskQueue = WorkQueue(label: "imago.disk", maxConcurrentCount: configuration.maximumConcurrentDiskOperations)
+        // Interrupted downloads resume from the disk cache's staging area rather than from the loader's memory.
+        if let disk = configuration.dataCache as? DiskCache,
+            let loader = configuration.dataLoader as? any ResumeStoreAdopting
+        {
+            loader.adoptResumeStore(disk.resumeStore)
+        }
     }
 
     /// A pipeline with the default configuration changed by `configure`.

@@ -1,10 +1,8 @@
-import CCurl
 import Foundation
-import ImagoCore
 
-// A transfer's life, as in HTTPDataLoader: queued → starting (request modifiers) → running (on the multi thread)
-// → completed, or back to queued through waitingRetry after a transient failure.
-extension CurlDataLoader {
+// A transfer's life: queued → starting (request modifiers) → running (on the transport) → completed, or back to
+// queued through waitingRetry after a transient failure.
+extension LoadCoordinator {
     func enqueue(_ id: UInt64, priority: RequestPriority) {
         queue.enqueue(id: id, priority: priority) { [weak self] in self?.start(id) }
     }
@@ -19,7 +17,9 @@ extension CurlDataLoader {
             var event: DataLoaderEvent?
             if transfer.startTime == nil {
                 transfer.startTime = now
-                event = .started(url: transfer.request.url.redactedString, priority: transfer.priority)
+                if isObserved {
+                    event = .started(url: transfer.request.url.redactedString, priority: transfer.priority)
+                }
             }
             return (transfer.request, transfer.attempt, event)
         }
@@ -28,7 +28,7 @@ extension CurlDataLoader {
             return
         }
         if let event = begun.event { observers.emit([event]) }
-        let modifiers = configuration.loading.requestModifiers
+        let modifiers = configuration.requestModifiers
         if modifiers.isEmpty {
             begin(id, request: begun.request, attempt: begun.attempt)
             return
@@ -46,38 +46,42 @@ extension CurlDataLoader {
         }
     }
 
-    /// Makes the easy handle and hands it to the multi thread; continues an interrupted body when one is kept.
-    func begin(_ id: UInt64, request: DataRequest, attempt: Int) {
+    /// Makes the attempt and its transport handle and starts it; continues an interrupted body when one is kept.
+    func begin(_ id: UInt64, request: DataRequest, attempt number: Int) {
         var request = request
-        let partial = state.withLock { s -> PartialBody? in
-            guard let transfer = s.transfers[id], request.validators?.isEmpty != false,
-                !request.headers.keys.contains(where: { $0.lowercased() == "range" })
-            else { return nil }
-            return s.take(transfer.key)
+        var partial: PartialBody?
+        let store = currentResumeStore
+        if resumableBytesLimit > 0, request.validators?.isEmpty != false,
+            !request.headers.keys.contains(where: { $0.lowercased() == "range" }),
+            let key = state.withLock({ $0.transfers[id]?.key })
+        {
+            partial = store.take(key)
         }
         if let partial {
             request.headers["Range"] = "bytes=\(partial.data.count)-"
             request.headers["If-Range"] = partial.validator
         }
-        guard let multi,
-            let easy = CurlEasy(
-                request: request, transferID: id, attempt: attempt, configuration: configuration, delegate: self)
-        else {
-            let error = DataLoadingError.connectionFailed(
-                url: request.url, reason: "libcurl could not start a transfer")
-            fail(id, attempt: attempt, with: error)
+        let attempt = LoadAttempt(request: request, transferID: id, number: number, coordinator: self)
+        guard let handle = transport.makeHandle(for: attempt) else {
+            let error = DataLoadingError.connectionFailed(url: request.url, reason: "the transport could not start")
+            fail(id, attempt: number, with: error)
             return
         }
-        let isCurrent = state.withLock { s -> Bool in
-            guard let transfer = s.transfers[id], transfer.phase == .starting, transfer.attempt == attempt else {
-                return false
+        let key = state.withLock { s -> TransferKey? in
+            guard let transfer = s.transfers[id], transfer.phase == .starting, transfer.attempt == number else {
+                return nil
             }
             transfer.phase = .running
-            transfer.easy = easy
+            transfer.current = attempt
+            transfer.handle = handle
             transfer.resumedFrom = partial
-            return true
+            return transfer.key
         }
-        if isCurrent { multi.add(easy) }
+        guard key != nil else {
+            handle.cancel()
+            return
+        }
+        handle.start()
     }
 
     /// Fails attempt `attempt` of transfer `id` while it is starting (a late modifier is ignored).
@@ -95,43 +99,54 @@ extension CurlDataLoader {
     func _complete(_ transfer: Transfer, _ result: Result<DataResponse, DataLoadingError>, in s: inout State) -> Actions
     {
         var actions = Actions()
-        if let easy = transfer.easy { actions.removeEasies.append(easy) }  // ignored when curl already ended it
+        _complete(transfer, result, in: &s, into: &actions)
+        return actions
+    }
+
+    func _complete(
+        _ transfer: Transfer, _ result: Result<DataResponse, DataLoadingError>, in s: inout State,
+        into actions: inout Actions
+    ) {
+        if let handle = transfer.handle { actions.cancelHandles.append(handle) }
+        transfer.handle = nil
         actions.finishQueueItems.append(transfer.id)
-        let url = transfer.request.url.redactedString
-        let elapsed = transfer.startTime.map { ContinuousClock.now - $0 } ?? .zero
+        // Events are built only for observers (redacting a URL and reading the clock are not free).
+        let observed = isObserved
+        let url = observed ? transfer.request.url.redactedString : ""
         switch result {
         case .success(let response):
             s.remove(transfer)
-            actions.deliveries = transfer.progressEvents(now: .now, interval: .zero, force: true)
+            transfer.progressEvents(interval: .zero, force: true, into: &actions.deliveries)
             for subscriber in transfer.subscribers { actions.deliveries.append((subscriber.sink, .finished(response))) }
-            actions.events.append(
-                .finished(url: url, bytes: response.data.count, duration: elapsed, status: response.statusCode))
+            if observed {
+                let elapsed = transfer.startTime.map { ContinuousClock.now - $0 } ?? .zero
+                actions.events.append(
+                    .finished(url: url, bytes: response.data.count, duration: elapsed, status: response.statusCode))
+            }
         case .failure(let error):
-            _keepPartial(of: transfer, in: &s)
+            _keepPartial(of: transfer, into: &actions)
             let retryAfter = transfer.head?.headers["retry-after"]
-            if let delay = configuration.loading.retryPolicy.delay(
+            if let delay = configuration.retryPolicy.delay(
                 forRetry: transfer.attempt, after: error, retryAfter: retryAfter)
             {
                 transfer.phase = .waitingRetry
                 transfer.resetAttempt()
                 actions.retry = (transfer.id, delay)
-                actions.events.append(.retried(url: url, attempt: transfer.attempt, delay: delay))
+                if observed { actions.events.append(.retried(url: url, attempt: transfer.attempt, delay: delay)) }
             } else {
                 s.remove(transfer)
-                transfer.easy = nil
+                transfer.current = nil
                 for subscriber in transfer.subscribers { actions.deliveries.append((subscriber.sink, .failed(error))) }
-                actions.events.append(.failed(url: url, error: error))
+                if observed { actions.events.append(.failed(url: url, error: error)) }
             }
         }
-        return actions
     }
 
-    /// Keeps the bytes of an interrupted response that can be resumed (see
-    /// ``Configuration/resumableBytesLimit``).
-    func _keepPartial(of transfer: Transfer, in s: inout State) {
-        let limit = min(configuration.resumableBytesLimit, Int(clamping: configuration.loading.maximumBodySize))
-        guard limit > 0, let head = transfer.head, head.status == 200 || head.status == 206, transfer.received > 0,
-            let total = transfer.expectedLength, transfer.received < total, transfer.request.validators == nil
+    /// Keeps the bytes of an interrupted response that can be resumed (see ``resumableBytesLimit``).
+    func _keepPartial(of transfer: Transfer, into actions: inout Actions) {
+        guard resumableBytesLimit > 0, let head = transfer.head, head.status == 200 || head.status == 206,
+            transfer.received > 0, let total = transfer.expectedLength, transfer.received < total,
+            transfer.request.validators == nil
         else { return }
         let validator: String
         if let partial = transfer.resumedFrom {
@@ -146,7 +161,7 @@ extension CurlDataLoader {
                 return
             }
         }
-        s.keep(PartialBody(data: transfer.body, validator: validator, total: total), for: transfer.key, limit: limit)
+        actions.keep = (transfer.key, PartialBody(data: transfer.body, validator: validator, total: total))
     }
 
     func scheduleRetry(_ id: UInt64, after delay: Duration) {
@@ -162,12 +177,13 @@ extension CurlDataLoader {
     }
 }
 
-// MARK: - Callbacks from the multi thread
+// MARK: - Reports from the transport
 
-extension CurlDataLoader: CurlEasy.Delegate {
-    func easyDidReceiveHead(_ easy: CurlEasy, _ head: CurlEasy.Head) -> Bool {
+extension LoadCoordinator {
+    /// Validates the head (and a resumed range); returns whether to receive the body.
+    func attempt(_ attempt: LoadAttempt, didReceiveHead head: LoadResponseHead) -> Bool {
         let (isAccepted, actions) = state.withLock { s -> (Bool, Actions) in
-            guard let transfer = s.transfer(of: easy) else { return (false, Actions()) }
+            guard let transfer = s.transfer(of: attempt) else { return (false, Actions()) }
             transfer.head = head
             if let error = validate(head, for: transfer.request) {
                 return (false, _complete(transfer, .failure(error), in: &s))
@@ -190,21 +206,20 @@ extension CurlDataLoader: CurlEasy.Delegate {
                         url: transfer.request.url, reason: "the server's range does not continue the kept bytes")
                     return (false, _complete(transfer, .failure(error), in: &s))
                 }
-                let limit = configuration.loading.maximumBodySize
+                let limit = configuration.maximumBodySize
                 guard partial.total <= limit else {
-                    return (
-                        false,
-                        _complete(transfer, .failure(.bodyTooLarge(url: transfer.request.url, limit: limit)), in: &s)
-                    )
+                    let error = DataLoadingError.bodyTooLarge(url: transfer.request.url, limit: limit)
+                    return (false, _complete(transfer, .failure(error), in: &s))
                 }
                 transfer.body = partial.data
                 transfer.received = Int64(partial.data.count)
                 transfer.expectedLength = partial.total
+                transfer.body.reserveCapacity(Int(partial.total))
+                return (true, Actions())
             }
             // Reserve for the announced body, but not more than 16 MiB on the server's word alone.
             if head.contentLength > 0, head.status != 304 {
-                transfer.body.reserveCapacity(
-                    Int(min(head.contentLength, configuration.loading.maximumBodySize, 16 << 20)))
+                transfer.body.reserveCapacity(Int(min(head.contentLength, configuration.maximumBodySize, 16 << 20)))
             }
             return (true, Actions())
         }
@@ -213,75 +228,94 @@ extension CurlDataLoader: CurlEasy.Delegate {
     }
 
     /// The error a response head deserves, or `nil` when the body should be read.
-    func validate(_ head: CurlEasy.Head, for request: DataRequest) -> DataLoadingError? {
+    func validate(_ head: LoadResponseHead, for request: DataRequest) -> DataLoadingError? {
         let status = head.status
         if status == 304 {
             return request.validators?.isEmpty == false ? nil : .statusCode(304, url: request.url)
         }
         guard (200..<300).contains(status) else { return .statusCode(status, url: request.url) }
         let contentType = head.headers["content-type"]
-        guard configuration.loading.contentTypeValidation.accepts(contentType) else {
+        guard configuration.contentTypeValidation.accepts(contentType) else {
             return .unacceptableContentType(contentType ?? "", url: request.url)
         }
-        if head.contentLength > configuration.loading.maximumBodySize {
-            return .bodyTooLarge(url: request.url, limit: configuration.loading.maximumBodySize)
+        if head.contentLength > configuration.maximumBodySize {
+            return .bodyTooLarge(url: request.url, limit: configuration.maximumBodySize)
         }
         return nil
     }
 
-    func easyDidReceive(_ easy: CurlEasy, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        let (isAccepted, actions) = state.withLock { s -> (Bool, Actions) in
-            guard let transfer = s.transfer(of: easy), transfer.head != nil else { return (false, Actions()) }
+    /// Appends a chunk, enforces the size limit and reports throttled progress; returns whether to go on.
+    func attempt(_ attempt: LoadAttempt, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
+        var actions = Actions()
+        let isAccepted = state.withLock { s -> Bool in
+            guard let transfer = s.transfer(of: attempt), transfer.head != nil else { return false }
             transfer.received += Int64(bytes.count)
-            let limit = configuration.loading.maximumBodySize
+            let limit = configuration.maximumBodySize
             if transfer.received > limit {
                 let error = DataLoadingError.bodyTooLarge(url: transfer.request.url, limit: limit)
-                return (false, _complete(transfer, .failure(error), in: &s))
+                _complete(transfer, .failure(error), in: &s, into: &actions)
+                return false
             }
             transfer.body.append(contentsOf: bytes)
-            var actions = Actions()
-            actions.deliveries = transfer.progressEvents(
-                now: .now, interval: configuration.loading.progressInterval, force: false)
-            return (true, actions)
+            transfer.progressEvents(interval: configuration.progressInterval, force: false, into: &actions.deliveries)
+            return true
         }
-        perform(actions)
+        if !actions.isEmpty { perform(actions) }
         return isAccepted
     }
 
-    func easyDidFinish(_ easy: CurlEasy, _ outcome: CurlEasy.Outcome) {
+    /// Ends the attempt: a complete body, a 304, or an error (a short body becomes `.truncated`).
+    func attempt(_ attempt: LoadAttempt, didFinish result: LoadTransportResult) {
         let actions = state.withLock { s -> Actions in
-            guard let transfer = s.transfer(of: easy) else { return Actions() }
-            transfer.easy = nil  // already freed by the multi thread
+            guard let transfer = s.transfer(of: attempt) else { return Actions() }
+            transfer.handle = nil  // ended on the wire: nothing to cancel
+            var actions = Actions()
             let url = transfer.request.url
-            guard outcome.code == CURLE_OK else {
-                return _complete(transfer, .failure(error(for: outcome, transfer)), in: &s)
+            if let metrics = result.metrics, isObserved {
+                actions.events.append(.measured(url: url.redactedString, metrics: metrics))
             }
-            guard let head = transfer.head else {
-                let error = DataLoadingError.connectionFailed(url: url, reason: "the server sent no response")
-                return _complete(transfer, .failure(error), in: &s)
+            switch result {
+            case .failed(let error, _):
+                _complete(transfer, .failure(error), in: &s, into: &actions)
+            case .broken(let reason, _):
+                let error: DataLoadingError
+                if let expected = transfer.expectedLength, transfer.received < expected {
+                    error = .truncated(url: url, expected: expected, received: transfer.received)
+                } else {
+                    error = .connectionFailed(url: url, reason: reason)
+                }
+                _complete(transfer, .failure(error), in: &s, into: &actions)
+            case .completed(let finalURL, let metrics):
+                guard let head = transfer.head else {
+                    let error = DataLoadingError.connectionFailed(url: url, reason: "the server sent no response")
+                    _complete(transfer, .failure(error), in: &s, into: &actions)
+                    return actions
+                }
+                if let expected = transfer.expectedLength, transfer.received < expected, head.status != 304 {
+                    let error = DataLoadingError.truncated(url: url, expected: expected, received: transfer.received)
+                    _complete(transfer, .failure(error), in: &s, into: &actions)
+                    return actions
+                }
+                var status = head.status
+                var headers = head.headers
+                if let partial = transfer.resumedFrom, status == 206 {  // a resumed body reads as the whole 200
+                    status = 200
+                    headers["content-range"] = nil
+                    headers["content-length"] = String(partial.total)
+                }
+                var response = DataResponse(
+                    data: status == 304 ? Data() : transfer.body, url: finalURL ?? head.url ?? url,
+                    statusCode: status, lowercasedHeaders: headers)
+                response.metrics = metrics
+                _complete(transfer, .success(response), in: &s, into: &actions)
             }
-            if let expected = transfer.expectedLength, transfer.received < expected, head.status != 304 {
-                let error = DataLoadingError.truncated(url: url, expected: expected, received: transfer.received)
-                return _complete(transfer, .failure(error), in: &s)
-            }
-            var status = head.status
-            var headers = head.headers
-            if let partial = transfer.resumedFrom, status == 206 {  // a resumed body reads as the whole 200
-                status = 200
-                headers["content-range"] = nil
-                headers["content-length"] = String(partial.total)
-            }
-            var response = DataResponse(
-                data: status == 304 ? Data() : transfer.body, url: outcome.finalURL ?? head.url ?? url,
-                statusCode: status, headers: headers)
-            response.metrics = outcome.metrics
-            return _complete(transfer, .success(response), in: &s)
+            return actions
         }
         perform(actions)
     }
 
     /// `start` and `total` of a `Content-Range: bytes start-end/total` answer; `nil` when malformed or unknown.
-    static func contentRange(_ value: String?) -> (start: Int64, total: Int64)? {
+    package static func contentRange(_ value: String?) -> (start: Int64, total: Int64)? {
         guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = value.dropFirst(6).split(separator: "/")
         guard spec.count == 2, let total = Int64(spec[1].trimmingCharacters(in: .whitespaces)) else { return nil }
@@ -290,24 +324,5 @@ extension CurlDataLoader: CurlEasy.Delegate {
             let end = Int64(bounds[1].trimmingCharacters(in: .whitespaces)), start <= end, end == total - 1
         else { return nil }
         return (start, total)
-    }
-
-    /// Turns a curl result into a typed error.
-    func error(for outcome: CurlEasy.Outcome, _ transfer: Transfer) -> DataLoadingError {
-        let url = transfer.request.url
-        if let refusal = outcome.refusal, outcome.code == CURLE_COULDNT_CONNECT {
-            return .addressRefused(host: refusal.host, address: refusal.address)
-        }
-        switch outcome.code {
-        case CURLE_OPERATION_TIMEDOUT: return .timedOut(url: url)
-        case CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects(url: url, limit: configuration.loading.maximumRedirects)
-        case CURLE_UNSUPPORTED_PROTOCOL: return .unsupportedScheme(url: outcome.redirectTarget ?? url)
-        case CURLE_FILESIZE_EXCEEDED: return .bodyTooLarge(url: url, limit: configuration.loading.maximumBodySize)
-        default: break
-        }
-        if let expected = transfer.expectedLength, transfer.received < expected {
-            return .truncated(url: url, expected: expected, received: transfer.received)
-        }
-        return .connectionFailed(url: url, reason: "\(outcome.message) (curl error \(outcome.code.rawValue))")
     }
 }

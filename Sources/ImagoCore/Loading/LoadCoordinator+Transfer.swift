@@ -1,14 +1,10 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
-extension HTTPDataLoader {
+extension LoadCoordinator {
     /// What makes two requests the same transfer: the URL, every request header that may change the response
     /// (names lowercased, values verbatim) and the validators. Requests with different credentials, cookies or
     /// `Accept` headers therefore never share a body.
-    package struct TransferKey: Hashable {
+    package struct TransferKey: Hashable, Sendable {
         let url: String
         let headers: [String: String]
         let validators: HTTPValidators?
@@ -22,6 +18,14 @@ extension HTTPDataLoader {
             }
             self.headers = headers
             validators = request.validators?.isEmpty == false ? request.validators : nil
+        }
+
+        /// The same text for the same key in every process (for file names): URL, sorted headers, validators.
+        package var stableDescription: String {
+            var text = url
+            for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\n\(name): \(value)" }
+            if let validators { text += "\n#\(validators.etag ?? "")#\(validators.lastModified ?? "")" }
+            return text
         }
     }
 
@@ -37,16 +41,16 @@ extension HTTPDataLoader {
     enum Phase {
         /// Waiting for a slot in the queue.
         case queued
-        /// Holding a slot, running request modifiers / creating its task.
+        /// Holding a slot, running request modifiers / making its transport handle.
         case starting
-        /// Its URLSession task runs.
+        /// On the wire.
         case running
         /// Failed transiently; waiting for the backoff delay before queuing again.
         case waitingRetry
     }
 
     /// One network transfer shared by every subscriber with the same ``TransferKey``. Only ever touched with the
-    /// loader's lock held.
+    /// coordinator's lock held.
     final class Transfer {
         let id: UInt64
         let key: TransferKey
@@ -58,17 +62,18 @@ extension HTTPDataLoader {
         /// Attempts begun (1 for the first).
         var attempt = 0
         var startTime: ContinuousClock.Instant?
-        var task: URLSessionDataTask?
-        var taskID: Int?
-        var timeout: (any DispatchSourceTimer)?
-        var response: HTTPURLResponse?
+        /// The attempt on the wire and its handle.
+        var current: LoadAttempt?
+        var handle: (any LoadTransportHandle)?
+        var head: LoadResponseHead?
         /// `Content-Length` when known and comparable with the decoded body (no content coding).
         var expectedLength: Int64?
         var body = Data()
         var received: Int64 = 0
-        var redirects = 0
         var lastProgressTime: ContinuousClock.Instant?
         var lastReported: Int64 = -1
+        /// The bytes this attempt asked the server to continue (`Range`/`If-Range`), if any.
+        var resumedFrom: PartialBody?
 
         init(id: UInt64, key: TransferKey, request: DataRequest, subscriber: Subscriber) {
             self.id = id
@@ -78,48 +83,42 @@ extension HTTPDataLoader {
             priority = subscriber.priority
         }
 
-        var maximumPriority: RequestPriority {
-            subscribers.lazy.map(\.priority).max() ?? priority
-        }
+        var maximumPriority: RequestPriority { subscribers.lazy.map(\.priority).max() ?? priority }
 
         /// Clears what one attempt gathered, before a retry.
         func resetAttempt() {
-            task = nil
-            taskID = nil
-            timeout?.cancel()  // releases the source and its handler; runs nothing
-            timeout = nil
-            response = nil
+            current = nil
+            handle = nil
+            head = nil
             expectedLength = nil
             body = Data()
             received = 0
-            redirects = 0
             lastProgressTime = nil
             lastReported = -1
+            resumedFrom = nil
         }
 
         /// Progress (and partial data) events for every subscriber, when the throttle interval allows or `force`.
-        func progressEvents(
-            now: ContinuousClock.Instant, interval: Duration, force: Bool
-        ) -> [(
-            EventSink, DataLoadEvent
-        )] {
-            guard received != lastReported else { return [] }
-            if !force, let last = lastProgressTime, now - last < interval { return [] }
-            lastProgressTime = now
+        /// Reads the clock only when a throttled event could be due.
+        func progressEvents(interval: Duration, force: Bool, into out: inout [(EventSink, DataLoadEvent)]) {
+            guard received != lastReported else { return }
+            if !force {
+                let now = ContinuousClock.now
+                if let last = lastProgressTime, now - last < interval { return }
+                lastProgressTime = now
+            }
             lastReported = received
-            var out: [(EventSink, DataLoadEvent)] = []
             for subscriber in subscribers {
                 out.append((subscriber.sink, .progress(received: received, expected: expectedLength)))
                 if subscriber.reportsPartialData && !force { out.append((subscriber.sink, .partialData(body))) }
             }
-            return out
         }
     }
 
     /// Side effects decided under the lock and performed after it is released, in this order.
     struct Actions {
-        var cancelTasks: [URLSessionTask] = []
-        var cancelTimers: [any DispatchSourceTimer] = []
+        var cancelHandles: [any LoadTransportHandle] = []
+        var keep: (TransferKey, PartialBody)?
         var finishQueueItems: [UInt64] = []
         var deliveries: [(EventSink, DataLoadEvent)] = []
         var cancelSinks: [EventSink] = []
@@ -127,9 +126,14 @@ extension HTTPDataLoader {
         var reprioritize: [(UInt64, RequestPriority)] = []
         var retry: (id: UInt64, delay: Duration)?
 
+        var isEmpty: Bool {
+            cancelHandles.isEmpty && keep == nil && finishQueueItems.isEmpty && deliveries.isEmpty
+                && cancelSinks.isEmpty && events.isEmpty && reprioritize.isEmpty && retry == nil
+        }
+
         mutating func merge(_ other: Actions) {
-            cancelTasks += other.cancelTasks
-            cancelTimers += other.cancelTimers
+            cancelHandles += other.cancelHandles
+            keep = keep ?? other.keep
             finishQueueItems += other.finishQueueItems
             deliveries += other.deliveries
             cancelSinks += other.cancelSinks
@@ -139,30 +143,21 @@ extension HTTPDataLoader {
         }
     }
 
-    /// The loader's shared state, behind its single lock.
+    /// The coordinator's shared state, behind its single lock.
     struct State {
         var transfers: [UInt64: Transfer] = [:]
         var byKey: [TransferKey: UInt64] = [:]
-        var byTask: [Int: UInt64] = [:]
         var nextID: UInt64 = 0
-        /// Tasks whose redirect callback is running: FoundationNetworking traps if such a task is cancelled before
-        /// the callback's completion handler is called, so their cancellation waits in `deferredCancels`.
-        var tasksInRedirectCallback: Set<Int> = []
-        var deferredCancels: [Int: URLSessionTask] = [:]
-
-        /// Cancels `task` now (through `actions`) or, while its redirect callback runs, once it returns.
-        mutating func cancel(_ task: URLSessionTask, into actions: inout Actions) {
-            if tasksInRedirectCallback.contains(task.taskIdentifier) {
-                deferredCancels[task.taskIdentifier] = task
-            } else {
-                actions.cancelTasks.append(task)
-            }
-        }
 
         mutating func remove(_ transfer: Transfer) {
             transfers[transfer.id] = nil
             if byKey[transfer.key] == transfer.id { byKey[transfer.key] = nil }
-            if let taskID = transfer.taskID { byTask[taskID] = nil }
+        }
+
+        /// The transfer `attempt` belongs to, if that attempt is still the current one.
+        func transfer(of attempt: LoadAttempt) -> Transfer? {
+            guard let transfer = transfers[attempt.transferID], transfer.current === attempt else { return nil }
+            return transfer
         }
     }
 }
