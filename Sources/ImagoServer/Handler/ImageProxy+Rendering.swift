@@ -68,6 +68,7 @@ extension ImageProxy {
             switch response.source {
             case .memory: .pipelineMemory
             case .disk: .pipelineDisk
+            case .sharedCache: .pipelineShared
             case .network, .custom: .origin
             }
         return .success((rendition, tier))
