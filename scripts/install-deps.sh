@@ -19,6 +19,8 @@ declare -A NEEDED=(
   [/usr/include/microhttpd.h]=libmicrohttpd-dev
   [/usr/include/lcms2.h]=liblcms2-dev
   [/usr/include/zlib.h]=zlib1g-dev
+  [/usr/include/hiredis/hiredis.h]=libhiredis-dev
+  [/usr/bin/redis-server]=redis-server
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
 
