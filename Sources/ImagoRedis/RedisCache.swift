@@ -1,6 +1,10 @@
 import Foundation
 import ImagoCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A ``SharedDataCaching`` on one or more Redis servers, over hiredis: the cache tier shared by a fleet of
 /// processes (memory → local disk → Redis → network).
 ///
@@ -28,6 +32,7 @@ public final class RedisCache: SharedDataCaching, Sendable {
 
     /// A cache over `configuration.nodes` (connections are made on first use).
     public init(configuration: Configuration) {
+        _ = Self.ignoresBrokenPipes
         self.configuration = configuration
         nodes = configuration.nodes.map { RedisNode($0, configuration: configuration) }
         subscribers = nodes.map { LeaseSubscriber(node: $0, configuration: configuration) }
@@ -41,6 +46,14 @@ public final class RedisCache: SharedDataCaching, Sendable {
     }
 
     deinit { close() }
+
+    // hiredis writes with write(2), not send(MSG_NOSIGNAL): a write to a Redis that died raises SIGPIPE, whose
+    // default action kills the process. Ignored once per process, as libcurl and libmicrohttpd users do; the
+    // write then fails with EPIPE and the call reads as a miss.
+    private static let ignoresBrokenPipes: Bool = {
+        signal(SIGPIPE, SIG_IGN)
+        return true
+    }()
 
     /// Stops the lease subscribers and closes idle connections. Later calls reconnect.
     public func close() {
@@ -57,9 +70,12 @@ public final class RedisCache: SharedDataCaching, Sendable {
         let replies: [RedisReply]
         do {
             replies = try await node.run(readCommands(names))
-        } catch {
+            if case .error(let message) = replies[0] { throw SharedCacheError.refused(reason: message) }
+        } catch let error as SharedCacheError {
             count(error)
             throw error
+        } catch {
+            throw .unavailable(reason: "\(error)")
         }
         return await decode(replies[0], key: key, names: names, node: node)
     }

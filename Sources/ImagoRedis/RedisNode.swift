@@ -46,7 +46,10 @@ final class RedisNode: Sendable {
         }
         switch result {
         case .success(let replies):
-            breaker.record(success: true)
+            // An error reply (NOAUTH, OOM, READONLY, LOADING …) is a node refusing: it counts towards the breaker.
+            let isRefusing = replies.contains { if case .error = $0 { true } else { false } }
+            if isRefusing { failures.withLock { $0.errors += 1 } }
+            breaker.record(success: !isRefusing)
             return replies
         case .failure(let error):
             failures.withLock {

@@ -74,9 +74,9 @@ public final class RedisServer: Sendable {
     /// Starts the server again (after ``stop()`` or ``kill()``) on the same socket or port.
     public func restart() throws { try start() }
 
-    /// Stops the server (SIGTERM to its pid, then waits). Idempotent; the folder is kept for a restart until
-    /// deinit.
-    public func stop() { signal(SIGTERM) }
+    /// Stops the server (SIGKILL to its pid, then waits: nothing is persisted, and a child of a test process may
+    /// inherit a signal mask that blocks SIGTERM). Idempotent; the folder is kept for a restart until deinit.
+    public func stop() { signal(SIGKILL) }
 
     /// Kills the server at once (SIGKILL to its pid) and waits for it to exit.
     public func kill() { signal(SIGKILL) }
