@@ -18,6 +18,7 @@ struct RedisFleetTests {
         let port: Int
 
         init(executable: URL, redis: [String], directory: URL) async throws {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let stderrFile = directory.appendingPathComponent("stderr")
             _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
             process.executableURL = executable
