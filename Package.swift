@@ -83,6 +83,8 @@ let package = Package(
         .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI", "ImagoCodecs"]),
         // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
         .executableTarget(name: "imago-cache-stress", dependencies: ["ImagoCore", "ImagoTesting"]),
+        // The shared Redis tier's benchmark rows (make bench-redis); not a product.
+        .executableTarget(name: "imago-redis-bench", dependencies: ["Imago", "ImagoRedis", "ImagoTesting"]),
         .executableTarget(
             name: "imago-bench",
             dependencies: [
