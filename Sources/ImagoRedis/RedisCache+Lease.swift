@@ -33,9 +33,12 @@ extension RedisCache {
                     return .fetch(lease)
                 }
             } catch {
-                subscriber.forget(wake)
                 count(error)
-                break
+                // A failed poll is retried at the next interval; an open breaker ends the wait.
+                if case .circuitOpen = error {
+                    subscriber.forget(wake)
+                    break
+                }
             }
             let remaining = deadline - ContinuousClock.now
             await wake.wait(timeout: min(configuration.leasePollInterval, max(.zero, remaining)))

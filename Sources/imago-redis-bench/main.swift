@@ -152,6 +152,8 @@ func benchWarm(corpus: URL, self executable: String) async throws {
     print("              (ms failures networkLoads sharedHits diskHits) redis: \(lastRedis)  disk: \(lastDisk)")
 }
 
+let fleetExtra = argument("--fleet-redis-timeout").map { ["--redis-timeout", $0] } ?? []
+
 func benchFleet(corpus: URL, imago: String) async throws {
     let nodes = [try RedisServer(), try RedisServer()]
     let origin = try LoopbackServer()
@@ -161,7 +163,9 @@ func benchFleet(corpus: URL, imago: String) async throws {
     let images = (0..<30).map { i in (path: "/f\(i).png", file: files[i % files.count], index: i) }
     for image in images {
         // Distinct sources (30 paths) over the corpus files.
-        origin.setRoute(image.path, .bytes(try Data(contentsOf: corpus.appendingPathComponent(image.file))))
+        origin.setRoute(
+            image.path,
+            .bytes(try Data(contentsOf: corpus.appendingPathComponent(image.file)), contentType: "image/png"))
     }
     var processes: [(Process, Int)] = []
     let root = scratch("fleet")
@@ -174,7 +178,7 @@ func benchFleet(corpus: URL, imago: String) async throws {
         p.executableURL = URL(fileURLWithPath: imago)
         p.arguments =
             ["serve", "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", dir.path]
-            + nodes.flatMap { ["--redis", $0.url] }
+            + nodes.flatMap { ["--redis", $0.url] } + fleetExtra
         p.standardOutput = FileHandle.nullDevice
         p.standardError = try FileHandle(forWritingTo: stderrPath)
         try p.run()

@@ -2,14 +2,14 @@ import Foundation
 import ImagoRedis
 
 /// The shared-tier settings `fetch`, `serve` and `cache stats` share: `--redis URL` (repeated once per node),
-/// `--redis-ttl SECONDS` and `--redis-lease SECONDS`; the other ``RedisCache/Configuration`` fields keep their
-/// defaults (timeouts 100 ms connect / 50 ms command, 16 MB cap, prefix `imago:`).
+/// `--redis-ttl SECONDS`, `--redis-lease SECONDS` and `--redis-timeout MS`; the other ``RedisCache/Configuration``
+/// fields keep their defaults (100 ms connect timeout, 16 MB cap, prefix `imago:`).
 struct RedisOptions: Sendable {
     /// The nodes, or `nil` when `--redis` was not given.
     var configuration: RedisCache.Configuration?
 
     /// The options' synopsis, for a command's usage line.
-    static let synopsis = "[--redis URL]... [--redis-ttl SECONDS] [--redis-lease SECONDS]"
+    static let synopsis = "[--redis URL]... [--redis-ttl SECONDS] [--redis-lease SECONDS] [--redis-timeout MS]"
 
     /// The options, for a command's option list.
     static let specs = [
@@ -22,6 +22,9 @@ struct RedisOptions: Sendable {
         OptionSpec(
             "--redis-lease", value: "SECONDS",
             help: "How long another process waits on a fetch lease whose holder died (default 10)."),
+        OptionSpec(
+            "--redis-timeout", value: "MS",
+            help: "How long one Redis command may take before it counts as a failure (default 50)."),
     ]
 
     /// No shared tier.
@@ -31,7 +34,7 @@ struct RedisOptions: Sendable {
     init(parsing args: ParsedArguments) throws {
         let urls = args.values["--redis"] ?? []
         guard !urls.isEmpty else {
-            for option in ["--redis-ttl", "--redis-lease"] where args.value(option) != nil {
+            for option in ["--redis-ttl", "--redis-lease", "--redis-timeout"] where args.value(option) != nil {
                 throw UsageError("option '\(option)' needs --redis URL")
             }
             return
@@ -50,6 +53,10 @@ struct RedisOptions: Sendable {
                 throw UsageError("option '--redis-lease' expects seconds from 0.05 to 600 (got '\(text)')")
             }
             configuration.leaseDuration = .milliseconds(Int((seconds * 1000).rounded()))
+        }
+        if let text = args.value("--redis-timeout") {
+            configuration.commandTimeout = .milliseconds(
+                try parseInteger(text, option: "--redis-timeout", range: 1...60_000))
         }
         self.configuration = configuration
     }

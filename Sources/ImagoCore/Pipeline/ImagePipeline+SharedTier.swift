@@ -24,6 +24,10 @@ extension ImagePipeline {
                 countShared(hit: true, request: request)
                 deliverShared(entry, node: node, request: request, started: started)
             case .fetch(let lease):
+                guard !graph.isCancelled(node) else {
+                    if let lease { await shared.releaseFetch(lease) }
+                    return
+                }
                 if let lease { sharedTier.hold(lease, for: key) }
                 loadFromSource(node, request: request)
             }
