@@ -218,6 +218,8 @@ func benchFleet(corpus: URL, imago: String) async throws {
         return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
     }
     let elapsed = ContinuousClock.now - started
+    // The servers must outlive the requests: ARC may release `nodes` after its last use (killing Redis).
+    withExtendedLifetime(nodes) {}
     let fetches = images.reduce(0) { $0 + origin.requestCount(for: $1.path) }
     print(
         String(
