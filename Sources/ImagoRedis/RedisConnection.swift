@@ -86,8 +86,19 @@ final class RedisConnection {
                 isBroken = true
                 throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
             }
+            let reply = raw.assumingMemoryBound(to: redisReply.self)
+            // A bulk string (a value) is handed over without a copy: the Data frees hiredis's reply when it goes.
+            if reply.pointee.type == REDIS_REPLY_STRING, let str = reply.pointee.str, reply.pointee.len > 0 {
+                let owner = ReplyOwner(raw)
+                replies.append(
+                    .string(
+                        Data(
+                            bytesNoCopy: UnsafeMutableRawPointer(str), count: reply.pointee.len,
+                            deallocator: .custom { _, _ in owner.free() })))
+                continue
+            }
             defer { freeReplyObject(raw) }
-            replies.append(Self.reply(raw.assumingMemoryBound(to: redisReply.self)))
+            replies.append(Self.reply(reply))
         }
         return replies
     }
@@ -168,4 +179,11 @@ final class RedisConnection {
         let (seconds, attoseconds) = duration.components
         return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
     }
+}
+
+/// Owns one hiredis reply handed to a `Data` without a copy; frees it once, from the `Data`'s deallocator.
+private final class ReplyOwner: @unchecked Sendable {  // safe: the pointer is freed once, by the last owner
+    private let raw: UnsafeMutableRawPointer
+    init(_ raw: UnsafeMutableRawPointer) { self.raw = raw }
+    func free() { freeReplyObject(raw) }
 }

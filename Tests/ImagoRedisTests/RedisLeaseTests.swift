@@ -93,7 +93,7 @@ struct RedisLeaseTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aKilledHoldersLeaseExpiresAndOthersFetch() async throws {
-        // Given `imago fetch` holding the lease (0.5 s) while the origin is held, killed with SIGKILL
+        // Given `imago fetch` holding the lease (2 s) while the origin is held, killed with SIGKILL
         let executable = try #require(RedisTestSupport.imagoExecutable(), "build the imago executable first")
         let server = try RedisServer()
         let origin = try LoopbackServer()
@@ -106,7 +106,7 @@ struct RedisLeaseTests {
         let child = Process()
         child.executableURL = executable
         child.arguments = [
-            "fetch", "--json", "--redis", server.url, "--redis-lease", "0.5", "--cache-dir",
+            "fetch", "--json", "--redis", server.url, "--redis-lease", "2", "--redis-timeout", "500", "--cache-dir",
             directory.appendingPathComponent("b").path, url.absoluteString,
         ]
         child.standardOutput = FileHandle.nullDevice
