@@ -2,7 +2,7 @@
 SWIFT ?= swift
 JOBS ?= 2
 
-.PHONY: all deps build docs test test-tsan ci demo bench bench-serve fuzz fuzz-replay asan-sweep hostile-rss crash-consistency soak format lint clean
+.PHONY: all deps build docs test test-tsan ci demo bench bench-serve bench-redis fuzz fuzz-replay asan-sweep hostile-rss crash-consistency soak format lint clean
 
 all: build
 
@@ -42,6 +42,9 @@ bench: deps
 
 bench-serve: deps
 	bash scripts/bench-serve.sh
+
+bench-redis: deps
+	bash scripts/bench-redis.sh
 
 fuzz: deps
 	bash scripts/fuzz.sh

@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ImagoTesting", targets: ["ImagoTesting"]),
         .library(name: "ImagoCurl", targets: ["ImagoCurl"]),
         .library(name: "ImagoServer", targets: ["ImagoServer"]),
+        .library(name: "ImagoRedis", targets: ["ImagoRedis"]),
         .executable(name: "imago", targets: ["imago"]),
         .executable(name: "imago-bench", targets: ["imago-bench"]),
     ],
@@ -61,6 +62,11 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        // hiredis, wrapped once in ImagoRedis (the shared cache tier of a fleet).
+        .systemLibrary(
+            name: "CHiredis", pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]),
+        .target(name: "ImagoRedis", dependencies: ["ImagoCore", "CHiredis"]),
 
         .target(
             name: "ImagoCodecs",
@@ -72,11 +78,13 @@ let package = Package(
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         // The image proxy (imgproxy URLs → pipeline → encoded output) and its libmicrohttpd server.
         .target(name: "ImagoServer", dependencies: ["Imago", "CMicroHTTPD"]),
-        .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting", "ImagoServer"]),
+        .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting", "ImagoServer", "ImagoRedis"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
         .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI", "ImagoCodecs"]),
         // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
         .executableTarget(name: "imago-cache-stress", dependencies: ["ImagoCore", "ImagoTesting"]),
+        // The shared Redis tier's benchmark rows (make bench-redis); not a product.
+        .executableTarget(name: "imago-redis-bench", dependencies: ["Imago", "ImagoRedis", "ImagoTesting"]),
         .executableTarget(
             name: "imago-bench",
             dependencies: [
@@ -98,5 +106,7 @@ let package = Package(
         // The loader scenarios of ImagoCoreTests (linked in) against CurlDataLoader, plus its own tests.
         .testTarget(name: "ImagoCurlTests", dependencies: ["ImagoCurl", "ImagoCore", "ImagoTesting"]),
         .testTarget(name: "ImagoServerTests", dependencies: ["ImagoServer", "ImagoCLI", "ImagoTesting"]),
+        // Real redis-server processes (unix sockets and loopback ports) started by the fixtures.
+        .testTarget(name: "ImagoRedisTests", dependencies: ["ImagoRedis", "ImagoCore", "ImagoTesting", "ImagoCLI"]),
     ]
 )

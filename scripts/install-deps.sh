@@ -21,6 +21,8 @@ declare -A NEEDED=(
   [/usr/include/zlib.h]=zlib1g-dev
   # the standard CMYK profile for CMYK JPEGs without one (Ghostscript's default_cmyk.icc; data only, no library)
   [/usr/share/color/icc/ghostscript/default_cmyk.icc]=libgs-common
+  [/usr/include/hiredis/hiredis.h]=libhiredis-dev
+  [/usr/bin/redis-server]=redis-server
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
 

@@ -151,23 +151,8 @@ public final class NginxServer: Sendable {
         guard process.terminationStatus == 0 else { throw ServerError.toolFailed(tool, process.terminationStatus) }
     }
 
-    /// A port the kernel says is free right now (bound to port 0, then released).
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ServerError.didNotStart("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw ServerError.didNotStart("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    /// A port the kernel says is free right now.
+    private static func freePort() throws -> Int { try LoopbackPort.free() }
 
     private static func accepts(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -10,13 +10,15 @@ enum FetchCommand {
         summary: "Load images by URL through the memory and disk caches; optionally resize, re-encode and save them.",
         synopsis:
             "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|webp|avif|jxl] [--concurrency N]"
-            + " \(NetworkOptions.synopsis) [--json]",
+            + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis) [--json]",
         details: """
             On a terminal: a live progress display, then a summary (images per source layer, failures with their
             reasons, total time). With --json or when stdout is not a terminal: one JSON object per URL, as each
             finishes: {"url":…,"status":"ok"|"error","source":"memory"|"disk"|"network","bytes":…,"width":…,
             "height":…,"ms":…,"error":…}. bytes is the size of the encoded image as downloaded or read from the
-            disk cache; width and height are those of the delivered image (after --resize).
+            disk cache; width and height are those of the delivered image (after --resize). With --redis, a
+            shared tier is asked after the disk cache (source "sharedCache") and one process of the fleet loads
+            each URL; Redis being down or slow only makes misses.
             The disk cache keeps each download's original bytes, or with --resize only the resized image, encoded:
             a rerun with the same --resize reads that small file and decodes no original.
             With --out, each image is written to DIR under a name made from its URL's last path component
@@ -46,7 +48,7 @@ enum FetchCommand {
                 help: "Write the files --out saves as jpeg, png, webp, avif or jxl (when this build has that encoder)."),
             OptionSpec(
                 "--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
-        ] + NetworkOptions.specs + [
+        ] + NetworkOptions.specs + RedisOptions.specs + [
             OptionSpec("--json", help: "Print one JSON object per URL (the default when stdout is not a terminal).")
         ],
         run: { args, console in await run(args, console: console) })
@@ -62,6 +64,8 @@ enum FetchCommand {
         var concurrency = 6
         /// `--timeout`, `--max-bytes` and `--retries`; each nil keeps the loader's default.
         var network = NetworkOptions()
+        /// `--redis`: the shared cache tier, if any.
+        var redis = RedisOptions()
         var json = false
     }
 
@@ -123,6 +127,7 @@ enum FetchCommand {
             options.concurrency = try parseInteger(text, option: "--concurrency", range: 1...256)
         }
         options.network = try NetworkOptions(parsing: args)
+        options.redis = try RedisOptions(parsing: args)
         options.json = args.has("--json")
         return options
     }

@@ -73,6 +73,8 @@ struct FetchSummary: Sendable {
     var memory = 0
     var disk = 0
     var network = 0
+    /// From the shared tier (`--redis`).
+    var shared = 0
     /// Joined identical work in flight (counted here instead of under their layer).
     var coalesced = 0
     var bytes = 0
@@ -95,6 +97,7 @@ struct FetchSummary: Sendable {
                     switch result.source {
                     case .memory: memory += 1
                     case .disk: disk += 1
+                    case .sharedCache: shared += 1
                     default: network += 1
                     }
                 }
@@ -124,7 +127,9 @@ struct FetchSummary: Sendable {
     /// The human-readable summary.
     var lines: [String] {
         var lines = [headline.prefix(1).uppercased() + headline.dropFirst() + "."]
-        lines.append("  memory \(memory)  disk \(disk)  network \(network)  coalesced \(coalesced)")
+        lines.append(
+            "  memory \(memory)  disk \(disk)" + (shared > 0 ? "  redis \(shared)" : "")
+                + "  network \(network)  coalesced \(coalesced)")
         if !failures.isEmpty {
             lines.append("\(failures.count) failed:")
             for failure in failures { lines.append("  \(failure.message)") }

@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoRedis
 
 /// One `imago fetch`: one pipeline, a sliding window of at most `concurrency` images in flight, results
 /// reported as they finish, and a summary at the end.
@@ -25,6 +26,7 @@ struct FetchRun: Sendable {
             // A batch loads each URL once: the memory cache only serves a URL listed twice, so it is kept small
             // (a default-sized one held every decoded original of a run: 1.3 GB for 300 photos).
             c.imageCache = MemoryCache(configuration: .init(costLimit: batchMemoryCacheCostLimit))
+            c.sharedCache = options.redis.makeCache()
             configuration = c
         } catch {
             console.printError(
@@ -78,6 +80,7 @@ struct FetchRun: Sendable {
         // compacted, our registration released.
         await pipeline.waitForPendingCacheWrites()
         (pipeline.configuration.dataCache as? DiskCache)?.close()
+        (pipeline.configuration.sharedCache as? RedisCache)?.close()
         let summary = FetchSummary(
             results: results, total: options.urls.count, elapsed: .now - started, wasInterrupted: interrupt.isFired)
         if isJSON {

@@ -17,13 +17,16 @@ enum ServeCommand {
         synopsis:
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text]"
-            + " [--max-pixels N] \(NetworkOptions.synopsis)",
+            + " [--max-pixels N] \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
             /{signature}/{options}/{base64url source URL}[.{ext}], the signature being
             base64url(HMAC-SHA256(key, salt + the path after the signature)). Options: resize/rs:{fit|fill|force}:W:H,
             width/w, height/h, gravity/g:{ce|no|so|ea|we|noea|nowe|soea|sowe}, quality/q, format/f:{jpeg|png|webp|avif|jxl},
             blur/bl:SIGMA, rotate/rot:{0|90|180|270}, dpr. Also GET /healthz and /metrics (Prometheus text).
+            With --redis, originals and outputs are shared with every process given the same nodes: one origin
+            fetch per image across the fleet; Redis being down or slow is never an error (its breaker opens and
+            the local caches carry on).
             The key and salt may also come from IMAGO_KEY and IMAGO_SALT. One access-log line per request goes to
             stdout (source URLs redacted); startup messages go to stderr.
             SIGTERM or Ctrl-C: stop accepting, finish the requests in flight for up to 10 s, exit 0.
@@ -49,7 +52,7 @@ enum ServeCommand {
                 help: "The cache directory (default $XDG_CACHE_HOME/imago/serve, else ~/.cache/imago/serve)."),
             OptionSpec("--log-format", value: "FORMAT", help: "Access log lines as json (default) or text."),
             OptionSpec("--max-pixels", value: "N", help: "Refuse sources over N pixels with 422 (default 50000000)."),
-        ] + NetworkOptions.specs,
+        ] + NetworkOptions.specs + RedisOptions.specs,
         run: { args, console in await run(args, console: console) })
 
     /// What `serve` was asked to do, checked.
@@ -66,6 +69,8 @@ enum ServeCommand {
         var logsJSON = true
         var pixelLimit = 50_000_000
         var network = NetworkOptions()
+        /// `--redis`: the tier shared with the rest of the fleet (originals and outputs), if any.
+        var redis = RedisOptions()
     }
 
     /// Runs the command until `interrupt` fires (default: SIGTERM or SIGINT). `onListening` receives the port.
@@ -100,7 +105,10 @@ enum ServeCommand {
         }
         var configuration = ImageProxy.Configuration(dataLoader: makeSourceLoader(options))
         configuration.originalCache = originals
-        configuration.outputCache = OutputCache(disk: outputs)
+        let shared = options.redis.makeCache()
+        defer { shared?.close() }
+        configuration.sharedCache = shared
+        configuration.outputCache = OutputCache(disk: outputs, shared: shared)
         configuration.signer = options.signer
         configuration.allowsUnsigned = options.allowsUnsigned
         configuration.sourcePolicy = options.sourcePolicy
@@ -191,6 +199,7 @@ enum ServeCommand {
         case let other: throw UsageError("option '--log-format' expects json or text (got '\(other)')")
         }
         options.network = try NetworkOptions(parsing: args)
+        options.redis = try RedisOptions(parsing: args)
         return options
     }
 

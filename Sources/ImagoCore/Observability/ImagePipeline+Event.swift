@@ -28,6 +28,14 @@ extension ImagePipeline {
         case storedOnDisk(source: String, bytes: Int)
         /// A stale entry was revalidated: `notModified` (304) or replaced by a new body.
         case revalidated(source: String, notModified: Bool)
+        /// The shared tier (``Configuration/sharedCache``) had an entry.
+        case sharedCacheHit(source: String)
+        /// The shared tier had no entry.
+        case sharedCacheMiss(source: String)
+        /// The shared tier failed; the pipeline went on with its local tiers.
+        case sharedCacheFailed(source: String, error: SharedCacheError)
+        /// Bytes were written to the shared tier.
+        case storedInSharedCache(source: String, bytes: Int)
         /// A task delivered its result.
         case taskFinished(taskID: Int, source: String, result: Result<ImageResponse.Source, ImagePipeline.Error>)
 
@@ -46,6 +54,10 @@ extension ImagePipeline {
             case .decoded(let source, let d, let preview): "decoded\(preview ? " preview" : "") in \(d): \(source)"
             case .processed(let id, let d): "processed \(id) in \(d)"
             case .storedOnDisk(let source, let bytes): "stored \(bytes) bytes on disk: \(source)"
+            case .sharedCacheHit(let source): "shared cache hit: \(source)"
+            case .sharedCacheMiss(let source): "shared cache miss: \(source)"
+            case .sharedCacheFailed(let source, let error): "shared cache failed: \(source): \(error)"
+            case .storedInSharedCache(let source, let bytes): "stored \(bytes) bytes in the shared cache: \(source)"
             case .revalidated(let source, let notModified):
                 "revalidated \(source): \(notModified ? "not modified" : "new content")"
             case .taskFinished(let id, let source, let result):
@@ -59,7 +71,7 @@ extension ImagePipeline {
         /// The level a logger should record it at.
         public var level: LogRecord.Level {
             switch self {
-            case .loadFailed: .warning
+            case .loadFailed, .sharedCacheFailed: .warning
             case .taskFinished(_, _, .failure(let error)): error == .cancelled ? .debug : .warning
             case .taskStarted, .taskFinished, .loadStarted, .loadFinished, .revalidated: .info
             default: .debug

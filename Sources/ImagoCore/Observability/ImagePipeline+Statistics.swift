@@ -37,6 +37,15 @@ extension ImagePipeline {
         public var previewsDelivered = 0
         /// Requests failed fast by the failure cache.
         public var failureCacheHits = 0
+        /// Shared-tier reads that found an entry (``Configuration/sharedCache``), waits for another process's
+        /// fetch included.
+        public var sharedCacheHits = 0
+        /// Shared-tier reads that found nothing.
+        public var sharedCacheMisses = 0
+        /// Values written to the shared tier.
+        public var sharedCacheWrites = 0
+        /// Shared-tier calls that failed (timed out, refused, circuit open): each read as a miss.
+        public var sharedCacheErrors = 0
         /// Failed requests by ``ImagePipeline/Error/kind`` (cancellations counted as ``ImagePipeline/Error/Kind/cancelled``).
         public var failures: [ImagePipeline.Error.Kind: Int] = [:]
 

@@ -105,6 +105,12 @@ extension ImagePipeline {
         public var previewInterval: Double
         /// Which partial downloads become previews. Default ``PreviewPolicy/progressiveOnly``.
         public var previewPolicy: PreviewPolicy
+        /// A cache shared by a fleet of processes (``SharedDataCaching``, e.g. `RedisCache` of ImagoRedis), asked
+        /// after the disk cache and before the loader; its hits fill the disk cache, loads are written to it in the
+        /// background. Default `nil` (none).
+        public var sharedCache: (any SharedDataCaching)?
+        /// How long values written to ``sharedCache`` live. Default `nil`: the shared cache's own default.
+        public var sharedCacheTimeToLive: Duration?
         /// Receives a record for every pipeline event (URLs redacted), to connect to your logger. Called on an
         /// arbitrary thread, never under a lock. Default `nil`.
         public var logger: (@Sendable (LogRecord) -> Void)?
@@ -143,6 +149,8 @@ extension ImagePipeline {
             previewInterval = 0.2
             previewPolicy = .progressiveOnly
             logger = nil
+            sharedCache = nil
+            sharedCacheTimeToLive = nil
         }
     }
 }

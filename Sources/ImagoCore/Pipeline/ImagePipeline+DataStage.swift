@@ -24,7 +24,7 @@ extension ImagePipeline {
         }
         // Local bytes are never stored on disk, so there is nothing to read there.
         guard request.options.readsDisk, !request.isLocalSource, let dataCache = configuration.dataCache else {
-            return loadFromSource(node, request: request)
+            return loadFromSharedTier(node, request: request)
         }
         let key = request.sourceKey
         let item = diskQueue.enqueue(priority: graph.priority(of: node)) { [self] in
@@ -33,7 +33,7 @@ extension ImagePipeline {
             guard let entry = dataCache.entry(for: key) else {
                 counters.withLock { $0.diskMisses += 1 }
                 emit(.diskCacheMiss(source: request.sourceDescription))
-                return loadFromSource(node, request: request)
+                return loadFromSharedTier(node, request: request)
             }
             let isStale = isStale(entry.metadata)
             counters.withLock {
@@ -66,7 +66,7 @@ extension ImagePipeline {
         }
     }
 
-    private func loadFromSource(_ node: WorkNode<DataOutput>, request: ImageRequest) {
+    func loadFromSource(_ node: WorkNode<DataOutput>, request: ImageRequest) {
         guard !request.options.contains(.skipsLoading) else {
             return graph.emit(node, .failure(.notCached(request.sourceDescription)))
         }
@@ -92,6 +92,7 @@ extension ImagePipeline {
         case .url(let url):
             if let remembered = rememberedFailure(for: request) {
                 counters.withLock { $0.failureCacheHits += 1 }
+                releaseSharedLease(for: request)
                 let error = Error.failedRecently(url: url, until: remembered.expiresAt, reason: remembered.reason)
                 return graph.emit(node, .failure(error))
             }
@@ -124,6 +125,7 @@ extension ImagePipeline {
                 graph.emit(node, .value(output))
             case .failed(let error):
                 let failure = Error.dataLoadingFailed(url: url, underlying: error)
+                releaseSharedLease(for: request)
                 if error != .cancelled {
                     rememberFailure(error, for: request)
                     emit(.loadFailed(source: request.sourceDescription, error: failure))

@@ -48,6 +48,7 @@ extension ImagePipeline {
         repeat {
             await encodeQueue.waitUntilIdle()
             await diskQueue.waitUntilIdle()
+            await sharedTier.waitUntilIdle()
         } while !(encodeQueue.isIdle && diskQueue.isIdle)
     }
 
@@ -55,6 +56,7 @@ extension ImagePipeline {
     /// when some decoder claims their format (an HTML error page is never cached; bytes of a known format that
     /// then fail to decode are removed again).
     func storeOriginal(_ data: Data, metadata: DataCacheMetadata?, for request: ImageRequest) {
+        shareOriginal(data, metadata: metadata, for: request)
         guard let metadata, let dataCache = configuration.dataCache,
             !request.options.contains(.skipsDiskCacheWrites), !request.isLocalSource,
             configuration.decoders.decoder(for: configuration.decoders.format(of: data)) != nil

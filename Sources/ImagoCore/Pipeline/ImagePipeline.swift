@@ -34,6 +34,8 @@ public final class ImagePipeline: Sendable {
     private let taskIDs = Locked(0)
     /// Tasks started and not yet ended (result delivered or cancelled); closed once invalidated.
     let runningTasks = TaskRegistry()
+    /// Leases and background writes of ``Configuration/sharedCache`` (see `ImagePipeline+SharedTier.swift`).
+    let sharedTier = SharedTierState()
 
     /// A pipeline made of `configuration`.
     public init(configuration: Configuration) {

@@ -8,6 +8,8 @@ public struct ImageResponse: Sendable {
         case memory
         /// The disk cache (decoded, and processed unless the processed image itself was stored).
         case disk
+        /// The shared tier (``ImagePipeline/Configuration/sharedCache``), decoded.
+        case sharedCache
         /// The network (the pipeline's ``DataLoading``).
         case network
         /// The request's own ``ImageRequest/Source/data(id:_:)`` or ``ImageRequest/Source/loader(id:_:)``.

@@ -1,9 +1,10 @@
 import Foundation
 import ImagoCore
 
-/// The cache of encoded outputs: a memory LRU in front of an optional disk cache, so that a repeated request is
-/// answered without loading, decoding or encoding. Thread-safe; the memory tier is bounded by `memoryCostLimit`
-/// bytes (default 64 MiB), the disk tier by its own configuration.
+/// The cache of encoded outputs: a memory LRU in front of an optional disk cache and an optional shared tier
+/// (Redis), so that a repeated request is answered without loading, decoding or encoding. Thread-safe; the memory
+/// tier is bounded by `memoryCostLimit` bytes (default 64 MiB), the disk and shared tiers by their own
+/// configuration.
 public final class OutputCache: Sendable {
     /// Which tier answered a lookup.
     enum Tier: String, Sendable {
@@ -12,34 +13,56 @@ public final class OutputCache: Sendable {
 
     private let memory: Locked<LRUCache<OutputKey, Rendition>>
     private let disk: (any DataCaching)?
+    private let shared: (any SharedDataCaching)?
 
     /// A cache holding up to `memoryCostLimit` bytes in memory (default 64 MiB) and, when `disk` is given, every
-    /// output on disk too.
-    public init(memoryCostLimit: Int = 64 << 20, disk: (any DataCaching)? = nil) {
+    /// output on disk too; when `shared` is given (default `nil`), outputs are also written to and read from that
+    /// tier, after the disk.
+    public init(
+        memoryCostLimit: Int = 64 << 20, disk: (any DataCaching)? = nil, shared: (any SharedDataCaching)? = nil
+    ) {
         memory = Locked(LRUCache(costLimit: memoryCostLimit, countLimit: 100_000))
         self.disk = disk
+        self.shared = shared
+    }
+
+    /// The output for `key` in the shared tier, copied into memory and onto disk; `nil` on a miss or when the
+    /// tier fails (a failure is never the request's).
+    func sharedRendition(for key: OutputKey) async -> Rendition? {
+        guard let shared, let entry = try? await shared.entry(for: key.diskKey) else { return nil }
+        let rendition = Self.rendition(entry, key: key)
+        storeInMemory(rendition, for: key)
+        disk?.store(entry.data, for: key.diskKey, metadata: entry.metadata)
+        return rendition
+    }
+
+    private static func rendition(_ entry: DataCacheEntry, key: OutputKey) -> Rendition {
+        let format = ImageFormat(sniffing: entry.data)
+        return entry.metadata.validators.etag.map { Rendition(data: entry.data, format: format, etag: $0) }
+            ?? Rendition(data: entry.data, format: format, key: key)
     }
 
     /// The output for `key` and the tier that held it (a disk hit is copied into memory).
     func rendition(for key: OutputKey) -> (Rendition, Tier)? {
         if let hit = memory.withLock({ $0.value(for: key, now: { .zero }) }) { return (hit, .memory) }
         guard let entry = disk?.entry(for: key.diskKey) else { return nil }
-        let format = ImageFormat(sniffing: entry.data)
-        let rendition =
-            entry.metadata.validators.etag.map { Rendition(data: entry.data, format: format, etag: $0) }
-            ?? Rendition(data: entry.data, format: format, key: key)
+        let rendition = Self.rendition(entry, key: key)
         storeInMemory(rendition, for: key)
         return (rendition, .disk)
     }
 
-    /// Stores `rendition` in both tiers.
+    /// Stores `rendition` in every tier (the shared one in the background).
     func store(_ rendition: Rendition, for key: OutputKey) {
         storeInMemory(rendition, for: key)
-        disk?.store(
-            rendition.data, for: key.diskKey,
-            metadata: DataCacheMetadata(
-                validators: HTTPValidators(etag: rendition.etag),
-                contentType: FormatNegotiation.mediaTypes[rendition.format]))
+        let metadata = DataCacheMetadata(
+            validators: HTTPValidators(etag: rendition.etag),
+            contentType: FormatNegotiation.mediaTypes[rendition.format])
+        disk?.store(rendition.data, for: key.diskKey, metadata: metadata)
+        if let shared {
+            let entry = DataCacheEntry(data: rendition.data, metadata: metadata)
+            let name = key.diskKey
+            Task.detached { try? await shared.store(entry, for: name, timeToLive: nil) }
+        }
     }
 
     private func storeInMemory(_ rendition: Rendition, for key: OutputKey) {

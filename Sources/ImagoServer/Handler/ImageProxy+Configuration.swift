@@ -21,6 +21,11 @@ extension ImageProxy {
         public var encoders: ImageEncoderRegistry
         /// The pipeline's disk cache of original bytes. Default `nil` (none).
         public var originalCache: (any DataCaching)?
+        /// A cache tier shared with the other processes of a fleet (`RedisCache` of ImagoRedis): the pipeline
+        /// keeps originals there (one origin fetch per image across the fleet) and the output cache encoded
+        /// outputs. Give the same tier to ``outputCache`` (``OutputCache/init(memoryCostLimit:disk:shared:)``).
+        /// Default `nil` (none).
+        public var sharedCache: (any SharedDataCaching)?
         /// Bytes of decoded, processed images the pipeline keeps in memory. Default 64 MiB.
         public var imageMemoryLimit: Int
         /// The cache of encoded outputs. Default: 64 MiB in memory, nothing on disk.
@@ -54,6 +59,7 @@ extension ImageProxy {
             decoders = .makeDefault()
             encoders = .makeDefault()
             originalCache = nil
+            sharedCache = nil
             imageMemoryLimit = 64 << 20
             outputCache = OutputCache()
             pixelLimit = 50_000_000

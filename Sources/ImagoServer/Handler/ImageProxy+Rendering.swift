@@ -34,6 +34,9 @@ extension ImageProxy {
         if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
             return .success((rendition, tier == .memory ? .outputMemory : .outputDisk))
         }
+        if let rendition = await configuration.outputCache.sharedRendition(for: key) {
+            return .success((rendition, .outputShared))
+        }
         guard await limiter.acquire() else {
             return .failure(.overloaded(retryAfterSeconds: configuration.retryAfterSeconds))
         }
@@ -66,6 +69,7 @@ extension ImageProxy {
             switch response.source {
             case .memory: .pipelineMemory
             case .disk: .pipelineDisk
+            case .sharedCache: .pipelineShared
             case .network, .custom: .origin
             }
         return .success((rendition, tier))

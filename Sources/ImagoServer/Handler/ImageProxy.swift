@@ -44,6 +44,7 @@ public final class ImageProxy: Sendable {
         // The failure cache would turn a 404 or an oversized body into one "failed recently" answer; the proxy
         // reports each failure with its own status instead.
         pipelineConfiguration.failureCache = nil
+        pipelineConfiguration.sharedCache = configuration.sharedCache
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
     }
 

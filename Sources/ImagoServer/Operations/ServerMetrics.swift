@@ -9,12 +9,16 @@ public final class ServerMetrics: Sendable {
         case outputMemory = "output_memory"
         /// The output cache on disk.
         case outputDisk = "output_disk"
+        /// The output cache's shared tier (Redis): no decode, no encode, no fetch.
+        case outputShared = "output_shared"
         /// Joined a render of the same output already in flight.
         case coalesced
         /// Rendered from the pipeline's memory cache of processed images (encode only).
         case pipelineMemory = "pipeline_memory"
         /// Rendered from the original in the pipeline's disk cache (decode and encode, no fetch).
         case pipelineDisk = "pipeline_disk"
+        /// Rendered from the original in the pipeline's shared tier (decode and encode, no fetch).
+        case pipelineShared = "pipeline_shared"
         /// Rendered from a fresh fetch from the origin.
         case origin
     }

@@ -1,0 +1,210 @@
+import Foundation
+import ImagoCore
+
+// One fetch per fleet. The first process to miss a key takes a lease (`SET lease token NX PX`); the others poll
+// for the value and are woken early by the `PUBLISH` the holder sends when it releases. A lease whose holder died
+// expires after `leaseDuration`, and the next poll takes it over.
+extension RedisCache {
+    /// Takes the fetch lease for `key`, or waits (at most ``Configuration/leaseWaitLimit``) for the process that
+    /// holds it to store the value. Any Redis failure means "fetch without a lease".
+    public func claimFetch(of key: String) async -> SharedFetchClaim {
+        let names = RedisKeys(key, prefix: configuration.keyPrefix)
+        let node = node(for: names)
+        let token = Self.randomToken()
+        let lease = SharedFetchLease(key: key, token: token)
+        guard let taken = try? await takeLease(names, token: token, node: node) else { return .fetch(nil) }
+        if taken { return .fetch(lease) }
+        let subscriber = subscribers[nodes.firstIndex { $0 === node } ?? 0]
+        subscriber.start()
+        let deadline = ContinuousClock.now + configuration.leaseWaitLimit
+        while ContinuousClock.now < deadline {
+            let wake = subscriber.wake(on: names.channel)
+            do throws(SharedCacheError) {
+                let reply = try await node.run(readCommands(names).prefix(1).map { $0 })[0]
+                if let value = reply.data, !value.isEmpty, case .success(let entry) = RedisValue.decode(value, key: key)
+                {
+                    subscriber.forget(wake)
+                    counters.withLock { $0.leaseWaitsFilled += 1 }
+                    return .filled(entry)
+                }
+                if try await takeLease(names, token: token, node: node) {
+                    subscriber.forget(wake)
+                    counters.withLock { $0.leaseWaitsUnfilled += 1 }
+                    return .fetch(lease)
+                }
+            } catch {
+                count(error)
+                // A failed poll is retried at the next interval; an open breaker ends the wait.
+                if case .circuitOpen = error {
+                    subscriber.forget(wake)
+                    break
+                }
+            }
+            let remaining = deadline - ContinuousClock.now
+            await wake.wait(timeout: min(configuration.leasePollInterval, max(.zero, remaining)))
+            subscriber.forget(wake)
+        }
+        counters.withLock { $0.leaseWaitsUnfilled += 1 }
+        return .fetch(nil)
+    }
+
+    /// Deletes the lease only if `lease.token` still holds it (a Lua compare-and-delete), then publishes on the
+    /// key's channel so that waiting processes look at once.
+    public func releaseFetch(_ lease: SharedFetchLease) async {
+        let names = RedisKeys(lease.key, prefix: configuration.keyPrefix)
+        let node = node(for: names)
+        // EVAL rather than EVALSHA: Redis caches the compiled script by its digest, and the script is 150 bytes.
+        _ = try? await node.run([
+            Data("EVAL".utf8), Data(Self.releaseScript.utf8), Data("2".utf8), names.lease, names.channel,
+            Data(lease.token.utf8),
+        ])
+    }
+
+    /// `SET lease token NX PX duration`: whether this process now holds the lease.
+    private func takeLease(_ names: RedisKeys, token: String, node: RedisNode) async throws(SharedCacheError) -> Bool {
+        let reply = try await node.run([
+            Data("SET".utf8), names.lease, Data(token.utf8), Data("NX".utf8), Data("PX".utf8),
+            Data("\(max(1, configuration.leaseDuration.milliseconds))".utf8),
+        ])
+        switch reply {
+        case .status:
+            counters.withLock { $0.leasesTaken += 1 }
+            return true
+        case .null: return false
+        case .error(let message): throw .refused(reason: message)
+        default: return false
+        }
+    }
+
+    /// Deletes KEYS[1] only if it holds ARGV[1], then publishes on KEYS[2].
+    static let releaseScript = """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+        redis.call('PUBLISH', KEYS[2], 'released')
+        return 1
+        """
+
+    /// 128 random bits in hex.
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next(), radix: 16) + String(generator.next(), radix: 16)
+    }
+}
+
+/// Wakes processes waiting for a lease's release: one connection per node subscribed (`PSUBSCRIBE`) to every
+/// release channel of the prefix, read by a thread of its own (started at the first wait, reconnecting while the
+/// node is down). Waiters also poll, so a missed message only costs a poll interval.
+final class LeaseSubscriber: Sendable {
+    private struct State {
+        var isStarted = false
+        var isStopped = false
+        var connection: RedisConnection?
+        var waiters: [Data: [ObjectIdentifier: Wake]] = [:]
+    }
+
+    private let node: RedisNode
+    private let pattern: Data
+    private let connectTimeout: Duration
+    private let state = Locked(State())
+
+    init(node: RedisNode, configuration: RedisCache.Configuration) {
+        self.node = node
+        pattern = Data("\(configuration.keyPrefix)c:*".utf8)
+        connectTimeout = configuration.connectTimeout
+    }
+
+    /// A one-shot wake for `channel`, registered before the caller looks for the value (so a release between the
+    /// look and the wait is not missed).
+    func wake(on channel: Data) -> Wake {
+        let wake = Wake(channel: channel)
+        state.withLock { $0.waiters[channel, default: [:]][ObjectIdentifier(wake)] = wake }
+        return wake
+    }
+
+    func forget(_ wake: Wake) {
+        state.withLock { s in
+            s.waiters[wake.channel]?[ObjectIdentifier(wake)] = nil
+            if s.waiters[wake.channel]?.isEmpty == true { s.waiters[wake.channel] = nil }
+        }
+    }
+
+    /// Starts the reading thread once.
+    func start() {
+        let starts = state.withLock { s -> Bool in
+            guard !s.isStarted, !s.isStopped else { return false }
+            s.isStarted = true
+            return true
+        }
+        guard starts else { return }
+        let thread = Thread { [self] in run() }
+        thread.name = "imago.redis.subscriber"
+        thread.start()
+    }
+
+    /// Stops the thread (its blocked read is woken by shutting the socket down).
+    func stop() {
+        let connection = state.withLock { s -> RedisConnection? in
+            s.isStopped = true
+            return s.connection
+        }
+        connection?.shutdown()
+    }
+
+    private func run() {
+        var pause = 0.05
+        while !state.withLock({ $0.isStopped }) {
+            do throws(SharedCacheError) {
+                let connection = try RedisConnection.open(
+                    node.endpoint, connectTimeout: connectTimeout, commandTimeout: Duration.zero)
+                let stopped = state.withLock { s -> Bool in
+                    if !s.isStopped { s.connection = connection }
+                    return s.isStopped
+                }
+                if stopped { return }
+                defer { state.withLock { $0.connection = nil } }
+                _ = try connection.pipeline([[Data("PSUBSCRIBE".utf8), pattern]])
+                pause = 0.05
+                while true {
+                    guard case .array(let parts) = try connection.readReply(), parts.count == 4,
+                        let channel = parts[2].data
+                    else { continue }
+                    let wakes = state.withLock { $0.waiters.removeValue(forKey: channel) } ?? [:]
+                    for wake in wakes.values { wake.fire() }
+                }
+            } catch {
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, 1)
+            }
+        }
+    }
+
+    /// One waiter's wake-up: fired by a release message or by its timeout, whichever comes first.
+    final class Wake: Sendable {
+        let channel: Data
+        private let state = Locked<(fired: Bool, continuation: CheckedContinuation<Void, Never>?)>((false, nil))
+
+        init(channel: Data) { self.channel = channel }
+
+        func fire() {
+            let continuation = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                s.fired = true
+                defer { s.continuation = nil }
+                return s.continuation
+            }
+            continuation?.resume()
+        }
+
+        /// Returns when fired or after `timeout`.
+        func wait(timeout: Duration) async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let fired = state.withLock { s -> Bool in
+                    if s.fired { return true }
+                    s.continuation = continuation
+                    return false
+                }
+                if fired { return continuation.resume() }
+                let nanoseconds = Int(timeout.milliseconds) * 1_000_000
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in fire() }
+            }
+        }
+    }
+}

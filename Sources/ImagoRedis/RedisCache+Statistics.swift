@@ -1,0 +1,104 @@
+import Foundation
+import ImagoCore
+
+extension RedisCache {
+    /// What this process's ``RedisCache`` has done since it was made.
+    public struct Statistics: Sendable, Hashable {
+        /// Reads that found a valid value.
+        public var hits = 0
+        /// Reads that found nothing usable (absent, oversized or invalid).
+        public var misses = 0
+        /// Values written.
+        public var writes = 0
+        /// Values not stored, or read as misses, for being over ``Configuration/maximumValueSize``.
+        public var oversizedSkips = 0
+        /// Values found corrupt or holding another key, read as misses and deleted.
+        public var invalidRemoved = 0
+        /// Calls that timed out.
+        public var timeouts = 0
+        /// Calls that failed otherwise (refused, reset, error replies).
+        public var failures = 0
+        /// Calls not made because a node's circuit breaker was open.
+        public var skippedWhileOpen = 0
+        /// Fetch leases taken (this process fetched).
+        public var leasesTaken = 0
+        /// Waits for another process's fetch that ended with its value.
+        public var leaseWaitsFilled = 0
+        /// Waits that ended without a value (lease expired or released after a failure, or the wait limit).
+        public var leaseWaitsUnfilled = 0
+        /// How many times a node's circuit breaker opened.
+        public var breakerOpens = 0
+        /// Nodes whose breaker is open now.
+        public var openNodes = 0
+
+        /// Zeroed counters.
+        public init() {}
+    }
+
+    /// The counters so far, with the breakers' state now.
+    public var statistics: Statistics {
+        var s = counters.withLock { $0 }
+        s.breakerOpens = nodes.reduce(0) { $0 + $1.breaker.openCount }
+        s.openNodes = nodes.filter(\.breaker.isOpen).count
+        return s
+    }
+
+    /// What the tier holds over every node, as `imago cache stats --redis` shows it.
+    public struct TierStatistics: Sendable, Hashable {
+        /// Values stored under ``Configuration/keyPrefix``.
+        public var keys = 0
+        /// Their total size in bytes (entry headers included).
+        public var bytes: Int64 = 0
+        /// Reads by every process of the fleet (counted in Redis).
+        public var lookups = 0
+        /// Of those, misses.
+        public var misses = 0
+        /// Nodes that answered, of all nodes.
+        public var reachableNodes = 0
+
+        /// Zeroes.
+        public init() {}
+
+        /// Hits over lookups, or `nil` before any lookup.
+        public var hitRate: Double? { lookups > 0 ? Double(lookups - misses) / Double(lookups) : nil }
+    }
+
+    /// Counts the tier's values and bytes (a `SCAN` of the prefix on every node, `STRLEN` of each) and reads the
+    /// fleet's lookup counters. Nodes that do not answer are left out (see ``TierStatistics/reachableNodes``).
+    public func tierStatistics() async -> TierStatistics {
+        var total = TierStatistics()
+        let prefix = configuration.keyPrefix
+        for node in nodes {
+            do throws(SharedCacheError) {
+                var cursor = "0"
+                repeat {
+                    let reply = try await node.run([
+                        Data("SCAN".utf8), Data(cursor.utf8), Data("MATCH".utf8), Data("\(prefix)v:*".utf8),
+                        Data("COUNT".utf8), Data("1000".utf8),
+                    ])
+                    guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].data,
+                        case .array(let keys) = parts[1]
+                    else { throw SharedCacheError.refused(reason: "unexpected SCAN reply") }
+                    cursor = String(decoding: next, as: UTF8.self)
+                    let names = keys.compactMap(\.data)
+                    if !names.isEmpty {
+                        let lengths = try await node.run(names.map { [Data("STRLEN".utf8), $0] })
+                        total.keys += names.count
+                        total.bytes += Int64(lengths.reduce(0) { $0 + ($1.integer ?? 0) })
+                    }
+                } while cursor != "0"
+                let counts = try await node.run([
+                    Data("HMGET".utf8), Data("\(prefix)stats".utf8), Data("lookups".utf8), Data("misses".utf8),
+                ])
+                if case .array(let values) = counts, values.count == 2 {
+                    total.lookups += values[0].integer ?? 0
+                    total.misses += values[1].integer ?? 0
+                }
+                total.reachableNodes += 1
+            } catch {
+                continue
+            }
+        }
+        return total
+    }
+}

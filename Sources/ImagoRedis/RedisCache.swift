@@ -1,0 +1,211 @@
+import Foundation
+import ImagoCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A ``SharedDataCaching`` on one or more Redis servers, over hiredis: the cache tier shared by a fleet of
+/// processes (memory → local disk → Redis → network).
+///
+/// - Values are stored in the disk cache's checksummed entry format with the cache key inside, so a corrupt or
+///   colliding value reads as a miss and is deleted. Redis keys are `prefix + "v:" + SHA-256(key)`.
+/// - Keys are spread over the nodes by rendezvous hashing; each node has a pool of connections with connect and
+///   command timeouts (100 ms and 50 ms by default) and a circuit breaker. Redis being down, slow or refusing
+///   only ever makes a miss (a ``SharedCacheError`` the pipeline counts).
+/// - One fetch per fleet: ``claimFetch(of:)`` takes a lease (`SET … NX PX` with a random token); others wait,
+///   woken by the holder's `PUBLISH` or by polling, for at most ``Configuration/leaseWaitLimit``.
+///
+/// Thread-safe; blocking hiredis calls run on the cache's own dispatch queues, never on Swift's cooperative pool.
+///
+/// ```swift
+/// let redis = try RedisCache(urls: ["redis://:secret@10.0.0.7:6379/0", "unix:///run/redis/redis.sock"])
+/// var configuration = ImagePipeline.Configuration(dataCache: disk)
+/// configuration.sharedCache = redis
+/// ```
+public final class RedisCache: SharedDataCaching, Sendable {
+    /// What the cache was made with.
+    public let configuration: Configuration
+    let nodes: [RedisNode]
+    let counters = Locked(Statistics())
+    let subscribers: [LeaseSubscriber]
+
+    /// A cache over `configuration.nodes` (connections are made on first use).
+    public init(configuration: Configuration) {
+        _ = Self.ignoresBrokenPipes
+        self.configuration = configuration
+        nodes = configuration.nodes.map { RedisNode($0, configuration: configuration) }
+        subscribers = nodes.map { LeaseSubscriber(node: $0, configuration: configuration) }
+    }
+
+    /// A cache over the nodes at `urls` with the default configuration.
+    ///
+    /// - Throws: ``Error`` for an unparseable URL or an empty list.
+    public convenience init(urls: [String]) throws(Error) {
+        self.init(configuration: try Configuration(urls: urls))
+    }
+
+    deinit { close() }
+
+    // hiredis writes with write(2), not send(MSG_NOSIGNAL): a write to a Redis that died raises SIGPIPE, whose
+    // default action kills the process. Ignored once per process, as libcurl and libmicrohttpd users do; the
+    // write then fails with EPIPE and the call reads as a miss.
+    private static let ignoresBrokenPipes: Bool = {
+        signal(SIGPIPE, SIG_IGN)
+        return true
+    }()
+
+    /// Stops the lease subscribers and closes idle connections. Later calls reconnect.
+    public func close() {
+        for subscriber in subscribers { subscriber.stop() }
+        for node in nodes { node.close() }
+    }
+
+    // MARK: - SharedDataCaching
+
+    /// The entry for `key`: a miss when absent, over the size cap, or invalid (then deleted).
+    public func entry(for key: String) async throws(SharedCacheError) -> DataCacheEntry? {
+        let names = RedisKeys(key, prefix: configuration.keyPrefix)
+        let node = node(for: names)
+        let replies: [RedisReply]
+        do {
+            replies = try await node.run(readCommands(names))
+            if case .error(let message) = replies[0] { throw SharedCacheError.refused(reason: message) }
+        } catch let error as SharedCacheError {
+            count(error)
+            throw error
+        } catch {
+            throw .unavailable(reason: "\(error)")
+        }
+        return await decode(replies[0], key: key, names: names, node: node)
+    }
+
+    /// Stores `entry` for `key` with `timeToLive` (default ``Configuration/timeToLive``); a value over
+    /// ``Configuration/maximumValueSize`` is skipped (counted in ``Statistics/oversizedSkips``).
+    public func store(_ entry: DataCacheEntry, for key: String, timeToLive: Duration?) async throws(SharedCacheError) {
+        guard let value = RedisValue.encode(entry, key: key, limit: configuration.maximumValueSize) else {
+            counters.withLock { $0.oversizedSkips += 1 }
+            return
+        }
+        let names = RedisKeys(key, prefix: configuration.keyPrefix)
+        let milliseconds = max(1, (timeToLive ?? configuration.timeToLive).milliseconds)
+        do {
+            let reply = try await node(for: names).run([
+                Data("SET".utf8), names.value, value, Data("PX".utf8), Data("\(milliseconds)".utf8),
+            ])
+            if case .error(let message) = reply { throw SharedCacheError.refused(reason: message) }
+            counters.withLock { $0.writes += 1 }
+        } catch let error as SharedCacheError {
+            count(error)
+            throw error
+        } catch {
+            throw .unavailable(reason: "\(error)")
+        }
+    }
+
+    /// Deletes the value for `key`.
+    public func removeEntry(for key: String) async throws(SharedCacheError) {
+        let names = RedisKeys(key, prefix: configuration.keyPrefix)
+        do {
+            _ = try await node(for: names).run([Data("DEL".utf8), names.value])
+        } catch {
+            count(error)
+            throw error
+        }
+    }
+
+    // MARK: - Internals shared by the extensions
+
+    /// The node that owns `names` (rendezvous hashing: the highest score of key and node seed wins, so removing
+    /// a node moves only its own keys).
+    func node(for names: RedisKeys) -> RedisNode {
+        guard nodes.count > 1 else { return nodes[0] }
+        var best = nodes[0]
+        var bestScore: UInt64 = 0
+        for node in nodes {
+            let score = XXH64.hash(names.digest, seed: node.seed)
+            if score >= bestScore {
+                best = node
+                bestScore = score
+            }
+        }
+        return best
+    }
+
+    /// A bounded read: `GETRANGE` of at most the cap plus one byte (so an oversized value is recognised without
+    /// being read whole), and the lookup counter, in one round trip.
+    func readCommands(_ names: RedisKeys) -> [[Data]] {
+        [
+            [Data("GETRANGE".utf8), names.value, Data("0".utf8), Data("\(configuration.maximumValueSize)".utf8)],
+            [Data("HINCRBY".utf8), names.statistics, Data("lookups".utf8), Data("1".utf8)],
+        ]
+    }
+
+    /// The entry in a `GETRANGE` reply, counting the outcome; invalid values are deleted in the background.
+    func decode(_ reply: RedisReply, key: String, names: RedisKeys, node: RedisNode) async -> DataCacheEntry? {
+        guard let bytes = reply.data, !bytes.isEmpty else {
+            noteMiss(names, node: node)
+            return nil
+        }
+        guard bytes.count <= configuration.maximumValueSize else {
+            counters.withLock { $0.oversizedSkips += 1 }
+            noteMiss(names, node: node)
+            return nil
+        }
+        switch RedisValue.decode(bytes, key: key) {
+        case .success(let entry):
+            counters.withLock { $0.hits += 1 }
+            return entry
+        case .failure:
+            counters.withLock { $0.invalidRemoved += 1 }
+            noteMiss(names, node: node)
+            Task { _ = try? await node.run([Data("DEL".utf8), names.value]) }
+            return nil
+        }
+    }
+
+    /// Counts a miss here and in Redis (in the background: a miss is followed by a fetch anyway).
+    private func noteMiss(_ names: RedisKeys, node: RedisNode) {
+        counters.withLock { $0.misses += 1 }
+        let command = [Data("HINCRBY".utf8), names.statistics, Data("misses".utf8), Data("1".utf8)]
+        Task { _ = try? await node.run(command) }
+    }
+
+    func count(_ error: SharedCacheError) {
+        counters.withLock { s in
+            switch error {
+            case .timedOut: s.timeouts += 1
+            case .circuitOpen: s.skippedWhileOpen += 1
+            default: s.failures += 1
+            }
+        }
+    }
+}
+
+/// The Redis keys of one cache key: its value, its fetch lease and the channel the lease's release is published
+/// on, all named by the SHA-256 of the cache key (bounded length, any bytes in the key).
+struct RedisKeys: Sendable {
+    let digest: [UInt8]
+    let value: Data
+    let lease: Data
+    let channel: Data
+    let statistics: Data
+
+    init(_ key: String, prefix: String) {
+        let digest = SHA256.hash(key)
+        self.digest = digest.bytes
+        let hex = digest.hex
+        value = Data("\(prefix)v:\(hex)".utf8)
+        lease = Data("\(prefix)l:\(hex)".utf8)
+        channel = Data("\(prefix)c:\(hex)".utf8)
+        statistics = Data("\(prefix)stats".utf8)
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,189 @@
+import CHiredis
+import Foundation
+import ImagoCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One blocking hiredis connection. Not thread-safe: each is owned by one ``RedisNode`` lane and used only on that
+/// lane's serial queue (never on Swift's cooperative threads, which a blocking read would starve).
+final class RedisConnection {
+    private let context: OpaquePointer
+    private(set) var isBroken = false
+
+    private let commandTimeout: Duration
+
+    /// Connects within `connectTimeout`, sets `commandTimeout` on the socket, then sends `AUTH` and `SELECT` as the
+    /// endpoint asks.
+    static func open(
+        _ endpoint: RedisEndpoint, connectTimeout: Duration, commandTimeout: Duration
+    ) throws(SharedCacheError) -> RedisConnection {
+        let connectValue = timeval(connectTimeout)
+        let made: UnsafeMutablePointer<redisContext>? =
+            switch endpoint.address {
+            case .tcp(let host, let port): redisConnectWithTimeout(host, Int32(port), connectValue)
+            case .unix(let path): redisConnectUnixWithTimeout(path, connectValue)
+            }
+        guard let made else { throw .unavailable(reason: "hiredis could not allocate a context") }
+        if imago_redis_error(made) != 0 {
+            let error = failure(made, timeout: connectTimeout, connecting: true)
+            redisFree(made)
+            throw error
+        }
+        // From here the connection owns the context (its deinit frees it, on every path below).
+        let connection = RedisConnection(made, commandTimeout: commandTimeout)
+        guard redisSetTimeout(made, timeval(commandTimeout)) == REDIS_OK else {
+            throw .unavailable(reason: "cannot set the command timeout")
+        }
+        if let password = endpoint.password {
+            let args = endpoint.username.map { ["AUTH", $0, password] } ?? ["AUTH", password]
+            if case .error(let message) = try connection.command(args.map { Data($0.utf8) }) {
+                throw .refused(reason: "AUTH failed: \(message)")
+            }
+        }
+        if endpoint.database != 0 {
+            let args = [Data("SELECT".utf8), Data("\(endpoint.database)".utf8)]
+            if case .error(let message) = try connection.command(args) {
+                throw .refused(reason: "SELECT \(endpoint.database) failed: \(message)")
+            }
+        }
+        return connection
+    }
+
+    private init(_ context: UnsafeMutablePointer<redisContext>, commandTimeout: Duration) {
+        self.context = OpaquePointer(context)
+        self.commandTimeout = commandTimeout
+    }
+
+    deinit { redisFree(pointer) }
+
+    private var pointer: UnsafeMutablePointer<redisContext> { UnsafeMutablePointer(context) }
+
+    /// Sends one command and reads its reply.
+    func command(_ args: [Data]) throws(SharedCacheError) -> RedisReply {
+        try pipeline([args])[0]
+    }
+
+    /// Sends several commands in one write and reads their replies in order (one round trip). A transport failure
+    /// (timeout, reset) breaks the connection: it is dropped by its lane and a new one is made.
+    func pipeline(_ commands: [[Data]]) throws(SharedCacheError) -> [RedisReply] {
+        guard !isBroken else { throw .unavailable(reason: "connection closed") }
+        for args in commands {
+            let appended = Self.withArgv(args) { argc, argv, lengths in
+                redisAppendCommandArgv(pointer, argc, argv, lengths)
+            }
+            guard appended == REDIS_OK else {
+                isBroken = true
+                throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
+            }
+        }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for _ in commands {
+            var raw: UnsafeMutableRawPointer?
+            guard redisGetReply(pointer, &raw) == REDIS_OK, let raw else {
+                isBroken = true
+                throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
+            }
+            let reply = raw.assumingMemoryBound(to: redisReply.self)
+            // A bulk string (a value) is handed over without a copy: the Data frees hiredis's reply when it goes.
+            if reply.pointee.type == REDIS_REPLY_STRING, let str = reply.pointee.str, reply.pointee.len > 0 {
+                let owner = ReplyOwner(raw)
+                replies.append(
+                    .string(
+                        Data(
+                            bytesNoCopy: UnsafeMutableRawPointer(str), count: reply.pointee.len,
+                            deallocator: .custom { _, _ in owner.free() })))
+                continue
+            }
+            defer { freeReplyObject(raw) }
+            replies.append(Self.reply(reply))
+        }
+        return replies
+    }
+
+    /// Reads the next reply (a subscriber's next message); blocks up to the command timeout (none when zero).
+    func readReply() throws(SharedCacheError) -> RedisReply {
+        var raw: UnsafeMutableRawPointer?
+        guard !isBroken, redisGetReply(pointer, &raw) == REDIS_OK, let raw else {
+            isBroken = true
+            throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
+        }
+        defer { freeReplyObject(raw) }
+        return Self.reply(raw.assumingMemoryBound(to: redisReply.self))
+    }
+
+    /// Wakes a thread blocked reading this connection (the subscriber at shutdown).
+    func shutdown() { imago_redis_shutdown(pointer) }
+
+    /// Reads one reply into a Sendable value (bulk strings are copied once).
+    private static func reply(_ r: UnsafeMutablePointer<redisReply>) -> RedisReply {
+        let reply = r.pointee
+        switch reply.type {
+        case REDIS_REPLY_STRING:
+            guard let str = reply.str else { return .string(Data()) }
+            return .string(Data(bytes: str, count: reply.len))
+        case REDIS_REPLY_STATUS:
+            return .status(reply.str.map { String(cString: $0) } ?? "")
+        case REDIS_REPLY_ERROR:
+            return .error(reply.str.map { String(cString: $0) } ?? "error")
+        case REDIS_REPLY_INTEGER:
+            return .integer(Int(reply.integer))
+        case REDIS_REPLY_ARRAY:
+            guard let elements = reply.element else { return .array([]) }
+            return .array((0..<reply.elements).compactMap { i in elements[i].map { Self.reply($0) } })
+        default:
+            return .null
+        }
+    }
+
+    /// Calls `body` with argv pointers into one buffer holding every argument (valid only during the call).
+    private static func withArgv<R>(
+        _ args: [Data], _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R
+    ) -> R {
+        let total = args.reduce(0) { $0 + $1.count }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, total), alignment: 1)
+        defer { buffer.deallocate() }
+        var argv = [UnsafePointer<CChar>?](repeating: nil, count: args.count)
+        var lengths = [Int](repeating: 0, count: args.count)
+        var offset = 0
+        for (i, arg) in args.enumerated() {
+            arg.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<(offset + arg.count)]))
+            argv[i] = UnsafePointer(buffer.baseAddress!.advanced(by: offset).assumingMemoryBound(to: CChar.self))
+            lengths[i] = arg.count
+            offset += arg.count
+        }
+        return argv.withUnsafeMutableBufferPointer { argvBuffer in
+            lengths.withUnsafeBufferPointer { lengthBuffer in
+                body(Int32(args.count), argvBuffer.baseAddress!, lengthBuffer.baseAddress!)
+            }
+        }
+    }
+
+    /// What a context's error flag means for the caller.
+    private static func failure(
+        _ c: UnsafeMutablePointer<redisContext>, timeout: Duration, connecting: Bool
+    ) -> SharedCacheError {
+        let text = String(cString: imago_redis_error_text(c))
+        let lowered = text.lowercased()
+        if lowered.contains("timed out") || lowered.contains("resource temporarily unavailable")
+            || lowered.contains("in progress")
+        {
+            return .timedOut(after: timeout)
+        }
+        return .unavailable(reason: (connecting ? "connect: " : "") + (text.isEmpty ? "I/O error" : text))
+    }
+
+    private static func timeval(_ duration: Duration) -> Glibc.timeval {
+        let (seconds, attoseconds) = duration.components
+        return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    }
+}
+
+/// Owns one hiredis reply handed to a `Data` without a copy; frees it once, from the `Data`'s deallocator.
+private final class ReplyOwner: @unchecked Sendable {  // safe: the pointer is freed once, by the last owner
+    private let raw: UnsafeMutableRawPointer
+    init(_ raw: UnsafeMutableRawPointer) { self.raw = raw }
+    func free() { freeReplyObject(raw) }
+}

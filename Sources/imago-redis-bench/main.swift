@@ -1,0 +1,253 @@
+import Foundation
+import Imago
+import ImagoRedis
+import ImagoTesting
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+// imago-redis-bench: the shared tier's rows of issue 21, each measured side by side in one run (make bench-redis).
+//   get-200k   a 200 KB get through RedisCache vs redis-py's GET of the same key       (goal ≤ 0.5)
+//   warm       a new process loading N images: warm Redis + empty local caches vs warm local disk (goal ≤ 1.5)
+//   fleet      3 imago serve processes, 300 requests over 30 images: origin fetches = 30
+// Arguments: --python PATH (a Python with redis-py), --corpus DIR (PNG/JPEG images), --imago PATH (release imago).
+// Child mode: --child-load {redis URL|disk DIR} CACHE_DIR URL... prints the milliseconds the loads took.
+
+func argument(_ name: String) -> String? {
+    let args = CommandLine.arguments
+    guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
+    return args[i + 1]
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+}
+
+func milliseconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+}
+
+func runChild(_ args: [String]) async -> Int32 {
+    // --child-load MODE ARG CACHE_DIR URL...
+    guard args.count >= 4 else { return 2 }
+    let (mode, value, cacheDir) = (args[0], args[1], URL(fileURLWithPath: args[2]))
+    let urls = args.dropFirst(3).compactMap(URL.init(string:))
+    guard var configuration = try? ImagePipeline.Configuration.withDefaults(diskCacheDirectory: cacheDir) else {
+        return 1
+    }
+    var shared: RedisCache?
+    if mode == "redis" {
+        shared = try? RedisCache(urls: [value])
+        configuration.sharedCache = shared
+    }
+    let pipeline = ImagePipeline(configuration: configuration)
+    let started = ContinuousClock.now
+    var failures = 0
+    for url in urls {
+        if (try? await pipeline.image(for: ImageRequest(url: url))) == nil { failures += 1 }
+    }
+    let elapsed = ContinuousClock.now - started
+    let stats = pipeline.statistics
+    print("\(milliseconds(elapsed)) \(failures) \(stats.networkLoads) \(stats.sharedCacheHits) \(stats.diskHits)")
+    await pipeline.waitForPendingCacheWrites()
+    (configuration.dataCache as? DiskCache)?.close()
+    shared?.close()
+    return 0
+}
+
+func run(_ executable: String, _ args: [String]) throws -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: executable)
+    p.arguments = args
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = FileHandle.standardError
+    try p.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+func scratch(_ name: String) -> URL {
+    let url = URL(fileURLWithPath: "/tmp").appendingPathComponent(
+        "imago-redis-bench-\(name)-\(UUID().uuidString.prefix(6))")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+func benchGet(python: String, script: String) async throws {
+    let server = try RedisServer(tcp: true)
+    let cache = try RedisCache(urls: [server.url])
+    defer { cache.close() }
+    var bytes = Data(count: 200 * 1024)
+    for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2_654_435_761 >> 13) }
+    try await cache.store(
+        DataCacheEntry(data: bytes, metadata: DataCacheMetadata()), for: "bench-200k", timeToLive: nil)
+    let key = try server.cli(["KEYS", "imago:v:*"])
+    let rounds = 2000
+    var medians: [Double] = []
+    for _ in 0..<5 {
+        var times: [Double] = []
+        for _ in 0..<rounds {
+            let started = ContinuousClock.now
+            guard let entry = try await cache.entry(for: "bench-200k"), entry.data.count == bytes.count else {
+                throw BenchError("get-200k: the value did not come back")
+            }
+            times.append(milliseconds(ContinuousClock.now - started) * 1000)
+        }
+        medians.append(median(times))
+    }
+    let ours = median(medians)
+    let peerText = try run(python, [script, "\(server.port ?? 0)", key, "\(rounds)"])
+    let peer = Double(peerText) ?? .nan
+    print(
+        String(
+            format: "get-200k      imago RedisCache %.1f µs   redis-py GET %.1f µs   ratio %.2f (goal ≤ 0.5)",
+            ours, peer, ours / peer))
+}
+
+func benchWarm(corpus: URL, self executable: String) async throws {
+    let server = try RedisServer(tcp: true)
+    let origin = try LoopbackServer()
+    defer { origin.stop() }
+    let files = try FileManager.default.contentsOfDirectory(atPath: corpus.path).filter {
+        $0.hasSuffix(".png") || $0.hasSuffix(".jpg")
+    }.sorted()
+    for file in files {
+        origin.setRoute("/\(file)", .bytes(try Data(contentsOf: corpus.appendingPathComponent(file))))
+    }
+    let urls = files.map { origin.url(for: "/\($0)").absoluteString }
+    // Warm Redis and one local disk cache from the origin (children, as the measured runs).
+    let warmDisk = scratch("disk")
+    _ = try run(executable, ["--child-load", "redis", server.url, warmDisk.path] + urls)
+    var redisTimes: [Double] = []
+    var diskTimes: [Double] = []
+    var lastRedis = ""
+    var lastDisk = ""
+    for _ in 0..<5 {
+        let empty = scratch("empty")
+        lastRedis = try run(executable, ["--child-load", "redis", server.url, empty.path] + urls)
+        try? FileManager.default.removeItem(at: empty)
+        lastDisk = try run(executable, ["--child-load", "disk", "-", warmDisk.path] + urls)
+        redisTimes.append(Double(lastRedis.split(separator: " ").first ?? "") ?? .nan)
+        diskTimes.append(Double(lastDisk.split(separator: " ").first ?? "") ?? .nan)
+    }
+    try? FileManager.default.removeItem(at: warmDisk)
+    let (r, d) = (median(redisTimes), median(diskTimes))
+    print(
+        String(
+            format:
+                "warm          %d images, new process: from Redis %.0f ms   from local disk %.0f ms   ratio %.2f (goal ≤ 1.5)",
+            urls.count, r, d, r / d))
+    print("              (ms failures networkLoads sharedHits diskHits) redis: \(lastRedis)  disk: \(lastDisk)")
+}
+
+let fleetExtra = argument("--fleet-redis-timeout").map { ["--redis-timeout", $0] } ?? []
+
+func benchFleet(corpus: URL, imago: String) async throws {
+    let nodes = [try RedisServer(), try RedisServer()]
+    let origin = try LoopbackServer()
+    defer { origin.stop() }
+    let files = try FileManager.default.contentsOfDirectory(atPath: corpus.path).filter { $0.hasSuffix(".png") }
+        .sorted()
+    let images = (0..<30).map { i in (path: "/f\(i).png", file: files[i % files.count], index: i) }
+    for image in images {
+        // Distinct sources (30 paths) over the corpus files.
+        origin.setRoute(
+            image.path,
+            .bytes(try Data(contentsOf: corpus.appendingPathComponent(image.file)), contentType: "image/png"))
+    }
+    var processes: [(Process, Int)] = []
+    let root = scratch("fleet")
+    for i in 0..<3 {
+        let dir = root.appendingPathComponent("s\(i)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let stderrPath = dir.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: stderrPath.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: imago)
+        p.arguments =
+            ["serve", "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", dir.path]
+            + nodes.flatMap { ["--redis", $0.url] } + fleetExtra
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = try FileHandle(forWritingTo: stderrPath)
+        try p.run()
+        var port = 0
+        for _ in 0..<2000 where port == 0 {
+            let text = (try? String(contentsOf: stderrPath, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "listening on http://127.0.0.1:") {
+                port = Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
+            }
+            usleep(10_000)
+        }
+        processes.append((p, port))
+    }
+    defer {
+        for (p, _) in processes where p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: root)
+    }
+    let ports = processes.map(\.1)
+    let started = ContinuousClock.now
+    let ok = await withTaskGroup(of: Bool.self) { group in
+        for round in 0..<10 {
+            for image in images {
+                let port = ports[(image.index + round) % 3]
+                let source = origin.url(for: image.path).absoluteString
+                group.addTask {
+                    let url = URL(string: "http://127.0.0.1:\(port)/_/rs:fit:256:256/plain/\(source)")!
+                    var request = URLRequest(url: url)
+                    request.timeoutInterval = 60
+                    guard let (_, response) = try? await URLSession.shared.data(for: request) else { return false }
+                    return (response as? HTTPURLResponse)?.statusCode == 200
+                }
+            }
+        }
+        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    let elapsed = ContinuousClock.now - started
+    // The servers must outlive the requests: ARC may release `nodes` after its last use (killing Redis).
+    withExtendedLifetime(nodes) {}
+    let fetches = images.reduce(0) { $0 + origin.requestCount(for: $1.path) }
+    print(
+        String(
+            format:
+                "fleet         3 imago serve, 2 Redis nodes, 300 requests over 30 images: %d × 200, origin fetches %d (goal 30), %.2f s",
+            ok, fetches, milliseconds(elapsed) / 1000))
+}
+
+if let index = CommandLine.arguments.firstIndex(of: "--child-load") {
+    exit(await runChild(Array(CommandLine.arguments[(index + 1)...])))
+}
+let executable = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
+let wanted = Set(CommandLine.arguments.dropFirst().filter { ["get-200k", "warm", "fleet"].contains($0) })
+let corpus = URL(fileURLWithPath: argument("--corpus") ?? "../shared/corpus/kodak")
+let imago =
+    argument("--imago")
+    ?? URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("imago").path
+print(
+    "imago-redis-bench (release) on \(ProcessInfo.processInfo.activeProcessorCount) cores, load \(String((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.prefix(14) ?? ""))"
+)
+do {
+    if wanted.isEmpty || wanted.contains("get-200k") {
+        try await benchGet(
+            python: argument("--python") ?? "python3", script: argument("--script") ?? "bench/redis-get.py")
+    }
+    if wanted.isEmpty || wanted.contains("warm") { try await benchWarm(corpus: corpus, self: executable) }
+    if wanted.isEmpty || wanted.contains("fleet") { try await benchFleet(corpus: corpus, imago: imago) }
+} catch {
+    print("imago-redis-bench: \(error)")
+    exit(1)
+}
