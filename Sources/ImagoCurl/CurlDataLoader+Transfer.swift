@@ -115,7 +115,8 @@ extension CurlDataLoader {
     }
 
     /// The loader's shared state, behind its single lock.
-    struct State {
+    // @unchecked Sendable: its transfers (classes) are only touched while the loader's lock is held.
+    struct State: @unchecked Sendable {
         var transfers: [UInt64: Transfer] = [:]
         var byKey: [HTTPDataLoader.TransferKey: UInt64] = [:]
         var nextID: UInt64 = 0

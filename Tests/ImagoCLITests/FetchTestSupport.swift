@@ -74,15 +74,6 @@ func runFetch(_ arguments: [String], interrupt: InterruptTrigger, isTerminal: Bo
     return CLIRun(status: status, stdout: output.stdout, stderr: output.stderr)
 }
 
-/// Polls `condition` every few milliseconds until it holds or `seconds` pass; returns whether it held.
-func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return condition()
-}
 
 /// The built `imago` executable: beside the test bundle in the build products directory, or `$IMAGO_CLI`, or
 /// `.build/debug` of this package.
@@ -136,7 +127,7 @@ struct CLIChild {
 
     /// Waits (polling, with a deadline) for the process to exit; kills it when the deadline passes.
     func waitForExit(seconds: Double = 15) async -> CLIRun? {
-        let exited = await waitUntil(seconds: seconds) { !process.isRunning }
+        let exited = await ImagoTesting.eventually(timeout: .seconds(seconds)) { !process.isRunning }
         guard exited else {
             process.terminate()
             return nil

@@ -62,7 +62,7 @@ import Testing
         let eventLines = await collected.value
         let disk = try #require(configuration.dataCache as? DiskCache)
         for url in urls {
-            #expect(await ImagoTesting.wait { disk.containsData(for: ImageRequest(url: url).sourceKey) })
+            #expect(await ImagoTesting.eventually { disk.containsData(for: ImageRequest(url: url).sourceKey) })
         }
         disk.close()
 
@@ -124,7 +124,7 @@ import Testing
         #expect(a.image.width != b.image.width)
         #expect(server.requestCount(for: "/p.png") == 2)
         let disk = try #require(pipeline.configuration.dataCache as? DiskCache)
-        #expect(await ImagoTesting.wait { disk.stats().entryCount == 2 })
+        #expect(await ImagoTesting.eventually { disk.stats().entryCount == 2 })
         disk.close()
     }
 

@@ -57,7 +57,7 @@ import Testing
             let controlURL = server.url(for: "/control.png")
             _ = try await pipeline.image(for: controlURL)
             let disk = self.disk
-            #expect(await ImagoTesting.wait { disk.containsData(for: controlURL.absoluteString) })
+            #expect(await ImagoTesting.eventually { disk.containsData(for: controlURL.absoluteString) })
             try disk.storeSynchronously(Data("barrier".utf8), for: "barrier")
             #expect(!disk.containsData(for: url.absoluteString), "a partial or failed body was cached")
             #expect(disk.stats().entryCount == 2, "only the control image and the barrier")

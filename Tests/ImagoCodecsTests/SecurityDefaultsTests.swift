@@ -74,7 +74,7 @@ import Testing
         let ok = authorised("/x.png")
         _ = try await pipeline.image(for: ok)
         let disk = configuration.dataCache
-        #expect(await ImagoTesting.wait { disk?.containsData(for: ok.sourceKey) == true })
+        #expect(await ImagoTesting.eventually { disk?.containsData(for: ok.sourceKey) == true })
         var errorText = ""
         do {
             _ = try await pipeline.image(for: authorised("/missing.png"))

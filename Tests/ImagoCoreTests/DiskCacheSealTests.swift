@@ -180,7 +180,7 @@ import Testing
         }
 
         // Then the pending records are appended to the journal at once, not an hour later
-        let appended = await waitUntil(seconds: 10) {
+        let appended = await ImagoTesting.eventually {
             journalSize() >= before + DiskCache.maxPendingRecords * DiskCacheJournal.recordSize
         }
         #expect(appended)

@@ -74,15 +74,6 @@ func testConfiguration(_ recorder: HookRecorder? = nil, sizeLimit: Int = 256 * 1
     return configuration
 }
 
-/// Polls `condition` every millisecond until it holds or `seconds` pass; returns whether it held.
-func waitUntil(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
-}
 
 /// The `imago-cache-stress` executable: beside the test bundle in the build products directory (where
 /// `swift build --build-tests` puts every executable), or `$IMAGO_CACHE_STRESS`, or `.build/debug` of this package.
@@ -128,7 +119,7 @@ struct StressChild {
     var text: String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
 
     func waitForExit(seconds: Double = 60) async -> Bool {
-        await waitUntil(seconds: seconds) { !process.isRunning }
+        await ImagoTesting.eventually(timeout: .seconds(seconds)) { !process.isRunning }
     }
 }
 

@@ -80,7 +80,7 @@ struct PipelineRevalidationTests {
             updated: { updates.append($0.image.image[pixel: 0, 0]) }
         ) { _ in }
 
-        #expect(await ImagoTesting.wait { updates.count == 1 })
+        #expect(await ImagoTesting.eventually { updates.count == 1 })
         #expect(updates.all == [blue])
     }
 
@@ -109,7 +109,7 @@ struct PipelineRevalidationTests {
         let response = try await f.pipeline.response(for: ImageRequest(url: url))
 
         #expect(response.isStale)
-        #expect(await ImagoTesting.wait { f.pipeline.statistics.revalidationsNotModified == 1 })  // same bytes
+        #expect(await ImagoTesting.eventually { f.pipeline.statistics.revalidationsNotModified == 1 })  // same bytes
     }
 
     @Test func noStoreResponsesAreNotWrittenToDisk() async throws {
@@ -223,9 +223,9 @@ struct PipelineCacheKeyTests {
         let results = Recorder<Bool>()
         f.pipeline.loadImage(with: a) { results.append((try? $0.get()) != nil) }
         f.pipeline.loadImage(with: b) { results.append((try? $0.get()) != nil) }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 1 })
         f.loader.release(a.url!)
-        #expect(await ImagoTesting.wait { results.count == 2 })
+        #expect(await ImagoTesting.eventually { results.count == 2 })
 
         let c = try await f.pipeline.response(for: signed("ccc"))
 

@@ -55,7 +55,7 @@ struct PipelineDecodeTargetTests {
         let resized = Task {
             try await f.pipeline.image(for: ImageRequest(url: url, processors: [.resize(width: 30, height: 30)]))
         }
-        #expect(await ImagoTesting.wait { f.decoder.heldCount == 2 })
+        #expect(await ImagoTesting.eventually { f.decoder.heldCount == 2 })
         f.decoder.release()
 
         // Then each got its own decode: the plain one at full size

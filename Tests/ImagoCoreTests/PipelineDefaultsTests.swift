@@ -88,7 +88,7 @@ struct PipelineDefaultsTests {
         // When both are requested at once
         let a = Task { try await f.pipeline.image(for: request(first)) }
         let b = Task { try await f.pipeline.image(for: request(second)) }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 2 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 2 })
         f.loader.release(first)
         f.loader.release(second)
 

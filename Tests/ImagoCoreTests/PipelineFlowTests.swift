@@ -210,7 +210,7 @@ struct PipelineFlowTests {
             if case .success(let r) = result { results.append(r.source) }
         }
 
-        #expect(await ImagoTesting.wait { results.count == 1 })
+        #expect(await ImagoTesting.eventually { results.count == 1 })
         #expect(results.all == [.network])
         #expect(progress.all.last == ImageTask.Progress(completed: 1016, total: 1016))
         #expect(progress.count == 4)

@@ -26,9 +26,9 @@ struct PipelinePendingWritesTests {
             await f.pipeline.waitForPendingCacheWrites()
             finished.withLock { $0 = true }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await ImagoTesting.eventually { f.pipeline.pendingWriteWaiterCount == 1 })
 
-        // Then it is still waiting while writes are held
+        // Then it is still waiting (parked on the disk queue) while writes are held
         #expect(!finished.value)
         // and returns once they are released, with every download in the cache
         disk.gate.release()

@@ -39,7 +39,7 @@ struct PipelineUndecodableStoreTests {
         // store be skipped, which is the other test's case)
         f.decoder.hold()
         let load = Task { try await f.pipeline.image(for: url) }
-        #expect(await ImagoTesting.wait { cache.gate.waitingCount == 1 })
+        #expect(await ImagoTesting.eventually { cache.gate.waitingCount == 1 })
         // When the decode fails while the store is still running
         f.decoder.release()
         await #expect(throws: ImagePipeline.Error.self) { try await load.value }
@@ -63,7 +63,7 @@ struct PipelineUndecodableStoreTests {
         f.loader.setResponse(Self.truncated, for: bad)
         cache.gate.hold()
         _ = try await f.pipeline.image(for: good)
-        #expect(await ImagoTesting.wait { cache.gate.waitingCount == 1 })
+        #expect(await ImagoTesting.eventually { cache.gate.waitingCount == 1 })
         // When the bad download (not looking at the disk first: that read would queue behind the held store)
         // fails to decode while its store is still queued
         let badRequest = ImageRequest(url: bad, options: [.ignoreDiskCacheReads])

@@ -139,7 +139,7 @@ enum DemoCommand {
             console.print(cells.joined(separator: "  "))
             if index == 0 { console.print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
         }
-        let decodeMs = DemoPass.seconds(statistics.decodeTime) * 1000
+        let decodeMs = statistics.decodeTime.timeInterval * 1000
         console.print(
             "\nPipeline: \(statistics.networkLoads) downloads (\(formatBytes(statistics.networkBytes))), \(statistics.decodeCount) decodes (\(String(format: "%.0f", decodeMs)) ms), \(statistics.diskWrites) disk writes, \(statistics.coalescedJoins) coalesced joins, memory hits \(statistics.memoryHits), disk hits \(statistics.diskHits)"
         )

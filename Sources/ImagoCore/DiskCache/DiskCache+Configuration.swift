@@ -89,11 +89,3 @@ extension DiskCache {
         case powerLoss
     }
 }
-
-extension DiskCache {
-    /// `duration` in seconds, as a Double.
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

@@ -1,125 +1,45 @@
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// A value guarded by one lock: the single way shared mutable state is kept in Imago.
+/// A value guarded by one lock: the way shared mutable state is kept in Imago.
 ///
 /// `withLock` runs a short closure with exclusive access; never call out to user code, decoders or delegates
 /// from inside it (copy what you need, release the lock, then call out).
 ///
-/// The lock is one atomic word. Taking a free lock is one compare-and-exchange and releasing it one exchange,
-/// inlined at the call site. A thread that finds it held spins with exponential back-off (1 to 256 reads of a
-/// line of its own between two polls of the word, about 50 ns at most here), and after about 20 µs of spinning
-/// sleeps in the ``ParkingLot`` until a release wakes it. Not fair: a thread that releases and takes the lock
-/// again at once usually keeps it.
+/// Backed by the standard library's `Synchronization.Mutex`. A reference type, so that the closures and objects
+/// that share a lock can hold it; `Sendable` when its state is. The memory cache's hit path uses
+/// ``CacheLineLocked`` instead, where a benchmark row shows the difference (see that type).
 ///
-/// Most hand-overs are not contended at all: two threads doing short critical sections between other work find
-/// the lock free and take turns (in the 2-thread memory-cache benchmark the owner changes on 50-95 % of hits), and
-/// each turn moves the lines the critical section writes from one core to the other. So the word shares its cache
-/// line with the first bytes of the state, where a state keeps the fields every call writes (``LRUCache`` does):
-/// a turn then moves one line. On cores far apart a contended memory-cache hit costs 0.96-1.36x a bare
-/// `Mutex<Dictionary>` lookup (1.34-1.62x with glibc's adaptive mutex), on near cores 0.5-0.85x; see BENCHMARKS.md.
-// @unchecked Sendable: the state is only ever touched while the word is held.
-//
-// The word and the state share one allocation, aligned to a cache line: the word first, the state right after it
-// (at 8 bytes for most states). A state that puts the fields every call writes first (LRUCache does) has them on
-// the lock's own line, so a change of owner moves one line where it moved two; contended hits on cores far apart
-// pay about one hand-over per line moved. The state is reached through a pointer, never a stored `var`: an inout
-// access to a class's stored property is checked for exclusivity at run time (swift_beginAccess/endAccess, a
-// thread-local lookup each), which the lock already guarantees; on a memory-cache hit that check cost about a
-// tenth of the lookup.
-package final class Locked<State>: @unchecked Sendable {
-    private let storage: UnsafeMutableRawPointer
-    // 0: free; 1: held; 2: held, and a thread may be parked (the release must wake it).
-    private var word: UnsafeMutablePointer<Atomic<UInt32>> {
-        storage.assumingMemoryBound(to: Atomic<UInt32>.self)
-    }
-    private var state: UnsafeMutablePointer<State> {
-        (storage + Self.stateOffset).assumingMemoryBound(to: State.self)
-    }
+/// ```swift
+/// let counter = Locked(0)
+/// counter.withLock { $0 += 1 }
+/// ```
+package final class Locked<State> {
+    private let mutex: Mutex<State>
 
-    package init(_ state: State) {
-        storage = UnsafeMutableRawPointer.allocate(
-            byteCount: Self.stateOffset + MemoryLayout<State>.stride,
-            alignment: max(Self.cacheLine, MemoryLayout<State>.alignment))
-        storage.bindMemory(to: Atomic<UInt32>.self, capacity: 1).initialize(to: Atomic(0))
-        (storage + Self.stateOffset).bindMemory(to: State.self, capacity: 1).initialize(to: state)
-    }
-
-    deinit {
-        state.deinitialize(count: 1)
-        word.deinitialize(count: 1)
-        storage.deallocate()
-    }
-
-    /// The state's place in the lock's allocation, which is cache-line aligned: the word's 4 bytes rounded up to
-    /// the state's alignment.
-    package static var stateOffset: Int {
-        let alignment = MemoryLayout<State>.alignment
-        return (MemoryLayout<Atomic<UInt32>>.size + alignment - 1) / alignment * alignment
+    /// A lock guarding `state`.
+    package init(_ state: consuming State) {
+        mutex = Mutex(Unchecked(value: state).take())
     }
 
     /// Runs `body` with the lock held and returns its result.
     @inline(__always)
-    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        if !word.pointee.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { lockContended() }
-        defer { if word.pointee.exchange(0, ordering: .releasing) == 2 { ParkingLot.unpark(address: address) } }
-        return try body(&state.pointee)
+    package func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+        // `Mutex` asks for a `sending` state and result, which a state that is not `Sendable` cannot give (the
+        // decoder an animation's frame source keeps, the work graph's nodes). The lock itself keeps the state
+        // exclusive, as it does for `Mutex`, and such a `Locked` is not `Sendable`; so both are handed over
+        // unchecked.
+        try mutex.withLock { (state: inout sending State) throws(E) -> Unchecked<R> in
+            Unchecked(value: try body(&state))
+        }.value
     }
 
     /// A copy of the current value.
     package var value: State { withLock { $0 } }
 
-    private var address: UnsafeRawPointer { UnsafeRawPointer(storage) }
-
-    @inline(never)
-    private func lockContended() {
-        // A thread that has parked once takes the lock as 2, not 1: other threads may still be parked on it, and
-        // its release must wake them.
-        var taken: UInt32 = 1
-        while true {
-            let pause = Atomic<Int>(0)  // a local line to read while backing off, never the lock's
-            var delay = 1
-            var deadline: UInt64 = 0
-            while true {
-                for _ in 0..<delay { _ = pause.load(ordering: .relaxed) }
-                if word.pointee.load(ordering: .relaxed) == 0,
-                    word.pointee.compareExchange(expected: 0, desired: taken, ordering: .acquiring).exchanged
-                {
-                    return
-                }
-                if delay < Self.maximumDelay {
-                    delay *= 2
-                    continue
-                }
-                // Bounded in time, not in reads: a debug build reads many times slower, and must not spin longer.
-                let now = Self.monotonicNanoseconds()
-                if deadline == 0 {
-                    deadline = now + Self.spinNanoseconds
-                } else if now >= deadline {
-                    break
-                }
-            }
-            taken = 2
-            if ParkingLot.park(on: word.pointee, address: address) { return }
-        }
-    }
-
-    // How long a thread spins before parking (far longer than any critical section here, far shorter than a
-    // holder blocked in I/O), and the most back-off reads between two polls of the lock.
-    private static var cacheLine: Int { 64 }
-    private static var spinNanoseconds: UInt64 { 20_000 }
-    private static var maximumDelay: Int { 256 }
-
-    private static func monotonicNanoseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    private struct Unchecked<Value>: @unchecked Sendable {
+        var value: Value
+        consuming func take() -> sending Value { value }
     }
 }
+
+extension Locked: Sendable where State: Sendable {}

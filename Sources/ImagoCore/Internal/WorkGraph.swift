@@ -63,7 +63,9 @@ struct WorkSubscription: Sendable {
 ///
 /// Nodes are created on first subscription and started outside the lock; events are copied out under the lock and
 /// delivered after it is released, so no handler ever runs while the lock is held.
-final class WorkGraph: Sendable {
+// @unchecked Sendable: the registry holds `WorkNode`s (classes with mutable fields, not Sendable), and every node
+// field is read and written only while `lock` is held.
+final class WorkGraph: @unchecked Sendable {
     private let lock = Locked<[String: AnyObject]>([:])
 
     /// Subscribes `handler` to the work named `key`, creating it (and calling `start` once, outside the lock) when

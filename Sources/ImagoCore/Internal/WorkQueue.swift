@@ -69,6 +69,9 @@ package final class WorkQueue: Sendable {
     /// Whether nothing is pending or running right now.
     package var isIdle: Bool { state.withLock { $0.isIdle } }
 
+    /// How many callers of ``waitUntilIdle()`` are waiting now (for tests that must know a waiter is parked).
+    package var idleWaiterCount: Int { state.withLock { $0.idleWaiters.count } }
+
     /// Changes the priority of a pending `item`.
     package func setPriority(_ item: Item, _ priority: RequestPriority) {
         state.withLock { _ in item.priority = priority }

@@ -75,7 +75,7 @@ extension HTTPDataLoader {
         timer.setEventHandler { [weak self] in
             self?.fail(id, attempt: attempt, with: .timedOut(url: request.url), when: .running)
         }
-        timer.schedule(deadline: .now() + LoaderTime.seconds(configuration.resourceTimeout))
+        timer.schedule(deadline: .now() + configuration.resourceTimeout.timeInterval)
         timer.resume()
         let (isCurrent, priority) = state.withLock { s -> (Bool, RequestPriority) in
             guard let transfer = s.transfers[id], transfer.phase == .starting, transfer.attempt == attempt else {
@@ -147,7 +147,7 @@ extension HTTPDataLoader {
     }
 
     func scheduleRetry(_ id: UInt64, after delay: Duration) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + LoaderTime.seconds(delay)) { [weak self] in
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
             guard let self else { return }
             let priority = state.withLock { s -> RequestPriority? in
                 guard let transfer = s.transfers[id], transfer.phase == .waitingRetry else { return nil }

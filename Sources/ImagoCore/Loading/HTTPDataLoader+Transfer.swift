@@ -140,7 +140,8 @@ extension HTTPDataLoader {
     }
 
     /// The loader's shared state, behind its single lock.
-    struct State {
+    // @unchecked Sendable: its transfers and URLSession tasks are only touched while the loader's lock is held.
+    struct State: @unchecked Sendable {
         var transfers: [UInt64: Transfer] = [:]
         var byKey: [TransferKey: UInt64] = [:]
         var byTask: [Int: UInt64] = [:]

@@ -47,7 +47,7 @@ public final class HTTPDataLoader: DataLoading {
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpCookieAcceptPolicy = .never
         sessionConfiguration.timeoutIntervalForRequest = Self.idleTimeoutSeconds(configuration.idleTimeout)
-        sessionConfiguration.timeoutIntervalForResource = LoaderTime.seconds(configuration.resourceTimeout)
+        sessionConfiguration.timeoutIntervalForResource = configuration.resourceTimeout.timeInterval
         // The queue bounds concurrency; URLSession must not queue behind it.
         sessionConfiguration.httpMaximumConnectionsPerHost = max(6, configuration.maximumConcurrentTransfers)
         delegate = SessionDelegate()
@@ -209,7 +209,7 @@ public final class HTTPDataLoader: DataLoading {
 
     /// FoundationNetworking keeps the request timeout in whole seconds (truncating): round up, at least 1 s.
     static func idleTimeoutSeconds(_ timeout: Duration) -> TimeInterval {
-        max(1, LoaderTime.seconds(timeout).rounded(.up))
+        max(1, timeout.timeInterval.rounded(.up))
     }
 
     static func taskPriority(_ priority: RequestPriority) -> Float {

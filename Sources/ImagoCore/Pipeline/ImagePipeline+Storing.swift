@@ -51,6 +51,10 @@ extension ImagePipeline {
         } while !(encodeQueue.isIdle && diskQueue.isIdle)
     }
 
+    /// How many callers of ``waitForPendingCacheWrites()`` are waiting for the encode or disk queue now (for tests
+    /// that must know a waiter is parked before they release the writes).
+    package var pendingWriteWaiterCount: Int { encodeQueue.idleWaiterCount + diskQueue.idleWaiterCount }
+
     /// Stores loaded original bytes on disk (in the background) when the policy and the request allow it, and
     /// when some decoder claims their format (an HTML error page is never cached; bytes of a known format that
     /// then fail to decode are removed again).
