@@ -18,7 +18,7 @@ extension FetchFixture {
     }
 }
 
-@Suite struct FetchInterruptTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchInterruptTests {
     @Test func anInterruptCancelsTransfersPrintsThePartialSummaryAndExits130() async throws {
         // Given a fetch, one image at a time, of a fast image, a slow one and one more
         let f = try FetchFixture()
@@ -67,7 +67,7 @@ extension FetchFixture {
     }
 }
 
-@Suite struct FetchSubprocessTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchSubprocessTests {
     @Test func theBuiltToolPrintsJSONAndExitsZero() async throws {
         let tool = try #require(imagoExecutableURL(), "build the imago executable first (swift build --build-tests)")
         let f = try FetchFixture()

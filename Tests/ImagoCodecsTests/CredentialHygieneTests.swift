@@ -7,7 +7,7 @@ import Testing
 /// Passwords in URLs and the values of token-like query items: sent to the server, never written to the disk cache
 /// (not in names, not in any byte of any file), never in logs, pipeline events, loader events or errors; the
 /// images are still cached and served from disk.
-@Suite(.serialized) struct CredentialHygieneTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct CredentialHygieneTests {
     static let secrets = ["hunter2secret", "tok-SECRET-42", "sig-SECRET-9", "key-SECRET-7"]
 
     static func withCredentials(_ url: URL, user: String, password: String) throws -> URL {

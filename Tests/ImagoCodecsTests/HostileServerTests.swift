@@ -7,7 +7,7 @@ import Testing
 /// Hostile servers through the full pipeline (HTTPDataLoader, every codec, MemoryCache, a real DiskCache): every
 /// fault ends in a typed ``ImagePipeline/Error`` within the configured timeouts, and nothing partial reaches the
 /// disk cache (checked after a control image has been written through the same serial disk queue).
-@Suite(.serialized) struct HostileServerTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct HostileServerTests {
     struct Fixture {
         let server: LoopbackServer
         let pipeline: ImagePipeline

@@ -7,7 +7,7 @@ import Testing
 /// A full file system under the pipeline's disk cache: loads keep succeeding from the network and the memory
 /// cache, the disk cache reports `diskFull`, and it stores again once space returns. (The DiskCache-level
 /// ENOSPC behaviour is DiskCacheDiskFullTests.)
-@Suite(.serialized) struct PipelineDiskFullTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct PipelineDiskFullTests {
     @Test(.enabled(if: TmpfsMount.isAvailable, "needs root to mount a tmpfs"))
     func fullDiskKeepsThePipelineServingFromNetworkAndMemoryThenRecovers() async throws {
         // Given a pipeline whose disk cache sits on a 512 KB tmpfs filled up by another file

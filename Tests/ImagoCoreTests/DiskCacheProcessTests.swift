@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// Crash safety and sharing across real processes, with the `imago-cache-stress` child.
-@Suite(.serialized) struct DiskCacheProcessTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct DiskCacheProcessTests {
     /// Kill rounds per run: 5, or `IMAGO_KILL_ROUNDS` (scripts/crash-consistency.sh runs 60).
     static let killRounds = Int(ProcessInfo.processInfo.environment["IMAGO_KILL_ROUNDS"] ?? "") ?? 5
     /// Seconds the two processes share the cache: 3, or `IMAGO_SHARE_SECONDS` (scripts/crash-consistency.sh: 60).

@@ -336,7 +336,7 @@ import ImagoTesting
         // The grouping LRUCache's hit path relies on: behind Locked's word, the fields every hit writes fill the
         // lock's cache line; the ones written on relinking sit on the next; the ones every hit reads start after.
         typealias Cache = LRUCache<ImageCacheKey, ImageContainer>
-        let base = CacheLineLocked<Cache>.stateOffset
+        let base = Locked<Cache>.stateOffset
         let offsets = Cache.hotFieldOffsets
         #expect(base + offsets.pendingCount >= 4 && base + offsets.hits + 8 <= 64)
         #expect(base + offsets.links >= 64 && base + offsets.expirations + 8 <= 128)

@@ -13,7 +13,7 @@ final class RecordingDisplay: ImageDisplaying, @unchecked Sendable {
     }
 }
 
-@Suite("Pipeline binding: ImageDisplaying and ImageBinder")
+@Suite("Pipeline binding: ImageDisplaying and ImageBinder", .timeLimit(.minutes(1)))
 struct PipelineBindingTests {
     let queue = DispatchQueue(label: "test.ui")
     let placeholder = ImageContainer(
@@ -117,7 +117,7 @@ struct PipelineBindingTests {
     }
 }
 
-@Suite("Pipeline prefetcher")
+@Suite("Pipeline prefetcher", .timeLimit(.minutes(1)))
 struct PipelinePrefetcherTests {
     @Test func prefetchesIntoMemoryWithLimitedConcurrency() async throws {
         let f = PipelineFixture()

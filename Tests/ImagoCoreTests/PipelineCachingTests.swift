@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline revalidation: stale-while-revalidate")
+@Suite("Pipeline revalidation: stale-while-revalidate", .timeLimit(.minutes(1)))
 struct PipelineRevalidationTests {
     let red = RGBA(r: 200, g: 0, b: 0, a: 255)
     let blue = RGBA(r: 0, g: 0, b: 200, a: 255)
@@ -125,7 +125,7 @@ struct PipelineRevalidationTests {
     }
 }
 
-@Suite("Pipeline failure cache")
+@Suite("Pipeline failure cache", .timeLimit(.minutes(1)))
 struct PipelineFailureCacheTests {
     @Test func recentFailureFailsFastUntilRetried() async throws {
         let f = PipelineFixture()
@@ -177,7 +177,7 @@ struct PipelineFailureCacheTests {
     }
 }
 
-@Suite("Pipeline cache keys, policies and invalidation")
+@Suite("Pipeline cache keys, policies and invalidation", .timeLimit(.minutes(1)))
 struct PipelineCacheKeyTests {
     @Test func droppingQueryItemsMatchesCaseInsensitivelyWithPrefixesAndKeepsOrder() {
         let url = URL(string: "https://cdn.example.com/a.jpg?w=10&X-Amz-Signature=abc&TOKEN=t&x-amz-date=1&h=20")!
@@ -283,7 +283,7 @@ struct PipelineCacheKeyTests {
     }
 }
 
-@Suite("Pipeline failure cache: undecodable downloads")
+@Suite("Pipeline failure cache: undecodable downloads", .timeLimit(.minutes(1)))
 struct PipelineUndecodableTests {
     @Test func undecodableDownloadIsRememberedLikeAFailedLoad() async throws {
         let f = PipelineFixture(disk: false)

@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline cancellation and priority")
+@Suite("Pipeline cancellation and priority", .timeLimit(.minutes(1)))
 struct PipelineCancellationTests {
     @Test func noCallbackAfterCancelAndTheLoaderSeesTheCancel() async throws {
         // Given a load held in the loader

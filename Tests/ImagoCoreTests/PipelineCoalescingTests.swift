@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline coalescing: identical work in flight is shared at every stage")
+@Suite("Pipeline coalescing: identical work in flight is shared at every stage", .timeLimit(.minutes(1)))
 struct PipelineCoalescingTests {
     /// Starts `requests` while `url` is held, releases it, and waits for every result.
     func runHeld(

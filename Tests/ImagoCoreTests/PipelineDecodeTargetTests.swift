@@ -4,7 +4,7 @@ import ImagoTesting
 import Testing
 
 /// Issue 23 item 1: the decode target comes from the request's processors when no `targetSize` is given.
-@Suite("Pipeline decode target derived from processors")
+@Suite("Pipeline decode target derived from processors", .timeLimit(.minutes(1)))
 struct PipelineDecodeTargetTests {
     @Test("Issue 23 item 1: a resize decodes at the size it needs, not at full size")
     func resizeDerivesDecodeTarget() async throws {

@@ -4,7 +4,7 @@ import ImagoTesting
 import Testing
 
 /// Issue 23 items 2, 3, 7 and 8: what the pipeline stores, remembers and shares by default.
-@Suite("Pipeline defaults: disk policy, local sources, failures, load keys")
+@Suite("Pipeline defaults: disk policy, local sources, failures, load keys", .timeLimit(.minutes(1)))
 struct PipelineDefaultsTests {
     @Test("Issue 23 item 2: the automatic disk policy is the default (processed image stored, encoded)")
     func automaticDiskPolicyIsTheDefault() async throws {

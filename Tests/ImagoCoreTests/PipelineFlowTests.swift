@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline flow: each layer of one request")
+@Suite("Pipeline flow: each layer of one request", .timeLimit(.minutes(1)))
 struct PipelineFlowTests {
     @Test func loadsFromNetworkThenStoresInBothCaches() async throws {
         // Given a served image and empty caches

@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline integration: HTTPDataLoader, MemoryCache and the loopback server")
+@Suite("Pipeline integration: HTTPDataLoader, MemoryCache and the loopback server", .timeLimit(.minutes(1)))
 struct PipelineIntegrationTests {
     func pipeline(dataCache: MockDataCache) -> ImagePipeline {
         var configuration = ImagePipeline.Configuration(dataLoader: HTTPDataLoader(), imageCache: MemoryCache())

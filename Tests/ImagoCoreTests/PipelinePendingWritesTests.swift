@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline: waiting for cache writes queued after delivery")
+@Suite("Pipeline: waiting for cache writes queued after delivery", .timeLimit(.minutes(1)))
 struct PipelinePendingWritesTests {
     @Test func waitReturnsOnlyAfterEveryQueuedWriteReachedTheCache() async throws {
         // Given a pipeline whose disk writes are held, and three delivered images

@@ -20,7 +20,7 @@ final class HoldingDataCache: DataCaching, Sendable {
     func removeAll() { inner.removeAll() }
 }
 
-@Suite("Pipeline: undecodable downloads never stay on disk")
+@Suite("Pipeline: undecodable downloads never stay on disk", .timeLimit(.minutes(1)))
 struct PipelineUndecodableStoreTests {
     /// Test-format bytes cut short: the mock decoder claims them, then fails with `truncated`.
     static let truncated = Data("IMGO".utf8) + Data([0, 8])

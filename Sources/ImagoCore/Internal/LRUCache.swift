@@ -44,7 +44,7 @@ package struct LRUCache<Key: Hashable, Value> {
     private static var slotLimit: Int { Int(Int32.max) }
 
     // The fields are grouped by who writes them, so that a contended hit moves as few cache lines as it can.
-    // `CacheLineLocked` puts the state 8 bytes into a cache-line-aligned allocation, behind its word.
+    // `Locked` puts the state 8 bytes into a cache-line-aligned allocation, behind its word.
     //
     // Line 0, with the lock's word, written by every hit (56 bytes): the pending hits (slots, oldest first, not
     // yet moved to the front; replayed when all 23 are used) and the hit count.

@@ -8,7 +8,7 @@ import Synchronization
     import Darwin
 #endif
 
-/// Where threads that gave up spinning on a ``CacheLineLocked`` sleep until it is released.
+/// Where threads that gave up spinning on a ``Locked`` sleep until it is released.
 ///
 /// A fixed set of mutex and condition pairs shared by every lock in the process, chosen by the lock's address, so
 /// a lock costs no kernel object of its own. Several locks may share a pair: a release wakes every thread parked

@@ -19,8 +19,7 @@ import Synchronization
 public final class MemoryCache: ImageCaching, MemoryPressureResponding {
     /// The limits this cache was made with.
     public let configuration: Configuration
-    // The one use of `CacheLineLocked` rather than `Locked`: see the memory-cache rows in BENCHMARKS.md.
-    private let state: CacheLineLocked<LRUCache<ImageCacheKey, ImageContainer>>
+    private let state: Locked<LRUCache<ImageCacheKey, ImageContainer>>
     // Set (never cleared) once an image with a deadline is stored; until then a hit never reads the clock.
     private let mayExpire = Atomic<Bool>(false)
     private let pressureMonitor: MemoryPressureMonitor?
@@ -31,7 +30,7 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
     /// ``MemoryPressureMonitor/shared``) when the configuration responds to memory pressure.
     public init(configuration: Configuration = Configuration(), pressureMonitor: MemoryPressureMonitor = .shared) {
         self.configuration = configuration
-        self.state = CacheLineLocked(
+        self.state = Locked(
             LRUCache(
                 costLimit: max(0, configuration.costLimit), countLimit: max(0, configuration.countLimit),
                 entryCostLimit: max(0, configuration.effectiveEntryCostLimit)))

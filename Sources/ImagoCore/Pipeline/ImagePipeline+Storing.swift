@@ -1,39 +1,10 @@
 import Foundation
 
 extension ImagePipeline {
-    /// Metadata for a loaded response: validators, content type and freshness from its headers; `nil` when the
-    /// response says `Cache-Control: no-store`.
+    /// Metadata for a loaded response: validators, content type and freshness from its headers (see
+    /// ``HTTPCacheControl``); `nil` when the response says `Cache-Control: no-store`.
     func makeMetadata(from response: DataResponse, now: Date = Date()) -> DataCacheMetadata? {
-        Self.cacheMetadata(headers: response.headers, validators: response.validators, now: now)
-    }
-
-    /// Metadata from response headers (names lowercased); `nil` for `Cache-Control: no-store`. `package` so that
-    /// the fuzzer (imago-fuzz `http-headers`) can reach it.
-    package static func cacheMetadata(
-        headers: [String: String], validators: HTTPValidators, now: Date
-    ) -> DataCacheMetadata? {
-        let response = (headers: headers, validators: validators)
-        let cacheControl = (response.headers["cache-control"] ?? "").lowercased()
-        let directives = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        if directives.contains("no-store") { return nil }
-        var expiresAt: Date?
-        if directives.contains("no-cache") {
-            expiresAt = now
-        } else if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }),
-            let seconds = TimeInterval(maxAge.dropFirst("max-age=".count))
-        {
-            expiresAt = now.addingTimeInterval(max(0, seconds))
-        } else if let expires = response.headers["expires"] {
-            expiresAt = parseHTTPDate(expires) ?? now  // an invalid Expires means "already expired"
-        }
-        return DataCacheMetadata(
-            storedAt: now, expiresAt: expiresAt, validators: response.validators,
-            contentType: response.headers["content-type"])
-    }
-
-    /// An HTTP date (IMF-fixdate, RFC 850 or asctime form), or `nil`. `package` for the fuzzer.
-    package static func parseHTTPDate(_ text: String) -> Date? {
-        HTTPDateParser.date(from: text)
+        DataCacheMetadata(responseHeaders: response.headers, validators: response.validators, now: now)
     }
 
     /// Waits until every cache write and removal queued so far has been handed to the data cache: processed

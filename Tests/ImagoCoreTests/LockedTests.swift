@@ -4,10 +4,10 @@ import Testing
 
 @testable import ImagoCore
 
-@Suite struct CacheLineLockedTests {
+@Suite struct LockedTests {
     @Test func contendedIncrementsAreNeverLost() {
         // Given a plain (non-atomic) counter and a list behind one lock
-        let locked = CacheLineLocked((count: 0, order: [Int]()))
+        let locked = Locked((count: 0, order: [Int]()))
         let threads = 4
         let increments = 50_000
         // When 4 threads each add 50,000 times, every 1,000th time holding the lock across a 200 µs sleep, so the
@@ -32,7 +32,7 @@ import Testing
 
     @Test func waitersParkBehindALongHolderAndAllGetTheLock() {
         // Given a lock held for 100 ms (far beyond the spin budget of tens of microseconds)
-        let locked = CacheLineLocked(0)
+        let locked = Locked(0)
         let parksBefore = ParkingLot.parkCount.load(ordering: .relaxed)
         let holding = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
