@@ -113,7 +113,8 @@ enum ChildMode {
         disk?.close()
         return [
             "seconds": seconds, "cpu_seconds": cpu, "count": Double(requests.count),
-            "decode_seconds": statistics.decodeTime.timeInterval, "process_seconds": statistics.processTime.timeInterval,
+            "decode_seconds": statistics.decodeTime.timeInterval,
+            "process_seconds": statistics.processTime.timeInterval,
             "network_loads": Double(statistics.networkLoads), "decodes": Double(statistics.decodeCount),
             "disk_hits": Double(statistics.diskHits),
             "memory_hits": Double(statistics.memoryHits),

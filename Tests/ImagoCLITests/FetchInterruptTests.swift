@@ -93,7 +93,10 @@ extension FetchFixture {
             arguments: ["fetch", f.a.absoluteString, slow.absoluteString, "--cache-dir", f.cacheDir],
             scratch: f.scratch)
         // When it receives SIGINT while the slow transfer runs
-        #expect(await ImagoTesting.eventually { f.server.requestCount(for: "/slow.jpg") == 1 && child.stdout.contains("\"ok\"") })
+        #expect(
+            await ImagoTesting.eventually {
+                f.server.requestCount(for: "/slow.jpg") == 1 && child.stdout.contains("\"ok\"")
+            })
         kill(child.process.processIdentifier, SIGINT)
         // Then it exits 130 after printing what it did
         let run = try #require(await child.waitForExit())

@@ -74,30 +74,10 @@ func runFetch(_ arguments: [String], interrupt: InterruptTrigger, isTerminal: Bo
     return CLIRun(status: status, stdout: output.stdout, stderr: output.stderr)
 }
 
-
-/// The built `imago` executable: beside the test bundle in the build products directory, or `$IMAGO_CLI`, or
-/// `.build/debug` of this package.
+/// The built `imago` executable (see ``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``;
+/// `$IMAGO_CLI` overrides).
 func imagoExecutableURL(filePath: String = #filePath) -> URL? {
-    var candidates: [URL] = []
-    if let path = ProcessInfo.processInfo.environment["IMAGO_CLI"] { candidates.append(URL(fileURLWithPath: path)) }
-    let starts = [Bundle.main.bundleURL, Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
-    for start in starts.compactMap({ $0 }) {
-        var directory = start.standardizedFileURL
-        for _ in 0..<4 {
-            directory = directory.deletingLastPathComponent()
-            candidates.append(directory.appendingPathComponent("imago"))
-        }
-    }
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    for configuration in ["debug", "release"] {
-        candidates.append(root.appendingPathComponent(".build/\(configuration)/imago"))
-    }
-    return candidates.first { url in
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && !isDirectory.boolValue
-            && FileManager.default.isExecutableFile(atPath: url.path)
-    }
+    ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", filePath: filePath)
 }
 
 /// A running `imago` child process with its stdout and stderr collected in files.

@@ -1,8 +1,8 @@
 import Foundation
 import Imago
 import ImagoCore
-import Testing
 import ImagoTesting
+import Testing
 
 /// Small corpus files truncated at 10 points and with random byte flips (fixed seed) decode or fail with a
 /// ``CodecError`` — never another error, never a crash. The full sweep (every corpus file, ~4,200 variants) runs

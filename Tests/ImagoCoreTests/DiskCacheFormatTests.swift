@@ -1,8 +1,8 @@
 import Foundation
+import ImagoTesting
 import Testing
 
 @testable import ImagoCore
-import ImagoTesting
 
 @Suite struct DiskCacheEntryFormatTests {
     static func file(
@@ -72,12 +72,16 @@ import ImagoTesting
         for round in 0..<3000 {
             var bytes =
                 round % 10 == 0
-                ? (0..<Int.random(in: 0..<200, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) } : valid
+                ? (0..<Int.random(in: 0..<200, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                } : valid
             for _ in 0..<Int.random(in: 1...4, using: &generator) where !bytes.isEmpty {
                 let at = Int.random(in: 0..<bytes.count, using: &generator)
                 switch Int.random(in: 0..<3, using: &generator) {
                 case 0: bytes[at] = UInt8.random(in: 0...255, using: &generator)
-                case 1: bytes.insert(contentsOf: [UInt8](repeating: 0xFF, count: Int.random(in: 1...8, using: &generator)), at: at)
+                case 1:
+                    bytes.insert(
+                        contentsOf: [UInt8](repeating: 0xFF, count: Int.random(in: 1...8, using: &generator)), at: at)
                 default: bytes.removeSubrange(at..<min(bytes.count, at + Int.random(in: 1...8, using: &generator)))
                 }
             }

@@ -30,7 +30,10 @@ import Testing
             let output = directory.deletingLastPathComponent().appendingPathComponent("fill-\(round).txt")
             let child = try StressChild(
                 tool: tool, arguments: ["fill", directory.path, "1000000", "\(Self.sizeLimit)"], output: output)
-            #expect(await ImagoTesting.eventually(timeout: .seconds(30)) { child.text.contains("ready") || !child.process.isRunning }, "child started")
+            #expect(
+                await ImagoTesting.eventually(timeout: .seconds(30)) {
+                    child.text.contains("ready") || !child.process.isRunning
+                }, "child started")
             // When it is killed at a random moment of its writing
             try await Task.sleep(for: .milliseconds(Int.random(in: 30...300, using: &random)))
             kill(child.process.processIdentifier, SIGKILL)

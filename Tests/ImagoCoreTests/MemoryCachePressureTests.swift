@@ -1,8 +1,8 @@
 import Foundation
+import ImagoTesting
 import Testing
 
 @testable import ImagoCore
-import ImagoTesting
 
 @Suite struct MemoryCachePressureTests {
     /// A cache subscribed to `monitor`, filled with ten 100-byte images (1000 of its 1000-byte limit).
@@ -141,7 +141,9 @@ import ImagoTesting
         let leaver = Leaver(monitor: monitor)
         monitor.subscribe(leaver)
         source.level = .critical
-        #expect(await ImagoTesting.eventually { leaver.told.value == 1 && monitor.activeThreadCount == 0 }, "the thread has ended")
+        #expect(
+            await ImagoTesting.eventually { leaver.told.value == 1 && monitor.activeThreadCount == 0 },
+            "the thread has ended")
         #expect(!monitor.isRunning)
     }
 

@@ -51,7 +51,6 @@ final class FakePressureSource: MemoryPressureSource {
     }
 }
 
-
 extension MemoryCache {
     /// The key texts from most to least recently used.
     var recency: [String] { keysByRecency.map(\.string) }

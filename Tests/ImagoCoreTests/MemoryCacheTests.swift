@@ -1,8 +1,8 @@
 import Foundation
+import ImagoTesting
 import Testing
 
 @testable import ImagoCore
-import ImagoTesting
 
 @Suite struct MemoryCacheLRUTests {
     @Test func hitPromotesEntryAndEvictionTakesLeastRecentlyUsed() throws {

@@ -5,6 +5,9 @@ import Dispatch
 ///
 /// Decoding, processing, encoding and disk I/O each get one, sized to the cores, so that a burst of requests
 /// never floods the machine with threads.
+///
+/// Not a coalescer: it runs every closure it is given. Sharing identical work between requests is
+/// ``WorkGraph``'s job, which decides what runs; this queue decides when it runs.
 package final class WorkQueue: Sendable {
     /// A pending or running closure; cancel it or change its priority through the queue.
     package final class Item: @unchecked Sendable {

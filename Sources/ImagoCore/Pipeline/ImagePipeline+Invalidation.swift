@@ -28,14 +28,14 @@ extension ImagePipeline {
         configuration.imageCache?.removeAll()
         configuration.dataCache?.removeAll()
         configuration.failureCache?.removeAll()
-        processedKeys.withLock { $0 = [:] }
+        cacheWrites.withLock { $0.processedKeys = [:] }
     }
 
     func rememberProcessedKey(_ key: String, of sourceKey: String) {
-        _ = processedKeys.withLock { $0[sourceKey, default: []].insert(key) }
+        _ = cacheWrites.withLock { $0.processedKeys[sourceKey, default: []].insert(key) }
     }
 
     func takeProcessedKeys(of sourceKey: String) -> Set<String> {
-        processedKeys.withLock { $0.removeValue(forKey: sourceKey) } ?? []
+        cacheWrites.withLock { $0.processedKeys.removeValue(forKey: sourceKey) } ?? []
     }
 }

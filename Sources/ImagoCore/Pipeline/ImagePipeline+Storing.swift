@@ -39,24 +39,35 @@ extension ImagePipeline {
         case .storeEncodedImages: guard request.processors.isEmpty else { return }
         }
         let key = request.sourceKey
-        originalStores.withLock { $0[key] = .queued }
+        cacheWrites.withLock { $0.originals[key] = .queued }
         diskQueue.enqueue(priority: .normal) { [self] in
-            let proceeds = originalStores.withLock { stores -> Bool in
-                guard stores[key] != .rejected else {
-                    stores[key] = nil
+            let proceeds = cacheWrites.withLock { writes -> Bool in
+                guard writes.originals[key] != .rejected else {
+                    writes.originals[key] = nil
                     return false
                 }
-                stores[key] = .writing
+                writes.originals[key] = .writing
                 return true
             }
             guard proceeds else { return }
             write(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
-            let isRejected = originalStores.withLock { stores -> Bool in
-                defer { stores[key] = nil }
-                return stores[key] == .rejectedWhileWriting
+            let isRejected = cacheWrites.withLock { writes -> Bool in
+                defer { writes.originals[key] = nil }
+                return writes.originals[key] == .rejectedWhileWriting
             }
             if isRejected { dataCache.removeData(for: key) }
         }
+    }
+
+    /// What the pipeline knows of its own data-cache writes. The three tables change with the same writes and are
+    /// read by the same stages, so they share one lock (``ImagePipeline/cacheWrites``).
+    struct DataCacheWrites: Sendable {
+        /// Processed images being encoded for the disk right now (to encode each once).
+        var processedInFlight: Set<String> = []
+        /// Downloads whose original bytes are handed to the disk queue while their decode may still reject them.
+        var originals: [String: OriginalStore] = [:]
+        /// Processed-image keys this pipeline stored on disk, by source key (the disk cache cannot be listed).
+        var processedKeys: [String: Set<String>] = [:]
     }
 
     /// Where the disk write of downloaded bytes stands while their decode may still reject them. The disk queue
@@ -76,13 +87,13 @@ extension ImagePipeline {
     /// Downloaded bytes failed to decode: makes sure they do not stay on disk under `key`, whatever the order in
     /// which the disk queue runs the store and this removal.
     func rejectOriginal(for key: String, dataCache: any DataCaching) {
-        let removesNow = originalStores.withLock { stores -> Bool in
-            switch stores[key] {
+        let removesNow = cacheWrites.withLock { writes -> Bool in
+            switch writes.originals[key] {
             case .queued?:
-                stores[key] = .rejected
+                writes.originals[key] = .rejected
                 return false
             case .writing?:
-                stores[key] = .rejectedWhileWriting
+                writes.originals[key] = .rejectedWhileWriting
                 return false
             case .rejected?, .rejectedWhileWriting?:
                 return false
@@ -128,14 +139,14 @@ extension ImagePipeline {
             let format = processedFormat(for: output.image)
         else { return }
         let key = request.processedDataCacheKey
-        let isNew = processedStores.withLock { $0.insert(key).inserted }
+        let isNew = cacheWrites.withLock { $0.processedInFlight.insert(key).inserted }
         guard isNew else { return }
         var processedMetadata = output.metadata ?? DataCacheMetadata()
         processedMetadata.validators = HTTPValidators()  // validators belong to the original; freshness carries over
         let metadata = processedMetadata
         let options = configuration.encodingOptions
         encodeQueue.enqueue(priority: .low) { [self] in
-            defer { _ = processedStores.withLock { $0.remove(key) } }
+            defer { _ = cacheWrites.withLock { $0.processedInFlight.remove(key) } }
             guard let data = try? configuration.encoders.encode(output.image, as: format, options: options)
             else { return }
             rememberProcessedKey(key, of: request.sourceKey)
