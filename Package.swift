@@ -2,9 +2,10 @@
 import PackageDescription
 
 // Dependency rule: ImagoCore depends on nothing; everything points inward (see the Architecture article in Sources/ImagoCore/ImagoCore.docc).
+// Platforms: Linux only (Debian's -dev packages, glibc). No Apple platform is declared because none is built or
+// tested: the loaders, the memory-pressure source, the disk cache and the server use Linux interfaces.
 let package = Package(
     name: "Imago",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "Imago", targets: ["Imago"]),
         .library(name: "ImagoCore", targets: ["ImagoCore"]),
@@ -34,6 +35,8 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]),
         .target(name: "CImagoShims"),
+        // imago-bench's own C (glibc's malloc statistics), linked by nothing that ships.
+        .target(name: "CBenchShims"),
         // libcurl, wrapped once in ImagoCurl (the network layer: HTTP/2, address policy, TLS and proxy control).
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl",
@@ -78,7 +81,10 @@ let package = Package(
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         // The image proxy (imgproxy URLs → pipeline → encoded output) and its libmicrohttpd server.
         .target(name: "ImagoServer", dependencies: ["Imago", "CMicroHTTPD"]),
-        .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoTesting", "ImagoServer", "ImagoRedis"]),
+        // The origin `imago demo` serves its gallery from (on ImagoServer's HTTP server; not a test double).
+        .target(name: "ImagoDemoServer", dependencies: ["ImagoServer"]),
+        // No shipped binary links ImagoTesting (the test doubles): the CLI's demo uses ImagoDemoServer.
+        .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoServer", "ImagoDemoServer", "ImagoRedis"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
         .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI", "ImagoCodecs"]),
         // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
@@ -89,6 +95,7 @@ let package = Package(
             name: "imago-bench",
             dependencies: [
                 "Imago", "ImagoCodecs", "ImagoTesting", "CJPEGTurbo", "CWebP", "CGIF", "CPNG", "CImagoShims",
+                "CBenchShims",
             ]),
 
         .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),

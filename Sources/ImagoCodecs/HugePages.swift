@@ -1,10 +1,14 @@
-import Glibc
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Asks the kernel to back a large, still untouched pixel buffer with 2 MB pages before a decoder fills it.
 ///
-/// Debian runs transparent huge pages in `madvise` mode, so a fresh 48 MB buffer (12 MP RGBA) otherwise takes
-/// ~12,000 page faults while libjpeg writes it; with the hint it takes ~24. Measured in the `decode` benchmark:
-/// a 12 MP JPEG decode fell from ~100 to ~60 ms of CPU time. Only the 2 MB-aligned interior of buffers of 8 MB
+/// Debian runs transparent huge pages in `madvise` mode, so a fresh buffer of a 12 MP image otherwise takes one
+/// page fault per 4 KiB page while libjpeg writes it, and about one per 2 MB page with the hint (the effect on
+/// decode time is in BENCHMARKS.md, figures from comments). Only the 2 MB-aligned interior of buffers of 8 MB
 /// or more is advised; the hint never changes contents, and failure (THP disabled) is harmless and ignored.
 func adviseHugePages(_ buffer: UnsafeMutableRawBufferPointer) {
     let hugePage = 2 << 20

@@ -169,7 +169,7 @@ public struct JPEGDecoder: ImageDecoding {
             }.assumingOpaque()
         } else {
             // DCT-scaled, then area-averaged to the exact fitted size. The intermediate is a fresh buffer: pooling
-            // it behind a lock was measured (decode bench, 12 MP to 256/1024/2000) and saved nothing, since
+            // it behind a lock saved nothing in the decode benchmark (BENCHMARKS.md), since
             // glibc's dynamic mmap threshold already recycles freed blocks of the same size without page faults.
             let intermediate = try PixelBuffer(
                 width: scaled.width, height: scaled.height, format: layout.pixelFormat

@@ -163,7 +163,7 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
     }
 
     static func milliseconds(_ duration: Duration) -> Int {
-        max(1, Int((LoaderTime.seconds(duration) * 1000).rounded(.up)))
+        max(1, Int((duration.timeInterval * 1000).rounded(.up)))
     }
 
     // MARK: - Callbacks (multi thread)

@@ -177,11 +177,3 @@ public final class MockDataLoader: DataLoading, Sendable {
         }
     }
 }
-
-extension Duration {
-    /// Seconds as a `TimeInterval` (for Dispatch deadlines).
-    var timeInterval: TimeInterval {
-        let (s, atto) = components
-        return TimeInterval(s) + TimeInterval(atto) / 1e18
-    }
-}

@@ -58,17 +58,3 @@ public final class MockProcessor: ImageProcessing, Sendable {
         return output
     }
 }
-
-extension ImagoTesting {
-    /// Polls `condition` every millisecond until it holds or `timeout` passes; returns whether it held.
-    public static func wait(
-        timeout: Duration = .seconds(5), until condition: @Sendable () -> Bool
-    ) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
-    }
-}

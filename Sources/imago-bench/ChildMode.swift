@@ -111,12 +111,10 @@ enum ChildMode {
         let cpu = processCPUTime() - cpu0
         let statistics = pipeline.statistics
         disk?.close()
-        func inSeconds(_ d: Duration) -> Double {
-            Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-        }
         return [
             "seconds": seconds, "cpu_seconds": cpu, "count": Double(requests.count),
-            "decode_seconds": inSeconds(statistics.decodeTime), "process_seconds": inSeconds(statistics.processTime),
+            "decode_seconds": statistics.decodeTime.timeInterval,
+            "process_seconds": statistics.processTime.timeInterval,
             "network_loads": Double(statistics.networkLoads), "decodes": Double(statistics.decodeCount),
             "disk_hits": Double(statistics.diskHits),
             "memory_hits": Double(statistics.memoryHits),

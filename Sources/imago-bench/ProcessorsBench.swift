@@ -93,7 +93,9 @@ enum ProcessorsBench {
                 unit: "cpu-ns/img", goal: nil, peerName: "the previous Float resampler",
                 imago: { perImage(c.iterations) { sink &+= Int((try? decoded.resampled(to: target))?.bytes[0] ?? 0) } },
                 peer: {
-                    perImage(c.iterations) { sink &+= Int((try? floatResampled(image, to: target))?.bytes[0] ?? 0) }
+                    perImage(c.iterations) {
+                        sink &+= Int((try? ImagoTesting.floatResampled(image, to: target))?.bytes[0] ?? 0)
+                    }
                 }
             )
         }

@@ -1,4 +1,4 @@
-import CImagoShims
+import CBenchShims
 import Dispatch
 import Foundation
 import Imago
@@ -133,7 +133,7 @@ enum SoakBench {
     /// Bytes malloc has handed out and not had back (glibc `mallinfo2`): when RSS grows but this stays flat, the
     /// growth is the allocator's free lists (fragmentation), not objects kept alive.
     static func heapInUseKiB() -> Int {
-        Int(cimago_heap_in_use()) / 1024
+        Int(imago_bench_heap_in_use()) / 1024
     }
 
     static func peakKiB() -> Int {

@@ -72,13 +72,13 @@ extension FuzzTargets {
         }
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let validators = HTTPValidators(etag: headers["etag"], lastModified: headers["last-modified"])
-        if let metadata = ImagePipeline.cacheMetadata(headers: headers, validators: validators, now: now),
+        if let metadata = DataCacheMetadata(responseHeaders: headers, validators: validators, now: now),
             let expiresAt = metadata.expiresAt
         {
             _ = expiresAt.timeIntervalSince(now)
         }
         for value in headers.values.prefix(4) {
-            _ = ImagePipeline.parseHTTPDate(value)
+            _ = HTTPDateParser.date(from: value)
             // A Location or any URL text from a server goes through the redactor (logs) and the key maker.
             _ = URLRedaction.redacted(value)
             _ = URLRedaction.keyText(value)

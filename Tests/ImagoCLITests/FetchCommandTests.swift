@@ -31,7 +31,7 @@ struct FetchFixture {
     }
 }
 
-@Suite struct FetchJSONOutputTests {
+@Suite(.timeLimit(.minutes(1))) struct FetchJSONOutputTests {
     @Test func printsOneJSONObjectPerURLWithEveryField() async throws {
         // Given two images on the server
         let f = try FetchFixture()
@@ -70,7 +70,7 @@ struct FetchFixture {
     }
 }
 
-@Suite struct FetchMixedOutcomesTests {
+@Suite(.timeLimit(.minutes(1))) struct FetchMixedOutcomesTests {
     @Test func aMixOfGoodMissingCorruptSlowAndInvalidURLsExitsOneWithPerURLStatuses() async throws {
         // Given a good image, a 404, corrupt bytes, a slow (dripping) image and a string that is no URL
         let f = try FetchFixture()
@@ -106,7 +106,7 @@ struct FetchFixture {
     }
 }
 
-@Suite struct FetchListTests {
+@Suite(.timeLimit(.minutes(1))) struct FetchListTests {
     @Test func readsURLsFromAListSkippingBlankLinesAndComments() async throws {
         let f = try FetchFixture()
         defer { f.finish() }
@@ -132,7 +132,7 @@ struct FetchFixture {
     }
 }
 
-@Suite struct FetchDiskCacheTests {
+@Suite(.timeLimit(.minutes(1))) struct FetchDiskCacheTests {
     @Test func fetchingAgainWithTheSameCacheDirComesFromDisk() async throws {
         // Given a first fetch that loaded both images from the network
         let f = try FetchFixture()
@@ -152,7 +152,7 @@ struct FetchFixture {
     }
 }
 
-@Suite struct FetchUsageTests {
+@Suite(.timeLimit(.minutes(1))) struct FetchUsageTests {
     @Test(arguments: [
         ["fetch"],
         ["fetch", "http://h/a.jpg", "--resize", "10"],

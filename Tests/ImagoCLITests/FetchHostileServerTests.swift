@@ -9,7 +9,7 @@ import Testing
 /// in an error line naming its URL, the run exits 1 within a bounded time, the good images are fetched, and the
 /// disk cache holds nothing of the hostile URLs (checked through the DiskCache API, `imago cache stats` and the raw
 /// bytes of every cache file).
-@Suite(.serialized) struct FetchHostileServerTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct FetchHostileServerTests {
     /// One fault at one path, and the phrases one of which its error must contain.
     struct Fault: Sendable {
         let name: String
@@ -184,7 +184,7 @@ import Testing
     }
 }
 
-@Suite struct FetchLimitOptionsTests {
+@Suite(.timeLimit(.minutes(1))) struct FetchLimitOptionsTests {
     @Test func parsesTimeoutMaxBytesAndRetries() throws {
         let args = try parseArguments(
             ["http://h/a.jpg", "--timeout", "2.5", "--max-bytes", "1M", "--retries", "0"],

@@ -18,7 +18,7 @@ extension FetchFixture {
     }
 }
 
-@Suite struct FetchInterruptTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchInterruptTests {
     @Test func anInterruptCancelsTransfersPrintsThePartialSummaryAndExits130() async throws {
         // Given a fetch, one image at a time, of a fast image, a slow one and one more
         let f = try FetchFixture()
@@ -34,7 +34,7 @@ extension FetchFixture {
                 interrupt: trigger)
         }
         // When the user interrupts while the slow image is in flight
-        #expect(await waitUntil { f.server.requestCount(for: "/slow.jpg") == 1 })
+        #expect(await ImagoTesting.eventually { f.server.requestCount(for: "/slow.jpg") == 1 })
         trigger.fire()
         let run = try await fetch.value
         // Then it exits 130 with what was done, the transfer is aborted and the third never started
@@ -43,7 +43,7 @@ extension FetchFixture {
         #expect(run.object(for: f.a)?["status"] as? String == "ok")
         #expect(run.stderr.contains("interrupted after"))
         #expect(run.stderr.contains("1 of 3 images fetched, 0 failed, 1 cancelled in flight, 1 not started"))
-        #expect(await waitUntil { f.server.statistics.abortedTransfers["/slow.jpg", default: 0] == 1 })
+        #expect(await ImagoTesting.eventually { f.server.statistics.abortedTransfers["/slow.jpg", default: 0] == 1 })
         #expect(f.server.requestCount(for: "/icons/b.png") == 0)
         // And the cache was left consistent: the finished image is in it, nothing is damaged
         let verify = await runCLI(["cache", "verify", "--cache-dir", f.cacheDir, "--json"])
@@ -58,7 +58,7 @@ extension FetchFixture {
         let fetch = Task {
             try await runFetch([slow.absoluteString, "--cache-dir", f.cacheDir], interrupt: trigger, isTerminal: true)
         }
-        #expect(await waitUntil { f.server.requestCount(for: "/slow.jpg") == 1 })
+        #expect(await ImagoTesting.eventually { f.server.requestCount(for: "/slow.jpg") == 1 })
         trigger.fire()
         let run = try await fetch.value
         #expect(run.status == 130)
@@ -67,7 +67,7 @@ extension FetchFixture {
     }
 }
 
-@Suite struct FetchSubprocessTests {
+@Suite(.timeLimit(.minutes(3))) struct FetchSubprocessTests {
     @Test func theBuiltToolPrintsJSONAndExitsZero() async throws {
         let tool = try #require(imagoExecutableURL(), "build the imago executable first (swift build --build-tests)")
         let f = try FetchFixture()
@@ -93,7 +93,10 @@ extension FetchFixture {
             arguments: ["fetch", f.a.absoluteString, slow.absoluteString, "--cache-dir", f.cacheDir],
             scratch: f.scratch)
         // When it receives SIGINT while the slow transfer runs
-        #expect(await waitUntil { f.server.requestCount(for: "/slow.jpg") == 1 && child.stdout.contains("\"ok\"") })
+        #expect(
+            await ImagoTesting.eventually {
+                f.server.requestCount(for: "/slow.jpg") == 1 && child.stdout.contains("\"ok\"")
+            })
         kill(child.process.processIdentifier, SIGINT)
         // Then it exits 130 after printing what it did
         let run = try #require(await child.waitForExit())
@@ -101,6 +104,6 @@ extension FetchFixture {
         #expect(run.object(for: f.a)?["status"] as? String == "ok")
         #expect(run.stderr.contains("imago fetch: interrupted after"))
         #expect(run.stderr.contains("1 of 2 images fetched"))
-        #expect(await waitUntil { f.server.statistics.abortedTransfers["/slow.jpg", default: 0] == 1 })
+        #expect(await ImagoTesting.eventually { f.server.statistics.abortedTransfers["/slow.jpg", default: 0] == 1 })
     }
 }

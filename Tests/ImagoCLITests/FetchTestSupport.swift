@@ -74,39 +74,10 @@ func runFetch(_ arguments: [String], interrupt: InterruptTrigger, isTerminal: Bo
     return CLIRun(status: status, stdout: output.stdout, stderr: output.stderr)
 }
 
-/// Polls `condition` every few milliseconds until it holds or `seconds` pass; returns whether it held.
-func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return condition()
-}
-
-/// The built `imago` executable: beside the test bundle in the build products directory, or `$IMAGO_CLI`, or
-/// `.build/debug` of this package.
+/// The built `imago` executable (see ``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``;
+/// `$IMAGO_CLI` overrides).
 func imagoExecutableURL(filePath: String = #filePath) -> URL? {
-    var candidates: [URL] = []
-    if let path = ProcessInfo.processInfo.environment["IMAGO_CLI"] { candidates.append(URL(fileURLWithPath: path)) }
-    let starts = [Bundle.main.bundleURL, Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
-    for start in starts.compactMap({ $0 }) {
-        var directory = start.standardizedFileURL
-        for _ in 0..<4 {
-            directory = directory.deletingLastPathComponent()
-            candidates.append(directory.appendingPathComponent("imago"))
-        }
-    }
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    for configuration in ["debug", "release"] {
-        candidates.append(root.appendingPathComponent(".build/\(configuration)/imago"))
-    }
-    return candidates.first { url in
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && !isDirectory.boolValue
-            && FileManager.default.isExecutableFile(atPath: url.path)
-    }
+    ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", filePath: filePath)
 }
 
 /// A running `imago` child process with its stdout and stderr collected in files.
@@ -136,7 +107,7 @@ struct CLIChild {
 
     /// Waits (polling, with a deadline) for the process to exit; kills it when the deadline passes.
     func waitForExit(seconds: Double = 15) async -> CLIRun? {
-        let exited = await waitUntil(seconds: seconds) { !process.isRunning }
+        let exited = await ImagoTesting.eventually(timeout: .seconds(seconds)) { !process.isRunning }
         guard exited else {
             process.terminate()
             return nil

@@ -22,7 +22,7 @@ func temporaryDirectory() -> URL {
     return url
 }
 
-@Suite struct ShowCommandTests {
+@Suite(.timeLimit(.minutes(3))) struct ShowCommandTests {
     @Test func showsAFileAsPlainTextWhenNotATerminal() async throws {
         // Given a Kodak photo and a console that is not a terminal
         let cache = temporaryDirectory()
@@ -73,7 +73,7 @@ func temporaryDirectory() -> URL {
     }
 }
 
-@Suite struct DemoCommandTests {
+@Suite(.timeLimit(.minutes(3))) struct DemoCommandTests {
     @Test func threePassesComeFromNetworkThenDiskThenMemory() async throws {
         // Given the demo limited to 4 gallery images, not on a terminal
         let (console, output) = Console.capturing(width: 80)
@@ -104,7 +104,7 @@ func temporaryDirectory() -> URL {
     }
 }
 
-@Suite struct ShowLimitOptionsTests {
+@Suite(.timeLimit(.minutes(3))) struct ShowLimitOptionsTests {
     /// Runs `imago show URL` with `limits` against a server whose only route is `route`; returns the run and
     /// the entry files the cache directory holds afterwards.
     func show(

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Runs the real `imago` binary on a real terminal (tmux) and reads the screen back, as a person would see it.
-@Suite(.serialized) struct TerminalTmuxTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct TerminalTmuxTests {
     /// The built `imago` next to this test binary (`.build/<triple>/debug/`).
     static var imagoBinary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imago")

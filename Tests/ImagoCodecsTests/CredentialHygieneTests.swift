@@ -7,7 +7,7 @@ import Testing
 /// Passwords in URLs and the values of token-like query items: sent to the server, never written to the disk cache
 /// (not in names, not in any byte of any file), never in logs, pipeline events, loader events or errors; the
 /// images are still cached and served from disk.
-@Suite(.serialized) struct CredentialHygieneTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct CredentialHygieneTests {
     static let secrets = ["hunter2secret", "tok-SECRET-42", "sig-SECRET-9", "key-SECRET-7"]
 
     static func withCredentials(_ url: URL, user: String, password: String) throws -> URL {
@@ -62,7 +62,7 @@ import Testing
         let eventLines = await collected.value
         let disk = try #require(configuration.dataCache as? DiskCache)
         for url in urls {
-            #expect(await ImagoTesting.wait { disk.containsData(for: ImageRequest(url: url).sourceKey) })
+            #expect(await ImagoTesting.eventually { disk.containsData(for: ImageRequest(url: url).sourceKey) })
         }
         disk.close()
 
@@ -124,7 +124,7 @@ import Testing
         #expect(a.image.width != b.image.width)
         #expect(server.requestCount(for: "/p.png") == 2)
         let disk = try #require(pipeline.configuration.dataCache as? DiskCache)
-        #expect(await ImagoTesting.wait { disk.statistics.entryCount == 2 })
+        #expect(await ImagoTesting.eventually { disk.statistics.entryCount == 2 })
         disk.close()
     }
 

@@ -7,7 +7,7 @@ import Testing
 /// Hostile servers through the full pipeline (HTTPDataLoader, every codec, MemoryCache, a real DiskCache): every
 /// fault ends in a typed ``ImagePipeline/Error`` within the configured timeouts, and nothing partial reaches the
 /// disk cache (checked after a control image has been written through the same serial disk queue).
-@Suite(.serialized) struct HostileServerTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct HostileServerTests {
     struct Fixture {
         let server: LoopbackServer
         let pipeline: ImagePipeline
@@ -57,7 +57,7 @@ import Testing
             let controlURL = server.url(for: "/control.png")
             _ = try await pipeline.image(for: controlURL)
             let disk = self.disk
-            #expect(await ImagoTesting.wait { disk.containsData(for: controlURL.absoluteString) })
+            #expect(await ImagoTesting.eventually { disk.containsData(for: controlURL.absoluteString) })
             try disk.storeSynchronously(Data("barrier".utf8), for: "barrier")
             #expect(!disk.containsData(for: url.absoluteString), "a partial or failed body was cached")
             #expect(disk.statistics.entryCount == 2, "only the control image and the barrier")

@@ -1,24 +1,13 @@
 import Foundation
 import Imago
 import ImagoCore
+import ImagoTesting
 import Testing
 
 /// Small corpus files truncated at 10 points and with random byte flips (fixed seed) decode or fail with a
 /// ``CodecError`` — never another error, never a crash. The full sweep (every corpus file, ~4,200 variants) runs
 /// under AddressSanitizer in scripts/asan-sweep.sh; this in-suite part keeps to files under 24 KB.
 @Suite struct HostileVariantSweepTests {
-    /// SplitMix64: a fixed, platform-independent sequence.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let folders = [
         "jpeg/malformed", "gif/malformed", "gif/stall", "gif/regression", "pngsuite/png", "jpeg/reference",
         "webp/images", "gif/samples", "formats",
@@ -40,7 +29,7 @@ import Testing
         // When each is decoded whole, truncated at 10 points and with 5 sets of flipped bytes
         let registry = ImageDecoderRegistry.makeDefault()
         let options = DecodingOptions(pixelLimit: 16_000_000, frameLimit: 100, animationByteLimit: 64 << 20)
-        var rng = SeededGenerator(state: 20_261_130)
+        var rng = ImagoTesting.SeededGenerator(state: 20_261_130)
         var tried = 0
         var decoded = 0
         var foreignErrors: [String] = []

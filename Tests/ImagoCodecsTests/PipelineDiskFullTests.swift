@@ -7,7 +7,7 @@ import Testing
 /// A full file system under the pipeline's disk cache: loads keep succeeding from the network and the memory
 /// cache, the disk cache reports `diskFull`, and it stores again once space returns. (The DiskCache-level
 /// ENOSPC behaviour is DiskCacheDiskFullTests.)
-@Suite(.serialized) struct PipelineDiskFullTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct PipelineDiskFullTests {
     @Test(.enabled(if: TmpfsMount.isAvailable, "needs root to mount a tmpfs"))
     func fullDiskKeepsThePipelineServingFromNetworkAndMemoryThenRecovers() async throws {
         // Given a pipeline whose disk cache sits on a 512 KB tmpfs filled up by another file
@@ -38,7 +38,7 @@ import Testing
 
         // When five images load, twice
         for i in 0..<5 { _ = try await pipeline.image(for: server.url(for: "/\(i).png")) }
-        #expect(await ImagoTesting.wait { !errors.withLock { $0 }.isEmpty }, "the full disk was reported")
+        #expect(await ImagoTesting.eventually { !errors.withLock { $0 }.isEmpty }, "the full disk was reported")
         for i in 0..<5 {
             let response = try await pipeline.response(for: ImageRequest(url: server.url(for: "/\(i).png")))
             #expect(response.source == .memory)
@@ -54,6 +54,6 @@ import Testing
         server.setRoute("/after.png", .bytes(png, contentType: "image/png"))
         let after = server.url(for: "/after.png")
         _ = try await pipeline.image(for: after)
-        #expect(await ImagoTesting.wait { disk.containsData(for: after.absoluteString) })
+        #expect(await ImagoTesting.eventually { disk.containsData(for: after.absoluteString) })
     }
 }

@@ -7,7 +7,7 @@ import Testing
 /// What the library refuses or hides by default. Directory 0700 / files 0600 is proven by
 /// DiskCacheTests.createsTheDirectory0700AndFiles0600; TLS validation has no switch at all (HTTPDataLoader sets no
 /// URLSession challenge handler, so FoundationNetworking's default validation always applies — see RELIABILITY.md).
-@Suite struct SecurityDefaultsTests {
+@Suite(.timeLimit(.minutes(1))) struct SecurityDefaultsTests {
     @Test func defaultPipelineRefusesFileURLs() async throws {
         // Given the default configuration (http and https only)
         let pipeline = ImagePipeline(configuration: try .withDefaults())
@@ -74,7 +74,7 @@ import Testing
         let ok = authorised("/x.png")
         _ = try await pipeline.image(for: ok)
         let disk = configuration.dataCache
-        #expect(await ImagoTesting.wait { disk?.containsData(for: ok.sourceKey) == true })
+        #expect(await ImagoTesting.eventually { disk?.containsData(for: ok.sourceKey) == true })
         var errorText = ""
         do {
             _ = try await pipeline.image(for: authorised("/missing.png"))

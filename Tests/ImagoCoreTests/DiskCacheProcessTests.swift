@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// Crash safety and sharing across real processes, with the `imago-cache-stress` child.
-@Suite(.serialized) struct DiskCacheProcessTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct DiskCacheProcessTests {
     /// Kill rounds per run: 5, or `IMAGO_KILL_ROUNDS` (scripts/crash-consistency.sh runs 60).
     static let killRounds = Int(ProcessInfo.processInfo.environment["IMAGO_KILL_ROUNDS"] ?? "") ?? 5
     /// Seconds the two processes share the cache: 3, or `IMAGO_SHARE_SECONDS` (scripts/crash-consistency.sh: 60).
@@ -24,14 +24,18 @@ import Testing
         var entriesChecked = 0
         var bytesChecked = 0
         var damaged = 0
+        var random = ImagoTesting.SeededGenerator(seed: 11)
         for round in 0..<Self.killRounds {
             // Given a child filling the cache (over 300 keys, replacing and evicting as it goes)
             let output = directory.deletingLastPathComponent().appendingPathComponent("fill-\(round).txt")
             let child = try StressChild(
                 tool: tool, arguments: ["fill", directory.path, "1000000", "\(Self.sizeLimit)"], output: output)
-            #expect(await waitUntil { child.text.contains("ready") || !child.process.isRunning }, "child started")
+            #expect(
+                await ImagoTesting.eventually(timeout: .seconds(30)) {
+                    child.text.contains("ready") || !child.process.isRunning
+                }, "child started")
             // When it is killed at a random moment of its writing
-            try await Task.sleep(for: .milliseconds(Int.random(in: 30...300)))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 30...300, using: &random)))
             kill(child.process.processIdentifier, SIGKILL)
             #expect(await child.waitForExit())
             if child.process.terminationReason == .uncaughtSignal { killedMidway += 1 }

@@ -7,7 +7,7 @@ import Testing
 /// A file version verified or written by any process during one boot of the machine is read by the others, and by
 /// later processes of the same boot, without the payload checksum; after a restart of the machine (another boot
 /// identity), or after any change through the file system, the first read computes it again.
-@Suite struct DiskCacheSealTests {
+@Suite(.timeLimit(.minutes(1))) struct DiskCacheSealTests {
     static let key = "https://example.com/sealed.jpg"
     static let bootX = Array("11111111-2222-3333-4444-555555555555".utf8)
     static let bootY = Array("66666666-7777-8888-9999-000000000000".utf8)
@@ -180,7 +180,7 @@ import Testing
         }
 
         // Then the pending records are appended to the journal at once, not an hour later
-        let appended = await waitUntil(seconds: 10) {
+        let appended = await ImagoTesting.eventually {
             journalSize() >= before + DiskCache.maxPendingRecords * DiskCacheJournal.recordSize
         }
         #expect(appended)

@@ -74,37 +74,11 @@ func testConfiguration(_ recorder: HookRecorder? = nil, sizeLimit: Int = 256 * 1
     return configuration
 }
 
-/// Polls `condition` every millisecond until it holds or `seconds` pass; returns whether it held.
-func waitUntil(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
-}
-
-/// The `imago-cache-stress` executable: beside the test bundle in the build products directory (where
-/// `swift build --build-tests` puts every executable), or `$IMAGO_CACHE_STRESS`, or `.build/debug` of this package.
+/// The `imago-cache-stress` executable (see ``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``;
+/// `$IMAGO_CACHE_STRESS` overrides).
 func stressToolURL(filePath: String = #filePath) -> URL? {
-    var candidates: [URL] = []
-    if let path = ProcessInfo.processInfo.environment["IMAGO_CACHE_STRESS"] {
-        candidates.append(URL(fileURLWithPath: path))
-    }
-    let starts = [Bundle.main.bundleURL, Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
-    for start in starts.compactMap({ $0 }) {
-        var directory = start.standardizedFileURL
-        for _ in 0..<4 {
-            directory = directory.deletingLastPathComponent()
-            candidates.append(directory.appendingPathComponent("imago-cache-stress"))
-        }
-    }
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    for configuration in ["debug", "release"] {
-        candidates.append(root.appendingPathComponent(".build/\(configuration)/imago-cache-stress"))
-    }
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    ImagoTesting.builtExecutable(
+        named: "imago-cache-stress", environmentVariable: "IMAGO_CACHE_STRESS", filePath: filePath)
 }
 
 /// A running `imago-cache-stress` child with its output in a file.
@@ -128,7 +102,7 @@ struct StressChild {
     var text: String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
 
     func waitForExit(seconds: Double = 60) async -> Bool {
-        await waitUntil(seconds: seconds) { !process.isRunning }
+        await ImagoTesting.eventually(timeout: .seconds(seconds)) { !process.isRunning }
     }
 }
 

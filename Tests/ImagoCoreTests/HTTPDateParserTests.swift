@@ -106,4 +106,17 @@ import Testing
         // Some flips land on the weekday name or keep a valid date; most do not.
         #expect(parsed > 0 && parsed < 20_000)
     }
+
+    @Test func formatsIMFFixdateThatParsesBack() {
+        // Given RFC 9110's example, the epoch, a leap day and a date before 1970
+        let dates = [
+            Self.example, Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 951_782_400),
+            Date(timeIntervalSince1970: -31_536_000),
+        ]
+        // When each is formatted, Then the text is the preferred form and reads back as the same second
+        #expect(HTTPDateParser.imfFixdate(from: Self.example) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDateParser.imfFixdate(from: Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDateParser.imfFixdate(from: Date(timeIntervalSince1970: -1)) == "Wed, 31 Dec 1969 23:59:59 GMT")
+        for date in dates { #expect(HTTPDateParser.date(from: HTTPDateParser.imfFixdate(from: date)) == date) }
+    }
 }

@@ -4,7 +4,7 @@ import ImagoTesting
 import Testing
 
 extension LoadingNetworkTests {
-    @Suite struct LoadingCoalescingTests {
+    @Suite(.timeLimit(.minutes(1))) struct LoadingCoalescingTests {
         @Test func coalescesHundredConcurrentRequestsIntoOneTransfer() async throws {
             // Given a server holding /a at its gate
             let server = try LoopbackServer()

@@ -5,7 +5,7 @@ import Testing
 
 extension LoadingNetworkTests {
     /// Every injected fault ends in a typed error well before the test's own deadline; a short body is never complete.
-    @Suite struct LoadingFaultTests {
+    @Suite(.timeLimit(.minutes(1))) struct LoadingFaultTests {
         let body = testBytes(300_000)
 
         func load(

@@ -4,7 +4,7 @@ import ImagoTesting
 import Testing
 
 extension LoadingNetworkTests {
-    @Suite struct LoadingConditionalRequestTests {
+    @Suite(.timeLimit(.minutes(1))) struct LoadingConditionalRequestTests {
         @Test func matchingETagIsReportedAsNotModified() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }
@@ -54,7 +54,7 @@ extension LoadingNetworkTests {
         }
     }
 
-    @Suite struct LoadingRequestModifierTests {
+    @Suite(.timeLimit(.minutes(1))) struct LoadingRequestModifierTests {
         @Test func modifiersAddHeadersTheServerSees() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }
@@ -104,7 +104,7 @@ extension LoadingNetworkTests {
         }
     }
 
-    @Suite struct LoadingObservationTests {
+    @Suite(.timeLimit(.minutes(1))) struct LoadingObservationTests {
         @Test func observersSeeStartAndFinishWithCredentialsRedacted() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }
@@ -191,7 +191,7 @@ extension LoadingNetworkTests {
         }
     }
 
-    @Suite struct LoadingAsyncTests {
+    @Suite(.timeLimit(.minutes(1))) struct LoadingAsyncTests {
         @Test func cancellingTheCallingTaskCancelsTheLoad() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }

@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite struct LoadingDataURLTests {
+@Suite(.timeLimit(.minutes(1))) struct LoadingDataURLTests {
     @Test func decodesBase64DataURL() async throws {
         let bytes = testBytes(300)
         let url = URL(string: "data:image/png;base64,\(bytes.base64EncodedString())")!
@@ -43,7 +43,7 @@ import Testing
     }
 }
 
-@Suite struct LoadingFileTests {
+@Suite(.timeLimit(.minutes(1))) struct LoadingFileTests {
     func makeFolder() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imago-file-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -112,7 +112,7 @@ import Testing
     }
 }
 
-@Suite struct LoadingEventSinkTests {
+@Suite(.timeLimit(.minutes(1))) struct LoadingEventSinkTests {
     @Test func deliversExactlyOneTerminalEventUnderRacingSendsAndCancels() async {
         for _ in 0..<200 {
             let recorder = EventRecorder()

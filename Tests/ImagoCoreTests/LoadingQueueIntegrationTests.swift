@@ -4,7 +4,7 @@ import ImagoTesting
 import Testing
 
 extension LoadingNetworkTests {
-    @Suite struct LoadingConcurrencyTests {
+    @Suite(.timeLimit(.minutes(1))) struct LoadingConcurrencyTests {
         @Test func concurrencyNeverExceedsTheLimit() async throws {
             // Given 24 distinct resources, all held at the server's gate, and a loader limited to 3 transfers
             let server = try LoopbackServer()

@@ -86,7 +86,7 @@ final class SelfSignedTLSServer: Sendable {
 }
 
 extension LoadingNetworkTests {
-    @Suite struct LoadingTLSTests {
+    @Suite(.timeLimit(.minutes(1))) struct LoadingTLSTests {
         @Test func selfSignedCertificateIsRefused() async throws {
             // Given an HTTPS server on 127.0.0.1 whose certificate no authority signed
             let server = try await SelfSignedTLSServer()

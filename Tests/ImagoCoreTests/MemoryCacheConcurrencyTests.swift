@@ -1,4 +1,5 @@
 import Foundation
+import ImagoTesting
 import Testing
 
 @testable import ImagoCore
@@ -15,7 +16,7 @@ import Testing
         let lookups = await withTaskGroup(of: Int.self) { group in
             for seed in 0..<tasks {
                 group.addTask {
-                    var random = SplitMix(seed: UInt64(seed))
+                    var random = ImagoTesting.SeededGenerator(seed: UInt64(seed))
                     var lookups = 0
                     for _ in 0..<operations {
                         let key = keys[random.next(below: keys.count)]
@@ -43,18 +44,5 @@ import Testing
         #expect(statistics.hits > 0)
         let sum = cache.keysByRecency.compactMap { cache.image(for: $0)?.cost }.reduce(0, +)
         #expect(sum == statistics.currentCost)
-    }
-}
-
-/// A tiny deterministic generator, so a failure can be replayed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-    mutating func next(below bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(bound))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoTesting
 import Testing
 
 @testable import ImagoCore
@@ -22,13 +23,13 @@ import Testing
         #expect(cache.totalCost == 1000)
         // When the source reports a warning, the monitor's thread trims the cache to half, dropping the oldest
         source.level = .warning
-        try await waitUntil("the warning reaches the cache") { cache.totalCost <= 500 }
+        #expect(await ImagoTesting.eventually { cache.totalCost <= 500 }, "the warning reaches the cache")
         #expect(cache.totalCost == 500)
         #expect(cache.recency == ["k9", "k8", "k7", "k6", "k5"])
         #expect(monitor.level == .warning)
         // When it turns critical, the cache empties
         source.level = .critical
-        try await waitUntil("the critical level reaches the cache") { cache.count == 0 }
+        #expect(await ImagoTesting.eventually { cache.count == 0 }, "the critical level reaches the cache")
         #expect(cache.totalCost == 0)
         #expect(cache.invariantViolations() == [])
     }
@@ -78,7 +79,7 @@ import Testing
         let recorder = Recorder()
         monitor.subscribe(recorder)
         #expect(monitor.isRunning)
-        try await waitUntil("the thread has sampled a few times") { source.sampleCount >= 3 }
+        #expect(await ImagoTesting.eventually { source.sampleCount >= 3 }, "the thread has sampled a few times")
         #expect(monitor.activeThreadCount == 1)
         // When stopped
         monitor.stop()
@@ -107,7 +108,7 @@ import Testing
         // A new subscriber starts a new thread, which delivers level changes
         monitor.subscribe(first)
         source.level = .warning
-        try await waitUntil("the warning arrives") { first.levels.value == [.warning] }
+        #expect(await ImagoTesting.eventually { first.levels.value == [.warning] }, "the warning arrives")
         monitor.stop()
         #expect(monitor.activeThreadCount == 0)
     }
@@ -140,7 +141,9 @@ import Testing
         let leaver = Leaver(monitor: monitor)
         monitor.subscribe(leaver)
         source.level = .critical
-        try await waitUntil("the thread has ended") { leaver.told.value == 1 && monitor.activeThreadCount == 0 }
+        #expect(
+            await ImagoTesting.eventually { leaver.told.value == 1 && monitor.activeThreadCount == 0 },
+            "the thread has ended")
         #expect(!monitor.isRunning)
     }
 
@@ -151,11 +154,11 @@ import Testing
         let recorder = Recorder()
         monitor.subscribe(recorder)
         source.level = .warning
-        try await waitUntil("warning told") { recorder.levels.value.count == 1 }
+        #expect(await ImagoTesting.eventually { recorder.levels.value.count == 1 }, "warning told")
         let samplesAtWarning = source.sampleCount
-        try await waitUntil("several more samples") { source.sampleCount >= samplesAtWarning + 5 }
+        #expect(await ImagoTesting.eventually { source.sampleCount >= samplesAtWarning + 5 }, "several more samples")
         source.level = .normal
-        try await waitUntil("normal told") { recorder.levels.value.count == 2 }
+        #expect(await ImagoTesting.eventually { recorder.levels.value.count == 2 }, "normal told")
         #expect(recorder.levels.value == [.warning, .normal])
     }
 }

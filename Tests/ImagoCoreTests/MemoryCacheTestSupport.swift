@@ -51,21 +51,6 @@ final class FakePressureSource: MemoryPressureSource {
     }
 }
 
-/// Waits until `condition` holds, checking every millisecond, or fails the test after `timeout`.
-func waitUntil(
-    timeout: Duration = .seconds(5), _ what: Comment, sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: () -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
-            return
-        }
-        try await Task.sleep(for: .milliseconds(1))
-    }
-}
-
 extension MemoryCache {
     /// The key texts from most to least recently used.
     var recency: [String] { keysByRecency.map(\.source) }

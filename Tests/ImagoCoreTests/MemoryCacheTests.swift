@@ -1,4 +1,5 @@
 import Foundation
+import ImagoTesting
 import Testing
 
 @testable import ImagoCore
@@ -254,7 +255,7 @@ import Testing
         // (most recent first), driven by the same 20,000 random operations over 64 keys
         var lru = LRUCache<Int, Int>(costLimit: 300, countLimit: 40, entryCostLimit: 50)
         var model: [(key: Int, cost: Int)] = []
-        var random = SplitMix(seed: 42)
+        var random = ImagoTesting.SeededGenerator(seed: 42)
         func evictModel() {
             while model.count > 40 || model.reduce(0, { $0 + $1.cost }) > 300 { model.removeLast() }
         }
@@ -299,7 +300,7 @@ import Testing
         var lru = LRUCache<Int, Int>()
         for key in 0..<100 { lru.setValue(key, for: key, cost: 1) }
         var model = Array((0..<100).reversed())
-        var random = SplitMix(seed: 7)
+        var random = ImagoTesting.SeededGenerator(seed: 7)
         for step in 0..<5_000 {
             let key = random.next(below: 8) == 0 ? model[0] : random.next(below: 100)
             #expect(lru.value(for: key, now: { .zero }) == key)

@@ -13,7 +13,7 @@ final class RecordingDisplay: ImageDisplaying, @unchecked Sendable {
     }
 }
 
-@Suite("Pipeline binding: ImageDisplaying and ImageBinder")
+@Suite("Pipeline binding: ImageDisplaying and ImageBinder", .timeLimit(.minutes(1)))
 struct PipelineBindingTests {
     let queue = DispatchQueue(label: "test.ui")
     let placeholder = ImageContainer(
@@ -37,10 +37,10 @@ struct PipelineBindingTests {
         queue.sync {
             for url in urls { display.setImage(with: url, placeholder: placeholder, pipeline: f.pipeline) }
         }
-        #expect(await ImagoTesting.wait { f.loader.loadCount == 20 })
+        #expect(await ImagoTesting.eventually { f.loader.loadCount == 20 })
         for url in urls.reversed() { f.loader.release(url) }  // earlier loads "finish" last
-        #expect(await ImagoTesting.wait { queue.sync { display.shown.last?.red == 19 } })
-        #expect(await ImagoTesting.wait { f.pipeline.graphIsIdle })
+        #expect(await ImagoTesting.eventually { queue.sync { display.shown.last?.red == 19 } })
+        #expect(await ImagoTesting.eventually { f.pipeline.graphIsIdle })
         queue.sync { () }
 
         // Then only placeholders and the last image were ever shown
@@ -76,7 +76,7 @@ struct PipelineBindingTests {
             ) { done.append((try? $0.get()) != nil) }
         }
 
-        #expect(await ImagoTesting.wait { done.count == 1 })
+        #expect(await ImagoTesting.eventually { done.count == 1 })
         #expect(queue.sync { display.shown.map(\.red) } == [99, 66])
         #expect(done.all == [false])
     }
@@ -94,7 +94,7 @@ struct PipelineBindingTests {
             display.setImage(with: b, slot: .background, pipeline: f.pipeline)
         }
 
-        #expect(await ImagoTesting.wait { queue.sync { display.shown.filter { $0.red != nil }.count == 2 } })
+        #expect(await ImagoTesting.eventually { queue.sync { display.shown.filter { $0.red != nil }.count == 2 } })
         let shown = queue.sync { display.shown.filter { $0.red != nil } }
         #expect(Set(shown.map { "\($0.slot):\($0.red!)" }) == ["image:1", "background:2"])
         #expect(f.loader.cancelCount == 0)
@@ -107,7 +107,7 @@ struct PipelineBindingTests {
         f.loader.hold(url)
         let display = RecordingDisplay()
         queue.sync { _ = display.setImage(with: url, pipeline: f.pipeline) }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 1 })
 
         queue.sync { _ = display.setImage(with: nil as URL?, placeholder: placeholder, pipeline: f.pipeline) }
         f.loader.release(url)
@@ -117,7 +117,7 @@ struct PipelineBindingTests {
     }
 }
 
-@Suite("Pipeline prefetcher")
+@Suite("Pipeline prefetcher", .timeLimit(.minutes(1)))
 struct PipelinePrefetcherTests {
     @Test func prefetchesIntoMemoryWithLimitedConcurrency() async throws {
         let f = PipelineFixture()
@@ -130,11 +130,11 @@ struct PipelinePrefetcherTests {
 
         prefetcher.startPrefetching(with: urls)
 
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 2 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 2 })
         #expect(prefetcher.statistics.running == 2 && prefetcher.statistics.pending == 4)
         #expect(f.loader.requests.allSatisfy { $0.priority == .low })
         for url in urls { f.loader.release(url) }
-        #expect(await ImagoTesting.wait { prefetcher.statistics.completed == 6 })
+        #expect(await ImagoTesting.eventually { prefetcher.statistics.completed == 6 })
         #expect(urls.allSatisfy { f.pipeline.cachedImage(for: ImageRequest(url: $0)) != nil })
         #expect(f.loader.loadCount == 6)
     }
@@ -147,7 +147,7 @@ struct PipelinePrefetcherTests {
 
         prefetcher.startPrefetching(with: urls)
 
-        #expect(await ImagoTesting.wait { prefetcher.statistics.completed == 3 })
+        #expect(await ImagoTesting.eventually { prefetcher.statistics.completed == 3 })
         for url in urls { #expect(await f.waitForDisk(url.absoluteString)) }
         #expect(f.decoder.decodeCount == 0)
         #expect(f.imageCache.keys.isEmpty)
@@ -162,11 +162,11 @@ struct PipelinePrefetcherTests {
         }
         let prefetcher = ImagePrefetcher(pipeline: f.pipeline, maximumConcurrentRequests: 1)
         prefetcher.startPrefetching(with: urls)
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 1 })
 
         prefetcher.stopPrefetching()
 
-        #expect(await ImagoTesting.wait { f.loader.cancelCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.cancelCount == 1 })
         #expect(prefetcher.isIdle)
         #expect(prefetcher.statistics.cancelled == 4)
         #expect(f.loader.loadCount == 1)

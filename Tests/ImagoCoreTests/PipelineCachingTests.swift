@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline revalidation: stale-while-revalidate")
+@Suite("Pipeline revalidation: stale-while-revalidate", .timeLimit(.minutes(1)))
 struct PipelineRevalidationTests {
     let red = RGBA(r: 200, g: 0, b: 0, a: 255)
     let blue = RGBA(r: 0, g: 0, b: 200, a: 255)
@@ -80,7 +80,7 @@ struct PipelineRevalidationTests {
             updated: { updates.append($0.image.image[pixel: 0, 0]) }
         ) { _ in }
 
-        #expect(await ImagoTesting.wait { updates.count == 1 })
+        #expect(await ImagoTesting.eventually { updates.count == 1 })
         #expect(updates.all == [blue])
     }
 
@@ -109,7 +109,7 @@ struct PipelineRevalidationTests {
         let response = try await f.pipeline.response(for: ImageRequest(url: url))
 
         #expect(response.isStale)
-        #expect(await ImagoTesting.wait { f.pipeline.statistics.revalidationsNotModified == 1 })  // same bytes
+        #expect(await ImagoTesting.eventually { f.pipeline.statistics.revalidationsNotModified == 1 })  // same bytes
     }
 
     @Test func noStoreResponsesAreNotWrittenToDisk() async throws {
@@ -125,7 +125,7 @@ struct PipelineRevalidationTests {
     }
 }
 
-@Suite("Pipeline failure cache")
+@Suite("Pipeline failure cache", .timeLimit(.minutes(1)))
 struct PipelineFailureCacheTests {
     @Test func recentFailureFailsFastUntilRetried() async throws {
         let f = PipelineFixture()
@@ -177,7 +177,7 @@ struct PipelineFailureCacheTests {
     }
 }
 
-@Suite("Pipeline cache keys, policies and invalidation")
+@Suite("Pipeline cache keys, policies and invalidation", .timeLimit(.minutes(1)))
 struct PipelineCacheKeyTests {
     @Test func droppingQueryItemsMatchesCaseInsensitivelyWithPrefixesAndKeepsOrder() {
         let url = URL(string: "https://cdn.example.com/a.jpg?w=10&X-Amz-Signature=abc&TOKEN=t&x-amz-date=1&h=20")!
@@ -228,9 +228,9 @@ struct PipelineCacheKeyTests {
         let results = Recorder<Bool>()
         f.pipeline.loadImage(with: a) { results.append((try? $0.get()) != nil) }
         f.pipeline.loadImage(with: b) { results.append((try? $0.get()) != nil) }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 1 })
         f.loader.release(a.url!)
-        #expect(await ImagoTesting.wait { results.count == 2 })
+        #expect(await ImagoTesting.eventually { results.count == 2 })
 
         let c = try await f.pipeline.response(for: signed("ccc"))
 
@@ -288,7 +288,7 @@ struct PipelineCacheKeyTests {
     }
 }
 
-@Suite("Pipeline failure cache: undecodable downloads")
+@Suite("Pipeline failure cache: undecodable downloads", .timeLimit(.minutes(1)))
 struct PipelineUndecodableTests {
     @Test func undecodableDownloadIsRememberedLikeAFailedLoad() async throws {
         let f = PipelineFixture(disk: false)

@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline cancellation and priority")
+@Suite("Pipeline cancellation and priority", .timeLimit(.minutes(1)))
 struct PipelineCancellationTests {
     @Test func noCallbackAfterCancelAndTheLoaderSeesTheCancel() async throws {
         // Given a load held in the loader
@@ -16,7 +16,7 @@ struct PipelineCancellationTests {
         let task = f.pipeline.loadImage(with: ImageRequest(url: url), progress: { _ in calls.append("progress") }) {
             _ in calls.append("completion")
         }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 1 })
 
         // When it is cancelled on the callback queue, then the load is released
         queue.sync { task.cancel() }
@@ -24,7 +24,7 @@ struct PipelineCancellationTests {
 
         // Then the loader saw the cancel and no callback ever ran
         #expect(f.loader.cancelCount == 1)
-        #expect(await ImagoTesting.wait { f.pipeline.graphIsIdle })
+        #expect(await ImagoTesting.eventually { f.pipeline.graphIsIdle })
         queue.sync {}
         #expect(calls.all.isEmpty)
         #expect(task.isCancelled)
@@ -40,12 +40,12 @@ struct PipelineCancellationTests {
         let second = Recorder<Bool>()
         let t1 = f.pipeline.loadImage(with: ImageRequest(url: url)) { first.append((try? $0.get()) != nil) }
         f.pipeline.loadImage(with: ImageRequest(url: url)) { second.append((try? $0.get()) != nil) }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 1 })
 
         f.pipeline.configuration.callbackQueue.sync { t1.cancel() }
         f.loader.release(url)
 
-        #expect(await ImagoTesting.wait { second.count == 1 })
+        #expect(await ImagoTesting.eventually { second.count == 1 })
         #expect(second.all == [true])
         #expect(f.loader.cancelCount == 0)
         #expect(f.loader.loadCount == 1)
@@ -59,16 +59,16 @@ struct PipelineCancellationTests {
         f.serve(url)
         f.loader.hold(url)
         let tasks = (0..<5).map { _ in f.pipeline.loadImage(with: ImageRequest(url: url)) { _ in } }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 1 })
 
         for task in tasks.dropLast() { task.cancel() }
         #expect(f.loader.cancelCount == 0)
         tasks.last?.cancel()
 
         // (the cancel reaches the loader on another thread: one TSan run looked before it had arrived)
-        #expect(await ImagoTesting.wait { f.loader.cancelCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.cancelCount == 1 })
         #expect(f.loader.cancelCount == 1)
-        #expect(await ImagoTesting.wait { f.pipeline.graphIsIdle })
+        #expect(await ImagoTesting.eventually { f.pipeline.graphIsIdle })
     }
 
     @Test func cancellingTheSwiftTaskCancelsTheAsyncRequest() async throws {
@@ -78,7 +78,7 @@ struct PipelineCancellationTests {
         f.loader.hold(url)
 
         let task = Task { try await f.pipeline.image(for: url) }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 1 })
         task.cancel()
 
         await #expect(throws: ImagePipeline.Error.cancelled) { try await task.value }
@@ -99,7 +99,7 @@ struct PipelineCancellationTests {
         f.decoder.hold()
         let calls = Recorder<Bool>()
         let task = f.pipeline.loadImage(with: ImageRequest(url: url)) { _ in calls.append(true) }
-        #expect(await ImagoTesting.wait { f.decoder.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.decoder.heldCount == 1 })
 
         // When it is cancelled and the decode then completes
         queue.sync { task.cancel() }
@@ -119,7 +119,7 @@ struct PipelineCancellationTests {
         f.serve(url)
         f.loader.hold(url)
         let low = f.pipeline.loadImage(with: ImageRequest(url: url, priority: .low)) { _ in }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 1 })
         #expect(f.loader.requests.first?.priority == .low)
 
         // A high-priority subscriber raises the shared load; when it leaves, the load drops back.

@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline coalescing: identical work in flight is shared at every stage")
+@Suite("Pipeline coalescing: identical work in flight is shared at every stage", .timeLimit(.minutes(1)))
 struct PipelineCoalescingTests {
     /// Starts `requests` while `url` is held, releases it, and waits for every result.
     func runHeld(
@@ -14,9 +14,9 @@ struct PipelineCoalescingTests {
         for request in requests { f.pipeline.loadImage(with: request) { results.append($0) } }
         // Every load that should exist must be held before the release: a late one would find the first image
         // already in the memory cache.
-        #expect(await ImagoTesting.wait { f.loader.heldCount >= heldLoads })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount >= heldLoads })
         f.loader.release(url)
-        #expect(await ImagoTesting.wait { results.count == requests.count })
+        #expect(await ImagoTesting.eventually { results.count == requests.count })
         return results.all
     }
 
@@ -123,7 +123,7 @@ struct PipelineCoalescingTests {
         f.decoder.hold()
         let results = Recorder<Bool>()
         f.pipeline.loadImage(with: ImageRequest(url: url)) { results.append((try? $0.get()) != nil) }
-        #expect(await ImagoTesting.wait { f.decoder.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { f.decoder.heldCount == 1 })
 
         // When more identical requests arrive while it decodes
         for _ in 0..<10 {
@@ -132,7 +132,7 @@ struct PipelineCoalescingTests {
         f.decoder.release()
 
         // Then they join it
-        #expect(await ImagoTesting.wait { results.count == 11 })
+        #expect(await ImagoTesting.eventually { results.count == 11 })
         #expect(results.all.allSatisfy { $0 })
         #expect(f.decoder.decodeCount == 1)
         #expect(f.loader.loadCount == 1)

@@ -4,7 +4,7 @@ import ImagoTesting
 import Testing
 
 /// Issue 23 item 1: the decode target comes from the request's processors when no `targetSize` is given.
-@Suite("Pipeline decode target derived from processors")
+@Suite("Pipeline decode target derived from processors", .timeLimit(.minutes(1)))
 struct PipelineDecodeTargetTests {
     @Test("Issue 23 item 1: a resize decodes at the size it needs, not at full size")
     func resizeDerivesDecodeTarget() async throws {
@@ -55,7 +55,7 @@ struct PipelineDecodeTargetTests {
         let resized = Task {
             try await f.pipeline.image(for: ImageRequest(url: url, processors: [.resize(width: 30, height: 30)]))
         }
-        #expect(await ImagoTesting.wait { f.decoder.heldCount == 2 })
+        #expect(await ImagoTesting.eventually { f.decoder.heldCount == 2 })
         f.decoder.release()
 
         // Then each got its own decode: the plain one at full size

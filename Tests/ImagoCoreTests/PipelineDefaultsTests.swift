@@ -4,7 +4,7 @@ import ImagoTesting
 import Testing
 
 /// Issue 23 items 2, 3, 7 and 8: what the pipeline stores, remembers and shares by default.
-@Suite("Pipeline defaults: disk policy, local sources, failures, load keys")
+@Suite("Pipeline defaults: disk policy, local sources, failures, load keys", .timeLimit(.minutes(1)))
 struct PipelineDefaultsTests {
     @Test("Issue 23 item 2: the automatic disk policy is the default (processed image stored, encoded)")
     func automaticDiskPolicyIsTheDefault() async throws {
@@ -88,7 +88,7 @@ struct PipelineDefaultsTests {
         // When both are requested at once
         let a = Task { try await f.pipeline.image(for: request(first)) }
         let b = Task { try await f.pipeline.image(for: request(second)) }
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 2 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 2 })
         f.loader.release(first)
         f.loader.release(second)
 

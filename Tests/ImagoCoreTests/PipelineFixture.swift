@@ -54,7 +54,7 @@ struct PipelineFixture {
     /// Waits until the disk cache holds `key` (disk writes happen after delivery).
     func waitForDisk(_ key: String) async -> Bool {
         let cache = dataCache
-        return await ImagoTesting.wait { cache.containsData(for: key) }
+        return await ImagoTesting.eventually { cache.containsData(for: key) }
     }
 }
 

@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline flow: each layer of one request")
+@Suite("Pipeline flow: each layer of one request", .timeLimit(.minutes(1)))
 struct PipelineFlowTests {
     @Test func loadsFromNetworkThenStoresInBothCaches() async throws {
         // Given a served image and empty caches
@@ -216,7 +216,7 @@ struct PipelineFlowTests {
             if case .success(let r) = result { results.append(r.source) }
         }
 
-        #expect(await ImagoTesting.wait { results.count == 1 })
+        #expect(await ImagoTesting.eventually { results.count == 1 })
         #expect(results.all == [.network])
         #expect(progress.all.last == ImageTask.Progress(completed: 1016, total: 1016))
         #expect(progress.count == 4)

@@ -109,7 +109,7 @@ struct PipelineImageTaskTests {
         let prefetcher = ImagePrefetcher(pipeline: f.pipeline) { completions.append($0) }
         // When both are prefetched
         prefetcher.startPrefetching(with: [good, missing])
-        #expect(await ImagoTesting.wait { completions.count == 2 })
+        #expect(await ImagoTesting.eventually { completions.count == 2 })
         // Then each completion names its request and how it ended
         let outcomes = Dictionary(uniqueKeysWithValues: completions.all.map { ($0.request.url, $0.outcome) })
         #expect(outcomes == [good: .completed, missing: .failed])

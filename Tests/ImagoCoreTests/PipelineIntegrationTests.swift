@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline integration: HTTPDataLoader, MemoryCache and the loopback server")
+@Suite("Pipeline integration: HTTPDataLoader, MemoryCache and the loopback server", .timeLimit(.minutes(1)))
 struct PipelineIntegrationTests {
     func pipeline(dataCache: MockDataCache) -> ImagePipeline {
         var configuration = ImagePipeline.Configuration(dataLoader: HTTPDataLoader(), imageCache: MemoryCache())
@@ -42,13 +42,13 @@ struct PipelineIntegrationTests {
         let pipeline = pipeline(dataCache: dataCache)
         let url = server.url(for: "/stale")
         _ = try await pipeline.image(for: url)
-        #expect(await ImagoTesting.wait { dataCache.containsData(for: url.absoluteString) })
+        #expect(await ImagoTesting.eventually { dataCache.containsData(for: url.absoluteString) })
         #expect(dataCache.entry(for: url.absoluteString)?.metadata.validators.etag == "\"abc\"")
 
         let response = try await pipeline.response(for: ImageRequest(url: url, options: [.skipsMemoryCacheReads]))
 
         #expect(response.source == .disk && response.isStale)
-        #expect(await ImagoTesting.wait { pipeline.statistics.revalidationsNotModified == 1 })
+        #expect(await ImagoTesting.eventually { pipeline.statistics.revalidationsNotModified == 1 })
         #expect(server.lastRequestHeaders(for: "/stale")?["If-None-Match"] == "\"abc\"")
         #expect(dataCache.metadataUpdateCount == 1)
     }

@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline observability: events, statistics, logging")
+@Suite("Pipeline observability: events, statistics, logging", .timeLimit(.minutes(1)))
 struct PipelineObservabilityTests {
     @Test func statisticsCountEveryLayer() async throws {
         // Original data only: under the default (automatic) policy the processed request would also look for and
@@ -63,7 +63,7 @@ struct PipelineObservabilityTests {
     }
 }
 
-@Suite("Pipeline progressive previews")
+@Suite("Pipeline progressive previews", .timeLimit(.minutes(1)))
 struct PipelinePreviewTests {
     @Test func previewsArriveBeforeTheFinalImageAndAreNeverCached() async throws {
         // Given a large test image streamed in 10 chunks, and one decode at a time (see streamingPreviews)

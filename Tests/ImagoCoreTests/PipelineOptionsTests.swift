@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline request options")
+@Suite("Pipeline request options", .timeLimit(.minutes(1)))
 struct PipelineOptionsTests {
     @Test func ignoreMemoryCacheWritesLeavesTheMemoryCacheEmpty() async throws {
         let f = PipelineFixture()

@@ -3,7 +3,7 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-@Suite("Pipeline: waiting for cache writes queued after delivery")
+@Suite("Pipeline: waiting for cache writes queued after delivery", .timeLimit(.minutes(1)))
 struct PipelinePendingWritesTests {
     @Test func waitReturnsOnlyAfterEveryQueuedWriteReachedTheCache() async throws {
         // Given a pipeline whose disk writes are held, and three delivered images
@@ -26,9 +26,9 @@ struct PipelinePendingWritesTests {
             await f.pipeline.waitForPendingCacheWrites()
             finished.withLock { $0 = true }
         }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await ImagoTesting.eventually { f.pipeline.pendingWriteWaiterCount == 1 })
 
-        // Then it is still waiting while writes are held
+        // Then it is still waiting (parked on the disk queue) while writes are held
         #expect(!finished.value)
         // and returns once they are released, with every download in the cache
         disk.gate.release()

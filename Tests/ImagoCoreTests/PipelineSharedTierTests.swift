@@ -63,10 +63,10 @@ struct PipelineSharedTierTests {
         for i in 0..<50 {
             (i % 2 == 0 ? a : b).pipeline.loadImage(with: ImageRequest(url: url)) { results.append($0) }
         }
-        #expect(await ImagoTesting.wait { a.loader.heldCount + b.loader.heldCount >= 1 && shared.claimCount >= 2 })
+        #expect(await ImagoTesting.eventually { a.loader.heldCount + b.loader.heldCount >= 1 && shared.claimCount >= 2 })
         a.loader.release(url)
         b.loader.release(url)
-        #expect(await ImagoTesting.wait { results.count == 50 })
+        #expect(await ImagoTesting.eventually { results.count == 50 })
 
         // Then one pipeline fetched, the other took the value it stored
         #expect(a.loader.loadCount + b.loader.loadCount == 1)
@@ -111,7 +111,7 @@ struct PipelineSharedTierTests {
 
         // Delivered while the write still waits; the write completes once released
         #expect(response.source == .network)
-        #expect(await ImagoTesting.wait { shared.heldWriteCount == 1 })
+        #expect(await ImagoTesting.eventually { shared.heldWriteCount == 1 })
         shared.releaseWrites()
         await f.pipeline.waitForPendingCacheWrites()
         #expect(shared.writeCount == 1)

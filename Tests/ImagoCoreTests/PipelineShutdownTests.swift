@@ -31,7 +31,7 @@ struct PipelineShutdownTests {
         let asyncLoad = Task { try await f.pipeline.image(for: url) }
         let callback = Recorder<Result<ImageResponse, ImagePipeline.Error>>()
         f.pipeline.loadImage(with: ImageRequest(url: other), completion: { callback.append($0) })
-        #expect(await ImagoTesting.wait { f.loader.heldCount == 2 })
+        #expect(await ImagoTesting.eventually { f.loader.heldCount == 2 })
         #expect(f.pipeline.tasksInFlightCount == 2)
 
         // When the pipeline is invalidated
@@ -39,16 +39,16 @@ struct PipelineShutdownTests {
 
         // Then both loads end with cancelled, the transfers are cancelled, and nothing is in flight
         await #expect(throws: ImagePipeline.Error.cancelled) { try await asyncLoad.value }
-        #expect(await ImagoTesting.wait { callback.count == 1 })
+        #expect(await ImagoTesting.eventually { callback.count == 1 })
         if case .failure(.cancelled)? = callback.all.first {} else { Issue.record("callback got \(callback.all)") }
-        #expect(await ImagoTesting.wait { f.loader.cancelCount == 2 })
+        #expect(await ImagoTesting.eventually { f.loader.cancelCount == 2 })
         #expect(f.pipeline.tasksInFlightCount == 0)
         #expect(f.pipeline.isInvalidated)
         // and a new load fails at once with the distinct error, without loading
         await #expect(throws: ImagePipeline.Error.invalidated) { try await f.pipeline.image(for: testURL("new.img")) }
         let late = Recorder<Result<ImageResponse, ImagePipeline.Error>>()
         f.pipeline.loadImage(with: ImageRequest(url: testURL("new2.img")), completion: { late.append($0) })
-        #expect(await ImagoTesting.wait { late.count == 1 })
+        #expect(await ImagoTesting.eventually { late.count == 1 })
         if case .failure(.invalidated)? = late.all.first {} else { Issue.record("late load got \(late.all)") }
         #expect(f.loader.loadCount == 2)
     }
@@ -89,10 +89,10 @@ struct PipelineShutdownTests {
 
         // Events from the task's creation are never missed, even when subscribing late
         let task = pipeline.loadImage(with: ImageRequest(url: image))
-        #expect(await ImagoTesting.wait { loader.heldCount == 1 })
+        #expect(await ImagoTesting.eventually { loader.heldCount == 1 })
         #expect(pipeline.tasksInFlightCount == 1)
         loader.release(image)
-        #expect(await ImagoTesting.wait { task.isFinished })
+        #expect(await ImagoTesting.eventually { task.isFinished })
         var seen: [String] = []
         for await event in task.events {
             switch event {
@@ -134,7 +134,7 @@ extension PipelinePrefetcherTests {
         prefetcher.startPrefetching(with: [cached] + fresh) { done.append($0) }
 
         // Then the completion fires once, with the cached one skipped and the others completed
-        #expect(await ImagoTesting.wait { done.count == 1 })
+        #expect(await ImagoTesting.eventually { done.count == 1 })
         #expect(done.all.first == ImagePrefetcher.Statistics(completed: 2, skipped: 1))
         #expect(prefetcher.statistics.skipped == 1 && prefetcher.statistics.completed == 2)
         #expect(f.loader.loadCount == 3)

@@ -20,7 +20,7 @@ final class HoldingDataCache: DataCaching, Sendable {
     func removeAll() { inner.removeAll() }
 }
 
-@Suite("Pipeline: undecodable downloads never stay on disk")
+@Suite("Pipeline: undecodable downloads never stay on disk", .timeLimit(.minutes(1)))
 struct PipelineUndecodableStoreTests {
     /// Test-format bytes cut short: the mock decoder claims them, then fails with `truncated`.
     static let truncated = Data("IMGO".utf8) + Data([0, 8])
@@ -39,7 +39,7 @@ struct PipelineUndecodableStoreTests {
         // store be skipped, which is the other test's case)
         f.decoder.hold()
         let load = Task { try await f.pipeline.image(for: url) }
-        #expect(await ImagoTesting.wait { cache.gate.waitingCount == 1 })
+        #expect(await ImagoTesting.eventually { cache.gate.waitingCount == 1 })
         // When the decode fails while the store is still running
         f.decoder.release()
         await #expect(throws: ImagePipeline.Error.self) { try await load.value }
@@ -63,7 +63,7 @@ struct PipelineUndecodableStoreTests {
         f.loader.setResponse(Self.truncated, for: bad)
         cache.gate.hold()
         _ = try await f.pipeline.image(for: good)
-        #expect(await ImagoTesting.wait { cache.gate.waitingCount == 1 })
+        #expect(await ImagoTesting.eventually { cache.gate.waitingCount == 1 })
         // When the bad download (not looking at the disk first: that read would queue behind the held store)
         // fails to decode while its store is still queued
         let badRequest = ImageRequest(url: bad, options: [.skipsDiskCacheReads])

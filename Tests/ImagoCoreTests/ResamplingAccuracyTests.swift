@@ -3,7 +3,7 @@ import Testing
 
 @testable import ImagoCore
 
-/// The fixed-point resampler against the Float one it replaced (`floatResampled` in ImagoTesting), on noise (the
+/// The fixed-point resampler against the Float one it replaced (`ImagoTesting.floatResampled`), on noise (the
 /// worst case for quantised weights) and gradients, for every kind of input and many size pairs.
 @Suite struct ResamplingAccuracyTests {
     static let sizePairs: [(PixelSize, PixelSize)] = [
@@ -34,7 +34,7 @@ import Testing
             let image = try Self.make(content, size: source)
             // When it is resampled by both implementations
             let fast = try image.resampled(to: target)
-            let reference = try floatResampled(image, to: target)
+            let reference = try ImagoTesting.floatResampled(image, to: target)
             // Then every channel of every pixel differs by at most 1
             #expect(fast.size == target && fast.format == reference.format && fast.alphaMode == .straight)
             let worst = Self.maximumDifference(fast, reference)

@@ -22,7 +22,7 @@ import Testing
                 done.withLock { $0 += 1 }
             }
         }
-        #expect(await ImagoTesting.wait { gate.waitingCount == 1 })
+        #expect(await ImagoTesting.eventually { gate.waitingCount == 1 })
         // When someone waits, and a closure queued meanwhile enqueues one more
         let waiter = Task { await queue.waitUntilIdle() }
         queue.enqueue(priority: .low) {
@@ -42,7 +42,7 @@ import Testing
         gate.hold()
         queue.enqueue(priority: .normal) { gate.passThrough() }
         let pending = queue.enqueue(priority: .normal) {}
-        #expect(await ImagoTesting.wait { gate.waitingCount == 1 })
+        #expect(await ImagoTesting.eventually { gate.waitingCount == 1 })
         let waiter = Task { await queue.waitUntilIdle() }
         // When the pending one is cancelled and the held one finishes
         queue.cancel(pending)

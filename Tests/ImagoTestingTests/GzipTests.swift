@@ -2,7 +2,7 @@ import Foundation
 import ImagoTesting
 import Testing
 
-@Suite("Gzip stream builder")
+@Suite("Gzip stream builder", .timeLimit(.minutes(1)))
 struct GzipTests {
     /// Inflates `data` with the system's `gzip -dc`, which also checks the CRC and length trailer.
     private func gunzip(_ data: Data) throws -> Data {

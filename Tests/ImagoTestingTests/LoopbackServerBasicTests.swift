@@ -6,7 +6,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("LoopbackServer basics")
+@Suite("LoopbackServer basics", .timeLimit(.minutes(1)))
 struct LoopbackServerBasicTests {
     @Test func servesBytesAndCountsRequestsPerPath() async throws {
         // Given a server with one route of 200 KB

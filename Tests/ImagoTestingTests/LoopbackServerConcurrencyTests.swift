@@ -6,7 +6,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("LoopbackServer concurrency and gates")
+@Suite("LoopbackServer concurrency and gates", .timeLimit(.minutes(1)))
 struct LoopbackServerConcurrencyTests {
     @Test func servesSixtyFourConcurrentClients() async throws {
         // Given a gated route, so all requests must be in the server at once before any is answered

@@ -6,7 +6,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("LoopbackServer faults in the body")
+@Suite("LoopbackServer faults in the body", .timeLimit(.minutes(1)))
 struct LoopbackServerFaultTests {
     @Test func chunkedBodyDecodesCompletely() async throws {
         // Given a route sending 64 KB in 1000-byte chunks

@@ -6,7 +6,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite("LoopbackServer HTTP semantics")
+@Suite("LoopbackServer HTTP semantics", .timeLimit(.minutes(1)))
 struct LoopbackServerHTTPTests {
     @Test func answersNotModifiedForMatchingETag() throws {
         // Given a route with an ETag and Cache-Control
@@ -212,7 +212,7 @@ struct LoopbackServerHTTPTests {
     }
 }
 
-@Suite("LoopbackServer request bodies")
+@Suite("LoopbackServer request bodies", .timeLimit(.minutes(1)))
 struct LoopbackServerRequestBodyTests {
     @Test func answersExpectContinueAndReadsTheBody() throws {
         // Given a handler reporting the body size

@@ -33,13 +33,4 @@ static const unsigned int cimago_png_format_flag_colormap = PNG_FORMAT_FLAG_COLO
 /// `PNG_IMAGE_FLAG_16BIT_sRGB`: treat 16-bit files without gAMA/sRGB as sRGB-encoded rather than linear.
 static const unsigned int cimago_png_image_flag_16bit_srgb = PNG_IMAGE_FLAG_16BIT_sRGB;
 
-// --- malloc statistics (imago-bench soak) ---
-// Swift's Glibc module does not export <malloc.h>.
-#include <malloc.h>
-/// Bytes glibc's malloc has handed out and not had back (arena blocks in use plus mmapped blocks).
-static inline size_t cimago_heap_in_use(void) {
-    struct mallinfo2 info = mallinfo2();
-    return info.uordblks + info.hblkhd;
-}
-
 #endif

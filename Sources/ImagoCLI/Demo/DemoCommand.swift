@@ -1,6 +1,6 @@
 import Foundation
 import Imago
-import ImagoTesting
+import ImagoDemoServer
 
 /// `imago demo`: the whole pipeline on an embedded loopback server, three passes, a contact sheet and a table.
 enum DemoCommand {
@@ -36,9 +36,11 @@ enum DemoCommand {
         defer { try? FileManager.default.removeItem(at: scratch) }
         do {
             let gallery = try DemoGallery.make(corpus: corpus, limit: limit, encoders: .makeDefault())
-            let server = try LoopbackServer()
+            let server = try DemoOriginServer(
+                resources: Dictionary(
+                    gallery.items.map { ($0.path, .init(data: $0.data, contentType: $0.contentType)) },
+                    uniquingKeysWith: { _, last in last }))
             defer { server.stop() }
-            for item in gallery.items { server.setRoute(item.path, .bytes(item.data, contentType: item.contentType)) }
             let configuration = try ImagePipeline.Configuration.withDefaults(
                 diskCacheDirectory: scratch.appendingPathComponent("cache"))
             let pipeline = ImagePipeline(configuration: configuration)
@@ -139,7 +141,7 @@ enum DemoCommand {
             console.print(cells.joined(separator: "  "))
             if index == 0 { console.print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
         }
-        let decodeMs = DemoPass.seconds(statistics.decodeTime) * 1000
+        let decodeMs = statistics.decodeTime.timeInterval * 1000
         console.print(
             "\nPipeline: \(statistics.networkLoads) downloads (\(formatBytes(statistics.networkBytes))), \(statistics.decodeCount) decodes (\(String(format: "%.0f", decodeMs)) ms), \(statistics.diskWrites) disk writes, \(statistics.coalescedJoins) coalesced joins, memory hits \(statistics.memoryHits), disk hits \(statistics.diskHits)"
         )

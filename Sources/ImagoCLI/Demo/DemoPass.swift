@@ -51,7 +51,7 @@ struct DemoPass {
                 enqueue()
             }
         }
-        result.seconds = Self.seconds(started.duration(to: .now))
+        result.seconds = started.duration(to: .now).timeInterval
         return result
     }
 
@@ -90,9 +90,5 @@ struct DemoPass {
         let bytes = outcomes.first.flatMap { try? $0.result.get().image.originalData?.count } ?? 0
         display?.itemFinished(id: id, bytes: Int64(bytes), failed: failed)
         return outcomes
-    }
-
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 }

@@ -48,7 +48,8 @@ package final class InterruptTrigger: Sendable {
 /// signal is ignored (`signal(SIGINT, SIG_IGN)`) and a `DispatchSource` signal source fires every installed
 /// trigger instead. When the last one is removed, the previous disposition is restored.
 package enum SignalInterrupts {
-    private struct State {
+    // @unchecked Sendable: the dispatch signal source (not Sendable on Linux) is only touched under the lock.
+    private struct State: @unchecked Sendable {
         var next = 0
         var triggers: [Int: InterruptTrigger] = [:]
         var source: (any DispatchSourceSignal)?

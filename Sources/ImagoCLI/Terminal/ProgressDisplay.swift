@@ -81,7 +81,7 @@ final class ProgressDisplay: Sendable {
 
     /// The display's lines for a state (pure, for tests).
     static func render(_ s: State, elapsed: Duration, width: Int) -> [String] {
-        let seconds = max(0.001, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let seconds = max(0.001, elapsed.timeInterval)
         let rate = Double(s.bytes) / seconds
         let fraction = s.total == 0 ? 1 : Double(s.done) / Double(s.total)
         var eta = "--:--"

@@ -32,7 +32,7 @@ extension DiskCache {
         /// after a crash or restart of the machine every file is checked again on its first read. The header, its
         /// checksum, the lengths and the key are checked on every read. Only damage that bypasses the file system
         /// within one boot (bad media under an unchanged file, a failed write-back) could then go unnoticed; set
-        /// `true` to check for that too, at ~15 % of a 200 KB read whose file is in the page cache.
+        /// `true` to check for that too, at the cost of a checksum pass over every read (see BENCHMARKS.md).
         /// Default: `false`.
         public var verifiesEveryRead = false
 
@@ -87,13 +87,5 @@ extension DiskCache {
         /// fsync of each entry file before its rename, of the directory after it, and of the index snapshot:
         /// completed writes also survive a power loss (at several milliseconds per write on most disks).
         case powerLoss
-    }
-}
-
-extension DiskCache {
-    /// `duration` in seconds, as a Double.
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

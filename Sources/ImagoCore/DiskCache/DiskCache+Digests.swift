@@ -1,5 +1,4 @@
-// File names are the SHA-256 of the key (~1 µs for a URL-sized key in pure Swift, a few percent of reading a
-// 200 KB entry). A process asks about the same keys again and again (a read that misses, then the store; a read
+// File names are the SHA-256 of the key (in pure Swift, a small share of reading an entry; BENCHMARKS.md). A process asks about the same keys again and again (a read that misses, then the store; a read
 // per decode of a cached image), so each DiskCache remembers the digests of the keys it hashed last.
 
 extension DiskCache {

@@ -73,7 +73,7 @@ extension DiskCache {
         }
         switch persist {
         case .later:
-            let delay = Self.seconds(configuration.accessPersistenceDelay)
+            let delay = configuration.accessPersistenceDelay.timeInterval
             queue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.persistPending() }
         case .now:
             queue.async { [weak self] in self?.persistPending() }

@@ -8,8 +8,8 @@ import Foundation
     import Darwin
 #endif
 
-// Reading a 200 KB entry costs one read(2) plus one checksum pass over the payload, ~15-20 % of the read when
-// the file is in the page cache. The checksum is there to catch damage: a file truncated or torn by a crash, or
+// Reading an entry costs one read(2) plus one checksum pass over the payload, a noticeable share of the read
+// when the file is in the page cache (BENCHMARKS.md, disk-cache rows). The checksum is there to catch damage: a file truncated or torn by a crash, or
 // written over. Any change made through the file system changes the file's stamp (FileStamp: device, inode,
 // size, nanosecond mtime and ctime; ctime cannot be set by any user call), and crash damage appears only across a
 // restart of the machine. So a file version, once known good, stays good for the rest of the boot, and the

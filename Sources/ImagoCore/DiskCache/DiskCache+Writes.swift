@@ -86,7 +86,7 @@ extension DiskCache {
     func evict(now: Double, toSize: UInt64?) -> [DiskCacheJournal.Record] {
         let limit = UInt64(max(configuration.sizeLimit, 0))
         let lowWater = UInt64(Double(limit) * min(max(configuration.lowWaterFraction, 0), 1))
-        let cutoff = configuration.maxAge.map { now - Self.seconds($0) }
+        let cutoff = configuration.maxAge.map { now - $0.timeInterval }
         let victims = state.withLock { state -> [SHA256Digest] in
             let target = toSize ?? (state.index.totalBytes > limit ? lowWater : nil)
             var victims: [SHA256Digest] = []

@@ -287,7 +287,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     func isExpired(lastAccess: Double, now: Double) -> Bool {
         guard let maxAge = configuration.maxAge else { return false }
-        return now - lastAccess > Self.seconds(maxAge)
+        return now - lastAccess > maxAge.timeInterval
     }
 
     private func countMiss() { state.withLock { $0.misses += 1 } }

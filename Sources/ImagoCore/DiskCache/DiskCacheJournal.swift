@@ -18,7 +18,7 @@
 /// (0: the seal is left as it is).
 /// A journal belongs to the snapshot of the same generation: it lists what happened after that snapshot was
 /// written. Compaction writes snapshot `g+1`, then renames a fresh journal of generation `g+1` over the old one.
-/// Version 1 (stop 14 and before) had no seals: 56-byte snapshot and 72-byte journal records. A directory of
+/// Version 1 had no seals: 56-byte snapshot and 72-byte journal records. A directory of
 /// another version is read as an unusable index, rebuilt once from the entry files.
 package enum DiskCacheJournal {
     static let version: UInt32 = 2

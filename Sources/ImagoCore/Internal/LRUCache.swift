@@ -1,8 +1,9 @@
 /// A least-recently-used map with cost and count limits and optional per-entry deadlines; get, set and remove in
 /// O(1).
 ///
-/// Not thread-safe: a value type meant to live inside exactly one `Locked` (``MemoryCache`` keeps its images in
-/// one; the pipeline's and the failure cache's tables can reuse it). Entries live in an arena indexed by slot, so a
+/// The one least-recently-used map in Imago. Not thread-safe: a value type meant to live inside exactly one lock
+/// (``MemoryCache`` keeps its images in one, ``FailureCache`` its failures, the codecs' colour transforms and the
+/// server's renditions theirs). Entries live in an arena indexed by slot, so a
 /// hit allocates nothing and touches no reference counts beyond the value it returns; freed slots are reused
 /// through a free list. The doubly linked recency list is kept apart from the entries, in an array of 8-byte links
 /// (two `Int32` slot numbers): moving an entry to the front rewrites four links, which share a cache line or two,
@@ -96,17 +97,20 @@ package struct LRUCache<Key: Hashable, Value> {
 
     /// The value for `key`, made the most recently used; `nil` on a miss.
     ///
-    /// `now` is called only when the entry has a deadline. An entry whose deadline has passed is removed and
-    /// counted as a miss; its value waits in ``released`` for the caller to take and let go after unlocking.
+    /// `now` is called only when the entry has a deadline; it returns `nil` when the caller has no time to give
+    /// (the entry then counts as live). An entry whose deadline has passed is removed and counted as a miss; its
+    /// value waits in ``released`` for the caller to take and let go after unlocking.
     @inline(__always)
-    package mutating func value(for key: Key, now: () -> Instant) -> Value? {
+    package mutating func value(for key: Key, now: () -> Instant?) -> Value? {
         guard let slot = slots[key] else {
             misses &+= 1
             return nil
         }
         // Fields are read through a buffer pointer: `nodes[slot].field` goes through Array's getter, which copies
         // the whole node (retaining its key and every reference in its value) to read one field.
-        if deadlineCount > 0, let deadline = nodes.withUnsafeBufferPointer({ $0[slot].deadline }), deadline <= now() {
+        if deadlineCount > 0, let deadline = nodes.withUnsafeBufferPointer({ $0[slot].deadline }),
+            let now = now(), deadline <= now
+        {
             applyPendingHits()
             misses &+= 1
             expirations &+= 1
@@ -115,6 +119,12 @@ package struct LRUCache<Key: Hashable, Value> {
         }
         hits &+= 1
         recordHit(slot)
+        return nodes.withUnsafeBufferPointer { $0[slot].value }
+    }
+
+    /// The value for `key` without changing the recency order or the counters, expired or not; `nil` when absent.
+    package func peekValue(for key: Key) -> Value? {
+        guard let slot = slots[key] else { return nil }
         return nodes.withUnsafeBufferPointer { $0[slot].value }
     }
 
@@ -309,6 +319,9 @@ package struct LRUCache<Key: Hashable, Value> {
         if tail < 0 { tail = slot }
     }
 }
+
+// @unchecked: its private nodes hold only keys and values (Sendable here) and plain numbers.
+extension LRUCache: @unchecked Sendable where Key: Sendable, Value: Sendable {}
 
 // MARK: - Inspection for tests
 

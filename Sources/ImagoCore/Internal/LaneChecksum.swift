@@ -11,7 +11,7 @@ package enum LaneChecksum {
     package static func hash(_ buffer: UnsafeRawBufferPointer) -> UInt64 {
         // The 8 lanes are kept as 4 two-word vectors, the width of an SSE2 register (the baseline x86-64 target),
         // and the loop takes two blocks per turn: the same sums as one block at a time, with half the loop
-        // overhead and no overflow checks on the offsets (~15 % faster than four-word vectors, one block a turn).
+        // overhead and no overflow checks on the offsets (faster than four-word vectors, one block a turn).
         var a = Accumulators()
         var b = Accumulators()
         let count = buffer.count
@@ -39,7 +39,7 @@ package enum LaneChecksum {
                 }
             }
         }
-        // The 16 lane sums, then the length, as little-endian words on the stack (arrays cost ~0.3 µs a call).
+        // The 16 lane sums, then the length, as little-endian words on the stack (an array would allocate per call).
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 17) { words in
             a.store(into: words, at: 0)
             b.store(into: words, at: 8)

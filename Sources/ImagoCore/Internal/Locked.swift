@@ -11,30 +11,29 @@ import Synchronization
 /// A value guarded by one lock: the single way shared mutable state is kept in Imago.
 ///
 /// `withLock` runs a short closure with exclusive access; never call out to user code, decoders or delegates
-/// from inside it (copy what you need, release the lock, then call out).
+/// from inside it (copy what you need, release the lock, then call out). `Sendable` when its state is.
 ///
 /// The lock is one atomic word. Taking a free lock is one compare-and-exchange and releasing it one exchange,
-/// inlined at the call site. A thread that finds it held spins with exponential back-off (1 to 256 reads of a
-/// line of its own between two polls of the word, about 50 ns at most here), and after about 20 µs of spinning
-/// sleeps in the ``ParkingLot`` until a release wakes it. Not fair: a thread that releases and takes the lock
-/// again at once usually keeps it.
+/// inlined at the call site. A thread that finds it held spins with exponential back-off (a bounded number of
+/// reads of a line of its own between two polls of the word), and after a short spin budget sleeps in the
+/// ``ParkingLot`` until a release wakes it. Not fair: a thread that releases and takes the lock again at once
+/// usually keeps it.
 ///
-/// Most hand-overs are not contended at all: two threads doing short critical sections between other work find
-/// the lock free and take turns (in the 2-thread memory-cache benchmark the owner changes on 50-95 % of hits), and
-/// each turn moves the lines the critical section writes from one core to the other. So the word shares its cache
-/// line with the first bytes of the state, where a state keeps the fields every call writes (``LRUCache`` does):
-/// a turn then moves one line. On cores far apart a contended memory-cache hit costs 0.96-1.36x a bare
-/// `Mutex<Dictionary>` lookup (1.34-1.62x with glibc's adaptive mutex), on near cores 0.5-0.85x; see BENCHMARKS.md.
-// @unchecked Sendable: the state is only ever touched while the word is held.
+/// Why not the standard library's `Synchronization.Mutex`, for any use:
+/// - On Linux `Mutex` hands a contended lock over through a priority-inheritance futex in the kernel, which
+///   ThreadSanitizer cannot see: every contended use then reports a false data race, and the TSan leg of CI
+///   fails (a ten-line program shows it; see RELIABILITY.md, "Locks and ThreadSanitizer"). This lock's hand-overs
+///   are atomic operations TSan follows.
+/// - The memory cache's hit path: the word shares its cache line with the first bytes of the state, where a
+///   state keeps the fields every call writes (``LRUCache`` does), so a change of owner between two threads moves
+///   one line where it would move two. The memory-cache rows of BENCHMARKS.md measure it against `Mutex`.
+// @unchecked Sendable (when the state is Sendable): the state is only ever touched while the word is held.
 //
 // The word and the state share one allocation, aligned to a cache line: the word first, the state right after it
-// (at 8 bytes for most states). A state that puts the fields every call writes first (LRUCache does) has them on
-// the lock's own line, so a change of owner moves one line where it moved two; contended hits on cores far apart
-// pay about one hand-over per line moved. The state is reached through a pointer, never a stored `var`: an inout
-// access to a class's stored property is checked for exclusivity at run time (swift_beginAccess/endAccess, a
-// thread-local lookup each), which the lock already guarantees; on a memory-cache hit that check cost about a
-// tenth of the lookup.
-package final class Locked<State>: @unchecked Sendable {
+// (at 8 bytes for most states). The state is reached through a pointer, never a stored `var`: an inout access to
+// a class's stored property is checked for exclusivity at run time (swift_beginAccess/endAccess), which the lock
+// already guarantees.
+package final class Locked<State> {
     private let storage: UnsafeMutableRawPointer
     // 0: free; 1: held; 2: held, and a thread may be parked (the release must wake it).
     private var word: UnsafeMutablePointer<Atomic<UInt32>> {
@@ -123,3 +122,5 @@ package final class Locked<State>: @unchecked Sendable {
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 }
+
+extension Locked: @unchecked Sendable where State: Sendable {}

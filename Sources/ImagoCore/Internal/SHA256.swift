@@ -74,7 +74,7 @@ package struct SHA256Digest: Hashable, Sendable {
 }
 
 /// SHA-256 (FIPS 180-4) in pure Swift: the disk cache names its files by the digest of the key. Not constant
-/// time and not meant for secrets; ~1.5 µs for a URL-sized key.
+/// time and not meant for secrets.
 package enum SHA256 {
     /// The digest of the UTF-8 bytes of `string`.
     package static func hash(_ string: String) -> SHA256Digest {
@@ -163,7 +163,7 @@ package enum SHA256 {
         var a = state.a, b = state.b, c = state.c, d = state.d
         var e = state.e, f = state.f, g = state.g, h = state.h
         // Eight rounds a turn with the variables' roles rotated through the calls, instead of shifting eight
-        // values along after every round (~25 % faster).
+        // values along after every round (faster; BENCHMARKS.md, figures from comments).
         k.withUnsafeBufferPointer { k in
             let k = k.baseAddress!
             var i = 0

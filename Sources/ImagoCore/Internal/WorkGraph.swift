@@ -59,11 +59,16 @@ struct WorkSubscription: Sendable {
     let setPriority: @Sendable (RequestPriority) -> Void
 }
 
-/// The registry of work in flight, coordinated by one lock.
+/// The registry of work in flight, coordinated by one lock: the pipeline's one coalescer.
+///
+/// It decides what runs (one node per key, shared by its subscribers), never when: nodes run their stage's
+/// closure on a ``WorkQueue``, which bounds and orders them.
 ///
 /// Nodes are created on first subscription and started outside the lock; events are copied out under the lock and
 /// delivered after it is released, so no handler ever runs while the lock is held.
-final class WorkGraph: Sendable {
+// @unchecked Sendable: the registry holds `WorkNode`s (classes with mutable fields, not Sendable), and every node
+// field is read and written only while `lock` is held.
+final class WorkGraph: @unchecked Sendable {
     private let lock = Locked<[WorkKey: AnyObject]>([:])
 
     /// Subscribes `handler` to the work named `key`, creating it (and calling `start` once, outside the lock) when

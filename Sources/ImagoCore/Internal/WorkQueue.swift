@@ -10,6 +10,8 @@ import Dispatch
 /// The ordering and the slots are ``LoadQueue``'s (the one priority queue of the project): a closure's slot is taken
 /// from it and given back when the closure returns. This type adds what closures need and transfers do not: the
 /// Dispatch queue they run on, cancellation by item, and ``waitUntilIdle()``.
+/// Not a coalescer: it runs every closure it is given. Sharing identical work between requests is
+/// ``WorkGraph``'s job, which decides what runs; this queue decides when it runs.
 package final class WorkQueue: Sendable {
     /// A pending or running closure; cancel it or change its priority through the queue.
     package final class Item: Sendable {
@@ -88,6 +90,9 @@ package final class WorkQueue: Sendable {
 
     /// Whether nothing is pending or running right now.
     package var isIdle: Bool { state.withLock { $0.isIdle } }
+
+    /// How many callers of ``waitUntilIdle()`` are waiting now (for tests that must know a waiter is parked).
+    package var idleWaiterCount: Int { state.withLock { $0.idleWaiters.count } }
 
     /// Changes the priority of a pending `item`.
     package func setPriority(_ item: Item, _ priority: RequestPriority) {

@@ -1,6 +1,7 @@
 /// wyhash (by Wang Yi; version 4.1, the one Zig's `std.hash.Wyhash` implements, with its test vectors) in pure
-/// Swift: the hash of ``ImageCacheKey``, under a per-process random seed. A few 64×64→128-bit multiplies for a URL-sized input (~3× faster than XXH64 there, ~5× faster than
-/// `Hasher`). Not a cryptographic hash; keyed by a secret seed, it keeps an attacker who chooses the inputs from
+/// Swift: the hash of ``ImageCacheKey``, under a per-process random seed. A few 64×64→128-bit multiplies for a
+/// URL-sized input, faster there than XXH64 and `Hasher` (BENCHMARKS.md, figures from comments). Not a
+/// cryptographic hash; keyed by a secret seed, it keeps an attacker who chooses the inputs from
 /// predicting collisions.
 package enum WyHash {
     // The default secret of that version.

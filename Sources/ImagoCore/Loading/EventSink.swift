@@ -4,13 +4,12 @@ import Foundation
 /// and with exactly one terminal event (`.finished` or `.failed`) after which nothing more is delivered.
 ///
 /// Several threads may send at once (the network delegate, a canceller, a retry timer): whoever finds the sink
-/// idle drains the pending events one by one, releasing the lock around each handler call. A handler that cancels
+/// idle drains the pending events one by one (a ``DeliveryQueue``), releasing the lock around each handler call. A handler that cancels
 /// from inside itself simply enqueues the `.failed(.cancelled)` that the loop delivers next.
 package final class EventSink: Sendable {
     private struct State {
-        var pending: [DataLoadEvent] = []
+        var pending = DeliveryQueue<DataLoadEvent>()
         var isTerminated = false
-        var isDraining = false
     }
 
     private let handler: @Sendable (DataLoadEvent) -> Void
@@ -32,10 +31,8 @@ package final class EventSink: Sendable {
             case .finished, .failed: s.isTerminated = true
             case .progress, .partialData: break
             }
-            s.pending.append(event)
-            if s.isDraining { return false }
-            s.isDraining = true
-            return true
+            s.pending.post(event)
+            return s.pending.claimDrain()
         }
         if shouldDrain { drain() }
     }
@@ -47,26 +44,15 @@ package final class EventSink: Sendable {
         let (accepted, shouldDrain) = state.withLock { s -> (Bool, Bool) in
             guard !s.isTerminated else { return (false, false) }
             s.isTerminated = true
-            s.pending = [.failed(.cancelled)]
-            if s.isDraining { return (true, false) }
-            s.isDraining = true
-            return (true, true)
+            s.pending.removeAll()
+            s.pending.post(.failed(.cancelled))
+            return (true, s.pending.claimDrain())
         }
         if shouldDrain { drain() }
         return accepted
     }
 
     private func drain() {
-        while true {
-            let next = state.withLock { s -> DataLoadEvent? in
-                if s.pending.isEmpty {
-                    s.isDraining = false
-                    return nil
-                }
-                return s.pending.removeFirst()
-            }
-            guard let next else { return }
-            handler(next)
-        }
+        state.drain({ $0.pending.next() }, into: handler)
     }
 }

@@ -76,20 +76,21 @@ public final class FailureCache: Sendable {
     /// The settings this cache was created with.
     public let configuration: Configuration
     private let now: @Sendable () -> Date
-    private let state: Locked<Store>
+    private let state: Locked<LRUCache<Key, Failure>>
 
     /// A cache with `configuration`, reading the time from `clock` (default: the system clock).
     public init(configuration: Configuration = Configuration(), clock: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.now = clock
-        self.state = Locked(Store(limit: max(1, configuration.countLimit)))
+        self.state = Locked(LRUCache(countLimit: max(1, configuration.countLimit)))
     }
 
     /// The failure remembered for `key` if it has not expired (marks the key recently used).
     public func failure(for key: Key) -> Failure? {
         let date = now()
         return state.withLock { store in
-            guard let failure = store.get(key), failure.expiresAt > date else { return nil }
+            // Expiry is the failure's own `expiresAt` (kept past it, see `record`), not an LRU deadline.
+            guard let failure = store.value(for: key, now: { nil }), failure.expiresAt > date else { return nil }
             return failure
         }
     }
@@ -102,8 +103,8 @@ public final class FailureCache: Sendable {
         return state.withLock { store in
             // Expired entries are kept (until evicted) so that a resource that keeps failing backs off further.
             var repeats = 1
-            if let previous = store.peek(key), Self.isGrowing(previous.reason), Self.isGrowing(reason),
-                previous.expiresAt.addingTimeInterval(LoaderTime.seconds(configuration.maximumTransientLifetime))
+            if let previous = store.peekValue(for: key), Self.isGrowing(previous.reason), Self.isGrowing(reason),
+                previous.expiresAt.addingTimeInterval(configuration.maximumTransientLifetime.timeInterval)
                     > date
             {
                 repeats = previous.repeatCount + 1
@@ -111,7 +112,7 @@ public final class FailureCache: Sendable {
             let failure = Failure(
                 reason: reason, expiresAt: date.addingTimeInterval(lifetime(of: reason, repeat: repeats)),
                 repeatCount: repeats)
-            store.set(key, failure)
+            store.setValue(failure, for: key, cost: 0)
             return failure
         }
     }
@@ -126,12 +127,12 @@ public final class FailureCache: Sendable {
 
     /// Forgets `key` (call it when the resource loaded successfully or the user asks to retry).
     public func removeFailure(for key: Key) {
-        state.withLock { _ = $0.remove(key) }
+        state.withLock { _ = $0.removeValue(for: key) }
     }
 
     /// Forgets every failure.
     public func removeAll() {
-        state.withLock { $0.removeAll() }
+        state.withLock { _ = $0.removeAll() }
     }
 
     /// The number of keys held, expired or not.
@@ -160,14 +161,14 @@ public final class FailureCache: Sendable {
 
     private func lifetime(of reason: Reason, repeat count: Int) -> TimeInterval {
         switch reason {
-        case .http(404), .http(410): return LoaderTime.seconds(configuration.goneLifetime)
-        case .rejected: return LoaderTime.seconds(configuration.clientErrorLifetime)
+        case .http(404), .http(410): return configuration.goneLifetime.timeInterval
+        case .rejected: return configuration.clientErrorLifetime.timeInterval
         case .http(let code) where code >= 400 && code < 500 && code != 429:
-            return LoaderTime.seconds(configuration.clientErrorLifetime)
+            return configuration.clientErrorLifetime.timeInterval
         default:
-            let base = LoaderTime.seconds(configuration.transientLifetime)
+            let base = configuration.transientLifetime.timeInterval
             let grown = base * pow(max(1, configuration.transientGrowth), Double(min(count - 1, 62)))
-            return min(grown, LoaderTime.seconds(configuration.maximumTransientLifetime))
+            return min(grown, configuration.maximumTransientLifetime.timeInterval)
         }
     }
 }

@@ -85,6 +85,6 @@ public final class HTTPDataLoader: DataLoading {
 
     /// FoundationNetworking keeps the request timeout in whole seconds (truncating): round up, at least 1 s.
     static func idleTimeoutSeconds(_ timeout: Duration) -> TimeInterval {
-        max(1, LoaderTime.seconds(timeout).rounded(.up))
+        max(1, timeout.timeInterval.rounded(.up))
     }
 }

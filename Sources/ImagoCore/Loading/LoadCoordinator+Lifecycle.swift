@@ -165,7 +165,7 @@ extension LoadCoordinator {
     }
 
     func scheduleRetry(_ id: UInt64, after delay: Duration) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + LoaderTime.seconds(delay)) { [weak self] in
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
             guard let self else { return }
             let priority = state.withLock { s -> RequestPriority? in
                 guard let transfer = s.transfers[id], transfer.phase == .waitingRetry else { return nil }

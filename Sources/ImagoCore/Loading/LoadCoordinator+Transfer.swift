@@ -144,7 +144,8 @@ extension LoadCoordinator {
     }
 
     /// The coordinator's shared state, behind its single lock.
-    struct State {
+    // @unchecked Sendable: its transfers (classes) are only touched while the coordinator's lock is held.
+    struct State: @unchecked Sendable {
         var transfers: [UInt64: Transfer] = [:]
         var byKey: [TransferKey: UInt64] = [:]
         var nextID: UInt64 = 0

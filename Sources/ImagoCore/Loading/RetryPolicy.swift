@@ -54,11 +54,11 @@ public struct RetryPolicy: Sendable, Hashable {
         random: Double = Double.random(in: 0...1)
     ) -> Duration? {
         guard retry >= 1, retry <= maximumRetries, error.isTransient else { return nil }
-        let cap = LoaderTime.seconds(maximumDelay)
+        let cap = maximumDelay.timeInterval
         if let retryAfter, let seconds = Self.retryAfterSeconds(retryAfter, now: now) {
             return .seconds(min(max(0, seconds), cap))
         }
-        let base = LoaderTime.seconds(initialDelay) * pow(multiplier, Double(retry - 1))
+        let base = initialDelay.timeInterval * pow(multiplier, Double(retry - 1))
         let spread = 1 + jitter * (min(max(random, 0), 1) * 2 - 1)
         return .seconds(min(max(0, base * spread), cap))
     }
@@ -70,14 +70,5 @@ public struct RetryPolicy: Sendable, Hashable {
         if let seconds = Int(trimmed) { return seconds >= 0 ? Double(seconds) : nil }
         if let date = HTTPDateParser.date(from: trimmed) { return max(0, date.timeIntervalSince(now)) }
         return nil
-    }
-}
-
-/// Time conversions shared by the loading stage.
-package enum LoaderTime {
-    /// `duration` in seconds.
-    package static func seconds(_ duration: Duration) -> Double {
-        let (s, attoseconds) = duration.components
-        return Double(s) + Double(attoseconds) / 1e18
     }
 }

@@ -35,7 +35,7 @@ final class URLSessionTransport: LoadTransporting {
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.httpCookieAcceptPolicy = .never
         sessionConfiguration.timeoutIntervalForRequest = HTTPDataLoader.idleTimeoutSeconds(configuration.idleTimeout)
-        sessionConfiguration.timeoutIntervalForResource = LoaderTime.seconds(configuration.resourceTimeout)
+        sessionConfiguration.timeoutIntervalForResource = configuration.resourceTimeout.timeInterval
         // The coordinator's queue bounds concurrency; URLSession must not queue behind it.
         sessionConfiguration.httpMaximumConnectionsPerHost = max(6, configuration.maximumConcurrentTransfers)
         delegate = SessionDelegate()
@@ -103,7 +103,7 @@ final class URLSessionTransport: LoadTransporting {
                 transport.cancelTask(task)
                 attempt.didFinish(.failed(.timedOut(url: attempt.request.url), metrics: nil))
             }
-            timer.schedule(deadline: .now() + LoaderTime.seconds(transport.configuration.resourceTimeout))
+            timer.schedule(deadline: .now() + transport.configuration.resourceTimeout.timeInterval)
             timer.resume()
             task.priority = Float(attempt.request.priority.rawValue) / Float(RequestPriority.veryHigh.rawValue)
             task.resume()

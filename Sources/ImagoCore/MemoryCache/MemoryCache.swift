@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The default ``ImageCaching``: decoded images in memory, least recently used evicted first, bounded by total
 /// cost (bytes of pixels), count and per-entry cost, with optional expiry.
 ///
@@ -18,6 +20,8 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
     /// The limits this cache was made with.
     public let configuration: Configuration
     private let state: Locked<LRUCache<ImageCacheKey, ImageContainer>>
+    // Set (never cleared) once an image with a deadline is stored; until then a hit never reads the clock.
+    private let mayExpire = Atomic<Bool>(false)
     private let pressureMonitor: MemoryPressureMonitor?
     // The cache's tables keep times as durations since this instant (see LRUCache on why not instants).
     private static let epoch = ContinuousClock.now
@@ -42,9 +46,13 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
 
     /// The image for `key`, now the most recently used; `nil` when absent or expired.
     public func image(for key: ImageCacheKey) -> ImageContainer? {
+        // The clock is injectable, so it is read before the lock is taken. A store that races this lookup and is
+        // not yet seen by `mayExpire` made an entry whose deadline lies after this moment: treating it as live
+        // (`now` nil) is what reading the clock here would have decided.
+        let time: Duration? = mayExpire.load(ordering: .acquiring) ? now() : nil
         var expired: [ImageContainer] = []
         let image = state.withLock { cache in
-            let image = cache.value(for: key, now: { self.now() })
+            let image = cache.value(for: key, now: { time })
             if !cache.released.isEmpty { expired = cache.takeReleased() }
             return image
         }
@@ -73,6 +81,7 @@ public final class MemoryCache: ImageCaching, MemoryPressureResponding {
                     return
                 }
                 deadline = instant - Self.epoch
+                mayExpire.store(true, ordering: .releasing)
             }
         }
         let dropped = state.withLock { $0.setValue(image, for: key, cost: cost, deadline: deadline) }

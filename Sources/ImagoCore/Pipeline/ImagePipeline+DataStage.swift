@@ -58,11 +58,11 @@ extension ImagePipeline {
     func isStale(_ metadata: DataCacheMetadata, now: Date = Date()) -> Bool {
         switch configuration.freshness {
         case .alwaysFresh: return false
-        case .fixed(let lifetime): return now >= metadata.storedAt.addingTimeInterval(lifetime.seconds)
+        case .fixed(let lifetime): return now >= metadata.storedAt.addingTimeInterval(lifetime.timeInterval)
         case .httpHeaders(let fallback):
             if let expiresAt = metadata.expiresAt { return now >= expiresAt }
             guard let fallback else { return false }
-            return now >= metadata.storedAt.addingTimeInterval(fallback.seconds)
+            return now >= metadata.storedAt.addingTimeInterval(fallback.timeInterval)
         }
     }
 
@@ -153,13 +153,5 @@ extension ImagePipeline {
 
     private func forgetFailure(for request: ImageRequest) {
         configuration.failureCache?.removeFailure(for: request.failureKey)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `TimeInterval`.
-    var seconds: TimeInterval {
-        let (s, attoseconds) = components
-        return TimeInterval(s) + TimeInterval(attoseconds) / 1e18
     }
 }

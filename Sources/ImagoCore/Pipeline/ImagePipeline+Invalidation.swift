@@ -28,14 +28,14 @@ extension ImagePipeline {
         configuration.imageCache?.removeAll()
         configuration.dataCache?.removeAll()
         configuration.failureCache?.removeAll()
-        processedKeys.withLock { $0 = [:] }
+        cacheWrites.withLock { $0.processedKeys = [:] }
     }
 
     func rememberProcessedKey(_ key: ImageCacheKey) {
-        _ = processedKeys.withLock { $0[key.source, default: []].insert(key) }
+        _ = cacheWrites.withLock { $0.processedKeys[key.source, default: []].insert(key) }
     }
 
     func takeProcessedKeys(of sourceKey: String) -> Set<ImageCacheKey> {
-        processedKeys.withLock { $0.removeValue(forKey: sourceKey) } ?? []
+        cacheWrites.withLock { $0.processedKeys.removeValue(forKey: sourceKey) } ?? []
     }
 }

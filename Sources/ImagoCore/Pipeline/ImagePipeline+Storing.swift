@@ -1,39 +1,10 @@
 import Foundation
 
 extension ImagePipeline {
-    /// Metadata for a loaded response: validators, content type and freshness from its headers; `nil` when the
-    /// response says `Cache-Control: no-store`.
+    /// Metadata for a loaded response: validators, content type and freshness from its headers (see
+    /// ``HTTPCacheControl``); `nil` when the response says `Cache-Control: no-store`.
     func makeMetadata(from response: DataResponse, now: Date = Date()) -> DataCacheMetadata? {
-        Self.cacheMetadata(headers: response.headers, validators: response.validators, now: now)
-    }
-
-    /// Metadata from response headers (names lowercased); `nil` for `Cache-Control: no-store`. `package` so that
-    /// the fuzzer (imago-fuzz `http-headers`) can reach it.
-    package static func cacheMetadata(
-        headers: [String: String], validators: HTTPValidators, now: Date
-    ) -> DataCacheMetadata? {
-        let response = (headers: headers, validators: validators)
-        let cacheControl = (response.headers["cache-control"] ?? "").lowercased()
-        let directives = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        if directives.contains("no-store") { return nil }
-        var expiresAt: Date?
-        if directives.contains("no-cache") {
-            expiresAt = now
-        } else if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }),
-            let seconds = TimeInterval(maxAge.dropFirst("max-age=".count))
-        {
-            expiresAt = now.addingTimeInterval(max(0, seconds))
-        } else if let expires = response.headers["expires"] {
-            expiresAt = parseHTTPDate(expires) ?? now  // an invalid Expires means "already expired"
-        }
-        return DataCacheMetadata(
-            storedAt: now, expiresAt: expiresAt, validators: response.validators,
-            contentType: response.headers["content-type"])
-    }
-
-    /// An HTTP date (IMF-fixdate, RFC 850 or asctime form), or `nil`. `package` for the fuzzer.
-    package static func parseHTTPDate(_ text: String) -> Date? {
-        HTTPDateParser.date(from: text)
+        DataCacheMetadata(responseHeaders: response.headers, validators: response.validators, now: now)
     }
 
     /// Waits until every cache write and removal queued so far has been handed to the data cache: processed
@@ -52,6 +23,10 @@ extension ImagePipeline {
         } while !(encodeQueue.isIdle && diskQueue.isIdle)
     }
 
+    /// How many callers of ``waitForPendingCacheWrites()`` are waiting for the encode or disk queue now (for tests
+    /// that must know a waiter is parked before they release the writes).
+    package var pendingWriteWaiterCount: Int { encodeQueue.idleWaiterCount + diskQueue.idleWaiterCount }
+
     /// Stores loaded original bytes on disk (in the background) when the policy and the request allow it, and
     /// when some decoder claims their format (an HTML error page is never cached; bytes of a known format that
     /// then fail to decode are removed again).
@@ -66,24 +41,35 @@ extension ImagePipeline {
         case .storeEncodedImages: guard request.processors.isEmpty else { return }
         }
         let key = request.sourceKey
-        originalStores.withLock { $0[key] = .queued }
+        cacheWrites.withLock { $0.originals[key] = .queued }
         diskQueue.enqueue(priority: .normal) { [self] in
-            let proceeds = originalStores.withLock { stores -> Bool in
-                guard stores[key] != .rejected else {
-                    stores[key] = nil
+            let proceeds = cacheWrites.withLock { writes -> Bool in
+                guard writes.originals[key] != .rejected else {
+                    writes.originals[key] = nil
                     return false
                 }
-                stores[key] = .writing
+                writes.originals[key] = .writing
                 return true
             }
             guard proceeds else { return }
             write(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
-            let isRejected = originalStores.withLock { stores -> Bool in
-                defer { stores[key] = nil }
-                return stores[key] == .rejectedWhileWriting
+            let isRejected = cacheWrites.withLock { writes -> Bool in
+                defer { writes.originals[key] = nil }
+                return writes.originals[key] == .rejectedWhileWriting
             }
             if isRejected { dataCache.removeData(for: key) }
         }
+    }
+
+    /// What the pipeline knows of its own data-cache writes. The three tables change with the same writes and are
+    /// read by the same stages, so they share one lock (``ImagePipeline/cacheWrites``).
+    struct DataCacheWrites: Sendable {
+        /// Processed images being encoded for the disk right now (to encode each once).
+        var processedInFlight: Set<ImageCacheKey> = []
+        /// Downloads whose original bytes are handed to the disk queue while their decode may still reject them.
+        var originals: [String: OriginalStore] = [:]
+        /// Processed-image keys this pipeline stored on disk, by source key (the disk cache cannot be listed).
+        var processedKeys: [String: Set<ImageCacheKey>] = [:]
     }
 
     /// Where the disk write of downloaded bytes stands while their decode may still reject them. The disk queue
@@ -103,13 +89,13 @@ extension ImagePipeline {
     /// Downloaded bytes failed to decode: makes sure they do not stay on disk under `key`, whatever the order in
     /// which the disk queue runs the store and this removal.
     func rejectOriginal(for key: String, dataCache: any DataCaching) {
-        let removesNow = originalStores.withLock { stores -> Bool in
-            switch stores[key] {
+        let removesNow = cacheWrites.withLock { writes -> Bool in
+            switch writes.originals[key] {
             case .queued?:
-                stores[key] = .rejected
+                writes.originals[key] = .rejected
                 return false
             case .writing?:
-                stores[key] = .rejectedWhileWriting
+                writes.originals[key] = .rejectedWhileWriting
                 return false
             case .rejected?, .rejectedWhileWriting?:
                 return false
@@ -155,14 +141,14 @@ extension ImagePipeline {
             let format = processedFormat(for: output.image)
         else { return }
         let key = request.imageCacheKey
-        let isNew = processedStores.withLock { $0.insert(key).inserted }
+        let isNew = cacheWrites.withLock { $0.processedInFlight.insert(key).inserted }
         guard isNew else { return }
         var processedMetadata = output.metadata ?? DataCacheMetadata()
         processedMetadata.validators = HTTPValidators()  // validators belong to the original; freshness carries over
         let metadata = processedMetadata
         let options = configuration.encodingOptions
         encodeQueue.enqueue(priority: .low) { [self] in
-            defer { _ = processedStores.withLock { $0.remove(key) } }
+            defer { _ = cacheWrites.withLock { $0.processedInFlight.remove(key) } }
             guard let data = try? configuration.encoders.encode(output.image, as: format, options: options)
             else { return }
             rememberProcessedKey(key)

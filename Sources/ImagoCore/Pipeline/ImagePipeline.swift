@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Loads images: memory cache → disk cache → loader → decode → process → both caches → caller, sharing identical
 /// work between requests in flight at every stage.
@@ -22,16 +23,14 @@ public final class ImagePipeline: Sendable {
     let processQueue: WorkQueue
     let encodeQueue: WorkQueue
     let diskQueue: WorkQueue
+    // One lock per group of state that changes apart: revalidations in flight, the counters (touched by every
+    // request, so kept alone), the event observers, and the record of the pipeline's data-cache writes.
     let revalidations = Locked<[String: Revalidation]>([:])
     let counters = Locked(Statistics())
     let observers = Locked<(next: Int, continuations: [Int: AsyncStream<Event>.Continuation])>((0, [:]))
-    /// Processed images being encoded for the disk right now (to encode each once).
-    let processedStores = Locked<Set<ImageCacheKey>>([])
-    /// Downloads whose original bytes are handed to the disk queue while their decode may still reject them.
-    let originalStores = Locked<[String: OriginalStore]>([:])
-    /// Processed-image keys this pipeline stored on disk, by source key (the disk cache cannot be listed).
-    let processedKeys = Locked<[String: Set<ImageCacheKey>]>([:])
-    private let taskIDs = Locked(0)
+    /// The pipeline's record of its own data-cache writes (``DataCacheWrites``), behind one lock.
+    let cacheWrites = Locked(DataCacheWrites())
+    private let taskIDs = Atomic<Int>(0)
     /// Tasks started and not yet ended (result delivered or cancelled); closed once invalidated.
     let runningTasks = TaskRegistry()
     /// Leases and background writes of ``Configuration/sharedCache`` (see `ImagePipeline+SharedTier.swift`).
@@ -222,10 +221,7 @@ public final class ImagePipeline: Sendable {
     // MARK: - Tasks
 
     func makeTask(_ request: ImageRequest, handlers: ImageTask.Handlers) -> ImageTask {
-        let id = taskIDs.withLock { id -> Int in
-            id += 1
-            return id
-        }
+        let id = taskIDs.add(1, ordering: .relaxed).newValue
         var handlers = handlers
         handlers.onEnd = { [runningTasks] task in runningTasks.remove(task.id) }
         return ImageTask(id: id, request: request, handlers: handlers)

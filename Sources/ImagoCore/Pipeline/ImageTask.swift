@@ -62,8 +62,7 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
         var nextContinuationID = 0
         var result: Result<ImageResponse, ImagePipeline.Error>?
         /// Stream deliveries waiting to be made, in order, by the one thread draining them outside the lock.
-        var outbox: [(AsyncStream<Event>.Continuation, Delivery)] = []
-        var isDraining = false
+        var outbox = DeliveryQueue<(AsyncStream<Event>.Continuation, Delivery)>()
         /// Every event so far, replayed to each stream obtained later, so that nothing between creating the task
         /// and subscribing is missed (a run of progress events is kept as its latest).
         var history: [Event] = []
@@ -77,14 +76,7 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
                     history.append(event)
                 }
             }
-            for c in continuations.values { outbox.append((c, delivery)) }
-        }
-
-        /// Whether the caller becomes the drainer (nobody else is draining and something waits).
-        mutating func claimDrain() -> Bool {
-            guard !isDraining, !outbox.isEmpty else { return false }
-            isDraining = true
-            return true
+            for c in continuations.values { outbox.post((c, delivery)) }
         }
     }
 
@@ -272,7 +264,7 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     private func withLockThenDeliver<R>(_ body: (inout State) -> R) -> R {
         let (result, drains) = state.withLock { s in
             let result = body(&s)
-            return (result, s.claimDrain())
+            return (result, s.outbox.claimDrain())
         }
         if drains { drainOutbox() }
         return result
@@ -287,22 +279,13 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     /// Makes the queued stream deliveries, in order, outside the lock, until none is left. Yielding under the
     /// lock could deadlock: a yield resumes the consuming task, which takes that task's status lock, while that
     /// task's cancellation handler holds its status lock and calls ``cancel()``, which takes this lock. Only one
-    /// thread drains at a time (``State/claimDrain()``), so every stream sees its events in the order posted;
-    /// a thread that posts while another drains returns at once and the drainer delivers its events.
+    /// thread drains at a time (a ``DeliveryQueue``), so every stream sees its events in the order posted; a
+    /// thread that posts while another drains returns at once and the drainer delivers its events.
     private func drainOutbox() {
-        while true {
-            let batch = state.withLock { s -> [(AsyncStream<Event>.Continuation, Delivery)] in
-                let batch = s.outbox
-                s.outbox = []
-                if batch.isEmpty { s.isDraining = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            for (continuation, delivery) in batch {
-                switch delivery {
-                case .yield(let event): continuation.yield(event)
-                case .finish: continuation.finish()
-                }
+        state.drain({ $0.outbox.next() }) { continuation, delivery in
+            switch delivery {
+            case .yield(let event): continuation.yield(event)
+            case .finish: continuation.finish()
             }
         }
     }

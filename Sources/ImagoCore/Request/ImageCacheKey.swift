@@ -11,6 +11,10 @@
 /// A typed value, not a string: the compiler, not a separator character, keeps the source apart from its variant,
 /// and ``ImageCaching/removeImages(where:)`` matches keys by their fields. The one text form of a key is
 /// ``dataCacheKey``, under which a ``DataCaching`` stores the encoded image.
+/// Hashing a URL-sized string with `Hasher` (SipHash) costs more than taking a lock; a key built once per request
+/// and then looked up, stored and compared several times should not pay that again, and building it should cost
+/// less than that one `Hasher` pass: the key hashes its UTF-8 bytes with wyhash under a seed drawn at random once
+/// per process (BENCHMARKS.md, `url-key` and figures from comments).
 ///
 /// The hash is computed once, when the key is made. A 55-byte URL string costs ~100 ns to hash with `Hasher`
 /// (SipHash), more than taking a lock; a key built once per request and then looked up, stored and compared several
@@ -93,7 +97,7 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What `Dictionary` and `Set` call instead of `hash(into:)`: the precomputed hash mixed with the table's seed,
-    /// without running a `Hasher` again (that cost a memory-cache hit ~15 % of its time). `precomputedHash` is
+    /// without running a `Hasher` again (a noticeable share of a memory-cache hit). `precomputedHash` is
     /// already a hash under a secret per-process seed, so flooding a table with colliding keys needs that seed;
     /// the multiply-xorshift rounds spread the per-table seed over every bit, so two tables never order keys alike.
     public func _rawHashValue(seed: Int) -> Int {

@@ -37,10 +37,9 @@ public struct ImageRequest: Sendable, CustomStringConvertible {
         var cacheKeyPolicy: CacheKeyPolicy
         var decodingOptions: DecodingOptions?
         var userInfo: String?
-        /// The memory-cache key, made on first use (hashing a URL-sized key costs ~200 ns); cleared on mutation.
-        /// A `Locked` (pthread mutex), not the standard library's `Mutex`: on Linux `Mutex` hands a contended lock
-        /// over through a priority-inheritance futex in the kernel, which ThreadSanitizer cannot see, so two
-        /// loads of one request reported a false data race under TSan.
+        /// The memory-cache key, made on first use (hashing a URL-sized key is not free, see BENCHMARKS.md
+        /// `url-key`); cleared on mutation. Behind a ``Locked``, which ThreadSanitizer follows (see ``Locked`` on
+        /// why not `Mutex`).
         let imageCacheKey = Locked<ImageCacheKey?>(nil)
 
         init(source: Source, processors: [any ImageProcessing], targetSize: PixelSize?) {

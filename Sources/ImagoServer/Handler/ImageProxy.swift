@@ -82,7 +82,7 @@ public final class ImageProxy: Sendable {
         } catch {
             response = Self.error(.internalFailure("\(error)"), retryAfter: configuration.retryAfterSeconds)
         }
-        let seconds = (ContinuousClock.now - start).seconds
+        let seconds = (ContinuousClock.now - start).timeInterval
         let sent = request.method == "HEAD" ? 0 : response.body.count
         metrics.requestFinished(status: response.status, seconds: seconds, tier: tier, bytesOut: sent)
         if let log = configuration.accessLog {
@@ -114,7 +114,7 @@ public final class ImageProxy: Sendable {
 
         var headers = [
             ServerResponse.Header("ETag", rendition.etag),
-            ServerResponse.Header("Cache-Control", "public, max-age=\(Int(configuration.maxAge.seconds))"),
+            ServerResponse.Header("Cache-Control", "public, max-age=\(Int(configuration.maxAge.timeInterval))"),
         ]
         if path.options.format == nil { headers.append(ServerResponse.Header("Vary", "Accept")) }
         if let match = request.headers["if-none-match"], Self.matches(match, etag: rendition.etag) {
@@ -155,13 +155,5 @@ public final class ImageProxy: Sendable {
         var response = plain(error.status, "application/json", body + Data("\n".utf8))
         if case .overloaded(let seconds) = error { response.headers.append(.init("Retry-After", "\(seconds)")) }
         return response
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, with its fraction.
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
     }
 }

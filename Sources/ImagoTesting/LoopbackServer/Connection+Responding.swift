@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 #if canImport(Glibc)
     import Glibc
@@ -81,7 +82,7 @@ extension Connection {
         }
         if let contentType { headers["Content-Type"] = contentType }
         if let etag = route.etag { headers["ETag"] = etag }
-        if let date = route.lastModified { headers["Last-Modified"] = HTTPDate.string(from: date) }
+        if let date = route.lastModified { headers["Last-Modified"] = HTTPDateParser.imfFixdate(from: date) }
         if let cacheControl = route.cacheControl { headers["Cache-Control"] = cacheControl }
         if let encoding = route.contentEncoding { headers["Content-Encoding"] = encoding }
         for field in route.headers { headers.add(field.name, field.value) }
@@ -111,7 +112,7 @@ extension Connection {
                 $0.trimmingCharacters(in: .whitespaces) == "*" || opaque($0) == opaque(etag[...])
             }
         }
-        if let text = request.headers["If-Modified-Since"], let since = HTTPDate.date(from: text),
+        if let text = request.headers["If-Modified-Since"], let since = HTTPDateParser.date(from: text),
             let modified = route.lastModified
         {
             return modified.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970

@@ -77,14 +77,16 @@ extension LoopbackServer {
 
     // MARK: - Waiting
 
-    /// Polls `condition` (every millisecond or so) until it holds or `timeout` (10 s by default) passes; returns
-    /// whether it held.
+    /// Polls `condition` with ``ImagoTesting/eventually(timeout:_:)`` until it holds or `timeout`
+    /// (``ImagoTesting/defaultTimeout`` by default) passes; returns whether it held.
     ///
     /// ```swift
     /// #expect(await server.waitUntil { $0.requestCount(for: "/a") == 1 })
     /// ```
     @discardableResult
-    public func waitUntil(timeout: Duration = .seconds(10), _ condition: (LoopbackServer) -> Bool) async -> Bool {
+    public func waitUntil(
+        timeout: Duration = ImagoTesting.defaultTimeout, _ condition: (LoopbackServer) -> Bool
+    ) async -> Bool {
         await ImagoTesting.eventually(timeout: timeout) { condition(self) }
     }
 
