@@ -94,7 +94,9 @@ extension RedisCache {
 /// release channel of the prefix, read by a thread of its own (started at the first wait, reconnecting while the
 /// node is down). Waiters also poll, so a missed message only costs a poll interval.
 final class LeaseSubscriber: Sendable {
-    private struct State {
+    // @unchecked Sendable: the subscription's `RedisConnection` (not Sendable: hiredis's context) is only used by
+    // this subscriber's reader thread and replaced or closed under `state`'s lock.
+    private struct State: @unchecked Sendable {
         var isStarted = false
         var isStopped = false
         var connection: RedisConnection?
