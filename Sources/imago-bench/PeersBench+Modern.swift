@@ -104,7 +104,8 @@ extension PeersBench {
         for (format, decoder) in [
             ("AVIF", AVIFDecoder() as any ImageDecoding), ("HEIC", HEIFDecoder()), ("JPEG", JPEGDecoder()),
         ] {
-            let path = format == "JPEG" ? env.corpus + "/formats/TestJFIF.jpg" : "\(folder)/photo12.\(format.lowercased())"
+            let path =
+                format == "JPEG" ? env.corpus + "/formats/TestJFIF.jpg" : "\(folder)/photo12.\(format.lowercased())"
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             try compare(
                 "peers: \(format) 12 MP thumbnail 256 px vs Pillow thumbnail", unit: "ms CPU", goal: 1.0,

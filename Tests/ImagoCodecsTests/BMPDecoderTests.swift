@@ -217,7 +217,9 @@ import Testing
         let sparseData: [UInt8] = [4, 1, 0, 1]
         let sparse = try decode(
             W.file(
-                W.dib(width: 1024, height: 1024, bitCount: 8, compression: 1, palette: W.palette(2), pixelData: sparseData),
+                W.dib(
+                    width: 1024, height: 1024, bitCount: 8, compression: 1, palette: W.palette(2), pixelData: sparseData
+                ),
                 pixelBytes: sparseData.count))
         #expect(sparse.image.size == PixelSize(width: 1024, height: 1024))
         #expect(sparse.image[pixel: 3, 1023] == W.palette(2)[1])

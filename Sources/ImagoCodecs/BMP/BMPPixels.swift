@@ -135,7 +135,8 @@ struct BMPPixels {
         // A first walk, allocating nothing, counts the pixels the data paints inside the image.
         var painted = 0
         _ = walkRLE(b, from: start) { _, _, _ in painted += 1 }
-        let bound = max(Self.rleAllocationFloor, painted.multipliedReportingOverflow(by: Self.rlePaintedShare).partialValue)
+        let bound = max(
+            Self.rleAllocationFloor, painted.multipliedReportingOverflow(by: Self.rlePaintedShare).partialValue)
         if width * height > bound {
             throw CodecError.tooManyPixels(width: width, height: height, limit: bound)
         }
