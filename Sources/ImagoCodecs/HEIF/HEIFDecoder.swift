@@ -35,7 +35,9 @@ import ImagoCore
 /// let container = try HEIFDecoder().decode(data, options: DecodingOptions(targetSize: PixelSize(width: 256, height: 256)))
 /// ```
 public struct HEIFDecoder: ImageDecoding {
-    /// Threads libheif may use to decode the tiles of a grid. Default 1.
+    /// Threads libheif may use to decode the tiles of a grid. Default 1: every tile is decoded on the calling
+    /// thread, by Imago's plugin with its own YCbCr → RGB conversion. More threads decode tiles concurrently
+    /// through libheif's `std::async`; those tiles take libheif's slower conversion (same pixels, more CPU).
     public var maxThreads: Int
 
     /// A HEIF decoder using up to `maxThreads` threads per decode (default 1).
