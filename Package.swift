@@ -48,6 +48,10 @@ let package = Package(
         .systemLibrary(
             name: "CHEIF", pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"])]),
+        // Imago's libheif decoder plugin over libde265 (libde265-dev): HEVC on the calling thread, YCbCr → RGB in C.
+        .target(
+            name: "CHEIFPlugin", dependencies: ["CHEIF"],
+            linkerSettings: [.linkedLibrary("de265"), .linkedLibrary("heif")]),
         .systemLibrary(
             name: "CTIFF", pkgConfig: "libtiff-4",
             providers: [.apt(["libtiff-dev"])]),
@@ -75,7 +79,7 @@ let package = Package(
             name: "ImagoCodecs",
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
-                "CAVIF", "CHEIF", "CTIFF", "CJXL", "CLCMS2", "CZlib",
+                "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "CZlib",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),

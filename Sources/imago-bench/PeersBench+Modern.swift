@@ -19,16 +19,25 @@ extension PeersBench {
         }
         let output = try freshTemporaryDirectory("modern")
         defer { try? FileManager.default.removeItem(at: output) }
-        for (label, file, n) in [("12 MP", "photo12", 2), ("768×512 Kodak", "kodak01", 10)] {
-            try modernDecode(
-                env, label: label, path: "\(folder)/\(file).avif", n: n, tool: "/usr/bin/avifdec",
-                arguments: { [$0, output.appendingPathComponent("out.y4m").path] }, decoder: AVIFDecoder())
-            try modernDecode(
-                env, label: label, path: "\(folder)/\(file).heic", n: n, tool: "/usr/bin/heif-convert",
-                arguments: { [$0, output.appendingPathComponent("out.y4m").path] }, decoder: HEIFDecoder())
+        // IMAGO_BENCH_MODERN=heic,jpeg (say) runs only those formats' rows (default: all).
+        let only = ProcessInfo.processInfo.environment["IMAGO_BENCH_MODERN"].map {
+            Set($0.lowercased().split(separator: ",").map(String.init))
         }
-        try avifEncode(env, folder: folder, output: output)
-        try modernThumbnails(env, folder: folder)
+        let wanted = { (format: String) in only?.contains(format.lowercased()) ?? true }
+        for (label, file, n) in [("12 MP", "photo12", 2), ("768×512 Kodak", "kodak01", 10)] {
+            if wanted("avif") {
+                try modernDecode(
+                    env, label: label, path: "\(folder)/\(file).avif", n: n, tool: "/usr/bin/avifdec",
+                    arguments: { [$0, output.appendingPathComponent("out.y4m").path] }, decoder: AVIFDecoder())
+            }
+            if wanted("heic") {
+                try modernDecode(
+                    env, label: label, path: "\(folder)/\(file).heic", n: n, tool: "/usr/bin/heif-convert",
+                    arguments: { [$0, output.appendingPathComponent("out.y4m").path] }, decoder: HEIFDecoder())
+            }
+        }
+        if wanted("avif") { try avifEncode(env, folder: folder, output: output) }
+        try modernThumbnails(env, folder: folder, wanted: wanted)
     }
 
     /// CPU milliseconds of this whole process per call of `body` (the bench runs nothing else meanwhile).
@@ -45,6 +54,15 @@ extension PeersBench {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let format = decoder.formats.contains(.avif) ? "AVIF" : "HEIC"
         let imago = { try processMsPerOp(n) { _ = try decoder.decode(data, options: DecodingOptions()) } }
+        // The photos carry the 12 MP JPEG's Display P3 profile: by default Imago converts to sRGB, which Pillow's
+        // load() does not (it keeps the profile beside the stored pixels). Like for like: `.keep`.
+        var keep = DecodingOptions()
+        keep.colorPolicy = .keep
+        try compare(
+            "peers: \(format) \(label) decode, profile kept (as Pillow), vs Pillow", unit: "ms CPU", goal: 1.0,
+            peerName: "Pillow Image.open().load() (\(format == "AVIF" ? "pillow-avif-plugin" : "pillow-heif"))",
+            rounds: 5, imago: { try processMsPerOp(n) { _ = try decoder.decode(data, options: keep) } },
+            peer: { try env.runPeer(["decode", path, "\(n)"]).figure("process_cpu_seconds") * 1000 })
         try compare(
             "peers: \(format) \(label) decode vs Pillow", unit: "ms CPU", goal: 1.0,
             peerName: "Pillow Image.open().load() (\(format == "AVIF" ? "pillow-avif-plugin" : "pillow-heif"))",
@@ -95,13 +113,17 @@ extension PeersBench {
             })
     }
 
-    /// 256-px thumbnails of the 12 MP AVIF and HEIC (decoded full size, then fitted: neither codec can scale):
-    /// CPU per thumbnail against Pillow, and peak RSS above baseline in a fresh process (the pipeline, as the
-    /// JPEG row of the memory facet).
-    private static func modernThumbnails(_ env: PeerEnvironment, folder: String) throws {
+    /// 256-px thumbnails of the 12 MP AVIF and HEIC (decoded full size, then fitted: neither codec can scale)
+    /// and of the JPEG they were encoded from (DCT-scaled): CPU per thumbnail against Pillow, and peak RSS above
+    /// baseline in a fresh process (the pipeline, as the JPEG row of the memory facet).
+    private static func modernThumbnails(_ env: PeerEnvironment, folder: String, wanted: (String) -> Bool) throws {
         let resize: ImageProcessors.Resize = .resize(width: 256, height: 256)
-        for (format, decoder) in [("AVIF", AVIFDecoder() as any ImageDecoding), ("HEIC", HEIFDecoder())] {
-            let path = "\(folder)/photo12.\(format.lowercased())"
+        // The JPEG row is the same photo, in the same run, as the baseline the issue compares with.
+        for (format, decoder) in [
+            ("AVIF", AVIFDecoder() as any ImageDecoding), ("HEIC", HEIFDecoder()), ("JPEG", JPEGDecoder()),
+        ] where wanted(format) {
+            let path =
+                format == "JPEG" ? env.corpus + "/formats/TestJFIF.jpg" : "\(folder)/photo12.\(format.lowercased())"
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             try compare(
                 "peers: \(format) 12 MP thumbnail 256 px vs Pillow thumbnail", unit: "ms CPU", goal: 1.0,

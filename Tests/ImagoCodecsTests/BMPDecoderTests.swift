@@ -190,6 +190,52 @@ import Testing
         #expect(throws: CodecError.self) { try decode(rleWithWrongDepth) }
     }
 
+    /// A 10,000 × 10,000 RLE8 bitmap of ~150 bytes: deltas skip 255 rows in 4 bytes, so it is within the pixel
+    /// limit and would make the decoder allocate 400 MB of transparency. The RLE data paints a few hundred
+    /// pixels, so the decoder refuses it before allocating (its bound: 1 Mi pixels, or 16 × the painted ones).
+    static func hostileRLE() -> Data {
+        var rle: [UInt8] = [255, 1, 0, 2, 255, 255]  // one run, then a delta of 255 columns and 255 rows
+        for _ in 0..<34 { rle += [0, 2, 0, 255] }  // 34 more deltas of 255 rows
+        rle += [0, 1]
+        return W.file(
+            W.dib(width: 10_000, height: 10_000, bitCount: 8, compression: 1, palette: W.palette(2), pixelData: rle),
+            pixelBytes: rle.count)
+    }
+
+    @Test func rleThatPaintsAlmostNothingCannotDeclareAHugeImage() throws {
+        let hostile = Self.hostileRLE()
+        #expect(hostile.count < 1200)
+        #expect(throws: CodecError.tooManyPixels(width: 10_000, height: 10_000, limit: 1 << 20)) {
+            try decode(hostile)
+        }
+        // The regression input in Tests/Fuzz/bmp-ico is this file.
+        let stored = try Data(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Fuzz/bmp-ico/rle8-hostile-deltas-10000x10000.bmp"))
+        #expect(stored == hostile)
+        // A sparse RLE bitmap within the floor (1024 × 1024, one run) still decodes, mostly transparent.
+        let sparseData: [UInt8] = [4, 1, 0, 1]
+        let sparse = try decode(
+            W.file(
+                W.dib(
+                    width: 1024, height: 1024, bitCount: 8, compression: 1, palette: W.palette(2), pixelData: sparseData
+                ),
+                pixelBytes: sparseData.count))
+        #expect(sparse.image.size == PixelSize(width: 1024, height: 1024))
+        #expect(sparse.image[pixel: 3, 1023] == W.palette(2)[1])
+        #expect(sparse.image[pixel: 4, 1023].a == 0)
+        // Above the floor, an image that paints at least one pixel in 16 decodes: 2048 × 1024 with every row run.
+        var dense: [UInt8] = []
+        for _ in 0..<1024 { dense += [255, 1, 255, 1, 0, 0] }
+        let wide = try decode(
+            W.file(
+                W.dib(width: 2048, height: 1024, bitCount: 8, compression: 1, palette: W.palette(2), pixelData: dense),
+                pixelBytes: dense.count))
+        #expect(wide.image.size == PixelSize(width: 2048, height: 1024))
+        #expect(wide.image[pixel: 509, 0] == W.palette(2)[1])
+        #expect(wide.image[pixel: 510, 0].a == 0)
+    }
+
     @Test func targetSizeFitsTheImage() throws {
         let data = W.rows(height: 40) { y in (0..<60).flatMap { x in [UInt8(x), UInt8(y), 9] } }
         let file = W.file(W.dib(width: 60, height: 40, bitCount: 24, pixelData: data), pixelBytes: data.count)

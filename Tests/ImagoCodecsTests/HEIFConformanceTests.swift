@@ -63,6 +63,52 @@ import Testing
         }
     }
 
+    /// `Tests/Samples/sequence-msf1-kodim03.heics`, made by `scripts/make-heics.py` from
+    /// `gen-kodim03-8bit-420.heic`: an image-sequence `ftyp` (`msf1`; `msf1`, `mif1`, `hevc`), the still's `meta`
+    /// as the cover image and a `moov` with one `pict` track holding the same HEVC picture.
+    static func sequenceSample() throws -> Data {
+        try Data(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Samples/sequence-msf1-kodim03.heics"))
+    }
+
+    @Test func anImageSequenceGivesItsPrimaryImage() throws {
+        // Given a .heics with a cover image and a one-sample track
+        let sequence = try Self.sequenceSample()
+        #expect(ImageFormat(sniffing: sequence) == .heic)
+
+        // When decoded
+        let container = try ImageDecoderRegistry(ImagoCodecs.decoders).decode(sequence)
+
+        // Then it is the primary image: the still's pixels exactly, one frame
+        let still = try HEIFDecoder().decode(
+            Data(contentsOf: corpusURL("heic").appendingPathComponent("gen-kodim03-8bit-420.heic")),
+            options: DecodingOptions())
+        #expect(container.frames.count == 1)
+        #expect(container.format == .heic)
+        #expect(container.image == still.image)
+
+        // A sequence without a cover image (its meta box renamed `free`): libheif 1.15 reads no track, a typed error
+        var trackOnly = sequence
+        let meta = try #require(trackOnly.firstRange(of: Data("meta".utf8)))
+        trackOnly.replaceSubrange(meta, with: Data("free".utf8))
+        #expect(throws: CodecError.self) { try HEIFDecoder().decode(trackOnly, options: DecodingOptions()) }
+    }
+
+    /// A target at least 4× smaller is averaged in blocks straight from libheif's planes (no full-size RGBA), then
+    /// resampled: within a level of resampling the full decode.
+    @Test func blockReducedThumbnailMatchesTheFullDecodeResampled() throws {
+        let data = try Data(contentsOf: corpusURL("heic").appendingPathComponent("gen-kodim03-8bit-420.heic"))
+        let target = PixelSize(width: 96, height: 96)
+        let reduced = try HEIFDecoder().decode(data, options: DecodingOptions(targetSize: target)).image
+        let full = try HEIFDecoder().decode(data, options: DecodingOptions()).image
+            .resampled(to: PixelSize(width: 96, height: 64))
+        #expect(reduced.size == PixelSize(width: 96, height: 64))
+        #expect(reduced.isKnownOpaque)
+        let error = referenceError(reduced, full)
+        #expect(error <= 1.0, "MAE \(error)")
+    }
+
     @Test func theDefaultRegistryDecodesHEICAndTheFormatsFolderPhoto() throws {
         let data = try corpusData("formats/TestImage.heic")
         let container = try ImageDecoderRegistry(ImagoCodecs.decoders).decode(data)

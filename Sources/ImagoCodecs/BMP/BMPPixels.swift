@@ -121,62 +121,84 @@ struct BMPPixels {
         return alphaSeen
     }
 
+    /// Pixels an RLE image must paint explicitly, at least, for its declared size to be allocated beyond
+    /// ``rleAllocationFloor``: one in 16. RLE leaves skipped pixels transparent, so a 150-byte file could
+    /// otherwise declare `pixelLimit` pixels (deltas skip 255 rows in 4 bytes) and make us allocate 400 MB of
+    /// transparency; real RLE bitmaps paint most of their pixels.
+    static let rlePaintedShare = 16
+    /// Pixels an RLE image may declare whatever it paints (4 MiB of RGBA8).
+    static let rleAllocationFloor = 1 << 20
+
     private func decodeRLE(_ b: UnsafeRawBufferPointer, from start: Int) throws -> Result {
         let width = info.width
         let height = info.height
-        let isRLE4 = info.compression == .rle4
+        // A first walk, allocating nothing, counts the pixels the data paints inside the image.
+        var painted = 0
+        _ = walkRLE(b, from: start) { _, _, _ in painted += 1 }
+        let bound = max(
+            Self.rleAllocationFloor, painted.multipliedReportingOverflow(by: Self.rlePaintedShare).partialValue)
+        if width * height > bound {
+            throw CodecError.tooManyPixels(width: width, height: height, limit: bound)
+        }
         var pixels = try PixelBuffer(width: width, height: height, format: .rgba8)
         var isComplete = false
         let palette = info.palette
         pixels.withUnsafeMutableBytes { out in
             guard let outBase = out.baseAddress else { return }
-            func put(_ index: Int, x: Int, row: Int) {
-                guard x < width, row < height else { return }
+            isComplete = walkRLE(b, from: start) { index, x, row in
                 let colour = index < palette.count ? palette[index] : 0xFF00_0000
                 outBase.storeBytes(
                     of: colour.littleEndian, toByteOffset: (outputRow(row) * width + x) * 4, as: UInt32.self)
             }
-            var pos = max(0, start)
-            var x = 0
-            var row = 0
-            while pos + 2 <= b.count, row < height {
-                let count = Int(b[pos])
-                let value = Int(b[pos + 1])
-                pos += 2
-                if count > 0 {  // a run of `count` pixels
-                    for i in 0..<min(count, max(0, width - x)) {
-                        let index = isRLE4 ? (i % 2 == 0 ? value >> 4 : value & 0x0F) : value
-                        put(index, x: x + i, row: row)
-                    }
-                    x += count
-                    continue
-                }
-                switch value {
-                case 0:  // end of line
-                    x = 0
-                    row += 1
-                case 1:  // end of bitmap
-                    isComplete = true
-                    return
-                case 2:  // delta
-                    guard pos + 2 <= b.count else { return }
-                    x += Int(b[pos])
-                    row += Int(b[pos + 1])
-                    pos += 2
-                default:  // `value` literal pixels, padded to an even byte count
-                    let bytes = isRLE4 ? (value + 1) / 2 : value
-                    guard pos + bytes <= b.count else { return }
-                    for i in 0..<value where x + i < width {
-                        let byte = Int(b[pos + (isRLE4 ? i / 2 : i)])
-                        put(isRLE4 ? (i % 2 == 0 ? byte >> 4 : byte & 0x0F) : byte, x: x + i, row: row)
-                    }
-                    x += value
-                    pos += bytes + (bytes & 1)
-                }
-            }
-            // Running off the bottom edge ends the image as an end-of-bitmap would.
-            if row >= height { isComplete = true }
         }
         return Result(pixels: pixels, isComplete: isComplete, hasAlpha: true)
+    }
+
+    /// Walks the RLE4/RLE8 stream, calling `paint(index, x, row)` for every pixel it sets inside the image
+    /// (stored row order); returns whether the data ended the bitmap (end of bitmap, or rows run out).
+    private func walkRLE(
+        _ b: UnsafeRawBufferPointer, from start: Int, paint: (_ index: Int, _ x: Int, _ row: Int) -> Void
+    ) -> Bool {
+        let width = info.width
+        let height = info.height
+        let isRLE4 = info.compression == .rle4
+        var pos = max(0, start)
+        var x = 0
+        var row = 0
+        while pos + 2 <= b.count, row < height {
+            let count = Int(b[pos])
+            let value = Int(b[pos + 1])
+            pos += 2
+            if count > 0 {  // a run of `count` pixels
+                for i in 0..<min(count, max(0, width - x)) {
+                    paint(isRLE4 ? (i % 2 == 0 ? value >> 4 : value & 0x0F) : value, x + i, row)
+                }
+                x += count
+                continue
+            }
+            switch value {
+            case 0:  // end of line
+                x = 0
+                row += 1
+            case 1:  // end of bitmap
+                return true
+            case 2:  // delta
+                guard pos + 2 <= b.count else { return false }
+                x += Int(b[pos])
+                row += Int(b[pos + 1])
+                pos += 2
+            default:  // `value` literal pixels, padded to an even byte count
+                let bytes = isRLE4 ? (value + 1) / 2 : value
+                guard pos + bytes <= b.count else { return false }
+                for i in 0..<value where x + i < width {
+                    let byte = Int(b[pos + (isRLE4 ? i / 2 : i)])
+                    paint(isRLE4 ? (i % 2 == 0 ? byte >> 4 : byte & 0x0F) : byte, x + i, row)
+                }
+                x += value
+                pos += bytes + (bytes & 1)
+            }
+        }
+        // Running off the bottom edge ends the image as an end-of-bitmap would.
+        return row >= height
     }
 }

@@ -178,6 +178,13 @@ package enum ColorManagement {
     /// its profile). lcms2 transforms of LUT profiles take a few hundred KB each.
     static let cache = Locked(LRUCache<Key, Prepared>(costLimit: 64 << 20, countLimit: 32))
 
+    /// Empties the transform cache. The fuzz replay does before it exits: LeakSanitizer cannot follow Swift's
+    /// tagged references into the cache and would report every cached profile and transform as leaked.
+    package static func removeCachedTransforms() {
+        let dropped = cache.withLock { $0.removeAll() }
+        _ = dropped  // released after the lock
+    }
+
     static func prepared(_ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions) -> Prepared {
         let key = Key(
             source: source, layout: layout, intent: options.renderingIntent,

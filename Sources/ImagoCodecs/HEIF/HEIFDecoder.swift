@@ -1,4 +1,5 @@
 import CHEIF
+import CHEIFPlugin
 import Foundation
 import ImagoCore
 
@@ -16,7 +17,11 @@ import ImagoCore
 /// - Limits before decoding: every item's `ispe` (the auxiliary alpha image's too: libheif would allocate it at
 ///   its declared size unchecked), then the displayed and coded sizes from the image handle, against
 ///   ``DecodingOptions/pixelLimit``; libheif's own maximum image size is set to the same bound.
-/// - ``DecodingOptions/targetSize``: libheif decodes full size, then the image is downsampled to fit.
+/// - ``DecodingOptions/targetSize``: libheif decodes full size, then the image is downsampled to fit (for an
+///   8-bit file without alpha and a target at least 4× smaller, first averaged in whole blocks straight from
+///   libheif's planes, so no full-size RGBA copy is made).
+/// - Speed: HEVC is decoded on the calling thread by Imago's libheif plugin over libde265 (`CHEIFPlugin`),
+///   which converts 8-bit YCbCr to RGB itself; alpha and deeper files take libheif's own conversion.
 /// - A truncated file throws ``CodecError/truncated(format:)`` (HEVC has no partial decode here;
 ///   ``DecodingOptions/allowsPartialData`` changes nothing); ``DecodingOptions/decodesFirstFrameOnly`` has
 ///   nothing to do (one image).
@@ -30,7 +35,9 @@ import ImagoCore
 /// let container = try HEIFDecoder().decode(data, options: DecodingOptions(targetSize: PixelSize(width: 256, height: 256)))
 /// ```
 public struct HEIFDecoder: ImageDecoding {
-    /// Threads libheif may use to decode the tiles of a grid. Default 1.
+    /// Threads libheif may use to decode the tiles of a grid. Default 1: every tile is decoded on the calling
+    /// thread, by Imago's plugin with its own YCbCr → RGB conversion. More threads decode tiles concurrently
+    /// through libheif's `std::async`; those tiles take libheif's slower conversion (same pixels, more CPU).
     public var maxThreads: Int
 
     /// A HEIF decoder using up to `maxThreads` threads per decode (default 1).
@@ -64,7 +71,11 @@ public struct HEIFDecoder: ImageDecoding {
             defer { heif_context_free(context) }
             // libheif checks each dimension against this while parsing; the pixel count is checked below.
             heif_context_set_maximum_image_size_limit(context, Int32(clamping: max(1, options.pixelLimit)))
-            heif_context_set_max_decoding_threads(context, Int32(clamping: maxThreads))
+            // Imago's HEVC plugin (CHEIFPlugin) decodes on this thread and converts to RGB itself; with one
+            // thread, libheif decodes a grid's tiles on this thread too (0 = no std::async), so the plugin sees the
+            // colour description set for this thread.
+            try Self.check(imago_heif_register_plugin(context), format)
+            heif_context_set_max_decoding_threads(context, maxThreads <= 1 ? 0 : Int32(clamping: maxThreads))
             try Self.check(heif_context_read_from_memory_without_copy(context, base, raw.count, nil), format)
             var handle: OpaquePointer?
             try Self.check(heif_context_get_primary_image_handle(context, &handle), format)
@@ -86,12 +97,23 @@ public struct HEIFDecoder: ImageDecoding {
             let bitDepth = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
             let colour = Self.colour(of: handle)
 
-            var image = try Self.decodePixels(
-                handle, format: format, alphaMode: hasAlpha && isPremultiplied ? .premultiplied : .straight,
-                options: options)
-            image = hasAlpha ? image.unpremultiplied() : image.assumingOpaque()
+            let planar =
+                hasAlpha || bitDepth != 8 || heif_image_handle_get_chroma_bits_per_pixel(handle) != 8
+                ? nil
+                : try Self.decodePlanarRGB(handle, cicp: colour.cicp, format: format, options: options)
+            var image: PixelBuffer
+            let decodedSize: PixelSize
+            if let planar {
+                (image, decodedSize) = planar
+            } else {
+                image = try Self.decodePixels(
+                    handle, format: format, alphaMode: hasAlpha && isPremultiplied ? .premultiplied : .straight,
+                    options: options)
+                image = hasAlpha ? image.unpremultiplied() : image.assumingOpaque()
+                decodedSize = image.size
+            }
             let fitted = TargetFitting.fittedSize(
-                of: image.size, within: options.targetSize, orientation: .up, mode: options.targetMode)
+                of: decodedSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
             image = try image.resampled(to: fitted)
             let container = ImageContainer(
                 frames: [ImageFrame(buffer: image)], format: format,
