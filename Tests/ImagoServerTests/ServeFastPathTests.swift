@@ -38,6 +38,9 @@ struct ServeFastPathTests {
         #expect(samples["imago_serve_cache_hits_total{tier=\"output_memory\"}"] == 2)
         #expect(samples["imago_serve_cache_hits_total{tier=\"origin\"}"] == 1)
         #expect(samples["imago_serve_requests_in_flight"] == 0)
+        // A /metrics answered at once counts itself in flight, as one answered by respond(to:) does
+        let metrics = try #require(fixture.proxy.immediateResponse(to: ServerRequest(method: "GET", path: "/metrics")))
+        #expect(prometheusSamples(String(decoding: metrics.body, as: UTF8.self))["imago_serve_requests_in_flight"] == 1)
         #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
     }
 

@@ -86,16 +86,20 @@ public final class ImageProxy: Sendable {
         var record = AccessLogRecord(time: "", method: request.method, route: "image", status: 0, bytes: 0, ms: 0)
         var tier: ServerMetrics.CacheTier?
         let response: ServerResponse
+        // In flight from here, so that a /metrics answered here counts itself as the async path's does.
+        metrics.requestStarted()
         do {
             guard case .answered(let answer, let answeredBy) = try answerWithoutWaiting(request, record: &record)
-            else { return nil }
+            else {
+                metrics.requestHandedOver()
+                return nil
+            }
             response = answer
             tier = answeredBy
         } catch {
             response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
             record.error = error.description
         }
-        metrics.requestStarted()
         finish(request, response, tier: tier, start: start, record: &record)
         return response
     }

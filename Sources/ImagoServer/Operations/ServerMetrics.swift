@@ -56,6 +56,9 @@ public final class ServerMetrics: Sendable {
 
     func requestStarted() { counters.add(1, at: Slot.inFlight) }
 
+    /// Undoes `requestStarted` for a request passed on to another path, which counts it again.
+    func requestHandedOver() { counters.add(-1, at: Slot.inFlight) }
+
     /// Counts a finished request: its status, latency, tier and the body bytes sent.
     func requestFinished(status: Int, seconds: Double, tier: CacheTier?, bytesOut: Int) {
         counters.add(-1, at: Slot.inFlight)
