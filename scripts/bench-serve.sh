@@ -37,8 +37,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# One nginx worker per core, as imago serve runs one libmicrohttpd thread per core (NGINX_WORKERS overrides).
 cat > "$WORK/nginx/nginx.conf" <<CONF
-worker_processes 1;
+worker_processes ${NGINX_WORKERS:-auto};
 pid $WORK/nginx/nginx.pid;
 error_log $WORK/nginx/logs/error.log warn;
 daemon on;

@@ -43,6 +43,9 @@ enum ServeCommand {
             OptionSpec(
                 "--workers", value: "N",
                 help: "Renders (fetch to encode) in progress at once (default: 4 x the number of cores)."),
+            OptionSpec(
+                "--threads", value: "N",
+                help: "libmicrohttpd polling threads (default: the number of cores)."),
             OptionSpec("--queue", value: "N", help: "Renders waiting before new ones get 503 (default 256)."),
             OptionSpec(
                 "--cache-dir", value: "DIR",
@@ -73,6 +76,7 @@ enum ServeCommand {
         var maxAge = 31_536_000
         var workers = 4 * ProcessInfo.processInfo.activeProcessorCount
         var queueLimit = 256
+        var threads = ProcessInfo.processInfo.activeProcessorCount
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         var pixelLimit = 50_000_000
@@ -128,7 +132,8 @@ enum ServeCommand {
         let server: MicroHTTPServer
         do {
             server = try MicroHTTPServer(
-                host: options.host, port: options.port, immediate: { proxy.immediateResponse(to: $0) }
+                host: options.host, port: options.port, threads: options.threads,
+                immediate: { proxy.immediateResponse(to: $0) }
             ) { await proxy.respond(to: $0) }
         } catch {
             console.printError("imago serve: \(error)")
@@ -194,6 +199,9 @@ enum ServeCommand {
         }
         if let text = args.value("--workers") {
             options.workers = try parseInteger(text, option: "--workers", range: 1...256)
+        }
+        if let text = args.value("--threads") {
+            options.threads = try parseInteger(text, option: "--threads", range: 1...256)
         }
         if let text = args.value("--queue") {
             options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000)
