@@ -77,7 +77,6 @@ public final class MicroHTTPServer: @unchecked Sendable {
         self.immediate = immediate
         var flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            | MHD_USE_TURBO.rawValue
         let poolSize = UInt32(clamping: max(1, threads))
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
