@@ -4,7 +4,10 @@
 # wrk from Debian, 32 connections.
 #   cold: every one of the 500 URLs once (32 threads x 1 connection), fresh caches: throughput and p99;
 #   warm: imago with every output cached vs nginx serving the same output bytes as static files, 10 s each;
-#   peak RSS (VmHWM) of imago serve after the cold run.
+#   peak RSS (VmHWM) of imago serve after the cold run; CPU (user + system, from /proc) of each server per cold
+#   image. Neither server writes an access log (nginx: access_log off; imago: --log-format off; thumbor: -l error).
+# ROUNDS=N (default 1) repeats every row N times, each round with a fresh imago serve and empty caches, and
+# prints the load average before each round.
 # Prints one RESULT line per row and writes .build/bench-serve/results.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,14 +30,16 @@ mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp" "$WORK/static" "$WORK/thumbor"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 ORIGIN=$(free_port); STATIC=$(free_port); IMAGO=$(free_port); THUMBOR=$(free_port)
 PIDS=()
+ROUNDS=${ROUNDS:-1}
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   kill "$(cat "$WORK/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null || true
 }
 trap cleanup EXIT
 
+# One nginx worker per core, as imago serve runs one libmicrohttpd thread per core (NGINX_WORKERS overrides).
 cat > "$WORK/nginx/nginx.conf" <<CONF
-worker_processes 1;
+worker_processes ${NGINX_WORKERS:-auto};
 pid $WORK/nginx/nginx.pid;
 error_log $WORK/nginx/logs/error.log warn;
 daemon on;
@@ -56,11 +61,24 @@ http {
 CONF
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
 
-swift build -c release -j 2 --product imago
-"$(swift build -c release --show-bin-path)/imago" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private \
-  --cache-dir "$WORK/imago-cache" --log-format text > /dev/null 2> "$WORK/imago.err" &
-IMAGO_PID=$!
-PIDS+=("$IMAGO_PID")
+# IMAGO_BIN=PATH runs another build of imago (e.g. a base commit's, for an A/B), IMAGO_LOG=json|text its log.
+if [ -z "${IMAGO_BIN:-}" ]; then
+  swift build -c release -j 2 --product imago
+  IMAGO_BIN="$(swift build -c release --show-bin-path)/imago"
+fi
+start_imago() {  # a fresh imago serve over an empty cache directory
+  rm -rf "$WORK/imago-cache"
+  "$IMAGO_BIN" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private \
+    --cache-dir "$WORK/imago-cache" --log-format "${IMAGO_LOG:-off}" > /dev/null 2>> "$WORK/imago.err" &
+  IMAGO_PID=$!
+  PIDS+=("$IMAGO_PID")
+  for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$IMAGO/healthz" && break; sleep 0.1; done
+}
+stop_imago() { kill "$IMAGO_PID" 2>/dev/null || true; wait "$IMAGO_PID" 2>/dev/null || true; }
+cpu_seconds() {  # user + system CPU seconds of process $1 so far
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"
+}
+start_imago
 
 cat > "$WORK/thumbor/thumbor.conf" <<CONF
 ALLOW_UNSAFE_URL = True
@@ -71,10 +89,10 @@ QUALITY = 80
 CONF
 "$VENV/bin/thumbor" --port "$THUMBOR" --ip 127.0.0.1 -c "$WORK/thumbor/thumbor.conf" -l error \
   > "$WORK/thumbor.log" 2>&1 &
-PIDS+=("$!")
+THUMBOR_PID=$!
+PIDS+=("$THUMBOR_PID")
 
-for url in "http://127.0.0.1:$ORIGIN/jpeg/000.jpg" "http://127.0.0.1:$IMAGO/healthz" \
-  "http://127.0.0.1:$THUMBOR/healthcheck"; do
+for url in "http://127.0.0.1:$ORIGIN/jpeg/000.jpg" "http://127.0.0.1:$THUMBOR/healthcheck"; do
   for _ in $(seq 200); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
 done
 
@@ -91,14 +109,27 @@ run() {  # NAME URL PATHS MODE THREADS CONNECTIONS [DURATION]
   echo "$1 ${line#RESULT }" | tee -a "$WORK/results.txt"
 }
 
-echo "# $(date -u +%FT%TZ) $(nproc) cores; 500 JPEGs -> 256-px WebP, 32 connections" | tee "$WORK/results.txt"
-run cold-imago "http://127.0.0.1:$IMAGO" "$WORK/imago-paths" once 32 32
-echo "imago-peak-rss-mb $(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$IMAGO_PID/status")" | tee -a "$WORK/results.txt"
-run cold-thumbor "http://127.0.0.1:$THUMBOR" "$WORK/thumbor-paths" once 32 32
-# The same output bytes as static files for nginx.
-while read -r path; do
-  i=$(basename "$path" .jpg)
-  curl -sf -o "$WORK/static/$i.webp" "http://127.0.0.1:$IMAGO$path"
-done < "$WORK/imago-paths"
-run warm-imago "http://127.0.0.1:$IMAGO" "$WORK/imago-paths" loop 2 32 10s
-run warm-nginx "http://127.0.0.1:$STATIC" "$WORK/static-paths" loop 2 32 10s
+echo "# $(date -u +%FT%TZ) $(nproc) cores; 500 JPEGs -> 256-px WebP, 32 connections; $ROUNDS round(s)" \
+  | tee "$WORK/results.txt"
+for round in $(seq "$ROUNDS"); do
+  [ "$round" = 1 ] || start_imago
+  echo "# round $round, load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$WORK/results.txt"
+  before=$(cpu_seconds "$IMAGO_PID")
+  run cold-imago "http://127.0.0.1:$IMAGO" "$WORK/imago-paths" once 32 32
+  echo "imago-cpu-ms-per-image $(awk -v a="$before" -v b="$(cpu_seconds "$IMAGO_PID")" 'BEGIN { printf "%.2f", (b - a) * 2 }')" \
+    | tee -a "$WORK/results.txt"
+  echo "imago-peak-rss-mb $(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$IMAGO_PID/status")" \
+    | tee -a "$WORK/results.txt"
+  before=$(cpu_seconds "$THUMBOR_PID")
+  run cold-thumbor "http://127.0.0.1:$THUMBOR" "$WORK/thumbor-paths" once 32 32
+  echo "thumbor-cpu-ms-per-image $(awk -v a="$before" -v b="$(cpu_seconds "$THUMBOR_PID")" 'BEGIN { printf "%.2f", (b - a) * 2 }')" \
+    | tee -a "$WORK/results.txt"
+  # The same output bytes as static files for nginx.
+  while read -r path; do
+    i=$(basename "$path" .jpg)
+    curl -sf -o "$WORK/static/$i.webp" "http://127.0.0.1:$IMAGO$path"
+  done < "$WORK/imago-paths"
+  run warm-imago "http://127.0.0.1:$IMAGO" "$WORK/imago-paths" loop 2 32 10s
+  run warm-nginx "http://127.0.0.1:$STATIC" "$WORK/static-paths" loop 2 32 10s
+  stop_imago
+done

@@ -15,10 +15,13 @@ static size_t imago_mhd_keep_escaped(void *cls, struct MHD_Connection *connectio
 }
 
 /// `MHD_start_daemon` is variadic, which Swift cannot call: this typed wrapper passes the options the server uses.
-/// `address` is a `sockaddr_in` or (with `MHD_USE_IPv6` in `flags`) a `sockaddr_in6`; its port 0 picks a free one.
+/// `threadPoolSize` polling threads (1: the daemon's own thread only) share the listening socket, each with its own
+/// epoll set. Each connection has 16 KiB for the request and the response headers (libmicrohttpd clears a
+/// connection's memory between requests, so its default 32 KiB costs a 32 KiB memset per keep-alive request; nginx
+/// reads a request line of up to 8 KiB). `address` is a `sockaddr_in` or (with `MHD_USE_IPv6` in `flags`) a `sockaddr_in6`; its port 0 picks a free one.
 static inline struct MHD_Daemon *imago_mhd_start(
     unsigned int flags, const struct sockaddr *address, unsigned int connectionLimit, unsigned int connectionTimeout,
-    unsigned int listenBacklog, MHD_AccessHandlerCallback handler, void *handlerContext,
+    unsigned int listenBacklog, unsigned int threadPoolSize, MHD_AccessHandlerCallback handler, void *handlerContext,
     MHD_RequestCompletedCallback completed, void *completedContext) {
     return MHD_start_daemon(
         flags, 0, NULL, NULL, handler, handlerContext,
@@ -26,6 +29,8 @@ static inline struct MHD_Daemon *imago_mhd_start(
         MHD_OPTION_CONNECTION_LIMIT, connectionLimit,
         MHD_OPTION_CONNECTION_TIMEOUT, connectionTimeout,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, listenBacklog,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
+        MHD_OPTION_THREAD_POOL_SIZE, threadPoolSize,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completedContext,
         MHD_OPTION_UNESCAPE_CALLBACK, imago_mhd_keep_escaped, NULL,
         MHD_OPTION_END);

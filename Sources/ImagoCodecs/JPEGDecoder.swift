@@ -113,7 +113,7 @@ public struct JPEGDecoder: ImageDecoding {
         let layout = Layout(colorspace: colorspace, isAdobe: markers.hasAdobeMarker)
         let fitted = options.deliveredSize(
             of: full, orientation: markers.orientation, bytesPerPixel: layout.pixelFormat.bytesPerPixel)
-        let scaled = Self.scaledSize(of: full, covering: fitted)
+        let scaled = Self.scaledSize(of: full, covering: fitted) { !options.exceedsPixelLimit($0) }
         // The DC reader only for what TurboJPEG calls YCbCr or gray: RGB files (Adobe transform 0, component ids
         // R, G, B) have 3 components too, and CMYK/YCCK are left to libjpeg.
         let isGray = colorspace == Int32(TJCS_GRAY.rawValue)

@@ -201,11 +201,3 @@ struct RedisKeys: Sendable {
         statistics = Data("\(prefix)stats".utf8)
     }
 }
-
-extension Duration {
-    /// Whole milliseconds, rounded down.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}

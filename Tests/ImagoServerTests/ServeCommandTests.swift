@@ -153,6 +153,17 @@ struct ServeCommandTests {
         #expect(origin.requestCount(for: "/a.jpg") == 0)
     }
 
+    @Test func logFormatOffTurnsTheAccessLogOff() throws {
+        func format(_ value: String) throws -> ServeCommand.LogFormat {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned", "--log-format", value], options: ServeCommand.command.options),
+                environment: [:]
+            ).logFormat
+        }
+        #expect(try format("off") == .off && format("text") == .text && format("json") == .json)
+        #expect(throws: UsageError.self) { try format("none") }
+    }
+
     /// The built `imago` beside the test products, or in `.build/debug` of this package.
     func imagoExecutable(filePath: String = #filePath) -> URL? {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL

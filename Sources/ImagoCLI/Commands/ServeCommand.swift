@@ -8,7 +8,7 @@ import ImagoServer
 #endif
 
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
-/// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text] [--max-pixels N]
+/// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
     static let command = Command(
@@ -16,7 +16,7 @@ enum ServeCommand {
         summary: "Run an image proxy (imgproxy URLs): fetch, resize, convert and cache images over HTTP.",
         synopsis:
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
-            + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text]"
+            + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -46,14 +46,28 @@ enum ServeCommand {
             OptionSpec(
                 "--workers", value: "N",
                 help: "Renders (fetch to encode) in progress at once (default: 4 x the number of cores)."),
+            OptionSpec(
+                "--threads", value: "N",
+                help: "libmicrohttpd polling threads (default: the number of cores)."),
             OptionSpec("--queue", value: "N", help: "Renders waiting before new ones get 503 (default 256)."),
             OptionSpec(
                 "--cache-dir", value: "DIR",
                 help: "The cache directory (default $XDG_CACHE_HOME/imago/serve, else ~/.cache/imago/serve)."),
-            OptionSpec("--log-format", value: "FORMAT", help: "Access log lines as json (default) or text."),
+            OptionSpec(
+                "--log-format", value: "FORMAT", help: "Access log lines as json (default), text, or off for none."),
             OptionSpec("--max-pixels", value: "N", help: "Refuse sources over N pixels with 422 (default 50000000)."),
         ] + NetworkOptions.specs + RedisOptions.specs,
         run: { args, console in await run(args, console: console) })
+
+    /// How access-log lines are written (`--log-format`).
+    enum LogFormat: String, Sendable, CaseIterable {
+        /// One JSON object per line (the default).
+        case json
+        /// One line of text per request.
+        case text
+        /// No access log (e.g. behind a proxy that logs, or in a benchmark against a server without one).
+        case off
+    }
 
     /// What `serve` was asked to do, checked.
     struct Options: Sendable {
@@ -65,8 +79,9 @@ enum ServeCommand {
         var maxAge = 31_536_000
         var workers = 4 * ProcessInfo.processInfo.activeProcessorCount
         var queueLimit = 256
+        var threads = ProcessInfo.processInfo.activeProcessorCount
         var cacheDirectory: URL
-        var logsJSON = true
+        var logFormat = LogFormat.json
         var pixelLimit = 50_000_000
         var network = NetworkOptions()
         /// `--redis`: the tier shared with the rest of the fleet (originals and outputs), if any.
@@ -116,12 +131,18 @@ enum ServeCommand {
         configuration.workers = options.workers
         configuration.queueLimit = options.queueLimit
         configuration.pixelLimit = options.pixelLimit
-        let logsJSON = options.logsJSON
-        configuration.accessLog = { record in console.print(logsJSON ? record.jsonLine : record.textLine) }
+        switch options.logFormat {
+        case .json: configuration.accessLog = { record in console.print(record.jsonLine) }
+        case .text: configuration.accessLog = { record in console.print(record.textLine) }
+        case .off: configuration.accessLog = nil
+        }
         let proxy = ImageProxy(configuration: configuration)
         let server: MicroHTTPServer
         do {
-            server = try MicroHTTPServer(host: options.host, port: options.port) { await proxy.respond(to: $0) }
+            server = try MicroHTTPServer(
+                host: options.host, port: options.port, threads: options.threads,
+                immediate: { proxy.immediateResponse(to: $0) }
+            ) { await proxy.respond(to: $0) }
         } catch {
             console.printError("imago serve: \(error)")
             return 1
@@ -187,17 +208,20 @@ enum ServeCommand {
         if let text = args.value("--workers") {
             options.workers = try parseInteger(text, option: "--workers", range: 1...256)
         }
+        if let text = args.value("--threads") {
+            options.threads = try parseInteger(text, option: "--threads", range: 1...256)
+        }
         if let text = args.value("--queue") {
             options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000)
         }
         if let text = args.value("--max-pixels") {
             options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)
         }
-        switch args.value("--log-format") ?? "json" {
-        case "json": options.logsJSON = true
-        case "text": options.logsJSON = false
-        case let other: throw UsageError("option '--log-format' expects json or text (got '\(other)')")
+        let format = args.value("--log-format") ?? "json"
+        guard let logFormat = LogFormat(rawValue: format) else {
+            throw UsageError("option '--log-format' expects json, text or off (got '\(format)')")
         }
+        options.logFormat = logFormat
         options.network = try NetworkOptions(parsing: args)
         options.redis = try RedisOptions(parsing: args)
         return options

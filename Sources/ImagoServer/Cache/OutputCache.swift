@@ -42,9 +42,14 @@ public final class OutputCache: Sendable {
             ?? Rendition(data: entry.data, format: format, key: key)
     }
 
+    /// The output for `key` if the memory tier holds it: no I/O, so a server may call it on its event thread.
+    func memoryRendition(for key: OutputKey) -> Rendition? {
+        memory.withLock { $0.value(for: key, now: { .zero }) }
+    }
+
     /// The output for `key` and the tier that held it (a disk hit is copied into memory).
     func rendition(for key: OutputKey) -> (Rendition, Tier)? {
-        if let hit = memory.withLock({ $0.value(for: key, now: { .zero }) }) { return (hit, .memory) }
+        if let hit = memoryRendition(for: key) { return (hit, .memory) }
         guard let entry = disk?.entry(for: key.diskKey) else { return nil }
         let rendition = Self.rendition(entry, key: key)
         storeInMemory(rendition, for: key)

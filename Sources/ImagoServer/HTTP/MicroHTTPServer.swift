@@ -3,12 +3,16 @@ import Foundation
 import ImagoCore
 
 /// An HTTP/1.1 server on libmicrohttpd that hands every request to an async handler (an ``ImageProxy``):
-/// libmicrohttpd's own epoll thread reads requests, each connection is suspended while its handler runs and
-/// resumed with the response, so no thread waits on a request.
+/// libmicrohttpd's epoll threads (a pool of one per core by default) read requests; a request the optional
+/// `immediate` handler answers (a cached output) is answered on that thread at once, any other has its
+/// connection suspended while the async handler runs and resumed with the response, so no thread waits on a
+/// request. Response bodies are handed to libmicrohttpd without a copy (it holds the `Data` until sent).
 ///
 /// ```swift
 /// let proxy = ImageProxy(configuration: configuration)
-/// let server = try MicroHTTPServer(host: "127.0.0.1", port: 8080) { await proxy.respond(to: $0) }
+/// let server = try MicroHTTPServer(
+///     host: "127.0.0.1", port: 8080, immediate: { proxy.immediateResponse(to: $0) }
+/// ) { await proxy.respond(to: $0) }
 /// _ = await server.drain(timeout: .seconds(10))   // on SIGTERM: stop accepting, finish what is in flight
 /// server.stop()
 /// ```
@@ -37,12 +41,16 @@ public final class MicroHTTPServer: @unchecked Sendable {
     public private(set) var port: UInt16 = 0
     private var daemon: OpaquePointer?
     private let handler: @Sendable (ServerRequest) async -> ServerResponse
+    private let immediate: (@Sendable (ServerRequest) -> ServerResponse?)?
+    /// Requests received and not yet completed (their response sent, or their connection gone).
+    private let inFlight = AtomicCounters(count: 1)
     private let state = Locked(State())
 
     private struct State {
-        /// Requests received and not yet completed (their response sent, or their connection gone).
-        var inFlight: Set<ObjectIdentifier> = []
+        /// The suspended requests (waiting for their async handler), so that `stop` can answer them.
         var contexts: [ObjectIdentifier: RequestContext] = [:]
+        /// The listening socket `drain` took from the daemon; closed after the daemon stops, as MHD asks.
+        var listener: Int32?
         var isQuiesced = false
         var isStopping = false
         var isStopped = false
@@ -53,15 +61,23 @@ public final class MicroHTTPServer: @unchecked Sendable {
     /// - Parameters:
     ///   - connectionLimit: the most connections open at once (default 1024).
     ///   - connectionTimeout: seconds an idle connection stays open (default 30).
+    ///   - threads: libmicrohttpd's polling threads, each with its own epoll set, sharing the listening socket
+    ///     (default: the number of active processors).
+    ///   - immediate: answers a request on the polling thread when it can do so without waiting (no I/O, no
+    ///     lock held for long), else returns `nil` and `handler` answers it. Default `nil` (always `handler`).
     ///   - handler: answers each request; runs on the Swift concurrency pool.
     /// - Throws: ``Error``.
     public init(
         host: String, port: UInt16, connectionLimit: Int = 1024, connectionTimeout: Int = 30,
+        threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        immediate: (@Sendable (ServerRequest) -> ServerResponse?)? = nil,
         handler: @escaping @Sendable (ServerRequest) async -> ServerResponse
     ) throws {
         self.handler = handler
+        self.immediate = immediate
         var flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        let poolSize = UInt32(clamping: max(1, threads))
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -72,7 +88,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
             started = withUnsafePointer(to: &v4) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                     imago_mhd_start(
-                        flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128,
+                        flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128, poolSize,
                         microHTTPAccess, context, microHTTPCompleted, context)
                 }
             }
@@ -83,7 +99,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
             started = withUnsafePointer(to: &v6) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                     imago_mhd_start(
-                        flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128,
+                        flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128, poolSize,
                         microHTTPAccess, context, microHTTPCompleted, context)
                 }
             }
@@ -98,17 +114,18 @@ public final class MicroHTTPServer: @unchecked Sendable {
     deinit { stop() }
 
     /// Requests received and not yet answered.
-    public var inFlightCount: Int { state.withLock { $0.inFlight.count } }
+    public var inFlightCount: Int { inFlight[0] }
 
-    /// Stops accepting connections (the listening socket is closed), then waits until every request in flight
-    /// has been answered or `timeout` has passed. Returns whether all were answered.
+    /// Stops accepting connections (the daemon lets go of its listening socket, closed once the daemon stops),
+    /// then waits until every request in flight has been answered or `timeout` has passed. Returns whether all
+    /// were answered.
     public func drain(timeout: Duration) async -> Bool {
-        let listener: Int32? = state.withLock { s in
-            guard !s.isQuiesced, !s.isStopped, let daemon else { return nil }
+        state.withLock { s in
+            guard !s.isQuiesced, !s.isStopped, let daemon else { return }
             s.isQuiesced = true
-            return MHD_quiesce_daemon(daemon)
+            let listener = MHD_quiesce_daemon(daemon)
+            if listener >= 0 { s.listener = listener }
         }
-        if let listener, listener >= 0 { close(listener) }
         let deadline = ContinuousClock.now + timeout
         while inFlightCount > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
@@ -130,42 +147,58 @@ public final class MicroHTTPServer: @unchecked Sendable {
         for context in waiting { context.answer(busy) }
         // Give the polling thread a moment to send those answers before the daemon goes.
         if !waiting.isEmpty { usleep(100_000) }
-        let daemon = state.withLock { s -> OpaquePointer? in
-            guard !s.isStopped else { return nil }
+        let (daemon, listener) = state.withLock { s -> (OpaquePointer?, Int32?) in
+            guard !s.isStopped else { return (nil, nil) }
             s.isStopped = true
-            defer { self.daemon = nil }
-            return self.daemon
+            defer {
+                self.daemon = nil
+                s.listener = nil
+            }
+            return (self.daemon, s.listener)
         }
         if let daemon { MHD_stop_daemon(daemon) }
+        if let listener { close(listener) }
     }
 
     // MARK: - Called on libmicrohttpd's thread
 
     fileprivate func access(
-        _ connection: OpaquePointer, url: String, method: String, uploadSize: UnsafeMutablePointer<Int>,
-        slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
+        uploadSize: UnsafeMutablePointer<Int>, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let raw = slot.pointee else {
-            let context = RequestContext(connection: connection)
-            slot.pointee = Unmanaged.passRetained(context).toOpaque()
-            _ = state.withLock { $0.inFlight.insert(ObjectIdentifier(context)) }
+            // The headers are in; the request is answered on the next call, once any body is read.
+            slot.pointee = receivedMarker
+            inFlight.add(1, at: 0)
             return .YES
         }
-        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         if uploadSize.pointee > 0 {
             uploadSize.pointee = 0  // request bodies are not used
             return .YES
         }
-        if let response = context.takeResponse() { return Self.queue(response, on: connection) }
-        guard context.start() else { return .YES }
-        let request = ServerRequest(method: method, path: url, headers: Self.headers(of: connection))
+        if raw == answeredMarker { return .YES }  // its response is queued already
+        if raw != receivedMarker {
+            let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+            if let response = context.takeResponse() { return Self.queue(response, on: connection) }
+            return .YES  // suspended; resumed with its response
+        }
+        let request = ServerRequest(
+            method: String(cString: method), path: String(cString: url), headers: Self.headers(of: connection))
+        if let immediate, let response = immediate(request) {
+            slot.pointee = answeredMarker
+            return Self.queue(response, on: connection)
+        }
+        let context = RequestContext(connection: connection)
+        _ = context.start()
         let isStopping = state.withLock { s -> Bool in
             if !s.isStopping { s.contexts[ObjectIdentifier(context)] = context }
             return s.isStopping
         }
         if isStopping {
+            slot.pointee = answeredMarker
             return Self.queue(ImageProxy.error(.overloaded(retryAfterSeconds: 1), retryAfter: 1), on: connection)
         }
+        slot.pointee = Unmanaged.passRetained(context).toOpaque()
         MHD_suspend_connection(connection)
         let handler = handler
         Task {
@@ -178,28 +211,43 @@ public final class MicroHTTPServer: @unchecked Sendable {
     fileprivate func completed(slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         guard let raw = slot.pointee else { return }
         slot.pointee = nil
+        inFlight.add(-1, at: 0)
+        guard raw != receivedMarker, raw != answeredMarker else { return }
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
         context.finish()
-        state.withLock {
-            $0.inFlight.remove(ObjectIdentifier(context))
-            $0.contexts[ObjectIdentifier(context)] = nil
-        }
+        state.withLock { $0.contexts[ObjectIdentifier(context)] = nil }
     }
 
     private static func queue(_ response: ServerResponse, on connection: OpaquePointer) -> MHD_Result {
-        // MHD_RESPMEM_MUST_COPY (2): the body is copied, so `response` may go once this returns.
-        guard let mustCopy = MHD_ResponseMemoryMode(rawValue: 2) else { return .NO }
-        let made = response.body.withUnsafeBytes { body in
-            MHD_create_response_from_buffer(
-                body.count, UnsafeMutableRawPointer(mutating: body.baseAddress), mustCopy)
-        }
-        guard let made else { return .NO }
+        guard let made = makeResponse(response.body) else { return .NO }
         defer { MHD_destroy_response(made) }
         // libmicrohttpd writes Content-Length itself, from the body (and keeps it for HEAD while sending no body).
-        for header in response.headers where header.name.lowercased() != "content-length" {
-            _ = MHD_add_response_header(made, header.name, header.value)
+        for header in response.headers {
+            let isLength = header.name.utf8.count == 14 && header.name.lowercased() == "content-length"
+            if !isLength { _ = MHD_add_response_header(made, header.name, header.value) }
         }
         return MHD_queue_response(connection, UInt32(response.status), made)
+    }
+
+    /// A libmicrohttpd response over `body`'s bytes. A body past `Data`'s inline size lives in a heap buffer
+    /// that stays put while a `Data` holding it is alive and unchanged: the response keeps a retained copy of the
+    /// `Data` (no byte is copied) and releases it in the free callback once the bytes are sent. A small body is
+    /// copied (MHD_RESPMEM_MUST_COPY), its bytes being inside the `Data` value itself.
+    private static func makeResponse(_ body: Data) -> OpaquePointer? {
+        guard body.count > 64 else {
+            // MHD_RESPMEM_MUST_COPY (2): the body is copied, so `body` may go once this returns.
+            guard let mustCopy = MHD_ResponseMemoryMode(rawValue: 2) else { return nil }
+            return body.withUnsafeBytes { bytes in
+                MHD_create_response_from_buffer(
+                    bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), mustCopy)
+            }
+        }
+        let owner = Unmanaged.passRetained(BodyOwner(body))
+        let base = owner.takeUnretainedValue().body.withUnsafeBytes { $0.baseAddress }
+        let made = MHD_create_response_from_buffer_with_free_callback_cls(
+            body.count, UnsafeMutableRawPointer(mutating: base), microHTTPReleaseBody, owner.toOpaque())
+        if made == nil { owner.release() }
+        return made
     }
 
     private static func headers(of connection: OpaquePointer) -> [String: String] {
@@ -208,6 +256,22 @@ public final class MicroHTTPServer: @unchecked Sendable {
         _ = MHD_get_connection_values(connection, .HEADER_KIND, microHTTPHeader, raw)
         return withExtendedLifetime(box) { box.headers }
     }
+}
+
+/// Marks a request slot whose headers are in and which has no handler yet, and one answered on the polling thread
+/// (only the completion callback sees it); neither is ever dereferenced.
+private var receivedMarker: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 0x1).unsafelyUnwrapped }
+private var answeredMarker: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 0x2).unsafelyUnwrapped }
+
+/// Keeps a response body's bytes alive while libmicrohttpd sends them (see `MicroHTTPServer.makeResponse`).
+private final class BodyOwner {
+    let body: Data
+    init(_ body: Data) { self.body = body }
+}
+
+private func microHTTPReleaseBody(_ cls: UnsafeMutableRawPointer?) {
+    guard let cls else { return }
+    Unmanaged<BodyOwner>.fromOpaque(cls).release()
 }
 
 /// The headers gathered by `microHTTPHeader` (only touched on the polling thread, during one call).
@@ -273,8 +337,7 @@ private func microHTTPAccess(
 ) -> MHD_Result {
     guard let cls, let connection, let url, let method, let uploadSize, let slot else { return .NO }
     let server = Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    return server.access(
-        connection, url: String(cString: url), method: String(cString: method), uploadSize: uploadSize, slot: slot)
+    return server.access(connection, url: url, method: method, uploadSize: uploadSize, slot: slot)
 }
 
 private func microHTTPCompleted(

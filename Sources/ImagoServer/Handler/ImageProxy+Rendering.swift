@@ -75,22 +75,23 @@ extension ImageProxy {
         return .success((rendition, tier))
     }
 
-    /// The pipeline request for `options`: rotate, resize (with gravity), blur; a `fit` decodes straight to its
-    /// box (JPEG DCT scaling), turned when the rotation swaps the sides.
+    /// The pipeline request for `options`: rotate, resize (with gravity), blur. The resize's decode target
+    /// (``ProxyResize/decodeTarget``: `fit` fits its box, `fill` and `force` cover it) has the decoder produce the
+    /// smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from the first processor. With a
+    /// rotation in front, a `fit` box is given as the request's target size, turned when the rotation swaps the
+    /// sides (a rotated `fill` or `force` decodes at full size: the request's target size only fits).
     static func imageRequest(for options: ProcessingOptions, source: URL) -> ImageRequest {
         var processors: [any ImageProcessing] = []
         if options.rotation != 0 { processors.append(ImageProcessors.Rotate(degrees: options.rotation)) }
-        if let resize = ProxyResize(options) { processors.append(resize) }
+        let resize = ProxyResize(options)
+        if let resize { processors.append(resize) }
         if options.blurSigma > 0 {
             processors.append(ImageProcessors.GaussianBlur(radius: options.blurSigma * options.dpr))
         }
         var targetSize: PixelSize?
-        let box = options.scaledBox
-        if options.resizingType == .fit, box.width > 0 || box.height > 0 {
-            let unbounded = 1 << 20
-            let w = box.width > 0 ? box.width : unbounded
-            let h = box.height > 0 ? box.height : unbounded
-            targetSize = options.rotation % 180 == 0 ? PixelSize(width: w, height: h) : PixelSize(width: h, height: w)
+        if options.rotation != 0, let target = resize?.decodeTarget, target.mode == .fit {
+            let swaps = options.rotation % 180 != 0
+            targetSize = swaps ? PixelSize(width: target.size.height, height: target.size.width) : target.size
         }
         return ImageRequest(
             url: source, processors: processors, targetSize: targetSize, options: [.decodesFirstFrameOnly])

@@ -19,12 +19,17 @@ public final class ImageProxy: Sendable {
     let pipeline: ImagePipeline
     let limiter: RenderLimiter
     let encodeQueue: WorkQueue
+    /// Paths that passed every check, by the raw path (bounded: 8 MiB, 50,000 paths).
+    let verifiedPaths = Locked(LRUCache<String, VerifiedPath>(costLimit: 8 << 20, countLimit: 50_000))
+    /// `Cache-Control` of image responses (made once).
+    let cacheControl: String
     /// Renders in flight, by output, so that identical requests share one.
     let renders = Locked<[OutputKey: Task<Result<(Rendition, ServerMetrics.CacheTier), ProxyError>, Never>]>([:])
 
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
         self.configuration = configuration
+        cacheControl = "public, max-age=\(Int(configuration.maxAge.timeInterval))"
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
         let metrics = ServerMetrics(queueLength: { limiter.queueLength })
         self.limiter = limiter
@@ -52,36 +57,104 @@ public final class ImageProxy: Sendable {
     public func respond(to request: ServerRequest) async -> ServerResponse {
         let start = ContinuousClock.now
         metrics.requestStarted()
-        var record = AccessLogRecord(
-            time: "", method: request.method, route: "image", status: 0, bytes: 0, ms: 0)
+        var record = AccessLogRecord(time: "", method: request.method, route: "image", status: 0, bytes: 0, ms: 0)
         var tier: ServerMetrics.CacheTier?
         let response: ServerResponse
         do {
-            guard request.method == "GET" || request.method == "HEAD" else {
-                throw ProxyError.methodNotAllowed(request.method)
-            }
-            switch request.path {
-            case "/healthz":
-                record.route = "healthz"
-                response = Self.plain(200, "application/json", Data("{\"status\":\"ok\"}\n".utf8))
-            case "/metrics":
-                record.route = "metrics"
-                response = Self.plain(
-                    200, "text/plain; version=0.0.4; charset=utf-8", Data(metrics.prometheusText().utf8))
-            default:
-                let path = try ProxyPath(parsing: request.path)
-                record.source = path.source.redactedString
-                record.options = path.options.canonicalDescription
-                let (answer, answeredBy) = try await image(for: path, request: request)
+            switch try answerWithoutWaiting(request, record: &record) {
+            case .answered(let answer, let answeredBy):
                 response = answer
                 tier = answeredBy
+            case .needsRender(let path, let key):
+                let (rendition, answeredBy) = try await output(for: key, source: path.source)
+                response = imageResponse(rendition, path: path, request: request)
+                tier = answeredBy
             }
-        } catch let error as ProxyError {
+        } catch {
             response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
             record.error = error.description
-        } catch {
-            response = Self.error(.internalFailure("\(error)"), retryAfter: configuration.retryAfterSeconds)
         }
+        finish(request, response, tier: tier, start: start, record: &record)
+        return response
+    }
+
+    /// Answers `request` at once when that needs no waiting and no I/O (an output in the memory cache, an error in
+    /// the URL, `/healthz`, `/metrics`), else returns `nil` and ``respond(to:)`` must answer it. A server calls this
+    /// on its event thread first, so a cached output is sent without a hop to the concurrency pool; both calls
+    /// count the request in the metrics and the access log once.
+    public func immediateResponse(to request: ServerRequest) -> ServerResponse? {
+        let start = ContinuousClock.now
+        var record = AccessLogRecord(time: "", method: request.method, route: "image", status: 0, bytes: 0, ms: 0)
+        var tier: ServerMetrics.CacheTier?
+        let response: ServerResponse
+        // In flight from here, so that a /metrics answered here counts itself as the async path's does.
+        metrics.requestStarted()
+        do {
+            guard case .answered(let answer, let answeredBy) = try answerWithoutWaiting(request, record: &record)
+            else {
+                metrics.requestHandedOver()
+                return nil
+            }
+            response = answer
+            tier = answeredBy
+        } catch {
+            response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
+            record.error = error.description
+        }
+        finish(request, response, tier: tier, start: start, record: &record)
+        return response
+    }
+
+    /// What the synchronous part of a request came to.
+    private enum FirstAnswer {
+        /// The response (and the tier that produced it, for images).
+        case answered(ServerResponse, ServerMetrics.CacheTier?)
+        /// The output must be rendered or read from disk.
+        case needsRender(ProxyPath, OutputKey)
+    }
+
+    /// Routes, parses and checks `request`, and answers it when the output is in the memory cache.
+    private func answerWithoutWaiting(
+        _ request: ServerRequest, record: inout AccessLogRecord
+    ) throws(ProxyError) -> FirstAnswer {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            throw ProxyError.methodNotAllowed(request.method)
+        }
+        switch request.path {
+        case "/healthz":
+            record.route = "healthz"
+            return .answered(Self.plain(200, "application/json", Data("{\"status\":\"ok\"}\n".utf8)), nil)
+        case "/metrics":
+            record.route = "metrics"
+            return .answered(
+                Self.plain(200, "text/plain; version=0.0.4; charset=utf-8", Data(metrics.prometheusText().utf8)), nil)
+        default:
+            let verified = try verifiedPath(request.path)
+            let path = verified.path
+            if configuration.accessLog != nil {
+                record.source = path.source.redactedString
+                record.options = path.options.canonicalDescription
+            }
+            let choice: FormatChoice
+            if let explicit = verified.explicitChoice {
+                choice = explicit
+            } else {
+                choice = try FormatNegotiation.choice(
+                    explicit: nil, accept: request.headers["accept"], encoders: configuration.encoders)
+            }
+            let key = OutputKey(source: verified.source, options: path.options, format: choice)
+            guard let rendition = configuration.outputCache.memoryRendition(for: key) else {
+                return .needsRender(path, key)
+            }
+            return .answered(imageResponse(rendition, path: path, request: request), .outputMemory)
+        }
+    }
+
+    /// Counts the request in the metrics and writes its access-log record.
+    private func finish(
+        _ request: ServerRequest, _ response: ServerResponse, tier: ServerMetrics.CacheTier?,
+        start: ContinuousClock.Instant, record: inout AccessLogRecord
+    ) {
         let seconds = (ContinuousClock.now - start).timeInterval
         let sent = request.method == "HEAD" ? 0 : response.body.count
         metrics.requestFinished(status: response.status, seconds: seconds, tier: tier, bytesOut: sent)
@@ -93,13 +166,15 @@ public final class ImageProxy: Sendable {
             record.cache = tier?.rawValue
             log(record)
         }
-        return response
     }
 
-    /// The image response for a parsed path: checks, negotiation, the output (cached or rendered), 304.
-    private func image(
-        for path: ProxyPath, request: ServerRequest
-    ) async throws(ProxyError) -> (ServerResponse, ServerMetrics.CacheTier) {
+    /// `rawPath` parsed and checked (signature, source policy, an explicit format's encoder): from the cache of
+    /// paths that passed, else checked now and remembered. The checks depend on the path alone (the signature is
+    /// part of it) and on the configuration, which does not change, so a repeated URL is neither parsed nor
+    /// signature-checked again; a path that fails is not remembered.
+    private func verifiedPath(_ rawPath: String) throws(ProxyError) -> VerifiedPath {
+        if let hit = verifiedPaths.withLock({ $0.value(for: rawPath, now: { .zero }) }) { return hit }
+        let path = try ProxyPath(parsing: rawPath)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
         } else {
@@ -107,25 +182,36 @@ public final class ImageProxy: Sendable {
             else { throw .badSignature }
         }
         try configuration.sourcePolicy.check(path.source)
-        let choice = try FormatNegotiation.choice(
-            explicit: path.options.format, accept: request.headers["accept"], encoders: configuration.encoders)
-        let key = OutputKey(source: path.source.absoluteString, options: path.options, format: choice)
-        let (rendition, tier) = try await output(for: key, source: path.source)
+        let explicitChoice: FormatChoice? =
+            if let format = path.options.format {
+                try FormatNegotiation.choice(explicit: format, accept: nil, encoders: configuration.encoders)
+            } else {
+                nil
+            }
+        let verified = VerifiedPath(path: path, source: path.source.absoluteString, explicitChoice: explicitChoice)
+        let released = verifiedPaths.withLock {
+            $0.setValue(verified, for: rawPath, cost: rawPath.utf8.count + verified.source.utf8.count + 512)
+        }
+        _ = released  // let go here, outside the lock
+        return verified
+    }
 
+    /// The image response for `rendition`: its headers, or a 304 for a matching `If-None-Match`.
+    private func imageResponse(_ rendition: Rendition, path: ProxyPath, request: ServerRequest) -> ServerResponse {
         var headers = [
             ServerResponse.Header("ETag", rendition.etag),
-            ServerResponse.Header("Cache-Control", "public, max-age=\(Int(configuration.maxAge.timeInterval))"),
+            ServerResponse.Header("Cache-Control", cacheControl),
         ]
         if path.options.format == nil { headers.append(ServerResponse.Header("Vary", "Accept")) }
         if let match = request.headers["if-none-match"], Self.matches(match, etag: rendition.etag) {
-            return (ServerResponse(status: 304, headers: headers, body: Data()), tier)
+            return ServerResponse(status: 304, headers: headers, body: Data())
         }
         headers.insert(
             ServerResponse.Header(
                 "Content-Type", FormatNegotiation.mediaTypes[rendition.format] ?? "application/octet-stream"),
             at: 0)
         headers.insert(ServerResponse.Header("Content-Length", "\(rendition.data.count)"), at: 1)
-        return (ServerResponse(status: 200, headers: headers, body: rendition.data), tier)
+        return ServerResponse(status: 200, headers: headers, body: rendition.data)
     }
 
     /// Whether an `If-None-Match` value matches `etag` (weak comparison, as RFC 9110 asks for this header).
@@ -157,3 +243,13 @@ public final class ImageProxy: Sendable {
         return response
     }
 }
+
+/// A request path that parsed and passed the signature and source checks.
+struct VerifiedPath: Sendable {
+    var path: ProxyPath
+    /// `path.source` as text (the output key's source), made once.
+    var source: String
+    /// The format choice when the path names one (it does not depend on `Accept`).
+    var explicitChoice: FormatChoice?
+}
+

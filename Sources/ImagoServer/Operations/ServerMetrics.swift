@@ -1,7 +1,11 @@
 import Foundation
 import ImagoCore
+import Synchronization
 
-/// The proxy's counters, rendered in the Prometheus text format (version 0.0.4) at `/metrics`. Thread-safe.
+/// The proxy's counters, rendered in the Prometheus text format (version 0.0.4) at `/metrics`. Thread-safe and
+/// lock-free: every counter is an atomic word (relaxed), so counting a request costs a few atomic adds and no lock
+/// shared by the server's threads. A scrape reads each counter once; counters updated during a scrape may be
+/// seen before or after that update, as with any Prometheus client.
 public final class ServerMetrics: Sendable {
     /// Where an image response's bytes came from.
     public enum CacheTier: String, Sendable, Hashable, CaseIterable {
@@ -26,87 +30,138 @@ public final class ServerMetrics: Sendable {
     /// Upper bounds of the latency histogram's buckets, in seconds.
     public static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-    private struct State {
-        var requestsByStatus: [Int: Int] = [:]
-        var latencyBucketCounts = [Int](repeating: 0, count: ServerMetrics.latencyBuckets.count)
-        var latencyCount = 0
-        var latencySum = 0.0
-        var cacheHits: [CacheTier: Int] = [:]
-        var originFetches = 0
-        var bytesIn: Int64 = 0
-        var bytesOut: Int64 = 0
-        var inFlight = 0
-    }
+    /// The statuses the proxy answers with, each counted in a word of its own; any other status is counted in
+    /// `otherStatuses` under a lock (it never happens on the hot path).
+    static let knownStatuses = [200, 304, 400, 403, 404, 405, 413, 415, 422, 500, 502, 503, 504]
 
-    private let state = Locked(State())
+    private let counters: AtomicCounters
+    private let otherStatuses = Locked<[Int: Int]>([:])
     /// Reads the render queue's length when the text is made.
     let queueLength: @Sendable () -> Int
 
     init(queueLength: @escaping @Sendable () -> Int) {
         self.queueLength = queueLength
+        counters = AtomicCounters(count: Slot.count)
     }
 
-    func requestStarted() { state.withLock { $0.inFlight += 1 } }
+    /// Where each counter lives in `counters`.
+    private enum Slot {
+        static let statuses = 0
+        /// One per bucket, not cumulative (the text cumulates them), then one past the last bound.
+        static let buckets = statuses + knownStatuses.count
+        static let latencyNanoseconds = buckets + latencyBuckets.count + 1
+        static let tiers = latencyNanoseconds + 1
+        static let originFetches = tiers + CacheTier.allCases.count
+        static let bytesIn = originFetches + 1
+        static let bytesOut = bytesIn + 1
+        static let inFlight = bytesOut + 1
+        static let count = inFlight + 1
+    }
+
+    func requestStarted() { counters.add(1, at: Slot.inFlight) }
+
+    /// Undoes `requestStarted` for a request passed on to another path, which counts it again.
+    func requestHandedOver() { counters.add(-1, at: Slot.inFlight) }
 
     /// Counts a finished request: its status, latency, tier and the body bytes sent.
     func requestFinished(status: Int, seconds: Double, tier: CacheTier?, bytesOut: Int) {
-        state.withLock { s in
-            s.inFlight -= 1
-            s.requestsByStatus[status, default: 0] += 1
-            s.latencyCount += 1
-            s.latencySum += seconds
-            for (i, bound) in Self.latencyBuckets.enumerated() where seconds <= bound { s.latencyBucketCounts[i] += 1 }
-            if let tier { s.cacheHits[tier, default: 0] += 1 }
-            s.bytesOut += Int64(bytesOut)
+        counters.add(-1, at: Slot.inFlight)
+        if let index = Self.knownStatuses.firstIndex(of: status) {
+            counters.add(1, at: Slot.statuses + index)
+        } else {
+            otherStatuses.withLock { $0[status, default: 0] += 1 }
         }
+        let bucket = Self.latencyBuckets.firstIndex { seconds <= $0 } ?? Self.latencyBuckets.count
+        counters.add(1, at: Slot.buckets + bucket)
+        counters.add(Int((seconds * 1e9).rounded()), at: Slot.latencyNanoseconds)
+        if let tier, let index = CacheTier.allCases.firstIndex(of: tier) { counters.add(1, at: Slot.tiers + index) }
+        counters.add(bytesOut, at: Slot.bytesOut)
     }
 
     /// Counts one completed origin fetch of `bytes` bytes.
     func originFetched(bytes: Int) {
-        state.withLock {
-            $0.originFetches += 1
-            $0.bytesIn += Int64(bytes)
-        }
+        counters.add(1, at: Slot.originFetches)
+        counters.add(bytes, at: Slot.bytesIn)
     }
 
     /// Requests being answered now.
-    public var inFlight: Int { state.withLock { $0.inFlight } }
+    public var inFlight: Int { counters[Slot.inFlight] }
 
     /// Completed origin fetches so far.
-    public var originFetches: Int { state.withLock { $0.originFetches } }
+    public var originFetches: Int { counters[Slot.originFetches] }
 
     /// The metrics in the Prometheus text format.
     public func prometheusText() -> String {
-        let s = state.withLock { $0 }
+        var statuses = otherStatuses.withLock { $0 }
+        for (i, status) in Self.knownStatuses.enumerated() {
+            let count = counters[Slot.statuses + i]
+            if count > 0 { statuses[status] = count }
+        }
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         }
         family("imago_serve_requests_total", "counter", "Requests answered, by HTTP status.")
-        for status in s.requestsByStatus.keys.sorted() {
-            out += "imago_serve_requests_total{status=\"\(status)\"} \(s.requestsByStatus[status] ?? 0)\n"
+        for status in statuses.keys.sorted() {
+            out += "imago_serve_requests_total{status=\"\(status)\"} \(statuses[status] ?? 0)\n"
         }
         family("imago_serve_request_duration_seconds", "histogram", "Time from request to response.")
+        var cumulative = 0
         for (i, bound) in Self.latencyBuckets.enumerated() {
-            out += "imago_serve_request_duration_seconds_bucket{le=\"\(bound)\"} \(s.latencyBucketCounts[i])\n"
+            cumulative += counters[Slot.buckets + i]
+            out += "imago_serve_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
         }
-        out += "imago_serve_request_duration_seconds_bucket{le=\"+Inf\"} \(s.latencyCount)\n"
-        out += "imago_serve_request_duration_seconds_sum \(s.latencySum)\n"
-        out += "imago_serve_request_duration_seconds_count \(s.latencyCount)\n"
+        cumulative += counters[Slot.buckets + Self.latencyBuckets.count]
+        out += "imago_serve_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
+        out += "imago_serve_request_duration_seconds_sum \(Double(counters[Slot.latencyNanoseconds]) / 1e9)\n"
+        out += "imago_serve_request_duration_seconds_count \(cumulative)\n"
         family("imago_serve_cache_hits_total", "counter", "Image responses by the tier that produced them.")
-        for tier in CacheTier.allCases {
-            out += "imago_serve_cache_hits_total{tier=\"\(tier.rawValue)\"} \(s.cacheHits[tier] ?? 0)\n"
+        for (i, tier) in CacheTier.allCases.enumerated() {
+            out += "imago_serve_cache_hits_total{tier=\"\(tier.rawValue)\"} \(counters[Slot.tiers + i])\n"
         }
         family("imago_serve_origin_fetches_total", "counter", "Completed fetches from origins.")
-        out += "imago_serve_origin_fetches_total \(s.originFetches)\n"
+        out += "imago_serve_origin_fetches_total \(counters[Slot.originFetches])\n"
         family("imago_serve_bytes_in_total", "counter", "Bytes received from origins.")
-        out += "imago_serve_bytes_in_total \(s.bytesIn)\n"
+        out += "imago_serve_bytes_in_total \(counters[Slot.bytesIn])\n"
         family("imago_serve_bytes_out_total", "counter", "Response body bytes sent (GET).")
-        out += "imago_serve_bytes_out_total \(s.bytesOut)\n"
+        out += "imago_serve_bytes_out_total \(counters[Slot.bytesOut])\n"
         family("imago_serve_requests_in_flight", "gauge", "Requests being answered.")
-        out += "imago_serve_requests_in_flight \(s.inFlight)\n"
+        out += "imago_serve_requests_in_flight \(counters[Slot.inFlight])\n"
         family("imago_serve_queue_length", "gauge", "Renders waiting for a worker.")
         out += "imago_serve_queue_length \(queueLength())\n"
         return out
     }
+}
+
+/// A fixed number of `Int` counters, each an atomic word updated with relaxed ordering, each on a cache line of
+/// its own so that two threads counting different things do not move one line back and forth.
+final class AtomicCounters: @unchecked Sendable {
+    // @unchecked Sendable: the words are only touched through `Atomic`'s operations.
+    private static let stride = 64
+    private let storage: UnsafeMutableRawPointer
+    private let count: Int
+
+    init(count: Int) {
+        self.count = count
+        storage = UnsafeMutableRawPointer.allocate(byteCount: count * Self.stride, alignment: Self.stride)
+        for i in 0..<count {
+            (storage + i * Self.stride).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(0))
+        }
+    }
+
+    deinit {
+        for i in 0..<count { word(i).deinitialize(count: 1) }
+        storage.deallocate()
+    }
+
+    private func word(_ index: Int) -> UnsafeMutablePointer<Atomic<Int>> {
+        precondition(index >= 0 && index < count, "counter index out of range")
+        return (storage + index * Self.stride).assumingMemoryBound(to: Atomic<Int>.self)
+    }
+
+    /// Adds `value` (wrapping) to counter `index`.
+    func add(_ value: Int, at index: Int) { word(index).pointee.wrappingAdd(value, ordering: .relaxed) }
+
+    /// The current value of counter `index`.
+    subscript(index: Int) -> Int { word(index).pointee.load(ordering: .relaxed) }
 }

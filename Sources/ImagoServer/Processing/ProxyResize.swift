@@ -30,6 +30,21 @@ struct ProxyResize: ImageProcessing {
             + "&g=\(gravity.rawValue)&gx=\(offsetX)&gy=\(offsetY)"
     }
 
+    /// The smallest decode this resize gives the same result from (up to resampling): `fit` (or a box with a 0
+    /// side, which fits too) fits the box, its 0 side unbounded; `fill` and `force` with both sides cover the box
+    /// (the crop, or the independent scaling of each axis, needs at least the box on both axes), so a JPEG is
+    /// decoded at the smallest DCT scale that covers it rather than at full size.
+    var decodeTarget: DecodeTarget? {
+        let unbounded = 1 << 20
+        guard width > 0 || height > 0 else { return nil }
+        guard type != .fit, width > 0, height > 0 else {
+            return DecodeTarget(
+                size: PixelSize(width: width > 0 ? width : unbounded, height: height > 0 ? height : unbounded),
+                mode: .fit)
+        }
+        return DecodeTarget(size: PixelSize(width: width, height: height), mode: .cover)
+    }
+
     func process(_ image: PixelBuffer) throws -> PixelBuffer {
         let w = Double(image.width)
         let h = Double(image.height)
