@@ -11,16 +11,11 @@
 /// A typed value, not a string: the compiler, not a separator character, keeps the source apart from its variant,
 /// and ``ImageCaching/removeImages(where:)`` matches keys by their fields. The one text form of a key is
 /// ``dataCacheKey``, under which a ``DataCaching`` stores the encoded image.
-/// Hashing a URL-sized string with `Hasher` (SipHash) costs more than taking a lock; a key built once per request
-/// and then looked up, stored and compared several times should not pay that again, and building it should cost
-/// less than that one `Hasher` pass: the key hashes its UTF-8 bytes with wyhash under a seed drawn at random once
-/// per process (BENCHMARKS.md, `url-key` and figures from comments).
 ///
-/// The hash is computed once, when the key is made. A 55-byte URL string costs ~100 ns to hash with `Hasher`
-/// (SipHash), more than taking a lock; a key built once per request and then looked up, stored and compared several
-/// times should not pay that again, and building it should cost less than that one `Hasher` pass: the key hashes
-/// the UTF-8 bytes of its source with wyhash under a seed drawn at random once per process (~10 ns for 55 bytes),
-/// mixing in the variant only when there is one.
+/// The hash is computed once, when the key is made: hashing a URL-sized string with `Hasher` (SipHash) costs more
+/// than taking a lock, and a key built once per request is then looked up, stored and compared several times. The
+/// key hashes the UTF-8 bytes of its source with wyhash under a seed drawn at random once per process, mixing in
+/// the variant only when there is one (figures: BENCHMARKS.md, `url-key`).
 ///
 /// Sources compare their UTF-8 bytes: two texts that are canonically equivalent in Unicode but spelled with
 /// different bytes (precomposed "é" against "e" + combining accent) are different keys, as they are on disk.
