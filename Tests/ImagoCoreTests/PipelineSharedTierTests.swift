@@ -63,7 +63,8 @@ struct PipelineSharedTierTests {
         for i in 0..<50 {
             (i % 2 == 0 ? a : b).pipeline.loadImage(with: ImageRequest(url: url)) { results.append($0) }
         }
-        #expect(await ImagoTesting.eventually { a.loader.heldCount + b.loader.heldCount >= 1 && shared.claimCount >= 2 })
+        #expect(
+            await ImagoTesting.eventually { a.loader.heldCount + b.loader.heldCount >= 1 && shared.claimCount >= 2 })
         a.loader.release(url)
         b.loader.release(url)
         #expect(await ImagoTesting.eventually { results.count == 50 })

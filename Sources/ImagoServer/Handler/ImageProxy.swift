@@ -252,4 +252,3 @@ struct VerifiedPath: Sendable {
     /// The format choice when the path names one (it does not depend on `Accept`).
     var explicitChoice: FormatChoice?
 }
-
