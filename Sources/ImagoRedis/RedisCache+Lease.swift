@@ -20,7 +20,7 @@ extension RedisCache {
         while ContinuousClock.now < deadline {
             let wake = subscriber.wake(on: names.channel)
             do throws(SharedCacheError) {
-                let reply = try await node.run(readCommands(names).prefix(1).map { $0 })[0]
+                let reply = try await node.run(readCommand(names))
                 if let value = reply.data, !value.isEmpty, case .success(let entry) = RedisValue.decode(value, key: key)
                 {
                     subscriber.forget(wake)
@@ -154,7 +154,8 @@ final class LeaseSubscriber: Sendable {
         while !state.withLock({ $0.isStopped }) {
             do throws(SharedCacheError) {
                 let connection = try RedisConnection.open(
-                    node.endpoint, connectTimeout: connectTimeout, commandTimeout: Duration.zero)
+                    node.endpoint, connectTimeout: connectTimeout, commandTimeout: Duration.zero,
+                    replyLimit: node.replyLimit)
                 let stopped = state.withLock { s -> Bool in
                     if !s.isStopped { s.connection = connection }
                     return s.isStopped
