@@ -26,7 +26,8 @@ public final class ImageProxy: Sendable {
     public init(configuration: Configuration) {
         self.configuration = configuration
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
-        let metrics = ServerMetrics(queueLength: { limiter.queueLength })
+        let shared = configuration.sharedCache
+        let metrics = ServerMetrics(queueLength: { limiter.queueLength }, sharedTier: { shared?.metrics })
         self.limiter = limiter
         self.metrics = metrics
         encodeQueue = WorkQueue(

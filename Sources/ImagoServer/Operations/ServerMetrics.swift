@@ -41,9 +41,15 @@ public final class ServerMetrics: Sendable {
     private let state = Locked(State())
     /// Reads the render queue's length when the text is made.
     let queueLength: @Sendable () -> Int
+    /// Reads the shared tier's counters and breakers when the text is made (`nil`: no shared tier).
+    let sharedTier: @Sendable () -> SharedCacheMetrics?
 
-    init(queueLength: @escaping @Sendable () -> Int) {
+    init(
+        queueLength: @escaping @Sendable () -> Int,
+        sharedTier: @escaping @Sendable () -> SharedCacheMetrics? = { nil }
+    ) {
         self.queueLength = queueLength
+        self.sharedTier = sharedTier
     }
 
     func requestStarted() { state.withLock { $0.inFlight += 1 } }
@@ -107,6 +113,43 @@ public final class ServerMetrics: Sendable {
         out += "imago_serve_requests_in_flight \(s.inFlight)\n"
         family("imago_serve_queue_length", "gauge", "Renders waiting for a worker.")
         out += "imago_serve_queue_length \(queueLength())\n"
+        if let shared = sharedTier() { out += Self.sharedTierText(shared) }
         return out
+    }
+
+    /// The shared tier's families (present only with a shared tier, `--redis`).
+    static func sharedTierText(_ m: SharedCacheMetrics) -> String {
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        family("imago_serve_shared_cache_hits_total", "counter", "Shared tier (Redis) reads that found a value.")
+        out += "imago_serve_shared_cache_hits_total \(m.hits)\n"
+        family("imago_serve_shared_cache_misses_total", "counter", "Shared tier reads that found nothing usable.")
+        out += "imago_serve_shared_cache_misses_total \(m.misses)\n"
+        family("imago_serve_shared_cache_writes_total", "counter", "Values written to the shared tier.")
+        out += "imago_serve_shared_cache_writes_total \(m.writes)\n"
+        family(
+            "imago_serve_shared_cache_errors_total", "counter",
+            "Shared tier calls that failed, by kind: timeout, failure (refused, reset, error reply), circuit_open "
+                + "(skipped while a breaker was open).")
+        out += "imago_serve_shared_cache_errors_total{kind=\"timeout\"} \(m.timeouts)\n"
+        out += "imago_serve_shared_cache_errors_total{kind=\"failure\"} \(m.failures)\n"
+        out += "imago_serve_shared_cache_errors_total{kind=\"circuit_open\"} \(m.skippedWhileOpen)\n"
+        family(
+            "imago_serve_shared_cache_breaker_open", "gauge",
+            "1 while a shared tier node's circuit breaker is open (its calls skipped), else 0.")
+        for node in m.nodes {
+            out +=
+                "imago_serve_shared_cache_breaker_open{node=\"\(labelValue(node.name))\"} "
+                + "\(node.isBreakerOpen ? 1 : 0)\n"
+        }
+        return out
+    }
+
+    /// `text` escaped for a Prometheus label value (backslash, double quote, line feed).
+    static func labelValue(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 }
