@@ -124,7 +124,7 @@ struct PipelineSharedTierTests {
         let url = testURL("reload.img")
         f.serve(url)
 
-        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.reload]))
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, options: [.reloadsIgnoringCaches]))
         _ = try? await f.pipeline.image(for: ImageRequest(url: URL(string: "https://u:p@example.com/x.img")!))
 
         #expect(shared.readCount == 0)
