@@ -15,6 +15,8 @@ final class RedisNode: Sendable {
     private let commandTimeout: Duration
     /// The largest bulk string a reply may hold: the value cap plus the one byte `GETRANGE` asks beyond it.
     let replyLimit: Int
+    /// How long lookup counts may wait before being sent (``RedisCache/Configuration/statisticsInterval``).
+    private let statisticsInterval: Duration
     private let failures = Locked<(timeouts: Int, errors: Int)>((0, 0))
     /// Lookups and misses not yet added to the fleet's counters in Redis (see ``countLookup(miss:statistics:)``).
     private let unsentCounts = Locked(UnsentCounts())
@@ -28,6 +30,7 @@ final class RedisNode: Sendable {
         connectTimeout = configuration.connectTimeout
         commandTimeout = configuration.commandTimeout
         replyLimit = max(0, configuration.maximumValueSize) + 1
+        statisticsInterval = configuration.statisticsInterval
         lanes = (0..<max(1, configuration.connectionsPerNode)).map { Lane(index: $0, label: endpoint.description) }
     }
 
@@ -92,15 +95,18 @@ final class RedisNode: Sendable {
     }
 
     /// Counts one lookup (and whether it missed) for the fleet's hit rate in Redis (`HINCRBY` on the hash
-    /// `statistics`). Counts are sent in batches, not on the read's round trip: once 64 have gathered or a
-    /// second after the last batch, and by ``flushCounts(statistics:)``.
+    /// `statistics`). Counts are sent in batches, not on the read's round trip: once 64 have gathered or when the
+    /// oldest unsent one is ``RedisCache/Configuration/statisticsInterval`` old, and by
+    /// ``flushCounts(statistics:)`` and ``close(statistics:)``.
     func countLookup(miss: Bool, statistics: Data) {
         let now = ContinuousClock.now
+        let interval = statisticsInterval
         let batch: UnsentCounts? = unsentCounts.withLock { counts in
+            if counts.lookups == 0 { counts.since = now }
             counts.lookups += 1
             if miss { counts.misses += 1 }
-            guard counts.lookups >= 64 || now - counts.since >= .seconds(1) else { return nil }
-            defer { counts = UnsentCounts(since: now) }
+            guard counts.lookups >= 64 || now - counts.since >= interval else { return nil }
+            defer { counts = UnsentCounts() }
             return counts
         }
         if let batch { post(batch.commands(statistics)) }
