@@ -55,7 +55,8 @@ public final class RedisCache: SharedDataCaching, Sendable {
         return true
     }()
 
-    /// Stops the lease subscribers and closes idle connections. Later calls reconnect.
+    /// Sends this process's unsent lookup counts (one round trip per node that has some, within the connect and
+    /// command timeouts), stops the lease subscribers and closes idle connections. Later calls reconnect.
     public func close() {
         for subscriber in subscribers { subscriber.stop() }
         let statistics = RedisKeys.statistics(prefix: configuration.keyPrefix)

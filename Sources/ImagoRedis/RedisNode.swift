@@ -77,21 +77,23 @@ final class RedisNode: Sendable {
     }
 
     /// Sends `commands` without waiting for the replies (counters nobody waits for); skipped while the breaker is
-    /// open. The outcome still counts towards the breaker.
-    func post(_ commands: [[Data]]) {
+    /// open. The outcome still counts towards the breaker. With `waits`, returns once they were sent (at close, so
+    /// that a process about to exit does not lose them; at most about one command timeout).
+    func post(_ commands: [[Data]], waits: Bool = false) {
         guard breaker.admits() else { return }
         let lane = lanes.min { $0.pending.load(ordering: .relaxed) < $1.pending.load(ordering: .relaxed) } ?? lanes[0]
         let (endpoint, connectTimeout, commandTimeout, replyLimit) = (
             endpoint, connectTimeout, commandTimeout, replyLimit
         )
         lane.pending.add(1, ordering: .relaxed)
-        lane.queue.async { [breaker] in
+        let work: @Sendable () -> Void = { [breaker] in
             let result = lane.execute(
                 commands, endpoint: endpoint, connectTimeout: connectTimeout, commandTimeout: commandTimeout,
                 replyLimit: replyLimit)
             lane.pending.subtract(1, ordering: .relaxed)
             breaker.record(success: (try? result.get()) != nil)
         }
+        if waits { lane.queue.sync(execute: work) } else { lane.queue.async(execute: work) }
     }
 
     /// Counts one lookup (and whether it missed) for the fleet's hit rate in Redis (`HINCRBY` on the hash
@@ -123,13 +125,13 @@ final class RedisNode: Sendable {
     }
 
     /// Closes every idle connection (in-flight commands finish first, on their queues), sending the lookup counts
-    /// gathered so far first.
+    /// gathered so far first (waiting for that one round trip).
     func close(statistics: Data) {
         let batch = unsentCounts.withLock { counts in
             defer { counts = UnsentCounts() }
             return counts
         }
-        if batch.lookups > 0 { post(batch.commands(statistics)) }
+        if batch.lookups > 0 { post(batch.commands(statistics), waits: true) }
         for lane in lanes { lane.queue.async { lane.drop() } }
     }
 

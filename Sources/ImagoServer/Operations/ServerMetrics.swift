@@ -119,30 +119,30 @@ public final class ServerMetrics: Sendable {
 
     /// The shared tier's families (present only with a shared tier, `--redis`).
     static func sharedTierText(_ m: SharedCacheMetrics) -> String {
+        let families: [(name: String, type: String, help: String, samples: [(labels: String, value: Int)])] = [
+            ("hits_total", "counter", "Shared tier (Redis) reads that found a value.", [("", m.hits)]),
+            ("misses_total", "counter", "Shared tier reads that found nothing usable.", [("", m.misses)]),
+            ("writes_total", "counter", "Values written to the shared tier.", [("", m.writes)]),
+            (
+                "errors_total", "counter",
+                "Shared tier calls that failed, by kind: timeout, failure (refused, reset, error reply), "
+                    + "circuit_open (skipped while a breaker was open).",
+                [
+                    ("{kind=\"timeout\"}", m.timeouts), ("{kind=\"failure\"}", m.failures),
+                    ("{kind=\"circuit_open\"}", m.skippedWhileOpen),
+                ]
+            ),
+            (
+                "breaker_open", "gauge",
+                "1 while a shared tier node's circuit breaker is open (its calls skipped), else 0.",
+                m.nodes.map { ("{node=\"\(labelValue($0.name))\"}", $0.isBreakerOpen ? 1 : 0) }
+            ),
+        ]
         var out = ""
-        func family(_ name: String, _ type: String, _ help: String) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-        }
-        family("imago_serve_shared_cache_hits_total", "counter", "Shared tier (Redis) reads that found a value.")
-        out += "imago_serve_shared_cache_hits_total \(m.hits)\n"
-        family("imago_serve_shared_cache_misses_total", "counter", "Shared tier reads that found nothing usable.")
-        out += "imago_serve_shared_cache_misses_total \(m.misses)\n"
-        family("imago_serve_shared_cache_writes_total", "counter", "Values written to the shared tier.")
-        out += "imago_serve_shared_cache_writes_total \(m.writes)\n"
-        family(
-            "imago_serve_shared_cache_errors_total", "counter",
-            "Shared tier calls that failed, by kind: timeout, failure (refused, reset, error reply), circuit_open "
-                + "(skipped while a breaker was open).")
-        out += "imago_serve_shared_cache_errors_total{kind=\"timeout\"} \(m.timeouts)\n"
-        out += "imago_serve_shared_cache_errors_total{kind=\"failure\"} \(m.failures)\n"
-        out += "imago_serve_shared_cache_errors_total{kind=\"circuit_open\"} \(m.skippedWhileOpen)\n"
-        family(
-            "imago_serve_shared_cache_breaker_open", "gauge",
-            "1 while a shared tier node's circuit breaker is open (its calls skipped), else 0.")
-        for node in m.nodes {
-            out +=
-                "imago_serve_shared_cache_breaker_open{node=\"\(labelValue(node.name))\"} "
-                + "\(node.isBreakerOpen ? 1 : 0)\n"
+        for family in families {
+            let name = "imago_serve_shared_cache_" + family.name
+            out += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.type)\n"
+            for sample in family.samples { out += "\(name)\(sample.labels) \(sample.value)\n" }
         }
         return out
     }
