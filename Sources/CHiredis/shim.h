@@ -13,3 +13,121 @@ static inline const char *imago_redis_error_text(const redisContext *c) { return
 
 /// Shuts the connection's socket down (wakes a thread blocked reading it); the context must still be freed.
 static inline void imago_redis_shutdown(redisContext *c) { if (c->fd >= 0) shutdown(c->fd, SHUT_RDWR); }
+
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/// Lets the reader keep an emptied buffer of up to `bytes` between replies (hiredis's default, 16 KiB, frees and
+/// regrows it, realloc by realloc, for every large value).
+static inline void imago_redis_keep_reader_buffer(redisContext *c, size_t bytes) { c->reader->maxbuf = bytes; }
+
+/// Sets an error on the context as hiredis does, and returns REDIS_ERR.
+static inline int imago_redis_fail(redisContext *c, int type, const char *text) {
+    c->err = type;
+    snprintf(c->errstr, sizeof(c->errstr), "%s", text);
+    return REDIS_ERR;
+}
+
+/// read(2) of at most `length` bytes, retried on EINTR; sets the context's error on failure or EOF.
+static inline ssize_t imago_redis_read(redisContext *c, char *into, size_t length) {
+    for (;;) {
+        ssize_t n = read(c->fd, into, length);
+        if (n > 0) return n;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) imago_redis_fail(c, REDIS_ERR_IO, strerror(errno));
+        else imago_redis_fail(c, REDIS_ERR_EOF, "Server closed the connection");
+        return -1;
+    }
+}
+
+/// Feeds the reader from read(2)s of up to `capacity` bytes into `buffer` until it holds a whole reply.
+static inline int imago_redis_read_reply(redisContext *c, char *buffer, size_t capacity, void **reply) {
+    for (;;) {
+        if (redisReaderGetReply(c->reader, reply) != REDIS_OK)
+            return imago_redis_fail(c, REDIS_ERR_PROTOCOL, c->reader->errstr);
+        if (*reply != NULL) return REDIS_OK;
+        ssize_t n = imago_redis_read(c, buffer, capacity);
+        if (n < 0) return REDIS_ERR;
+        if (redisReaderFeed(c->reader, buffer, (size_t)n) != REDIS_OK)
+            return imago_redis_fail(c, REDIS_ERR_PROTOCOL, c->reader->errstr);
+    }
+}
+
+/// Bulk strings from this size on are read straight into their own buffer.
+#define IMAGO_REDIS_DIRECT_BULK 4096
+
+/// redisGetReply for a blocking context (writes pending commands first, then reads the next reply), with a path
+/// for large values: when the next reply is a bulk string of at least IMAGO_REDIS_DIRECT_BULK bytes, its payload
+/// is read by read(2) straight into one malloc'd buffer returned in `*bulk` (length `*bulk_length`, freed by the
+/// caller) and `*reply` stays NULL. hiredis 0.14 would read it 16 KiB at a time into its reader's buffer, grow
+/// that buffer realloc by realloc, then copy it into the reply: three copies instead of one. A bulk over `limit`
+/// bytes is refused before anything is allocated (REDIS_ERR_PROTOCOL; the connection is then unusable). Other
+/// replies go through hiredis's reader, read `capacity` bytes at a time into `buffer`. Errors are set on the
+/// context as hiredis sets them (REDIS_ERR_IO with strerror's text, REDIS_ERR_EOF, REDIS_ERR_PROTOCOL).
+static inline int imago_redis_get_reply(
+    redisContext *c, char *buffer, size_t capacity, size_t limit, void **reply, char **bulk, size_t *bulk_length) {
+    *reply = NULL;
+    *bulk = NULL;
+    *bulk_length = 0;
+    redisReader *r = c->reader;
+    if (redisReaderGetReply(r, reply) != REDIS_OK) return imago_redis_fail(c, REDIS_ERR_PROTOCOL, r->errstr);
+    if (*reply != NULL) return REDIS_OK;
+    int done = 0;
+    do {
+        if (redisBufferWrite(c, &done) != REDIS_OK) return REDIS_ERR;
+    } while (!done);
+    // Mid-reply or with bytes buffered, the reader goes on as usual.
+    if (r->len > r->pos || r->ridx != -1) return imago_redis_read_reply(c, buffer, capacity, reply);
+    // Read the first line (up to 64 bytes): "$<length>\r\n" for a bulk string.
+    char head[64];
+    size_t got = 0;
+    size_t line = 0;
+    while (line == 0 && got < sizeof(head)) {
+        ssize_t n = imago_redis_read(c, head + got, sizeof(head) - got);
+        if (n < 0) return REDIS_ERR;
+        got += (size_t)n;
+        if (head[0] != '$') break;
+        for (size_t i = 1; i + 1 < got; i++) {
+            if (head[i] == '\r' && head[i + 1] == '\n') {
+                line = i + 2;
+                break;
+            }
+        }
+    }
+    if (line > 0 && line <= 22 && head[1] >= '0' && head[1] <= '9') {
+        unsigned long long length = 0;
+        int digits = 1;
+        for (size_t i = 1; i < line - 2; i++) {
+            if (head[i] < '0' || head[i] > '9') digits = 0;
+            else length = length * 10 + (unsigned long long)(head[i] - '0');
+        }
+        size_t have = got - line;
+        if (digits && length > limit) return imago_redis_fail(c, REDIS_ERR_PROTOCOL, "reply over the size limit");
+        if (digits && length >= IMAGO_REDIS_DIRECT_BULK && length + 2 > have) {
+            size_t total = (size_t)length + 2;  // the payload and its "\r\n"
+            char *out = malloc(total);
+            if (out == NULL) return imago_redis_fail(c, REDIS_ERR_OOM, "Out of memory");
+            memcpy(out, head + line, have);
+            while (have < total) {
+                ssize_t n = imago_redis_read(c, out + have, total - have);
+                if (n < 0) {
+                    free(out);
+                    return REDIS_ERR;
+                }
+                have += (size_t)n;
+            }
+            if (out[length] != '\r' || out[length + 1] != '\n') {
+                free(out);
+                return imago_redis_fail(c, REDIS_ERR_PROTOCOL, "bad bulk string terminator");
+            }
+            *bulk = out;
+            *bulk_length = (size_t)length;
+            return REDIS_OK;
+        }
+    }
+    if (redisReaderFeed(r, head, got) != REDIS_OK) return imago_redis_fail(c, REDIS_ERR_PROTOCOL, r->errstr);
+    return imago_redis_read_reply(c, buffer, capacity, reply);
+}

@@ -38,6 +38,10 @@ extension RedisCache {
         public var breakerBackoff: Duration
         /// The longest back-off. Default 30 s.
         public var breakerMaximumBackoff: Duration
+        /// How long this process's lookup counts (the fleet's hit rate, `imago cache stats --redis`) may wait
+        /// before being sent to Redis; they are also sent every 64 lookups and at ``RedisCache/close()``, never on
+        /// a read's round trip. Default 1 s.
+        public var statisticsInterval: Duration
 
         /// A configuration for `nodes` with every other field at its default.
         public init(nodes: [RedisEndpoint]) {
@@ -54,6 +58,7 @@ extension RedisCache {
             breakerThreshold = 5
             breakerBackoff = .seconds(1)
             breakerMaximumBackoff = .seconds(30)
+            statisticsInterval = .seconds(1)
         }
 
         /// A configuration for the nodes at `urls` (see ``RedisEndpoint/init(url:)``).

@@ -13,16 +13,23 @@ extension RedisCache {
         let token = Self.randomToken()
         let lease = SharedFetchLease(key: key, token: token)
         guard let taken = try? await takeLease(names, token: token, node: node) else { return .fetch(nil) }
-        if taken { return .fetch(lease) }
+        if taken {
+            // The holder before us may have stored the value and released between our miss and our lease: look
+            // once more before fetching (one round trip on a path that is about to go to the origin anyway).
+            if let entry = try? await storedEntry(names, key: key, node: node) {
+                await releaseFetch(lease)
+                counters.withLock { $0.leaseWaitsFilled += 1 }
+                return .filled(entry)
+            }
+            return .fetch(lease)
+        }
         let subscriber = subscribers[nodes.firstIndex { $0 === node } ?? 0]
         subscriber.start()
         let deadline = ContinuousClock.now + configuration.leaseWaitLimit
         while ContinuousClock.now < deadline {
             let wake = subscriber.wake(on: names.channel)
             do throws(SharedCacheError) {
-                let reply = try await node.run(readCommands(names).prefix(1).map { $0 })[0]
-                if let value = reply.data, !value.isEmpty, case .success(let entry) = RedisValue.decode(value, key: key)
-                {
+                if let entry = try await storedEntry(names, key: key, node: node) {
                     subscriber.forget(wake)
                     counters.withLock { $0.leaseWaitsFilled += 1 }
                     return .filled(entry)
@@ -58,6 +65,16 @@ extension RedisCache {
             Data("EVAL".utf8), Data(Self.releaseScript.utf8), Data("2".utf8), names.lease, names.channel,
             Data(lease.token.utf8),
         ])
+    }
+
+    /// The valid entry stored for `key`, if any (no counting, no deletion: the waiting loop's look).
+    private func storedEntry(
+        _ names: RedisKeys, key: String, node: RedisNode
+    ) async throws(SharedCacheError) -> DataCacheEntry? {
+        let reply = try await node.run(readCommand(names))
+        guard let value = reply.data, !value.isEmpty, case .success(let entry) = RedisValue.decode(value, key: key)
+        else { return nil }
+        return entry
     }
 
     /// `SET lease token NX PX duration`: whether this process now holds the lease.
@@ -156,7 +173,8 @@ final class LeaseSubscriber: Sendable {
         while !state.withLock({ $0.isStopped }) {
             do throws(SharedCacheError) {
                 let connection = try RedisConnection.open(
-                    node.endpoint, connectTimeout: connectTimeout, commandTimeout: Duration.zero)
+                    node.endpoint, connectTimeout: connectTimeout, commandTimeout: Duration.zero,
+                    replyLimit: node.replyLimit)
                 let stopped = state.withLock { s -> Bool in
                     if !s.isStopped { s.connection = connection }
                     return s.isStopped

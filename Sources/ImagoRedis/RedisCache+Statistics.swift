@@ -64,11 +64,13 @@ extension RedisCache {
     }
 
     /// Counts the tier's values and bytes (a `SCAN` of the prefix on every node, `STRLEN` of each) and reads the
-    /// fleet's lookup counters. Nodes that do not answer are left out (see ``TierStatistics/reachableNodes``).
+    /// fleet's lookup counters (this process's unsent counts are sent first; other processes send theirs in
+    /// batches of 64, at least once a second while they read, and when closed). Nodes that do not answer are left out (see ``TierStatistics/reachableNodes``).
     public func tierStatistics() async -> TierStatistics {
         var total = TierStatistics()
         let prefix = configuration.keyPrefix
         for node in nodes {
+            await node.flushCounts(statistics: RedisKeys.statistics(prefix: prefix))
             do throws(SharedCacheError) {
                 var cursor = "0"
                 repeat {
@@ -100,5 +102,22 @@ extension RedisCache {
             }
         }
         return total
+    }
+}
+
+extension RedisCache {
+    /// This process's counters and each node's breaker, for `imago serve`'s `/metrics` (nodes named by
+    /// ``RedisEndpoint/description``, which leaves passwords out).
+    public var metrics: SharedCacheMetrics? {
+        let s = counters.withLock { $0 }
+        var metrics = SharedCacheMetrics()
+        metrics.hits = s.hits
+        metrics.misses = s.misses
+        metrics.writes = s.writes
+        metrics.timeouts = s.timeouts
+        metrics.failures = s.failures
+        metrics.skippedWhileOpen = s.skippedWhileOpen
+        metrics.nodes = nodes.map { .init(name: $0.endpoint.description, isBreakerOpen: $0.breaker.isOpen) }
+        return metrics
     }
 }

@@ -55,10 +55,12 @@ public final class RedisCache: SharedDataCaching, Sendable {
         return true
     }()
 
-    /// Stops the lease subscribers and closes idle connections. Later calls reconnect.
+    /// Sends this process's unsent lookup counts (one round trip per node that has some, within the connect and
+    /// command timeouts), stops the lease subscribers and closes idle connections. Later calls reconnect.
     public func close() {
         for subscriber in subscribers { subscriber.stop() }
-        for node in nodes { node.close() }
+        let statistics = RedisKeys.statistics(prefix: configuration.keyPrefix)
+        for node in nodes { node.close(statistics: statistics) }
     }
 
     // MARK: - SharedDataCaching
@@ -67,17 +69,17 @@ public final class RedisCache: SharedDataCaching, Sendable {
     public func entry(for key: String) async throws(SharedCacheError) -> DataCacheEntry? {
         let names = RedisKeys(key, prefix: configuration.keyPrefix)
         let node = node(for: names)
-        let replies: [RedisReply]
+        let reply: RedisReply
         do {
-            replies = try await node.run(readCommands(names))
-            if case .error(let message) = replies[0] { throw SharedCacheError.refused(reason: message) }
+            reply = try await node.run(readCommand(names))
+            if case .error(let message) = reply { throw SharedCacheError.refused(reason: message) }
         } catch let error as SharedCacheError {
             count(error)
             throw error
         } catch {
             throw .unavailable(reason: "\(error)")
         }
-        return await decode(replies[0], key: key, names: names, node: node)
+        return decode(reply, key: key, names: names, node: node)
     }
 
     /// Stores `entry` for `key` with `timeToLive` (default ``Configuration/timeToLive``); a value over
@@ -133,16 +135,13 @@ public final class RedisCache: SharedDataCaching, Sendable {
     }
 
     /// A bounded read: `GETRANGE` of at most the cap plus one byte (so an oversized value is recognised without
-    /// being read whole), and the lookup counter, in one round trip.
-    func readCommands(_ names: RedisKeys) -> [[Data]] {
-        [
-            [Data("GETRANGE".utf8), names.value, Data("0".utf8), Data("\(configuration.maximumValueSize)".utf8)],
-            [Data("HINCRBY".utf8), names.statistics, Data("lookups".utf8), Data("1".utf8)],
-        ]
+    /// being read whole). The fleet's lookup counter is not on this round trip: see ``RedisNode/countLookup``.
+    func readCommand(_ names: RedisKeys) -> [Data] {
+        [Data("GETRANGE".utf8), names.value, Data("0".utf8), Data("\(configuration.maximumValueSize)".utf8)]
     }
 
     /// The entry in a `GETRANGE` reply, counting the outcome; invalid values are deleted in the background.
-    func decode(_ reply: RedisReply, key: String, names: RedisKeys, node: RedisNode) async -> DataCacheEntry? {
+    func decode(_ reply: RedisReply, key: String, names: RedisKeys, node: RedisNode) -> DataCacheEntry? {
         guard let bytes = reply.data, !bytes.isEmpty else {
             noteMiss(names, node: node)
             return nil
@@ -155,20 +154,20 @@ public final class RedisCache: SharedDataCaching, Sendable {
         switch RedisValue.decode(bytes, key: key) {
         case .success(let entry):
             counters.withLock { $0.hits += 1 }
+            node.countLookup(miss: false, statistics: names.statistics)
             return entry
         case .failure:
             counters.withLock { $0.invalidRemoved += 1 }
             noteMiss(names, node: node)
-            Task { _ = try? await node.run([Data("DEL".utf8), names.value]) }
+            node.post([[Data("DEL".utf8), names.value]])
             return nil
         }
     }
 
-    /// Counts a miss here and in Redis (in the background: a miss is followed by a fetch anyway).
+    /// Counts a miss here and, batched, in Redis.
     private func noteMiss(_ names: RedisKeys, node: RedisNode) {
         counters.withLock { $0.misses += 1 }
-        let command = [Data("HINCRBY".utf8), names.statistics, Data("misses".utf8), Data("1".utf8)]
-        Task { _ = try? await node.run(command) }
+        node.countLookup(miss: true, statistics: names.statistics)
     }
 
     func count(_ error: SharedCacheError) {
@@ -198,6 +197,9 @@ struct RedisKeys: Sendable {
         value = Data("\(prefix)v:\(hex)".utf8)
         lease = Data("\(prefix)l:\(hex)".utf8)
         channel = Data("\(prefix)c:\(hex)".utf8)
-        statistics = Data("\(prefix)stats".utf8)
+        statistics = Self.statistics(prefix: prefix)
     }
+
+    /// The hash of the fleet's lookup counters.
+    static func statistics(prefix: String) -> Data { Data("\(prefix)stats".utf8) }
 }

@@ -13,11 +13,19 @@ final class RedisConnection {
     private(set) var isBroken = false
 
     private let commandTimeout: Duration
+    /// The largest bulk string accepted in a reply (refused before it is allocated; the cap plus one for values).
+    private let replyLimit: Int
+    /// Where replies other than large values are read into before hiredis's reader parses them.
+    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RedisConnection.readSize, alignment: 16)
+    /// Bytes asked of each read(2) of a reply that goes through hiredis's reader.
+    static let readSize = 64 * 1024
+    /// The emptied reader buffer kept between replies (larger ones are freed after use).
+    static let keptReaderBuffer = 1024 * 1024
 
     /// Connects within `connectTimeout`, sets `commandTimeout` on the socket, then sends `AUTH` and `SELECT` as the
     /// endpoint asks.
     static func open(
-        _ endpoint: RedisEndpoint, connectTimeout: Duration, commandTimeout: Duration
+        _ endpoint: RedisEndpoint, connectTimeout: Duration, commandTimeout: Duration, replyLimit: Int
     ) throws(SharedCacheError) -> RedisConnection {
         let connectValue = timeval(connectTimeout)
         let made: UnsafeMutablePointer<redisContext>? =
@@ -32,7 +40,8 @@ final class RedisConnection {
             throw error
         }
         // From here the connection owns the context (its deinit frees it, on every path below).
-        let connection = RedisConnection(made, commandTimeout: commandTimeout)
+        let connection = RedisConnection(made, commandTimeout: commandTimeout, replyLimit: replyLimit)
+        imago_redis_keep_reader_buffer(made, keptReaderBuffer)
         guard redisSetTimeout(made, timeval(commandTimeout)) == REDIS_OK else {
             throw .unavailable(reason: "cannot set the command timeout")
         }
@@ -51,12 +60,16 @@ final class RedisConnection {
         return connection
     }
 
-    private init(_ context: UnsafeMutablePointer<redisContext>, commandTimeout: Duration) {
+    private init(_ context: UnsafeMutablePointer<redisContext>, commandTimeout: Duration, replyLimit: Int) {
         self.context = OpaquePointer(context)
         self.commandTimeout = commandTimeout
+        self.replyLimit = replyLimit
     }
 
-    deinit { redisFree(pointer) }
+    deinit {
+        redisFree(pointer)
+        readBuffer.deallocate()
+    }
 
     private var pointer: UnsafeMutablePointer<redisContext> { UnsafeMutablePointer(context) }
 
@@ -82,23 +95,23 @@ final class RedisConnection {
         replies.reserveCapacity(commands.count)
         for _ in commands {
             var raw: UnsafeMutableRawPointer?
-            guard redisGetReply(pointer, &raw) == REDIS_OK, let raw else {
+            var bulk: UnsafeMutablePointer<CChar>?
+            var bulkLength = 0
+            guard getReply(&raw, &bulk, &bulkLength) == REDIS_OK else {
                 isBroken = true
                 throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
             }
-            let reply = raw.assumingMemoryBound(to: redisReply.self)
-            // A bulk string (a value) is handed over without a copy: the Data frees hiredis's reply when it goes.
-            if reply.pointee.type == REDIS_REPLY_STRING, let str = reply.pointee.str, reply.pointee.len > 0 {
-                let owner = ReplyOwner(raw)
-                replies.append(
-                    .string(
-                        Data(
-                            bytesNoCopy: UnsafeMutableRawPointer(str), count: reply.pointee.len,
-                            deallocator: .custom { _, _ in owner.free() })))
+            // A large value was read straight into its own buffer: the Data takes it over without a copy.
+            if let bulk {
+                replies.append(.string(Data(bytesNoCopy: bulk, count: bulkLength, deallocator: .free)))
                 continue
             }
+            guard let raw else {
+                isBroken = true
+                throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
+            }
             defer { freeReplyObject(raw) }
-            replies.append(Self.reply(reply))
+            replies.append(Self.reply(raw.assumingMemoryBound(to: redisReply.self)))
         }
         return replies
     }
@@ -106,12 +119,29 @@ final class RedisConnection {
     /// Reads the next reply (a subscriber's next message); blocks up to the command timeout (none when zero).
     func readReply() throws(SharedCacheError) -> RedisReply {
         var raw: UnsafeMutableRawPointer?
-        guard !isBroken, redisGetReply(pointer, &raw) == REDIS_OK, let raw else {
+        var bulk: UnsafeMutablePointer<CChar>?
+        var bulkLength = 0
+        guard !isBroken, getReply(&raw, &bulk, &bulkLength) == REDIS_OK else {
+            isBroken = true
+            throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
+        }
+        if let bulk { return .string(Data(bytesNoCopy: bulk, count: bulkLength, deallocator: .free)) }
+        guard let raw else {
             isBroken = true
             throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
         }
         defer { freeReplyObject(raw) }
         return Self.reply(raw.assumingMemoryBound(to: redisReply.self))
+    }
+
+    /// Writes the pending commands, then reads the next reply: a hiredis reply object in `raw`, or a large bulk
+    /// string read straight into a malloc'd buffer in `bulk` (see `imago_redis_get_reply` in CHiredis's shim.h).
+    private func getReply(
+        _ raw: inout UnsafeMutableRawPointer?, _ bulk: inout UnsafeMutablePointer<CChar>?, _ bulkLength: inout Int
+    ) -> Int32 {
+        imago_redis_get_reply(
+            pointer, readBuffer.baseAddress!.assumingMemoryBound(to: CChar.self), readBuffer.count, replyLimit, &raw,
+            &bulk, &bulkLength)
     }
 
     /// Wakes a thread blocked reading this connection (the subscriber at shutdown).
@@ -179,11 +209,4 @@ final class RedisConnection {
         let (seconds, attoseconds) = duration.components
         return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
     }
-}
-
-/// Owns one hiredis reply handed to a `Data` without a copy; frees it once, from the `Data`'s deallocator.
-private final class ReplyOwner: @unchecked Sendable {  // safe: the pointer is freed once, by the last owner
-    private let raw: UnsafeMutableRawPointer
-    init(_ raw: UnsafeMutableRawPointer) { self.raw = raw }
-    func free() { freeReplyObject(raw) }
 }

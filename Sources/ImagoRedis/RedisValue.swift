@@ -35,9 +35,26 @@ enum RedisValue {
             case .failure(let corruption): return .failure(.corrupt(corruption.description))
             case .success(let header):
                 guard header.key == key else { return .failure(.otherKey) }
-                let data = value.subdata(in: header.headerLength..<(header.headerLength + header.dataLength))
-                return .success(DataCacheEntry(data: data, metadata: header.metadata))
+                return .success(DataCacheEntry(data: payload(of: value, in: buffer, header), metadata: header.metadata))
             }
         }
     }
+
+    /// The payload of `value` (whose bytes are `buffer`) as its own `Data`. A large one shares `value`'s storage
+    /// instead of being copied (the `Data` keeps `value` alive); a small one is copied (`Data` stores up to 14
+    /// bytes inline, so only a heap storage has a stable address).
+    private static func payload(
+        of value: Data, in buffer: UnsafeRawBufferPointer, _ header: DiskCacheEntryFile.Header
+    ) -> Data {
+        let range = header.headerLength..<(header.headerLength + header.dataLength)
+        guard header.dataLength >= sharedPayloadMinimum, let base = buffer.baseAddress else {
+            return Data(UnsafeRawBufferPointer(rebasing: buffer[range]))
+        }
+        return Data(
+            bytesNoCopy: UnsafeMutableRawPointer(mutating: base + header.headerLength), count: header.dataLength,
+            deallocator: .custom { _, _ in withExtendedLifetime(value) {} })
+    }
+
+    /// Payloads from this size on are handed out without a copy.
+    static let sharedPayloadMinimum = 4096
 }

@@ -121,6 +121,49 @@ struct RedisCacheTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func largeValuesComeBackWholeAcrossSeveralReadsAndReplies() async throws {
+        let server = try RedisServer()
+        let cache = try makeCache([server.url]) { $0.connectionsPerNode = 1 }
+        defer { cache.close() }
+        // Sizes around the 256 KiB read buffer and the 1 MiB kept reader buffer, each read twice on one connection
+        let sizes = [5000, 200 * 1024, 256 * 1024 - 100, 256 * 1024 + 1, 3 * 1024 * 1024 + 7]
+        var stored: [Int: Data] = [:]
+        for size in sizes {
+            let bytes = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ size) })
+            stored[size] = bytes
+            try await cache.store(
+                DataCacheEntry(data: bytes, metadata: DataCacheMetadata()), for: "k\(size)", timeToLive: nil)
+        }
+        for _ in 0..<2 {
+            for size in sizes {
+                let read = try await cache.entry(for: "k\(size)")
+                #expect(read?.data == stored[size])
+            }
+            #expect(try await cache.entry(for: "absent") == nil)
+        }
+        #expect(cache.statistics.hits == 2 * sizes.count)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func lookupCountsAreSentInBatchesAndAtClose() async throws {
+        let server = try RedisServer()
+        let reader = try makeCache([server.url]) { $0.statisticsInterval = .seconds(3600) }
+        try await reader.store(entry("v"), for: "k", timeToLive: nil)
+        for _ in 0..<3 { _ = try await reader.entry(for: "k") }
+        _ = try await reader.entry(for: "absent")
+        // Not on each read's round trip: nothing reached Redis yet (under 64 lookups, within the interval)
+        #expect(try server.cli(["HGET", "imago:stats", "lookups"]) == "")
+        reader.close()
+        // Closing sends them before it returns (a process about to exit keeps them); another process sees them
+        #expect(try server.cli(["HGET", "imago:stats", "lookups"]) == "4")
+        let other = try makeCache([server.url])
+        defer { other.close() }
+        let tier = await other.tierStatistics()
+        #expect(tier.lookups == 4)
+        #expect(tier.misses == 1)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func authenticatesWithThePasswordInTheURL() async throws {
         let server = try RedisServer(tcp: true, password: "pa55")
         let cache = try makeCache([server.url])

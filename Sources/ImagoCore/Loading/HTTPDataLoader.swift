@@ -18,7 +18,7 @@ import Foundation
 ///   `.truncated`, never returned as complete), at most ``Configuration/maximumBodySize`` bytes.
 /// - No HTTP cache and no cookie storage are used: caching belongs to the pipeline's caches.
 ///
-/// The queue, coalescing, validation, retries and events are the ``LoadCoordinator``'s, shared with the libcurl
+/// The queue, coalescing, validation, retries and events are the `LoadCoordinator`'s, shared with the libcurl
 /// loader; this type adds the URLSession transport. Thread-safe. Handlers and observers run on the loader's
 /// delegate thread or the caller's, never under a lock.
 ///
@@ -27,7 +27,7 @@ import Foundation
 /// let response = try await loader.data(for: DataRequest(url: url))
 /// ```
 public final class HTTPDataLoader: DataLoading {
-    /// What makes two requests the same transfer (see ``LoadCoordinator/TransferKey``).
+    /// What makes two requests the same transfer (see `LoadCoordinator.TransferKey`).
     package typealias TransferKey = LoadCoordinator.TransferKey
 
     /// The settings this loader was created with.

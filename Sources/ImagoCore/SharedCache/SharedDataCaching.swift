@@ -37,6 +37,10 @@ public protocol SharedDataCaching: Sendable {
     /// Gives up a lease from ``claimFetch(of:)`` (only if still held), waking processes waiting for `key`. Called
     /// after the value is stored, or after the load failed. Default: nothing.
     func releaseFetch(_ lease: SharedFetchLease) async
+
+    /// The tier's counters and per-node breaker state now, for metrics (`imago serve`'s `/metrics`); `nil` when
+    /// the tier keeps none. Default: `nil`.
+    var metrics: SharedCacheMetrics? { get }
 }
 
 extension SharedDataCaching {
@@ -45,6 +49,9 @@ extension SharedDataCaching {
 
     /// Nothing to release.
     public func releaseFetch(_ lease: SharedFetchLease) async {}
+
+    /// No counters.
+    public var metrics: SharedCacheMetrics? { nil }
 }
 
 /// What ``SharedDataCaching/claimFetch(of:)`` says to do after a miss.

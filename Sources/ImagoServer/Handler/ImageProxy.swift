@@ -31,7 +31,8 @@ public final class ImageProxy: Sendable {
         self.configuration = configuration
         cacheControl = "public, max-age=\(Int(configuration.maxAge.timeInterval))"
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
-        let metrics = ServerMetrics(queueLength: { limiter.queueLength })
+        let shared = configuration.sharedCache
+        let metrics = ServerMetrics(queueLength: { limiter.queueLength }, sharedTier: { shared?.metrics })
         self.limiter = limiter
         self.metrics = metrics
         encodeQueue = WorkQueue(

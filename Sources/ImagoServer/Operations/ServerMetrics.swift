@@ -38,10 +38,16 @@ public final class ServerMetrics: Sendable {
     private let otherStatuses = Locked<[Int: Int]>([:])
     /// Reads the render queue's length when the text is made.
     let queueLength: @Sendable () -> Int
+    /// Reads the shared tier's counters and breakers when the text is made (`nil`: no shared tier).
+    let sharedTier: @Sendable () -> SharedCacheMetrics?
 
-    init(queueLength: @escaping @Sendable () -> Int) {
+    init(
+        queueLength: @escaping @Sendable () -> Int,
+        sharedTier: @escaping @Sendable () -> SharedCacheMetrics? = { nil }
+    ) {
         self.queueLength = queueLength
         counters = AtomicCounters(count: Slot.count)
+        self.sharedTier = sharedTier
     }
 
     /// Where each counter lives in `counters`.
@@ -129,7 +135,44 @@ public final class ServerMetrics: Sendable {
         out += "imago_serve_requests_in_flight \(counters[Slot.inFlight])\n"
         family("imago_serve_queue_length", "gauge", "Renders waiting for a worker.")
         out += "imago_serve_queue_length \(queueLength())\n"
+        if let shared = sharedTier() { out += Self.sharedTierText(shared) }
         return out
+    }
+
+    /// The shared tier's families (present only with a shared tier, `--redis`).
+    static func sharedTierText(_ m: SharedCacheMetrics) -> String {
+        let families: [(name: String, type: String, help: String, samples: [(labels: String, value: Int)])] = [
+            ("hits_total", "counter", "Shared tier (Redis) reads that found a value.", [("", m.hits)]),
+            ("misses_total", "counter", "Shared tier reads that found nothing usable.", [("", m.misses)]),
+            ("writes_total", "counter", "Values written to the shared tier.", [("", m.writes)]),
+            (
+                "errors_total", "counter",
+                "Shared tier calls that failed, by kind: timeout, failure (refused, reset, error reply), "
+                    + "circuit_open (skipped while a breaker was open).",
+                [
+                    ("{kind=\"timeout\"}", m.timeouts), ("{kind=\"failure\"}", m.failures),
+                    ("{kind=\"circuit_open\"}", m.skippedWhileOpen),
+                ]
+            ),
+            (
+                "breaker_open", "gauge",
+                "1 while a shared tier node's circuit breaker is open (its calls skipped), else 0.",
+                m.nodes.map { ("{node=\"\(labelValue($0.name))\"}", $0.isBreakerOpen ? 1 : 0) }
+            ),
+        ]
+        var out = ""
+        for family in families {
+            let name = "imago_serve_shared_cache_" + family.name
+            out += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.type)\n"
+            for sample in family.samples { out += "\(name)\(sample.labels) \(sample.value)\n" }
+        }
+        return out
+    }
+
+    /// `text` escaped for a Prometheus label value (backslash, double quote, line feed).
+    static func labelValue(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 }
 

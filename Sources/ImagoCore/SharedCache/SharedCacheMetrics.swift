@@ -1,0 +1,35 @@
+/// A shared tier's counters since it was made and its nodes' circuit breakers now (see
+/// ``SharedDataCaching/metrics``), as `imago serve` exports them at `/metrics`.
+public struct SharedCacheMetrics: Sendable, Hashable {
+    /// Reads that found a valid value. Default 0.
+    public var hits = 0
+    /// Reads that found nothing usable (absent, oversized or invalid). Default 0.
+    public var misses = 0
+    /// Values written. Default 0.
+    public var writes = 0
+    /// Calls that timed out. Default 0.
+    public var timeouts = 0
+    /// Calls that failed otherwise: refused connections, resets, error replies. Default 0.
+    public var failures = 0
+    /// Calls not made because a node's circuit breaker was open. Default 0.
+    public var skippedWhileOpen = 0
+    /// Every node of the tier and whether its breaker is open now. Default empty.
+    public var nodes: [Node] = []
+
+    /// One node of the tier.
+    public struct Node: Sendable, Hashable {
+        /// How the node is named in metrics (its address, never its password).
+        public var name: String
+        /// Whether its circuit breaker is open (calls skipped until a probe succeeds).
+        public var isBreakerOpen: Bool
+
+        /// A node's state.
+        public init(name: String, isBreakerOpen: Bool) {
+            self.name = name
+            self.isBreakerOpen = isBreakerOpen
+        }
+    }
+
+    /// Zeroed counters and no nodes.
+    public init() {}
+}
