@@ -48,7 +48,7 @@ enum ServeCommand {
                 help: "Renders (fetch to encode) in progress at once (default: 4 x the number of cores)."),
             OptionSpec(
                 "--threads", value: "N",
-                help: "libmicrohttpd polling threads (default: the number of cores)."),
+                help: "libmicrohttpd polling threads (default 1; a pool was seen to stall, see RELIABILITY.md)."),
             OptionSpec("--queue", value: "N", help: "Renders waiting before new ones get 503 (default 256)."),
             OptionSpec(
                 "--cache-dir", value: "DIR",
@@ -79,7 +79,7 @@ enum ServeCommand {
         var maxAge = 31_536_000
         var workers = 4 * ProcessInfo.processInfo.activeProcessorCount
         var queueLimit = 256
-        var threads = ProcessInfo.processInfo.activeProcessorCount
+        var threads = 1
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         var pixelLimit = 50_000_000

@@ -62,14 +62,15 @@ public final class MicroHTTPServer: @unchecked Sendable {
     ///   - connectionLimit: the most connections open at once (default 1024).
     ///   - connectionTimeout: seconds an idle connection stays open (default 30).
     ///   - threads: libmicrohttpd's polling threads, each with its own epoll set, sharing the listening socket
-    ///     (default: the number of active processors).
+    ///     (default 1: with a pool, some resumed connections were seen to stall until the client gave up;
+    ///     RELIABILITY.md records it).
     ///   - immediate: answers a request on the polling thread when it can do so without waiting (no I/O, no
     ///     lock held for long), else returns `nil` and `handler` answers it. Default `nil` (always `handler`).
     ///   - handler: answers each request; runs on the Swift concurrency pool.
     /// - Throws: ``Error``.
     public init(
         host: String, port: UInt16, connectionLimit: Int = 1024, connectionTimeout: Int = 30,
-        threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        threads: Int = 1,
         immediate: (@Sendable (ServerRequest) -> ServerResponse?)? = nil,
         handler: @escaping @Sendable (ServerRequest) async -> ServerResponse
     ) throws {
