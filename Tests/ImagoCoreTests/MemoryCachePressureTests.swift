@@ -34,14 +34,21 @@ import Testing
         #expect(cache.invariantViolations() == [])
     }
 
-    @Test func simulatedPressureTrimsSynchronously() throws {
-        let monitor = MemoryPressureMonitor(source: FakePressureSource(), interval: .seconds(3600))
+    @Test func simulatedPressureTrimsSynchronously() async throws {
+        // The cache's subscription starts the monitor's polling thread, whose first sample (the fake source's
+        // level) could otherwise land after the simulated warning and reset the level to normal; the source
+        // reports what is simulated, and the test starts once that first sample was taken.
+        let source = FakePressureSource()
+        let monitor = MemoryPressureMonitor(source: source, interval: .seconds(3600))
         defer { monitor.stop() }
         let cache = try filledCache(monitor: monitor)
+        #expect(await ImagoTesting.eventually { source.sampleCount >= 1 })
+        source.level = .warning
         monitor.simulate(.warning)
         #expect(cache.totalCost == 500)
         monitor.simulate(.warning)  // same level: not told again
         #expect(cache.totalCost == 500)
+        source.level = .critical
         monitor.simulate(.critical)
         #expect(cache.count == 0)
     }
