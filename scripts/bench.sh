@@ -82,10 +82,15 @@ if [ "${1:-}" = "fetch-cli" ]; then
   exit 0
 fi
 
-swift build -c release -j 2 --product imago-bench
+# IMAGO_BENCH_BIN=path runs another build's imago-bench against the same data and peers (before/after tables).
+BENCH_BIN=${IMAGO_BENCH_BIN:-}
+if [ -z "$BENCH_BIN" ]; then
+  swift build -c release -j 2 --product imago-bench
+  BENCH_BIN="$(swift build -c release --show-bin-path)/imago-bench"
+fi
 export IMAGO_BENCH_BASE_URL="http://127.0.0.1:$PORT"
 export IMAGO_BENCH_DATA="$DATA"
 export IMAGO_BENCH_PYTHON="$VENV/bin/python"
 export IMAGO_BENCH_PEER="$ROOT/bench/peer.py"
 export IMAGO_CORPUS="$CORPUS"
-"$(swift build -c release --show-bin-path)/imago-bench" "$@"
+"$BENCH_BIN" "$@"

@@ -114,7 +114,7 @@ public struct DecodingOptions: Sendable, Hashable {
 
     /// Throws ``CodecError/animationTooMuchWork(limit:)`` when compositing `frames` frames on a `canvas`-sized
     /// canvas exceeds ``animationWorkLimit``.
-    public func checkAnimationWork(frames: Int, canvas: PixelSize) throws {
+    public func checkAnimationWork(frames: Int, canvas: PixelSize) throws(CodecError) {
         let (pixels, overflow1) = canvas.width.multipliedReportingOverflow(by: canvas.height)
         let (work, overflow2) = pixels.multipliedReportingOverflow(by: max(0, frames))
         guard !overflow1, !overflow2, work <= animationWorkLimit else {
@@ -124,7 +124,7 @@ public struct DecodingOptions: Sendable, Hashable {
 
     /// Throws ``CodecError/tooManyPixels(width:height:limit:)`` when `width × height` exceeds ``pixelLimit``,
     /// and ``CodecError/corrupt(format:reason:)`` for a zero or negative dimension.
-    public func checkDimensions(width: Int, height: Int, format: ImageFormat) throws {
+    public func checkDimensions(width: Int, height: Int, format: ImageFormat) throws(CodecError) {
         guard width > 0, height > 0 else {
             throw CodecError.corrupt(format: format, reason: "invalid dimensions \(width)x\(height)")
         }

@@ -62,7 +62,9 @@ public struct PixelBuffer: Sendable, Hashable {
     /// A buffer filled with zeros (transparent black for `rgba8`).
     ///
     /// Throws ``PixelBuffer/Error/invalidDimensions(width:height:)`` for a zero, negative or overflowing size.
-    public init(width: Int, height: Int, format: PixelFormat = .rgba8, alphaMode: AlphaMode = .straight) throws {
+    public init(
+        width: Int, height: Int, format: PixelFormat = .rgba8, alphaMode: AlphaMode = .straight
+    ) throws(PixelBuffer.Error) {
         let count = try Self.checkedByteCount(width: width, height: height, format: format)
         self.init(
             uncheckedWidth: width, height: height, format: format, alphaMode: alphaMode,
@@ -73,7 +75,7 @@ public struct PixelBuffer: Sendable, Hashable {
     public init(
         width: Int, height: Int, format: PixelFormat = .rgba8, alphaMode: AlphaMode = .straight, bytes: [UInt8]
     )
-        throws
+        throws(PixelBuffer.Error)
     {
         let count = try Self.checkedByteCount(width: width, height: height, format: format)
         guard bytes.count == count else { throw Error.byteCountMismatch(expected: count, actual: bytes.count) }
@@ -120,7 +122,7 @@ public struct PixelBuffer: Sendable, Hashable {
     }
 
     /// The byte count of a `width × height` buffer, or a thrown error when it is empty or would overflow.
-    public static func checkedByteCount(width: Int, height: Int, format: PixelFormat) throws -> Int {
+    public static func checkedByteCount(width: Int, height: Int, format: PixelFormat) throws(PixelBuffer.Error) -> Int {
         guard width > 0, height > 0 else { throw Error.invalidDimensions(width: width, height: height) }
         let (pixels, o1) = width.multipliedReportingOverflow(by: height)
         let (count, o2) = pixels.multipliedReportingOverflow(by: format.bytesPerPixel)

@@ -53,25 +53,30 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
     /// The source's key: the URL after the key policy (see ``ImageRequest/sourceKey``), or the source's id.
     public let source: String
     /// What was done to the decoded image.
-    public let variant: Variant
+    public var variant: Variant { variantBox?.variant ?? Variant() }
     /// The hash, computed once (seeded per process: never persist it).
     public let precomputedHash: Int
+    // A non-empty variant, behind one reference; `nil` for the image as decoded (most keys). The key stays three
+    // words, as cheap to copy, store and compare as the plain string key was, and a source-only key never
+    // compares variants.
+    private let variantBox: VariantBox?
 
     /// The key of the image of `source` as decoded at full size (no variant).
     public init(_ source: String) {
         self.source = source
-        self.variant = Variant()
+        self.variantBox = nil
         self.precomputedHash = Self.hash(source)
     }
 
     /// The key of `variant` of the image of `source`.
     public init(source: String, variant: Variant) {
         self.source = source
-        self.variant = variant
         let sourceHash = Self.hash(source)
         if variant.isEmpty {
+            self.variantBox = nil
             self.precomputedHash = sourceHash
         } else {
+            self.variantBox = VariantBox(variant)
             var hasher = Hasher()
             hasher.combine(sourceHash)
             hasher.combine(variant)
@@ -82,8 +87,14 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
     /// Equal when the sources have the same UTF-8 bytes and the variants are equal (the hashes are compared
     /// first, as a fast reject).
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.precomputedHash == rhs.precomputedHash && Self.bytesEqual(lhs.source, rhs.source)
-            && lhs.variant == rhs.variant
+        guard lhs.precomputedHash == rhs.precomputedHash, Self.bytesEqual(lhs.source, rhs.source) else {
+            return false
+        }
+        switch (lhs.variantBox, rhs.variantBox) {
+        case (nil, nil): return true
+        case (let a?, let b?): return a === b || a.variant == b.variant
+        default: return false
+        }
     }
 
     /// Feeds the precomputed hash only.
@@ -158,5 +169,10 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
         }
         if let contiguous, let equal = contiguous { return equal }
         return a.utf8.elementsEqual(b.utf8)
+    }
+
+    private final class VariantBox: Sendable {
+        let variant: Variant
+        init(_ variant: Variant) { self.variant = variant }
     }
 }
