@@ -84,18 +84,9 @@ public final class RedisServer: Sendable {
     /// Runs `redis-cli` against the server with `arguments`; returns its standard output.
     @discardableResult
     public func cli(_ arguments: [String]) throws -> String {
-        let cli = Process()
-        cli.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
         var args: [String] = socketPath.map { ["-s", $0] } ?? ["-h", "127.0.0.1", "-p", "\(port ?? 0)"]
         if let password { args += ["-a", password, "--no-auth-warning"] }
-        cli.arguments = args + arguments
-        let pipe = Pipe()
-        cli.standardOutput = pipe
-        cli.standardError = FileHandle.nullDevice
-        try cli.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        cli.waitUntilExit()
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return try ImagoTesting.run("/usr/bin/redis-cli", args + arguments, standardError: .nullDevice).trimmedOutput
     }
 
     private func start() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoTesting
 
 #if canImport(Glibc)
     import Glibc
@@ -79,16 +80,8 @@ func selfExecutable() -> String {
 
 /// Runs `executable` with `arguments` to completion (stderr passed through) and returns its exit status and stdout.
 func runProcess(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let stdout = Pipe()
-    process.standardOutput = stdout
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let result = try ImagoTesting.run(executable, arguments)
+    return (result.status, result.output)
 }
 
 /// Runs a child that prints one JSON object of numbers on its last line and returns it.

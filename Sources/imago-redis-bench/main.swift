@@ -67,16 +67,7 @@ func runChild(_ args: [String]) async -> Int32 {
 }
 
 func run(_ executable: String, _ args: [String]) throws -> String {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: executable)
-    p.arguments = args
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = FileHandle.standardError
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    try ImagoTesting.run(executable, args).trimmedOutput
 }
 
 func scratch(_ name: String) -> URL {
