@@ -8,7 +8,9 @@ import ImagoTesting
 /// Not a comparison: a soak of the whole pipeline (`imago-bench soak`, IMAGO_SOAK_REQUESTS requests, default
 /// 50,000) against a loopback server, over 3,000 URLs of real PNG and JPEG bytes, with a 4 MB memory cache, a 2 MB
 /// disk cache, 32 requests in flight and 10 % of them cancelled at a random moment. Prints RSS after warm-up (the
-/// first 10 %) and at the end, open file descriptors before and after, and whether the limits held.
+/// first 10 %) and at the end, open file descriptors before and after, and whether the limits held; and, to tell
+/// objects kept alive from memory malloc keeps after they are freed, glibc's heap in use, arena bytes and free
+/// bytes inside the arenas at every tenth, and RSS after `malloc_trim(0)` at the end.
 enum SoakBench {
     static func run() throws {
         let total = Int(ProcessInfo.processInfo.environment["IMAGO_SOAK_REQUESTS"] ?? "") ?? 50_000
