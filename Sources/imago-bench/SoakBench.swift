@@ -8,7 +8,9 @@ import ImagoTesting
 /// Not a comparison: a soak of the whole pipeline (`imago-bench soak`, IMAGO_SOAK_REQUESTS requests, default
 /// 50,000) against a loopback server, over 3,000 URLs of real PNG and JPEG bytes, with a 4 MB memory cache, a 2 MB
 /// disk cache, 32 requests in flight and 10 % of them cancelled at a random moment. Prints RSS after warm-up (the
-/// first 10 %) and at the end, open file descriptors before and after, and whether the limits held.
+/// first 10 %) and at the end, open file descriptors before and after, and whether the limits held; and, to tell
+/// objects kept alive from memory malloc keeps after they are freed, glibc's heap in use, arena bytes and free
+/// bytes inside the arenas at every tenth, and RSS after `malloc_trim(0)` at the end.
 enum SoakBench {
     static func run() throws {
         let total = Int(ProcessInfo.processInfo.environment["IMAGO_SOAK_REQUESTS"] ?? "") ?? 50_000
@@ -51,6 +53,7 @@ enum SoakBench {
         let outcome = Locked((ok: 0, cancelled: 0, failed: 0))
         var done = 0
         var samples: [String] = []
+        var arenaSamples: [String] = []
         while done < total {
             let batch = min(1_000, total - done)
             try PipelineBench.blocking { [urls] in
@@ -94,6 +97,8 @@ enum SoakBench {
             if done % max(1, total / 10) < batch {
                 samples.append(
                     "\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)/\(openFileDescriptors())fd")
+                arenaSamples.append(
+                    "\(done / 1000)k:\(imago_bench_arena_bytes() >> 20)/\(imago_bench_arena_free_bytes() >> 20)")
             }
         }
         let elapsed = Date().timeIntervalSince(start)
@@ -102,6 +107,11 @@ enum SoakBench {
         disk.close()
         Thread.sleep(forTimeInterval: 1)
         let fdsAfter = openFileDescriptors()
+        // What of the end's RSS is memory malloc keeps free (fragmentation) rather than objects alive: the heap in
+        // use, then RSS after `malloc_trim(0)` hands the arenas' free pages back.
+        let (heapEnd, rssBeforeTrim) = (heapInUseKiB(), residentKiB())
+        _ = imago_bench_malloc_trim()
+        let rssTrimmed = residentKiB()
         let counts = outcome.withLock { $0 }
         print(
             """
@@ -111,6 +121,9 @@ enum SoakBench {
             peak \(peakKiB()) KiB
             soak: RSS after 10,000 requests \(rssAfter10k) KiB, growth since \(rssEnd - rssAfter10k) KiB
             soak: RSS / malloc heap in use (MiB) / open fds, by requests done: \(samples.joined(separator: " "))
+            soak: arena bytes / free inside the arenas (MiB), by requests done: \(arenaSamples.joined(separator: " "))
+            soak: after the caches closed: heap in use \(heapEnd) KiB, RSS \(rssBeforeTrim) KiB; after malloc_trim(0) \
+            RSS \(rssTrimmed) KiB (\(rssTrimmed - rssAfter10k) KiB since 10,000 requests)
             soak: open fds before \(fdsBefore), after \(fdsAfter)
             soak: memory cache max cost \(maxMemoryCost) of \(memoryLimit); disk max \(maxDiskBytes) of \(diskLimit) bytes
             soak: server requests \(server.statistics.requestCounts.values.reduce(0, +)), pipeline network loads \

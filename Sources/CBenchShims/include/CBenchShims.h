@@ -12,4 +12,22 @@ static inline size_t imago_bench_heap_in_use(void) {
     return info.uordblks + info.hblkhd;
 }
 
+/// Bytes glibc's arenas hold from the kernel (main heap and thread arenas, not mmapped blocks), in use or free.
+static inline size_t imago_bench_arena_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.arena;
+}
+
+/// Free bytes inside the arenas: memory malloc keeps for reuse without returning it (fragmentation when RSS
+/// grows but the heap in use does not).
+static inline size_t imago_bench_arena_free_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.fordblks;
+}
+
+/// `malloc_trim(0)`: returns the free pages of every arena to the kernel; 1 when some memory was released.
+static inline int imago_bench_malloc_trim(void) {
+    return malloc_trim(0);
+}
+
 #endif
