@@ -1,0 +1,110 @@
+import CColorKernel
+import CLCMS2
+import Foundation
+import ImagoCore
+import Testing
+
+@testable import ImagoCodecs
+
+/// The vector kernel (`CColorKernel`, AVX-512 VBMI + FP16) against lcms2 and against the scalar table path, over
+/// every 8-bit colour. Runs where the CPU has the kernel (CI's Sapphire Rapids machines do); elsewhere the scalar
+/// path is all there is, and `MatrixShaperTransformTests` covers it.
+@Suite(.enabled(if: cimago_color_kernel_available() != 0, "this CPU has no AVX-512 VBMI + FP16"))
+struct ColorKernelTests {
+    /// The fast transform of the profile embedded in the corpus file at `path`, relative colorimetric.
+    static func transform(_ path: String) throws -> (LCMSTransform, MatrixShaperTransform) {
+        var keep = DecodingOptions()
+        keep.colorPolicy = .keep
+        let data = try #require(try JPEGDecoder().decode(corpusData(path), options: keep).colorProfile?.data)
+        let profile = try #require(LCMSProfile.open(data))
+        let transform = try #require(
+            LCMSTransform.make(
+                from: profile, layout: .rgba, intent: .relativeColorimetric, blackPointCompensation: false))
+        return (transform, try #require(transform.fast))
+    }
+
+    /// All 2^24 colours, alpha varied.
+    static func everyColour() -> [UInt8] {
+        var pixels = [UInt8](repeating: 0, count: 4 << 24)
+        pixels.withUnsafeMutableBufferPointer { p in
+            for i in 0..<(1 << 24) {
+                p[4 * i] = UInt8(truncatingIfNeeded: i)
+                p[4 * i + 1] = UInt8(truncatingIfNeeded: i >> 8)
+                p[4 * i + 2] = UInt8(truncatingIfNeeded: i >> 16)
+                p[4 * i + 3] = UInt8(truncatingIfNeeded: i &* 7)
+            }
+        }
+        return pixels
+    }
+
+    /// The worst and mean difference over the colour channels, and whether every alpha byte is `input`'s.
+    static func compare(_ a: [UInt8], _ b: [UInt8], input: [UInt8]) -> (worst: Int, mean: Double, alphaKept: Bool) {
+        var worst = 0
+        var total = 0
+        var alphaKept = true
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                input.withUnsafeBufferPointer { input in
+                    for i in stride(from: 0, to: a.count, by: 4) {
+                        for c in 0..<3 {
+                            let d = abs(Int(a[i + c]) - Int(b[i + c]))
+                            worst = max(worst, d)
+                            total += d
+                        }
+                        if a[i + 3] != input[i + 3] { alphaKept = false }
+                    }
+                }
+            }
+        }
+        return (worst, Double(total) / Double(a.count / 4 * 3), alphaKept)
+    }
+
+    @Test(
+        .timeLimit(.minutes(1)),
+        arguments: ["icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg"])
+    func everyColourIsWithinOneLevelOfLCMS2AndOfTheTablePath(_ path: String) throws {
+        let (transform, fast) = try Self.transform(path)
+        #expect(fast.kernel != nil, "\(path) should take the vector kernel")
+        let input = Self.everyColour()
+        var viaKernel = input
+        viaKernel.withUnsafeMutableBytes { fast.convert($0) }
+        var viaTables = input
+        viaTables.withUnsafeMutableBytes { fast.convertWithTables($0) }
+        var viaLCMS = [UInt8](repeating: 0, count: input.count)
+        input.withUnsafeBytes { source in
+            viaLCMS.withUnsafeMutableBytes { output in
+                cmsDoTransform(
+                    transform.handle, source.baseAddress, output.baseAddress, cmsUInt32Number(input.count / 4))
+            }
+        }
+        let lcms = Self.compare(viaKernel, viaLCMS, input: input)
+        let tables = Self.compare(viaKernel, viaTables, input: input)
+        print("\(path): vector kernel vs lcms2 worst \(lcms.worst), mean \(lcms.mean); vs tables \(tables.worst)")
+        #expect(lcms.worst <= 1)
+        #expect(lcms.mean < 0.05)
+        #expect(lcms.alphaKept)
+        #expect(tables.worst <= 1)
+        #expect(tables.mean < 0.1)
+    }
+
+    /// Counts that are not a multiple of the kernel's 64-pixel block: the tail goes through a scratch block and
+    /// gives the same pixels as a long run; the bytes after the last pixel are not touched.
+    @Test(arguments: [1, 2, 63, 64, 65, 127, 130, 1000])
+    func shortAndRaggedRunsMatchALongRun(_ count: Int) throws {
+        let (_, fast) = try Self.transform("icc/gen-kodim03-displayp3-v4.jpg")
+        var long = (0..<(4 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ ($0 >> 5)) }
+        var short = long
+        long.withUnsafeMutableBytes { fast.convert($0) }
+        short.withUnsafeMutableBytes { fast.convert(UnsafeMutableRawBufferPointer(rebasing: $0[0..<(4 * count)])) }
+        #expect(short[0..<(4 * count)] == long[0..<(4 * count)])
+        let untouched = (0..<(4 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ ($0 >> 5)) }
+        #expect(short[(4 * count)...] == untouched[(4 * count)...])
+    }
+
+    /// ProPhoto's matrix is far from the identity (entries about 1): half floats would lose up to 2 levels near
+    /// black, so it keeps the scalar tables.
+    @Test func proPhotoKeepsTheTablePath() throws {
+        let (_, fast) = try Self.transform("icc/gen-kodim07-prophoto-v4.jpg")
+        #expect(fast.kernel == nil)
+    }
+}
