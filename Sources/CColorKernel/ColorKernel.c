@@ -54,9 +54,21 @@ int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves
         && memcmp(tables->linear_low[0], tables->linear_low[2], 256) == 0
         && memcmp(tables->linear_high[0], tables->linear_high[1], 256) == 0
         && memcmp(tables->linear_high[0], tables->linear_high[2], 256) == 0;
+    float largest = 0;
+    for (int c = 0; c < 3; c++) {
+        for (int i = 0; i < 256; i++) largest = curves[c * 256 + i] > largest ? curves[c * 256 + i] : largest;
+    }
+    tables->clamps_top = 0;
     for (int i = 0; i < 9; i++) {
         if (!(matrix[i] >= -16 && matrix[i] <= 16)) return 0;
         tables->matrix[i] = half_bits(matrix[i] - (i % 4 == 0 ? 1 : 0));  // D = matrix − identity
+    }
+    // Linear sRGB below 2 falls in segments 60…63 (the value 1.0, i.e. level 255) without a clamp; a larger
+    // value would wrap around the 64 segments, so the kernel clamps when a row's positive entries can reach 1.9.
+    for (int r = 0; r < 3; r++) {
+        double reach = 0;
+        for (int j = 0; j < 3; j++) reach += matrix[3 * r + j] > 0 ? matrix[3 * r + j] * largest : 0;
+        if (reach > 1.9) tables->clamps_top = 1;
     }
     // Segment i holds the half floats whose bits are i·256 … i·256 + 255: four an octave, [0, 1) in 60 segments
     // (the subnormals are segment 0, where the curve is linear); 60…63 hold 1.0, the clamped top.
@@ -121,10 +133,11 @@ typedef struct {
 } encode_tables;
 
 /// 32 linear sRGB values → sRGB levels − 128 as 16-bit integers.
-CIMAGO_KERNEL_TARGET __m512i encode(__m512h x, const encode_tables *t) {
+CIMAGO_KERNEL_TARGET __m512i encode(__m512h x, const encode_tables *t, int clamps_top) {
     __m512i bits = _mm512_castph_si512(x);
     // Negative values (sign bit set) are negative as integers; 0x3C00 is 1.0.
-    bits = _mm512_min_epi16(_mm512_max_epi16(bits, _mm512_setzero_si512()), _mm512_set1_epi16(0x3C00));
+    bits = _mm512_max_epi16(bits, _mm512_setzero_si512());
+    if (clamps_top) bits = _mm512_min_epi16(bits, _mm512_set1_epi16(0x3C00));
     __m512i segment = _mm512_srli_epi16(bits, 8);
     // u = 1 + (low 8 bits)/256: the half float with exponent 0 and those bits on top of its mantissa.
     __m512h u = _mm512_castsi512_ph(
@@ -144,7 +157,7 @@ typedef struct {
     __m512i split_rg, split_ba, join_rg_first, join_rg_second, join[4];
 } kernel_state;
 
-CIMAGO_KERNEL_TARGET void convert_block(const kernel_state *s, uint8_t *p, int same_curves) {
+CIMAGO_KERNEL_TARGET void convert_block(const kernel_state *s, uint8_t *p, int same_curves, int clamps_top) {
     __m512i in[4];
     for (int k = 0; k < 4; k++) in[k] = _mm512_loadu_si512(p + 64 * k);
     // Planes of 64 reds, greens, blues.
@@ -173,7 +186,7 @@ CIMAGO_KERNEL_TARGET void convert_block(const kernel_state *s, uint8_t *p, int s
             __m512h x = _mm512_fmadd_ph(linear[j1][h], s->m[3 * c + j1], linear[c][h]);
             x = _mm512_fmadd_ph(linear[j2][h], s->m[3 * c + j2], x);
             x = _mm512_fmadd_ph(linear[c][h], s->m[3 * c + c], x);
-            half[h] = encode(x, &s->encode);
+            half[h] = encode(x, &s->encode, clamps_top);
         }
         // −128…127 → bytes, back in plane order (packs undoes unpack lane by lane), then + 128.
         out[c] = _mm512_xor_si512(_mm512_packs_epi16(half[0], half[1]), _mm512_set1_epi8((char)0x80));
@@ -235,22 +248,22 @@ static void convert_avx512(const cimago_color_tables *tables, uint8_t *rgba, siz
     // Prefetching 8 KB ahead overlaps the memory stream with the arithmetic when the pixels are not in cache
     // (a whole decoded image): 12 MP took 0.65 instead of 1.0 ns a pixel. A prefetch never faults, past the end
     // included.
-    if (tables->same_curves) {
+    if (tables->same_curves && !tables->clamps_top) {
         for (size_t b = 0; b < blocks; b++) {
             for (int q = 0; q < 4; q++) _mm_prefetch((const char *)rgba + 256 * b + 8192 + 64 * q, _MM_HINT_T0);
-            convert_block(&s, rgba + 256 * b, 1);
+            convert_block(&s, rgba + 256 * b, 1, 0);
         }
     } else {
         for (size_t b = 0; b < blocks; b++) {
             for (int q = 0; q < 4; q++) _mm_prefetch((const char *)rgba + 256 * b + 8192 + 64 * q, _MM_HINT_T0);
-            convert_block(&s, rgba + 256 * b, 0);
+            convert_block(&s, rgba + 256 * b, tables->same_curves, 1);
         }
     }
     size_t rest = count - 64 * blocks;
     if (rest) {
         uint8_t tail[256] = {0};
         memcpy(tail, rgba + 256 * blocks, 4 * rest);
-        convert_block(&s, tail, tables->same_curves);
+        convert_block(&s, tail, tables->same_curves, 1);
         memcpy(rgba + 256 * blocks, tail, 4 * rest);
     }
 }

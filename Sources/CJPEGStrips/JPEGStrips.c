@@ -61,17 +61,14 @@ int cimago_jpeg_decode_converting(
         JDIMENSION first = cinfo.output_scanline;
         JDIMENSION count = cinfo.output_height - first < strip_rows ? cinfo.output_height - first : strip_rows;
         for (JDIMENSION i = 0; i < count; i++) rows[i] = out + (first + i) * pitch;
-        JDIMENSION read = 0;
-        while (read < count) {
-            JDIMENSION got = jpeg_read_scanlines(&cinfo, rows + read, count - read);
-            if (got == 0) break;  // suspension cannot happen with a memory source; be safe anyway
-            read += got;
-        }
-        if (read < count || errors.warned) {
+        // libjpeg hands back one or two rows a call (one iMCU row's upsampled output): they are converted at
+        // once, while still in the L1 cache.
+        JDIMENSION got = jpeg_read_scanlines(&cinfo, rows, count);
+        if (got == 0 || errors.warned) {  // suspension cannot happen with a memory source; be safe anyway
             jpeg_destroy_decompress(&cinfo);
             return errors.warned ? 2 : -1;
         }
-        cimago_color_kernel_convert(tables, out + first * pitch, (size_t)count * (size_t)width);
+        cimago_color_kernel_convert(tables, out + first * pitch, (size_t)got * (size_t)width);
     }
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);

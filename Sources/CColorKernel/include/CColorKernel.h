@@ -23,6 +23,9 @@ typedef struct cimago_color_tables {
     uint16_t encode[3][64];
     /// 1 when the three channels share one curve (one set of linearisation tables stays in registers).
     int32_t same_curves;
+    /// 1 when a row of the matrix can reach 1.9 (the kernel then clamps values above 1; below 2 the top segments
+    /// give level 255 by themselves).
+    int32_t clamps_top;
 } cimago_color_tables;
 
 /// 1 when this CPU runs the vector kernel (x86-64 with AVX-512 F/BW/VBMI and AVX-512 FP16); 0 otherwise (the
