@@ -7,8 +7,8 @@
 #include "CColorKernel.h"
 
 /// Decodes the baseline JPEG `data` (YCbCr, RGB or gray colour space) into RGBA8 rows at `out` (`width` × `height`,
-/// tightly packed) with libjpeg's scanline API and converts the rows of each `jpeg_read_scanlines` call (one or
-/// two) with the colour kernel's `tables` right after libjpeg wrote them, while they are in the L1 cache (TurboJPEG's one-call decode
+/// tightly packed) with libjpeg's scanline API and converts each strip of 16 rows with the colour kernel's
+/// `tables` right after libjpeg wrote it, while the strip is still in the L2 cache (TurboJPEG's one-call decode
 /// leaves 48 MB for a 12 MP image that a separate pass reads back from memory).
 ///
 /// Returns 0 when every row was decoded and converted. Any other result leaves `out` partly written and means
