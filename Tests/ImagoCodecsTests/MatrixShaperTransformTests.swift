@@ -19,9 +19,10 @@ import Testing
     }
 
     /// Both paths: `convert` (the vector kernel where the CPU and the profile allow it) and the scalar tables.
-    @Test(arguments: [
-        "icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg", "icc/gen-kodim07-prophoto-v4.jpg",
-    ], [false, true])
+    @Test(
+        arguments: [
+            "icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg", "icc/gen-kodim07-prophoto-v4.jpg",
+        ], [false, true])
     func theTablePathMatchesLCMS2WithinOneLevel(_ path: String, scalar: Bool) throws {
         var keep = DecodingOptions()
         keep.colorPolicy = .keep
