@@ -11,18 +11,6 @@ import Testing
 /// path is all there is, and `MatrixShaperTransformTests` covers it.
 @Suite(.enabled(if: cimago_color_kernel_available() != 0, "this CPU has no AVX-512 VBMI + FP16"))
 struct ColorKernelTests {
-    /// The fast transform of the profile embedded in the corpus file at `path`, relative colorimetric.
-    static func transform(_ path: String) throws -> (LCMSTransform, MatrixShaperTransform) {
-        var keep = DecodingOptions()
-        keep.colorPolicy = .keep
-        let data = try #require(try JPEGDecoder().decode(corpusData(path), options: keep).colorProfile?.data)
-        let profile = try #require(LCMSProfile.open(data))
-        let transform = try #require(
-            LCMSTransform.make(
-                from: profile, layout: .rgba, intent: .relativeColorimetric, blackPointCompensation: false))
-        return (transform, try #require(transform.fast))
-    }
-
     /// 129³ colours (0 and every odd level, 255 included: a debug build checks all 2^24 too slowly on a loaded
     /// machine; all 2^24 were checked with a release build when the kernel was written, see BENCHMARKS.md),
     /// alpha varied.
@@ -72,7 +60,7 @@ struct ColorKernelTests {
         .timeLimit(.minutes(1)),
         arguments: ["icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg"])
     func denseColoursAreWithinOneLevelOfLCMS2AndOfTheTablePath(_ path: String) throws {
-        let (transform, fast) = try Self.transform(path)
+        let (transform, fast) = try MatrixShaperTransformTests.transform(path)
         #expect(fast.kernel != nil, "\(path) should take the vector kernel")
         let input = Self.denseColours()
         var viaKernel = input
@@ -100,7 +88,7 @@ struct ColorKernelTests {
     /// gives the same pixels as a long run; the bytes after the last pixel are not touched.
     @Test(arguments: [1, 2, 63, 64, 65, 127, 130, 1000])
     func shortAndRaggedRunsMatchALongRun(_ count: Int) throws {
-        let (_, fast) = try Self.transform("icc/gen-kodim03-displayp3-v4.jpg")
+        let (_, fast) = try MatrixShaperTransformTests.transform("icc/gen-kodim03-displayp3-v4.jpg")
         var long = (0..<(4 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ ($0 >> 5)) }
         var short = long
         long.withUnsafeMutableBytes { fast.convert($0) }
@@ -145,7 +133,7 @@ struct ColorKernelTests {
     /// ProPhoto's matrix is far from the identity (entries about 1): half floats would lose up to 2 levels near
     /// black, so it keeps the scalar tables.
     @Test func proPhotoKeepsTheTablePath() throws {
-        let (_, fast) = try Self.transform("icc/gen-kodim07-prophoto-v4.jpg")
+        let (_, fast) = try MatrixShaperTransformTests.transform("icc/gen-kodim07-prophoto-v4.jpg")
         #expect(fast.kernel == nil)
     }
 }
