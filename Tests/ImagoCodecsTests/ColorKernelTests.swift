@@ -130,6 +130,18 @@ struct ColorKernelTests {
         #expect(decoded.sourceColorProfileDescription != nil)
     }
 
+    /// HEIC and AVIF photos from phones say Display P3 with CICP code points (`nclx` 12/13) rather than an ICC
+    /// profile: the profile built for them is matrix/TRC too, so their decodes take the same vector kernel.
+    @Test func cicpDisplayP3TakesTheVectorKernel() throws {
+        let prepared = ColorManagement.prepared(
+            .cicp(primaries: 12, transfer: 13), layout: .rgba, options: DecodingOptions())
+        guard case .transform(let transform) = prepared.kind else {
+            Issue.record("CICP 12/13 should need a transform")
+            return
+        }
+        #expect(transform.fast?.kernel != nil)
+    }
+
     /// ProPhoto's matrix is far from the identity (entries about 1): half floats would lose up to 2 levels near
     /// black, so it keeps the scalar tables.
     @Test func proPhotoKeepsTheTablePath() throws {
