@@ -35,6 +35,12 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]),
         .target(name: "CImagoShims"),
+        // The AVX-512 (VBMI + FP16) colour conversion kernel of ImagoCodecs' Color/ folder, chosen at run time per
+        // function (target attributes), so the package still builds for baseline x86-64 and aarch64.
+        .target(name: "CColorKernel"),
+        // libjpeg's scanline API (libjpeg-turbo's libjpeg.so) for the JPEG decode fused with that kernel: C because
+        // libjpeg reports errors by longjmp.
+        .target(name: "CJPEGStrips", dependencies: ["CColorKernel"], linkerSettings: [.linkedLibrary("jpeg")]),
         // imago-bench's own C (glibc's malloc statistics), linked by nothing that ships.
         .target(name: "CBenchShims"),
         // libcurl, wrapped once in ImagoCurl (the network layer: HTTP/2, address policy, TLS and proxy control).
@@ -79,7 +85,7 @@ let package = Package(
             name: "ImagoCodecs",
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
-                "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "CZlib",
+                "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "CZlib", "CColorKernel", "CJPEGStrips",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),

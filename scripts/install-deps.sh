@@ -6,6 +6,7 @@ set -euo pipefail
 # header file that proves the -dev package is present  ->  Debian package that provides it
 declare -A NEEDED=(
   [/usr/include/turbojpeg.h]=libturbojpeg0-dev
+  [/usr/include/jpeglib.h]=libjpeg62-turbo-dev
   [/usr/include/png.h]=libpng-dev
   [/usr/include/webp/decode.h]=libwebp-dev
   [/usr/include/webp/demux.h]=libwebp-dev

@@ -1,3 +1,5 @@
+import CColorKernel
+import CJPEGStrips
 import CJPEGTurbo
 import Foundation
 import ImagoCore
@@ -147,6 +149,18 @@ public struct JPEGDecoder: ImageDecoding {
             // conversion).
             source.cmykTransform = ColorManagement.defaultCMYKTransform(isInverted: isInverted, options: options)
         }
+        // A full-size baseline file that the vector kernel converts to sRGB: converted strip by strip while
+        // libjpeg decodes (`CJPEGStrips`), so the 48 MB of a 12 MP image are not read back in a second pass.
+        var fused: (tables: cimago_color_tables, description: String)?
+        if layout == .rgba, scaled == full, scaled == fitted, !markers.isProgressive, !markers.isTruncated,
+            options.colorPolicy == .convertToSRGB, let iccProfile
+        {
+            let prepared = ColorManagement.prepared(.icc(iccProfile), layout: .rgba, options: options, warns: false)
+            if case .transform(let transform) = prepared.kind, let tables = transform.fast?.kernel {
+                fused = (tables, prepared.description)
+            }
+        }
+        var isConverted = false
 
         var isPartial = false
         var image: PixelBuffer
@@ -163,6 +177,10 @@ public struct JPEGDecoder: ImageDecoding {
             // Straight into the result: the decoded size is the final size.
             image = try PixelBuffer(width: scaled.width, height: scaled.height, format: layout.pixelFormat) { out in
                 adviseHugePages(out)
+                if let fused, Self.decompressConverting(source, into: out, size: scaled, tables: fused.tables) {
+                    isConverted = true
+                    return
+                }
                 isPartial = try Self.decompress(
                     handle, source, into: out, size: scaled, layout: layout,
                     allowsPartialData: options.allowsPartialData)
@@ -194,6 +212,8 @@ public struct JPEGDecoder: ImageDecoding {
             originalSize: originalSize)
         if case .cmyk = layout {
             container.sourceColorProfileDescription = cmykProfileDescription
+        } else if isConverted {
+            container.sourceColorProfileDescription = fused?.description
         } else {
             ColorManagement.apply(iccProfile.map(ColorSource.icc), to: &container, options: options)
         }
@@ -243,6 +263,21 @@ public struct JPEGDecoder: ImageDecoding {
             }
         }
         return isPartial
+    }
+
+    /// Decodes `source` at its full `size` into `out` with libjpeg's scanline API, converting each strip to sRGB
+    /// with the colour kernel's `tables` as soon as it is written. `false` when that path declined or met anything
+    /// unusual (a warning, an error, a progressive file): `out` is then partly written and the caller decodes it
+    /// the usual way, which overwrites every pixel.
+    private static func decompressConverting(
+        _ source: Source, into out: UnsafeMutableRawBufferPointer, size: PixelSize, tables: cimago_color_tables
+    ) -> Bool {
+        guard let destination = out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+            out.count >= size.pixelCount * 4, let width = Int32(exactly: size.width),
+            let height = Int32(exactly: size.height)
+        else { return false }
+        var tables = tables
+        return cimago_jpeg_decode_converting(source.bytes, Int(source.count), destination, width, height, &tables) == 0
     }
 
     /// Whether the failed call on `handle` only warned, leaving a completely written image: truncation (the

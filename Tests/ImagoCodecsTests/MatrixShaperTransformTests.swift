@@ -18,10 +18,9 @@ import Testing
         return pixels
     }
 
-    @Test(arguments: [
-        "icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg", "icc/gen-kodim07-prophoto-v4.jpg",
-    ])
-    func theTablePathMatchesLCMS2WithinOneLevel(_ path: String) throws {
+    /// The lcms2 transform (relative colorimetric, no black-point compensation) of the profile embedded in the
+    /// corpus JPEG at `path`, and its matrix/TRC fast path (required).
+    static func transform(_ path: String) throws -> (LCMSTransform, MatrixShaperTransform) {
         var keep = DecodingOptions()
         keep.colorPolicy = .keep
         let data = try #require(try JPEGDecoder().decode(corpusData(path), options: keep).colorProfile?.data)
@@ -29,10 +28,19 @@ import Testing
         let transform = try #require(
             LCMSTransform.make(
                 from: profile, layout: .rgba, intent: .relativeColorimetric, blackPointCompensation: false))
-        let fast = try #require(transform.fast, "\(path) should take the matrix/TRC path")
+        return (transform, try #require(transform.fast, "\(path) should take the matrix/TRC path"))
+    }
+
+    /// Both paths: `convert` (the vector kernel where the CPU and the profile allow it) and the scalar tables.
+    @Test(
+        arguments: [
+            "icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg", "icc/gen-kodim07-prophoto-v4.jpg",
+        ], [false, true])
+    func theTablePathMatchesLCMS2WithinOneLevel(_ path: String, scalar: Bool) throws {
+        let (transform, fast) = try Self.transform(path)
         let input = Self.grid()
         var viaTables = input
-        viaTables.withUnsafeMutableBytes { fast.convert($0) }
+        viaTables.withUnsafeMutableBytes { scalar ? fast.convertWithTables($0) : fast.convert($0) }
         var viaLCMS = [UInt8](repeating: 0, count: input.count)
         input.withUnsafeBytes { source in
             viaLCMS.withUnsafeMutableBytes { output in
@@ -52,8 +60,9 @@ import Testing
             total += difference
         }
         let mean = Double(total) / Double(input.count / 4 * 3)
-        print("\(path): table path vs lcms2: worst \(worst) level(s), mean \(mean)")
-        #expect(worst <= 1, "\(path)")
-        #expect(mean < 0.05, "\(path)")
+        let name = scalar || fast.kernel == nil ? "table path" : "vector kernel"
+        print("\(path): \(name) vs lcms2: worst \(worst) level(s), mean \(mean)")
+        #expect(worst <= 1, "\(path) \(name)")
+        #expect(mean < 0.05, "\(path) \(name)")
     }
 }

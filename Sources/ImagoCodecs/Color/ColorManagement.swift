@@ -185,18 +185,22 @@ package enum ColorManagement {
         _ = dropped  // released after the lock
     }
 
-    static func prepared(_ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions) -> Prepared {
+    /// `source` prepared for `layout` (from the cache, or made and cached). An unusable source is reported on
+    /// standard error unless `warns` is `false` (a decoder peeking before ``apply(_:to:options:)``, which warns).
+    static func prepared(
+        _ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions, warns: Bool = true
+    ) -> Prepared {
         let key = Key(
             source: source, layout: layout, intent: options.renderingIntent,
             blackPointCompensation: options.usesBlackPointCompensation)
         if let hit = cache.withLock({ $0.value(for: key, now: { .zero }) }) {
-            if case .unusable(let reason) = hit.kind { warn(reason) }
+            if warns, case .unusable(let reason) = hit.kind { warn(reason) }
             return hit
         }
         // Made outside the lock (lcms2 work, possibly milliseconds for a LUT profile); a racing thread may make
         // the same one, and the later store simply replaces the earlier.
         let made = make(source, layout: layout, options: options)
-        if case .unusable(let reason) = made.kind { warn(reason) }
+        if warns, case .unusable(let reason) = made.kind { warn(reason) }
         var cost = 4096
         if case .icc(let data) = source { cost += data.count }
         let dropped = cache.withLock { $0.setValue(made, for: key, cost: cost) }

@@ -1,9 +1,11 @@
+import CColorKernel
 import CLCMS2
 import ImagoCore
 
 /// The conversion of a matrix/TRC RGB profile (Display P3, Adobe RGB, ProPhoto, PNG gAMA/cHRM — most real
-/// files) to sRGB in three table look-ups and two vector adds a pixel (about 5 ns; lcms2's
-/// general pipeline for 8-bit RGBA takes ~16 ns: ~190 ms for 12 MP; see BENCHMARKS.md).
+/// files) to sRGB: on CPUs with AVX-512 VBMI and FP16 by the vector kernel of `CColorKernel` (~0.5 ns a pixel,
+/// in-register table look-ups and half-float arithmetic), elsewhere in three table look-ups and two vector adds a
+/// pixel (about 5 ns); lcms2's general pipeline for 8-bit RGBA takes ~16 ns: ~190 ms for 12 MP (BENCHMARKS.md).
 ///
 /// Exactly the relative colorimetric transform lcms2 computes for such a pair: decode each channel with its tone
 /// curve (a 256-entry table), map to the PCS with the source's D50-adapted colorants, back to linear sRGB with
@@ -24,6 +26,10 @@ struct MatrixShaperTransform: Sendable {
     private static let encodeSteps = 4095
     /// Fraction bits of the table entries: each is within 1/512 of a step of the exact product.
     private static let fraction: Int32 = 10
+    /// The tables of the vector kernel (`CColorKernel`: AVX-512 VBMI + FP16, ~0.5 ns a pixel), when this CPU has
+    /// it and the source is close enough to sRGB for its half-float arithmetic (see ``kernelTables(curves:matrix:)``);
+    /// `nil`: the scalar tables above.
+    let kernel: cimago_color_tables?
 
     /// The fast transform for `source`, or `nil` when it is not a matrix/TRC RGB profile this covers.
     init?(source: LCMSProfile, destination: LCMSProfile, intent: RenderingIntent) {
@@ -64,14 +70,40 @@ struct MatrixShaperTransform: Sendable {
             }
         }
         (red, green, blue) = (column(0, curves[0]), column(1, curves[1]), column(2, curves[2]))
+        kernel = Self.kernelTables(curves: curves, matrix: m)
     }
 
-    /// Converts RGBA8 `pixels` in place; alpha is left as it is.
+    /// The vector kernel's tables for these curves and matrix, or `nil` when the CPU lacks AVX-512 VBMI/FP16 or
+    /// the matrix is too far from the identity: the kernel computes in half floats, and an off-identity entry over
+    /// 0.5 (ProPhoto's are about 1) makes cancellations near black lose up to 2 levels. Display P3 (entries
+    /// ≤ 0.23) and Adobe RGB (≤ 0.40) stay within one level of lcms2 over all 2^24 colours (`ColorKernelTests`).
+    static func kernelTables(curves: [[Float]], matrix m: [[Double]]) -> cimago_color_tables? {
+        guard cimago_color_kernel_available() != 0, curves.count == 3, curves.allSatisfy({ $0.count == 256 }),
+            (0..<3).allSatisfy({ i in (0..<3).allSatisfy { j in abs(m[i][j] - (i == j ? 1 : 0)) <= 0.5 } })
+        else { return nil }
+        var tables = cimago_color_tables()
+        let flatCurves = curves.joined().map { $0 }
+        let flatMatrix = m.joined().map { $0 }
+        let prepared = flatCurves.withUnsafeBufferPointer { c in
+            flatMatrix.withUnsafeBufferPointer { cimago_color_kernel_prepare(&tables, c.baseAddress, $0.baseAddress) }
+        }
+        return prepared == 1 ? tables : nil
+    }
+
+    /// Converts RGBA8 `pixels` in place; alpha is left as it is. Through the vector kernel when there is one,
+    /// else the scalar tables (``convertWithTables(_:)``).
+    func convert(_ pixels: UnsafeMutableRawBufferPointer) {
+        guard var tables = kernel else { return convertWithTables(pixels) }
+        guard let base = pixels.baseAddress else { return }
+        cimago_color_kernel_convert(&tables, base.assumingMemoryBound(to: UInt8.self), pixels.count / 4)
+    }
+
+    /// Converts RGBA8 `pixels` in place with the scalar tables (every CPU; the vector kernel's fallback).
     ///
     /// A pixel costs three 16-byte table loads and two vector integer adds (the linearisation and the 3×3 matrix
     /// folded into the tables), a clamp and shift per channel, three encode-table loads and one 4-byte store: no
     /// float conversion, no generic SIMD call.
-    func convert(_ pixels: UnsafeMutableRawBufferPointer) {
+    func convertWithTables(_ pixels: UnsafeMutableRawBufferPointer) {
         guard let base = pixels.baseAddress else { return }
         let count = pixels.count / 4
         red.withUnsafeBufferPointer { r in

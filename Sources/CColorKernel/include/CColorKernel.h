@@ -1,0 +1,45 @@
+#ifndef CCOLORKERNEL_H
+#define CCOLORKERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Tables of the vector matrix/TRC kernel (RGBA8 → RGBA8 in place, alpha untouched), filled by
+/// `cimago_color_kernel_prepare`. Plain data: copy it freely; the kernel only reads it.
+///
+/// A pixel is linearised through two 256-entry byte tables per channel (the low and high bytes of the linear value
+/// as an IEEE half float), multiplied by the 3×3 matrix in half floats, clamped to [0, 1] and encoded with the sRGB
+/// curve as 64 quadratic segments indexed by the top bits of the half float (four segments an octave, so the steep
+/// part near black gets as many segments as the flat part near white). All tables are in-register look-ups
+/// (AVX-512 VBMI `vpermi2b`/`vpermi2w`): no gathers, no memory look-ups per pixel.
+typedef struct cimago_color_tables {
+    /// Linear value of each 8-bit level, half-float bits: low bytes, then high bytes, per channel (R, G, B).
+    uint8_t linear_low[3][256];
+    uint8_t linear_high[3][256];
+    /// The 3×3 matrix (linear source RGB → linear sRGB) minus the identity, row-major, half-float bits.
+    uint16_t matrix[9];
+    /// Segment coefficients c0, c1, c2 (half-float bits): for a linear sRGB value x in segment i (the top 8 bits
+    /// of x's half-float bits), sRGB level − 128 ≈ c0[i] + c1[i]·d + c2[i]·d² with u = 1 + (low 8 bits)/256 in [1, 2).
+    uint16_t encode[3][64];
+    /// 1 when the three channels share one curve (one set of linearisation tables stays in registers).
+    int32_t same_curves;
+    /// 1 when a row of the matrix can reach 1.9 (the kernel then clamps values above 1; below 2 the top segments
+    /// give level 255 by themselves).
+    int32_t clamps_top;
+} cimago_color_tables;
+
+/// 1 when this CPU runs the vector kernel (x86-64 with AVX-512 F/BW/VBMI and AVX-512 FP16); 0 otherwise (the
+/// caller keeps its scalar path). Checked once per call with `__builtin_cpu_supports`.
+int cimago_color_kernel_available(void);
+
+/// Fills `tables` for the matrix/TRC conversion of RGBA8 whose channels decode with `curves` (3 × 256 linear
+/// values, R then G then B, each in [0, 16]) and whose linear RGB maps to linear sRGB by the row-major 3×3
+/// `matrix` (entries within ±16); the output is encoded with the IEC 61966-2-1 sRGB curve. Returns 1 on
+/// success, 0 when the kernel is not available or a value is out of range.
+int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves, const double *matrix);
+
+/// Converts `count` RGBA8 pixels at `rgba` in place with `tables`; alpha is left as it is. Only call after
+/// `cimago_color_kernel_prepare` returned 1.
+void cimago_color_kernel_convert(const cimago_color_tables *tables, uint8_t *rgba, size_t count);
+
+#endif
