@@ -12,7 +12,10 @@ extension RedisCache {
         let node = node(for: names)
         let token = Self.randomToken()
         let lease = SharedFetchLease(key: key, token: token)
-        guard let taken = try? await takeLease(names, token: token, node: node) else { return .fetch(nil) }
+        guard let taken = try? await takeLease(names, token: token, node: node) else {
+            counters.withLock { $0.unleasedFetches += 1 }
+            return .fetch(nil)
+        }
         if taken {
             // The holder before us may have stored the value and released between our miss and our lease: look
             // once more before fetching (one round trip on a path that is about to go to the origin anyway).
@@ -44,7 +47,8 @@ extension RedisCache {
                 // A failed poll is retried at the next interval; an open breaker ends the wait.
                 if case .circuitOpen = error {
                     subscriber.forget(wake)
-                    break
+                    counters.withLock { $0.unleasedFetches += 1 }
+                    return .fetch(nil)
                 }
             }
             let remaining = deadline - ContinuousClock.now
