@@ -1,9 +1,10 @@
 import Foundation
 import ImagoCore
 
-// One fetch per fleet. The first process to miss a key takes a lease (`SET lease token NX PX`); the others poll
-// for the value and are woken early by the `PUBLISH` the holder sends when it releases. A lease whose holder died
-// expires after `leaseDuration`, and the next poll takes it over.
+// One fetch per fleet. The first process to miss a key takes a lease (`SET lease token NX PX`, in a script that
+// a retry with the same token finds already done); the others poll for the value and are woken early by the
+// `PUBLISH` the holder sends when it releases, after its write. Whoever takes the lease looks for the value once
+// more before fetching. A lease whose holder died expires after `leaseDuration`, and the next poll takes it over.
 extension RedisCache {
     /// Takes the fetch lease for `key`, or waits (at most ``Configuration/leaseWaitLimit``) for the process that
     /// holds it to store the value. Any Redis failure means "fetch without a lease".

@@ -111,7 +111,8 @@ struct RedisFleetTests {
         }
 
         // Then every answer is 200 and the origin served each image exactly once
-        #expect(statuses.count == 300 && statuses.allSatisfy { $0 == 200 })
+        let statusCounts = Dictionary(statuses.map { ($0, 1) }, uniquingKeysWith: +)
+        #expect(statuses.count == 300 && statuses.allSatisfy { $0 == 200 }, "statuses (0: no answer): \(statusCounts)")
         let originFetches = images.reduce(0) { $0 + origin.requestCount(for: $1.path) }
         var report: [String] = []
         if originFetches != 30 {

@@ -164,7 +164,10 @@ public final class ServerMetrics: Sendable {
                     ("{outcome=\"unfilled\"}", m.leaseWaitsUnfilled), ("{outcome=\"unleased\"}", m.unleasedFetches),
                 ]
             ),
-            ("breaker_opens_total", "counter", "Times a shared tier node's circuit breaker opened.", [("", m.breakerOpens)]),
+            (
+                "breaker_opens_total", "counter", "Times a shared tier node's circuit breaker opened.",
+                [("", m.breakerOpens)]
+            ),
             (
                 "breaker_open", "gauge",
                 "1 while a shared tier node's circuit breaker is open (its calls skipped), else 0.",
