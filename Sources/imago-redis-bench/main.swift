@@ -104,9 +104,15 @@ func benchGet(python: String, script: String) async throws {
     let rounds = 2000
     var medians: [Double] = []
     var queuedMedians: [Double] = []
+    var switches: [Double] = []
+    var queuedSwitches: [Double] = []
     for _ in 0..<5 {
-        medians.append(try await medianGet(cache, rounds: rounds, size: bytes.count))
-        queuedMedians.append(try await medianGet(queued, rounds: rounds, size: bytes.count))
+        let inline = try await medianGet(cache, rounds: rounds, size: bytes.count)
+        let onQueue = try await medianGet(queued, rounds: rounds, size: bytes.count)
+        medians.append(inline.micros)
+        switches.append(inline.switches)
+        queuedMedians.append(onQueue.micros)
+        queuedSwitches.append(onQueue.switches)
     }
     let ours = median(medians)
     let ourQueued = median(queuedMedians)
@@ -136,8 +142,10 @@ func benchGet(python: String, script: String) async throws {
             ours, peer, ours / peer))
     print(
         String(
-            format: "              every reply on the node's queue (inlineReplyWait 0) %.1f µs   ratio %.2f",
-            ourQueued, ourQueued / peer))
+            format:
+                "              every reply on the node's queue (inlineReplyWait 0) %.1f µs   ratio %.2f;"
+                + " context switches per get %.2f (default) vs %.2f (queue)",
+            ourQueued, ourQueued / peer, median(switches), median(queuedSwitches)))
     print(
         String(
             format:
@@ -146,10 +154,12 @@ func benchGet(python: String, script: String) async throws {
             sink & 1))
 }
 
-/// The median time of `rounds` gets of the 200 KB key, in µs.
-func medianGet(_ cache: RedisCache, rounds: Int, size: Int) async throws -> Double {
+/// The median time of `rounds` gets of the 200 KB key, in µs, and this process's context switches per get
+/// (voluntary and involuntary, every thread: `getrusage`).
+func medianGet(_ cache: RedisCache, rounds: Int, size: Int) async throws -> (micros: Double, switches: Double) {
     var times: [Double] = []
     times.reserveCapacity(rounds)
+    let before = contextSwitches()
     for _ in 0..<rounds {
         let started = ContinuousClock.now
         guard let entry = try await cache.entry(for: "bench-200k"), entry.data.count == size else {
@@ -157,7 +167,14 @@ func medianGet(_ cache: RedisCache, rounds: Int, size: Int) async throws -> Doub
         }
         times.append(milliseconds(ContinuousClock.now - started) * 1000)
     }
-    return median(times)
+    return (median(times), Double(contextSwitches() - before) / Double(rounds))
+}
+
+/// This process's context switches so far, every thread.
+func contextSwitches() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_nvcsw + usage.ru_nivcsw
 }
 
 func benchWarm(corpus: URL, self executable: String) async throws {
