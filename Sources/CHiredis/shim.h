@@ -131,3 +131,49 @@ static inline int imago_redis_get_reply(
     if (redisReaderFeed(r, head, got) != REDIS_OK) return imago_redis_fail(c, REDIS_ERR_PROTOCOL, r->errstr);
     return imago_redis_read_reply(c, buffer, capacity, reply);
 }
+
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+
+// ppoll(2) is a GNU extension (hidden without _GNU_SOURCE, which a module header cannot set before the system
+// headers); glibc has exported it since 2.4.
+extern int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
+
+/// Writes every command appended so far (blocking, within the socket's send timeout). REDIS_ERR with the context's
+/// error set on failure.
+static inline int imago_redis_flush(redisContext *c) {
+    int done = 0;
+    do {
+        if (redisBufferWrite(c, &done) != REDIS_OK) return REDIS_ERR;
+    } while (!done);
+    return REDIS_OK;
+}
+
+/// Waits at most `microseconds` for the next reply to start arriving: 1 when bytes can be read (or the reader
+/// already holds some, or the socket is closed or failed: the read then reports it), 0 when nothing came in time
+/// (or a signal interrupted the wait).
+static inline int imago_redis_wait_readable(redisContext *c, long microseconds) {
+    if (c->reader->len > c->reader->pos) return 1;
+    struct pollfd p = {.fd = c->fd, .events = POLLIN, .revents = 0};
+    struct timespec t = {.tv_sec = microseconds / 1000000, .tv_nsec = (microseconds % 1000000) * 1000};
+    return ppoll(&p, 1, &t, NULL) > 0 ? 1 : 0;
+}
+
+/// The length of the bulk string the unread bytes start with, without consuming them (recv with MSG_PEEK): -1 when
+/// they start with something else (a null, an error, an integer), when the reader already holds bytes, or when the
+/// first line has not arrived whole.
+static inline long long imago_redis_peek_bulk_length(redisContext *c) {
+    if (c->reader->len > c->reader->pos) return -1;
+    char head[24];
+    ssize_t n = recv(c->fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
+    if (n < 4 || head[0] != '$') return -1;
+    long long length = 0;
+    for (ssize_t i = 1; i + 1 < n; i++) {
+        if (head[i] == '\r') return (i > 1 && head[i + 1] == '\n') ? length : -1;
+        if (head[i] < '0' || head[i] > '9') return -1;
+        length = length * 10 + (head[i] - '0');
+        if (length > (1LL << 48)) return -1;
+    }
+    return -1;
+}

@@ -15,6 +15,10 @@ extension RedisCache {
         public var connectTimeout: Duration
         /// How long one command (a round trip) may take. Default 50 ms.
         public var commandTimeout: Duration
+        /// How long a small command sent from the calling thread waits there for its reply before the wait moves to
+        /// the node's own thread (a loopback or LAN Redis answers well within it, and no thread is woken but Redis's;
+        /// at most ``commandTimeout``; zero: every command runs on the node's thread). Default 1 ms.
+        public var inlineReplyWait: Duration
         /// Connections per node, each used by one command at a time. Default 4.
         public var connectionsPerNode: Int
         /// The largest stored value (entry header and bytes); larger ones are not stored and larger values found
@@ -48,6 +52,7 @@ extension RedisCache {
             self.nodes = nodes
             connectTimeout = .milliseconds(100)
             commandTimeout = .milliseconds(50)
+            inlineReplyWait = .milliseconds(1)
             connectionsPerNode = 4
             maximumValueSize = 16 << 20
             keyPrefix = "imago:"

@@ -26,6 +26,8 @@ extension RedisCache {
         public var leaseWaitsFilled = 0
         /// Waits that ended without a value (lease expired or released after a failure, or the wait limit).
         public var leaseWaitsUnfilled = 0
+        /// Origin fetches made without a lease because the tier could not be asked (down, breaker open).
+        public var unleasedFetches = 0
         /// How many times a node's circuit breaker opened.
         public var breakerOpens = 0
         /// Nodes whose breaker is open now.
@@ -117,6 +119,11 @@ extension RedisCache {
         metrics.timeouts = s.timeouts
         metrics.failures = s.failures
         metrics.skippedWhileOpen = s.skippedWhileOpen
+        metrics.leasesTaken = s.leasesTaken
+        metrics.leaseWaitsFilled = s.leaseWaitsFilled
+        metrics.leaseWaitsUnfilled = s.leaseWaitsUnfilled
+        metrics.unleasedFetches = s.unleasedFetches
+        metrics.breakerOpens = nodes.reduce(0) { $0 + $1.breaker.openCount }
         metrics.nodes = nodes.map { .init(name: $0.endpoint.description, isBreakerOpen: $0.breaker.isOpen) }
         return metrics
     }

@@ -92,9 +92,11 @@ public final class RedisCache: SharedDataCaching, Sendable {
         let names = RedisKeys(key, prefix: configuration.keyPrefix)
         let milliseconds = max(1, (timeToLive ?? configuration.timeToLive).milliseconds)
         do {
-            let reply = try await node(for: names).run([
-                Data("SET".utf8), names.value, value, Data("PX".utf8), Data("\(milliseconds)".utf8),
-            ])
+            // Retried after a timeout (SET is idempotent): a holder of the fetch lease whose write is lost would
+            // release, and the waiting processes would fetch again.
+            let reply = try await runRetrying(
+                [Data("SET".utf8), names.value, value, Data("PX".utf8), Data("\(milliseconds)".utf8)],
+                on: node(for: names))
             if case .error(let message) = reply { throw SharedCacheError.refused(reason: message) }
             counters.withLock { $0.writes += 1 }
         } catch let error as SharedCacheError {

@@ -81,6 +81,13 @@ final class RedisConnection {
     /// Sends several commands in one write and reads their replies in order (one round trip). A transport failure
     /// (timeout, reset) breaks the connection: it is dropped by its lane and a new one is made.
     func pipeline(_ commands: [[Data]]) throws(SharedCacheError) -> [RedisReply] {
+        try send(commands)
+        return try receive(commands.count)
+    }
+
+    /// Writes `commands` in one write (blocking, within the command timeout); their replies are read by
+    /// ``receive(_:)``.
+    func send(_ commands: [[Data]]) throws(SharedCacheError) {
         guard !isBroken else { throw .unavailable(reason: "connection closed") }
         for args in commands {
             let appended = Self.withArgv(args) { argc, argv, lengths in
@@ -91,29 +98,31 @@ final class RedisConnection {
                 throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
             }
         }
-        var replies: [RedisReply] = []
-        replies.reserveCapacity(commands.count)
-        for _ in commands {
-            var raw: UnsafeMutableRawPointer?
-            var bulk: UnsafeMutablePointer<CChar>?
-            var bulkLength = 0
-            guard getReply(&raw, &bulk, &bulkLength) == REDIS_OK else {
-                isBroken = true
-                throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
-            }
-            // A large value was read straight into its own buffer: the Data takes it over without a copy.
-            if let bulk {
-                replies.append(.string(Data(bytesNoCopy: bulk, count: bulkLength, deallocator: .free)))
-                continue
-            }
-            guard let raw else {
-                isBroken = true
-                throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
-            }
-            defer { freeReplyObject(raw) }
-            replies.append(Self.reply(raw.assumingMemoryBound(to: redisReply.self)))
+        guard imago_redis_flush(pointer) == REDIS_OK else {
+            isBroken = true
+            throw Self.failure(pointer, timeout: commandTimeout, connecting: false)
         }
+    }
+
+    /// Reads the next `count` replies, each read(2) waiting at most the command timeout.
+    func receive(_ count: Int) throws(SharedCacheError) -> [RedisReply] {
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(count)
+        for _ in 0..<count { replies.append(try readReply()) }
         return replies
+    }
+
+    /// Whether the next reply starts arriving within `wait` (or the socket closed: reading then reports it).
+    func replyArrives(within wait: Duration) -> Bool {
+        let (seconds, attoseconds) = wait.components
+        return imago_redis_wait_readable(pointer, Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000)) == 1
+    }
+
+    /// The length of the bulk string the next reply holds, when its first line has arrived (`nil`: not a bulk
+    /// string, or not known yet). Nothing is consumed.
+    var nextBulkLength: Int? {
+        let length = imago_redis_peek_bulk_length(pointer)
+        return length >= 0 ? Int(length) : nil
     }
 
     /// Reads the next reply (a subscriber's next message); blocks up to the command timeout (none when zero).

@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 import ImagoCore
-import Synchronization
 
-/// One Redis server of the tier: a pool of connections, each on a serial dispatch queue of its own (hiredis's
-/// blocking calls never run on Swift's cooperative threads), behind a circuit breaker.
+/// One Redis server of the tier: a pool of connections behind a circuit breaker. A small command on a free
+/// connection is sent from the calling thread, which waits a bounded moment (``RedisCache/Configuration/
+/// inlineReplyWait``) for the reply; every longer blocking hiredis call runs on the connection's own serial
+/// dispatch queue, never on Swift's cooperative threads.
 final class RedisNode: Sendable {
     let endpoint: RedisEndpoint
     /// The rendezvous-hashing seed: a digest of the endpoint's description.
@@ -13,6 +14,8 @@ final class RedisNode: Sendable {
     private let lanes: [Lane]
     private let connectTimeout: Duration
     private let commandTimeout: Duration
+    /// How long a command sent from the calling thread waits there for its reply (zero: never sent from there).
+    private let inlineReplyWait: Duration
     /// The largest bulk string a reply may hold: the value cap plus the one byte `GETRANGE` asks beyond it.
     let replyLimit: Int
     /// How long lookup counts may wait before being sent (``RedisCache/Configuration/statisticsInterval``).
@@ -29,6 +32,7 @@ final class RedisNode: Sendable {
             maximumBackoff: configuration.breakerMaximumBackoff)
         connectTimeout = configuration.connectTimeout
         commandTimeout = configuration.commandTimeout
+        inlineReplyWait = min(configuration.inlineReplyWait, configuration.commandTimeout)
         replyLimit = max(0, configuration.maximumValueSize) + 1
         statisticsInterval = configuration.statisticsInterval
         lanes = (0..<max(1, configuration.connectionsPerNode)).map { Lane(index: $0, label: endpoint.description) }
@@ -41,21 +45,7 @@ final class RedisNode: Sendable {
     /// open. Error replies come back as ``RedisReply/error(_:)``; transport failures throw.
     func run(_ commands: [[Data]]) async throws(SharedCacheError) -> [RedisReply] {
         guard breaker.admits() else { throw .circuitOpen }
-        let lane = lanes.min { $0.pending.load(ordering: .relaxed) < $1.pending.load(ordering: .relaxed) } ?? lanes[0]
-        let (endpoint, connectTimeout, commandTimeout, replyLimit) = (
-            endpoint, connectTimeout, commandTimeout, replyLimit
-        )
-        let result: Result<[RedisReply], SharedCacheError> = await withCheckedContinuation { continuation in
-            lane.pending.add(1, ordering: .relaxed)
-            lane.queue.async {
-                let result = lane.execute(
-                    commands, endpoint: endpoint, connectTimeout: connectTimeout, commandTimeout: commandTimeout,
-                    replyLimit: replyLimit)
-                lane.pending.subtract(1, ordering: .relaxed)
-                continuation.resume(returning: result)
-            }
-        }
-        switch result {
+        switch await execute(commands) {
         case .success(let replies):
             // An error reply (NOAUTH, OOM, READONLY, LOADING …) is a node refusing: it counts towards the breaker.
             let isRefusing = replies.contains { if case .error = $0 { true } else { false } }
@@ -71,6 +61,54 @@ final class RedisNode: Sendable {
         }
     }
 
+    /// Runs `commands` on a lane. One small command on a free, connected lane is sent from the calling thread,
+    /// which waits up to ``RedisCache/Configuration/inlineReplyWait`` for the reply and reads it there (a
+    /// loopback Redis answers in tens of microseconds: no thread is woken but Redis's). Anything else — a lane
+    /// to connect, a pipeline, a large command or reply, a reply slower than the wait — runs or goes on on the
+    /// lane's queue, where hiredis may block up to the command timeout per read.
+    private func execute(_ commands: [[Data]]) async -> Result<[RedisReply], SharedCacheError> {
+        let (endpoint, connectTimeout, commandTimeout, replyLimit) = (
+            endpoint, connectTimeout, commandTimeout, replyLimit
+        )
+        if commands.count == 1, inlineReplyWait > .zero,
+            commands[0].reduce(0, { $0 + $1.count }) <= Self.inlineCommandLimit,
+            let lane = lanes.first(where: { $0.take() })
+        {
+            switch lane.runInline(commands[0], wait: inlineReplyWait, replyLimit: Self.inlineReplyLimit) {
+            case .finished(let result):
+                lane.release()
+                return result
+            case .sent:
+                return await withCheckedContinuation { continuation in
+                    lane.queue.async {
+                        let result = lane.receive()
+                        lane.release()
+                        continuation.resume(returning: result)
+                    }
+                }
+            case .unconnected:
+                lane.release()
+            }
+        }
+        let lane = lanes.min { $0.load < $1.load } ?? lanes[0]
+        return await withCheckedContinuation { continuation in
+            lane.submit {
+                let result = lane.execute(
+                    commands, endpoint: endpoint, connectTimeout: connectTimeout, commandTimeout: commandTimeout,
+                    replyLimit: replyLimit)
+                lane.release()
+                continuation.resume(returning: result)
+            }
+        }
+    }
+
+    /// The largest command sent from the calling thread (it fits a socket's send buffer, so the write does not
+    /// wait); larger ones (values being stored) are written on the lane's queue.
+    static let inlineCommandLimit = 16 * 1024
+    /// The largest bulk reply read on the calling thread once it started arriving; larger ones are read on the
+    /// lane's queue (their bytes may take a while over a real network).
+    static let inlineReplyLimit = 1 << 20
+
     /// Runs one command (see ``run(_:)``).
     func run(_ args: [Data]) async throws(SharedCacheError) -> RedisReply {
         try await run([args])[0]
@@ -81,19 +119,20 @@ final class RedisNode: Sendable {
     /// that a process about to exit does not lose them; at most about one command timeout).
     func post(_ commands: [[Data]], waits: Bool = false) {
         guard breaker.admits() else { return }
-        let lane = lanes.min { $0.pending.load(ordering: .relaxed) < $1.pending.load(ordering: .relaxed) } ?? lanes[0]
+        let lane = lanes.min { $0.load < $1.load } ?? lanes[0]
         let (endpoint, connectTimeout, commandTimeout, replyLimit) = (
             endpoint, connectTimeout, commandTimeout, replyLimit
         )
-        lane.pending.add(1, ordering: .relaxed)
-        let work: @Sendable () -> Void = { [breaker] in
+        let sent = DispatchSemaphore(value: 0)
+        lane.submit { [breaker] in
             let result = lane.execute(
                 commands, endpoint: endpoint, connectTimeout: connectTimeout, commandTimeout: commandTimeout,
                 replyLimit: replyLimit)
-            lane.pending.subtract(1, ordering: .relaxed)
+            lane.release()
             breaker.record(success: (try? result.get()) != nil)
+            sent.signal()
         }
-        if waits { lane.queue.sync(execute: work) } else { lane.queue.async(execute: work) }
+        if waits { sent.wait() }
     }
 
     /// Counts one lookup (and whether it missed) for the fleet's hit rate in Redis (`HINCRBY` on the hash
@@ -132,7 +171,12 @@ final class RedisNode: Sendable {
             return counts
         }
         if batch.lookups > 0 { post(batch.commands(statistics), waits: true) }
-        for lane in lanes { lane.queue.async { lane.drop() } }
+        for lane in lanes {
+            lane.submit {
+                lane.drop()
+                lane.release()
+            }
+        }
     }
 
     /// Lookups and misses counted here since the last batch sent to Redis.
@@ -151,17 +195,57 @@ final class RedisNode: Sendable {
         }
     }
 
-    /// One connection and the serial queue it is used on.
-    final class Lane: @unchecked Sendable {  // safe: `connection` is touched only on `queue`
+    /// One connection, owned by one caller at a time: taken by a caller that runs a command from its own thread
+    /// (``take()``), or by work submitted to run on the lane's queue (``submit(_:)``); each owner ends with
+    /// ``release()``, which hands the lane to the next submitted work, if any.
+    final class Lane: @unchecked Sendable {  // safe: `connection` is touched only by the lane's current owner
         let queue: DispatchQueue
-        let pending = Atomic<Int>(0)
+        private let ownership = Locked<(isTaken: Bool, waiting: [@Sendable () -> Void])>((false, []))
         private var connection: RedisConnection?
 
         init(index: Int, label: String) {
             queue = DispatchQueue(label: "imago.redis.\(label).\(index)")
         }
 
-        /// On `queue`: connects if needed, runs the commands, and drops a connection that broke.
+        /// Commands running or waiting for the lane.
+        var load: Int { ownership.withLock { $0.waiting.count + ($0.isTaken ? 1 : 0) } }
+
+        /// Takes the lane if it is free; the caller then owns the connection until ``release()``.
+        func take() -> Bool {
+            ownership.withLock { s in
+                guard !s.isTaken else { return false }
+                s.isTaken = true
+                return true
+            }
+        }
+
+        /// Runs `work` on the queue once it owns the lane (at once if the lane is free); `work` ends with
+        /// ``release()``.
+        func submit(_ work: @escaping @Sendable () -> Void) {
+            let runsNow = ownership.withLock { s -> Bool in
+                guard s.isTaken else {
+                    s.isTaken = true
+                    return true
+                }
+                s.waiting.append(work)
+                return false
+            }
+            if runsNow { queue.async(execute: work) }
+        }
+
+        /// Gives the lane up: to the oldest submitted work, which then runs on the queue, or free.
+        func release() {
+            let next = ownership.withLock { s -> (@Sendable () -> Void)? in
+                guard !s.waiting.isEmpty else {
+                    s.isTaken = false
+                    return nil
+                }
+                return s.waiting.removeFirst()
+            }
+            if let next { queue.async(execute: next) }
+        }
+
+        /// By the owner: connects if needed, runs the commands, and drops a connection that broke.
         func execute(
             _ commands: [[Data]], endpoint: RedisEndpoint, connectTimeout: Duration, commandTimeout: Duration,
             replyLimit: Int
@@ -182,6 +266,45 @@ final class RedisNode: Sendable {
                 return .success(replies)
             } catch {
                 if connection?.isBroken == true { connection = nil }
+                return .failure(error)
+            }
+        }
+
+        /// What ``runInline(_:wait:replyLimit:)`` did.
+        enum InlineOutcome {
+            /// The reply was read (or the command failed) on the calling thread.
+            case finished(Result<[RedisReply], SharedCacheError>)
+            /// The command was sent; its reply is to be read on the queue (``receive()``).
+            case sent
+            /// No live connection: nothing was sent (connecting waits, so it is done on the queue).
+            case unconnected
+        }
+
+        /// By the owner, on the calling thread: sends `command` and, if its reply starts arriving within `wait`
+        /// and is not a bulk string over `replyLimit`, reads it.
+        func runInline(_ command: [Data], wait: Duration, replyLimit: Int) -> InlineOutcome {
+            guard let live = connection, !live.isBroken else { return .unconnected }
+            do throws(SharedCacheError) {
+                try live.send([command])
+                guard live.replyArrives(within: wait), (live.nextBulkLength ?? 0) <= replyLimit else { return .sent }
+                let replies = try live.receive(1)
+                if live.isBroken { connection = nil }
+                return .finished(.success(replies))
+            } catch {
+                if live.isBroken { connection = nil }
+                return .finished(.failure(error))
+            }
+        }
+
+        /// By the owner, on the queue: reads the reply of the command ``runInline(_:wait:replyLimit:)`` sent.
+        func receive() -> Result<[RedisReply], SharedCacheError> {
+            guard let live = connection else { return .failure(.unavailable(reason: "connection closed")) }
+            do throws(SharedCacheError) {
+                let replies = try live.receive(1)
+                if live.isBroken { connection = nil }
+                return .success(replies)
+            } catch {
+                if live.isBroken { connection = nil }
                 return .failure(error)
             }
         }

@@ -86,20 +86,27 @@ func benchGet(python: String, script: String) async throws {
     try await cache.store(
         DataCacheEntry(data: bytes, metadata: DataCacheMetadata()), for: "bench-200k", timeToLive: nil)
     let key = try server.cli(["KEYS", "imago:v:*"])
+    // The same gets with every reply waited for on the node's queue (`inlineReplyWait` zero: the path before
+    // replies were read on the calling thread), interleaved round by round with the default ones.
+    var queuedConfiguration = try RedisCache.Configuration(urls: [server.url])
+    queuedConfiguration.inlineReplyWait = .zero
+    let queued = RedisCache(configuration: queuedConfiguration)
+    defer { queued.close() }
     let rounds = 2000
     var medians: [Double] = []
+    var queuedMedians: [Double] = []
+    var switches: [Double] = []
+    var queuedSwitches: [Double] = []
     for _ in 0..<5 {
-        var times: [Double] = []
-        for _ in 0..<rounds {
-            let started = ContinuousClock.now
-            guard let entry = try await cache.entry(for: "bench-200k"), entry.data.count == bytes.count else {
-                throw BenchError("get-200k: the value did not come back")
-            }
-            times.append(milliseconds(ContinuousClock.now - started) * 1000)
-        }
-        medians.append(median(times))
+        let inline = try await medianGet(cache, rounds: rounds, size: bytes.count)
+        let onQueue = try await medianGet(queued, rounds: rounds, size: bytes.count)
+        medians.append(inline.micros)
+        switches.append(inline.switches)
+        queuedMedians.append(onQueue.micros)
+        queuedSwitches.append(onQueue.switches)
     }
     let ours = median(medians)
+    let ourQueued = median(queuedMedians)
     // The payload check every read pays (the issue requires it), and a copy of the same bytes, for scale.
     var checksumTimes: [Double] = []
     var copyTimes: [Double] = []
@@ -127,9 +134,38 @@ func benchGet(python: String, script: String) async throws {
     print(
         String(
             format:
+                "              every reply on the node's queue (inlineReplyWait 0) %.1f µs   ratio %.2f;"
+                + " context switches per get %.2f (default) vs %.2f (queue)",
+            ourQueued, ourQueued / peer, median(switches), median(queuedSwitches)))
+    print(
+        String(
+            format:
                 "              LaneChecksum of the 200 KB payload %.1f µs (%.1f GB/s); memcpy %.1f µs (%.1f GB/s) [%llu]",
             checksum, Double(bytes.count) / checksum / 1000, copied, Double(bytes.count) / copied / 1000,
             sink & 1))
+}
+
+/// The median time of `rounds` gets of the 200 KB key, in µs, and this process's context switches per get
+/// (voluntary and involuntary, every thread: `getrusage`).
+func medianGet(_ cache: RedisCache, rounds: Int, size: Int) async throws -> (micros: Double, switches: Double) {
+    var times: [Double] = []
+    times.reserveCapacity(rounds)
+    let before = contextSwitches()
+    for _ in 0..<rounds {
+        let started = ContinuousClock.now
+        guard let entry = try await cache.entry(for: "bench-200k"), entry.data.count == size else {
+            throw BenchError("get-200k: the value did not come back")
+        }
+        times.append(milliseconds(ContinuousClock.now - started) * 1000)
+    }
+    return (median(times), Double(contextSwitches() - before) / Double(rounds))
+}
+
+/// This process's context switches so far, every thread.
+func contextSwitches() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_nvcsw + usage.ru_nivcsw
 }
 
 func benchWarm(corpus: URL, self executable: String) async throws {

@@ -120,10 +120,15 @@ struct RedisCacheTests {
         #expect(try await roomy.entry(for: "big") != nil)
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func largeValuesComeBackWholeAcrossSeveralReadsAndReplies() async throws {
+    /// With the reply read on the node's queue (0 ms), on the calling thread when it comes within 1 ms, and
+    /// on the calling thread whenever it is at most 1 MiB (50 ms, the command timeout).
+    @Test(.timeLimit(.minutes(1)), arguments: [0, 1, 50])
+    func largeValuesComeBackWholeAcrossSeveralReadsAndReplies(inlineReplyWaitMilliseconds: Int) async throws {
         let server = try RedisServer()
-        let cache = try makeCache([server.url]) { $0.connectionsPerNode = 1 }
+        let cache = try makeCache([server.url]) {
+            $0.connectionsPerNode = 1
+            $0.inlineReplyWait = .milliseconds(inlineReplyWaitMilliseconds)
+        }
         defer { cache.close() }
         // Sizes around the 256 KiB read buffer and the 1 MiB kept reader buffer, each read twice on one connection
         let sizes = [5000, 200 * 1024, 256 * 1024 - 100, 256 * 1024 + 1, 3 * 1024 * 1024 + 7]

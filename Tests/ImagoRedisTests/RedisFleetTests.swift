@@ -57,6 +57,15 @@ struct RedisFleetTests {
             return (response as? HTTPURLResponse)?.statusCode ?? 0
         }
 
+        /// The shared tier's lines of `/metrics` (what a failed expectation shows: timeouts, lease outcomes,
+        /// breaker openings).
+        func sharedTierMetrics() async -> String {
+            let url = URL(string: "http://127.0.0.1:\(port)/metrics")!
+            guard let (data, _) = try? await URLSession.shared.data(from: url) else { return "(no metrics)" }
+            return String(decoding: data, as: UTF8.self).split(separator: "\n")
+                .filter { $0.hasPrefix("imago_serve_shared_cache_") }.joined(separator: "\n")
+        }
+
         /// The value of `imago_serve_cache_hits_total{tier="TIER"}`.
         func hits(tier: String) async -> Int {
             let url = URL(string: "http://127.0.0.1:\(port)/metrics")!
@@ -102,9 +111,16 @@ struct RedisFleetTests {
         }
 
         // Then every answer is 200 and the origin served each image exactly once
-        #expect(statuses.count == 300 && statuses.allSatisfy { $0 == 200 })
+        let statusCounts = Dictionary(statuses.map { ($0, 1) }, uniquingKeysWith: +)
+        #expect(statuses.count == 300 && statuses.allSatisfy { $0 == 200 }, "statuses (0: no answer): \(statusCounts)")
         let originFetches = images.reduce(0) { $0 + origin.requestCount(for: $1.path) }
-        #expect(originFetches == 30)
+        var report: [String] = []
+        if originFetches != 30 {
+            report = images.filter { origin.requestCount(for: $0.path) != 1 }
+                .map { "\($0.path): \(origin.requestCount(for: $0.path)) fetches" }
+            for server in servers { report.append(await server.sharedTierMetrics()) }
+        }
+        #expect(originFetches == 30, "\(report.joined(separator: "\n"))")
 
         // When the background writes have landed (30 originals and 30 outputs over the two nodes) and a fourth
         // server starts with empty local caches

@@ -13,6 +13,17 @@ public struct SharedCacheMetrics: Sendable, Hashable {
     public var failures = 0
     /// Calls not made because a node's circuit breaker was open. Default 0.
     public var skippedWhileOpen = 0
+    /// Fetch leases taken: this process fetched from the origin for the fleet. Default 0.
+    public var leasesTaken = 0
+    /// Waits for another process's fetch that ended with its value (no origin fetch here). Default 0.
+    public var leaseWaitsFilled = 0
+    /// Waits that ended without a value, then fetched (lease expired or released after a failure, or the wait
+    /// limit). Default 0.
+    public var leaseWaitsUnfilled = 0
+    /// Origin fetches made without a lease because the tier could not be asked (down, breaker open). Default 0.
+    public var unleasedFetches = 0
+    /// How many times a node's circuit breaker opened. Default 0.
+    public var breakerOpens = 0
     /// Every node of the tier and whether its breaker is open now. Default empty.
     public var nodes: [Node] = []
 

@@ -155,6 +155,20 @@ public final class ServerMetrics: Sendable {
                 ]
             ),
             (
+                "fetch_claims_total", "counter",
+                "How origin fetches were claimed across the fleet, by outcome: lease (this process fetched for the "
+                    + "fleet), filled (another's fetch delivered the value), unfilled (waited, then fetched), "
+                    + "unleased (fetched without a lease: the tier could not be asked).",
+                [
+                    ("{outcome=\"lease\"}", m.leasesTaken), ("{outcome=\"filled\"}", m.leaseWaitsFilled),
+                    ("{outcome=\"unfilled\"}", m.leaseWaitsUnfilled), ("{outcome=\"unleased\"}", m.unleasedFetches),
+                ]
+            ),
+            (
+                "breaker_opens_total", "counter", "Times a shared tier node's circuit breaker opened.",
+                [("", m.breakerOpens)]
+            ),
+            (
                 "breaker_open", "gauge",
                 "1 while a shared tier node's circuit breaker is open (its calls skipped), else 0.",
                 m.nodes.map { ("{node=\"\(labelValue($0.name))\"}", $0.isBreakerOpen ? 1 : 0) }
