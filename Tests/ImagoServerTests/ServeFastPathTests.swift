@@ -131,4 +131,20 @@ struct ServeFastPathTests {
         #expect(await ImagoTesting.eventually(timeout: .seconds(10)) { server.inFlightCount == 0 })
         #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theOriginalCacheHoldsTheOriginalBytesAndNoReencodedIntermediate() async throws {
+        let originals = MockDataCache()
+        let fixture = try ProxyFixture { $0.originalCache = originals }
+        let response = await fixture.get(fixture.path("rs:fit:80:80/f:webp"))
+        #expect(response.status == 200)
+        await fixture.proxy.pipeline.waitForPendingCacheWrites()
+        // One write: the origin's bytes as loaded (the pipeline's default policy would store the resized image,
+        // JPEG-encoded, costing an encode per cold render)
+        #expect(originals.writeCount == 1)
+        #expect(originals.keys.count == 1 && originals.keys.allSatisfy { originals.data(for: $0) == fixture.jpeg })
+        // Another output of the same source starts from those bytes, not from the origin
+        let png = await fixture.get(fixture.path("rs:fit:40:40/f:png"))
+        #expect(png.status == 200 && fixture.origin.requestCount(for: "/a.jpg") == 1)
+    }
 }

@@ -44,6 +44,11 @@ public final class ImageProxy: Sendable {
             imageCache: MemoryCache(
                 configuration: MemoryCache.Configuration(costLimit: configuration.imageMemoryLimit)),
             dataCache: configuration.originalCache)
+        // The disk cache holds originals, as its name says: with the pipeline's default policy
+        // (`storeEncodedImages`) every cold render also JPEG-encoded its 256-px intermediate and wrote that instead,
+        // an encode per image nobody reads back (the output cache holds the outputs), and a lossy copy a render in
+        // another format would then start from.
+        pipelineConfiguration.dataCachePolicy = .storeOriginalData
         pipelineConfiguration.decoders = configuration.decoders
         pipelineConfiguration.encoders = configuration.encoders
         pipelineConfiguration.decodingOptions.pixelLimit = configuration.pixelLimit
