@@ -56,13 +56,14 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
     public var variant: Variant { variantBox?.variant ?? Variant() }
     /// The hash, computed once (seeded per process: never persist it).
     public let precomputedHash: Int
-    // A non-empty variant, behind one reference; `nil` for the image as decoded (most keys). The key stays three
-    // words, as cheap to copy, store and compare as the plain string key was, and a source-only key never
-    // compares variants.
-    private let variantBox: VariantBox?
+    /// A non-empty variant, behind one reference; `nil` for the image as decoded (most keys). The key stays three
+    /// words, as cheap to copy, store and compare as the plain string key was, and a source-only key never
+    /// compares variants. The source-only initialiser is inlinable, so making a key from a string in another
+    /// module costs no call and no extra retain.
+    @usableFromInline let variantBox: VariantBox?
 
     /// The key of the image of `source` as decoded at full size (no variant).
-    public init(_ source: String) {
+    @inlinable public init(_ source: String) {
         self.source = source
         self.variantBox = nil
         self.precomputedHash = Self.hash(source)
@@ -147,7 +148,7 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
     private static let seed = WyHash.mixSeed(UInt64.random(in: .min ... .max))
 
     /// The hash ``init(_:)`` stores for a source `string` in this process (for tests).
-    package static func hash(_ string: String) -> Int {
+    @usableFromInline package static func hash(_ string: String) -> Int {
         let seed = Self.seed
         // Read in place: native strings, small ones included, are contiguous; anything else is made native once.
         let hash =
@@ -171,7 +172,8 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
         return a.utf8.elementsEqual(b.utf8)
     }
 
-    private final class VariantBox: Sendable {
+    /// A variant behind one reference (inlinable code only stores `nil`).
+    @usableFromInline final class VariantBox: Sendable {
         let variant: Variant
         init(_ variant: Variant) { self.variant = variant }
     }
