@@ -7,6 +7,10 @@ import ImagoTesting
 /// of identical requests against one request alone.
 enum PipelineBench {
     static func run() throws {
+        // IMAGO_BENCH_BURST_REPEAT=N runs only the burst, N times, and prints its median (for profiling it).
+        if let repeats = ProcessInfo.processInfo.environment["IMAGO_BENCH_BURST_REPEAT"].flatMap(Int.init) {
+            return try burst(repeats: repeats)
+        }
         try memoryHit()
         try burst()
         try PipelineGalleryBench.run()
@@ -73,7 +77,7 @@ enum PipelineBench {
             peer: { nsPerOp(n) { _ = cache.image(for: key) } })
     }
 
-    static func burst() throws {
+    static func burst(repeats: Int? = nil) throws {
         let url = URL(string: "https://images.example.com/burst.img")!
         let data = MockImageDecoder.make(width: 256, height: 256, color: RGBA(r: 9, g: 9, b: 9, a: 255))
         let counts = Locked<(loads: Int, decodes: Int)>((0, 0))
@@ -98,6 +102,11 @@ enum PipelineBench {
             return seconds
         }
 
+        if let repeats {
+            let seconds = try (0..<repeats).map { _ in try round(1000) }
+            print("  burst of 1,000 × \(repeats): median \(median(seconds) * 1e3) ms, min \(seconds.min()! * 1e3) ms")
+            return
+        }
         try compare(
             "pipeline: 1,000 identical concurrent requests vs 1 (5 ms loader)", unit: "s", goal: nil,
             peerName: "one request alone",

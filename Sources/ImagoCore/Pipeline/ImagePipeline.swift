@@ -92,24 +92,36 @@ public final class ImagePipeline: Sendable {
     /// Runs `request` past the memory cache (already checked by the caller).
     private func loadResponse(for request: ImageRequest) async throws(Error) -> ImageResponse {
         let box = Locked<ImageTask?>(nil)
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation {
-                (continuation: CheckedContinuation<Result<ImageResponse, Error>, Never>) in
-                var handlers = ImageTask.Handlers()
-                handlers.reportsCancellation = true
-                handlers.completion = { continuation.resume(returning: $0) }
-                let task = makeTask(request, handlers: handlers)
-                box.withLock { $0 = task }
-                if Task.isCancelled {
-                    task.cancel()
-                } else {
-                    start(task, checkingMemory: false)
+        do {
+            // The continuation carries the bare response (an untyped error on failure, cast back below): a
+            // `Result<ImageResponse, Error>` payload is larger and is copied at every hand-over of a burst.
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation {
+                    (continuation: CheckedContinuation<ImageResponse, any Swift.Error>) in
+                    var handlers = ImageTask.Handlers()
+                    handlers.reportsCancellation = true
+                    handlers.completion = { result in
+                        switch result {
+                        case .success(let response): continuation.resume(returning: response)
+                        case .failure(let error): continuation.resume(throwing: error)
+                        }
+                    }
+                    let task = makeTask(request, handlers: handlers)
+                    box.withLock { $0 = task }
+                    if Task.isCancelled {
+                        task.cancel()
+                    } else {
+                        start(task, checkingMemory: false)
+                    }
                 }
+            } onCancel: {
+                box.withLock { $0 }?.cancel()
             }
-        } onCancel: {
-            box.withLock { $0 }?.cancel()
+        } catch let error as Error {
+            throw error
+        } catch {
+            throw .cancelled  // unreachable: the completion only fails with `Error`
         }
-        return try result.get()
     }
 
     // MARK: - Synchronous memory-cache check
