@@ -27,8 +27,8 @@ import Testing
         let converted = try ColorManagement.applying(Self.displayP3Frame(address: &address), options: DecodingOptions())
 
         // Then the pixels changed, in the same memory
-        let after = converted.image.withUnsafeBytes { Array($0) }
-        #expect(after != before)
+        let isChanged = converted.image.withUnsafeBytes { Array($0) } != before
+        #expect(isChanged)
         #expect(converted.image.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } == address)
     }
 }
