@@ -27,8 +27,10 @@ import ImagoCore
 /// - Works around libavif 0.11's faults: 8-bit limited-range monochrome is converted without libyuv (which
 ///   leaves it unexpanded).
 ///
-/// The colour information (`colr`: ICC profile or CICP) is not applied; the internal `decodeWithColour`
-/// returns it beside the pixels for a colour-management stage.
+/// The colour information (`colr`: ICC profile, else CICP) is applied as ``DecodingOptions/colorPolicy`` says
+/// (default: converted to sRGB). A frame returned at full size is converted while it comes out of YUV, a strip of
+/// rows at a time; a downsampled one after it is fitted. The internal `decodeWithColour` returns the colour
+/// description beside unconverted pixels.
 ///
 /// Thread-safe: the decoder has no state; each call creates its own libavif decoder (one thread).
 ///
@@ -39,6 +41,12 @@ import ImagoCore
 public struct AVIFDecoder: ImageDecoding {
     /// Threads libavif and dav1d may use per decode. Default 1.
     public var maxThreads: Int
+
+    /// RGBA bytes per strip when a frame is converted to sRGB while it comes out of YUV: 1 MiB, 64 rows of a
+    /// 4032-pixel photo (each strip's view also converts 4 rows beyond it: see `AVIFSession`), well inside L2.
+    static let defaultColourStripBytes = 1 << 20
+    /// The strip size used; tests make it small to cut a small image into many strips.
+    var colourStripBytes = defaultColourStripBytes
 
     /// An AVIF decoder using `maxThreads` threads per decode (default 1).
     public init(maxThreads: Int = 1) {
@@ -53,11 +61,29 @@ public struct AVIFDecoder: ImageDecoding {
     /// - Throws: ``CodecError``: `.empty`, `.corrupt`, `.truncated`, `.tooManyPixels`, `.tooManyFrames`,
     ///   `.animationTooLarge`, `.animationTooMuchWork`.
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
-        try ColorManagement.applying(decodeWithColour(data, options: options), options: options)
+        var decoded = try decode(data, options: options, convertsColour: true)
+        if let description = decoded.convertedFrom {
+            decoded.result.container.sourceColorProfileDescription = description
+        } else {
+            // In place, on the only reference to the frames.
+            let source = decoded.result.colour.colorSource
+            ColorManagement.apply(source, to: &decoded.result.container, options: options)
+        }
+        return decoded.result.container
     }
 
     /// Decodes `data` and returns the file's colour description beside the pixels (which are not converted).
     func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> DecodedWithColour {
+        try decode(data, options: options, convertsColour: false).result
+    }
+
+    /// Decodes `data`. With `convertsColour`, frames that are returned at full size and whose file's colour
+    /// converts to sRGB under ``DecodingOptions/colorPolicy`` are converted while they come out of YUV, strip by
+    /// strip (the rows still in cache: at 12 MP this saves a pass over 48 MB); `convertedFrom` is then the
+    /// source's description and the colour stage must not run again. Otherwise the pixels are as stored.
+    private func decode(
+        _ data: Data, options: DecodingOptions, convertsColour: Bool
+    ) throws -> (result: DecodedWithColour, convertedFrom: String?) {
         guard !data.isEmpty else { throw CodecError.empty }
         return try data.withUnsafeBytes { raw in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw CodecError.empty }
@@ -74,14 +100,26 @@ public struct AVIFDecoder: ImageDecoding {
             guard let image = decoder.pointee.image else {
                 throw CodecError.corrupt(format: .avif, reason: "no image after parsing")
             }
-            let session = AVIFSession(
+            var session = AVIFSession(
                 decoder: decoder, options: options,
                 size: PixelSize(width: Int(image.pointee.width), height: Int(image.pointee.height)))
             try session.checkLimits()
             // Read before the reset in tightenLimits, which frees `decoder.image` and makes a new one.
             let colour = Self.colour(of: image.pointee)
             if session.isOverBudget {
-                return (try AVIFFrameDecoder.container(for: raw, decoder: self, options: options), colour)
+                return ((try AVIFFrameDecoder.container(for: raw, decoder: self, options: options), colour), nil)
+            }
+            var convertedFrom: String?
+            if convertsColour, options.colorPolicy == .convertToSRGB, session.isShownAtFullSize,
+                let source = colour.colorSource
+            {
+                // Peeking: an unusable source is reported by the colour stage, which then runs as usual.
+                let prepared = ColorManagement.prepared(source, layout: .rgba, options: options, warns: false)
+                if case .transform(let transform) = prepared.kind {
+                    session.stripColour = transform
+                    session.stripBytes = colourStripBytes
+                    convertedFrom = prepared.description
+                }
             }
             try tightenLimits(decoder, options: options)
             let frames = try session.decodeFrames()
@@ -90,7 +128,7 @@ public struct AVIFDecoder: ImageDecoding {
                 frames: frames, format: .avif, loopCount: loops,
                 orientation: options.appliesOrientation ? .up : session.transform.orientation,
                 originalSize: session.displayedSize, bitDepth: session.bitDepth)
-            return (container, colour)
+            return ((container, colour), convertedFrom)
         }
     }
 

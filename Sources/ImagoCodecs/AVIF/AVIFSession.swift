@@ -18,6 +18,12 @@ struct AVIFSession {
     let displayedSize: PixelSize
     /// Frames to decode (1 for a still or with `decodesFirstFrameOnly`).
     let frameCount: Int
+    /// The conversion to sRGB done while the frames are converted from YUV (a strip of rows at a time, while the
+    /// strip is in cache), or `nil` to leave the pixels as stored. Set only when ``isShownAtFullSize``: a frame
+    /// that is downsampled is converted after, on fewer pixels.
+    var stripColour: LCMSTransform?
+    /// The RGBA bytes of a strip of ``stripColour``'s conversion (``AVIFDecoder/colourStripBytes``).
+    var stripBytes = AVIFDecoder.defaultColourStripBytes
 
     init(decoder: UnsafeMutablePointer<avifDecoder>, options: DecodingOptions, size: PixelSize) {
         self.decoder = decoder
@@ -32,6 +38,14 @@ struct AVIFSession {
             ? PixelSize(width: cropped.height, height: cropped.width) : cropped
         let declared = max(0, Int(decoder.pointee.imageCount))
         self.frameCount = options.decodesFirstFrameOnly ? min(1, declared) : declared
+    }
+
+    /// Whether the frames are returned at their decoded size (after the crop), without downsampling.
+    var isShownAtFullSize: Bool {
+        let cropped = transform.crop.map { PixelSize(width: $0.width, height: $0.height) } ?? size
+        return TargetFitting.fittedSize(
+            of: cropped, within: options.targetSize, orientation: transform.orientation, mode: options.targetMode)
+            == cropped
     }
 
     /// Throws when the header's size, frame count or the output of all frames exceed the options' limits.
@@ -88,18 +102,10 @@ struct AVIFSession {
             throw CodecError.corrupt(
                 format: .avif, reason: "frame of \(width)x\(height) in an image declared \(size.width)x\(size.height)")
         }
-        var rgb = avifRGBImage()
-        avifRGBImageSetDefaults(&rgb, decoder.pointee.image)
-        rgb.format = AVIF_RGB_FORMAT_RGBA
-        rgb.depth = 8
-        rgb.alphaPremultiplied = AVIF_FALSE
-        // libavif 0.11's libyuv path leaves 8-bit limited-range monochrome unexpanded; its own path is right.
-        if image.yuvFormat == AVIF_PIXEL_FORMAT_YUV400 { rgb.avoidLibYUV = AVIF_TRUE }
         var buffer = try PixelBuffer(width: width, height: height, format: .rgba8) { output in
-            rgb.pixels = output.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            rgb.rowBytes = UInt32(width * 4)
-            let result = avifImageYUVToRGB(decoder.pointee.image, &rgb)
-            guard result == AVIF_RESULT_OK else { throw AVIFDecoder.error(result, nil) }
+            // A 12 MP frame otherwise takes ~12,000 page faults while libyuv writes it (~13 ms of CPU).
+            adviseHugePages(output)
+            try convertToRGB(image, into: output, colour: isShownAtFullSize ? stripColour : nil)
         }
         if image.alphaPlane == nil { buffer = buffer.assumingOpaque() }
         if let crop = transform.crop { buffer = try buffer.croppedRows(to: crop) }
@@ -107,6 +113,85 @@ struct AVIFSession {
             of: buffer.size, within: options.targetSize, orientation: transform.orientation, mode: options.targetMode)
         buffer = try buffer.resampled(to: fitted)
         return options.appliesOrientation ? buffer.oriented(transform.orientation) : buffer
+    }
+
+    /// Rows per strip of the colour conversion: about `stripBytes` of RGBA, so that a strip is still in the cache
+    /// when the colour kernel reads it; even (a 4:2:0 view must start on a chroma row), at least 2.
+    static func stripRows(rowBytes: Int, stripBytes: Int) -> Int {
+        max(2, stripBytes / max(1, rowBytes)) & ~1
+    }
+
+    /// `image` (the decoder's current image) converted from YUV to RGBA8 into `output`, and then to sRGB by
+    /// `colour` when given: strip by strip, each converted by libavif through a view of its rows.
+    ///
+    /// libavif's bilinear chroma upsampling (libyuv's, and its own) takes the chroma rows above and below each
+    /// row, clamped at the edges of what it is given. A strip's view therefore reaches `margin` rows beyond the
+    /// strip on each side, so that every row of the strip comes out as from the whole image (the tests compare
+    /// the bytes); the rows a view writes above its strip, already final, are saved before and put back after.
+    private func convertToRGB(
+        _ image: avifImage, into output: UnsafeMutableRawBufferPointer, colour: LCMSTransform?
+    ) throws {
+        let height = Int(image.height)
+        let rowBytes = Int(image.width) * 4
+        let rows = Self.stripRows(rowBytes: rowBytes, stripBytes: stripBytes)
+        guard let colour, height > 2 * rows else {
+            try Self.convertRows(image, 0..<height, into: output, rowBytes: rowBytes)
+            colour?.convert(output)
+            return
+        }
+        let margin = 2
+        let saved = UnsafeMutableRawBufferPointer.allocate(byteCount: margin * rowBytes, alignment: 64)
+        defer { saved.deallocate() }
+        var top = 0
+        while top < height {
+            let bottom = min(height, top + rows)
+            let view = max(0, top - margin)..<min(height, bottom + margin)
+            let above = view.lowerBound * rowBytes..<top * rowBytes
+            if !above.isEmpty { saved.copyMemory(from: UnsafeRawBufferPointer(rebasing: output[above])) }
+            try Self.convertRows(image, view, into: output, rowBytes: rowBytes)
+            if !above.isEmpty {
+                UnsafeMutableRawBufferPointer(rebasing: output[above]).copyMemory(
+                    from: UnsafeRawBufferPointer(rebasing: saved[0..<above.count]))
+            }
+            colour.convert(UnsafeMutableRawBufferPointer(rebasing: output[top * rowBytes..<bottom * rowBytes]))
+            top = bottom
+        }
+    }
+
+    /// Rows `rows` of `image` converted from YUV to RGBA8 into the same rows of `output`, through a view of
+    /// `image` that starts at `rows.lowerBound` (which must be even when the chroma is subsampled vertically).
+    private static func convertRows(
+        _ image: avifImage, _ rows: Range<Int>, into output: UnsafeMutableRawBufferPointer, rowBytes: Int
+    ) throws {
+        var view = image
+        if rows.lowerBound > 0 {
+            var info = avifPixelFormatInfo()
+            avifGetPixelFormatInfo(image.yuvFormat, &info)
+            let first = rows.lowerBound
+            let chroma = first >> Int(info.chromaShiftY)
+            view.yuvPlanes.0 = image.yuvPlanes.0.map { $0 + first * Int(image.yuvRowBytes.0) }
+            view.yuvPlanes.1 = image.yuvPlanes.1.map { $0 + chroma * Int(image.yuvRowBytes.1) }
+            view.yuvPlanes.2 = image.yuvPlanes.2.map { $0 + chroma * Int(image.yuvRowBytes.2) }
+            view.alphaPlane = image.alphaPlane.map { $0 + first * Int(image.alphaRowBytes) }
+        }
+        view.height = UInt32(rows.count)
+        // The view borrows the planes: nothing frees it (libavif only reads it here).
+        view.imageOwnsYUVPlanes = AVIF_FALSE
+        view.imageOwnsAlphaPlane = AVIF_FALSE
+        try withUnsafeMutablePointer(to: &view) { view in
+            var rgb = avifRGBImage()
+            avifRGBImageSetDefaults(&rgb, view)
+            rgb.format = AVIF_RGB_FORMAT_RGBA
+            rgb.depth = 8
+            rgb.alphaPremultiplied = AVIF_FALSE
+            // libavif 0.11's libyuv path leaves 8-bit limited-range monochrome unexpanded; its own path is right.
+            if image.yuvFormat == AVIF_PIXEL_FORMAT_YUV400 { rgb.avoidLibYUV = AVIF_TRUE }
+            rgb.pixels = (output.baseAddress.map { $0 + rows.lowerBound * rowBytes })?
+                .assumingMemoryBound(to: UInt8.self)
+            rgb.rowBytes = UInt32(rowBytes)
+            let result = avifImageYUVToRGB(view, &rgb)
+            guard result == AVIF_RESULT_OK else { throw AVIFDecoder.error(result, nil) }
+        }
     }
 
     func duration(_ timing: avifImageTiming) -> Duration {
