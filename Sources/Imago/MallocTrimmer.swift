@@ -9,10 +9,13 @@ import ImagoCore
 /// Why a long-running server may want it: glibc gives each thread that allocates an arena (up to 8 per core), and
 /// returns a freed block to the kernel only when it sits at the top of its arena. Decoded images, response bodies
 /// and the buffers of the loader's and Dispatch's threads are freed in the middle of arenas, so a process's RSS
-/// climbs to the high-water mark of every arena while the memory actually in use stays flat. In `imago-bench soak`
-/// (200,000 requests, RELIABILITY.md §11) RSS grew 6–10 MiB after the first 10,000 requests with the heap in use
-/// flat; every 10 s trim kept the growth under 5 MB. A trim walks every arena's free lists and locks each arena
-/// while it does: about a millisecond for the soak's ~20 MiB of arenas, so call it every few seconds at most.
+/// climbs towards the high-water mark of every arena while the memory actually in use stays flat. In
+/// `imago-bench soak` (200,000 requests, RELIABILITY.md §11) RSS grew 5–10 MiB after the first 10,000 requests
+/// in seven runs without trims, and 1–7 MiB in six runs of seven (10 in one) with a trim every 2–10 s: the trim
+/// removes the allocator's drift; what is left is memory alive at the moment of the sample. A trim walks every
+/// arena's free lists and holds each arena's lock while it does: 0.1–14 ms in the soak at moderate load, but up to
+/// 0.7 s of wall time on a machine at load 40, during which threads allocating from that arena wait: do not trim
+/// more often than every few seconds.
 ///
 /// On a C library other than glibc, trimming does nothing (``trimNow()`` returns `false`).
 ///
@@ -24,7 +27,7 @@ import ImagoCore
 public final class MallocTrimmer: @unchecked Sendable {  // safe: `timer` is set once, Dispatch sources are thread-safe
     /// What the trimmer has done so far.
     public struct Statistics: Sendable, Equatable {
-        /// Trims run (timer ticks and ``trimNow()`` calls through this instance); starts at 0.
+        /// Trims run (timer ticks and ``trim()`` calls); starts at 0.
         public var trims = 0
         /// Trims after which glibc reported releasing memory; starts at 0.
         public var releasingTrims = 0
