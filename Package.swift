@@ -87,7 +87,7 @@ let package = Package(
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
                 "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "CZlib", "CColorKernel", "CJPEGStrips",
             ]),
-        .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl"]),
+        .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl", "CImagoShims"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         // The image proxy (imgproxy URLs → pipeline → encoded output) and its libmicrohttpd server.
         .target(name: "ImagoServer", dependencies: ["Imago", "CMicroHTTPD"]),

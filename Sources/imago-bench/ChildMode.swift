@@ -5,7 +5,8 @@ import Imago
 /// its peak RSS is measured exactly as the Python peer's is (`ru_maxrss` of a process that did only this work).
 /// Prints one JSON object like bench/peer.py does.
 ///
-/// Modes: `cold|warm-disk|warm-memory URLS_FILE CACHE_DIR` and `rss-thumbnail FILE`. `cold-encoded` and
+/// Modes: `cold|warm-disk|warm-memory URLS_FILE CACHE_DIR`, `rss-thumbnail FILE` and `soak-server` (the soak's
+/// loopback server, see `SoakServer`). `cold-encoded` and
 /// `warm-disk-encoded` are `cold` and `warm-disk` with the disk cache policy `.storeEncodedImages` (the
 /// 256-px thumbnails are stored, encoded, instead of the downloads).
 enum ChildMode {
@@ -14,6 +15,7 @@ enum ChildMode {
     static let concurrency = 6
 
     static func main(_ arguments: [String]) -> Int32 {
+        if arguments.first == "soak-server" { return SoakServer.serveAsChild() }
         do {
             var figures: [String: Double]
             switch arguments.first {

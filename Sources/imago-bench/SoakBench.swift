@@ -10,21 +10,20 @@ import ImagoTesting
 /// disk cache, 32 requests in flight and 10 % of them cancelled at a random moment. Prints RSS after warm-up (the
 /// first 10 %) and at the end, open file descriptors before and after, and whether the limits held; and, to tell
 /// objects kept alive from memory malloc keeps after they are freed, glibc's heap in use, arena bytes and free
-/// bytes inside the arenas at every tenth, and RSS after `malloc_trim(0)` at the end.
+/// bytes inside the arenas at every tenth, and RSS after `malloc_trim(0)` at the end. IMAGO_SOAK_SERVER=process
+/// runs the server in a child process (the default, in this process, adds its threads' allocations to the figures),
+/// IMAGO_SOAK_TRIM_SECONDS=N opts in to a `MallocTrimmer` every N seconds, IMAGO_SOAK_SETTLE=1 waits for the
+/// pending cache writes before each sample, IMAGO_SOAK_DUMP_DIR=DIR saves smaps and `malloc_info` after 10,000
+/// requests and at the end.
 enum SoakBench {
     static func run() throws {
         let total = Int(ProcessInfo.processInfo.environment["IMAGO_SOAK_REQUESTS"] ?? "") ?? 50_000
-        let urlCount = 3_000
-        let server = try LoopbackServer()
+        // IMAGO_SOAK_SERVER=process: the loopback server runs in a child process (`imago-bench --child
+        // soak-server`), so that the RSS and arenas measured are the pipeline's alone; by default it runs in this
+        // process, as in the earlier figures (its thread per connection then allocates in this process's arenas).
+        let server = try SoakServer(inProcess: ProcessInfo.processInfo.environment["IMAGO_SOAK_SERVER"] != "process")
         defer { server.stop() }
-        let payloads = try [
-            "formats/TestImage.png", "pngsuite/png/basn6a08.png", "jpeg/reference/grayscale_square.jpg",
-        ]
-        .map { try DecodeBench.corpus($0) }
-        for i in 0..<urlCount {
-            let data = payloads[i % payloads.count]
-            server.setRoute("/img/\(i)", .bytes(data, contentType: i % 3 == 2 ? "image/jpeg" : "image/png"))
-        }
+        print("soak: loopback server \(server.inProcess == nil ? "in a child process" : "in this process")")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("soak-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let fdsBefore = openFileDescriptors()
@@ -42,8 +41,19 @@ enum SoakBench {
         configuration.decoders = .makeDefault()
         configuration.failureCache = nil
         let pipeline = ImagePipeline(configuration: configuration)
+        let urlCount = SoakServer.urlCount
         let urls = (0..<urlCount).map { server.url(for: "/img/\($0)") }
 
+        // IMAGO_SOAK_TRIM_SECONDS=N: the explicit opt-in a server can make, a MallocTrimmer every N seconds.
+        let trimmer = Double(ProcessInfo.processInfo.environment["IMAGO_SOAK_TRIM_SECONDS"] ?? "").map {
+            MallocTrimmer(interval: .milliseconds(Int($0 * 1000)))
+        }
+        print(
+            "soak: MallocTrimmer \(trimmer == nil ? "off" : "every \(ProcessInfo.processInfo.environment["IMAGO_SOAK_TRIM_SECONDS"] ?? "") s")"
+        )
+
+        let settles = ProcessInfo.processInfo.environment["IMAGO_SOAK_SETTLE"] == "1"
+        print("soak: samples \(settles ? "after the pending cache writes" : "as the last batch ends")")
         let start = Date()
         let warmup = total / 10
         var rssAfterWarmup = 0
@@ -90,19 +100,29 @@ enum SoakBench {
                 }
             }
             done += batch
+            // IMAGO_SOAK_SETTLE=1: let the disk cache's queued writes (each holding its body) finish before a
+            // sample, so that a writer lagging behind on a loaded machine does not show as growth.
+            if settles && (done == 10_000 || done % max(1, total / 10) < batch) {
+                try PipelineBench.blocking { await pipeline.waitForPendingCacheWrites() }
+            }
             maxMemoryCost = max(maxMemoryCost, memory.totalCost)
             maxDiskBytes = max(maxDiskBytes, disk.statistics.totalBytes)
             if done == warmup || (warmup == 0 && done == batch) { rssAfterWarmup = residentKiB() }
-            if done == 10_000 { rssAfter10k = residentKiB() }
+            if done == 10_000 {
+                rssAfter10k = residentKiB()
+                dumpMemoryMaps(as: "10k")
+            }
             if done % max(1, total / 10) < batch {
                 samples.append(
-                    "\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)/\(openFileDescriptors())fd")
+                    "\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)/\(openFileDescriptors())fd/\(threadCount())t"
+                )
                 arenaSamples.append(
                     "\(done / 1000)k:\(imago_bench_arena_bytes() >> 20)/\(imago_bench_arena_free_bytes() >> 20)")
             }
         }
         let elapsed = Date().timeIntervalSince(start)
         let rssEnd = residentKiB()
+        trimmer?.cancel()
         // Background disk writes and connection teardown: give them a moment before counting descriptors.
         disk.close()
         Thread.sleep(forTimeInterval: 1)
@@ -110,6 +130,7 @@ enum SoakBench {
         // What of the end's RSS is memory malloc keeps free (fragmentation) rather than objects alive: the heap in
         // use, then RSS after `malloc_trim(0)` hands the arenas' free pages back.
         let (heapEnd, rssBeforeTrim) = (heapInUseKiB(), residentKiB())
+        dumpMemoryMaps(as: "end")
         _ = imago_bench_malloc_trim()
         let rssTrimmed = residentKiB()
         let counts = outcome.withLock { $0 }
@@ -120,16 +141,37 @@ enum SoakBench {
             soak: RSS after warm-up (\(warmup) requests) \(rssAfterWarmup) KiB, at the end \(rssEnd) KiB, \
             peak \(peakKiB()) KiB
             soak: RSS after 10,000 requests \(rssAfter10k) KiB, growth since \(rssEnd - rssAfter10k) KiB
-            soak: RSS / malloc heap in use (MiB) / open fds, by requests done: \(samples.joined(separator: " "))
+            soak: RSS / malloc heap in use (MiB) / open fds / threads, by requests done: \(samples.joined(separator: " "))
             soak: arena bytes / free inside the arenas (MiB), by requests done: \(arenaSamples.joined(separator: " "))
             soak: after the caches closed: heap in use \(heapEnd) KiB, RSS \(rssBeforeTrim) KiB; after malloc_trim(0) \
             RSS \(rssTrimmed) KiB (\(rssTrimmed - rssAfter10k) KiB since 10,000 requests)
             soak: open fds before \(fdsBefore), after \(fdsAfter)
+            soak: trims \(trimmer.map { "\($0.statistics)" } ?? "none")
             soak: memory cache max cost \(maxMemoryCost) of \(memoryLimit); disk max \(maxDiskBytes) of \(diskLimit) bytes
-            soak: server requests \(server.statistics.requestCounts.values.reduce(0, +)), pipeline network loads \
+            soak: server requests \(server.requestCount.map(String.init) ?? "not counted (child process)"), \
+            pipeline network loads \
             \(pipeline.statistics.networkLoads), memory hits \(pipeline.statistics.memoryHits), disk hits \
             \(pipeline.statistics.diskHits)
             """)
+    }
+
+    /// With IMAGO_SOAK_DUMP_DIR set, copies `/proc/self/smaps` (which mappings hold the resident pages: the main
+    /// heap, the thread arenas' 64 MiB heaps, thread stacks, mmapped blocks) and glibc's `malloc_info` (every
+    /// arena's size and free chunks) into that folder as `smaps-<tag>` and `malloc-<tag>.xml`.
+    static func dumpMemoryMaps(as tag: String) {
+        guard let directory = ProcessInfo.processInfo.environment["IMAGO_SOAK_DUMP_DIR"] else { return }
+        // Read to the end: /proc files report a size of 0, so a sized read would stop after the first page.
+        if let maps = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/smaps")).readToEnd() {
+            FileManager.default.createFile(atPath: "\(directory)/smaps-\(tag)", contents: maps)
+        }
+        _ = imago_bench_malloc_info("\(directory)/malloc-\(tag).xml")
+    }
+
+    static func threadCount() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") })
+        else { return -1 }
+        return Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? -1
     }
 
     static func openFileDescriptors() -> Int {

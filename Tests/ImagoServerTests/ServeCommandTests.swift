@@ -164,6 +164,17 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try format("none") }
     }
 
+    @Test func mallocTrimIsOffUnlessAsked() throws {
+        func interval(_ extra: [String]) throws -> Int? {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned"] + extra, options: ServeCommand.command.options), environment: [:]
+            ).mallocTrimInterval
+        }
+        #expect(try interval([]) == nil)
+        #expect(try interval(["--malloc-trim", "30"]) == 30)
+        #expect(throws: UsageError.self) { try interval(["--malloc-trim", "0"]) }
+    }
+
     /// The built `imago` beside the test products, or in `.build/debug` of this package.
     func imagoExecutable(filePath: String = #filePath) -> URL? {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL

@@ -30,4 +30,8 @@ static inline int imago_bench_malloc_trim(void) {
     return malloc_trim(0);
 }
 
+/// glibc's `malloc_info(0, …)` XML (every arena: its size, its free chunks by size class) written to `path`;
+/// 0 on success, -1 when the file could not be opened.
+int imago_bench_malloc_info(const char *path);
+
 #endif

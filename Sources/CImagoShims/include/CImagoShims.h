@@ -33,4 +33,21 @@ static const unsigned int cimago_png_format_flag_colormap = PNG_FORMAT_FLAG_COLO
 /// `PNG_IMAGE_FLAG_16BIT_sRGB`: treat 16-bit files without gAMA/sRGB as sRGB-encoded rather than linear.
 static const unsigned int cimago_png_image_flag_16bit_srgb = PNG_IMAGE_FLAG_16BIT_sRGB;
 
+// --- glibc malloc (MallocTrimmer in the Imago module) ---
+// Swift's Glibc module does not export <malloc.h>, so `malloc_trim` needs a wrapper. Only an explicit opt-in
+// calls it (see MallocTrimmer); nothing in the library changes malloc's settings (no `mallopt`).
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+/// `malloc_trim(0)`: hands the free pages inside every glibc arena back to the kernel. 1 when memory was released,
+/// 0 when none was, -1 when the C library is not glibc (nothing to do).
+static inline int cimago_malloc_trim(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return -1;
+#endif
+}
+
 #endif

@@ -9,7 +9,8 @@ import ImagoServer
 
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
-/// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
+/// [--malloc-trim SECONDS] [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's
+/// URL format.
 enum ServeCommand {
     static let command = Command(
         name: "serve",
@@ -17,7 +18,7 @@ enum ServeCommand {
         synopsis:
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
-            + " [--max-pixels N] \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
+            + " [--max-pixels N] [--malloc-trim SECONDS] \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
             /{signature}/{options}/{base64url source URL}[.{ext}], the signature being
@@ -56,6 +57,9 @@ enum ServeCommand {
             OptionSpec(
                 "--log-format", value: "FORMAT", help: "Access log lines as json (default), text, or off for none."),
             OptionSpec("--max-pixels", value: "N", help: "Refuse sources over N pixels with 422 (default 50000000)."),
+            OptionSpec(
+                "--malloc-trim", value: "SECONDS",
+                help: "Return malloc's free arena pages to the kernel every SECONDS (glibc; default off)."),
         ] + NetworkOptions.specs + RedisOptions.specs,
         run: { args, console in await run(args, console: console) })
 
@@ -83,6 +87,8 @@ enum ServeCommand {
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         var pixelLimit = 50_000_000
+        /// `--malloc-trim`: seconds between `MallocTrimmer` trims; `nil` (the default): no trimming.
+        var mallocTrimInterval: Int?
         var network = NetworkOptions()
         /// `--redis`: the tier shared with the rest of the fleet (originals and outputs), if any.
         var redis = RedisOptions()
@@ -137,6 +143,9 @@ enum ServeCommand {
         case .off: configuration.accessLog = nil
         }
         let proxy = ImageProxy(configuration: configuration)
+        // Opt-in (RELIABILITY.md §11): RSS otherwise climbs to the high-water mark of every malloc arena.
+        let trimmer = options.mallocTrimInterval.map { MallocTrimmer(interval: .seconds($0)) }
+        defer { trimmer?.cancel() }
         let server: MicroHTTPServer
         do {
             server = try MicroHTTPServer(
@@ -216,6 +225,9 @@ enum ServeCommand {
         }
         if let text = args.value("--max-pixels") {
             options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)
+        }
+        if let text = args.value("--malloc-trim") {
+            options.mallocTrimInterval = try parseInteger(text, option: "--malloc-trim", range: 1...86_400)
         }
         let format = args.value("--log-format") ?? "json"
         guard let logFormat = LogFormat(rawValue: format) else {
