@@ -108,9 +108,11 @@ final class WorkGraph: @unchecked Sendable {
 
     /// Delivers `event` to every subscriber; a terminal event ends the node (later events are dropped).
     func emit<Value: Sendable>(_ node: WorkNode<Value>, _ event: WorkEvent<Value>) {
-        let handlers = lock.withLock { registry -> [@Sendable (WorkEvent<Value>) -> Void] in
+        // The subscribers are copied out whole: an array of the handlers' function type, built in this generic
+        // context, had its type metadata looked up by mangled name (demangled) on every call.
+        let subscribers = lock.withLock { registry -> [WorkNode<Value>.Subscriber] in
             guard !node.isDone else { return [] }
-            let handlers = node.subscribers.values.map(\.handler)
+            let subscribers = Array(node.subscribers.values)
             if event.isTerminal {
                 node.isDone = true
                 node.subscribers = [:]
@@ -118,9 +120,9 @@ final class WorkGraph: @unchecked Sendable {
                 node.priorityHandlers = []
                 if registry[node.key] === node { registry[node.key] = nil }
             }
-            return handlers
+            return subscribers
         }
-        for handler in handlers { handler(event) }
+        for subscriber in subscribers { subscriber.handler(event) }
     }
 
     /// Adds to what cancels the node's work; runs it at once if the node was already cancelled.
