@@ -1,0 +1,187 @@
+import Foundation
+import ImagoCore
+import ImagoRedis
+import Testing
+
+/// A bulk string's header: `$<length>\r\n`.
+private func bulkHeader(_ length: Int) -> Data { Data("$\(length)\r\n".utf8) }
+
+/// A nil bulk string (an absent key).
+private let nilReply = Data("$-1\r\n".utf8)
+
+/// The reply reader's own path for large values (the first line parsed by ImagoRedis, the payload read straight
+/// into its buffer) against replies a real Redis never sends. Each case runs with the reply read on the node's
+/// queue (`inlineReplyWait` zero) and on the calling thread (a wait as long as the command timeout, so that the
+/// reply is always read there). The first command of the first connection is a miss, so that the connection
+/// exists and the faulty reply is the second command's.
+@Suite("Redis reply reader: bulk strings cut short, over the cap, badly terminated, dropped mid-body")
+struct RedisReplyReaderTests {
+    static let modes = [false, true]
+
+    /// A cache with one connection on `server`, the given command timeout, reading inline or on the queue.
+    private func cache(
+        _ server: ScriptedRedisServer, inline: Bool, timeout: Duration = .milliseconds(500),
+        cap: Int = 16 << 20
+    ) throws -> RedisCache {
+        try makeCache([server.url]) {
+            $0.connectionsPerNode = 1
+            $0.commandTimeout = timeout
+            $0.inlineReplyWait = inline ? timeout : .zero
+            $0.maximumValueSize = cap
+            $0.breakerThreshold = 100
+        }
+    }
+
+    /// The error `entry(for:)` throws, and how long it took.
+    private func failure(_ cache: RedisCache) async -> (SharedCacheError?, Duration) {
+        let started = ContinuousClock.now
+        do throws(SharedCacheError) {
+            _ = try await cache.entry(for: "k")
+            return (nil, ContinuousClock.now - started)
+        } catch {
+            return (error, ContinuousClock.now - started)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: modes)
+    func aPayloadCutShortByTheServerClosingIsAnErrorAndTheNextGetReconnects(inline: Bool) async throws {
+        // Given a server that sends a third of a 300 KB bulk string, then closes; a second connection misses
+        let server = try ScriptedRedisServer { connection, command in
+            guard connection == 0, command == 1 else { return .reply(nilReply) }
+            return .replyThenClose(bulkHeader(300_000) + Data(repeating: 7, count: 100_000))
+        }
+        defer { server.stop() }
+        let cache = try cache(server, inline: inline)
+        defer { cache.close() }
+        #expect(try await cache.entry(for: "k") == nil)
+
+        let (error, elapsed) = await failure(cache)
+
+        #expect(error == .unavailable(reason: "Server closed the connection"))
+        #expect(elapsed < .seconds(2))
+        #expect(try await cache.entry(for: "k") == nil)
+        #expect(server.acceptedConnections == 2)
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: modes)
+    func aPayloadThatStopsComingTimesOutWithinTheCommandTimeout(inline: Bool) async throws {
+        let server = try ScriptedRedisServer { connection, command in
+            guard connection == 0, command == 1 else { return .reply(nilReply) }
+            return .replyThenStall(bulkHeader(300_000) + Data(repeating: 7, count: 100_000))
+        }
+        defer { server.stop() }
+        let cache = try cache(server, inline: inline, timeout: .milliseconds(200))
+        defer { cache.close() }
+        #expect(try await cache.entry(for: "k") == nil)
+
+        let (error, elapsed) = await failure(cache)
+
+        #expect(error == .timedOut(after: .milliseconds(200)))
+        #expect(elapsed < .seconds(3))
+        #expect(try await cache.entry(for: "k") == nil)
+    }
+
+    /// A length over the cap is refused from the header alone: no wait for a payload that never comes (the
+    /// command timeout is 5 s), and none allocated (a length of 10¹⁸ would fail with "Out of memory").
+    @Test(.timeLimit(.minutes(1)), arguments: modes)
+    func aLengthOverTheCapIsRefusedBeforeAnythingIsAllocatedOrRead(inline: Bool) async throws {
+        let server = try ScriptedRedisServer { connection, command in
+            guard connection == 0, command == 1 else { return .reply(nilReply) }
+            return .replyThenStall(bulkHeader(1_000_000_000_000_000_000))
+        }
+        defer { server.stop() }
+        let cache = try cache(server, inline: inline, timeout: .seconds(5), cap: 1_000_000)
+        defer { cache.close() }
+        #expect(try await cache.entry(for: "k") == nil)
+
+        let (error, elapsed) = await failure(cache)
+
+        #expect(error == .unavailable(reason: "reply over the size limit"))
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: modes)
+    func aLengthTooLongToParseIsAProtocolError(inline: Bool) async throws {
+        // 25 digits: past what the direct path parses, so hiredis's reader sees it and refuses it
+        let server = try ScriptedRedisServer { connection, command in
+            guard connection == 0, command == 1 else { return .reply(nilReply) }
+            return .replyThenStall(Data("$1000000000000000000000000\r\n".utf8))
+        }
+        defer { server.stop() }
+        let cache = try cache(server, inline: inline, timeout: .seconds(5))
+        defer { cache.close() }
+        #expect(try await cache.entry(for: "k") == nil)
+
+        let (error, elapsed) = await failure(cache)
+
+        guard case .unavailable = error else {
+            Issue.record("expected .unavailable, got \(String(describing: error))")
+            return
+        }
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: modes)
+    func aPayloadWithoutItsTerminatorIsAProtocolError(inline: Bool) async throws {
+        let server = try ScriptedRedisServer { connection, command in
+            guard connection == 0, command == 1 else { return .reply(nilReply) }
+            return .replyThenStall(bulkHeader(5000) + Data(repeating: 1, count: 5000) + Data("XY".utf8))
+        }
+        defer { server.stop() }
+        let cache = try cache(server, inline: inline)
+        defer { cache.close() }
+        #expect(try await cache.entry(for: "k") == nil)
+
+        let (error, _) = await failure(cache)
+
+        #expect(error == .unavailable(reason: "bad bulk string terminator"))
+    }
+
+    /// Over 1 MiB, a reply read on the calling thread has its first line read there and its payload on the
+    /// node's queue; the connection dropped in the middle ends it there too.
+    @Test(.timeLimit(.minutes(1)), arguments: modes)
+    func aLargePayloadDroppedMidBodyAfterItsHeaderWasReadIsAnError(inline: Bool) async throws {
+        let server = try ScriptedRedisServer { connection, command in
+            guard connection == 0, command == 1 else { return .reply(nilReply) }
+            return .replyThenClose(bulkHeader(3_000_000) + Data(repeating: 9, count: 1_500_000))
+        }
+        defer { server.stop() }
+        let cache = try cache(server, inline: inline)
+        defer { cache.close() }
+        #expect(try await cache.entry(for: "k") == nil)
+
+        let (error, elapsed) = await failure(cache)
+
+        #expect(error == .unavailable(reason: "Server closed the connection"))
+        #expect(elapsed < .seconds(2))
+        #expect(try await cache.entry(for: "k") == nil)
+    }
+
+    /// A payload of each size class is read whole and leaves the connection in step for the next reply (a value
+    /// read short or long would make the next reply unparseable): a small bulk (hiredis's reader), direct ones,
+    /// and one over 1 MiB (deferred to the queue when read inline). Scripted values are not entries, so each reads
+    /// as invalid and the tier deletes it: the `DEL`s are answered too. Bytes compared against a real Redis:
+    /// ``RedisCacheTests``.
+    @Test(.timeLimit(.minutes(1)), arguments: modes)
+    func wholePayloadsOfEverySizeAreReadOnOneConnection(inline: Bool) async throws {
+        let sizes = [100, 5000, 300_000, 2_000_000]
+        let server = try ScriptedRedisServer { _, command in
+            // Commands alternate GETRANGE, DEL (posted for the invalid value) once the first miss is done.
+            guard command >= 1 else { return .reply(nilReply) }
+            if command % 2 == 0 { return .reply(Data(":1\r\n".utf8)) }
+            let size = sizes[(command / 2) % sizes.count]
+            return .reply(bulkHeader(size) + Data(repeating: UInt8(size % 251), count: size) + Data("\r\n".utf8))
+        }
+        defer { server.stop() }
+        let cache = try cache(server, inline: inline)
+        defer { cache.close() }
+        #expect(try await cache.entry(for: "k") == nil)
+
+        // Each DEL is posted to the one lane before the next GETRANGE takes it, so the commands alternate.
+        for _ in sizes { #expect(try await cache.entry(for: "k") == nil) }
+
+        #expect(cache.statistics.invalidRemoved == sizes.count)
+        #expect(cache.statistics.failures == 0)
+        #expect(server.acceptedConnections == 1)
+    }
+}
