@@ -111,8 +111,11 @@ static inline int imago_redis_get_reply(
         do {
             if (redisBufferWrite(c, &done) != REDIS_OK) return REDIS_ERR;
         } while (!done);
-        // Mid-reply or with bytes buffered, the reader goes on as usual.
-        if (r->len > r->pos || r->ridx != -1) return imago_redis_read_reply(c, buffer, capacity, reply);
+        // Mid-reply or with bytes buffered, the reader goes on as usual. (redisReaderGetReply on a buffer it has
+        // consumed, but not yet discarded, starts a task, ridx 0 of type -1: that is not mid-reply. Testing
+        // ridx != -1 alone sent every reply after one the reader parsed, a miss, a counter, to the reader.)
+        int idle = r->ridx == -1 || (r->ridx == 0 && r->rstack[0].type == -1);
+        if (r->len > r->pos || !idle) return imago_redis_read_reply(c, buffer, capacity, reply);
     }
     // The first line, up to 64 bytes: "$<length>\r\n" for a bulk string.
     long line = imago_redis_read_head(c, head);
