@@ -32,129 +32,106 @@ struct RedisReplyReaderTests {
         }
     }
 
-    /// The error `entry(for:)` throws, and how long it took.
-    private func failure(_ cache: RedisCache) async -> (SharedCacheError?, Duration) {
+    /// What a get answered with `fault` did.
+    private struct Outcome {
+        /// The error the get threw (`nil`: none).
+        var error: SharedCacheError?
+        /// How long it took.
+        var elapsed: Duration
+        /// Whether the next get missed cleanly (on a new connection when the fault broke the first).
+        var nextGetMissed: Bool
+        /// Connections the server accepted.
+        var connections: Int
+    }
+
+    /// A get whose reply is `fault`, on a cache with one connection (reading inline or on the queue, with
+    /// `timeout` and `cap`), after a first get that missed; then one more get. Every other command is answered
+    /// with a nil.
+    private func outcome(
+        of fault: ScriptedRedisServer.Step, inline: Bool, timeout: Duration = .milliseconds(500),
+        cap: Int = 16 << 20
+    ) async throws -> Outcome {
+        let server = try ScriptedRedisServer { connection, command, _ in
+            connection == 0 && command == 1 ? fault : .reply(nilReply)
+        }
+        defer { server.stop() }
+        let cache = try cache(server, inline: inline, timeout: timeout, cap: cap)
+        defer { cache.close() }
+        #expect(try await cache.entry(for: "k") == nil)
         let started = ContinuousClock.now
+        var error: SharedCacheError?
         do throws(SharedCacheError) {
             _ = try await cache.entry(for: "k")
-            return (nil, ContinuousClock.now - started)
-        } catch {
-            return (error, ContinuousClock.now - started)
+        } catch let thrown {
+            error = thrown
         }
+        let elapsed = ContinuousClock.now - started
+        let next = try? await cache.entry(for: "k")
+        return Outcome(
+            error: error, elapsed: elapsed, nextGetMissed: next == .some(nil), connections: server.acceptedConnections)
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: modes)
     func aPayloadCutShortByTheServerClosingIsAnErrorAndTheNextGetReconnects(inline: Bool) async throws {
-        // Given a server that sends a third of a 300 KB bulk string, then closes; a second connection misses
-        let server = try ScriptedRedisServer { connection, command, _ in
-            guard connection == 0, command == 1 else { return .reply(nilReply) }
-            return .replyThenClose(bulkHeader(300_000) + Data(repeating: 7, count: 100_000))
-        }
-        defer { server.stop() }
-        let cache = try cache(server, inline: inline)
-        defer { cache.close() }
-        #expect(try await cache.entry(for: "k") == nil)
-
-        let (error, elapsed) = await failure(cache)
-
-        #expect(error == .unavailable(reason: "Server closed the connection"))
-        #expect(elapsed < .seconds(2))
-        #expect(try await cache.entry(for: "k") == nil)
-        #expect(server.acceptedConnections == 2)
+        // A third of a 300 KB bulk string, then the connection closes
+        let fault = ScriptedRedisServer.Step.replyThenClose(bulkHeader(300_000) + Data(repeating: 7, count: 100_000))
+        let outcome = try await outcome(of: fault, inline: inline)
+        #expect(outcome.error == .unavailable(reason: "Server closed the connection"))
+        #expect(outcome.elapsed < .seconds(2))
+        #expect(outcome.nextGetMissed)
+        #expect(outcome.connections == 2)
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: modes)
     func aPayloadThatStopsComingTimesOutWithinTheCommandTimeout(inline: Bool) async throws {
-        let server = try ScriptedRedisServer { connection, command, _ in
-            guard connection == 0, command == 1 else { return .reply(nilReply) }
-            return .replyThenStall(bulkHeader(300_000) + Data(repeating: 7, count: 100_000))
-        }
-        defer { server.stop() }
-        let cache = try cache(server, inline: inline, timeout: .milliseconds(200))
-        defer { cache.close() }
-        #expect(try await cache.entry(for: "k") == nil)
-
-        let (error, elapsed) = await failure(cache)
-
-        #expect(error == .timedOut(after: .milliseconds(200)))
-        #expect(elapsed < .seconds(3))
-        #expect(try await cache.entry(for: "k") == nil)
+        let fault = ScriptedRedisServer.Step.replyThenStall(bulkHeader(300_000) + Data(repeating: 7, count: 100_000))
+        let outcome = try await outcome(of: fault, inline: inline, timeout: .milliseconds(200))
+        #expect(outcome.error == .timedOut(after: .milliseconds(200)))
+        #expect(outcome.elapsed < .seconds(3))
+        #expect(outcome.nextGetMissed)
     }
 
     /// A length over the cap is refused from the header alone: no wait for a payload that never comes (the
     /// command timeout is 5 s), and none allocated (a length of 10¹⁸ would fail with "Out of memory").
     @Test(.timeLimit(.minutes(1)), arguments: modes)
     func aLengthOverTheCapIsRefusedBeforeAnythingIsAllocatedOrRead(inline: Bool) async throws {
-        let server = try ScriptedRedisServer { connection, command, _ in
-            guard connection == 0, command == 1 else { return .reply(nilReply) }
-            return .replyThenStall(bulkHeader(1_000_000_000_000_000_000))
-        }
-        defer { server.stop() }
-        let cache = try cache(server, inline: inline, timeout: .seconds(5), cap: 1_000_000)
-        defer { cache.close() }
-        #expect(try await cache.entry(for: "k") == nil)
-
-        let (error, elapsed) = await failure(cache)
-
-        #expect(error == .unavailable(reason: "reply over the size limit"))
-        #expect(elapsed < .seconds(2))
+        let fault = ScriptedRedisServer.Step.replyThenStall(bulkHeader(1_000_000_000_000_000_000))
+        let outcome = try await outcome(of: fault, inline: inline, timeout: .seconds(5), cap: 1_000_000)
+        #expect(outcome.error == .unavailable(reason: "reply over the size limit"))
+        #expect(outcome.elapsed < .seconds(2))
     }
 
+    /// 25 digits: past what the direct path parses, so hiredis's reader sees the length and refuses it.
     @Test(.timeLimit(.minutes(1)), arguments: modes)
     func aLengthTooLongToParseIsAProtocolError(inline: Bool) async throws {
-        // 25 digits: past what the direct path parses, so hiredis's reader sees it and refuses it
-        let server = try ScriptedRedisServer { connection, command, _ in
-            guard connection == 0, command == 1 else { return .reply(nilReply) }
-            return .replyThenStall(Data("$1000000000000000000000000\r\n".utf8))
-        }
-        defer { server.stop() }
-        let cache = try cache(server, inline: inline, timeout: .seconds(5))
-        defer { cache.close() }
-        #expect(try await cache.entry(for: "k") == nil)
-
-        let (error, elapsed) = await failure(cache)
-
-        guard case .unavailable = error else {
-            Issue.record("expected .unavailable, got \(String(describing: error))")
+        let fault = ScriptedRedisServer.Step.replyThenStall(Data("$1000000000000000000000000\r\n".utf8))
+        let outcome = try await outcome(of: fault, inline: inline, timeout: .seconds(5))
+        guard case .unavailable = outcome.error else {
+            Issue.record("expected .unavailable, got \(String(describing: outcome.error))")
             return
         }
-        #expect(elapsed < .seconds(2))
+        #expect(outcome.elapsed < .seconds(2))
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: modes)
     func aPayloadWithoutItsTerminatorIsAProtocolError(inline: Bool) async throws {
-        let server = try ScriptedRedisServer { connection, command, _ in
-            guard connection == 0, command == 1 else { return .reply(nilReply) }
-            return .replyThenStall(bulkHeader(5000) + Data(repeating: 1, count: 5000) + Data("XY".utf8))
-        }
-        defer { server.stop() }
-        let cache = try cache(server, inline: inline)
-        defer { cache.close() }
-        #expect(try await cache.entry(for: "k") == nil)
-
-        let (error, _) = await failure(cache)
-
-        #expect(error == .unavailable(reason: "bad bulk string terminator"))
+        let fault = ScriptedRedisServer.Step.replyThenStall(
+            bulkHeader(5000) + Data(repeating: 1, count: 5000) + Data("XY".utf8))
+        let outcome = try await outcome(of: fault, inline: inline)
+        #expect(outcome.error == .unavailable(reason: "bad bulk string terminator"))
+        #expect(outcome.nextGetMissed)
     }
 
     /// Over 1 MiB, a reply read on the calling thread has its first line read there and its payload on the
     /// node's queue; the connection dropped in the middle ends it there too.
     @Test(.timeLimit(.minutes(1)), arguments: modes)
     func aLargePayloadDroppedMidBodyAfterItsHeaderWasReadIsAnError(inline: Bool) async throws {
-        let server = try ScriptedRedisServer { connection, command, _ in
-            guard connection == 0, command == 1 else { return .reply(nilReply) }
-            return .replyThenClose(bulkHeader(3_000_000) + Data(repeating: 9, count: 1_500_000))
-        }
-        defer { server.stop() }
-        let cache = try cache(server, inline: inline)
-        defer { cache.close() }
-        #expect(try await cache.entry(for: "k") == nil)
-
-        let (error, elapsed) = await failure(cache)
-
-        #expect(error == .unavailable(reason: "Server closed the connection"))
-        #expect(elapsed < .seconds(2))
-        #expect(try await cache.entry(for: "k") == nil)
+        let fault = ScriptedRedisServer.Step.replyThenClose(
+            bulkHeader(3_000_000) + Data(repeating: 9, count: 1_500_000))
+        let outcome = try await outcome(of: fault, inline: inline)
+        #expect(outcome.error == .unavailable(reason: "Server closed the connection"))
+        #expect(outcome.elapsed < .seconds(2))
+        #expect(outcome.nextGetMissed)
     }
 
     /// A payload of each size class is read whole and leaves the connection in step for the next reply (a value
