@@ -17,5 +17,8 @@ JOBS=${JOBS:-2}
 swift build -c release -j "$JOBS" --product imago
 swift build -c release -j "$JOBS" --product imago-redis-bench
 BIN=$(swift build -c release --show-bin-path)
-"$BIN/imago-redis-bench" --python "$VENV/bin/python" --script bench/redis-get.py --corpus "$CORPUS/kodak" \
-  --imago "$BIN/imago" "$@"
+# The get row's transport floor: a C client with no library (write, poll, reads).
+CC=${CC:-$(command -v cc || command -v clang)}
+"$CC" -O2 -o "$ROOT/.build/redis-get-floor" bench/redis-get-floor.c
+"${IMAGO_REDIS_BENCH_BIN:-$BIN/imago-redis-bench}" --python "$VENV/bin/python" --script bench/redis-get.py \
+  --floor "$ROOT/.build/redis-get-floor" --corpus "$CORPUS/kodak" --imago "$BIN/imago" "$@"

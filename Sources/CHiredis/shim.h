@@ -59,58 +59,84 @@ static inline int imago_redis_read_reply(redisContext *c, char *buffer, size_t c
 /// Bulk strings from this size on are read straight into their own buffer.
 #define IMAGO_REDIS_DIRECT_BULK 4096
 
+/// `imago_redis_get_reply`'s answer when the next reply is a bulk string longer than its `defer_over`: nothing was
+/// read but the reply's first line, which waits in `head` for the next call.
+#define IMAGO_REDIS_DEFERRED 1
+
+/// The first bytes of a reply, read (up to its first line) before knowing whether it is a large bulk string. Kept
+/// by the connection between a call that deferred the reply and the one that reads it.
+typedef struct {
+    char bytes[64];
+    size_t count;
+} imago_redis_head;
+
+/// Reads into `head` until it holds the reply's first line ("$<length>\r\n" for a bulk string), is full, or does
+/// not start with '$'. Returns the line's length with its "\r\n" (0 when it did not end in `head`), or -1 with the
+/// context's error set.
+static inline long imago_redis_read_head(redisContext *c, imago_redis_head *head) {
+    size_t scanned = 1;
+    for (;;) {
+        if (head->count > 0 && head->bytes[0] != '$') return 0;
+        for (; scanned + 1 < head->count; scanned++) {
+            if (head->bytes[scanned] == '\r' && head->bytes[scanned + 1] == '\n') return (long)scanned + 2;
+        }
+        if (head->count == sizeof(head->bytes)) return 0;
+        ssize_t n = imago_redis_read(c, head->bytes + head->count, sizeof(head->bytes) - head->count);
+        if (n < 0) return -1;
+        head->count += (size_t)n;
+    }
+}
+
 /// redisGetReply for a blocking context (writes pending commands first, then reads the next reply), with a path
 /// for large values: when the next reply is a bulk string of at least IMAGO_REDIS_DIRECT_BULK bytes, its payload
 /// is read by read(2) straight into one malloc'd buffer returned in `*bulk` (length `*bulk_length`, freed by the
 /// caller) and `*reply` stays NULL. hiredis 0.14 would read it 16 KiB at a time into its reader's buffer, grow
 /// that buffer realloc by realloc, then copy it into the reply: three copies instead of one. A bulk over `limit`
-/// bytes is refused before anything is allocated (REDIS_ERR_PROTOCOL; the connection is then unusable). Other
-/// replies go through hiredis's reader, read `capacity` bytes at a time into `buffer`. Errors are set on the
-/// context as hiredis sets them (REDIS_ERR_IO with strerror's text, REDIS_ERR_EOF, REDIS_ERR_PROTOCOL).
+/// bytes is refused before anything is allocated (REDIS_ERR_PROTOCOL; the connection is then unusable). A bulk
+/// over `defer_over` bytes is left unread: IMAGO_REDIS_DEFERRED, its first line kept in `head` for the next call
+/// (which must come before any other use of the context). Other replies go through hiredis's reader, read
+/// `capacity` bytes at a time into `buffer`. Errors are set on the context as hiredis sets them (REDIS_ERR_IO with
+/// strerror's text, REDIS_ERR_EOF, REDIS_ERR_PROTOCOL).
 static inline int imago_redis_get_reply(
-    redisContext *c, char *buffer, size_t capacity, size_t limit, void **reply, char **bulk, size_t *bulk_length) {
+    redisContext *c, char *buffer, size_t capacity, size_t limit, size_t defer_over, imago_redis_head *head,
+    void **reply, char **bulk, size_t *bulk_length) {
     *reply = NULL;
     *bulk = NULL;
     *bulk_length = 0;
     redisReader *r = c->reader;
-    if (redisReaderGetReply(r, reply) != REDIS_OK) return imago_redis_fail(c, REDIS_ERR_PROTOCOL, r->errstr);
-    if (*reply != NULL) return REDIS_OK;
-    int done = 0;
-    do {
-        if (redisBufferWrite(c, &done) != REDIS_OK) return REDIS_ERR;
-    } while (!done);
-    // Mid-reply or with bytes buffered, the reader goes on as usual.
-    if (r->len > r->pos || r->ridx != -1) return imago_redis_read_reply(c, buffer, capacity, reply);
-    // Read the first line (up to 64 bytes): "$<length>\r\n" for a bulk string.
-    char head[64];
-    size_t got = 0;
-    size_t line = 0;
-    while (line == 0 && got < sizeof(head)) {
-        ssize_t n = imago_redis_read(c, head + got, sizeof(head) - got);
-        if (n < 0) return REDIS_ERR;
-        got += (size_t)n;
-        if (head[0] != '$') break;
-        for (size_t i = 1; i + 1 < got; i++) {
-            if (head[i] == '\r' && head[i + 1] == '\n') {
-                line = i + 2;
-                break;
-            }
-        }
+    if (head->count == 0) {
+        if (redisReaderGetReply(r, reply) != REDIS_OK) return imago_redis_fail(c, REDIS_ERR_PROTOCOL, r->errstr);
+        if (*reply != NULL) return REDIS_OK;
+        int done = 0;
+        do {
+            if (redisBufferWrite(c, &done) != REDIS_OK) return REDIS_ERR;
+        } while (!done);
+        // Mid-reply or with bytes buffered, the reader goes on as usual. (redisReaderGetReply on a buffer it has
+        // consumed, but not yet discarded, starts a task, ridx 0 of type -1: that is not mid-reply. Testing
+        // ridx != -1 alone sent every reply after one the reader parsed, a miss, a counter, to the reader.)
+        int idle = r->ridx == -1 || (r->ridx == 0 && r->rstack[0].type == -1);
+        if (r->len > r->pos || !idle) return imago_redis_read_reply(c, buffer, capacity, reply);
     }
-    if (line > 0 && line <= 22 && head[1] >= '0' && head[1] <= '9') {
+    // The first line, up to 64 bytes: "$<length>\r\n" for a bulk string.
+    long line = imago_redis_read_head(c, head);
+    if (line < 0) return REDIS_ERR;
+    size_t got = head->count;
+    if (line > 3 && line <= 22 && head->bytes[1] >= '0' && head->bytes[1] <= '9') {
         unsigned long long length = 0;
         int digits = 1;
-        for (size_t i = 1; i < line - 2; i++) {
-            if (head[i] < '0' || head[i] > '9') digits = 0;
-            else length = length * 10 + (unsigned long long)(head[i] - '0');
+        for (long i = 1; i < line - 2; i++) {
+            if (head->bytes[i] < '0' || head->bytes[i] > '9') digits = 0;
+            else length = length * 10 + (unsigned long long)(head->bytes[i] - '0');
         }
-        size_t have = got - line;
+        size_t have = got - (size_t)line;
         if (digits && length > limit) return imago_redis_fail(c, REDIS_ERR_PROTOCOL, "reply over the size limit");
+        if (digits && length > defer_over) return IMAGO_REDIS_DEFERRED;
         if (digits && length >= IMAGO_REDIS_DIRECT_BULK && length + 2 > have) {
+            head->count = 0;
             size_t total = (size_t)length + 2;  // the payload and its "\r\n"
             char *out = malloc(total);
             if (out == NULL) return imago_redis_fail(c, REDIS_ERR_OOM, "Out of memory");
-            memcpy(out, head + line, have);
+            memcpy(out, head->bytes + line, have);
             while (have < total) {
                 ssize_t n = imago_redis_read(c, out + have, total - have);
                 if (n < 0) {
@@ -128,7 +154,8 @@ static inline int imago_redis_get_reply(
             return REDIS_OK;
         }
     }
-    if (redisReaderFeed(r, head, got) != REDIS_OK) return imago_redis_fail(c, REDIS_ERR_PROTOCOL, r->errstr);
+    head->count = 0;
+    if (redisReaderFeed(r, head->bytes, got) != REDIS_OK) return imago_redis_fail(c, REDIS_ERR_PROTOCOL, r->errstr);
     return imago_redis_read_reply(c, buffer, capacity, reply);
 }
 
@@ -158,22 +185,4 @@ static inline int imago_redis_wait_readable(redisContext *c, long microseconds) 
     struct pollfd p = {.fd = c->fd, .events = POLLIN, .revents = 0};
     struct timespec t = {.tv_sec = microseconds / 1000000, .tv_nsec = (microseconds % 1000000) * 1000};
     return ppoll(&p, 1, &t, NULL) > 0 ? 1 : 0;
-}
-
-/// The length of the bulk string the unread bytes start with, without consuming them (recv with MSG_PEEK): -1 when
-/// they start with something else (a null, an error, an integer), when the reader already holds bytes, or when the
-/// first line has not arrived whole.
-static inline long long imago_redis_peek_bulk_length(redisContext *c) {
-    if (c->reader->len > c->reader->pos) return -1;
-    char head[24];
-    ssize_t n = recv(c->fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
-    if (n < 4 || head[0] != '$') return -1;
-    long long length = 0;
-    for (ssize_t i = 1; i + 1 < n; i++) {
-        if (head[i] == '\r') return (i > 1 && head[i + 1] == '\n') ? length : -1;
-        if (head[i] < '0' || head[i] > '9') return -1;
-        length = length * 10 + (head[i] - '0');
-        if (length > (1LL << 48)) return -1;
-    }
-    return -1;
 }

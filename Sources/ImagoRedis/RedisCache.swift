@@ -29,6 +29,10 @@ public final class RedisCache: SharedDataCaching, Sendable {
     let nodes: [RedisNode]
     let counters = Locked(Statistics())
     let subscribers: [LeaseSubscriber]
+    /// The hash of the fleet's lookup counters (``RedisKeys/statistics(prefix:)``).
+    let statisticsKey: Data
+    /// `GETRANGE`'s last index: the cap (so the reply holds at most the cap plus one byte).
+    private let readEnd: Data
 
     /// A cache over `configuration.nodes` (connections are made on first use).
     public init(configuration: Configuration) {
@@ -36,6 +40,8 @@ public final class RedisCache: SharedDataCaching, Sendable {
         self.configuration = configuration
         nodes = configuration.nodes.map { RedisNode($0, configuration: configuration) }
         subscribers = nodes.map { LeaseSubscriber(node: $0, configuration: configuration) }
+        statisticsKey = RedisKeys.statistics(prefix: configuration.keyPrefix)
+        readEnd = Data(String(configuration.maximumValueSize).utf8)
     }
 
     /// A cache over the nodes at `urls` with the default configuration.
@@ -59,8 +65,7 @@ public final class RedisCache: SharedDataCaching, Sendable {
     /// command timeouts), stops the lease subscribers and closes idle connections. Later calls reconnect.
     public func close() {
         for subscriber in subscribers { subscriber.stop() }
-        let statistics = RedisKeys.statistics(prefix: configuration.keyPrefix)
-        for node in nodes { node.close(statistics: statistics) }
+        for node in nodes { node.close(statistics: statisticsKey) }
     }
 
     // MARK: - SharedDataCaching
@@ -127,7 +132,7 @@ public final class RedisCache: SharedDataCaching, Sendable {
         var best = nodes[0]
         var bestScore: UInt64 = 0
         for node in nodes {
-            let score = XXH64.hash(names.digest, seed: node.seed)
+            let score = XXH64.hash(names.digestBytes, seed: node.seed)
             if score >= bestScore {
                 best = node
                 bestScore = score
@@ -139,7 +144,7 @@ public final class RedisCache: SharedDataCaching, Sendable {
     /// A bounded read: `GETRANGE` of at most the cap plus one byte (so an oversized value is recognised without
     /// being read whole). The fleet's lookup counter is not on this round trip: see ``RedisNode/countLookup``.
     func readCommand(_ names: RedisKeys) -> [Data] {
-        [Data("GETRANGE".utf8), names.value, Data("0".utf8), Data("\(configuration.maximumValueSize)".utf8)]
+        [RedisKeys.getrange, names.value, RedisKeys.zero, readEnd]
     }
 
     /// The entry in a `GETRANGE` reply, counting the outcome; invalid values are deleted in the background.
@@ -156,7 +161,7 @@ public final class RedisCache: SharedDataCaching, Sendable {
         switch RedisValue.decode(bytes, key: key) {
         case .success(let entry):
             counters.withLock { $0.hits += 1 }
-            node.countLookup(miss: false, statistics: names.statistics)
+            node.countLookup(miss: false, statistics: statisticsKey)
             return entry
         case .failure:
             counters.withLock { $0.invalidRemoved += 1 }
@@ -169,7 +174,7 @@ public final class RedisCache: SharedDataCaching, Sendable {
     /// Counts a miss here and, batched, in Redis.
     private func noteMiss(_ names: RedisKeys, node: RedisNode) {
         counters.withLock { $0.misses += 1 }
-        node.countLookup(miss: true, statistics: names.statistics)
+        node.countLookup(miss: true, statistics: statisticsKey)
     }
 
     func count(_ error: SharedCacheError) {
@@ -184,24 +189,54 @@ public final class RedisCache: SharedDataCaching, Sendable {
 }
 
 /// The Redis keys of one cache key: its value, its fetch lease and the channel the lease's release is published
-/// on, all named by the SHA-256 of the cache key (bounded length, any bytes in the key).
+/// on, all named by the SHA-256 of the cache key (bounded length, any bytes in the key). Only the value's name is
+/// made up front (every read needs it; the others only a lease).
 struct RedisKeys: Sendable {
-    let digest: [UInt8]
+    let digest: SHA256Digest
+    let prefix: String
     let value: Data
-    let lease: Data
-    let channel: Data
-    let statistics: Data
 
     init(_ key: String, prefix: String) {
-        let digest = SHA256.hash(key)
-        self.digest = digest.bytes
-        let hex = digest.hex
-        value = Data("\(prefix)v:\(hex)".utf8)
-        lease = Data("\(prefix)l:\(hex)".utf8)
-        channel = Data("\(prefix)c:\(hex)".utf8)
-        statistics = Self.statistics(prefix: prefix)
+        digest = SHA256.hash(key)
+        self.prefix = prefix
+        value = Self.name(prefix, "v:", digest)
     }
+
+    /// The digest's 32 bytes (rendezvous hashing's input).
+    var digestBytes: [UInt8] { digest.bytes }
+    /// The fetch lease's key.
+    var lease: Data { Self.name(prefix, "l:", digest) }
+    /// The channel the lease's release is published on.
+    var channel: Data { Self.name(prefix, "c:", digest) }
 
     /// The hash of the fleet's lookup counters.
     static func statistics(prefix: String) -> Data { Data("\(prefix)stats".utf8) }
+
+    /// `prefix`, `kind` and the digest's 64 hex digits, built in place (`Data` of a string's UTF-8 view takes a
+    /// generic path with dynamic casts: ~1 µs a name).
+    private static func name(_ prefix: String, _ kind: StaticString, _ digest: SHA256Digest) -> Data {
+        var prefix = prefix
+        return prefix.withUTF8 { head in
+            let count = head.count + kind.utf8CodeUnitCount + 64
+            var name = Data(count: count)
+            name.withUnsafeMutableBytes { raw in
+                let out = raw.bindMemory(to: UInt8.self)
+                var at = 0
+                for byte in head {
+                    out[at] = byte
+                    at += 1
+                }
+                for i in 0..<kind.utf8CodeUnitCount {
+                    out[at] = kind.utf8Start[i]
+                    at += 1
+                }
+                digest.writeHex(into: UnsafeMutableBufferPointer(rebasing: out[at...]))
+            }
+            return name
+        }
+    }
+
+    /// Command words sent on every read.
+    static let getrange = Data("GETRANGE".utf8)
+    static let zero = Data("0".utf8)
 }

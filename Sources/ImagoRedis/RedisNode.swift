@@ -281,15 +281,17 @@ final class RedisNode: Sendable {
         }
 
         /// By the owner, on the calling thread: sends `command` and, if its reply starts arriving within `wait`
-        /// and is not a bulk string over `replyLimit`, reads it.
+        /// and is not a bulk string over `replyLimit`, reads it (of a larger one, only its first line).
         func runInline(_ command: [Data], wait: Duration, replyLimit: Int) -> InlineOutcome {
             guard let live = connection, !live.isBroken else { return .unconnected }
             do throws(SharedCacheError) {
                 try live.send([command])
-                guard live.replyArrives(within: wait), (live.nextBulkLength ?? 0) <= replyLimit else { return .sent }
-                let replies = try live.receive(1)
+                // A large bulk string's first line is read here and the rest on the queue (no MSG_PEEK first:
+                // one read(2) less per reply).
+                guard live.replyArrives(within: wait), let reply = try live.readReply(deferringOver: replyLimit)
+                else { return .sent }
                 if live.isBroken { connection = nil }
-                return .finished(.success(replies))
+                return .finished(.success([reply]))
             } catch {
                 if live.isBroken { connection = nil }
                 return .finished(.failure(error))

@@ -16,6 +16,8 @@ import ImagoTesting
 //   warm       a new process loading N images: warm Redis + empty local caches vs warm local disk (goal ≤ 1.5)
 //   fleet      3 imago serve processes, 300 requests over 30 images: origin fetches = 30
 // Arguments: --python PATH (a Python with redis-py), --corpus DIR (PNG/JPEG images), --imago PATH (release imago).
+// --floor PATH: also time bench/redis-get-floor.c (compiled) on the same key, the get row's transport floor.
+// --get-profile-seconds S: the get row only times RedisCache's default gets for S seconds (for perf and strace).
 // Child mode: --child-load {redis URL|disk DIR} CACHE_DIR URL... prints the milliseconds the loads took.
 
 func argument(_ name: String) -> String? {
@@ -77,7 +79,7 @@ func scratch(_ name: String) -> URL {
     return url
 }
 
-func benchGet(python: String, script: String) async throws {
+func benchGet(python: String, script: String, floor: String?) async throws {
     let server = try RedisServer(tcp: true)
     let cache = try RedisCache(urls: [server.url])
     defer { cache.close() }
@@ -86,6 +88,27 @@ func benchGet(python: String, script: String) async throws {
     try await cache.store(
         DataCacheEntry(data: bytes, metadata: DataCacheMetadata()), for: "bench-200k", timeToLive: nil)
     let key = try server.cli(["KEYS", "imago:v:*"])
+    if let seconds = argument("--get-profile-seconds").flatMap(Double.init) {
+        // Profiling mode (perf record / strace -c on this process): only the default gets, for `seconds`.
+        let until = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        var runs: [Double] = []
+        var switches: [Double] = []
+        let cpuBefore = processorMicroseconds()
+        var gets = 0
+        while ContinuousClock.now < until {
+            gets += 2000
+            let round = try await medianGet(cache, rounds: 2000, size: bytes.count)
+            runs.append(round.micros)
+            switches.append(round.switches)
+        }
+        print(
+            String(
+                format:
+                    "get-200k      profile: %d × 2000 gets, median %.1f µs, context switches per get %.2f,"
+                    + " this process's CPU per get %.1f µs",
+                runs.count, median(runs), median(switches), (processorMicroseconds() - cpuBefore) / Double(gets)))
+        return
+    }
     // The same gets with every reply waited for on the node's queue (`inlineReplyWait` zero: the path before
     // replies were read on the calling thread), interleaved round by round with the default ones.
     var queuedConfiguration = try RedisCache.Configuration(urls: [server.url])
@@ -127,10 +150,22 @@ func benchGet(python: String, script: String) async throws {
     let copied = median(copyTimes)
     let peerText = try run(python, [script, "\(server.port ?? 0)", key, "\(rounds)"])
     let peer = Double(peerText) ?? .nan
+    // The transport floor: a C client doing only write, poll and reads (bench/redis-get-floor.c), same key.
+    let floorText = try floor.map {
+        try run($0, ["\(server.port ?? 0)", key, "\(rounds)", "\(cache.configuration.maximumValueSize)"])
+    }
     print(
         String(
             format: "get-200k      imago RedisCache %.1f µs   redis-py GET %.1f µs   ratio %.2f (goal ≤ 0.5)",
             ours, peer, ours / peer))
+    if let floorText, let floorMicros = Double(floorText) {
+        print(
+            String(
+                format:
+                    "              C transport floor (write, poll, reads; bench/redis-get-floor.c) %.1f µs:"
+                    + " imago %.1f µs above it, redis-py %.1f µs",
+                floorMicros, ours - floorMicros, peer - floorMicros))
+    }
     print(
         String(
             format:
@@ -159,6 +194,14 @@ func medianGet(_ cache: RedisCache, rounds: Int, size: Int) async throws -> (mic
         times.append(milliseconds(ContinuousClock.now - started) * 1000)
     }
     return (median(times), Double(contextSwitches() - before) / Double(rounds))
+}
+
+/// This process's CPU time so far (user and system, every thread), in µs.
+func processorMicroseconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
 }
 
 /// This process's context switches so far, every thread.
@@ -295,7 +338,8 @@ print(
 do {
     if wanted.isEmpty || wanted.contains("get-200k") {
         try await benchGet(
-            python: argument("--python") ?? "python3", script: argument("--script") ?? "bench/redis-get.py")
+            python: argument("--python") ?? "python3", script: argument("--script") ?? "bench/redis-get.py",
+            floor: argument("--floor"))
     }
     if wanted.isEmpty || wanted.contains("warm") { try await benchWarm(corpus: corpus, self: executable) }
     if wanted.isEmpty || wanted.contains("fleet") { try await benchFleet(corpus: corpus, imago: imago) }
