@@ -64,28 +64,27 @@ int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves
         tables->matrix[i] = half_bits(matrix[i] - (i % 4 == 0 ? 1 : 0));  // D = matrix − identity
     }
     // Linear sRGB below 2 falls in segments 30 and 31 (the value 1.0, i.e. level 255) without a clamp; a larger
-    // value would wrap around the 64 segments, so the kernel clamps when a row's positive entries can reach 1.9.
+    // value would wrap around the 32 segments, so the kernel clamps when a row's positive entries can reach 1.9.
     for (int r = 0; r < 3; r++) {
         double reach = 0;
         for (int j = 0; j < 3; j++) reach += matrix[3 * r + j] > 0 ? matrix[3 * r + j] * largest : 0;
         if (reach > 1.9) tables->clamps_top = 1;
     }
-    // Segment i holds the half floats whose bits are i·512 … i·512 + 511: two an octave, [0, 1) in 30 segments
-    // (the subnormals are segments 0 and 1, where the curve is linear); 30 and 31 hold 1.0, the clamped top. 32
-    // segments make each coefficient one single-table `vpermw` (one cycle; the two-table `vpermt2w` that 64 need
-    // takes two on port 5, the kernel's bottleneck).
+    // Segment i holds the half floats whose bits are i·512 … i·512 + 511: two an octave, [0, 1) in 30 segments;
+    // 30 and 31 hold 1.0, the clamped top. 32 segments make each coefficient one `vpermb` from a single 64-byte
+    // table (low bytes, then high bytes); 64 would need two-table permutes, three µops each.
     for (int i = 0; i < 32; i++) {
-        double c0 = 127, c1 = 0, c2 = 0;
-        if (i < 30) {
-            // In the segment, x is linear in the low 9 bits f of its half-float bits; the polynomial's variable is
-            // u = 1 + f/512 in [1, 2), which the kernel builds from those bits (no subtraction, no scale).
-            double x0 = half_value((uint16_t)(i << 9));
-            double width = half_value((uint16_t)((i + 1) << 9)) - x0;
-            // Interpolation at the three Chebyshev nodes of [1, 2]: close to the best quadratic for the segment.
+        // Below 2^-14 (segments 0 and 1, the subnormals) the level is under 0.21, so 0.
+        double c0 = i < 2 ? -128 : 127, c1 = 0, c2 = 0;
+        if (i >= 2 && i < 30) {
+            // In the segment, x = 2^(e − 15) · u with u the mantissa in [1, 2) (`vgetmantph`), u in [1, 1.5) for an
+            // even segment and [1.5, 2) for an odd one.
+            double scale = half_value((uint16_t)((i >> 1) << 10)), low = 1 + 0.5 * (i & 1);
+            // Interpolation at the three Chebyshev nodes of the half-interval: close to the best quadratic.
             double u[3], y[3];
             for (int k = 0; k < 3; k++) {
-                u[k] = 1.5 - 0.5 * cos((2 * k + 1) * M_PI / 6);
-                y[k] = srgb_level(x0 + (u[k] - 1) * width) - 128;
+                u[k] = low + 0.25 - 0.25 * cos((2 * k + 1) * M_PI / 6);
+                y[k] = srgb_level(scale * u[k]) - 128;
             }
             // Newton's divided differences, expanded to c0 + c1·u + c2·u².
             double f01 = (y[1] - y[0]) / (u[1] - u[0]), f12 = (y[2] - y[1]) / (u[2] - u[1]);
@@ -135,19 +134,18 @@ typedef struct {
 } encode_tables;
 
 /// 32 linear sRGB values → sRGB levels − 128 as 16-bit integers.
-CIMAGO_KERNEL_TARGET __m512i encode(__m512h x, const encode_tables *t, int clamps_top) {
+CIMAGO_KERNEL_TARGET __m512i encode(__m512h x, const encode_tables *t, __m512i segment_bits, int clamps_top) {
     __m512i bits = _mm512_castph_si512(x);
     // Negative values (sign bit set) are negative as integers; 0x3C00 is 1.0.
     bits = _mm512_max_epi16(bits, _mm512_setzero_si512());
     if (clamps_top) bits = _mm512_min_epi16(bits, _mm512_set1_epi16(0x3C00));
-    __m512i segment = _mm512_srli_epi16(bits, 9);
-    // u = 1 + (low 9 bits)/512: the half float with exponent 0 and those bits on top of its mantissa.
-    __m512h u = _mm512_castsi512_ph(
-        _mm512_ternarylogic_epi32(_mm512_slli_epi16(bits, 1), _mm512_set1_epi16(0x03FE), _mm512_set1_epi16(0x3C00),
-            0xEA));  // (a & b) | c
-    __m512h c0 = _mm512_castsi512_ph(_mm512_permutexvar_epi16(segment, t->c0));
-    __m512h c1 = _mm512_castsi512_ph(_mm512_permutexvar_epi16(segment, t->c1));
-    __m512h c2 = _mm512_castsi512_ph(_mm512_permutexvar_epi16(segment, t->c2));
+    // Each word's segment (bits 9…14) into both of its bytes, + 32 in the high byte: the indexes of the
+    // coefficient's low and high bytes in the tables (`vpermb` reads 6 bits of each index byte).
+    __m512i index = _mm512_or_si512(_mm512_multishift_epi64_epi8(segment_bits, bits), _mm512_set1_epi16(0x2000));
+    __m512h u = _mm512_getmant_ph(_mm512_castsi512_ph(bits), _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+    __m512h c0 = _mm512_castsi512_ph(_mm512_permutexvar_epi8(index, t->c0));
+    __m512h c1 = _mm512_castsi512_ph(_mm512_permutexvar_epi8(index, t->c1));
+    __m512h c2 = _mm512_castsi512_ph(_mm512_permutexvar_epi8(index, t->c2));
     __m512h y = _mm512_fmadd_ph(_mm512_fmadd_ph(u, c2, c1), u, c0);
     return _mm512_cvtph_epi16(y);
 }
@@ -158,6 +156,8 @@ typedef struct {
     encode_tables encode;
     /// In each 128-bit lane, a pixel group's 4 reds, 4 greens, 4 blues, 4 alphas (`vpshufb`).
     __m512i gather;
+    /// For `vpmultishiftqb`: both bytes of word w take the qword's bits 16w + 9 … 16w + 16.
+    __m512i segment_bits;
 } kernel_state;
 
 /// Converts the `n` × 64 pixels at `p` (`n` is 1 or 2, a constant after inlining: two independent blocks give the
@@ -201,7 +201,7 @@ CIMAGO_KERNEL_TARGET void convert_blocks(const kernel_state *s, uint8_t *p, cons
                 __m512h x = _mm512_fmadd_ph(linear[j][j1][h], s->m[3 * c + j1], linear[j][c][h]);
                 x = _mm512_fmadd_ph(linear[j][j2][h], s->m[3 * c + j2], x);
                 x = _mm512_fmadd_ph(linear[j][c][h], s->m[3 * c + c], x);
-                half[j][h] = encode(x, &s->encode, clamps_top);
+                half[j][h] = encode(x, &s->encode, s->segment_bits, clamps_top);
             }
         }
         // −128…127 → bytes, back in plane order (packs undoes unpack lane by lane), then + 128.
@@ -234,9 +234,19 @@ CIMAGO_KERNEL_TARGET void load_state(kernel_state *s, const cimago_color_tables 
         }
     }
     for (int i = 0; i < 9; i++) s->m[i] = _mm512_castsi512_ph(_mm512_set1_epi16((short)t->matrix[i]));
-    s->encode.c0 = _mm512_loadu_si512(t->encode[0]);
-    s->encode.c1 = _mm512_loadu_si512(t->encode[1]);
-    s->encode.c2 = _mm512_loadu_si512(t->encode[2]);
+    uint8_t coefficients[3][64];
+    for (int c = 0; c < 3; c++) {
+        for (int i = 0; i < 32; i++) {
+            coefficients[c][i] = (uint8_t)(t->encode[c][i] & 0xFF);
+            coefficients[c][32 + i] = (uint8_t)(t->encode[c][i] >> 8);
+        }
+    }
+    s->encode.c0 = _mm512_loadu_si512(coefficients[0]);
+    s->encode.c1 = _mm512_loadu_si512(coefficients[1]);
+    s->encode.c2 = _mm512_loadu_si512(coefficients[2]);
+    uint8_t segment_bits[64];
+    for (int i = 0; i < 64; i++) segment_bits[i] = (uint8_t)(16 * (i % 8 / 2) + 9);
+    s->segment_bits = _mm512_loadu_si512(segment_bits);
     uint8_t gather[64];
     for (int i = 0; i < 64; i++) gather[i] = (uint8_t)(4 * (i % 16 % 4) + i % 16 / 4);  // in-lane byte indexes
     s->gather = _mm512_loadu_si512(gather);
