@@ -161,7 +161,9 @@ typedef struct {
 } kernel_state;
 
 /// Converts the `n` × 64 pixels at `p` (`n` is 1 or 2, a constant after inlining: two independent blocks give the
-/// out-of-order core a second dependency chain to interleave, ~5 % faster than one at a time). The channel planes
+/// out-of-order core a second dependency chain to interleave, ~5 % faster than one at a time). Every loop is
+/// unrolled by pragma: left to itself, clang kept the channel loop of the pair as a loop, with the linear values
+/// and results going through the stack. The channel planes
 /// are not in pixel order: lane L of a plane holds, at offset 4k + d, pixel 16k + 4L + d (a 4 × 4 transpose of
 /// 4-pixel groups between the lanes and the 4 input registers). In that order, splitting and rejoining are
 /// in-lane shuffles and unpacks (one µop each, no index registers), where pixel-order planes need two-table byte
@@ -170,8 +172,10 @@ typedef struct {
 CIMAGO_KERNEL_TARGET void convert_blocks(const kernel_state *s, uint8_t *p, const __m512i *const lows[3],
     const __m512i *const highs[3], int clamps_top, int n) {
     __m512i plane[2][3];
+    #pragma unroll
     for (int j = 0; j < n; j++) {
         __m512i grouped[4];
+        #pragma unroll
         for (int k = 0; k < 4; k++)
             grouped[k] = _mm512_shuffle_epi8(_mm512_loadu_si512(p + 256 * j + 64 * k), s->gather);
         // Lane by lane: [R0 R1 G0 G1], [R2 R3 G2 G3], [B0 B1 A0 A1], [B2 B3 A2 A3] (4-byte groups of register k),
@@ -185,13 +189,18 @@ CIMAGO_KERNEL_TARGET void convert_blocks(const kernel_state *s, uint8_t *p, cons
         plane[j][2] = _mm512_unpacklo_epi64(ba01, ba23);
     }
     __m512h linear[2][3][2];
+    #pragma unroll
     for (int c = 0; c < 3; c++) {
+        #pragma unroll
         for (int j = 0; j < n; j++) linearise(plane[j][c], lows[c], highs[c], &linear[j][c][0], &linear[j][c][1]);
     }
     __m512i out[2][3];
+    #pragma unroll
     for (int c = 0; c < 3; c++) {
         __m512i half[2][2];
+        #pragma unroll
         for (int h = 0; h < 2; h++) {
+            #pragma unroll
             for (int j = 0; j < n; j++) {
                 // The matrix as identity + D: x = l_c + Σ D_cj·l_j, the diagonal term last. D's entries are small
                 // for the usual sources (Display P3, Adobe RGB), so their half-float rounding costs far less than
@@ -205,10 +214,12 @@ CIMAGO_KERNEL_TARGET void convert_blocks(const kernel_state *s, uint8_t *p, cons
             }
         }
         // −128…127 → bytes, back in plane order (packs undoes unpack lane by lane), then + 128.
+        #pragma unroll
         for (int j = 0; j < n; j++) {
             out[j][c] = _mm512_xor_si512(_mm512_packs_epi16(half[j][0], half[j][1]), _mm512_set1_epi8((char)0x80));
         }
     }
+    #pragma unroll
     for (int j = 0; j < n; j++) {
         // The inverse of the split: R G pairs, B B pairs (the second B in alpha's place, not stored), then 4-byte
         // pixels, register k taking plane offsets 4k … 4k + 3 of every lane.
@@ -222,6 +233,7 @@ CIMAGO_KERNEL_TARGET void convert_blocks(const kernel_state *s, uint8_t *p, cons
         };
         // Alpha is left in memory (a masked store), so the input registers need not live through the block.
         const __mmask64 colour = 0x7777777777777777ULL;
+        #pragma unroll
         for (int k = 0; k < 4; k++) _mm512_mask_storeu_epi8(p + 256 * j + 64 * k, colour, rgb[k]);
     }
 }
