@@ -163,12 +163,13 @@ typedef struct {
 /// Converts the `n` × 64 pixels at `p` (`n` is 1 or 2, a constant after inlining: two independent blocks give the
 /// out-of-order core a second dependency chain to interleave, ~5 % faster than one at a time). Every loop is
 /// unrolled by pragma: left to itself, clang kept the channel loop of the pair as a loop, with the linear values
-/// and results going through the stack. The channel planes
-/// are not in pixel order: lane L of a plane holds, at offset 4k + d, pixel 16k + 4L + d (a 4 × 4 transpose of
-/// 4-pixel groups between the lanes and the 4 input registers). In that order, splitting and rejoining are
-/// in-lane shuffles and unpacks (one µop each, no index registers), where pixel-order planes need two-table byte
-/// permutes (three µops each, two of them on port 5) and six index registers that pushed the tables out of the 32
-/// vector registers.
+/// and results going through the stack.
+///
+/// The channel planes are not in pixel order: lane L of a plane holds, at offset 4k + d, pixel 16k + 4L + d (a
+/// 4 × 4 transpose of 4-pixel groups between the lanes and the 4 input registers). In that order, splitting and
+/// rejoining are in-lane shuffles and unpacks (one µop each, no index registers), where pixel-order planes need
+/// two-table byte permutes (three µops each, two of them on port 5) and eight index registers that pushed the
+/// tables out of the 32 vector registers.
 CIMAGO_KERNEL_TARGET void convert_blocks(const kernel_state *s, uint8_t *p, const __m512i *const lows[3],
     const __m512i *const highs[3], int clamps_top, int n) {
     __m512i plane[2][3];
