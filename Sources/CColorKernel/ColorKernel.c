@@ -63,27 +63,28 @@ int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves
         if (!(matrix[i] >= -16 && matrix[i] <= 16)) return 0;
         tables->matrix[i] = half_bits(matrix[i] - (i % 4 == 0 ? 1 : 0));  // D = matrix − identity
     }
-    // Linear sRGB below 2 falls in segments 60…63 (the value 1.0, i.e. level 255) without a clamp; a larger
-    // value would wrap around the 64 segments, so the kernel clamps when a row's positive entries can reach 1.9.
+    // Linear sRGB below 2 falls in segments 30 and 31 (the value 1.0, i.e. level 255) without a clamp; a larger
+    // value would wrap around the 32 segments, so the kernel clamps when a row's positive entries can reach 1.9.
     for (int r = 0; r < 3; r++) {
         double reach = 0;
         for (int j = 0; j < 3; j++) reach += matrix[3 * r + j] > 0 ? matrix[3 * r + j] * largest : 0;
         if (reach > 1.9) tables->clamps_top = 1;
     }
-    // Segment i holds the half floats whose bits are i·256 … i·256 + 255: four an octave, [0, 1) in 60 segments
-    // (the subnormals are segment 0, where the curve is linear); 60…63 hold 1.0, the clamped top.
-    for (int i = 0; i < 64; i++) {
-        double c0 = 127, c1 = 0, c2 = 0;
-        if (i < 60) {
-            // In the segment, x is linear in the low 8 bits f of its half-float bits; the polynomial's variable is
-            // u = 1 + f/256 in [1, 2), which the kernel builds from those bits (no subtraction, no scale).
-            double x0 = half_value((uint16_t)(i << 8));
-            double width = half_value((uint16_t)((i + 1) << 8)) - x0;
-            // Interpolation at the three Chebyshev nodes of [1, 2]: close to the best quadratic for the segment.
+    // Segment i holds the half floats whose bits are i·512 … i·512 + 511: two an octave, [0, 1) in 30 segments;
+    // 30 and 31 hold 1.0, the clamped top. 32 segments make each coefficient one `vpermb` from a single 64-byte
+    // table (low bytes, then high bytes); 64 would need two-table permutes, three µops each.
+    for (int i = 0; i < 32; i++) {
+        // Below 2^-14 (segments 0 and 1, the subnormals) the level is under 0.21, so 0.
+        double c0 = i < 2 ? -128 : 127, c1 = 0, c2 = 0;
+        if (i >= 2 && i < 30) {
+            // In the segment, x = 2^(e − 15) · u with u the mantissa in [1, 2) (`vgetmantph`), u in [1, 1.5) for an
+            // even segment and [1.5, 2) for an odd one.
+            double scale = half_value((uint16_t)((i >> 1) << 10)), low = 1 + 0.5 * (i & 1);
+            // Interpolation at the three Chebyshev nodes of the half-interval: close to the best quadratic.
             double u[3], y[3];
             for (int k = 0; k < 3; k++) {
-                u[k] = 1.5 - 0.5 * cos((2 * k + 1) * M_PI / 6);
-                y[k] = srgb_level(x0 + (u[k] - 1) * width) - 128;
+                u[k] = low + 0.25 - 0.25 * cos((2 * k + 1) * M_PI / 6);
+                y[k] = srgb_level(scale * u[k]) - 128;
             }
             // Newton's divided differences, expanded to c0 + c1·u + c2·u².
             double f01 = (y[1] - y[0]) / (u[1] - u[0]), f12 = (y[2] - y[1]) / (u[2] - u[1]);
@@ -129,23 +130,22 @@ CIMAGO_KERNEL_TARGET void linearise(
 }
 
 typedef struct {
-    __m512i c0[2], c1[2], c2[2];
+    __m512i c0, c1, c2;
 } encode_tables;
 
 /// 32 linear sRGB values → sRGB levels − 128 as 16-bit integers.
-CIMAGO_KERNEL_TARGET __m512i encode(__m512h x, const encode_tables *t, int clamps_top) {
+CIMAGO_KERNEL_TARGET __m512i encode(__m512h x, const encode_tables *t, __m512i segment_bits, int clamps_top) {
     __m512i bits = _mm512_castph_si512(x);
     // Negative values (sign bit set) are negative as integers; 0x3C00 is 1.0.
     bits = _mm512_max_epi16(bits, _mm512_setzero_si512());
     if (clamps_top) bits = _mm512_min_epi16(bits, _mm512_set1_epi16(0x3C00));
-    __m512i segment = _mm512_srli_epi16(bits, 8);
-    // u = 1 + (low 8 bits)/256: the half float with exponent 0 and those bits on top of its mantissa.
-    __m512h u = _mm512_castsi512_ph(
-        _mm512_ternarylogic_epi32(_mm512_slli_epi16(bits, 2), _mm512_set1_epi16(0x03FC), _mm512_set1_epi16(0x3C00),
-            0xEA));  // (a & b) | c
-    __m512h c0 = _mm512_castsi512_ph(_mm512_permutex2var_epi16(t->c0[0], segment, t->c0[1]));
-    __m512h c1 = _mm512_castsi512_ph(_mm512_permutex2var_epi16(t->c1[0], segment, t->c1[1]));
-    __m512h c2 = _mm512_castsi512_ph(_mm512_permutex2var_epi16(t->c2[0], segment, t->c2[1]));
+    // Each word's segment (bits 9…14) into both of its bytes, + 32 in the high byte: the indexes of the
+    // coefficient's low and high bytes in the tables (`vpermb` reads 6 bits of each index byte).
+    __m512i index = _mm512_or_si512(_mm512_multishift_epi64_epi8(segment_bits, bits), _mm512_set1_epi16(0x2000));
+    __m512h u = _mm512_getmant_ph(_mm512_castsi512_ph(bits), _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+    __m512h c0 = _mm512_castsi512_ph(_mm512_permutexvar_epi8(index, t->c0));
+    __m512h c1 = _mm512_castsi512_ph(_mm512_permutexvar_epi8(index, t->c1));
+    __m512h c2 = _mm512_castsi512_ph(_mm512_permutexvar_epi8(index, t->c2));
     __m512h y = _mm512_fmadd_ph(_mm512_fmadd_ph(u, c2, c1), u, c0);
     return _mm512_cvtph_epi16(y);
 }
@@ -154,49 +154,88 @@ typedef struct {
     __m512i low[3][4], high[3][4];
     __m512h m[9];
     encode_tables encode;
-    __m512i split_rg, split_ba, join_rg_first, join_rg_second, join[4];
+    /// In each 128-bit lane, a pixel group's 4 reds, 4 greens, 4 blues, 4 alphas (`vpshufb`).
+    __m512i gather;
+    /// For `vpmultishiftqb`: both bytes of word w take the qword's bits 16w + 9 … 16w + 16.
+    __m512i segment_bits;
 } kernel_state;
 
-CIMAGO_KERNEL_TARGET void convert_block(const kernel_state *s, uint8_t *p, int same_curves, int clamps_top) {
-    __m512i in[4];
-    for (int k = 0; k < 4; k++) in[k] = _mm512_loadu_si512(p + 64 * k);
-    // Planes of 64 reds, greens, blues.
-    __m512i rg0 = _mm512_permutex2var_epi8(in[0], s->split_rg, in[1]);
-    __m512i rg1 = _mm512_permutex2var_epi8(in[2], s->split_rg, in[3]);
-    __m512i b0 = _mm512_permutex2var_epi8(in[0], s->split_ba, in[1]);
-    __m512i b1 = _mm512_permutex2var_epi8(in[2], s->split_ba, in[3]);
-    __m512i plane[3] = {
-        _mm512_shuffle_i64x2(rg0, rg1, 0x44), _mm512_shuffle_i64x2(rg0, rg1, 0xEE),
-        _mm512_shuffle_i64x2(b0, b1, 0x44),
-    };
-    __m512h linear[3][2];
-    for (int c = 0; c < 3; c++) {
-        int t = same_curves ? 0 : c;
-        linearise(plane[c], s->low[t], s->high[t], &linear[c][0], &linear[c][1]);
+/// Converts the `n` × 64 pixels at `p` (`n` is 1 or 2, a constant after inlining: two independent blocks give the
+/// out-of-order core a second dependency chain to interleave, ~5 % faster than one at a time). Every loop is
+/// unrolled by pragma: left to itself, clang kept the channel loop of the pair as a loop, with the linear values
+/// and results going through the stack.
+///
+/// The channel planes are not in pixel order: lane L of a plane holds, at offset 4k + d, pixel 16k + 4L + d (a
+/// 4 × 4 transpose of 4-pixel groups between the lanes and the 4 input registers). In that order, splitting and
+/// rejoining are in-lane shuffles and unpacks (one µop each, no index registers), where pixel-order planes need
+/// two-table byte permutes (three µops each, two of them on port 5) and eight index registers that pushed the
+/// tables out of the 32 vector registers.
+CIMAGO_KERNEL_TARGET void convert_blocks(const kernel_state *s, uint8_t *p, const __m512i *const lows[3],
+    const __m512i *const highs[3], int clamps_top, int n) {
+    __m512i plane[2][3];
+    #pragma unroll
+    for (int j = 0; j < n; j++) {
+        __m512i grouped[4];
+        #pragma unroll
+        for (int k = 0; k < 4; k++)
+            grouped[k] = _mm512_shuffle_epi8(_mm512_loadu_si512(p + 256 * j + 64 * k), s->gather);
+        // Lane by lane: [R0 R1 G0 G1], [R2 R3 G2 G3], [B0 B1 A0 A1], [B2 B3 A2 A3] (4-byte groups of register k),
+        // then the planes [R0 R1 R2 R3], [G0 G1 G2 G3], [B0 B1 B2 B3].
+        __m512i rg01 = _mm512_unpacklo_epi32(grouped[0], grouped[1]);
+        __m512i rg23 = _mm512_unpacklo_epi32(grouped[2], grouped[3]);
+        __m512i ba01 = _mm512_unpackhi_epi32(grouped[0], grouped[1]);
+        __m512i ba23 = _mm512_unpackhi_epi32(grouped[2], grouped[3]);
+        plane[j][0] = _mm512_unpacklo_epi64(rg01, rg23);
+        plane[j][1] = _mm512_unpackhi_epi64(rg01, rg23);
+        plane[j][2] = _mm512_unpacklo_epi64(ba01, ba23);
     }
-    __m512i out[3];
+    __m512h linear[2][3][2];
+    #pragma unroll
     for (int c = 0; c < 3; c++) {
-        __m512i half[2];
+        #pragma unroll
+        for (int j = 0; j < n; j++) linearise(plane[j][c], lows[c], highs[c], &linear[j][c][0], &linear[j][c][1]);
+    }
+    __m512i out[2][3];
+    #pragma unroll
+    for (int c = 0; c < 3; c++) {
+        __m512i half[2][2];
+        #pragma unroll
         for (int h = 0; h < 2; h++) {
-            // The matrix as identity + D: x = l_c + Σ D_cj·l_j, the diagonal term last. D's entries are small
-            // for the usual sources (Display P3, Adobe RGB), so their half-float rounding costs far less than the
-            // full matrix's would; and where the result is near black by cancellation, l_c + the off-diagonal
-            // terms is already small (−D_cc·l_c), so the partial sums round finely.
-            int j1 = (c + 1) % 3, j2 = (c + 2) % 3;
-            __m512h x = _mm512_fmadd_ph(linear[j1][h], s->m[3 * c + j1], linear[c][h]);
-            x = _mm512_fmadd_ph(linear[j2][h], s->m[3 * c + j2], x);
-            x = _mm512_fmadd_ph(linear[c][h], s->m[3 * c + c], x);
-            half[h] = encode(x, &s->encode, clamps_top);
+            #pragma unroll
+            for (int j = 0; j < n; j++) {
+                // The matrix as identity + D: x = l_c + Σ D_cj·l_j, the diagonal term last. D's entries are small
+                // for the usual sources (Display P3, Adobe RGB), so their half-float rounding costs far less than
+                // the full matrix's would; and where the result is near black by cancellation, l_c + the
+                // off-diagonal terms is already small (−D_cc·l_c), so the partial sums round finely.
+                int j1 = (c + 1) % 3, j2 = (c + 2) % 3;
+                __m512h x = _mm512_fmadd_ph(linear[j][j1][h], s->m[3 * c + j1], linear[j][c][h]);
+                x = _mm512_fmadd_ph(linear[j][j2][h], s->m[3 * c + j2], x);
+                x = _mm512_fmadd_ph(linear[j][c][h], s->m[3 * c + c], x);
+                half[j][h] = encode(x, &s->encode, s->segment_bits, clamps_top);
+            }
         }
         // −128…127 → bytes, back in plane order (packs undoes unpack lane by lane), then + 128.
-        out[c] = _mm512_xor_si512(_mm512_packs_epi16(half[0], half[1]), _mm512_set1_epi8((char)0x80));
+        #pragma unroll
+        for (int j = 0; j < n; j++) {
+            out[j][c] = _mm512_xor_si512(_mm512_packs_epi16(half[j][0], half[j][1]), _mm512_set1_epi8((char)0x80));
+        }
     }
-    __m512i rg_first = _mm512_permutex2var_epi8(out[0], s->join_rg_first, out[1]);
-    __m512i rg_second = _mm512_permutex2var_epi8(out[0], s->join_rg_second, out[1]);
-    const __mmask64 alpha = 0x8888888888888888ULL;
-    for (int k = 0; k < 4; k++) {
-        __m512i rgb = _mm512_permutex2var_epi8(k < 2 ? rg_first : rg_second, s->join[k], out[2]);
-        _mm512_storeu_si512(p + 64 * k, _mm512_mask_blend_epi8(alpha, rgb, in[k]));
+    #pragma unroll
+    for (int j = 0; j < n; j++) {
+        // The inverse of the split: R G pairs, B B pairs (the second B in alpha's place, not stored), then 4-byte
+        // pixels, register k taking plane offsets 4k … 4k + 3 of every lane.
+        __m512i rg_low = _mm512_unpacklo_epi8(out[j][0], out[j][1]);
+        __m512i rg_high = _mm512_unpackhi_epi8(out[j][0], out[j][1]);
+        __m512i bb_low = _mm512_unpacklo_epi8(out[j][2], out[j][2]);
+        __m512i bb_high = _mm512_unpackhi_epi8(out[j][2], out[j][2]);
+        __m512i rgb[4] = {
+            _mm512_unpacklo_epi16(rg_low, bb_low), _mm512_unpackhi_epi16(rg_low, bb_low),
+            _mm512_unpacklo_epi16(rg_high, bb_high), _mm512_unpackhi_epi16(rg_high, bb_high),
+        };
+        // Alpha is left in memory (a masked store), so the input registers need not live through the block.
+        const __mmask64 colour = 0x7777777777777777ULL;
+        #pragma unroll
+        for (int k = 0; k < 4; k++) _mm512_mask_storeu_epi8(p + 256 * j + 64 * k, colour, rgb[k]);
     }
 }
 
@@ -208,62 +247,53 @@ CIMAGO_KERNEL_TARGET void load_state(kernel_state *s, const cimago_color_tables 
         }
     }
     for (int i = 0; i < 9; i++) s->m[i] = _mm512_castsi512_ph(_mm512_set1_epi16((short)t->matrix[i]));
-    for (int h = 0; h < 2; h++) {
-        s->encode.c0[h] = _mm512_loadu_si512(t->encode[0] + 32 * h);
-        s->encode.c1[h] = _mm512_loadu_si512(t->encode[1] + 32 * h);
-        s->encode.c2[h] = _mm512_loadu_si512(t->encode[2] + 32 * h);
-    }
-    uint8_t rg[64], ba[64], first[64], second[64], join[4][64];
-    for (int j = 0; j < 32; j++) {
-        rg[j] = (uint8_t)(4 * j);
-        rg[32 + j] = (uint8_t)(4 * j + 1);
-        ba[j] = (uint8_t)(4 * j + 2);
-        ba[32 + j] = (uint8_t)(4 * j + 3);
-        first[2 * j] = (uint8_t)j;
-        first[2 * j + 1] = (uint8_t)(64 + j);
-        second[2 * j] = (uint8_t)(32 + j);
-        second[2 * j + 1] = (uint8_t)(96 + j);
-    }
-    for (int k = 0; k < 4; k++) {
-        for (int p = 0; p < 16; p++) {
-            int rg_at = (k % 2) * 32 + 2 * p;
-            join[k][4 * p] = (uint8_t)rg_at;
-            join[k][4 * p + 1] = (uint8_t)(rg_at + 1);
-            join[k][4 * p + 2] = (uint8_t)(64 + 16 * k + p);
-            join[k][4 * p + 3] = 0;  // alpha, replaced by the input's
+    uint8_t coefficients[3][64];
+    for (int c = 0; c < 3; c++) {
+        for (int i = 0; i < 32; i++) {
+            coefficients[c][i] = (uint8_t)(t->encode[c][i] & 0xFF);
+            coefficients[c][32 + i] = (uint8_t)(t->encode[c][i] >> 8);
         }
-        s->join[k] = _mm512_loadu_si512(join[k]);
     }
-    s->split_rg = _mm512_loadu_si512(rg);
-    s->split_ba = _mm512_loadu_si512(ba);
-    s->join_rg_first = _mm512_loadu_si512(first);
-    s->join_rg_second = _mm512_loadu_si512(second);
+    s->encode.c0 = _mm512_loadu_si512(coefficients[0]);
+    s->encode.c1 = _mm512_loadu_si512(coefficients[1]);
+    s->encode.c2 = _mm512_loadu_si512(coefficients[2]);
+    uint8_t segment_bits[64];
+    for (int i = 0; i < 64; i++) segment_bits[i] = (uint8_t)(16 * (i % 8 / 2) + 9);
+    s->segment_bits = _mm512_loadu_si512(segment_bits);
+    uint8_t gather[64];
+    for (int i = 0; i < 64; i++) gather[i] = (uint8_t)(4 * (i % 16 % 4) + i % 16 / 4);  // in-lane byte indexes
+    s->gather = _mm512_loadu_si512(gather);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi,avx512fp16")))
 static void convert_avx512(const cimago_color_tables *tables, uint8_t *rgba, size_t count) {
     kernel_state s;
     load_state(&s, tables);
-    size_t blocks = count / 64;
+    const __m512i *const shared_low[3] = {s.low[0], s.low[0], s.low[0]};
+    const __m512i *const shared_high[3] = {s.high[0], s.high[0], s.high[0]};
+    const __m512i *const own_low[3] = {s.low[0], s.low[1], s.low[2]};
+    const __m512i *const own_high[3] = {s.high[0], s.high[1], s.high[2]};
+    size_t blocks = count / 64, b = 0;
     // Prefetching 8 KB ahead overlaps the memory stream with the arithmetic when the pixels are not in cache
     // (a whole decoded image): 12 MP took 0.65 instead of 1.0 ns a pixel. A prefetch never faults, past the end
     // included.
     if (tables->same_curves && !tables->clamps_top) {
-        for (size_t b = 0; b < blocks; b++) {
-            for (int q = 0; q < 4; q++) _mm_prefetch((const char *)rgba + 256 * b + 8192 + 64 * q, _MM_HINT_T0);
-            convert_block(&s, rgba + 256 * b, 1, 0);
+        for (; b + 2 <= blocks; b += 2) {
+            for (int q = 0; q < 8; q++) _mm_prefetch((const char *)rgba + 256 * b + 8192 + 64 * q, _MM_HINT_T0);
+            convert_blocks(&s, rgba + 256 * b, shared_low, shared_high, 0, 2);
         }
     } else {
-        for (size_t b = 0; b < blocks; b++) {
-            for (int q = 0; q < 4; q++) _mm_prefetch((const char *)rgba + 256 * b + 8192 + 64 * q, _MM_HINT_T0);
-            convert_block(&s, rgba + 256 * b, tables->same_curves, 1);
+        for (; b + 2 <= blocks; b += 2) {
+            for (int q = 0; q < 8; q++) _mm_prefetch((const char *)rgba + 256 * b + 8192 + 64 * q, _MM_HINT_T0);
+            convert_blocks(&s, rgba + 256 * b, own_low, own_high, 1, 2);
         }
     }
+    if (b < blocks) convert_blocks(&s, rgba + 256 * b, own_low, own_high, 1, 1);
     size_t rest = count - 64 * blocks;
     if (rest) {
         uint8_t tail[256] = {0};
         memcpy(tail, rgba + 256 * blocks, 4 * rest);
-        convert_block(&s, tail, tables->same_curves, 1);
+        convert_blocks(&s, tail, own_low, own_high, 1, 1);
         memcpy(rgba + 256 * blocks, tail, 4 * rest);
     }
 }

@@ -9,18 +9,19 @@
 ///
 /// A pixel is linearised through two 256-entry byte tables per channel (the low and high bytes of the linear value
 /// as an IEEE half float), multiplied by the 3×3 matrix in half floats, clamped to [0, 1] and encoded with the sRGB
-/// curve as 64 quadratic segments indexed by the top bits of the half float (four segments an octave, so the steep
+/// curve as 32 quadratic segments indexed by the top bits of the half float (two segments an octave, so the steep
 /// part near black gets as many segments as the flat part near white). All tables are in-register look-ups
-/// (AVX-512 VBMI `vpermi2b`/`vpermi2w`): no gathers, no memory look-ups per pixel.
+/// (AVX-512 VBMI `vpermi2b`/`vpermb`): no gathers, no memory look-ups per pixel.
 typedef struct cimago_color_tables {
     /// Linear value of each 8-bit level, half-float bits: low bytes, then high bytes, per channel (R, G, B).
     uint8_t linear_low[3][256];
     uint8_t linear_high[3][256];
     /// The 3×3 matrix (linear source RGB → linear sRGB) minus the identity, row-major, half-float bits.
     uint16_t matrix[9];
-    /// Segment coefficients c0, c1, c2 (half-float bits): for a linear sRGB value x in segment i (the top 8 bits
-    /// of x's half-float bits), sRGB level − 128 ≈ c0[i] + c1[i]·d + c2[i]·d² with u = 1 + (low 8 bits)/256 in [1, 2).
-    uint16_t encode[3][64];
+    /// Segment coefficients c0, c1, c2 (half-float bits): for a linear sRGB value x in segment i (the top 7 bits
+    /// of x's half-float bits), sRGB level − 128 ≈ c0[i] + c1[i]·u + c2[i]·u² with u the mantissa of x in [1, 2)
+    /// (in [1, 1.5) for an even i, [1.5, 2) for an odd one).
+    uint16_t encode[3][32];
     /// 1 when the three channels share one curve (one set of linearisation tables stays in registers).
     int32_t same_curves;
     /// 1 when a row of the matrix can reach 1.9 (the kernel then clamps values above 1; below 2 the top segments
