@@ -308,8 +308,58 @@ static const struct heif_decoder_plugin imago_heif_de265_plugin = {
     "imago-libde265",
 };
 
-/// Registers Imago's HEVC plugin with `context` (it then wins over libheif's own libde265 plugin).
+// ---------------------------------------------------------------------------------------------------------------
+// AV1 refusal. libheif 1.15 hands AV1-coded items to its dav1d plugin, which sends dav1d an empty buffer for a
+// malformed item and leaks 120 bytes inside libdav1d each time (RELIABILITY §16). AVIF goes through AVIFDecoder
+// (libavif); in Imago's libheif contexts this plugin claims AV1 above every other plugin and refuses to decode,
+// so libheif's AV1 plugins are never reached, whatever item libheif decides to decode.
+// ---------------------------------------------------------------------------------------------------------------
+
+static const char *imago_heif_av1_name(void) { return "Imago AV1 refusal (AVIF is decoded by libavif)"; }
+
+static int imago_heif_av1_supports(enum heif_compression_format format) {
+    return format == heif_compression_AV1 ? 1000 : 0;
+}
+
+static struct heif_error imago_heif_av1_new_decoder(void **decoder) {
+    *decoder = NULL;
+    return imago_heif_failure(heif_suberror_Unsupported_codec, IMAGO_HEIF_AV1_REFUSED);
+}
+
+static void imago_heif_av1_free_decoder(void *decoder) { (void)decoder; }
+
+static struct heif_error imago_heif_av1_push_data(void *decoder, const void *data, size_t size) {
+    (void)decoder;
+    (void)data;
+    (void)size;
+    return imago_heif_failure(heif_suberror_Unsupported_codec, IMAGO_HEIF_AV1_REFUSED);
+}
+
+static struct heif_error imago_heif_av1_decode_image(void *decoder, struct heif_image **out) {
+    (void)decoder;
+    *out = NULL;
+    return imago_heif_failure(heif_suberror_Unsupported_codec, IMAGO_HEIF_AV1_REFUSED);
+}
+
+static const struct heif_decoder_plugin imago_heif_av1_refusal_plugin = {
+    3,
+    imago_heif_av1_name,
+    NULL,
+    NULL,
+    imago_heif_av1_supports,
+    imago_heif_av1_new_decoder,
+    imago_heif_av1_free_decoder,
+    imago_heif_av1_push_data,
+    imago_heif_av1_decode_image,
+    imago_heif_set_strict,
+    "imago-av1-refusal",
+};
+
+/// Registers Imago's HEVC plugin with `context` (it then wins over libheif's own libde265 plugin), and the AV1
+/// refusal (libheif's dav1d plugin is then never used by this context).
 struct heif_error imago_heif_register_plugin(struct heif_context *context) {
+    struct heif_error error = heif_register_decoder(context, &imago_heif_av1_refusal_plugin);
+    if (error.code != heif_error_Ok) return error;
     return heif_register_decoder(context, &imago_heif_de265_plugin);
 }
 

@@ -89,6 +89,24 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func heifWithAnAV1ItemIsRefusedBeforeLibheifHandsItToDav1d() throws {
+        // Given the fuzzer's 274-byte HEIF whose image item is AV1-coded (libheif's dav1d plugin leaked 120 bytes
+        // in libdav1d for each decode of it)
+        let file = try #require(Self.findings("heif").first { $0.lastPathComponent.hasPrefix("leak-av1-item") })
+        let data = try Data(contentsOf: file)
+        // (the pipeline would hand it to AVIFDecoder: its ftyp says avif)
+        #expect(ImageFormat(sniffing: data) == .avif)
+        // When HEIFDecoder decodes it, Then it refuses the AV1 item by name, with a typed error
+        #expect(
+            throws: CodecError.corrupt(
+                format: .heic,
+                reason: "item 1 is AV1-coded (av01): AVIF is decoded by AVIFDecoder, not HEIFDecoder")
+        ) {
+            try HEIFDecoder().decode(data, options: DecodingOptions())
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func avifFindingsFailTyped() throws {
         let files = Self.findings("avif")
         #expect(!files.isEmpty)

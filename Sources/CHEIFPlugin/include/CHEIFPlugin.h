@@ -25,7 +25,11 @@ void imago_heif_job_begin(int hasNclx, int matrix, int fullRange);
 /// Clears this thread's job.
 void imago_heif_job_end(void);
 
-/// Registers Imago's HEVC plugin with `context` (it then wins over libheif's own libde265 plugin).
+/// The message of the error Imago's AV1 refusal plugin returns for an AV1-coded item.
+#define IMAGO_HEIF_AV1_REFUSED "AV1-coded item: AVIF is decoded by AVIFDecoder (libavif), not libheif"
+
+/// Registers Imago's HEVC plugin with `context` (it then wins over libheif's own libde265 plugin), and a plugin
+/// that claims AV1 above libheif's dav1d/aom plugins and refuses it (dav1d leaked inside libheif, RELIABILITY §16).
 struct heif_error imago_heif_register_plugin(struct heif_context *context);
 
 /// RGB 4:4:4 planes → interleaved RGBA8 (alpha 255, or from `a` when not NULL), one row.
