@@ -54,10 +54,14 @@ let package = Package(
         .systemLibrary(
             name: "CHEIF", pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"])]),
-        // Imago's libheif decoder plugin over libde265 (libde265-dev): HEVC on the calling thread, YCbCr → RGB in C.
+        // FFmpeg's libavcodec (libavcodec-dev, 5.1): its HEVC decoder, used only by CHEIFPlugin.
+        .systemLibrary(
+            name: "CAVCodec", pkgConfig: "libavcodec",
+            providers: [.apt(["libavcodec-dev"])]),
+        // Imago's libheif decoder plugin over libavcodec: HEVC on the calling thread, YCbCr → RGB in C.
         .target(
-            name: "CHEIFPlugin", dependencies: ["CHEIF"],
-            linkerSettings: [.linkedLibrary("de265"), .linkedLibrary("heif")]),
+            name: "CHEIFPlugin", dependencies: ["CHEIF", "CAVCodec"],
+            linkerSettings: [.linkedLibrary("avcodec"), .linkedLibrary("avutil"), .linkedLibrary("heif")]),
         .systemLibrary(
             name: "CTIFF", pkgConfig: "libtiff-4",
             providers: [.apt(["libtiff-dev"])]),

@@ -107,6 +107,29 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func anSPSLargerThanTheItemsISPEIsRefusedBeforeLibavcodecSizesIt() throws {
+        // Given a 384×256 HEIC whose `ispe` is rewritten to 64×64 (the HEVC SPS inside still says 384×256)
+        var data = try corpusData("heic/gen-kodim03-8bit-420.heic")
+        let ispe = try #require(data.firstRange(of: Data("ispe".utf8)))
+        let size = ispe.upperBound + 4  // after the full box's version and flags
+        data.replaceSubrange(size..<(size + 8), with: [0, 0, 0, 64, 0, 0, 0, 64])
+        // When decoded under a pixel limit the ispe passes (4,096) and the SPS does not (98,304)
+        let options = DecodingOptions(pixelLimit: 10_000)
+        // Then Imago's HEVC plugin refuses the SPS with a typed error before libavcodec allocates anything
+        #expect(
+            throws: CodecError.corrupt(
+                format: .heic,
+                reason:
+                    "Decoder plugin generated an error: Security limit exceeded: the HEVC SPS declares more pixels than allowed"
+            )
+        ) {
+            try HEIFDecoder().decode(data, options: options)
+        }
+        // And under the default limit the same file still decodes (at the SPS's size, as libheif crops nothing)
+        #expect(throws: Never.self) { try HEIFDecoder().decode(data, options: DecodingOptions()) }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func avifFindingsFailTyped() throws {
         let files = Self.findings("avif")
         #expect(!files.isEmpty)
