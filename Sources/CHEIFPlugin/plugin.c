@@ -469,7 +469,15 @@ static struct heif_error imago_heif_decode_image(void *decoder, struct heif_imag
         av_frame_move_ref(last, frame);
         have = 1;
     }
-    if (have) result = imago_heif_hand_over(last, out);
+    if (have) {
+        // Lower the peak before the conversion allocates its RGB planes: the decoder's tables and the stream copy
+        // go now (the frame holds its own reference to its buffers).
+        avcodec_free_context(&context);
+        free(d->bytes);
+        d->bytes = NULL;
+        d->count = d->capacity = 0;
+        result = imago_heif_hand_over(last, out);
+    }
 done:
     av_frame_free(&last);
     av_frame_free(&frame);
