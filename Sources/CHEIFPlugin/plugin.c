@@ -3,8 +3,10 @@
 
 #include <libavcodec/avcodec.h>
 #include <libavutil/pixdesc.h>
+#include <dlfcn.h>
 #include <libheif/heif_plugin.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,70 @@
 // (imago_heif_set_pixel_limit; 100 M without one), so a larger SPS is refused before the allocation. NAL
 // lengths are checked against the pushed size; plane sizes from the decoded frame are checked before reading.
 // ---------------------------------------------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------------------------------------------
+// libavcodec is loaded on first use (dlopen), not linked: Debian's libavcodec59 pulls in ~70 more shared libraries
+// (its other codecs' dependencies), which added 12 MB to the RSS of every process linking Imago (`imago --help`:
+// 34 → 46 MB) and broke the 80 MB budget of `imago decode` on a 300-frame WebP. Loaded, it costs only HEIC decodes.
+// Without libavcodec (not installed, other soname), the plugin declines HEVC and libheif's own libde265 plugin
+// decodes, as before.
+// ---------------------------------------------------------------------------------------------------------------
+
+typedef struct {
+    const AVCodec *(*find_decoder)(enum AVCodecID);
+    AVCodecContext *(*alloc_context3)(const AVCodec *);
+    int (*open2)(AVCodecContext *, const AVCodec *, AVDictionary **);
+    void (*free_context)(AVCodecContext **);
+    int (*send_packet)(AVCodecContext *, const AVPacket *);
+    int (*receive_frame)(AVCodecContext *, AVFrame *);
+    AVPacket *(*packet_alloc)(void);
+    void (*packet_free)(AVPacket **);
+    AVFrame *(*frame_alloc)(void);
+    void (*frame_free)(AVFrame **);
+    void (*frame_unref)(AVFrame *);
+    void (*frame_move_ref)(AVFrame *, AVFrame *);
+    const AVPixFmtDescriptor *(*pix_fmt_desc_get)(enum AVPixelFormat);
+} imago_heif_avcodec_api;
+
+static imago_heif_avcodec_api imago_av;
+static int imago_av_loaded;
+static pthread_once_t imago_av_once = PTHREAD_ONCE_INIT;
+
+static int imago_heif_symbol(void *library, const char *name, void *slot) {
+    void *symbol = library ? dlsym(library, name) : NULL;
+    memcpy(slot, &symbol, sizeof symbol);
+    return symbol != NULL;
+}
+
+static void imago_heif_load_avcodec(void) {
+    // The sonames of the headers built against (libavcodec 59 and libavutil 57 in FFmpeg 5.1).
+    void *codec = dlopen("libavcodec.so." AV_STRINGIFY(LIBAVCODEC_VERSION_MAJOR), RTLD_NOW | RTLD_LOCAL);
+    void *util = dlopen("libavutil.so." AV_STRINGIFY(LIBAVUTIL_VERSION_MAJOR), RTLD_NOW | RTLD_LOCAL);
+    imago_heif_avcodec_api api;
+    int ok = imago_heif_symbol(codec, "avcodec_find_decoder", &api.find_decoder) &&
+             imago_heif_symbol(codec, "avcodec_alloc_context3", &api.alloc_context3) &&
+             imago_heif_symbol(codec, "avcodec_open2", &api.open2) &&
+             imago_heif_symbol(codec, "avcodec_free_context", &api.free_context) &&
+             imago_heif_symbol(codec, "avcodec_send_packet", &api.send_packet) &&
+             imago_heif_symbol(codec, "avcodec_receive_frame", &api.receive_frame) &&
+             imago_heif_symbol(codec, "av_packet_alloc", &api.packet_alloc) &&
+             imago_heif_symbol(codec, "av_packet_free", &api.packet_free) &&
+             imago_heif_symbol(util, "av_frame_alloc", &api.frame_alloc) &&
+             imago_heif_symbol(util, "av_frame_free", &api.frame_free) &&
+             imago_heif_symbol(util, "av_frame_unref", &api.frame_unref) &&
+             imago_heif_symbol(util, "av_frame_move_ref", &api.frame_move_ref) &&
+             imago_heif_symbol(util, "av_pix_fmt_desc_get", &api.pix_fmt_desc_get);
+    if (ok && api.find_decoder(AV_CODEC_ID_HEVC)) {
+        imago_av = api;
+        imago_av_loaded = 1;
+    }
+}
+
+/// Whether libavcodec (with an HEVC decoder) is loaded; loads it on the first call.
+static int imago_heif_avcodec_available(void) {
+    pthread_once(&imago_av_once, imago_heif_load_avcodec);
+    return imago_av_loaded;
+}
 
 /// The colour description the plugin converts with, for the decode running on this thread.
 typedef struct {
@@ -152,7 +218,7 @@ static int64_t imago_heif_sps_pixels(const uint8_t *nal, size_t length) {
 static const char *imago_heif_plugin_name(void) { return "Imago libavcodec HEVC (calling thread, direct RGB)"; }
 
 static int imago_heif_supports(enum heif_compression_format format) {
-    return format == heif_compression_HEVC ? 200 : 0;
+    return format == heif_compression_HEVC && imago_heif_avcodec_available() ? 200 : 0;
 }
 
 static struct heif_error imago_heif_ok(void) {
@@ -293,7 +359,7 @@ typedef struct {
 /// The layout of `frame`, 0 when it is none this plugin hands to libheif (packed, RGB, alpha, big-endian,
 /// palette, hardware, or a chroma subsampling HEIF does not have); every plane's pointer and stride checked.
 static int imago_heif_layout_of(const AVFrame *frame, imago_heif_layout *out) {
-    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get((enum AVPixelFormat)frame->format);
+    const AVPixFmtDescriptor *desc = imago_av.pix_fmt_desc_get((enum AVPixelFormat)frame->format);
     if (!desc || frame->width <= 0 || frame->height <= 0) return 0;
     const uint64_t refused = AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BITSTREAM |
                              AV_PIX_FMT_FLAG_BE | AV_PIX_FMT_FLAG_ALPHA | AV_PIX_FMT_FLAG_HWACCEL;
@@ -438,11 +504,11 @@ static struct heif_error imago_heif_decode_image(void *decoder, struct heif_imag
     imago_heif_hevc *d = (imago_heif_hevc *)decoder;
     *out = NULL;
     if (!d->bytes || d->count == 0) return imago_heif_failure(heif_suberror_End_of_data, "no HEVC data");
-    const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_HEVC);
+    const AVCodec *codec = imago_av.find_decoder(AV_CODEC_ID_HEVC);
     if (!codec) return imago_heif_failure(heif_suberror_Unsupported_codec, "libavcodec has no HEVC decoder");
-    AVCodecContext *context = avcodec_alloc_context3(codec);
-    AVPacket *packet = av_packet_alloc();
-    AVFrame *frame = av_frame_alloc(), *last = av_frame_alloc();
+    AVCodecContext *context = imago_av.alloc_context3(codec);
+    AVPacket *packet = imago_av.packet_alloc();
+    AVFrame *frame = imago_av.frame_alloc(), *last = imago_av.frame_alloc();
     struct heif_error result = imago_heif_failure(heif_suberror_Unspecified, "out of memory");
     if (!context || !packet || !frame || !last) goto done;
     context->thread_count = 1;  // decode on the calling thread (CPU time is what is compared)
@@ -456,33 +522,33 @@ static struct heif_error imago_heif_decode_image(void *decoder, struct heif_imag
     // any log level (av_log keeps the low 8 bits of a level, so the offset must keep them under 256).
     context->log_level_offset = 190;
     result = imago_heif_failure(heif_suberror_Unspecified, "libavcodec could not open its HEVC decoder");
-    if (avcodec_open2(context, codec, NULL) < 0) goto done;
+    if (imago_av.open2(context, codec, NULL) < 0) goto done;
     packet->data = d->bytes;
     packet->size = (int)d->count;  // ≤ INT_MAX − padding, checked in push_data
     result = imago_heif_failure(heif_suberror_Unspecified, "libavcodec produced no picture");
-    int sent = avcodec_send_packet(context, packet);
+    int sent = imago_av.send_packet(context, packet);
     if (sent < 0 && sent != AVERROR(EAGAIN)) goto done;
-    avcodec_send_packet(context, NULL);  // flush: the picture of a single-image stream comes out now
+    imago_av.send_packet(context, NULL);  // flush: the picture of a single-image stream comes out now
     int have = 0;
-    while (avcodec_receive_frame(context, frame) == 0) {
-        av_frame_unref(last);
-        av_frame_move_ref(last, frame);
+    while (imago_av.receive_frame(context, frame) == 0) {
+        imago_av.frame_unref(last);
+        imago_av.frame_move_ref(last, frame);
         have = 1;
     }
     if (have) {
         // Lower the peak before the conversion allocates its RGB planes: the decoder's tables and the stream copy
         // go now (the frame holds its own reference to its buffers).
-        avcodec_free_context(&context);
+        imago_av.free_context(&context);
         free(d->bytes);
         d->bytes = NULL;
         d->count = d->capacity = 0;
         result = imago_heif_hand_over(last, out);
     }
 done:
-    av_frame_free(&last);
-    av_frame_free(&frame);
-    av_packet_free(&packet);
-    avcodec_free_context(&context);
+    imago_av.frame_free(&last);
+    imago_av.frame_free(&frame);
+    imago_av.packet_free(&packet);
+    imago_av.free_context(&context);
     return result;
 }
 

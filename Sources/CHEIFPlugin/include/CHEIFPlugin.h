@@ -5,7 +5,8 @@
 #include <stdint.h>
 
 // Imago's HEVC decoder plugin for libheif 1.15, registered per context (heif_register_decoder), over FFmpeg's
-// libavcodec (the CAVCodec module).
+// libavcodec (the CAVCodec module's headers; the library is loaded with dlopen on first use, and without it the
+// plugin declines HEVC so that libheif's own libde265 plugin decodes).
 //
 // Why: libheif 1.15's decode_image_planar converts every decoded HEVC image to planar RGB 4:4:4 with a scalar
 // float loop (after one more full copy of the YCbCr planes), whatever output was asked for; its libde265 plugin
