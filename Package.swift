@@ -54,10 +54,15 @@ let package = Package(
         .systemLibrary(
             name: "CHEIF", pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"])]),
-        // Imago's libheif decoder plugin over libde265 (libde265-dev): HEVC on the calling thread, YCbCr → RGB in C.
+        // FFmpeg's libavcodec headers (libavcodec-dev, 5.1): its HEVC decoder, used only by CHEIFPlugin, which
+        // loads the library on first use (dlopen): linked, its ~70 dependencies cost every process 12 MB of RSS.
+        .systemLibrary(
+            name: "CAVCodec",
+            providers: [.apt(["libavcodec-dev"])]),
+        // Imago's libheif decoder plugin over libavcodec: HEVC on the calling thread, YCbCr → RGB in C.
         .target(
-            name: "CHEIFPlugin", dependencies: ["CHEIF"],
-            linkerSettings: [.linkedLibrary("de265"), .linkedLibrary("heif")]),
+            name: "CHEIFPlugin", dependencies: ["CHEIF", "CAVCodec"],
+            linkerSettings: [.linkedLibrary("heif")]),
         .systemLibrary(
             name: "CTIFF", pkgConfig: "libtiff-4",
             providers: [.apt(["libtiff-dev"])]),

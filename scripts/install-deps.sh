@@ -17,6 +17,7 @@ declare -A NEEDED=(
   [/usr/include/avif/avif.h]=libavif-dev
   [/usr/include/x86_64-linux-gnu/libheif/heif.h]=libheif-dev
   [/usr/include/libde265/de265.h]=libde265-dev
+  [/usr/include/x86_64-linux-gnu/libavcodec/avcodec.h]=libavcodec-dev
   [/usr/include/x86_64-linux-gnu/tiffio.h]=libtiff-dev
   [/usr/include/microhttpd.h]=libmicrohttpd-dev
   [/usr/include/lcms2.h]=liblcms2-dev

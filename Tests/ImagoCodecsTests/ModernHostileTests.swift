@@ -89,6 +89,47 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func heifWithAnAV1ItemIsRefusedBeforeLibheifHandsItToDav1d() throws {
+        // Given the fuzzer's 274-byte HEIF whose image item is AV1-coded (libheif's dav1d plugin leaked 120 bytes
+        // in libdav1d for each decode of it)
+        let file = try #require(Self.findings("heif").first { $0.lastPathComponent.hasPrefix("leak-av1-item") })
+        let data = try Data(contentsOf: file)
+        // (the pipeline would hand it to AVIFDecoder: its ftyp says avif)
+        #expect(ImageFormat(sniffing: data) == .avif)
+        // When HEIFDecoder decodes it, Then it refuses the AV1 item by name, with a typed error
+        #expect(
+            throws: CodecError.corrupt(
+                format: .heic,
+                reason: "item 1 is AV1-coded (av01): AVIF is decoded by AVIFDecoder, not HEIFDecoder")
+        ) {
+            try HEIFDecoder().decode(data, options: DecodingOptions())
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anSPSLargerThanTheItemsISPEIsRefusedBeforeLibavcodecSizesIt() throws {
+        // Given a 384×256 HEIC whose `ispe` is rewritten to 64×64 (the HEVC SPS inside still says 384×256)
+        var data = try corpusData("heic/gen-kodim03-8bit-420.heic")
+        let ispe = try #require(data.firstRange(of: Data("ispe".utf8)))
+        let size = ispe.upperBound + 4  // after the full box's version and flags
+        data.replaceSubrange(size..<(size + 8), with: [0, 0, 0, 64, 0, 0, 0, 64])
+        // When decoded under a pixel limit the ispe passes (4,096) and the SPS does not (98,304)
+        let options = DecodingOptions(pixelLimit: 10_000)
+        // Then Imago's HEVC plugin refuses the SPS with a typed error before libavcodec allocates anything
+        #expect(
+            throws: CodecError.corrupt(
+                format: .heic,
+                reason:
+                    "Decoder plugin generated an error: Security limit exceeded: the HEVC SPS declares more pixels than allowed"
+            )
+        ) {
+            try HEIFDecoder().decode(data, options: options)
+        }
+        // And under the default limit the same file still decodes (at the SPS's size, as libheif crops nothing)
+        #expect(throws: Never.self) { try HEIFDecoder().decode(data, options: DecodingOptions()) }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func avifFindingsFailTyped() throws {
         let files = Self.findings("avif")
         #expect(!files.isEmpty)

@@ -11,7 +11,7 @@ extension HEIFDecoder {
     /// libheif 1.15 converts every decoded HEVC image to planar RGB 4:4:4 inside its decode, whatever output is
     /// asked for: asking for that layout skips its second, interleaving conversion (and asking for YCbCr would
     /// convert back). With Imago's plugin (CHEIF/shim.h) registered, the first conversion is the plugin's own
-    /// integer one from libde265's planes, with the matrix and range of the file's nclx (set here for the calling
+    /// integer one from libavcodec's planes, with the matrix and range of the file's nclx (set here for the calling
     /// thread) or else of the bitstream, as libheif would choose them.
     ///
     /// Returns the buffer (fully opaque, marked so) and the decoded image's full size, which the target is
