@@ -131,7 +131,7 @@ enum SoakBench {
         // use, then RSS after `malloc_trim(0)` hands the arenas' free pages back.
         let (heapEnd, rssBeforeTrim) = (heapInUseKiB(), residentKiB())
         dumpMemoryMaps(as: "end")
-        _ = imago_bench_malloc_trim()
+        _ = MallocTrimmer.trimNow()
         let rssTrimmed = residentKiB()
         let counts = outcome.withLock { $0 }
         print(

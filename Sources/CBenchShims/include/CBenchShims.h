@@ -25,11 +25,6 @@ static inline size_t imago_bench_arena_free_bytes(void) {
     return info.fordblks;
 }
 
-/// `malloc_trim(0)`: returns the free pages of every arena to the kernel; 1 when some memory was released.
-static inline int imago_bench_malloc_trim(void) {
-    return malloc_trim(0);
-}
-
 /// glibc's `malloc_info(0, …)` XML (every arena: its size, its free chunks by size class) written to `path`;
 /// 0 on success, -1 when the file could not be opened.
 int imago_bench_malloc_info(const char *path);
