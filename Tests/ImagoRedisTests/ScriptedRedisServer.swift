@@ -1,4 +1,5 @@
 import Foundation
+import ImagoTesting
 
 #if canImport(Glibc)
     import Glibc
@@ -33,27 +34,9 @@ final class ScriptedRedisServer: @unchecked Sendable {  // safe: `sockets` is be
     /// `name`: `GETRANGE`, `DEL`, `HINCRBY` …) of the `connection`-th connection accepted (from 0).
     init(script: @escaping @Sendable (_ connection: Int, _ command: Int, _ name: String) -> Step) throws {
         self.script = script
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            close(fd)
-            throw POSIXError(.EADDRINUSE)
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        let (fd, port) = try LoopbackListener.open(backlog: 16)
         listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = Int(port)
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }

@@ -66,38 +66,20 @@ public final class LoopbackServer: Sendable {
     /// milliseconds. Call `stop()` when done: the accepting thread keeps the server alive, so a server that is
     /// never stopped holds its port and threads until the process exits.
     public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Error.socketCallFailed(call: "socket", errno: errno) }
+        let (fd, port) = try LoopbackListener.open(backlog: 512)
         var pipeEnds: [Int32] = [-1, -1]
-        var address = sockaddr_in()
-        do {
-            var yes: Int32 = 1
-            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = 0
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-            }
-            guard bound == 0 else { throw Error.socketCallFailed(call: "bind", errno: errno) }
-            guard listen(fd, 512) == 0 else { throw Error.socketCallFailed(call: "listen", errno: errno) }
-            let named = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            guard named == 0 else { throw Error.socketCallFailed(call: "getsockname", errno: errno) }
-            guard pipe(&pipeEnds) == 0 else { throw Error.socketCallFailed(call: "pipe", errno: errno) }
-            // pipe2/accept4 are not exported to Swift; a child process started meanwhile could inherit these.
-            _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
-            _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
-        } catch {
+        guard pipe(&pipeEnds) == 0 else {
+            let code = errno
             close(fd)
-            throw error
+            throw Error.socketCallFailed(call: "pipe", errno: code)
         }
+        // pipe2/accept4 are not exported to Swift; a child process started meanwhile could inherit these.
+        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
         listenSocket = fd
         wakeReadEnd = pipeEnds[0]
         wakeWriteEnd = pipeEnds[1]
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         baseURL = URL(string: "http://127.0.0.1:\(port)") ?? URL(fileURLWithPath: "/")
         state.withLock { $0.liveThreads += 1 }
         Thread.detachNewThread { [self] in acceptLoop() }
