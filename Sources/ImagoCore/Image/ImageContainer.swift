@@ -10,47 +10,118 @@ import Foundation
 /// print(container.image.width, container.frames.count, container.loopCount)
 /// ```
 public struct ImageContainer: Sendable {
+    // Every field lives in one copy-on-write storage: a copy of a container (each memory-cache hit hands one out)
+    // is one retain, where the fields held inline made it a value-witness call that retained each reference and
+    // went through Foundation's witnesses for the `Data` inside ``colorProfile`` and ``originalData``.
+    private var storage: Storage
+
     /// The frames, never empty. Frame 0 is the still image.
-    public var frames: [ImageFrame]
+    public var frames: [ImageFrame] {
+        get { storage.frames }
+        _modify { yield &unique().frames }
+    }
     /// The format the bytes were in (`.unknown` for images made in memory).
-    public var format: ImageFormat
+    public var format: ImageFormat {
+        get { storage.format }
+        set { unique().format = newValue }
+    }
     /// How many times an animation plays: 0 means forever (the default, also GIF's "no NETSCAPE block" case is 1).
-    public var loopCount: Int
+    public var loopCount: Int {
+        get { storage.loopCount }
+        set { unique().loopCount = newValue }
+    }
     /// The EXIF orientation the file declared; `.up` once it has been applied to the pixels.
-    public var orientation: ExifOrientation
+    public var orientation: ExifOrientation {
+        get { storage.orientation }
+        set { unique().orientation = newValue }
+    }
     /// The encoded bytes this came from, kept when the request asked for them (default `nil`).
     public var originalData: Data? {
-        get { originalDataBox?.data }
-        set { originalDataBox = newValue.map(OriginalData.init) }
+        get { storage.originalData }
+        set { unique().originalData = newValue }
     }
     /// `true` for a progressive preview decoded from part of the data; the final image follows.
-    public var isPreview: Bool
+    public var isPreview: Bool {
+        get { storage.isPreview }
+        set { unique().isPreview = newValue }
+    }
     /// The pixel size of the original image before any downsampling (equal to `image.size` when none was done).
-    public var originalSize: PixelSize
+    public var originalSize: PixelSize {
+        get { storage.originalSize }
+        set { unique().originalSize = newValue }
+    }
     /// Bits per channel of the source image as encoded (8 for most JPEG, PNG, GIF and WebP files; 10 or 12 for
     /// many AVIF and HEIC files; up to 16 for PNG and JPEG XL). Pixels are always delivered as 8-bit; this says
     /// what the file held. Default `nil`: not known (an image made in memory, or a decoder that does not say).
-    public var bitDepth: Int?
+    public var bitDepth: Int? {
+        get { storage.bitDepth }
+        set { unique().bitDepth = newValue }
+    }
     /// The embedded colour profile, kept when decoded with ``ColorPolicy/keep`` (the pixels are then in its colour
     /// space). Default `nil`: the pixels are sRGB (converted, or taken as sRGB).
-    public var colorProfile: ColorProfile?
+    public var colorProfile: ColorProfile? {
+        get { storage.colorProfile }
+        set { unique().colorProfile = newValue }
+    }
     /// The description of the colour profile the file declared, whatever became of it: the ICC description
     /// (e.g. `"Display P3"`), or `"sRGB"`, `"gAMA 1.8 + cHRM"` for PNG chunks. Default `nil`: the file declared none,
     /// or it was decoded with ``ColorPolicy/ignore`` (which does not read profiles).
-    public var sourceColorProfileDescription: String?
+    public var sourceColorProfileDescription: String? {
+        get { storage.sourceColorProfileDescription }
+        set { unique().sourceColorProfileDescription = newValue }
+    }
     /// For an animation decoded on demand (its frames would exceed ``DecodingOptions/animationMemoryBudget``):
     /// the source that produces every frame; ``frames`` then holds only frame 0. Read frames with
     /// ``frameCount`` and ``frame(at:)``, which work either way. Default `nil`: every frame is in ``frames``.
-    public var frameSource: (any AnimationFrameSource)?
+    public var frameSource: (any AnimationFrameSource)? {
+        get { storage.frameSource }
+        set { unique().frameSource = newValue }
+    }
 
-    // `Data` is a resilient type: held inline, it made every copy of a container (each memory-cache hit hands one
-    // out) go through Foundation's value witnesses, a metadata lookup and an indirect call. Boxed, a copy is one
-    // retain. The box is immutable, so containers keep value semantics.
-    private var originalDataBox: OriginalData?
+    // The storage, copied first if another container shares it (copy on write, as `Array` does).
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
 
-    private final class OriginalData: Sendable {
-        let data: Data
-        init(_ data: Data) { self.data = data }
+    // @unchecked Sendable: a storage is mutated only through `unique()`, i.e. when one container alone holds it;
+    // a shared one is never written, so containers keep value semantics across threads.
+    private final class Storage: @unchecked Sendable {
+        var frames: [ImageFrame]
+        var format: ImageFormat
+        var loopCount: Int
+        var orientation: ExifOrientation
+        var originalData: Data?
+        var isPreview: Bool
+        var originalSize: PixelSize
+        var bitDepth: Int?
+        var colorProfile: ColorProfile?
+        var sourceColorProfileDescription: String?
+        var frameSource: (any AnimationFrameSource)?
+
+        init(
+            frames: [ImageFrame], format: ImageFormat, loopCount: Int, orientation: ExifOrientation,
+            originalData: Data?, isPreview: Bool, originalSize: PixelSize, bitDepth: Int?
+        ) {
+            self.frames = frames
+            self.format = format
+            self.loopCount = loopCount
+            self.orientation = orientation
+            self.originalData = originalData
+            self.isPreview = isPreview
+            self.originalSize = originalSize
+            self.bitDepth = bitDepth
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(
+                frames: frames, format: format, loopCount: loopCount, orientation: orientation,
+                originalData: originalData, isPreview: isPreview, originalSize: originalSize, bitDepth: bitDepth)
+            copy.colorProfile = colorProfile
+            copy.sourceColorProfileDescription = sourceColorProfileDescription
+            copy.frameSource = frameSource
+            return copy
+        }
     }
 
     /// A container of one or more frames.
@@ -70,14 +141,10 @@ public struct ImageContainer: Sendable {
         originalSize: PixelSize? = nil, bitDepth: Int? = nil
     ) {
         precondition(!frames.isEmpty, "an ImageContainer needs at least one frame")
-        self.frames = frames
-        self.format = format
-        self.loopCount = loopCount
-        self.orientation = orientation
-        self.originalDataBox = originalData.map(OriginalData.init)
-        self.isPreview = isPreview
-        self.originalSize = originalSize ?? frames[0].buffer.size
-        self.bitDepth = bitDepth
+        self.storage = Storage(
+            frames: frames, format: format, loopCount: loopCount, orientation: orientation,
+            originalData: originalData, isPreview: isPreview, originalSize: originalSize ?? frames[0].buffer.size,
+            bitDepth: bitDepth)
     }
 
     /// A still image of one frame.
