@@ -38,6 +38,44 @@ static double srgb_level(double x) {
 
 // MARK: - Tables
 
+/// The single-precision kernel's matrix and encoding segments. Segment i holds the floats whose bits 22…26 are i
+/// once x is clamped to [2^-15, 2): exponent field 112 + i / 2, the top mantissa bit i % 2, so [2^-15, 1) in 30
+/// segments (two an octave) and 30, 31 for [1, 2), level 255. The quadratic is in x itself (no mantissa
+/// extraction): single precision keeps the terms' rounding far below a level.
+static void prepare_single(cimago_color_tables *tables, const double *matrix) {
+    for (int i = 0; i < 9; i++) tables->matrix_single[i] = (float)matrix[i];
+    for (int i = 0; i < 32; i++) {
+        double c0 = 255, c1 = 0, c2 = 0;
+        if (i < 30) {
+            double low = ldexp(1 + 0.5 * (i & 1), (i >> 1) - 15), width = ldexp(0.5, (i >> 1) - 15);
+            // Interpolation at the three Chebyshev nodes of the segment: close to the best quadratic.
+            double x[3], y[3];
+            for (int k = 0; k < 3; k++) {
+                x[k] = low + width * (0.5 - 0.5 * cos((2 * k + 1) * M_PI / 6));
+                y[k] = srgb_level(x[k]);
+            }
+            double f01 = (y[1] - y[0]) / (x[1] - x[0]), f12 = (y[2] - y[1]) / (x[2] - x[1]);
+            double f012 = (f12 - f01) / (x[2] - x[0]);
+            c2 = f012;
+            c1 = f01 - f012 * (x[0] + x[1]);
+            c0 = y[0] - f01 * x[0] + f012 * x[0] * x[1];
+            // The level is converted to an integer and shifted into its byte unclamped: keep every value of the
+            // segment within [-0.49, 255.49], so it rounds to 0…255.
+            double lowest = 1e9, highest = -1e9;
+            for (int k = 0; k <= 64; k++) {
+                double t = low + width * k / 64, v = c0 + c1 * t + c2 * t * t;
+                lowest = v < lowest ? v : lowest;
+                highest = v > highest ? v : highest;
+            }
+            if (highest > 255.49) c0 -= highest - 255.49;
+            if (lowest < -0.49) c0 += -0.49 - lowest;
+        }
+        tables->encode_single[0][i] = (float)c0;
+        tables->encode_single[1][i] = (float)c1;
+        tables->encode_single[2][i] = (float)c2;
+    }
+}
+
 int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves, const double *matrix) {
     if (!cimago_color_kernel_available()) return 0;
     memset(tables, 0, sizeof *tables);
@@ -97,7 +135,14 @@ int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves
         tables->encode[1][i] = half_bits(c1);
         tables->encode[2][i] = half_bits(c2);
     }
-    return 1;
+    prepare_single(tables, matrix);
+    int variants = cimago_color_kernel_variants(), near_identity = 1;
+    for (int i = 0; i < 9; i++) {
+        if (fabs(matrix[i] - (i % 4 == 0 ? 1 : 0)) > 0.5) near_identity = 0;
+    }
+    tables->variant = (variants & CIMAGO_COLOR_KERNEL_HALF) && near_identity ? CIMAGO_COLOR_KERNEL_HALF
+                                                                             : CIMAGO_COLOR_KERNEL_SINGLE;
+    return (variants & tables->variant) ? 1 : 0;
 }
 
 #if defined(__x86_64__)
@@ -106,14 +151,23 @@ int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves
 #define CIMAGO_KERNEL_TARGET \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi,avx512fp16"), always_inline)) static inline
 
-int cimago_color_kernel_available(void) {
+/// What the single-precision kernel needs (a subset of CIMAGO_KERNEL_TARGET, so its helpers inline into both).
+#define CIMAGO_SINGLE_TARGET \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi"), always_inline)) static inline
+
+int cimago_color_kernel_variants(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-        && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512fp16");
+    if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+            && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
+            && __builtin_cpu_supports("avx512vbmi")))
+        return 0;
+    return CIMAGO_COLOR_KERNEL_SINGLE | (__builtin_cpu_supports("avx512fp16") ? CIMAGO_COLOR_KERNEL_HALF : 0);
 }
 
+int cimago_color_kernel_available(void) { return cimago_color_kernel_variants() != 0; }
+
 /// A 256-entry byte table (four registers) applied to every byte of `index`; `high` is the top bit of each byte.
-CIMAGO_KERNEL_TARGET __m512i lookup_bytes(__m512i index, __mmask64 high, const __m512i table[4]) {
+CIMAGO_SINGLE_TARGET __m512i lookup_bytes(__m512i index, __mmask64 high, const __m512i table[4]) {
     __m512i low_half = _mm512_permutex2var_epi8(table[0], index, table[1]);
     __m512i high_half = _mm512_permutex2var_epi8(table[2], index, table[3]);
     return _mm512_mask_blend_epi8(high, low_half, high_half);
@@ -298,11 +352,122 @@ static void convert_avx512(const cimago_color_tables *tables, uint8_t *rgba, siz
     }
 }
 
+// MARK: - Single precision (AVX-512 without FP16)
+
+typedef struct {
+    __m512i low[3][4], high[3][4];
+    __m512 m[9];
+    __m512 c0[2], c1[2], c2[2];
+    /// `vpermt2b` indexes over (low bytes, high bytes) of 16 pixels: the red half floats in words 0…15 and the
+    /// green ones in words 16…31; the blue ones in words 0…15.
+    __m512i red_green, blue;
+} single_state;
+
+/// 16 linear sRGB values → sRGB levels 0…255 as 32-bit integers.
+CIMAGO_SINGLE_TARGET __m512i encode_single(__m512 x, const single_state *s, int clamps_top) {
+    // Below 2^-15 (level 0.1) and negative values take 2^-15's segment; bits 22…26 then index the 32 segments
+    // (`vpermt2ps` reads the low 5 bits of each index).
+    x = _mm512_max_ps(x, _mm512_set1_ps(0x1p-15f));
+    if (clamps_top) x = _mm512_min_ps(x, _mm512_set1_ps(1.0f));
+    __m512i index = _mm512_srli_epi32(_mm512_castps_si512(x), 22);
+    __m512 c0 = _mm512_permutex2var_ps(s->c0[0], index, s->c0[1]);
+    __m512 c1 = _mm512_permutex2var_ps(s->c1[0], index, s->c1[1]);
+    __m512 c2 = _mm512_permutex2var_ps(s->c2[0], index, s->c2[1]);
+    return _mm512_cvtps_epi32(_mm512_fmadd_ps(_mm512_fmadd_ps(x, c2, c1), x, c0));
+}
+
+/// Converts the 16 pixels at `p`, or the first `mask` bytes' pixels of them (masked load and store: nothing
+/// outside them is read or written). `shared` (1: the three channels use table 0) and `clamps_top` are constants
+/// after inlining.
+CIMAGO_SINGLE_TARGET void convert16_single(
+    const single_state *s, uint8_t *p, __mmask64 mask, int shared, int clamps_top) {
+    __m512i v = _mm512_maskz_loadu_epi8(mask, p);
+    __mmask64 top = _mm512_movepi8_mask(v);
+    // Every byte through the table (alpha's result is not used): the low and high bytes of the half floats.
+    __m512i l = lookup_bytes(v, top, s->low[0]), h = lookup_bytes(v, top, s->high[0]);
+    if (!shared) {
+        const __mmask64 green = 0x2222222222222222ULL, blue = 0x4444444444444444ULL;
+        l = _mm512_mask_mov_epi8(l, green, lookup_bytes(v, top, s->low[1]));
+        h = _mm512_mask_mov_epi8(h, green, lookup_bytes(v, top, s->high[1]));
+        l = _mm512_mask_mov_epi8(l, blue, lookup_bytes(v, top, s->low[2]));
+        h = _mm512_mask_mov_epi8(h, blue, lookup_bytes(v, top, s->high[2]));
+    }
+    __m512i rg = _mm512_permutex2var_epi8(l, s->red_green, h), bb = _mm512_permutex2var_epi8(l, s->blue, h);
+    __m512 r = _mm512_cvtph_ps(_mm512_castsi512_si256(rg));
+    __m512 g = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(rg, 1));
+    __m512 b = _mm512_cvtph_ps(_mm512_castsi512_si256(bb));
+    __m512i level[3];
+    #pragma unroll
+    for (int c = 0; c < 3; c++) {
+        __m512 x = _mm512_fmadd_ps(b, s->m[3 * c + 2], _mm512_fmadd_ps(g, s->m[3 * c + 1], _mm512_mul_ps(r, s->m[3 * c])));
+        level[c] = encode_single(x, s, clamps_top);
+    }
+    // Levels are 0…255: R | G << 8 | B << 16, stored around alpha.
+    __m512i out = _mm512_ternarylogic_epi32(
+        level[0], _mm512_slli_epi32(level[1], 8), _mm512_slli_epi32(level[2], 16), 0xFE);
+    _mm512_mask_storeu_epi8(p, mask & 0x7777777777777777ULL, out);
+}
+
+CIMAGO_SINGLE_TARGET void load_single(single_state *s, const cimago_color_tables *t) {
+    for (int c = 0; c < 3; c++) {
+        for (int q = 0; q < 4; q++) {
+            s->low[c][q] = _mm512_loadu_si512(t->linear_low[c] + 64 * q);
+            s->high[c][q] = _mm512_loadu_si512(t->linear_high[c] + 64 * q);
+        }
+    }
+    for (int i = 0; i < 9; i++) s->m[i] = _mm512_set1_ps(t->matrix_single[i]);
+    s->c0[0] = _mm512_loadu_ps(t->encode_single[0]);
+    s->c0[1] = _mm512_loadu_ps(t->encode_single[0] + 16);
+    s->c1[0] = _mm512_loadu_ps(t->encode_single[1]);
+    s->c1[1] = _mm512_loadu_ps(t->encode_single[1] + 16);
+    s->c2[0] = _mm512_loadu_ps(t->encode_single[2]);
+    s->c2[1] = _mm512_loadu_ps(t->encode_single[2] + 16);
+    uint8_t red_green[64], blue[64];
+    for (int w = 0; w < 32; w++) {
+        int channel_byte = 4 * (w % 16) + w / 16;  // pixel w % 16, red for w < 16, green after
+        red_green[2 * w] = (uint8_t)channel_byte;
+        red_green[2 * w + 1] = (uint8_t)(64 + channel_byte);
+        blue[2 * w] = (uint8_t)(4 * (w % 16) + 2);
+        blue[2 * w + 1] = (uint8_t)(64 + 4 * (w % 16) + 2);
+    }
+    s->red_green = _mm512_loadu_si512(red_green);
+    s->blue = _mm512_loadu_si512(blue);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi")))
+static void convert_single(const cimago_color_tables *tables, uint8_t *rgba, size_t count) {
+    single_state s;
+    load_single(&s, tables);
+    size_t i = 0;
+    const __mmask64 all = ~(__mmask64)0;
+    // Two variants of the loop body with the table choice and the top clamp as constants.
+    if (tables->same_curves && !tables->clamps_top) {
+        for (; i + 64 <= count; i += 64) {
+            for (int q = 0; q < 4; q++) _mm_prefetch((const char *)(rgba + 4 * i) + 8192 + 64 * q, _MM_HINT_T0);
+            #pragma unroll
+            for (int k = 0; k < 4; k++) convert16_single(&s, rgba + 4 * (i + 16 * k), all, 1, 0);
+        }
+        for (; i + 16 <= count; i += 16) convert16_single(&s, rgba + 4 * i, all, 1, 0);
+    } else {
+        for (; i + 16 <= count; i += 16) {
+            _mm_prefetch((const char *)(rgba + 4 * i) + 8192, _MM_HINT_T0);
+            convert16_single(&s, rgba + 4 * i, all, 0, 1);
+        }
+    }
+    if (i < count) convert16_single(&s, rgba + 4 * i, ((__mmask64)1 << (4 * (count - i))) - 1, 0, 1);
+}
+
 void cimago_color_kernel_convert(const cimago_color_tables *tables, uint8_t *rgba, size_t count) {
-    convert_avx512(tables, rgba, count);
+    if (tables->variant == CIMAGO_COLOR_KERNEL_HALF) {
+        convert_avx512(tables, rgba, count);
+    } else {
+        convert_single(tables, rgba, count);
+    }
 }
 
 #else
+
+int cimago_color_kernel_variants(void) { return 0; }
 
 int cimago_color_kernel_available(void) { return 0; }
 
