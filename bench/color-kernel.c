@@ -4,7 +4,7 @@
 //     -llcms2 -lm -o /tmp/color-kernel
 //   chrt -f 50 /tmp/color-kernel ../shared/corpus/icc/gen-kodim03-displayp3-v4.jpg [variant] [rounds]
 // variant: 1 half floats (AVX-512 FP16), 2 single precision, 0 the kernel's own choice. The profile is read from
-// the JPEG's APP2 ICC_PROFILE segments; the reference is lcms2's 8-bit RGBA transform, relative colorimetric,
+// the JPEG's APP2 ICC_PROFILE segments (or, for the file name `gammas`, built with a different curve a channel); the reference is lcms2's 8-bit RGBA transform, relative colorimetric,
 // as MatrixShaperTransformTests makes it. Timing: 2-row calls of 4,032 pixels (one strip of a 12 MP decode in
 // L1), best of `rounds` passes over 12 MP.
 #include <lcms2.h>
@@ -69,9 +69,19 @@ int main(int argc, char **argv) {
     if (argc < 2) return 2;
     int variant = argc > 2 ? atoi(argv[2]) : 0, rounds = argc > 3 ? atoi(argv[3]) : 30;
     size_t size;
-    unsigned char *icc = read_icc(argv[1], &size);
-    if (!icc) return fprintf(stderr, "no ICC profile\n"), 1;
-    cmsHPROFILE source = cmsOpenProfileFromMem(icc, (cmsUInt32Number)size), srgb = cmsCreate_sRGBProfile();
+    cmsHPROFILE source, srgb = cmsCreate_sRGBProfile();
+    if (strcmp(argv[1], "gammas") == 0) {
+        // A profile whose channels have different curves (gamma 2.2, 1.8, 2.4; Display P3's primaries, D50): the
+        // kernels' per-channel table path.
+        cmsCIExyY white = {0.3457, 0.3585, 1};
+        cmsCIExyYTRIPLE primaries = {{0.680, 0.320, 1}, {0.265, 0.690, 1}, {0.150, 0.060, 1}};
+        cmsToneCurve *curves[3] = {cmsBuildGamma(NULL, 2.2), cmsBuildGamma(NULL, 1.8), cmsBuildGamma(NULL, 2.4)};
+        source = cmsCreateRGBProfile(&white, &primaries, curves);
+    } else {
+        unsigned char *icc = read_icc(argv[1], &size);
+        if (!icc) return fprintf(stderr, "no ICC profile\n"), 1;
+        source = cmsOpenProfileFromMem(icc, (cmsUInt32Number)size);
+    }
     cmsHTRANSFORM transform = cmsCreateTransform(source, TYPE_RGBA_8, srgb, TYPE_RGBA_8,
         INTENT_RELATIVE_COLORIMETRIC, cmsFLAGS_NOCACHE | cmsFLAGS_COPY_ALPHA);
     double s[9], d[9], inv[9], m[9];

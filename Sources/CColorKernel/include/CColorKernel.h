@@ -12,6 +12,10 @@
 /// curve as 32 quadratic segments indexed by the top bits of the half float (two segments an octave, so the steep
 /// part near black gets as many segments as the flat part near white). All tables are in-register look-ups
 /// (AVX-512 VBMI `vpermi2b`/`vpermb`): no gathers, no memory look-ups per pixel.
+///
+/// Without AVX-512 FP16 (or for a matrix far from the identity) the single-precision kernel takes the same
+/// half-float linear values to floats (`vcvtph2ps`), applies the matrix in single precision and encodes in 16-bit
+/// fixed point (`encode_words`), 32 values a step: segment look-ups by `vpermw`, products by `vpmulhrsw`.
 typedef struct cimago_color_tables {
     /// Linear value of each 8-bit level, half-float bits: low bytes, then high bytes, per channel (R, G, B).
     uint8_t linear_low[3][256];
@@ -24,9 +28,11 @@ typedef struct cimago_color_tables {
     uint16_t encode[3][32];
     /// The single-precision kernel's matrix (linear source RGB → linear sRGB), row-major.
     float matrix_single[9];
-    /// The single-precision kernel's segments: for a linear sRGB value x in [2^-15, 2) in segment i (bits 22…26 of
-    /// x's float bits: two segments an octave), sRGB level ≈ c0[i] + c1[i]·x + c2[i]·x² (`encode_single[0…2][i]`).
-    float encode_single[3][32];
+    /// The single-precision kernel's encoding, in 16-bit fixed point: a linear sRGB value x, clamped to
+    /// [2^-15, 2), is in segment i when bits 22…26 of its float bits are i (two segments an octave; 30 and 31 are
+    /// [1, 2), level 255), and level · 64 + 32 ≈ c0 + u·(c1 + u·c2) with u the next 11 mantissa bits as a Q15
+    /// fraction, minus 1 in odd segments (`encode_words[0…2][i]`; products rounded as `vpmulhrsw` does).
+    int16_t encode_words[3][32];
     /// 1 when the three channels share one curve (one set of linearisation tables stays in registers).
     int32_t same_curves;
     /// 1 when a row of the matrix can reach 1.9 (the kernel then clamps values above 1; below 2 the top segments
