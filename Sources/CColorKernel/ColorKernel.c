@@ -1,5 +1,6 @@
-// The vector matrix/TRC kernel: see include/CColorKernel.h. x86-64 only (AVX-512 VBMI + FP16), chosen at run
-// time; every other machine gets 0 from cimago_color_kernel_available and keeps the caller's scalar path.
+// The vector matrix/TRC kernels: see include/CColorKernel.h. x86-64 only (AVX-512 VBMI, with FP16 for the
+// half-float kernel), chosen at run time; every other machine gets 0 from cimago_color_kernel_available and keeps
+// the caller's scalar path.
 #include "CColorKernel.h"
 
 #include <math.h>
@@ -37,6 +38,52 @@ static double srgb_level(double x) {
 }
 
 // MARK: - Tables
+
+/// vpmulhrsw: (a·b + 2^14) >> 15.
+static int mulhrs(int a, int b) { return (a * b + (1 << 14)) >> 15; }
+
+/// Segment i of the 16-bit encoding (see `encode_words`): the quadratic in u through the level at the middle of
+/// each 11-bit truncation step, interpolated at three Chebyshev nodes, then c0 nudged until every u of the
+/// segment gives a level in 0…255 (the level is shifted into its byte unclamped).
+static void prepare_words(cimago_color_tables *tables, int i) {
+    int c0 = 255 * 64 + 32, c1 = 0, c2 = 0;
+    if (i < 30) {
+        int parity = i & 1;
+        double scale = ldexp(1, (i >> 1) - 15), low = parity ? -1 : 0;
+        double u[3], y[3];
+        for (int k = 0; k < 3; k++) {
+            u[k] = low + 0.5 - 0.5 * cos((2 * k + 1) * M_PI / 6);
+            double x = scale * (1 + (u[k] + ldexp(1, -12) + 2 * parity) / 2);
+            y[k] = 64 * srgb_level(x) + 32;
+        }
+        double f01 = (y[1] - y[0]) / (u[1] - u[0]), f12 = (y[2] - y[1]) / (u[2] - u[1]);
+        double f012 = (f12 - f01) / (u[2] - u[0]);
+        c2 = (int)lround(f012);
+        c1 = (int)lround(f01 - f012 * (u[0] + u[1]));
+        c0 = (int)lround(y[0] - f01 * u[0] + f012 * u[0] * u[1]);
+        for (int round = 0; round < 64; round++) {
+            int lowest = 1 << 20, highest = -(1 << 20);
+            for (int step = 0; step < 2048; step++) {
+                int u15 = (parity ? -32768 : 0) + 16 * step;
+                int v = (c0 + mulhrs(u15, c1 + mulhrs(u15, c2))) >> 6;
+                lowest = v < lowest ? v : lowest;
+                highest = v > highest ? v : highest;
+            }
+            if (highest > 255) c0 -= 1;
+            else if (lowest < 0) c0 += 1;
+            else break;
+        }
+    }
+    tables->encode_words[0][i] = (int16_t)c0;
+    tables->encode_words[1][i] = (int16_t)c1;
+    tables->encode_words[2][i] = (int16_t)c2;
+}
+
+/// The single-precision kernel's matrix and its encoding's 16-bit segments (see `encode_words`).
+static void prepare_single(cimago_color_tables *tables, const double *matrix) {
+    for (int i = 0; i < 9; i++) tables->matrix_single[i] = (float)matrix[i];
+    for (int i = 0; i < 32; i++) prepare_words(tables, i);
+}
 
 int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves, const double *matrix) {
     if (!cimago_color_kernel_available()) return 0;
@@ -97,7 +144,14 @@ int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves
         tables->encode[1][i] = half_bits(c1);
         tables->encode[2][i] = half_bits(c2);
     }
-    return 1;
+    prepare_single(tables, matrix);
+    int variants = cimago_color_kernel_variants(), near_identity = 1;
+    for (int i = 0; i < 9; i++) {
+        if (fabs(matrix[i] - (i % 4 == 0 ? 1 : 0)) > 0.5) near_identity = 0;
+    }
+    tables->variant = (variants & CIMAGO_COLOR_KERNEL_HALF) && near_identity ? CIMAGO_COLOR_KERNEL_HALF
+                                                                             : CIMAGO_COLOR_KERNEL_SINGLE;
+    return (variants & tables->variant) ? 1 : 0;
 }
 
 #if defined(__x86_64__)
@@ -106,14 +160,23 @@ int cimago_color_kernel_prepare(cimago_color_tables *tables, const float *curves
 #define CIMAGO_KERNEL_TARGET \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi,avx512fp16"), always_inline)) static inline
 
-int cimago_color_kernel_available(void) {
+/// What the single-precision kernel needs (a subset of CIMAGO_KERNEL_TARGET, so its helpers inline into both).
+#define CIMAGO_SINGLE_TARGET \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi"), always_inline)) static inline
+
+int cimago_color_kernel_variants(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-        && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512fp16");
+    if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+            && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
+            && __builtin_cpu_supports("avx512vbmi")))
+        return 0;
+    return CIMAGO_COLOR_KERNEL_SINGLE | (__builtin_cpu_supports("avx512fp16") ? CIMAGO_COLOR_KERNEL_HALF : 0);
 }
 
+int cimago_color_kernel_available(void) { return cimago_color_kernel_variants() != 0; }
+
 /// A 256-entry byte table (four registers) applied to every byte of `index`; `high` is the top bit of each byte.
-CIMAGO_KERNEL_TARGET __m512i lookup_bytes(__m512i index, __mmask64 high, const __m512i table[4]) {
+CIMAGO_SINGLE_TARGET __m512i lookup_bytes(__m512i index, __mmask64 high, const __m512i table[4]) {
     __m512i low_half = _mm512_permutex2var_epi8(table[0], index, table[1]);
     __m512i high_half = _mm512_permutex2var_epi8(table[2], index, table[3]);
     return _mm512_mask_blend_epi8(high, low_half, high_half);
@@ -298,11 +361,163 @@ static void convert_avx512(const cimago_color_tables *tables, uint8_t *rgba, siz
     }
 }
 
+// MARK: - Single precision (AVX-512 without FP16)
+//
+// Written for AMD Zen 4/5, which have AVX-512 VBMI but no FP16. There permutes, multiplies and FMAs share two
+// pipes and bound the loop, so after the matrix (16 floats a vector) the encoding runs on 32 16-bit words a step:
+// one `vpermw` a coefficient and `vpmulhrsw` products, half the look-ups and products a value of a float
+// encoding (`vpermt2ps`, FMAs). Pixels stay in order (no planes): every byte of 16 RGBA pixels goes through the
+// linearisation tables at once, and two `vpermt2b` gather the red, green and blue half floats.
+
+typedef struct {
+    __m512i low[3][4], high[3][4];
+    /// The matrix as scalars: the compiler broadcasts them from memory, which leaves the registers to the tables.
+    float m[9];
+    /// The encoding's coefficients as 16-bit words, one 32-entry table a register (`vpermw`).
+    __m512i c0, c1, c2;
+    /// `vpermt2b` indexes over (low bytes, high bytes) of 16 pixels: the red half floats in words 0…15 and the
+    /// green ones in words 16…31; the blue ones in words 0…15.
+    __m512i red_green, blue;
+    /// `vpmultishiftqb` control: bits 11…26 of each dword into both of its words.
+    __m512i key_bits;
+} single_state;
+
+/// The encoding key of 32 linear sRGB values (two vectors of 16): bits 11…26 of each float's bits once clamped to
+/// [2^-15, 2), in 16-bit words, `a`'s value k in word 2k and `b`'s in word 2k + 1.
+CIMAGO_SINGLE_TARGET __m512i encoding_key(__m512 a, __m512 b, const single_state *s, int clamps_top) {
+    // Below 2^-15 (level 0.1) and negative values (negative as integers) take 2^-15's segment.
+    const __m512i floor = _mm512_set1_epi32(0x38000000), one = _mm512_set1_epi32(0x3F800000);
+    __m512i x = _mm512_max_epi32(_mm512_castps_si512(a), floor), y = _mm512_max_epi32(_mm512_castps_si512(b), floor);
+    if (clamps_top) {
+        x = _mm512_min_epi32(x, one);
+        y = _mm512_min_epi32(y, one);
+    }
+    return _mm512_mask_blend_epi16(
+        0xAAAAAAAA, _mm512_multishift_epi64_epi8(s->key_bits, x), _mm512_multishift_epi64_epi8(s->key_bits, y));
+}
+
+/// 32 encoding keys → sRGB levels 0…255 in 16-bit words. Segment = key bits 11…15 (float bits 22…26: two
+/// segments an octave); u = key << 4 as a signed Q15 number: the 11 mantissa bits below the segment's, minus 1 in
+/// odd segments (float bit 22 lands in the sign bit). Level · 64 + 32 ≈ c0 + u·(c1 + u·c2) in Q15 products.
+CIMAGO_SINGLE_TARGET __m512i encode_key(__m512i key, const single_state *s) {
+    __m512i segment = _mm512_srli_epi16(key, 11), u = _mm512_slli_epi16(key, 4);
+    __m512i c2 = _mm512_permutexvar_epi16(segment, s->c2);
+    __m512i c1 = _mm512_permutexvar_epi16(segment, s->c1);
+    __m512i c0 = _mm512_permutexvar_epi16(segment, s->c0);
+    __m512i y = _mm512_add_epi16(c0, _mm512_mulhrs_epi16(u, _mm512_add_epi16(c1, _mm512_mulhrs_epi16(u, c2))));
+    return _mm512_srai_epi16(y, 6);
+}
+
+/// The linear values of 16 pixels as three vectors of floats.
+CIMAGO_SINGLE_TARGET void linear16(const single_state *s, __m512i v, int shared, __m512 rgb[3]) {
+    __mmask64 top = _mm512_movepi8_mask(v);
+    // Every byte through the table (alpha's result is not used): the low and high bytes of the half floats.
+    __m512i l = lookup_bytes(v, top, s->low[0]), h = lookup_bytes(v, top, s->high[0]);
+    if (!shared) {
+        const __mmask64 green = 0x2222222222222222ULL, blue = 0x4444444444444444ULL;
+        l = _mm512_mask_mov_epi8(l, green, lookup_bytes(v, top, s->low[1]));
+        h = _mm512_mask_mov_epi8(h, green, lookup_bytes(v, top, s->high[1]));
+        l = _mm512_mask_mov_epi8(l, blue, lookup_bytes(v, top, s->low[2]));
+        h = _mm512_mask_mov_epi8(h, blue, lookup_bytes(v, top, s->high[2]));
+    }
+    __m512i red_green = s->red_green, blue = s->blue;
+    __asm__("" : "+v"(red_green), "+v"(blue));  // keeps clang from turning a permute into four shuffles
+    __m512i rg = _mm512_permutex2var_epi8(l, red_green, h), bb = _mm512_permutex2var_epi8(l, blue, h);
+    rgb[0] = _mm512_cvtph_ps(_mm512_castsi512_si256(rg));
+    rgb[1] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(rg, 1));
+    rgb[2] = _mm512_cvtph_ps(_mm512_castsi512_si256(bb));
+}
+
+/// Converts the 32 pixels at `p`, or those of them inside the byte masks `first` (pixels 0…15) and `second`
+/// (16…31): masked loads and stores, nothing outside them read or written. `shared` (1: the three channels use
+/// table 0) and `clamps_top` are constants after inlining.
+CIMAGO_SINGLE_TARGET void convert32_single(
+    const single_state *s, uint8_t *p, __mmask64 first, __mmask64 second, int shared, int clamps_top) {
+    __m512 a[3], b[3];
+    linear16(s, _mm512_maskz_loadu_epi8(first, p), shared, a);
+    linear16(s, _mm512_maskz_loadu_epi8(second, p + 64), shared, b);
+    __m512i level[3];
+    #pragma unroll
+    for (int c = 0; c < 3; c++) {
+        __m512 m0 = _mm512_set1_ps(s->m[3 * c]), m1 = _mm512_set1_ps(s->m[3 * c + 1]);
+        __m512 m2 = _mm512_set1_ps(s->m[3 * c + 2]);
+        __m512 x = _mm512_fmadd_ps(a[2], m2, _mm512_fmadd_ps(a[1], m1, _mm512_mul_ps(a[0], m0)));
+        __m512 y = _mm512_fmadd_ps(b[2], m2, _mm512_fmadd_ps(b[1], m1, _mm512_mul_ps(b[0], m0)));
+        level[c] = encode_key(encoding_key(x, y, s, clamps_top), s);
+    }
+    // Words: R | G << 8, pixel k of the first 16 in word 2k, of the second in word 2k + 1; then dwords with blue.
+    __m512i rg = _mm512_or_si512(level[0], _mm512_slli_epi16(level[1], 8));
+    __m512i out_first = _mm512_mask_blend_epi16(0xAAAAAAAA, rg, _mm512_slli_epi32(level[2], 16));
+    __m512i out_second = _mm512_mask_blend_epi16(0xAAAAAAAA, _mm512_srli_epi32(rg, 16), level[2]);
+    _mm512_mask_storeu_epi8(p, first & 0x7777777777777777ULL, out_first);
+    _mm512_mask_storeu_epi8(p + 64, second & 0x7777777777777777ULL, out_second);
+}
+
+CIMAGO_SINGLE_TARGET void load_single(single_state *s, const cimago_color_tables *t) {
+    for (int c = 0; c < 3; c++) {
+        for (int q = 0; q < 4; q++) {
+            s->low[c][q] = _mm512_loadu_si512(t->linear_low[c] + 64 * q);
+            s->high[c][q] = _mm512_loadu_si512(t->linear_high[c] + 64 * q);
+        }
+    }
+    for (int i = 0; i < 9; i++) s->m[i] = t->matrix_single[i];
+    s->c0 = _mm512_loadu_si512(t->encode_words[0]);  // 32 words each
+    s->c1 = _mm512_loadu_si512(t->encode_words[1]);
+    s->c2 = _mm512_loadu_si512(t->encode_words[2]);
+    uint8_t red_green[64], blue[64], key_bits[64];
+    for (int w = 0; w < 32; w++) {
+        int channel_byte = 4 * (w % 16) + w / 16;  // pixel w % 16, red for w < 16, green after
+        red_green[2 * w] = (uint8_t)channel_byte;
+        red_green[2 * w + 1] = (uint8_t)(64 + channel_byte);
+        blue[2 * w] = (uint8_t)(4 * (w % 16) + 2);
+        blue[2 * w + 1] = (uint8_t)(64 + 4 * (w % 16) + 2);
+    }
+    // Byte j of a qword takes the 8 bits from 32 · (j / 4) + 11 + 8 · (j % 2): its dword's bits 11…18 or 19…26.
+    for (int i = 0; i < 64; i++) key_bits[i] = (uint8_t)(32 * (i % 8 / 4) + 11 + 8 * (i % 2));
+    s->red_green = _mm512_loadu_si512(red_green);
+    s->blue = _mm512_loadu_si512(blue);
+    s->key_bits = _mm512_loadu_si512(key_bits);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi")))
+static void convert_single(const cimago_color_tables *tables, uint8_t *rgba, size_t count) {
+    single_state s;
+    load_single(&s, tables);
+    size_t i = 0;
+    const __mmask64 all = ~(__mmask64)0;
+    // Two variants of the loop body, with the table choice and the top clamp as constants.
+    if (tables->same_curves && !tables->clamps_top) {
+        for (; i + 32 <= count; i += 32) {
+            _mm_prefetch((const char *)(rgba + 4 * i) + 8192, _MM_HINT_T0);
+            _mm_prefetch((const char *)(rgba + 4 * i) + 8256, _MM_HINT_T0);
+            convert32_single(&s, rgba + 4 * i, all, all, 1, 0);
+        }
+    } else {
+        for (; i + 32 <= count; i += 32) {
+            _mm_prefetch((const char *)(rgba + 4 * i) + 8192, _MM_HINT_T0);
+            _mm_prefetch((const char *)(rgba + 4 * i) + 8256, _MM_HINT_T0);
+            convert32_single(&s, rgba + 4 * i, all, all, 0, 1);
+        }
+    }
+    size_t rest = count - i;
+    if (rest) {
+        __mmask64 first = rest >= 16 ? all : ((__mmask64)1 << (4 * rest)) - 1;
+        __mmask64 second = rest <= 16 ? 0 : ((__mmask64)1 << (4 * (rest - 16))) - 1;
+        convert32_single(&s, rgba + 4 * i, first, second, 0, 1);
+    }
+}
+
 void cimago_color_kernel_convert(const cimago_color_tables *tables, uint8_t *rgba, size_t count) {
-    convert_avx512(tables, rgba, count);
+    if (tables->variant == CIMAGO_COLOR_KERNEL_HALF) {
+        convert_avx512(tables, rgba, count);
+    } else {
+        convert_single(tables, rgba, count);
+    }
 }
 
 #else
+
+int cimago_color_kernel_variants(void) { return 0; }
 
 int cimago_color_kernel_available(void) { return 0; }
 

@@ -6,11 +6,27 @@ import Testing
 
 @testable import ImagoCodecs
 
-/// The vector kernel (`CColorKernel`, AVX-512 VBMI + FP16) against lcms2 and against the scalar table path, over
-/// a dense grid of 8-bit colours, and the JPEG decode fused with it. Runs where the CPU has the kernel (CI's Sapphire Rapids machines do); elsewhere the scalar
-/// path is all there is, and `MatrixShaperTransformTests` covers it.
-@Suite(.enabled(if: cimago_color_kernel_available() != 0, "this CPU has no AVX-512 VBMI + FP16"))
+/// The vector kernels (`CColorKernel`: half floats with AVX-512 FP16, single precision with AVX-512 VBMI alone)
+/// against lcms2 and against the scalar table path, over a dense grid of 8-bit colours, and the JPEG decode fused
+/// with them. Runs where the CPU has AVX-512 VBMI (CI's Sapphire Rapids machines run both kernels, AMD Zen 4/5
+/// the single-precision one); elsewhere the scalar path is all there is, and `MatrixShaperTransformTests` covers
+/// it.
+@Suite(.enabled(if: cimago_color_kernel_available() != 0, "this CPU has no AVX-512 VBMI"))
 struct ColorKernelTests {
+    /// The kernels this CPU runs (`CIMAGO_COLOR_KERNEL_HALF`, `CIMAGO_COLOR_KERNEL_SINGLE`).
+    static let variants = [CIMAGO_COLOR_KERNEL_HALF, CIMAGO_COLOR_KERNEL_SINGLE].filter {
+        cimago_color_kernel_variants() & $0 != 0
+    }
+
+    /// Converts `pixels` in place with `fast`'s kernel tables, forced to `variant`.
+    static func convert(_ pixels: inout [UInt8], _ fast: MatrixShaperTransform, variant: Int32) throws {
+        var tables = try #require(fast.kernel)
+        tables.variant = variant
+        pixels.withUnsafeMutableBufferPointer { p in
+            cimago_color_kernel_convert(&tables, p.baseAddress, p.count / 4)
+        }
+    }
+
     /// 129³ colours (0 and every odd level, 255 included: a debug build checks all 2^24 too slowly on a loaded
     /// machine; all 2^24 were checked with a release build when the kernel was written, see BENCHMARKS.md),
     /// alpha varied.
@@ -58,13 +74,47 @@ struct ColorKernelTests {
 
     @Test(
         .timeLimit(.minutes(1)),
-        arguments: ["icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg"])
-    func denseColoursAreWithinOneLevelOfLCMS2AndOfTheTablePath(_ path: String) throws {
+        arguments: ["icc/gen-kodim03-displayp3-v4.jpg", "icc/gen-kodim05-adobergb-v2.jpg"], Self.variants)
+    func denseColoursAreWithinOneLevelOfLCMS2AndOfTheTablePath(_ path: String, variant: Int32) throws {
         let (transform, fast) = try MatrixShaperTransformTests.transform(path)
         #expect(fast.kernel != nil, "\(path) should take the vector kernel")
+        try Self.expectWithinOneLevel(transform, fast, variant: variant, path)
+    }
+
+    /// A profile with a different curve a channel (gamma 2.2, 1.8, 2.4; Display P3's primaries): the kernels'
+    /// per-channel tables (the other tests' profiles share one curve).
+    @Test(.timeLimit(.minutes(1)), arguments: Self.variants)
+    func aDifferentCurveAChannelIsWithinOneLevelOfLCMS2(variant: Int32) throws {
+        var white = cmsCIExyY(x: 0.3457, y: 0.3585, Y: 1)
+        var primaries = cmsCIExyYTRIPLE(
+            Red: cmsCIExyY(x: 0.680, y: 0.320, Y: 1), Green: cmsCIExyY(x: 0.265, y: 0.690, Y: 1),
+            Blue: cmsCIExyY(x: 0.150, y: 0.060, Y: 1))
+        var curves: [OpaquePointer?] = [cmsBuildGamma(nil, 2.2), cmsBuildGamma(nil, 1.8), cmsBuildGamma(nil, 2.4)]
+        defer { curves.forEach { cmsFreeToneCurve($0) } }
+        let handle = try #require(
+            curves.withUnsafeMutableBufferPointer { cmsCreateRGBProfile(&white, &primaries, $0.baseAddress) })
+        defer { cmsCloseProfile(handle) }
+        var size: cmsUInt32Number = 0
+        #expect(cmsSaveProfileToMem(handle, nil, &size) != 0)
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        #expect(cmsSaveProfileToMem(handle, &bytes, &size) != 0)
+        let profile = try #require(LCMSProfile.open(Data(bytes)))
+        let transform = try #require(
+            LCMSTransform.make(
+                from: profile, layout: .rgba, intent: .relativeColorimetric, blackPointCompensation: false))
+        let fast = try #require(transform.fast)
+        #expect(try #require(fast.kernel).same_curves == 0)
+        try Self.expectWithinOneLevel(transform, fast, variant: variant, "gamma 2.2/1.8/2.4")
+    }
+
+    /// The kernel (forced to `variant`) over `denseColours()`: within one level of lcms2 and of the scalar tables,
+    /// mean differences under 0.05 and 0.1, alpha untouched.
+    static func expectWithinOneLevel(
+        _ transform: LCMSTransform, _ fast: MatrixShaperTransform, variant: Int32, _ label: String
+    ) throws {
         let input = Self.denseColours()
         var viaKernel = input
-        viaKernel.withUnsafeMutableBytes { fast.convert($0) }
+        try Self.convert(&viaKernel, fast, variant: variant)
         var viaTables = input
         viaTables.withUnsafeMutableBytes { fast.convertWithTables($0) }
         var viaLCMS = [UInt8](repeating: 0, count: input.count)
@@ -76,7 +126,7 @@ struct ColorKernelTests {
         }
         let lcms = Self.compare(viaKernel, viaLCMS, input: input)
         let tables = Self.compare(viaKernel, viaTables, input: input)
-        print("\(path): vector kernel vs lcms2 worst \(lcms.worst), mean \(lcms.mean); vs tables \(tables.worst)")
+        print("\(label), kernel \(variant): vs lcms2 worst \(lcms.worst), mean \(lcms.mean); vs tables \(tables.worst)")
         #expect(lcms.worst <= 1)
         #expect(lcms.mean < 0.05)
         #expect(lcms.alphaKept)
@@ -86,13 +136,16 @@ struct ColorKernelTests {
 
     /// Counts that are not a multiple of the kernel's 64-pixel block: the tail goes through a scratch block and
     /// gives the same pixels as a long run; the bytes after the last pixel are not touched.
-    @Test(arguments: [1, 2, 63, 64, 65, 127, 130, 1000])
-    func shortAndRaggedRunsMatchALongRun(_ count: Int) throws {
+    @Test(arguments: [1, 2, 15, 16, 17, 63, 64, 65, 127, 130, 1000], Self.variants)
+    func shortAndRaggedRunsMatchALongRun(_ count: Int, variant: Int32) throws {
         let (_, fast) = try MatrixShaperTransformTests.transform("icc/gen-kodim03-displayp3-v4.jpg")
         var long = (0..<(4 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ ($0 >> 5)) }
         var short = long
-        long.withUnsafeMutableBytes { fast.convert($0) }
-        short.withUnsafeMutableBytes { fast.convert(UnsafeMutableRawBufferPointer(rebasing: $0[0..<(4 * count)])) }
+        try Self.convert(&long, fast, variant: variant)
+        // The kernel on the first `count` pixels of the buffer: nothing after them is read or written.
+        var tables = try #require(fast.kernel)
+        tables.variant = variant
+        short.withUnsafeMutableBufferPointer { cimago_color_kernel_convert(&tables, $0.baseAddress, count) }
         #expect(short[0..<(4 * count)] == long[0..<(4 * count)])
         let untouched = (0..<(4 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ ($0 >> 5)) }
         #expect(short[(4 * count)...] == untouched[(4 * count)...])
@@ -143,7 +196,8 @@ struct ColorKernelTests {
     }
 
     /// ProPhoto's matrix is far from the identity (entries about 1): half floats would lose up to 2 levels near
-    /// black, so it keeps the scalar tables.
+    /// black (and the single-precision kernel, which linearises to half floats, 2 levels in 134 of 2^24 colours),
+    /// so it keeps the scalar tables.
     @Test func proPhotoKeepsTheTablePath() throws {
         let (_, fast) = try MatrixShaperTransformTests.transform("icc/gen-kodim07-prophoto-v4.jpg")
         #expect(fast.kernel == nil)

@@ -3,15 +3,15 @@ import CLCMS2
 import ImagoCore
 
 /// The conversion of a matrix/TRC RGB profile (Display P3, Adobe RGB, ProPhoto, PNG gAMA/cHRM — most real
-/// files) to sRGB: on CPUs with AVX-512 VBMI and FP16 by the vector kernel of `CColorKernel` (~0.5 ns a pixel,
-/// in-register table look-ups and half-float arithmetic), elsewhere in three table look-ups and two vector adds a
-/// pixel (about 5 ns); lcms2's general pipeline for 8-bit RGBA takes ~16 ns: ~190 ms for 12 MP (BENCHMARKS.md).
+/// files) to sRGB: on CPUs with AVX-512 VBMI by a vector kernel of `CColorKernel` (in-register table look-ups,
+/// arithmetic in half floats where the CPU has AVX-512 FP16, else in single precision), elsewhere in three table
+/// look-ups and two vector adds a pixel; both are several times cheaper than lcms2's general pipeline for 8-bit
+/// RGBA (figures in BENCHMARKS.md, issue 18's sections).
 ///
 /// Exactly the relative colorimetric transform lcms2 computes for such a pair: decode each channel with its tone
 /// curve (a 256-entry table), map to the PCS with the source's D50-adapted colorants, back to linear sRGB with
 /// the inverse of lcms2's built-in sRGB colorants, then encode with the sRGB curve (a 4,096-entry table, which
-/// with the tables fits the L1 cache; within one level of lcms2 everywhere, 0.02–0.03 on average:
-/// `MatrixShaperTransformTests`). Perceptual and saturation intents equal relative colorimetric for
+/// with the tables fits the L1 cache; within one level of lcms2 everywhere, `MatrixShaperTransformTests`). Perceptual and saturation intents equal relative colorimetric for
 /// matrix/TRC profiles; black-point compensation is a no-op when the source's black is zero, the only case
 /// accepted. Absolute colorimetric is left to lcms2.
 struct MatrixShaperTransform: Sendable {
@@ -26,9 +26,9 @@ struct MatrixShaperTransform: Sendable {
     private static let encodeSteps = 4095
     /// Fraction bits of the table entries: each is within 1/512 of a step of the exact product.
     private static let fraction: Int32 = 10
-    /// The tables of the vector kernel (`CColorKernel`: AVX-512 VBMI + FP16, ~0.5 ns a pixel), when this CPU has
-    /// it and the source is close enough to sRGB for its half-float arithmetic (see ``kernelTables(curves:matrix:)``);
-    /// `nil`: the scalar tables above.
+    /// The tables of the vector kernel (`CColorKernel`, AVX-512 VBMI, with or without FP16), when this CPU has it
+    /// and the source is close enough to sRGB for it (see ``kernelTables(curves:matrix:)``); `nil`: the scalar
+    /// tables above.
     let kernel: cimago_color_tables?
 
     /// The fast transform for `source`, or `nil` when it is not a matrix/TRC RGB profile this covers.
@@ -73,10 +73,11 @@ struct MatrixShaperTransform: Sendable {
         kernel = Self.kernelTables(curves: curves, matrix: m)
     }
 
-    /// The vector kernel's tables for these curves and matrix, or `nil` when the CPU lacks AVX-512 VBMI/FP16 or
-    /// the matrix is too far from the identity: the kernel computes in half floats, and an off-identity entry over
-    /// 0.5 (ProPhoto's are about 1) makes cancellations near black lose up to 2 levels. Display P3 (entries
-    /// ≤ 0.23) and Adobe RGB (≤ 0.40) stay within one level of lcms2 over all 2^24 colours (`ColorKernelTests`).
+    /// The vector kernel's tables for these curves and matrix, or `nil` when the CPU lacks AVX-512 VBMI or the
+    /// matrix is too far from the identity: both kernels linearise to half floats (and the FP16 one computes in
+    /// them), and an off-identity entry over 0.5 (ProPhoto's are about 1) makes cancellations near black lose up to
+    /// 2 levels. Display P3 (entries ≤ 0.23) and Adobe RGB (≤ 0.40) stay within one level of lcms2 over all 2^24
+    /// colours with either kernel (`ColorKernelTests`). `CColorKernel` picks the kernel (`variant`).
     static func kernelTables(curves: [[Float]], matrix m: [[Double]]) -> cimago_color_tables? {
         guard cimago_color_kernel_available() != 0, curves.count == 3, curves.allSatisfy({ $0.count == 256 }),
             (0..<3).allSatisfy({ i in (0..<3).allSatisfy { j in abs(m[i][j] - (i == j ? 1 : 0)) <= 0.5 } })
