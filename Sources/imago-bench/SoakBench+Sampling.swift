@@ -54,7 +54,8 @@ extension SoakBench {
 
     /// What the quiet samples say about retained memory after the first sample (at 10,000 requests): the growth
     /// to the last sample, the highest growth at any sample, and the least-squares slope through them all, in MiB
-    /// per 100,000 requests (a leak shows as a slope; a band that stops rising does not). Also for
+    /// per 100,000 requests (a leak shows as a slope; a band that stops rising does not), and the growth between the
+    /// medians of the first and the last quarter of the samples. Also for
     /// RSS − heap in use (what the allocator keeps, plus code and stacks).
     static func retainedSummary(_ quiet: [SoakSample]) -> String {
         guard let first = quiet.first, let last = quiet.last, quiet.count > 1 else {
@@ -70,12 +71,22 @@ extension SoakBench {
             return String(format: "%+.2f", sxx == 0 ? 0 : sxy / sxx)
         }
         let rssMax = quiet.map(\.rssKiB).max() ?? first.rssKiB
+        // Medians over the first and the last quarter of the quiet samples (at least one each): a window that
+        // neither one high sample at the start nor one at the end decides.
+        let window = max(1, quiet.count / 4)
+        func median(_ samples: ArraySlice<SoakSample>) -> Int {
+            let sorted = samples.map(\.rssKiB).sorted()
+            return sorted.count % 2 == 1
+                ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+        let (medianFirst, medianLast) = (median(quiet.prefix(window)), median(quiet.suffix(window)))
         let allocatorKeeps = { (s: SoakSample) in s.rssKiB - s.heapKiB }
         let fdRange = (quiet.map(\.fds).min() ?? 0, quiet.map(\.fds).max() ?? 0)
         return """
             soak: quiet RSS after \(first.done) requests \(first.rssKiB) KiB, at the end \(last.rssKiB) KiB: \
             growth \(mib(last.rssKiB - first.rssKiB)) MiB, highest \(mib(rssMax - first.rssKiB)) MiB, \
-            slope \(slope(\.rssKiB)) MiB per 100,000 requests
+            slope \(slope(\.rssKiB)) MiB per 100,000 requests; median of the first \(window) \(medianFirst) KiB, of the \
+            last \(window) \(medianLast) KiB: growth \(mib(medianLast - medianFirst)) MiB
             soak: quiet heap in use \(first.heapKiB) → \(last.heapKiB) KiB (\(mib(last.heapKiB - first.heapKiB)) MiB, \
             slope \(slope(\.heapKiB))); RSS − heap in use \(allocatorKeeps(first)) → \(allocatorKeeps(last)) KiB \
             (\(mib(allocatorKeeps(last) - allocatorKeeps(first))) MiB, slope \(slope(allocatorKeeps)))

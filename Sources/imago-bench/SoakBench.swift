@@ -21,6 +21,7 @@ import ImagoTesting
 /// (default 10,000; 0 turns them off): it stops issuing, waits for the queued cache writes, flushes the disk
 /// cache's staged writes and waits for the cancelled requests' work to end, then samples. The growth between the
 /// quiet samples is the memory the process keeps as it goes on serving (RELIABILITY.md §11, branch soak4).
+/// IMAGO_SOAK_QUIET_TRIM=1 also trims (`MallocTrimmer.trimNow()`) at each quiet point and samples again.
 enum SoakBench {
     static func run() throws {
         let total = Int(ProcessInfo.processInfo.environment["IMAGO_SOAK_REQUESTS"] ?? "") ?? 50_000
@@ -79,6 +80,11 @@ enum SoakBench {
         let quietEvery = Int(ProcessInfo.processInfo.environment["IMAGO_SOAK_QUIET_EVERY"] ?? "") ?? 10_000
         var quiet: [SoakSample] = []
         var quietPauses: [Duration] = []
+        // IMAGO_SOAK_QUIET_TRIM=1: after each quiet sample, `MallocTrimmer.trimNow()` and a second sample, so that
+        // the growth of what the process cannot give back (live memory and the pages malloc cannot release) is
+        // measured on its own, as a server that trims when it is idle would see it.
+        let quietTrims = ProcessInfo.processInfo.environment["IMAGO_SOAK_QUIET_TRIM"] == "1"
+        var quietTrimmed: [SoakSample] = []
         while done < total {
             let batch = min(1_000, total - done)
             try PipelineBench.blocking { [urls] in
@@ -142,6 +148,10 @@ enum SoakBench {
                 let sample = SoakSample.take(done: done, memory: memory, disk: disk)
                 quiet.append(sample)
                 if quiet.count == 1 { dumpMemoryMaps(as: "10k-quiet") }
+                if quietTrims {
+                    MallocTrimmer.trimNow()
+                    quietTrimmed.append(SoakSample.take(done: done, memory: memory, disk: disk))
+                }
             }
         }
         let elapsed = Date().timeIntervalSince(start)
@@ -170,6 +180,7 @@ enum SoakBench {
             soak: quiet samples, memory-cache cost (KiB) / arena / free in arenas (MiB): \(quiet.map { "\($0.done / 1000)k:\($0.memoryCost >> 10)/\($0.arenaBytes >> 20)/\($0.arenaFreeBytes >> 20)" }.joined(separator: " "))
             soak: quiet pauses \(quietPauses.count), longest \(quietPauses.max().map { "\($0)" } ?? "none")
             \(retainedSummary(quiet))
+            \(quietTrims ? "soak: trimmed at each quiet point, RSS / heap in use (MiB) / open fds / threads: \(quietTrimmed.map(\.short).joined(separator: " "))\n\(retainedSummary(quietTrimmed).replacingOccurrences(of: "soak: quiet", with: "soak: quiet, trimmed,"))" : "soak: quiet samples not trimmed")
             soak: after the caches closed: heap in use \(heapEnd) KiB, RSS \(rssBeforeTrim) KiB; after malloc_trim(0) \
             RSS \(rssTrimmed) KiB (\(rssTrimmed - rssAfter10k) KiB since 10,000 requests)
             soak: open fds before \(fdsBefore), after \(fdsAfter)
