@@ -9,13 +9,14 @@ import ImagoCore
 /// Why a long-running server may want it: glibc gives each thread that allocates an arena (up to 8 per core), and
 /// returns a freed block to the kernel only when it sits at the top of its arena. Decoded images, response bodies
 /// and the buffers of the loader's and Dispatch's threads are freed in the middle of arenas, so a process's RSS
-/// climbs towards the high-water mark of every arena while the memory actually in use stays flat. In
-/// `imago-bench soak` (200,000 requests, RELIABILITY.md §11) RSS grew 5–10 MiB after the first 10,000 requests
-/// in seven runs without trims, and 1–7 MiB in six runs of seven (10 in one) with a trim every 2–10 s: the trim
-/// removes the allocator's drift; what is left is memory alive at the moment of the sample. A trim walks every
-/// arena's free lists and holds each arena's lock while it does: 0.1–14 ms in the soak at moderate load, but up to
-/// 0.7 s of wall time on a machine at load 40, during which threads allocating from that arena wait: do not trim
-/// more often than every few seconds.
+/// climbs towards the high-water mark of every arena while the memory actually in use stays flat. A trim hands
+/// those free pages back; what is left is memory alive at that moment. `imago-bench soak` measures both
+/// (RELIABILITY.md §17: at quiet points the heap in use stays flat; RSS without trims keeps the arenas'
+/// high-water mark). A trim walks every arena's free lists and holds each arena's lock while it does; on a heavily
+/// loaded machine one trim can take a large fraction of a second of wall time, during which threads allocating
+/// from that arena wait: do not trim more often than every few seconds. A server that knows when it is idle (its
+/// queue just emptied) gets the most from one ``trimNow()`` then: nothing in flight holds the pages the trim
+/// could return.
 ///
 /// On a C library other than glibc, trimming does nothing (``trimNow()`` returns `false`).
 ///

@@ -15,6 +15,13 @@ import ImagoTesting
 /// IMAGO_SOAK_TRIM_SECONDS=N opts in to a `MallocTrimmer` every N seconds, IMAGO_SOAK_SETTLE=1 waits for the
 /// pending cache writes before each sample, IMAGO_SOAK_DUMP_DIR=DIR saves smaps and `malloc_info` after 10,000
 /// requests and at the end.
+///
+/// Besides those samples, taken the moment a batch ends (the caches' queued writes and the shared work of
+/// cancelled requests still in memory), the soak takes a *quiet* sample every IMAGO_SOAK_QUIET_EVERY requests
+/// (default 10,000; 0 turns them off): it stops issuing, waits for the queued cache writes, flushes the disk
+/// cache's staged writes and waits for the cancelled requests' work to end, then samples. The growth between the
+/// quiet samples is the memory the process keeps as it goes on serving (RELIABILITY.md §11, branch soak4).
+/// IMAGO_SOAK_QUIET_TRIM=1 also trims (`MallocTrimmer.trimNow()`) at each quiet point and samples again.
 enum SoakBench {
     static func run() throws {
         let total = Int(ProcessInfo.processInfo.environment["IMAGO_SOAK_REQUESTS"] ?? "") ?? 50_000
@@ -31,6 +38,11 @@ enum SoakBench {
         let diskLimit = 2 << 20
         var diskConfiguration = DiskCache.Configuration()
         diskConfiguration.sizeLimit = diskLimit
+        // IMAGO_SOAK_MAX_STAGED=BYTES: the disk cache's bound on writes staged in memory (default 32 MB).
+        if let staged = Int(ProcessInfo.processInfo.environment["IMAGO_SOAK_MAX_STAGED"] ?? "") {
+            diskConfiguration.maxStagedBytes = staged
+        }
+        print("soak: disk cache stages at most \(diskConfiguration.maxStagedBytes) bytes of writes")
         let disk = try DiskCache(directory: directory, configuration: diskConfiguration)
         let memory = MemoryCache(configuration: .init(costLimit: memoryLimit, respondsToMemoryPressure: false))
         // IMAGO_SOAK_LOADER=urlsession soaks HTTPDataLoader; the default is the umbrella's CurlDataLoader.
@@ -58,12 +70,21 @@ enum SoakBench {
         let warmup = total / 10
         var rssAfterWarmup = 0
         var rssAfter10k = 0
+        var rssEnd = 0
         var maxMemoryCost = 0
         var maxDiskBytes = 0
         let outcome = Locked((ok: 0, cancelled: 0, failed: 0))
         var done = 0
         var samples: [String] = []
         var arenaSamples: [String] = []
+        let quietEvery = Int(ProcessInfo.processInfo.environment["IMAGO_SOAK_QUIET_EVERY"] ?? "") ?? 10_000
+        var quiet: [SoakSample] = []
+        var quietPauses: [Duration] = []
+        // IMAGO_SOAK_QUIET_TRIM=1: after each quiet sample, `MallocTrimmer.trimNow()` and a second sample, so that
+        // the growth of what the process cannot give back (live memory and the pages malloc cannot release) is
+        // measured on its own, as a server that trims when it is idle would see it.
+        let quietTrims = ProcessInfo.processInfo.environment["IMAGO_SOAK_QUIET_TRIM"] == "1"
+        var quietTrimmed: [SoakSample] = []
         while done < total {
             let batch = min(1_000, total - done)
             try PipelineBench.blocking { [urls] in
@@ -113,15 +134,27 @@ enum SoakBench {
                 dumpMemoryMaps(as: "10k")
             }
             if done % max(1, total / 10) < batch {
-                samples.append(
-                    "\(done / 1000)k:\(residentKiB() / 1024)/\(heapInUseKiB() / 1024)/\(openFileDescriptors())fd/\(threadCount())t"
-                )
+                let sample = SoakSample.take(done: done, memory: memory, disk: disk)
+                samples.append(sample.short)
                 arenaSamples.append(
-                    "\(done / 1000)k:\(imago_bench_arena_bytes() >> 20)/\(imago_bench_arena_free_bytes() >> 20)")
+                    "\(done / 1000)k:\(sample.arenaBytes >> 20)/\(sample.arenaFreeBytes >> 20)/\(sample.stagedWrites)st"
+                )
+            }
+            // The instantaneous end, before the last quiet pause.
+            if done == total { rssEnd = residentKiB() }
+            // The quiet samples, from 10,000 requests on (the first one is the baseline of the growth).
+            if quietEvery > 0 && done >= min(10_000, total) && done % quietEvery < batch {
+                quietPauses.append(try quiesce(pipeline, disk: disk))
+                let sample = SoakSample.take(done: done, memory: memory, disk: disk)
+                quiet.append(sample)
+                if quiet.count == 1 { dumpMemoryMaps(as: "10k-quiet") }
+                if quietTrims {
+                    MallocTrimmer.trimNow()
+                    quietTrimmed.append(SoakSample.take(done: done, memory: memory, disk: disk))
+                }
             }
         }
         let elapsed = Date().timeIntervalSince(start)
-        let rssEnd = residentKiB()
         trimmer?.cancel()
         // Background disk writes and connection teardown: give them a moment before counting descriptors.
         disk.close()
@@ -142,7 +175,12 @@ enum SoakBench {
             peak \(peakKiB()) KiB
             soak: RSS after 10,000 requests \(rssAfter10k) KiB, growth since \(rssEnd - rssAfter10k) KiB
             soak: RSS / malloc heap in use (MiB) / open fds / threads, by requests done: \(samples.joined(separator: " "))
-            soak: arena bytes / free inside the arenas (MiB), by requests done: \(arenaSamples.joined(separator: " "))
+            soak: arena bytes / free inside the arenas (MiB) / staged disk writes, by requests done: \(arenaSamples.joined(separator: " "))
+            soak: quiet samples, RSS / heap in use (MiB) / open fds / threads: \(quiet.map(\.short).joined(separator: " "))
+            soak: quiet samples, memory-cache cost (KiB) / arena / free in arenas (MiB): \(quiet.map { "\($0.done / 1000)k:\($0.memoryCost >> 10)/\($0.arenaBytes >> 20)/\($0.arenaFreeBytes >> 20)" }.joined(separator: " "))
+            soak: quiet pauses \(quietPauses.count), longest \(quietPauses.max().map { "\($0)" } ?? "none")
+            \(retainedSummary(quiet))
+            \(quietTrims ? "soak: trimmed at each quiet point, RSS / heap in use (MiB) / open fds / threads: \(quietTrimmed.map(\.short).joined(separator: " "))\n\(retainedSummary(quietTrimmed).replacingOccurrences(of: "soak: quiet", with: "soak: quiet, trimmed,"))" : "soak: quiet samples not trimmed")
             soak: after the caches closed: heap in use \(heapEnd) KiB, RSS \(rssBeforeTrim) KiB; after malloc_trim(0) \
             RSS \(rssTrimmed) KiB (\(rssTrimmed - rssAfter10k) KiB since 10,000 requests)
             soak: open fds before \(fdsBefore), after \(fdsAfter)

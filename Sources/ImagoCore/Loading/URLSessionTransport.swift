@@ -88,11 +88,23 @@ final class URLSessionTransport: LoadTransporting {
         // source is released at once.
         let timer = DispatchSource.makeTimerSource(queue: .global())
         var redirects = 0
+        /// Whether `start()` resumed `timer`. A Dispatch source is made suspended, and releasing a suspended source
+        /// traps in libdispatch; a handle cancelled between `makeHandle` and `start()` (the coordinator's race
+        /// with a cancellation) is released without starting. Set once in `start()`, read in `deinit`.
+        private var timerResumed = false
 
         init(transport: URLSessionTransport, attempt: LoadAttempt, task: URLSessionDataTask) {
             self.transport = transport
             self.attempt = attempt
             self.task = task
+        }
+
+        deinit {
+            // Cancelled first, so that resuming it never arms it: the source is released, nothing runs.
+            if !timerResumed {
+                timer.cancel()
+                timer.resume()
+            }
         }
 
         func start() {
@@ -105,6 +117,7 @@ final class URLSessionTransport: LoadTransporting {
             }
             timer.schedule(deadline: .now() + transport.configuration.resourceTimeout.timeInterval)
             timer.resume()
+            timerResumed = true
             task.priority = Float(attempt.request.priority.rawValue) / Float(RequestPriority.veryHigh.rawValue)
             task.resume()
         }
