@@ -41,6 +41,9 @@ let package = Package(
         // libjpeg's scanline API (libjpeg-turbo's libjpeg.so) for the JPEG decode fused with that kernel: C because
         // libjpeg reports errors by longjmp.
         .target(name: "CJPEGStrips", dependencies: ["CColorKernel"], linkerSettings: [.linkedLibrary("jpeg")]),
+        // The AVX2 kernel of the opaque RGBA resample (ImagoCodecs' `resampledWithVectorKernel`: the decoders' step to
+        // their fitted size), chosen at run time per function like CColorKernel; ImagoCore keeps the Swift loops.
+        .target(name: "CResampleKernel"),
         // imago-bench's own C (glibc's malloc statistics), linked by nothing that ships.
         .target(name: "CBenchShims"),
         // libcurl, wrapped once in ImagoCurl (the network layer: HTTP/2, address policy, TLS and proxy control).
@@ -91,6 +94,7 @@ let package = Package(
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
                 "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "CZlib", "CColorKernel", "CJPEGStrips",
+                "CResampleKernel",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl", "CImagoShims"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),

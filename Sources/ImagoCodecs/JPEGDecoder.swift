@@ -169,7 +169,7 @@ public struct JPEGDecoder: ImageDecoding {
             let dc = JPEGProgressiveDC.decode(bytes, width: full.width, height: full.height, isGray: isGray)
         {
             path = .progressiveDC
-            image = scaled == fitted ? dc : try dc.resampled(to: fitted)  // opaque in, opaque out
+            image = scaled == fitted ? dc : try dc.resampledWithVectorKernel(to: fitted)  // opaque in, opaque out
         } else if isOverLimit && markers.isProgressive {
             // The DC reader declined this file; libjpeg would need the full image's coefficients.
             throw CodecError.tooManyPixels(width: full.width, height: full.height, limit: options.pixelLimit)
@@ -197,7 +197,7 @@ public struct JPEGDecoder: ImageDecoding {
                     handle, source, into: out, size: scaled, layout: layout,
                     allowsPartialData: options.allowsPartialData)
             }.assumingOpaque()
-            image = try intermediate.resampled(to: fitted)  // opaque in, so no alpha scan and an opaque result
+            image = try intermediate.resampledWithVectorKernel(to: fitted)  // opaque: no alpha scan, opaque result
         }
 
         var orientation = markers.orientation

@@ -113,10 +113,6 @@ enum DiskCacheBench {
         let plain = directory.appendingPathComponent("plain").path
         try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: true)
         let data = (0..<count).map { payload(200 * 1024, seed: $0) }
-        // A cache in use has all 256 shard directories; the first write into each pays one mkdir(2) in the
-        // cache's life (~0.4 ms on this machine's ext4, more than the write), which is not what this compares.
-        let layout = DiskCacheDirectory(root: cache.directory.path)
-        for shard in 0..<256 { mkdir(layout.entriesPath + String(format: "/%02x", shard), 0o700) }
         var round = 0
         try compare(
             "diskcache write 200 KB entry (temp + rename + journal)", unit: "µs/write", goal: 2.0,

@@ -149,14 +149,14 @@ import Testing
 }
 
 @Suite struct DiskCacheFileNamingTests {
-    @Test func namesEntryFilesByTheHexDigestUnderItsFirstByte() {
+    @Test func namesEntryFilesByTheHexDigestInOneFolder() {
         // Given the digest of "abc" (the FIPS 180-4 example)
         let digest = SHA256.hash("abc")
         let hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        // Then the entry lives in the shard named by its first byte, for absolute and relative roots alike
+        // Then the entry lives directly in entries/, for absolute and relative roots alike
         #expect(digest.hex == hex)
-        #expect(DiskCacheDirectory(root: "/var/cache/imago").entryPath(digest) == "/var/cache/imago/entries/ba/" + hex)
-        #expect(DiskCacheDirectory(root: "cache").entryPath(digest) == "cache/entries/ba/" + hex)
+        #expect(DiskCacheDirectory(root: "/var/cache/imago").entryPath(digest) == "/var/cache/imago/entries/" + hex)
+        #expect(DiskCacheDirectory(root: "cache").entryPath(digest) == "cache/entries/" + hex)
     }
 
     @Test func writesEveryPartInOrderWithOneCall() throws {

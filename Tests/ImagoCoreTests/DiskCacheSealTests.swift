@@ -266,7 +266,7 @@ import Testing
         let recorder = HookRecorder()
         let reader = try DiskCache(directory: directory, configuration: Self.configuration(boot: Self.bootX, recorder))
         defer { reader.close() }
-        #expect(recorder.logs.value.contains { $0.contains("snapshot format version 1, this build reads 2") })
+        #expect(recorder.logs.value.contains { $0.contains("snapshot format version 1, this build reads 3") })
         for key in keys { #expect(reader.entry(for: key)?.data == Self.payload(key)) }
         #expect(reader.statistics.entryCount == 3)
     }

@@ -136,7 +136,7 @@ extension DiskCache {
     private func reload(
         _ io: inout IOState, _ outbox: inout Outbox, journalGeneration: UInt64?, repair: inout String?
     ) throws {
-        let snapshot: (generation: UInt64, records: [DiskCacheIndex.Record])
+        let snapshot: (generation: UInt64, records: [DiskCacheIndex.Record], version: UInt32)
         switch DiskCacheDirectory.readFile(path: layout.indexPath) {
         case .failure(.missing):
             try rebuild(&io, &outbox, reason: "the index file is missing", keepIndex: false, base: journalGeneration)
@@ -171,6 +171,10 @@ extension DiskCache {
         } else {
             try resetJournal(&io, generation: snapshot.generation)
             repair = repair ?? "the journal is missing or damaged"
+        }
+        if snapshot.version == DiskCacheJournal.shardedVersion {
+            // The index is good; the files are still in prefix folders: the walk of the rebuild moves them.
+            repair = repair ?? "the cache is in format version 2 (entry files in prefix folders)"
         }
     }
 

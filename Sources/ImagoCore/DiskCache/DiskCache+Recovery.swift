@@ -40,10 +40,11 @@ extension DiskCache {
         try compact(&io, base: base)
         let isNewCache = !keepIndex && walk.files.isEmpty && reason == "the index file is missing"
         guard !isNewCache else { return }
+        let moved = walk.migrated > 0 ? ", \(walk.migrated) moved out of prefix folders" : ""
+        let strays = walk.removedStrays > 0 ? ", \(walk.removedStrays) stray files removed" : ""
         outbox.logs.append(
             "DiskCache \(layout.root): \(reason); rebuilt the index from the files: \(summary.count) entries, "
-                + "\(summary.bytes) bytes\(walk.removedStrays > 0 ? ", \(walk.removedStrays) stray files removed" : "")"
-        )
+                + "\(summary.bytes) bytes\(moved)\(strays)")
         if !keepIndex { outbox.errors.append(.indexRebuilt(path: layout.indexPath, reason: reason)) }
     }
 

@@ -50,14 +50,14 @@ extension DiskCache {
                 let path = layout.entryPath(digest)
                 if rename(temp, path) != 0 {
                     var code = errno
-                    if code == ENOENT {
-                        mkdir(layout.shardPath(digest), 0o700)
+                    if code == ENOENT {  // entries/ alone removed (the whole tree is recreated by `exclusive`)
+                        mkdir(layout.entriesPath, 0o700)
                         code = rename(temp, path) == 0 ? 0 : errno
                     }
                     guard code == 0 else { throw Error.write(path, code) }
                 }
                 let seal = rememberOwnWrite(digest, path: path, file: written)
-                if sync { DiskCacheDirectory.syncDirectory(layout.shardPath(digest)) }
+                if sync { DiskCacheDirectory.syncDirectory(layout.entriesPath) }
                 let record = DiskCacheIndex.Record(
                     digest: digest, size: fileSize, storedAt: metadata.storedAt.timeIntervalSinceReferenceDate,
                     lastAccess: now, seal: seal)

@@ -12,7 +12,7 @@ import Foundation
 // dispatch queue is thread-safe.
 /// The default ``DataCaching``: one file per entry under a directory, crash-safe and shareable between processes.
 ///
-/// - Files are named by the SHA-256 of the key (sharded by its first byte); each stores the full key (checked on
+/// - Files are named by the SHA-256 of the key, all in one folder; each stores the full key (checked on
 ///   read), the payload's length and checksum, the times and the HTTP validators. A damaged file reads as a
 ///   miss and is removed.
 /// - Writes go to a temporary file renamed into place, so an entry is either wholly there or not at all, even if

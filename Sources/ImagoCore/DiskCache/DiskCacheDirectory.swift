@@ -13,11 +13,16 @@ import Foundation
 /// <root>/lock                 flock(2) target for index and journal mutations; byte 0 = "dirty" flag
 /// <root>/index                snapshot of the index (see DiskCacheJournal)
 /// <root>/journal              records appended since that snapshot, by every process
-/// <root>/entries/ab/<sha256>  one file per entry, named by the SHA-256 hex of its key, sharded by its first byte
+/// <root>/entries/<sha256>     one file per entry, named by the SHA-256 hex of its key, all in one folder
 /// <root>/tmp/<token>.<n>.tmp  files being written, renamed into entries/ when complete
 /// <root>/procs/<token>        one per open cache, flock-ed while open (so orphans of dead ones can be removed)
 /// ```
 /// Directories are created 0700 and files 0600. Names under `entries/` are hashes, so no key reaches a path.
+///
+/// `entries/` is flat, as in SDWebImage, Kingfisher and Nuke's DataCache: ext4, XFS and btrfs index large
+/// directories (hashed B-trees), while a folder per hash prefix cost one more inode, one `mkdir` and one failed
+/// `rename` for every prefix a cold cache meets. Format version 2 (``DiskCacheJournal``) kept entries in
+/// `entries/ab/<sha256>`; ``walkEntries()`` moves such files into place and removes the prefix folders.
 package struct DiskCacheDirectory: Sendable {
     package let root: String
     package var lockPath: String { root + "/lock" }
@@ -29,16 +34,12 @@ package struct DiskCacheDirectory: Sendable {
 
     package init(root: String) { self.root = root }
 
-    package func shardPath(_ digest: SHA256Digest) -> String {
-        entriesPath + "/" + String(digest.hex.prefix(2))
-    }
-
     package func entryPath(_ digest: SHA256Digest) -> String {
         // Built in one allocation: this runs on every read.
         var root = root
         return root.withUTF8 { root in
             let prefix = "/entries/".utf8
-            let length = root.count + prefix.count + 2 + 1 + 64
+            let length = root.count + prefix.count + 64
             return String(unsafeUninitializedCapacity: length) { out in
                 var i = 0
                 for byte in root {
@@ -49,11 +50,7 @@ package struct DiskCacheDirectory: Sendable {
                     out[i] = byte
                     i += 1
                 }
-                let hex = i + 3
-                digest.writeHex(into: UnsafeMutableBufferPointer(rebasing: out[hex..<(hex + 64)]))
-                out[i] = out[hex]
-                out[i + 1] = out[hex + 1]
-                out[i + 2] = UInt8(ascii: "/")
+                digest.writeHex(into: UnsafeMutableBufferPointer(rebasing: out[i..<(i + 64)]))
                 return length
             }
         }
@@ -334,37 +331,89 @@ package struct DiskCacheDirectory: Sendable {
         package var modified: Double
     }
 
-    /// Walks `entries/` once: every well-named regular file with its size and time (one lstat each). Files that
-    /// cannot be entries (bad names, wrong shard) are removed; the count of those is returned.
-    package func walkEntries() -> (files: [FoundFile], removedStrays: Int) {
+    /// Walks `entries/` once: every well-named regular file with its size and time (one lstat each). Anything
+    /// else is removed (the count of those is returned): badly named files, and folders with what is in them,
+    /// except the prefix folders of format version 2 (`entries/ab/`), whose entry files are first renamed into
+    /// `entries/` (the count of those is returned too; a file already there wins over the old copy).
+    package func walkEntries() -> (files: [FoundFile], removedStrays: Int, migrated: Int) {
         var files: [FoundFile] = []
         var strays = 0
-        for shard in Self.names(in: entriesPath) {
-            let shardPath = entriesPath + "/" + shard
-            var st = stat()
-            guard lstat(shardPath, &st) == 0 else { continue }
-            guard (st.st_mode & S_IFMT) == S_IFDIR, shard.utf8.count == 2, shard.lowercased() == shard,
-                shard.allSatisfy(\.isHexDigit)
-            else {
-                if (st.st_mode & S_IFMT) != S_IFDIR, unlink(shardPath) == 0 { strays += 1 }
+        var migrated = 0
+        var st = stat()
+        for name in Self.names(in: entriesPath) {
+            let path = entriesPath + "/" + name
+            guard lstat(path, &st) == 0 else { continue }
+            if (st.st_mode & S_IFMT) == S_IFDIR {
+                if name.utf8.count == 2, name.utf8.allSatisfy(Self.isLowercaseHex) {
+                    migrateShard(name, into: &files, migrated: &migrated, strays: &strays)
+                } else {
+                    strays += Self.removeTree(path)
+                }
                 continue
             }
-            for name in Self.names(in: shardPath) {
-                let path = shardPath + "/" + name
-                guard lstat(path, &st) == 0 else { continue }
-                guard (st.st_mode & S_IFMT) == S_IFREG, let digest = SHA256Digest(hex: name), digest.hex == name,
-                    name.hasPrefix(shard)
-                else {
-                    if (st.st_mode & S_IFMT) != S_IFDIR, unlink(path) == 0 { strays += 1 }
-                    continue
-                }
-                let modified =
-                    Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
-                    - Date.timeIntervalBetween1970AndReferenceDate
-                files.append(FoundFile(digest: digest, size: UInt64(st.st_size), modified: modified))
+            guard (st.st_mode & S_IFMT) == S_IFREG, let digest = SHA256Digest(hex: name), digest.hex == name else {
+                if unlink(path) == 0 { strays += 1 }
+                continue
+            }
+            files.append(FoundFile(digest: digest, st))
+        }
+        return (files, strays, migrated)
+    }
+
+    /// Moves the entry files of the version-2 prefix folder `entries/<shard>` into `entries/` and removes the
+    /// folder. Renames are atomic, so a process killed midway leaves every entry in one place or the other, and
+    /// the next walk finishes the move.
+    private func migrateShard(
+        _ shard: String, into files: inout [FoundFile], migrated: inout Int, strays: inout Int
+    ) {
+        let shardPath = entriesPath + "/" + shard
+        var st = stat()
+        for name in Self.names(in: shardPath) {
+            let path = shardPath + "/" + name
+            guard lstat(path, &st) == 0 else { continue }
+            guard (st.st_mode & S_IFMT) == S_IFREG, let digest = SHA256Digest(hex: name), digest.hex == name,
+                name.hasPrefix(shard)
+            else {
+                strays += Self.removeTree(path)
+                continue
+            }
+            let target = entriesPath + "/" + name
+            var existing = stat()
+            if lstat(target, &existing) == 0 {
+                if unlink(path) == 0 { strays += 1 }  // written in the flat layout meanwhile: newer
+            } else if rename(path, target) == 0 {
+                files.append(FoundFile(digest: digest, st))  // a rename keeps the inode, size and times
+                migrated += 1
             }
         }
-        return (files, strays)
+        rmdir(shardPath)
+    }
+
+    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+    }
+
+    /// Removes `path` and, when it is a folder, what is in it (at most `depth` levels down), never following a
+    /// symbolic link. Returns how many files and folders were removed.
+    @discardableResult
+    package static func removeTree(_ path: String, depth: Int = 8) -> Int {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return 0 }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { return unlink(path) == 0 ? 1 : 0 }
+        guard depth > 0 else { return 0 }
+        var removed = 0
+        for name in names(in: path) { removed += removeTree(path + "/" + name, depth: depth - 1) }
+        return removed + (rmdir(path) == 0 ? 1 : 0)
+    }
+}
+
+extension DiskCacheDirectory.FoundFile {
+    init(digest: SHA256Digest, _ st: stat) {
+        self.digest = digest
+        size = UInt64(st.st_size)
+        modified =
+            Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 - Date.timeIntervalBetween1970AndReferenceDate
     }
 }
 

@@ -3,14 +3,14 @@
 ///
 /// Snapshot, written whole to a temporary file and renamed over `index`:
 /// ```
-///  0  8  magic "IMDCSNAP"     8  4  version (2)     12  4  reserved (0)
+///  0  8  magic "IMDCSNAP"     8  4  version (3)     12  4  reserved (0)
 /// 16  8  generation          24  8  count
 /// 32  count × 64: digest (32), size (8), storedAt (8), lastAccess (8), seal (8) — least recently used first
 /// end-8  8  XXH64 of every byte before it
 /// ```
 /// Journal: a 32-byte header, then records appended by every process under the directory lock:
 /// ```
-/// header:  0 8 magic "IMDCJRNL"   8 4 version (2)   12 4 reserved   16 8 generation   24 8 XXH64 of bytes 0..<24
+/// header:  0 8 magic "IMDCJRNL"   8 4 version (3)   12 4 reserved   16 8 generation   24 8 XXH64 of bytes 0..<24
 /// record:  0 1 op (1 put, 2 touch, 3 remove, 4 clear)   1 7 reserved (0)   8 32 digest
 ///         40 8 size   48 8 storedAt   56 8 lastAccess   64 8 seal   72 8 XXH64 of bytes 0..<72   (80 bytes)
 /// ```
@@ -18,10 +18,15 @@
 /// (0: the seal is left as it is).
 /// A journal belongs to the snapshot of the same generation: it lists what happened after that snapshot was
 /// written. Compaction writes snapshot `g+1`, then renames a fresh journal of generation `g+1` over the old one.
-/// Version 1 had no seals: 56-byte snapshot and 72-byte journal records. A directory of
-/// another version is read as an unusable index, rebuilt once from the entry files.
+/// Version 1 had no seals: 56-byte snapshot and 72-byte journal records. Version 2 had these records but kept the
+/// entry files in folders named by their first byte (`entries/ab/<sha256>`); version 3 keeps them all in `entries/`
+/// (see ``DiskCacheDirectory``). A version-2 index is still read, so that the LRU order and the seals survive the
+/// move: the cache then walks the files once, renames them into place and writes a version-3 index. A directory of
+/// any other version is read as an unusable index, rebuilt once from the entry files.
 package enum DiskCacheJournal {
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
+    /// The format of the sharded layout, whose index is read (and whose files are moved) on the way to ``version``.
+    package static let shardedVersion: UInt32 = 2
     package static let headerSize = 32
     package static let recordSize = 80
     static let snapshotRecordSize = 64
@@ -76,7 +81,8 @@ package enum DiskCacheJournal {
 
     // MARK: Journal
 
-    package static func encodeJournalHeader(generation: UInt64) -> [UInt8] {
+    /// A journal header of `generation` (`version`: this build's; another only for tests of the migration).
+    package static func encodeJournalHeader(generation: UInt64, version: UInt32 = version) -> [UInt8] {
         var w = LittleEndianWriter(capacity: headerSize)
         w.u64(journalMagicValue)
         w.u32(version)
@@ -87,10 +93,12 @@ package enum DiskCacheJournal {
         return w.bytes
     }
 
-    /// The generation of a journal header, or `nil` when the header is missing or damaged.
+    /// The generation of a journal header (of this version or ``shardedVersion``), or `nil` when the header is
+    /// missing, damaged or of another version.
     package static func parseJournalHeader(_ buffer: UnsafeRawBufferPointer) -> UInt64? {
         let r = LittleEndianReader(buffer)
-        guard r.u64(0) == journalMagicValue, r.u32(8) == version, let generation = r.u64(16),
+        guard r.u64(0) == journalMagicValue, let v = r.u32(8), v == version || v == shardedVersion,
+            let generation = r.u64(16),
             let checksum = r.u64(24), let head = r.slice(0, 24), XXH64.hash(head) == checksum
         else { return nil }
         return generation
@@ -148,7 +156,11 @@ package enum DiskCacheJournal {
 
     // MARK: Snapshot
 
-    package static func encodeSnapshot(generation: UInt64, records: [DiskCacheIndex.Record]) -> [UInt8] {
+    /// A snapshot of `records` (least recently used first) as `generation` (`version`: this build's; another only
+    /// for tests of the migration).
+    package static func encodeSnapshot(
+        generation: UInt64, records: [DiskCacheIndex.Record], version: UInt32 = version
+    ) -> [UInt8] {
         var w = LittleEndianWriter(capacity: headerSize + records.count * snapshotRecordSize + 8)
         w.u64(snapshotMagicValue)
         w.u32(version)
@@ -167,16 +179,17 @@ package enum DiskCacheJournal {
         return w.bytes
     }
 
-    /// The generation and records (least recently used first) of a snapshot, or the reason it is unusable.
+    /// The generation, records (least recently used first) and format version (this one or ``shardedVersion``)
+    /// of a snapshot, or the reason it is unusable.
     package static func parseSnapshot(
         _ buffer: UnsafeRawBufferPointer
     ) -> Result<
-        (generation: UInt64, records: [DiskCacheIndex.Record]), DiskCacheEntryFile.Corruption
+        (generation: UInt64, records: [DiskCacheIndex.Record], version: UInt32), DiskCacheEntryFile.Corruption
     > {
         let r = LittleEndianReader(buffer)
         guard r.count >= headerSize + 8 else { return .failure(.init("snapshot shorter than its header")) }
         guard r.u64(0) == snapshotMagicValue else { return .failure(.init("bad snapshot magic")) }
-        guard r.u32(8) == version else {
+        guard let fileVersion = r.u32(8), fileVersion == version || fileVersion == shardedVersion else {
             return .failure(.init("snapshot format version \(r.u32(8) ?? 0), this build reads \(version)"))
         }
         guard let generation = r.u64(16), let count = r.u64(24) else { return .failure(.init("short header")) }
@@ -196,6 +209,6 @@ package enum DiskCacheJournal {
             records.append(.init(digest: digest, size: size, storedAt: storedAt, lastAccess: lastAccess, seal: seal))
             offset += snapshotRecordSize
         }
-        return .success((generation, records))
+        return .success((generation, records, fileVersion))
     }
 }

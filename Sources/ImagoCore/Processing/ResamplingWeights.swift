@@ -7,7 +7,7 @@
 /// image stays exactly uniform) and no prefix drifts by more than half a unit. The error of a weighted sum is
 /// then at most half a unit times the sum of the differences between neighbouring taps' values: with 22 bits
 /// under 0.13 for 4,000 taps of 0 and 255 alternating; with 15 bits under 0.25 for 64 such taps.
-struct ResamplingWeights {
+package struct ResamplingWeights {
     /// Fractional bits of a weight.
     let bits: Int
     /// The sum of each output's weights: 1.0 in fixed point.
@@ -113,12 +113,16 @@ struct ResamplingWeights {
     }
 
     /// A borrowed view of the tables, valid inside ``withUnsafeTable(_:)`` only.
-    struct Table {
-        let starts: UnsafeBufferPointer<Int>
-        let counts: UnsafeBufferPointer<Int>
-        let offsets: UnsafeBufferPointer<Int>
-        let weights: UnsafeBufferPointer<UInt32>
+    package struct Table {
+        /// The first source index of each output index.
+        package let starts: UnsafeBufferPointer<Int>
+        /// How many source indices each output index averages.
+        package let counts: UnsafeBufferPointer<Int>
+        /// Where each output index's weights start in `weights`.
+        package let offsets: UnsafeBufferPointer<Int>
+        /// The weights, in fixed point with the table's `bits` fractional bits.
+        package let weights: UnsafeBufferPointer<UInt32>
         /// The largest count (every count for padded tables).
-        let taps: Int
+        package let taps: Int
     }
 }

@@ -1,0 +1,82 @@
+import ImagoCore
+import Testing
+
+@testable import ImagoCodecs
+
+/// `CResampleKernel` computes the same integers as `PixelBuffer.resampled(to:)`'s Swift loops: every output byte is
+/// compared, for shrinks (two vertical taps, and more), enlargements, widths with a scalar tail, and extremes.
+@Suite struct VectorResamplingTests {
+    /// Opaque RGBA noise (every alpha 255), reproducible from `seed`.
+    static func noise(_ size: PixelSize, seed: UInt64) throws -> PixelBuffer {
+        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        var bytes = [UInt8](repeating: 255, count: size.width * size.height * 4)
+        for i in bytes.indices where i % 4 != 3 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            bytes[i] = UInt8(truncatingIfNeeded: state)
+        }
+        return try PixelBuffer(width: size.width, height: size.height, bytes: bytes).assumingOpaque()
+    }
+
+    static let cases: [(from: PixelSize, to: PixelSize)] = [
+        (PixelSize(width: 384, height: 256), PixelSize(width: 256, height: 171)),  // the gallery's 1/2 DCT scale
+        (PixelSize(width: 1000, height: 750), PixelSize(width: 256, height: 192)),  // 4-5 vertical taps
+        (PixelSize(width: 640, height: 480), PixelSize(width: 639, height: 479)),
+        (PixelSize(width: 17, height: 9), PixelSize(width: 5, height: 3)),  // odd output width: the scalar tail
+        (PixelSize(width: 3, height: 3), PixelSize(width: 7, height: 5)),  // enlarging: bilinear
+        (PixelSize(width: 1, height: 1), PixelSize(width: 3, height: 2)),
+        (PixelSize(width: 33, height: 2), PixelSize(width: 1, height: 1)),
+        (PixelSize(width: 300, height: 200), PixelSize(width: 150, height: 100)),
+    ]
+
+    @Test(arguments: cases.indices)
+    func matchesTheSwiftLoopsByteForByte(_ index: Int) throws {
+        let (from, to) = Self.cases[index]
+        for (seed, image) in try [
+            (1, Self.noise(from, seed: UInt64(index + 1))),
+            (
+                2,
+                PixelBuffer(
+                    width: from.width, height: from.height,
+                    bytes: .init(repeating: 255, count: from.width * from.height * 4)
+                ).assumingOpaque()
+            ),
+        ] {
+            // Given opaque RGBA, when it is resampled by the Swift loops and by the vector kernel
+            let reference = try image.resampled(to: to)
+            var ran = false
+            let vector = try image.resampled(
+                to: to,
+                opaqueKernel: { job in
+                    ran = PixelBuffer.vectorResample(job)
+                    return ran
+                })
+            // Then the kernel ran (where the CPU has AVX2) and every byte is the same
+            #expect(ran == PixelBuffer.isVectorResampleKernelAvailable, "case \(index) image \(seed)")
+            #expect(vector.size == to && vector.isKnownOpaque)
+            #expect(vector.bytes == reference.bytes, "case \(index) image \(seed)")
+            #expect(try image.resampledWithVectorKernel(to: to).bytes == reference.bytes)
+        }
+    }
+
+    @Test func leavesTransparentAndGrayInputToTheSwiftLoops() throws {
+        // Given inputs the kernel does not take (some alpha below 255; one byte a pixel)
+        var transparent = try Self.noise(PixelSize(width: 40, height: 30), seed: 9).bytes
+        transparent[3] = 0
+        let rgba = try PixelBuffer(width: 40, height: 30, bytes: transparent)
+        let gray = try PixelBuffer(width: 40, height: 30, format: .gray8, bytes: .init(repeating: 77, count: 1200))
+        for image in [rgba, gray] {
+            var called = false
+            let out = try image.resampled(
+                to: PixelSize(width: 13, height: 11),
+                opaqueKernel: { _ in
+                    called = true
+                    return false
+                })
+            // Then the kernel is never asked and the result is the Swift loops'
+            #expect(!called)
+            #expect(out.bytes == (try image.resampled(to: PixelSize(width: 13, height: 11))).bytes)
+        }
+    }
+}
