@@ -56,7 +56,8 @@ extension ImageProxy {
             isOpaque: image.image.isKnownOpaque || !image.image.hasTransparency, encoders: encoders)
         let options = EncodingOptions(quality: Double(key.options.quality ?? configuration.defaultQuality) / 100)
         let encoded: Result<Data, any Error> = await withCheckedContinuation { continuation in
-            encodeQueue.enqueue(priority: .normal) {
+            // Ahead of decodes and resizes waiting on the same queue (they run at the request's `.normal`).
+            cpuQueue.enqueue(priority: .high) {
                 continuation.resume(
                     returning: Result { try encoders.encode(image.image, as: format, options: options) })
             }
