@@ -80,6 +80,11 @@ extension ImagePipeline {
         public var maximumConcurrentDecodes: Int
         /// How many processors run at once. Default: the number of active processors.
         public var maximumConcurrentProcessorRuns: Int
+        /// One queue that runs the decodes and the processor runs both, in its own number of slots, instead of a
+        /// queue each sized by ``maximumConcurrentDecodes`` and ``maximumConcurrentProcessorRuns``: for an embedder
+        /// that bounds all of its CPU work with one queue (`imago serve` encodes its outputs on it too). Default
+        /// `nil` (a queue each).
+        package var cpuQueue: WorkQueue? = nil
         /// How many encodes (of processed images for the disk) run at once. Default: the number of active processors.
         public var maximumConcurrentEncodes: Int
         /// How many disk-cache reads and writes run at once. Default 2.

@@ -39,9 +39,12 @@ public final class ImagePipeline: Sendable {
     /// A pipeline made of `configuration`.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        decodeQueue = WorkQueue(label: "imago.decode", maxConcurrentCount: configuration.maximumConcurrentDecodes)
-        processQueue = WorkQueue(
-            label: "imago.process", maxConcurrentCount: configuration.maximumConcurrentProcessorRuns)
+        decodeQueue =
+            configuration.cpuQueue
+            ?? WorkQueue(label: "imago.decode", maxConcurrentCount: configuration.maximumConcurrentDecodes)
+        processQueue =
+            configuration.cpuQueue
+            ?? WorkQueue(label: "imago.process", maxConcurrentCount: configuration.maximumConcurrentProcessorRuns)
         encodeQueue = WorkQueue(label: "imago.encode", maxConcurrentCount: configuration.maximumConcurrentEncodes)
         diskQueue = WorkQueue(label: "imago.disk", maxConcurrentCount: configuration.maximumConcurrentDiskOperations)
         // Interrupted downloads resume from the disk cache's staging area rather than from the loader's memory.

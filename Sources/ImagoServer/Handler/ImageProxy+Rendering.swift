@@ -30,9 +30,11 @@ extension ImageProxy {
     private func render(
         _ key: OutputKey, source: URL
     ) async -> Result<(Rendition, ServerMetrics.CacheTier), ProxyError> {
-        // Checked again: a render of this key may have finished between the caller's miss and its lock.
-        if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
-            return .success((rendition, tier == .memory ? .outputMemory : .outputDisk))
+        // Checked again: a render of this key may have finished between the caller's miss and its lock. That
+        // render stored its output in memory before it ended, so the memory tier is enough here: the caller has
+        // just missed the disk tier, and a second look there is one more failed open(2) per cold image.
+        if let rendition = configuration.outputCache.memoryRendition(for: key) {
+            return .success((rendition, .outputMemory))
         }
         if let rendition = await configuration.outputCache.sharedRendition(for: key) {
             return .success((rendition, .outputShared))
@@ -54,7 +56,8 @@ extension ImageProxy {
             isOpaque: image.image.isKnownOpaque || !image.image.hasTransparency, encoders: encoders)
         let options = EncodingOptions(quality: Double(key.options.quality ?? configuration.defaultQuality) / 100)
         let encoded: Result<Data, any Error> = await withCheckedContinuation { continuation in
-            encodeQueue.enqueue(priority: .normal) {
+            // Ahead of decodes and resizes waiting on the same queue (they run at the request's `.normal`).
+            cpuQueue.enqueue(priority: .high) {
                 continuation.resume(
                     returning: Result { try encoders.encode(image.image, as: format, options: options) })
             }

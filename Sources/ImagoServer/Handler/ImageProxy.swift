@@ -18,7 +18,8 @@ public final class ImageProxy: Sendable {
     public let metrics: ServerMetrics
     let pipeline: ImagePipeline
     let limiter: RenderLimiter
-    let encodeQueue: WorkQueue
+    /// Runs every decode, processor run and encode of a render (see `init`).
+    let cpuQueue: WorkQueue
     /// Paths that passed every check, by the raw path (bounded: 8 MiB, 50,000 paths).
     let verifiedPaths = Locked(LRUCache<String, VerifiedPath>(costLimit: 8 << 20, countLimit: 50_000))
     /// `Cache-Control` of image responses (made once).
@@ -35,8 +36,11 @@ public final class ImageProxy: Sendable {
         let metrics = ServerMetrics(queueLength: { limiter.queueLength }, sharedTier: { shared?.metrics })
         self.limiter = limiter
         self.metrics = metrics
-        encodeQueue = WorkQueue(
-            label: "imago.serve.encode",
+        // Decodes, resizes and encodes share one queue with a slot per core, encodes first: at most one CPU-bound
+        // job per core (a queue per stage ran up to three per core, time-sliced), and a render that reached its
+        // encode finishes before a newer one starts decoding, so renders complete in the order they started.
+        cpuQueue = WorkQueue(
+            label: "imago.serve.cpu",
             maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount))
         let loader = CountingDataLoader(base: configuration.dataLoader) { metrics.originFetched(bytes: $0) }
         var pipelineConfiguration = ImagePipeline.Configuration(
@@ -49,6 +53,7 @@ public final class ImageProxy: Sendable {
         // an encode per image nobody reads back (the output cache holds the outputs), and a lossy copy a render in
         // another format would then start from.
         pipelineConfiguration.dataCachePolicy = .storeOriginalData
+        pipelineConfiguration.cpuQueue = cpuQueue
         pipelineConfiguration.decoders = configuration.decoders
         pipelineConfiguration.encoders = configuration.encoders
         pipelineConfiguration.decodingOptions.pixelLimit = configuration.pixelLimit
