@@ -20,7 +20,7 @@ import ImagoTesting
 /// cancelled requests still in memory), the soak takes a *quiet* sample every IMAGO_SOAK_QUIET_EVERY requests
 /// (default 10,000; 0 turns them off): it stops issuing, waits for the queued cache writes, flushes the disk
 /// cache's staged writes and waits for the cancelled requests' work to end, then samples. The growth between the
-/// quiet samples is the memory the process keeps as it goes on serving (RELIABILITY.md §11, branch soak4).
+/// quiet samples is the memory the process keeps as it goes on serving (RELIABILITY.md §17).
 /// IMAGO_SOAK_QUIET_TRIM=1 also trims (`MallocTrimmer.trimNow()`) at each quiet point and samples again.
 enum SoakBench {
     static func run() throws {

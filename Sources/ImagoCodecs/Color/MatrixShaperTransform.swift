@@ -11,9 +11,10 @@ import ImagoCore
 /// Exactly the relative colorimetric transform lcms2 computes for such a pair: decode each channel with its tone
 /// curve (a 256-entry table), map to the PCS with the source's D50-adapted colorants, back to linear sRGB with
 /// the inverse of lcms2's built-in sRGB colorants, then encode with the sRGB curve (a 4,096-entry table, which
-/// with the tables fits the L1 cache; within one level of lcms2 everywhere, `MatrixShaperTransformTests`). Perceptual and saturation intents equal relative colorimetric for
-/// matrix/TRC profiles; black-point compensation is a no-op when the source's black is zero, the only case
-/// accepted. Absolute colorimetric is left to lcms2.
+/// with the tables fits the L1 cache; within one level of lcms2 everywhere, `MatrixShaperTransformTests`).
+/// Perceptual and saturation intents equal relative colorimetric for matrix/TRC profiles; black-point
+/// compensation is a no-op when the source's black is zero, the only case accepted. Absolute colorimetric is left
+/// to lcms2.
 struct MatrixShaperTransform: Sendable {
     /// For each channel, the linearised value of each 8-bit level already multiplied by the matrix column of
     /// that channel, in fixed point (encode-table steps × 2^`fraction`): a pixel's linear sRGB is the integer sum

@@ -352,7 +352,7 @@ package struct DiskCacheDirectory: Sendable {
                 continue
             }
             guard (st.st_mode & S_IFMT) == S_IFREG, let digest = SHA256Digest(hex: name), digest.hex == name else {
-                if unlink(path) == 0 { strays += 1 }
+                strays += Self.removeTree(path)
                 continue
             }
             files.append(FoundFile(digest: digest, st))

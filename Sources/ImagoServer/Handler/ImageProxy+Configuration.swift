@@ -42,7 +42,8 @@ extension ImageProxy {
         public var maxAge: Duration
         /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the
         /// cores anyway (decodes, resizes and encodes share one queue with a slot per core, encodes first); more
-        /// renders than cores overlap their origin fetches with other renders' decoding. Default: 4 × the number of active processors.
+        /// renders than cores overlap their origin fetches with other renders' decoding. Default: 4 × the number
+        /// of active processors.
         public var workers: Int
         /// Renders waiting for a worker before new ones are refused with 503. Default 256.
         public var queueLimit: Int
