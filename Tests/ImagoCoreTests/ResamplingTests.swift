@@ -5,10 +5,10 @@ import Testing
 @Suite struct ResamplingTests {
     @Test func sharedWeightTablesAreTheTablesOfTheirOwnParameters() {
         // Given parameter sets that differ in one thing each (770 → 256 has 3 and 4 taps, so padding changes it),
-        // more destinations than the shared table holds, and one longer than it keeps
+        // more destinations than the shared table holds, and a destination and a source longer than it keeps
         var cases: [(source: Int, destination: Int, bits: Int, isPadded: Bool)] = [
             (770, 256, 22, true), (770, 256, 22, false), (770, 256, 15, false), (771, 256, 22, true),
-            (770, 255, 22, true), (3000, 2000, 22, true),
+            (770, 255, 22, true), (3000, 2000, 22, true), (9000, 256, 22, true),
         ]
         cases += (0..<(ResamplingWeights.sharedCapacity + 8)).map { (1000, 100 + $0, 15, false) }
         // When each is asked for twice (the second time from the shared table, where it is still held)

@@ -47,11 +47,12 @@ package struct ResamplingWeights: Sendable {
 
     /// ``init(source:destination:bits:isPadded:)`` through a small process-wide table, since the tables depend on
     /// the two lengths only and a gallery or a thumbnail service resamples many images of a few sizes to one
-    /// target. At most ``sharedCapacity`` tables are kept (the table is emptied when full), each for a
-    /// destination of at most ``sharedMaximumDestination`` (longer ones are computed every time), so it holds
-    /// a few hundred KB at most. Computed outside the lock.
+    /// target. At most ``sharedCapacity`` tables are kept (the table is emptied when full), each for a source of
+    /// at most ``sharedMaximumSource`` and a destination of at most ``sharedMaximumDestination`` (others are
+    /// computed every time); a table holds about 4 bytes per source and 28 per destination pixel, so all of them
+    /// about 2 MB at most. Computed outside the lock.
     static func shared(source: Int, destination: Int, bits: Int = 22, isPadded: Bool = false) -> ResamplingWeights {
-        guard destination <= sharedMaximumDestination else {
+        guard source <= sharedMaximumSource, destination <= sharedMaximumDestination else {
             return ResamplingWeights(source: source, destination: destination, bits: bits, isPadded: isPadded)
         }
         let key = SharedKey(source: source, destination: destination, bits: bits, isPadded: isPadded)
@@ -68,6 +69,8 @@ package struct ResamplingWeights: Sendable {
     static let sharedCapacity = 32
     /// The longest destination ``shared(source:destination:bits:isPadded:)`` keeps a table for: default 1,024.
     static let sharedMaximumDestination = 1024
+    /// The longest source ``shared(source:destination:bits:isPadded:)`` keeps a table for: default 8,192.
+    static let sharedMaximumSource = 8192
 
     private struct SharedKey: Hashable {
         let source: Int
