@@ -19,35 +19,40 @@ extension PeersBench {
         let urls = env.galleryURLs
         let work = try freshTemporaryDirectory("pipeline")
         defer { try? FileManager.default.removeItem(at: work) }
+        let rounds = ColdRoundFolders(work: work)
         let urlsFile = work.appendingPathComponent("urls.txt").path
         try urls.map(\.absoluteString).joined(separator: "\n").write(
             toFile: urlsFile, atomically: true, encoding: .utf8)
-        let floor = try Floor(env: env, work: work)
+        let floor = try Floor(env: env, work: work, folders: rounds)
 
-        // Each cold round leaves its cache folder for the warm rounds (the previous one is removed).
+        // Each cold round leaves its cache folder for the warm rounds (the previous one is retired).
         var imagoDirectory: URL?
         var peerDirectory: URL?
         func coldFolder(_ previous: inout URL?, _ label: String) throws -> URL {
-            if let previous { try? FileManager.default.removeItem(at: previous) }
-            let folder = try freshTemporaryDirectory(label)
+            let folder = try rounds.next(label, retiring: previous)
             previous = folder
             return folder
         }
         func figures(_ f: [String: Double]) throws -> [Double] {
             [try f.figure("seconds"), try f.figure("peak_rss_kb") / 1024, try f.figure("cpu_seconds")]
         }
+        var cpuPerRound: [[Double]] = [[], []]
         let cold = try interleave(
             rounds: 5,
             [
-                { try figures(env.runChild(["cold", urlsFile, coldFolder(&imagoDirectory, "cold-imago").path])) },
+                {
+                    let f = try figures(
+                        env.runChild(["cold", urlsFile, coldFolder(&imagoDirectory, "cold-imago").path]))
+                    cpuPerRound[0].append(f[2])
+                    return f
+                },
                 { try figures(env.runPeer(["cold", urlsFile, coldFolder(&peerDirectory, "cold-peer").path])) },
-                { try floor.round() },
+                {
+                    let f = try floor.round()
+                    cpuPerRound[1].append(f[3])
+                    return f
+                },
             ])
-        defer {
-            for folder in [imagoDirectory, peerDirectory].compactMap({ $0 }) {
-                try? FileManager.default.removeItem(at: folder)
-            }
-        }
         let pythonPeer = "peer.py cold: ThreadPoolExecutor(6), requests, Pillow draft, diskcache, LRU"
         record(
             "peers: cold pipeline 500 URLs vs Python peer", unit: "s", goal: 0.5, peerName: pythonPeer,
@@ -66,6 +71,11 @@ extension PeersBench {
             String(
                 format: "  floor parts (medians): curl to files %.3f s wall, %.3f s CPU; TurboJPEG %.3f s CPU",
                 cold[2][1], cold[2][4], cold[2][2]))
+        // The warm-up round first, then the 5 timed ones.
+        print(
+            "  CPU s per round (warm-up first): Imago "
+                + cpuPerRound[0].map { String(format: "%.3f", $0) }.joined(separator: " ") + "; floor "
+                + cpuPerRound[1].map { String(format: "%.3f", $0) }.joined(separator: " "))
         print(
             String(
                 format:
@@ -109,25 +119,25 @@ extension PeersBench {
 
 /// The floor of the cold pipeline: the network part as fast as curl does it, plus the decode part as fast as
 /// TurboJPEG does it at the DCT scale Imago's decoder picks for a 256-px target, spread perfectly over the cores.
-private struct Floor {
+private final class Floor {
     static let cores = ProcessInfo.processInfo.activeProcessorCount
     let curlConfig: String
     let nullConfig: String
-    let downloads: URL
+    let urls: [URL]
+    let folders: ColdRoundFolders
+    /// This round's download folder (a new one each round, the previous one retired).
+    var downloads: URL?
     let files: [[UInt8]]
     /// The size TurboJPEG decodes to: the DCT-scaled size Imago's decoder (and Pillow's draft) decodes at.
     let sizes: [PixelSize]
     /// The final (fitted) sizes, which the first floor asked TurboJPEG for (it then decodes at 1/4: 192 × 128).
     let finalSizes: [PixelSize]
 
-    init(env: PeerEnvironment, work: URL) throws {
+    init(env: PeerEnvironment, work: URL, folders: ColdRoundFolders) throws {
         curlConfig = work.appendingPathComponent("curl.conf").path
         nullConfig = work.appendingPathComponent("curl-null.conf").path
-        let downloads = work.appendingPathComponent("floor-files")
-        self.downloads = downloads
-        try env.galleryURLs.enumerated().map { i, url in
-            "url = \"\(url.absoluteString)\"\noutput = \"\(downloads.path)/\(String(format: "%03d.jpg", i))\"\n"
-        }.joined().write(toFile: curlConfig, atomically: true, encoding: .utf8)
+        urls = env.galleryURLs
+        self.folders = folders
         try env.galleryURLs.map { "url = \"\($0.absoluteString)\"\noutput = \"/dev/null\"\n" }.joined()
             .write(toFile: nullConfig, atomically: true, encoding: .utf8)
         let target = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
@@ -159,8 +169,11 @@ private struct Floor {
     /// [floor seconds, curl wall seconds, TurboJPEG CPU seconds, floor CPU seconds, curl CPU seconds,
     ///  first floor seconds, first floor CPU seconds].
     func round() throws -> [Double] {
-        try? FileManager.default.removeItem(at: downloads)
-        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let downloads = try folders.next("floor-files", retiring: downloads)
+        self.downloads = downloads
+        try urls.enumerated().map { i, url in
+            "url = \"\(url.absoluteString)\"\noutput = \"\(downloads.path)/\(String(format: "%03d.jpg", i))\"\n"
+        }.joined().write(toFile: curlConfig, atomically: true, encoding: .utf8)
         let (curl, curlCPU) = try fetch(config: curlConfig)
         let cpu0 = DecodeBench.threadCPUTime()
         for (file, size) in zip(files, sizes) { try decode(file, size) }
@@ -205,5 +218,45 @@ private struct Floor {
         guard status == 0, output.count > 0 else {
             throw PeerProcessError.failed(command: "tjDecompress2", status: status)
         }
+    }
+}
+
+/// The cold rounds' output folders (Imago's cache, the Python peer's cache, the floor's downloads), made so that
+/// every side creates its 500 files in the same conditions.
+///
+/// On an ext4 file system without a journal (as on the bench machine), the inode allocator skips every inode of
+/// the block group that was freed in the last 5 s, or 5 minutes while its inode-table block is not yet written
+/// back (`recently_deleted` in fs/ext4/ialloc.c), re-checking each one for every file it creates. A folder made
+/// in /tmp lands in /tmp's block group, where this bench and every other process deletes its temporary files: a
+/// side's 500 creates then cost from nothing to about 0.7 s of kernel CPU, by chance. So:
+/// - `work` is marked as a top of a directory hierarchy (`chattr +T`), which makes ext4 place each new folder in
+///   it as it places a top-level one: in a little-used block group picked from its name (each folder gets a
+///   new one);
+/// - a finished round's folder is moved into `work/retired` rather than deleted, so the bench frees no inodes
+///   until the end; `work` is removed with everything in it afterwards.
+/// Nothing else changes: every side still creates and writes its 500 files on the same file system.
+private final class ColdRoundFolders {
+    let work: URL
+    let retired: URL
+
+    init(work: URL) {
+        self.work = work
+        retired = work.appendingPathComponent("retired")
+        try? FileManager.default.createDirectory(at: retired, withIntermediateDirectories: true)
+        // ext4's FS_TOPDIR_FL; on another file system chattr fails and the folders are placed as before.
+        if (try? runProcess("/usr/bin/chattr", ["+T", work.path]).status) != 0 {
+            print("  (chattr +T failed: the cold rounds' folders are placed by the file system's default)")
+        }
+    }
+
+    /// A new, empty folder named after `label` in `work`; `previous` (if any) is moved into `retired`.
+    func next(_ label: String, retiring previous: URL?) throws -> URL {
+        if let previous {
+            try FileManager.default.moveItem(
+                at: previous, to: retired.appendingPathComponent(previous.lastPathComponent))
+        }
+        let folder = work.appendingPathComponent("\(label)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        return folder
     }
 }

@@ -3,6 +3,33 @@ import Testing
 @testable import ImagoCore
 
 @Suite struct ResamplingTests {
+    @Test func sharedWeightTablesAreTheTablesOfTheirOwnParameters() {
+        // Given parameter sets that differ in one thing each (770 → 256 has 3 and 4 taps, so padding changes it),
+        // more destinations than the shared table holds, and a destination and a source longer than it keeps
+        var cases: [(source: Int, destination: Int, bits: Int, isPadded: Bool)] = [
+            (770, 256, 22, true), (770, 256, 22, false), (770, 256, 15, false), (771, 256, 22, true),
+            (770, 255, 22, true), (3000, 2000, 22, true), (9000, 256, 22, true),
+        ]
+        cases += (0..<(ResamplingWeights.sharedCapacity + 8)).map { (1000, 100 + $0, 15, false) }
+        // When each is asked for twice (the second time from the shared table, where it is still held)
+        for _ in 0..<2 {
+            for c in cases {
+                let shared = ResamplingWeights.shared(
+                    source: c.source, destination: c.destination, bits: c.bits, isPadded: c.isPadded)
+                let fresh = ResamplingWeights(
+                    source: c.source, destination: c.destination, bits: c.bits, isPadded: c.isPadded)
+                // Then it is the table those parameters compute
+                #expect(shared.bits == c.bits)
+                #expect(shared.starts.count == c.destination)
+                #expect(shared.starts == fresh.starts)
+                #expect(shared.counts == fresh.counts)
+                #expect(shared.offsets == fresh.offsets)
+                #expect(shared.weights == fresh.weights)
+                #expect(shared.taps == fresh.taps)
+            }
+        }
+    }
+
     @Test func shrinkingByTwoAveragesEachTwoByTwoBlock() throws {
         // Given a 4x2 gray image of two 2x2 blocks with known sums
         let image = try PixelBuffer(width: 4, height: 2, format: .gray8, bytes: [0, 10, 100, 200, 20, 30, 50, 50])

@@ -33,20 +33,20 @@ extension PixelBuffer {
             } else {
                 .transparent(isPremultipliedInput: alphaMode == .premultiplied)
             }
-        let horizontal = ResamplingWeights(source: width, destination: size.width, isPadded: true)
+        let horizontal = ResamplingWeights.shared(source: width, destination: size.width, isPadded: true)
         // Widths: 22-bit weights in pass 1 everywhere. Gray and opaque rows are then kept as 8.8 fixed point in
         // 16 bits and summed with 15-bit vertical weights in 32 bits (what SSE2 multiplies fastest), unless an
         // output row averages more than 64 source rows, where 15-bit weights could be off by more than a quarter:
         // then, and for premultiplied colour (16 bits before any fraction), rows are 32-bit and sums 64-bit.
         let narrowVertical =
-            kernel.isPremultiplying ? nil : ResamplingWeights(source: height, destination: size.height, bits: 15)
+            kernel.isPremultiplying ? nil : ResamplingWeights.shared(source: height, destination: size.height, bits: 15)
         var result: PixelBuffer
         if let narrowVertical, narrowVertical.taps <= 64 {
             result = try resampled(
                 to: size, kernel: kernel, horizontal: horizontal, vertical: narrowVertical, rowShift: 14,
                 row: UInt16.self, sum: UInt32.self, opaqueKernel: kernel == .opaque ? opaqueKernel : nil)
         } else {
-            let vertical = ResamplingWeights(source: height, destination: size.height, bits: 22)
+            let vertical = ResamplingWeights.shared(source: height, destination: size.height, bits: 22)
             result = try resampled(
                 to: size, kernel: kernel, horizontal: horizontal, vertical: vertical,
                 rowShift: kernel.isPremultiplying ? 8 : 10, row: UInt32.self, sum: UInt64.self)

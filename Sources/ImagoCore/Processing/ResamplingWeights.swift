@@ -7,7 +7,7 @@
 /// image stays exactly uniform) and no prefix drifts by more than half a unit. The error of a weighted sum is
 /// then at most half a unit times the sum of the differences between neighbouring taps' values: with 22 bits
 /// under 0.13 for 4,000 taps of 0 and 255 alternating; with 15 bits under 0.25 for 64 such taps.
-package struct ResamplingWeights {
+package struct ResamplingWeights: Sendable {
     /// Fractional bits of a weight.
     let bits: Int
     /// The sum of each output's weights: 1.0 in fixed point.
@@ -44,6 +44,42 @@ package struct ResamplingWeights {
         }
         weights = padded
     }
+
+    /// ``init(source:destination:bits:isPadded:)`` through a small process-wide table, since the tables depend on
+    /// the two lengths only and a gallery or a thumbnail service resamples many images of a few sizes to one
+    /// target. At most ``sharedCapacity`` tables are kept (the table is emptied when full), each for a source of
+    /// at most ``sharedMaximumSource`` and a destination of at most ``sharedMaximumDestination`` (others are
+    /// computed every time); a table holds about 4 bytes per source and 28 per destination pixel, so all of them
+    /// about 2 MB at most. Computed outside the lock.
+    static func shared(source: Int, destination: Int, bits: Int = 22, isPadded: Bool = false) -> ResamplingWeights {
+        guard source <= sharedMaximumSource, destination <= sharedMaximumDestination else {
+            return ResamplingWeights(source: source, destination: destination, bits: bits, isPadded: isPadded)
+        }
+        let key = SharedKey(source: source, destination: destination, bits: bits, isPadded: isPadded)
+        if let table = sharedTables.withLock({ $0[key] }) { return table }
+        let table = ResamplingWeights(source: source, destination: destination, bits: bits, isPadded: isPadded)
+        sharedTables.withLock { tables in
+            if tables.count >= sharedCapacity { tables.removeAll(keepingCapacity: true) }
+            tables[key] = table
+        }
+        return table
+    }
+
+    /// How many tables ``shared(source:destination:bits:isPadded:)`` keeps: default 32.
+    static let sharedCapacity = 32
+    /// The longest destination ``shared(source:destination:bits:isPadded:)`` keeps a table for: default 1,024.
+    static let sharedMaximumDestination = 1024
+    /// The longest source ``shared(source:destination:bits:isPadded:)`` keeps a table for: default 8,192.
+    static let sharedMaximumSource = 8192
+
+    private struct SharedKey: Hashable {
+        let source: Int
+        let destination: Int
+        let bits: Int
+        let isPadded: Bool
+    }
+
+    private static let sharedTables = Locked<[SharedKey: ResamplingWeights]>([:])
 
     private init(exactFrom source: Int, to destination: Int, bits: Int) {
         self.bits = bits
