@@ -30,7 +30,15 @@ DATA=$ROOT/.build/bench-data
 "$VENV/bin/python" bench/make-gallery.py "$CORPUS/kodak" "$DATA/gallery"
 
 WORK=$ROOT/.build/bench-serve
-rm -rf "$WORK"
+# Old caches are moved aside and deleted only after thumbor's cold row, >= 40 s before imago's next cold row. This
+# VM's root file system is ext4 without a journal: there, creating a file skips (one buffer-cache lookup each) every
+# free inode of its block group deleted in the last 5 s, or in the last 305 s while that inode-table block is still
+# dirty, so deleting the previous round's ~1,500 cache files just before a cold run made each of imago's file
+# creates scan them: 5-11 % of imago's CPU in the kernel's find_inode_bit (BENCHMARKS.md, branch serve5). thumbor
+# writes no files, so that cost was the harness's, not the servers'.
+TRASH=$ROOT/.build/bench-serve-trash
+discard() { [ ! -e "$1" ] || { mkdir -p "$TRASH" && mv "$1" "$TRASH/$(date +%s%N)"; }; }
+discard "$WORK"
 mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp" "$WORK/static" "$WORK/thumbor"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 ORIGIN=$(free_port); STATIC=$(free_port); IMAGO=$(free_port); THUMBOR=$(free_port)
@@ -73,7 +81,7 @@ if [ -z "${IMAGO_BIN:-}" ]; then
   IMAGO_BIN="$(swift build -c release --show-bin-path)/imago"
 fi
 start_imago() {  # a fresh imago serve over an empty cache directory
-  rm -rf "$WORK/imago-cache"
+  discard "$WORK/imago-cache"
   "$IMAGO_BIN" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private \
     --cache-dir "$WORK/imago-cache" --log-format "${IMAGO_LOG:-off}" > /dev/null 2>> "$WORK/imago.err" &
   IMAGO_PID=$!
@@ -133,6 +141,7 @@ for round in $(seq "$ROUNDS"); do
   run cold-thumbor "http://127.0.0.1:$THUMBOR" "$WORK/thumbor-paths" once 32 32
   echo "thumbor-cpu-ms-per-image $(awk -v a="$before" -v b="$(cpu_seconds "$THUMBOR_PID")" 'BEGIN { printf "%.2f", (b - a) * 2 }')" \
     | tee -a "$WORK/results.txt"
+  rm -rf "$TRASH"
   imago_rps=$(field cold-imago rps); imago_p99=$(field cold-imago p99_ms)
   thumbor_rps=$(field cold-thumbor rps); thumbor_p99=$(field cold-thumbor p99_ms)
   echo "cold-ratio rps=$(awk -v a="$imago_rps" -v b="$thumbor_rps" 'BEGIN { printf "%.2f", a / b }')" \
