@@ -6,6 +6,11 @@
 #   warm: imago with every output cached vs nginx serving the same output bytes as static files, 10 s each;
 #   peak RSS (VmHWM) of imago serve after the cold run; CPU (user + system, from /proc) of each server per cold
 #   image. Neither server writes an access log (nginx: access_log off; imago: --log-format off; thumbor: -l error).
+#   cold-ratio: imago's cold throughput and p99 over thumbor's, the round's two goals (>= 3, <= 1/3).
+#   codec-floor: after thumbor's cold row, in the same round, bench/serve-floor.c (one thread, no server) times
+#   only the codec work the row needs at thumbor's encoder settings: each JPEG's DCT-scaled decode and the WebP
+#   encode (q80, method 4) of its 256-px fit; best_ratio = (cores x 1000 / floor ms) / thumbor's req/s is the most
+#   any server could reach against thumbor on this machine if all its cores did nothing but those codecs.
 # ROUNDS=N (default 1) repeats every row N times, each round with a fresh imago serve and empty caches, and
 # prints the load average before each round.
 # Prints one RESULT line per row and writes .build/bench-serve/results.txt.
@@ -25,7 +30,15 @@ DATA=$ROOT/.build/bench-data
 "$VENV/bin/python" bench/make-gallery.py "$CORPUS/kodak" "$DATA/gallery"
 
 WORK=$ROOT/.build/bench-serve
-rm -rf "$WORK"
+# Old caches are moved aside and deleted only after thumbor's cold row, >= 40 s before imago's next cold row. This
+# VM's root file system is ext4 without a journal: there, creating a file skips (one buffer-cache lookup each) every
+# free inode of its block group deleted in the last 5 s, or in the last 305 s while that inode-table block is still
+# dirty, so deleting the previous round's ~1,500 cache files just before a cold run made each of imago's file
+# creates scan them: 5-11 % of imago's CPU in the kernel's find_inode_bit (BENCHMARKS.md, branch serve5). thumbor
+# writes no files, so that cost was the harness's, not the servers'.
+TRASH=$ROOT/.build/bench-serve-trash
+discard() { [ ! -e "$1" ] || { mkdir -p "$TRASH" && mv "$1" "$TRASH/$(date +%s%N)"; }; }
+discard "$WORK"
 mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp" "$WORK/static" "$WORK/thumbor"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 ORIGIN=$(free_port); STATIC=$(free_port); IMAGO=$(free_port); THUMBOR=$(free_port)
@@ -60,6 +73,7 @@ http {
 }
 CONF
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
+"${CC:-cc}" -O2 -o "$WORK/serve-floor" bench/serve-floor.c -lturbojpeg -lwebp
 
 # IMAGO_BIN=PATH runs another build of imago (e.g. a base commit's, for an A/B), IMAGO_LOG=json|text its log.
 if [ -z "${IMAGO_BIN:-}" ]; then
@@ -67,7 +81,7 @@ if [ -z "${IMAGO_BIN:-}" ]; then
   IMAGO_BIN="$(swift build -c release --show-bin-path)/imago"
 fi
 start_imago() {  # a fresh imago serve over an empty cache directory
-  rm -rf "$WORK/imago-cache"
+  discard "$WORK/imago-cache"
   "$IMAGO_BIN" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private \
     --cache-dir "$WORK/imago-cache" --log-format "${IMAGO_LOG:-off}" > /dev/null 2>> "$WORK/imago.err" &
   IMAGO_PID=$!
@@ -75,6 +89,9 @@ start_imago() {  # a fresh imago serve over an empty cache directory
   for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$IMAGO/healthz" && break; sleep 0.1; done
 }
 stop_imago() { kill "$IMAGO_PID" 2>/dev/null || true; wait "$IMAGO_PID" 2>/dev/null || true; }
+field() {  # ROW KEY: the value of KEY in the last line of row ROW so far
+  grep "^$1 " "$WORK/results.txt" | tail -1 | sed -E "s/.* $2=([0-9.]+).*/\\1/"
+}
 cpu_seconds() {  # user + system CPU seconds of process $1 so far
   awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"
 }
@@ -124,11 +141,24 @@ for round in $(seq "$ROUNDS"); do
   run cold-thumbor "http://127.0.0.1:$THUMBOR" "$WORK/thumbor-paths" once 32 32
   echo "thumbor-cpu-ms-per-image $(awk -v a="$before" -v b="$(cpu_seconds "$THUMBOR_PID")" 'BEGIN { printf "%.2f", (b - a) * 2 }')" \
     | tee -a "$WORK/results.txt"
+  rm -rf "$TRASH"
+  imago_rps=$(field cold-imago rps); imago_p99=$(field cold-imago p99_ms)
+  thumbor_rps=$(field cold-thumbor rps); thumbor_p99=$(field cold-thumbor p99_ms)
+  echo "cold-ratio rps=$(awk -v a="$imago_rps" -v b="$thumbor_rps" 'BEGIN { printf "%.2f", a / b }')" \
+    "p99=$(awk -v a="$imago_p99" -v b="$thumbor_p99" 'BEGIN { printf "%.3f", a / b }')" | tee -a "$WORK/results.txt"
+  floor=$("$WORK/serve-floor" 256 80 "${FLOOR_PASSES:-3}" "$DATA"/gallery/jpeg/*.jpg | grep '^RESULT')
+  floor_ms=$(echo "$floor" | sed -E 's/.*floor_ms=([0-9.]+).*/\1/')
+  echo "codec-floor ${floor#RESULT } cores=$(nproc)" \
+    "floor_rps=$(awk -v f="$floor_ms" -v n="$(nproc)" 'BEGIN { printf "%.1f", n * 1000 / f }')" \
+    "best_ratio=$(awk -v f="$floor_ms" -v n="$(nproc)" -v t="$thumbor_rps" 'BEGIN { printf "%.2f", n * 1000 / f / t }')" \
+    | tee -a "$WORK/results.txt"
   # The same output bytes as static files for nginx.
   while read -r path; do
     i=$(basename "$path" .jpg)
     curl -sf -o "$WORK/static/$i.webp" "http://127.0.0.1:$IMAGO$path"
   done < "$WORK/imago-paths"
+  echo "imago-output-md5 $(cd "$WORK/static" && md5sum ./*.webp | md5sum | cut -c1-32) (md5 of the 500 outputs' md5 list)" \
+    | tee -a "$WORK/results.txt"
   run warm-imago "http://127.0.0.1:$IMAGO" "$WORK/imago-paths" loop 2 32 10s
   run warm-nginx "http://127.0.0.1:$STATIC" "$WORK/static-paths" loop 2 32 10s
   stop_imago

@@ -1,3 +1,4 @@
+import CWebP
 import Foundation
 import ImagoCodecs
 import ImagoCore
@@ -50,6 +51,47 @@ import Testing
         let decoded = try WebPDecoder().decode(data, options: DecodingOptions()).image
         // alpha is compressed losslessly by default
         #expect(decoded.bytes.enumerated().allSatisfy { $0.offset % 4 != 3 || $0.element == image.bytes[$0.offset] })
+    }
+
+    /// Lossy pictures are imported straight to YUV; the bytes must be those of libwebp's own conversion of an
+    /// ARGB picture (what the encoder did before), for a photo and for odd sizes with transparent pixels.
+    @Test(arguments: [false, true])
+    func lossyBytesEqualAnEncodeThroughARGB(withAlpha: Bool) throws {
+        let image =
+            withAlpha
+            ? try Self.sample()
+            : try decodeReferencePNG(corpusURL("kodak").appendingPathComponent("03.png"))
+        let data = try WebPEncoder().encode(image, options: EncodingOptions(quality: 0.8))
+        #expect(data == (try Self.encodedThroughARGB(image, quality: 80)))
+    }
+
+    /// `image` (straight RGBA) encoded lossy at `quality` and method 4 from an ARGB picture, libwebp alone.
+    static func encodedThroughARGB(_ image: PixelBuffer, quality: Float) throws -> Data {
+        var config = WebPConfig()
+        #expect(WebPConfigInit(&config) != 0)
+        config.quality = quality
+        config.method = 4
+        var picture = WebPPicture()
+        #expect(WebPPictureInit(&picture) != 0)
+        defer { WebPPictureFree(&picture) }
+        picture.use_argb = 1
+        picture.width = Int32(image.width)
+        picture.height = Int32(image.height)
+        let imported = image.withUnsafeBytes {
+            WebPPictureImportRGBA(
+                &picture, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(image.bytesPerRow))
+        }
+        #expect(imported != 0)
+        var writer = WebPMemoryWriter()
+        WebPMemoryWriterInit(&writer)
+        defer { WebPMemoryWriterClear(&writer) }
+        return try withUnsafeMutablePointer(to: &writer) { pointer in
+            picture.writer = WebPMemoryWrite
+            picture.custom_ptr = UnsafeMutableRawPointer(pointer)
+            #expect(WebPEncode(&config, &picture) != 0)
+            let mem = try #require(pointer.pointee.mem)
+            return Data(bytes: mem, count: pointer.pointee.size)
+        }
     }
 
     @Test func lowerQualityGivesSmallerFiles() throws {

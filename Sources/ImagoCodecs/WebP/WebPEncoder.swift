@@ -32,7 +32,9 @@ public struct WebPEncoder: ImageEncoding {
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` with libwebp's reason (e.g. too large).
     public func encode(_ image: PixelBuffer, options: EncodingOptions) throws -> Data {
         var config = try configuration(options)
-        var picture = try picture(of: image)
+        // Lossy: straight to YUV (libwebp's converter, the one WebPEncode would run on an ARGB picture, so the
+        // bytes are the same) without the ARGB copy in between. Lossless encodes ARGB.
+        var picture = try picture(of: image, isARGB: options.isLossless)
         defer { WebPPictureFree(&picture) }
 
         let writer = UnsafeMutablePointer<WebPMemoryWriter>.allocate(capacity: 1)
@@ -87,14 +89,18 @@ public struct WebPEncoder: ImageEncoding {
 }
 
 extension WebPEncoder {
-    /// A libwebp picture holding `image` as straight-alpha ARGB; the caller frees it with `WebPPictureFree`.
+    /// A libwebp picture holding `image`, the caller frees it with `WebPPictureFree`: as straight-alpha ARGB when
+    /// `isARGB` (default; lossless encoding and `WebPAnimEncoder` need it), else as YUV 4:2:0 (with an alpha plane
+    /// when a pixel is not opaque), converted by libwebp's own `ImportYUVAFromRGBA` without dithering: the
+    /// conversion `WebPEncode` runs on an ARGB picture for lossy output, so a lossy encode gives the same bytes
+    /// either way.
     ///
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` when libwebp cannot take the pixels.
-    func picture(of image: PixelBuffer) throws -> WebPPicture {
+    func picture(of image: PixelBuffer, isARGB: Bool = true) throws -> WebPPicture {
         let rgba = try Self.straightRGBA(image)
         var picture = WebPPicture()
         guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
-        picture.use_argb = 1
+        picture.use_argb = isARGB ? 1 : 0
         picture.width = Int32(clamping: rgba.width)
         picture.height = Int32(clamping: rgba.height)
         let imported = rgba.withUnsafeBytes { bytes in
