@@ -9,7 +9,6 @@
 //
 // One global mutex and a pointer table (2 x 64 MiB, mapped lazily) make the process slower and its RSS larger:
 // read the arena figures it prints, not the soak's RSS. Not for runs under chrt.
-// ARENASPY_STEP bytes (default 256 KiB), prints what is live in that arena at that moment.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <malloc.h>
