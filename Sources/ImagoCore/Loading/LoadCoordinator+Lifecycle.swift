@@ -161,7 +161,7 @@ extension LoadCoordinator {
                 return
             }
         }
-        actions.keep = (transfer.key, PartialBody(data: transfer.body, validator: validator, total: total))
+        actions.keep = (transfer.key, PartialBody(data: transfer.body.take(), validator: validator, total: total))
     }
 
     func scheduleRetry(_ id: UInt64, after delay: Duration) {
@@ -211,15 +211,19 @@ extension LoadCoordinator {
                     let error = DataLoadingError.bodyTooLarge(url: transfer.request.url, limit: limit)
                     return (false, _complete(transfer, .failure(error), in: &s))
                 }
-                transfer.body = partial.data
+                guard transfer.body.replace(with: partial.data, reserving: Int(partial.total)) else {
+                    transfer.resumedFrom = nil
+                    let error = DataLoadingError.connectionFailed(
+                        url: transfer.request.url, reason: "no memory for the \(partial.total)-byte body")
+                    return (false, _complete(transfer, .failure(error), in: &s))
+                }
                 transfer.received = Int64(partial.data.count)
                 transfer.expectedLength = partial.total
-                transfer.body.reserveCapacity(Int(partial.total))
                 return (true, Actions())
             }
             // Reserve for the announced body, but not more than 16 MiB on the server's word alone.
             if head.contentLength > 0, head.status != 304 {
-                transfer.body.reserveCapacity(Int(min(head.contentLength, configuration.maximumBodySize, 16 << 20)))
+                transfer.body.reserve(Int(min(head.contentLength, configuration.maximumBodySize, 16 << 20)))
             }
             return (true, Actions())
         }
@@ -256,7 +260,12 @@ extension LoadCoordinator {
                 _complete(transfer, .failure(error), in: &s, into: &actions)
                 return false
             }
-            transfer.body.append(contentsOf: bytes)
+            guard transfer.body.append(bytes) else {
+                let error = DataLoadingError.connectionFailed(
+                    url: transfer.request.url, reason: "no memory for \(transfer.received) bytes of body")
+                _complete(transfer, .failure(error), in: &s, into: &actions)
+                return false
+            }
             transfer.progressEvents(interval: configuration.progressInterval, force: false, into: &actions.deliveries)
             return true
         }
@@ -304,7 +313,7 @@ extension LoadCoordinator {
                     headers["content-length"] = String(partial.total)
                 }
                 var response = DataResponse(
-                    data: status == 304 ? Data() : transfer.body, url: finalURL ?? head.url ?? url,
+                    data: status == 304 ? Data() : transfer.body.take(), url: finalURL ?? head.url ?? url,
                     statusCode: status, lowercasedHeaders: headers)
                 response.metrics = metrics
                 _complete(transfer, .success(response), in: &s, into: &actions)

@@ -68,17 +68,19 @@ extension LoadCoordinator {
         var head: LoadResponseHead?
         /// `Content-Length` when known and comparable with the decoded body (no content coding).
         var expectedLength: Int64?
-        var body = Data()
+        /// The body received so far, in one block sized from `Content-Length` (see ``ResponseBodyBuffer``).
+        let body: ResponseBodyBuffer
         var received: Int64 = 0
         var lastProgressTime: ContinuousClock.Instant?
         var lastReported: Int64 = -1
         /// The bytes this attempt asked the server to continue (`Range`/`If-Range`), if any.
         var resumedFrom: PartialBody?
 
-        init(id: UInt64, key: TransferKey, request: DataRequest, subscriber: Subscriber) {
+        init(id: UInt64, key: TransferKey, request: DataRequest, subscriber: Subscriber, bodyLimit: Int64) {
             self.id = id
             self.key = key
             self.request = request
+            body = ResponseBodyBuffer(limit: Int(clamping: bodyLimit))
             subscribers = [subscriber]
             priority = subscriber.priority
         }
@@ -91,7 +93,7 @@ extension LoadCoordinator {
             handle = nil
             head = nil
             expectedLength = nil
-            body = Data()
+            body.release()
             received = 0
             lastProgressTime = nil
             lastReported = -1
@@ -108,9 +110,13 @@ extension LoadCoordinator {
                 lastProgressTime = now
             }
             lastReported = received
+            var partial: Data?  // one copy of the bytes so far, for every subscriber that wants them
             for subscriber in subscribers {
                 out.append((subscriber.sink, .progress(received: received, expected: expectedLength)))
-                if subscriber.reportsPartialData && !force { out.append((subscriber.sink, .partialData(body))) }
+                if subscriber.reportsPartialData && !force {
+                    if partial == nil { partial = body.copy() }
+                    out.append((subscriber.sink, .partialData(partial ?? Data())))
+                }
             }
         }
     }

@@ -94,7 +94,9 @@ package final class LoadCoordinator: Sendable {
                 return (id, subscriber.id, false)
             }
             s.nextID += 1
-            let transfer = Transfer(id: s.nextID, key: key, request: request, subscriber: subscriber)
+            let transfer = Transfer(
+                id: s.nextID, key: key, request: request, subscriber: subscriber,
+                bodyLimit: configuration.maximumBodySize)
             s.transfers[transfer.id] = transfer
             s.byKey[key] = transfer.id
             return (transfer.id, subscriber.id, true)
