@@ -15,16 +15,13 @@
 #include <time.h>
 
 #include "CColorKernel.h"
+#include "bench-files.h"
 
 static unsigned char *read_icc(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *data = malloc((size_t)n);
-    if (fread(data, 1, (size_t)n, f) != (size_t)n) return NULL;
-    fclose(f);
+    size_t file_size;
+    unsigned char *data = read_file(path, &file_size);
+    if (!data) return NULL;
+    long n = (long)file_size;
     unsigned char *icc = malloc((size_t)n);
     *size = 0;
     for (long i = 2; i + 4 < n;) {

@@ -22,24 +22,7 @@
 #include <webp/decode.h>
 #include <webp/encode.h>
 
-static double thread_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static unsigned char *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *data = n > 0 ? malloc((size_t)n) : NULL;
-    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) free(data), data = NULL;
-    fclose(f);
-    *size = (size_t)n;
-    return data;
-}
+#include "bench-files.h"
 
 static void fitted(int w, int h, int box, int *fw, int *fh) {
     if (w <= box && h <= box) {
