@@ -30,10 +30,14 @@ package final class ResponseBodyBuffer {
     package var mappedAddress: UnsafeRawPointer? { isMapped ? UnsafeRawPointer(base) : nil }
     /// The most bytes the buffer may ever hold (the body limit).
     package let limit: Int
+    /// Where mapped blocks come from and go back to.
+    private let blocks: ResponseBodyBlocks
 
-    /// An empty buffer that never holds more than `limit` bytes.
-    package init(limit: Int) {
+    /// An empty buffer that never holds more than `limit` bytes, its mapped blocks from `blocks` (default the
+    /// process's ``ResponseBodyBlocks/shared``).
+    package init(limit: Int, blocks: ResponseBodyBlocks = .shared) {
         self.limit = max(0, limit)
+        self.blocks = blocks
     }
 
     deinit { release() }
@@ -85,23 +89,24 @@ package final class ResponseBodyBuffer {
         }
         let length = count
         let mapped = isMapped
-        var mappedLength = capacity
+        let held = capacity
         base = nil
         count = 0
         capacity = 0
         isMapped = false
         guard mapped else { return Data(bytesNoCopy: block, count: length, deallocator: .free) }
         let needed = ResponseBodyBlocks.pageRounded(length)
-        if needed * 2 <= mappedLength, munmap(block + needed, mappedLength - needed) == 0 { mappedLength = needed }
+        let isCut = needed * 2 <= held && munmap(block + needed, held - needed) == 0
+        let mappedLength = isCut ? needed : held
         return Data(
             bytesNoCopy: block, count: length,
-            deallocator: .custom { pointer, _ in ResponseBodyBlocks.giveBack(pointer, length: mappedLength) })
+            deallocator: .custom { [blocks] pointer, _ in blocks.giveBack(pointer, length: mappedLength) })
     }
 
     /// Frees the block; the buffer is empty afterwards.
     package func release() {
         if let base {
-            if isMapped { ResponseBodyBlocks.giveBack(base, length: capacity) } else { free(base) }
+            if isMapped { blocks.giveBack(base, length: capacity) } else { free(base) }
         }
         base = nil
         count = 0
@@ -118,10 +123,10 @@ package final class ResponseBodyBuffer {
             capacity = newCapacity
             return true
         }
-        guard let (block, length) = ResponseBodyBlocks.take(atLeast: newCapacity) else { return false }
+        guard let (block, length) = blocks.take(atLeast: newCapacity) else { return false }
         if let base {
             block.copyMemory(from: base, byteCount: count)
-            if isMapped { ResponseBodyBlocks.giveBack(base, length: capacity) } else { free(base) }
+            if isMapped { blocks.giveBack(base, length: capacity) } else { free(base) }
         }
         base = block
         capacity = length
@@ -134,8 +139,11 @@ package final class ResponseBodyBuffer {
 /// most recent first, up to ``retainedBytesLimit`` bytes and ``retainedCountLimit`` blocks; any other block is
 /// unmapped at once. A fresh page costs a fault on first touch (on the benchmark VM, 100–200 µs of CPU for a 200 KB
 /// body, against 2–4 µs in a reused block); the kept blocks make a steady stream of bodies reuse warm pages while
-/// what is kept stays bounded, whatever the backlog was.
-package enum ResponseBodyBlocks {
+/// what is kept stays bounded, whatever the backlog was. One set serves the process (``shared``); tests make their own.
+package final class ResponseBodyBlocks: Sendable {
+    /// The blocks every ``ResponseBodyBuffer`` uses unless given others.
+    package static let shared = ResponseBodyBlocks()
+
     /// The most bytes of free blocks kept for reuse: 4 MiB.
     package static let retainedBytesLimit = 4 << 20
     /// The most free blocks kept for reuse: 64.
@@ -144,17 +152,24 @@ package enum ResponseBodyBlocks {
     struct Pool {
         var blocks: [(address: UInt, length: Int)] = []
         var bytes = 0
+        var unmapped = 0
     }
 
-    private static let pool = Locked(Pool())
+    private let pool = Locked(Pool())
+
+    /// An empty set of kept blocks.
+    package init() {}
 
     /// Bytes and blocks kept for reuse now.
-    package static var retained: (bytes: Int, count: Int) { pool.withLock { ($0.bytes, $0.blocks.count) } }
+    package var retained: (bytes: Int, count: Int) { pool.withLock { ($0.bytes, $0.blocks.count) } }
+
+    /// How many blocks given back were unmapped (their pages returned to the kernel) rather than kept.
+    package var unmappedCount: Int { pool.withLock { $0.unmapped } }
 
     /// A block of at least `length` bytes (page-rounded) and its length: a kept one no larger than twice that, else
     /// a new mapping; `nil` when the memory cannot be had.
-    static func take(atLeast length: Int) -> (UnsafeMutableRawPointer, Int)? {
-        let wanted = pageRounded(length)
+    func take(atLeast length: Int) -> (UnsafeMutableRawPointer, Int)? {
+        let wanted = Self.pageRounded(length)
         let kept = pool.withLock { pool -> (address: UInt, length: Int)? in
             var best: Int?  // the smallest that fits, the most recent of equals
             for i in pool.blocks.indices.reversed() {
@@ -175,17 +190,17 @@ package enum ResponseBodyBlocks {
     }
 
     /// Keeps a block for reuse when the limits allow, else unmaps it.
-    static func giveBack(_ block: UnsafeMutableRawPointer, length: Int) {
+    func giveBack(_ block: UnsafeMutableRawPointer, length: Int) {
         let address = UInt(bitPattern: block)
         let isKept = pool.withLock { pool -> Bool in
-            guard pool.bytes + length <= retainedBytesLimit, pool.blocks.count < retainedCountLimit else {
+            guard pool.bytes + length <= Self.retainedBytesLimit, pool.blocks.count < Self.retainedCountLimit else {
                 return false
             }
             pool.blocks.append((address, length))
             pool.bytes += length
             return true
         }
-        if !isKept { munmap(block, length) }
+        if !isKept, munmap(block, length) == 0 { pool.withLock { $0.unmapped += 1 } }
     }
 
     private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
