@@ -90,10 +90,7 @@ package final class ResponseBodyBuffer {
         let length = count
         let mapped = isMapped
         let held = capacity
-        base = nil
-        count = 0
-        capacity = 0
-        isMapped = false
+        forgetBlock()
         guard mapped else { return Data(bytesNoCopy: block, count: length, deallocator: .free) }
         let needed = ResponseBodyBlocks.pageRounded(length)
         let isCut = needed * 2 <= held && munmap(block + needed, held - needed) == 0
@@ -105,9 +102,17 @@ package final class ResponseBodyBuffer {
 
     /// Frees the block; the buffer is empty afterwards.
     package func release() {
-        if let base {
-            if isMapped { blocks.giveBack(base, length: capacity) } else { free(base) }
-        }
+        if let base { freeBlock(base) }
+        forgetBlock()
+    }
+
+    /// Gives `block`, held as this buffer's block is (mapped or `malloc`ed, ``capacity`` bytes), back.
+    private func freeBlock(_ block: UnsafeMutableRawPointer) {
+        if isMapped { blocks.giveBack(block, length: capacity) } else { free(block) }
+    }
+
+    /// Leaves the buffer empty without freeing its block (it was freed or handed over).
+    private func forgetBlock() {
         base = nil
         count = 0
         capacity = 0
@@ -126,7 +131,7 @@ package final class ResponseBodyBuffer {
         guard let (block, length) = blocks.take(atLeast: newCapacity) else { return false }
         if let base {
             block.copyMemory(from: base, byteCount: count)
-            if isMapped { blocks.giveBack(base, length: capacity) } else { free(base) }
+            freeBlock(base)
         }
         base = block
         capacity = length
