@@ -41,8 +41,9 @@ let package = Package(
         // libjpeg's scanline API (libjpeg-turbo's libjpeg.so) for the JPEG decode fused with that kernel: C because
         // libjpeg reports errors by longjmp.
         .target(name: "CJPEGStrips", dependencies: ["CColorKernel"], linkerSettings: [.linkedLibrary("jpeg")]),
-        // The AVX2 kernel of the opaque RGBA resample (ImagoCodecs' `resampledWithVectorKernel`: the decoders' step to
-        // their fitted size), chosen at run time per function like CColorKernel; ImagoCore keeps the Swift loops.
+        // The AVX-512 and AVX2 kernels of the opaque RGBA resample (ImagoCodecs' `resampledWithVectorKernel`: the
+        // decoders' step to their fitted size), chosen at run time like CColorKernel's; ImagoCore keeps the Swift
+        // loops.
         .target(name: "CResampleKernel"),
         // imago-bench's own C (glibc's malloc statistics), linked by nothing that ships.
         .target(name: "CBenchShims"),

@@ -24,6 +24,7 @@ enum ProcessorsBench {
             })
 
         try resampleRows(&sink)
+        try vectorKernelRows(&sink)
 
         for sigma in [8.0, 2.0] {
             let blur = ImageProcessors.GaussianBlur(radius: sigma)
@@ -98,6 +99,34 @@ enum ProcessorsBench {
                     }
                 }
             )
+        }
+    }
+
+    /// The decoders' step to their fitted size (`resampledWithVectorKernel`): `CResampleKernel`'s AVX-512 kernel
+    /// against its AVX2 kernel, the same job (same bytes), on the sizes the gallery's JPEGs are DCT-scaled to.
+    /// Skipped on a CPU without both kernels.
+    static func vectorKernelRows(_ sink: inout Int) throws {
+        let variants = PixelBuffer.vectorResampleVariants  // AVX2, then AVX-512
+        guard variants.count == 2 else {
+            print("  processors: vector resample rows skipped (this CPU lacks AVX2 or AVX-512 F/BW/VL)")
+            return
+        }
+        for source in [
+            PixelSize(width: 288, height: 192), .init(width: 384, height: 256), .init(width: 480, height: 320),
+        ] {
+            var image = try makeImage(width: source.width, height: source.height)
+            image.withUnsafeMutableBytes { p in for i in stride(from: 3, to: p.count, by: 4) { p[i] = 255 } }
+            let opaque = image.assumingOpaque()
+            let target = source.fitted(within: PixelSize(width: 256, height: 256))
+            func run(_ variant: Int32) {
+                let out = try? opaque.resampled(
+                    to: target, opaqueKernel: { PixelBuffer.vectorResample($0, variant: variant) })
+                sink &+= Int(out?.bytes[0] ?? 0)
+            }
+            compare(
+                "processors: resample \(source) opaque → \(target), vector kernel (AVX-512 vs AVX2)",
+                unit: "cpu-ns/img", goal: nil, peerName: "CResampleKernel's AVX2 kernel",
+                imago: { perImage(200) { run(variants[1]) } }, peer: { perImage(200) { run(variants[0]) } })
         }
     }
 

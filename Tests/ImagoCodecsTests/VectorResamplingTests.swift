@@ -4,7 +4,8 @@ import Testing
 @testable import ImagoCodecs
 
 /// `CResampleKernel` computes the same integers as `PixelBuffer.resampled(to:)`'s Swift loops: every output byte is
-/// compared, for shrinks (two vertical taps, and more), enlargements, widths with a scalar tail, and extremes.
+/// compared, for shrinks (two vertical taps, and more), enlargements, widths with a scalar tail, and extremes, for
+/// the kernel the decoders use and for each kernel this CPU runs (AVX2, and AVX-512 where it has AVX-512 F/BW/VL).
 @Suite struct VectorResamplingTests {
     /// Opaque RGBA noise (every alpha 255), reproducible from `seed`.
     static func noise(_ size: PixelSize, seed: UInt64) throws -> PixelBuffer {
@@ -57,6 +58,65 @@ import Testing
             #expect(vector.size == to && vector.isKnownOpaque)
             #expect(vector.bytes == reference.bytes, "case \(index) image \(seed)")
             #expect(try image.resampledWithVectorKernel(to: to).bytes == reference.bytes)
+            for variant in PixelBuffer.vectorResampleVariants {
+                let forced = try image.resampled(
+                    to: to, opaqueKernel: { PixelBuffer.vectorResample($0, variant: variant) })
+                #expect(forced.bytes == reference.bytes, "case \(index) image \(seed) variant \(variant)")
+            }
+        }
+    }
+
+    /// Output widths 1…19 and 31…33, 64 (every tail of pass 1's 8-, 4- and 2-pixel steps and of pass 2's 32- and
+    /// 16-value steps), each from sources that give 1 to 6 horizontal taps (enlargements: bilinear, 1 or 2) and 1 to
+    /// 5 vertical rows a row (more than 2: the accumulating path).
+    static let raggedWidths = Array(1...19) + [31, 32, 33, 64]
+    static let ratios = [0.45, 0.8, 1.3, 1.5, 1.9, 2.6, 3.7, 5.2]
+
+    @Test(arguments: raggedWidths)
+    func everyKernelMatchesTheSwiftLoopsOverRaggedWidthsAndTaps(_ width: Int) throws {
+        let variants = PixelBuffer.vectorResampleVariants
+        #expect(variants.isEmpty == !PixelBuffer.isVectorResampleKernelAvailable)
+        for (r, ratio) in Self.ratios.enumerated() {
+            let to = PixelSize(width: width, height: 3 + r % 3)
+            let from = PixelSize(
+                width: max(1, Int((Double(to.width) * ratio).rounded())),
+                height: max(1, Int((Double(to.height) * ratio).rounded())))
+            guard from != to else { continue }
+            // Given opaque noise, resampled by the Swift loops
+            let image = try Self.noise(from, seed: UInt64(width * 16 + r))
+            let reference = try image.resampled(to: to)
+            for variant in variants {
+                // When each kernel the CPU runs does the same job
+                var ran = false
+                let vector = try image.resampled(
+                    to: to,
+                    opaqueKernel: { job in
+                        ran = PixelBuffer.vectorResample(job, variant: variant)
+                        return ran
+                    })
+                // Then it ran, and every byte is the Swift loops'
+                #expect(ran, "variant \(variant) \(from) → \(to)")
+                #expect(vector.bytes == reference.bytes, "variant \(variant) \(from) → \(to)")
+            }
+            #expect(try image.resampledWithVectorKernel(to: to).bytes == reference.bytes, "\(from) → \(to)")
+        }
+    }
+
+    @Test func aVariantTheCPULacksWritesNothing() throws {
+        // Given a kernel number that is no kernel (and, on a CPU without AVX-512, the AVX-512 one)
+        let image = try Self.noise(PixelSize(width: 40, height: 30), seed: 3)
+        let missing: [Int32] = [0, 4] + (PixelBuffer.vectorResampleVariants.count < 2 ? [2] : [])
+        for variant in missing {
+            var ran = true
+            let out = try image.resampled(
+                to: PixelSize(width: 17, height: 11),
+                opaqueKernel: { job in
+                    ran = PixelBuffer.vectorResample(job, variant: variant)
+                    return ran
+                })
+            // Then it declines, and the Swift loops' result stands
+            #expect(!ran, "variant \(variant)")
+            #expect(out.bytes == (try image.resampled(to: PixelSize(width: 17, height: 11))).bytes)
         }
     }
 

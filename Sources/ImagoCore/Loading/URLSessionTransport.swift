@@ -18,9 +18,13 @@ final class URLSessionTransport: LoadTransporting {
     }
 
     let configuration: HTTPDataLoader.Configuration
-    let session: URLSession
     private let delegate: SessionDelegate
     private let state = Locked(State())
+    /// The session, made by the first ``makeHandle(for:)``: a loader that never loads (the default loader of
+    /// `ImagePipeline.Configuration()`, which `withDefaults()` and most callers replace) never pays for URLSession
+    /// and the Foundation state it sets up (cookie storage, bundle lookups; its cost is in BENCHMARKS.md).
+    /// `isClosed` after ``close()``: no session is made any more.
+    private let sessionState = Locked<(session: URLSession?, isClosed: Bool)>((nil, false))
     /// Where URLSession tasks are cancelled: `URLSessionTask.cancel()` waits (`workQueue.sync`) behind every chunk
     /// FoundationNetworking has queued (seconds under a fast body); called on the delegate queue it would stall
     /// every transfer, so it runs on this serial queue (not a global one, whose few threads it could block).
@@ -28,6 +32,12 @@ final class URLSessionTransport: LoadTransporting {
 
     init(configuration: HTTPDataLoader.Configuration) {
         self.configuration = configuration
+        delegate = SessionDelegate()
+        delegate.setOwner(self)
+    }
+
+    /// The ephemeral session (no HTTP cache, no cookies) with this loader's timeouts.
+    private func makeSession() -> URLSession {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -38,23 +48,42 @@ final class URLSessionTransport: LoadTransporting {
         sessionConfiguration.timeoutIntervalForResource = configuration.resourceTimeout.timeInterval
         // The coordinator's queue bounds concurrency; URLSession must not queue behind it.
         sessionConfiguration.httpMaximumConnectionsPerHost = max(6, configuration.maximumConcurrentTransfers)
-        delegate = SessionDelegate()
         let delegateQueue = OperationQueue()
         delegateQueue.maxConcurrentOperationCount = 1
         delegateQueue.name = "imago.HTTPDataLoader"
-        session = URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: delegateQueue)
-        delegate.setOwner(self)
+        return URLSession(configuration: sessionConfiguration, delegate: delegate, delegateQueue: delegateQueue)
     }
 
+    /// The session, made on first use; `nil` once closed.
+    var session: URLSession? {
+        sessionState.withLock { s in
+            if s.isClosed { return nil }
+            if let session = s.session { return session }
+            let session = makeSession()
+            s.session = session
+            return session
+        }
+    }
+
+    /// Whether the session has been made (tests: a loader that never loads makes none).
+    var isSessionMade: Bool { sessionState.withLock { $0.session != nil } }
+
     func makeHandle(for attempt: LoadAttempt) -> (any LoadTransportHandle)? {
-        TaskHandle(transport: self, attempt: attempt, task: session.dataTask(with: urlRequest(for: attempt.request)))
+        guard let session else { return nil }
+        return TaskHandle(
+            transport: self, attempt: attempt, task: session.dataTask(with: urlRequest(for: attempt.request)))
     }
 
     /// Each remaining task was cancelled on the serial cancel queue; the session then finishes without cancelling
     /// again: `invalidateAndCancel()` would cancel tasks a second time, and FoundationNetworking traps ("Trying to
-    /// access a behaviour for a task that in not in the registry") when two cancels of one task race.
+    /// access a behaviour for a task that in not in the registry") when two cancels of one task race. A session
+    /// never made is never made.
     func close() {
-        let session = session
+        let made = sessionState.withLock { s in
+            s.isClosed = true
+            return s.session
+        }
+        guard let session = made else { return }
         cancelQueue.async { session.finishTasksAndInvalidate() }
     }
 
