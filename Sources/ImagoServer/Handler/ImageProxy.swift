@@ -25,7 +25,7 @@ public final class ImageProxy: Sendable {
     /// `Cache-Control` of image responses (made once).
     let cacheControl: String
     /// Renders in flight, by output, so that identical requests share one.
-    let renders = Locked<[OutputKey: Task<Result<(Rendition, ServerMetrics.CacheTier), ProxyError>, Never>]>([:])
+    let renders = Locked<[OutputKey: Task<Result<RenderedOutput, ProxyError>, Never>]>([:])
 
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
@@ -77,9 +77,10 @@ public final class ImageProxy: Sendable {
                 response = answer
                 tier = answeredBy
             case .needsRender(let path, let key):
-                let (rendition, answeredBy) = try await output(for: key, source: path.source)
-                response = imageResponse(rendition, path: path, request: request)
-                tier = answeredBy
+                let rendered = try await output(for: key, source: path.source)
+                response = imageResponse(rendered.rendition, path: path, request: request)
+                tier = rendered.tier
+                if configuration.accessLog != nil { record.stages = rendered.stages }
             }
         } catch {
             response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
