@@ -1,5 +1,13 @@
 import Dispatch
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A bounded, priority-ordered queue of synchronous closures run on Dispatch's global pool: at most
 /// `maxConcurrentCount` at once, the most urgent pending one starting next (first come, first served within a
 /// priority).
@@ -41,11 +49,19 @@ package final class WorkQueue: Sendable {
     private let state = Locked(State())
     private let slots: LoadQueue
     private let dispatchQueue: DispatchQueue
+    private let yieldsAfterEachClosure: Bool
 
     /// A queue running at most `maxConcurrentCount` (≥ 1) closures at once.
-    package init(label: String, maxConcurrentCount: Int) {
+    ///
+    /// With `yieldsAfterEachClosure` (default `false`) the thread gives up its core (`sched_yield`) after each
+    /// closure, so that threads waiting for a core run before the next closure starts. Under a real-time policy
+    /// (`SCHED_FIFO`) a busy thread is never preempted by threads of its own priority: a queue that always has
+    /// closures waiting would otherwise keep its cores until it runs dry, and an event loop or a loader's thread
+    /// would wait that long. Under the default policy the kernel time-slices anyway and the call costs a syscall.
+    package init(label: String, maxConcurrentCount: Int, yieldsAfterEachClosure: Bool = false) {
         slots = LoadQueue(maximumConcurrentCount: maxConcurrentCount)
         dispatchQueue = DispatchQueue(label: label, attributes: .concurrent)
+        self.yieldsAfterEachClosure = yieldsAfterEachClosure
     }
 
     /// Queues `work`; it runs when a slot is free and nothing more urgent waits.
@@ -76,6 +92,7 @@ package final class WorkQueue: Sendable {
         }
         slots.finish(id)
         for waiter in idleWaiters { waiter.resume() }
+        if yieldsAfterEachClosure { sched_yield() }
     }
 
     /// Drops `item` if it has not started; a running closure finishes.

@@ -41,7 +41,8 @@ public final class ImageProxy: Sendable {
         // encode finishes before a newer one starts decoding, so renders complete in the order they started.
         cpuQueue = WorkQueue(
             label: "imago.serve.cpu",
-            maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount))
+            maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount),
+            yieldsAfterEachClosure: true)
         let loader = CountingDataLoader(base: configuration.dataLoader) { metrics.originFetched(bytes: $0) }
         var pipelineConfiguration = ImagePipeline.Configuration(
             dataLoader: loader,
