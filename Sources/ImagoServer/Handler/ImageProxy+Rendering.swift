@@ -1,14 +1,39 @@
 import Foundation
 import Imago
 
+/// An output and how it was had: the tier that answered and, for the request that rendered it, where the time went.
+struct RenderedOutput: Sendable {
+    var rendition: Rendition
+    var tier: ServerMetrics.CacheTier
+    var stages: RenderStages?
+}
+
+extension RenderStages {
+    /// A render's stages from the pipeline's `timings` and the spans the proxy measured around it.
+    init(
+        timings: ImageResponse.Metrics, queued: Duration, pipeline: Duration, encodeWait: Duration,
+        encode: Duration, store: Duration
+    ) {
+        let ran = [timings.load, timings.diskRead, timings.decode, timings.process].reduce(Duration.zero) {
+            $0 + ($1 ?? .zero)
+        }
+        self.init(
+            queue: Self.milliseconds(queued), fetch: timings.load.map(Self.milliseconds),
+            disk: timings.diskRead.map(Self.milliseconds), decode: timings.decode.map(Self.milliseconds),
+            process: timings.process.map(Self.milliseconds),
+            pipelineWait: Self.milliseconds(max(.zero, pipeline - ran)), encodeWait: Self.milliseconds(encodeWait),
+            encode: Self.milliseconds(encode), store: Self.milliseconds(store))
+    }
+}
+
 extension ImageProxy {
     /// The output for `key`: from the output cache, else from the render in flight for it, else rendered now
     /// (one fetch, decode and encode however many requests ask at once).
     func output(
         for key: OutputKey, source: URL
-    ) async throws(ProxyError) -> (Rendition, ServerMetrics.CacheTier) {
+    ) async throws(ProxyError) -> RenderedOutput {
         if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
-            return (rendition, tier == .memory ? .outputMemory : .outputDisk)
+            return RenderedOutput(rendition: rendition, tier: tier == .memory ? .outputMemory : .outputDisk)
         }
         let (task, isLeader) = renders.withLock { renders in
             if let task = renders[key] { return (task, false) }
@@ -21,45 +46,48 @@ extension ImageProxy {
         // output is in the cache by then.
         if isLeader { renders.withLock { _ = $0.removeValue(forKey: key) } }
         switch result {
-        case .success(let (rendition, tier)): return (rendition, isLeader ? tier : .coalesced)
+        case .success(let output):
+            return isLeader ? output : RenderedOutput(rendition: output.rendition, tier: .coalesced)
         case .failure(let error): throw error
         }
     }
 
     /// Loads, decodes and processes through the pipeline, then encodes and stores the output.
-    private func render(
-        _ key: OutputKey, source: URL
-    ) async -> Result<(Rendition, ServerMetrics.CacheTier), ProxyError> {
+    private func render(_ key: OutputKey, source: URL) async -> Result<RenderedOutput, ProxyError> {
         // Checked again: a render of this key may have finished between the caller's miss and its lock. That
         // render stored its output in memory before it ended, so the memory tier is enough here: the caller has
         // just missed the disk tier, and a second look there is one more failed open(2) per cold image.
         if let rendition = configuration.outputCache.memoryRendition(for: key) {
-            return .success((rendition, .outputMemory))
+            return .success(RenderedOutput(rendition: rendition, tier: .outputMemory))
         }
         if let rendition = await configuration.outputCache.sharedRendition(for: key) {
-            return .success((rendition, .outputShared))
+            return .success(RenderedOutput(rendition: rendition, tier: .outputShared))
         }
+        let queued = ContinuousClock.now
         guard await limiter.acquire() else {
             return .failure(.overloaded(retryAfterSeconds: configuration.retryAfterSeconds))
         }
         defer { limiter.release() }
+        let started = ContinuousClock.now
         let response: ImageResponse
         do {
             response = try await pipeline.response(for: Self.imageRequest(for: key.options, source: source))
         } catch {
             return .failure(Self.proxyError(for: error))
         }
+        let rendered = ContinuousClock.now
         let image = response.image
         let encoders = configuration.encoders
         let format = FormatNegotiation.format(
             for: key.format, source: image.format,
             isOpaque: image.image.isKnownOpaque || !image.image.hasTransparency, encoders: encoders)
         let options = EncodingOptions(quality: Double(key.options.quality ?? configuration.defaultQuality) / 100)
-        let encoded: Result<Data, any Error> = await withCheckedContinuation { continuation in
+        let (encoded, encodeStarted, encodeEnded) = await withCheckedContinuation { continuation in
             // Ahead of decodes and resizes waiting on the same queue (they run at the request's `.normal`).
             cpuQueue.enqueue(priority: .high) {
-                continuation.resume(
-                    returning: Result { try encoders.encode(image.image, as: format, options: options) })
+                let started = ContinuousClock.now
+                let result = Result<Data, any Error> { try encoders.encode(image.image, as: format, options: options) }
+                continuation.resume(returning: (result, started, ContinuousClock.now))
             }
         }
         guard case .success(let data) = encoded else {
@@ -67,7 +95,11 @@ extension ImageProxy {
             return .failure(.internalFailure("encoding \(format)"))
         }
         let rendition = Rendition(data: data, format: format, key: key)
+        let storing = ContinuousClock.now
         configuration.outputCache.store(rendition, for: key)
+        let stages = RenderStages(
+            timings: response.metrics, queued: started - queued, pipeline: rendered - started,
+            encodeWait: encodeStarted - rendered, encode: encodeEnded - encodeStarted, store: .now - storing)
         let tier: ServerMetrics.CacheTier =
             switch response.source {
             case .memory: .pipelineMemory
@@ -75,7 +107,7 @@ extension ImageProxy {
             case .sharedCache: .pipelineShared
             case .network, .custom: .origin
             }
-        return .success((rendition, tier))
+        return .success(RenderedOutput(rendition: rendition, tier: tier, stages: stages))
     }
 
     /// The pipeline request for `options`: rotate, resize (with gravity), blur. The resize's decode target

@@ -25,7 +25,7 @@ public final class ImageProxy: Sendable {
     /// `Cache-Control` of image responses (made once).
     let cacheControl: String
     /// Renders in flight, by output, so that identical requests share one.
-    let renders = Locked<[OutputKey: Task<Result<(Rendition, ServerMetrics.CacheTier), ProxyError>, Never>]>([:])
+    let renders = Locked<[OutputKey: Task<Result<RenderedOutput, ProxyError>, Never>]>([:])
 
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
@@ -38,10 +38,14 @@ public final class ImageProxy: Sendable {
         self.metrics = metrics
         // Decodes, resizes and encodes share one queue with a slot per core, encodes first: at most one CPU-bound
         // job per core (a queue per stage ran up to three per core, time-sliced), and a render that reached its
-        // encode finishes before a newer one starts decoding, so renders complete in the order they started.
+        // encode finishes before a newer one starts decoding, so renders complete in the order they started. Its
+        // closures give way to the other threads (a real-time priority step lower, a yield after each): under
+        // SCHED_FIFO the queue's threads are never preempted by threads of their own priority, and kept both cores
+        // while work waited, libmicrohttpd's and the loader's threads waiting (BENCHMARKS.md, branch serve6).
         cpuQueue = WorkQueue(
             label: "imago.serve.cpu",
-            maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount))
+            maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount),
+            givesWayToOtherThreads: true)
         let loader = CountingDataLoader(base: configuration.dataLoader) { metrics.originFetched(bytes: $0) }
         var pipelineConfiguration = ImagePipeline.Configuration(
             dataLoader: loader,
@@ -77,9 +81,10 @@ public final class ImageProxy: Sendable {
                 response = answer
                 tier = answeredBy
             case .needsRender(let path, let key):
-                let (rendition, answeredBy) = try await output(for: key, source: path.source)
-                response = imageResponse(rendition, path: path, request: request)
-                tier = answeredBy
+                let rendered = try await output(for: key, source: path.source)
+                response = imageResponse(rendered.rendition, path: path, request: request)
+                tier = rendered.tier
+                if configuration.accessLog != nil { record.stages = rendered.stages }
             }
         } catch {
             response = Self.error(error, retryAfter: configuration.retryAfterSeconds)

@@ -1,5 +1,48 @@
 import Foundation
 
+/// Where a render's time went, in milliseconds, in the order the stages run: the request that rendered the
+/// output has them in its access-log record (``AccessLogRecord/stages``); requests that joined its render or read
+/// its output from a cache have none.
+public struct RenderStages: Sendable, Hashable, Encodable {
+    /// Waiting for a render slot (`--workers`).
+    public var queue: Double
+    /// Fetching the original from the origin (`nil` when it came from a cache).
+    public var fetch: Double?
+    /// Reading the original from the disk cache (`nil` when it did not).
+    public var disk: Double?
+    /// Decoding (`nil` when a cached decoded image was used).
+    public var decode: Double?
+    /// The processors (resize, rotate, blur) together (`nil` when there were none).
+    public var process: Double?
+    /// The rest of the pipeline's time: waiting for the CPU queue and the hops between stages.
+    public var pipelineWait: Double
+    /// Waiting for a CPU slot for the encode.
+    public var encodeWait: Double
+    /// Encoding.
+    public var encode: Double
+    /// Storing the output in the output cache (memory and disk).
+    public var store: Double
+
+    /// Stages from their durations (see the properties).
+    public init(
+        queue: Double, fetch: Double? = nil, disk: Double? = nil, decode: Double? = nil, process: Double? = nil,
+        pipelineWait: Double, encodeWait: Double, encode: Double, store: Double
+    ) {
+        self.queue = queue
+        self.fetch = fetch
+        self.disk = disk
+        self.decode = decode
+        self.process = process
+        self.pipelineWait = pipelineWait
+        self.encodeWait = encodeWait
+        self.encode = encode
+        self.store = store
+    }
+
+    /// `duration` in milliseconds, to 0.1 ms.
+    static func milliseconds(_ duration: Duration) -> Double { (duration.timeInterval * 10_000).rounded() / 10 }
+}
+
 /// One line of the access log: a request, its answer and its cost, the source URL redacted.
 public struct AccessLogRecord: Sendable, Hashable, Encodable {
     /// When the request finished (ISO 8601).
@@ -22,6 +65,9 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
     public var cache: String?
     /// The error sentence, for an error response.
     public var error: String?
+    /// Where a rendered request's time went, in milliseconds (`nil` for every other request: answered from a
+    /// cache, joined to another request's render, or refused before rendering).
+    public var stages: RenderStages?
 
     /// The record as one JSON object on one line.
     public var jsonLine: String {
@@ -30,7 +76,7 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
-    /// The record as a line of text: time, method, status, ms, bytes, cache tier, source, error.
+    /// The record as a line of text: time, method, status, ms, bytes, cache tier, source, error (no stages).
     public var textLine: String {
         var line = "\(time) \(method) \(status) \(String(format: "%.1f", ms))ms \(bytes)B \(cache ?? "-") "
         line += source ?? route
