@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -50,23 +49,19 @@ package final class WorkQueue: Sendable {
     private let state = Locked(State())
     private let slots: LoadQueue
     private let dispatchQueue: DispatchQueue
-    private let givesWayToOtherThreads: Bool
-    /// Set once the thread's own real-time priority could not be given back after a closure (see
-    /// `runOneStepBelowThreadPriority`); from then on closures run at the thread's priority.
-    private let priorityRestoreRefused = Atomic(false)
+    private let yieldsAfterEachClosure: Bool
 
     /// A queue running at most `maxConcurrentCount` (≥ 1) closures at once.
     ///
-    /// With `givesWayToOtherThreads` (default `false`) each closure leaves room for the process's other threads:
-    /// under a real-time policy (`SCHED_FIFO`, `SCHED_RR`) it runs one priority step below its thread's own, and
-    /// after each closure the thread yields its core (`sched_yield`). Under a real-time policy a busy thread is never
-    /// preempted by threads of its own priority, so a queue that always has closures waiting kept its cores until it
-    /// ran dry, and an event loop or a loader's thread waited that long. Under the default policy the kernel
-    /// time-slices anyway and this costs a syscall or two per closure.
-    package init(label: String, maxConcurrentCount: Int, givesWayToOtherThreads: Bool = false) {
+    /// With `yieldsAfterEachClosure` (default `false`) the thread gives up its core (`sched_yield`) after each
+    /// closure, so that threads waiting for a core run before the next closure starts. Under a real-time policy
+    /// (`SCHED_FIFO`) a busy thread is never preempted by threads of its own priority: a queue that always has
+    /// closures waiting would otherwise keep its cores until it runs dry, and an event loop or a loader's thread
+    /// would wait that long. Under the default policy the kernel time-slices anyway and the call costs a syscall.
+    package init(label: String, maxConcurrentCount: Int, yieldsAfterEachClosure: Bool = false) {
         slots = LoadQueue(maximumConcurrentCount: maxConcurrentCount)
         dispatchQueue = DispatchQueue(label: label, attributes: .concurrent)
-        self.givesWayToOtherThreads = givesWayToOtherThreads
+        self.yieldsAfterEachClosure = yieldsAfterEachClosure
     }
 
     /// Queues `work`; it runs when a slot is free and nothing more urgent waits.
@@ -90,33 +85,14 @@ package final class WorkQueue: Sendable {
                 return work
             })
         else { return }  // cancelled after its slot was granted: the cancel gave the slot back
-        if givesWayToOtherThreads { runOneStepBelowThreadPriority(work) } else { work() }
+        work()
         let idleWaiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.running -= 1
             return s.takeIdleWaiters()
         }
         slots.finish(id)
         for waiter in idleWaiters { waiter.resume() }
-        if givesWayToOtherThreads { sched_yield() }
-    }
-
-    /// Runs `work` one real-time priority step below the thread's own when the thread runs under `SCHED_FIFO` or
-    /// `SCHED_RR` (the process's other threads at that priority then preempt it), and gives the priority back after.
-    /// Under any other policy, at the lowest real-time priority, or once giving a priority back was refused (a
-    /// process without `CAP_SYS_NICE` whose real-time priority was set by its parent), `work` runs as it is.
-    func runOneStepBelowThreadPriority(_ work: @Sendable () -> Void) {
-        var policy: Int32 = 0
-        var own = sched_param()
-        let thread = pthread_self()
-        guard !priorityRestoreRefused.load(ordering: .relaxed),
-            pthread_getschedparam(thread, &policy, &own) == 0, policy == SCHED_FIFO || policy == SCHED_RR,
-            own.sched_priority > sched_get_priority_min(policy)
-        else { return work() }
-        var lower = own
-        lower.sched_priority -= 1
-        guard pthread_setschedparam(thread, policy, &lower) == 0 else { return work() }
-        work()
-        if pthread_setschedparam(thread, policy, &own) != 0 { priorityRestoreRefused.store(true, ordering: .relaxed) }
+        if yieldsAfterEachClosure { sched_yield() }
     }
 
     /// Drops `item` if it has not started; a running closure finishes.
