@@ -1,6 +1,10 @@
 -- wrk script for scripts/bench-serve.sh: the request paths come from a file, one per line.
--- Arguments after `--`: PATHS_FILE MODE THREADS, MODE being "once" (each thread requests its share of the
--- paths once, then stops: a cold run with every output new) or "loop" (threads cycle through the paths).
+-- Arguments after `--`: PATHS_FILE MODE THREADS [TRACE_DIR], MODE being "once" (each thread requests its share of
+-- the paths once, then stops: a cold run with every output new) or "loop" (threads cycle through the paths).
+-- With TRACE_DIR ("once" only), each thread writes TRACE_DIR/thread-N.txt with one line
+-- "thread n-th_request_on_its_connection path_index start_ns end_ns status" per response (CLOCK_MONOTONIC, through
+-- LuaJIT's ffi), for finding where a cold run's slowest requests wait: join the path index with
+-- `imago serve --log-format json`'s "stages" (BENCHMARKS.md, branch serve6).
 local count = 0
 local threads = {}
 
@@ -18,6 +22,21 @@ local function now()
   return tonumber(text)
 end
 
+-- Monotonic nanoseconds, read twice per request: only when tracing.
+local mono
+local function loadMonotonicClock()
+  local ffi = require("ffi")
+  ffi.cdef[[
+  typedef struct { long tv_sec; long tv_nsec; } serve_wrk_timespec;
+  int clock_gettime(int clk, serve_wrk_timespec *ts);
+  ]]
+  local ts = ffi.new("serve_wrk_timespec")
+  mono = function()
+    ffi.C.clock_gettime(1, ts)
+    return tonumber(ts.tv_sec) * 1e9 + tonumber(ts.tv_nsec)
+  end
+end
+
 function init(args)
   paths = {}
   for line in io.lines(args[1]) do
@@ -29,6 +48,11 @@ function init(args)
   mine = 0
   for _ = id + 1, #paths, step do mine = mine + 1 end
   received = 0
+  tracedir = args[4]
+  if tracedir then
+    loadMonotonicClock()
+    log = {}
+  end
   started = now()
   finished = started
 end
@@ -36,13 +60,25 @@ end
 function request()
   if index > #paths then index = id + 1 end
   local path = paths[index]
+  if tracedir then
+    traced_index = index
+    traced_start = mono()
+  end
   index = index + step
   return wrk.format("GET", path)
 end
 
 function response(status, headers, body)
   received = received + 1
+  if tracedir then
+    log[#log + 1] = string.format("%d %d %d %.0f %.0f %d", id, received, traced_index, traced_start, mono(), status)
+  end
   if once and received >= mine then
+    if tracedir then
+      local f = io.open(tracedir .. "/thread-" .. id .. ".txt", "w")
+      f:write(table.concat(log, "\n"), "\n")
+      f:close()
+    end
     finished = now()
     wrk.thread:stop()
   end
