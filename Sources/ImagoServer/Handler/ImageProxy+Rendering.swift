@@ -18,11 +18,13 @@ extension RenderStages {
             $0 + ($1 ?? .zero)
         }
         self.init(
-            queue: Self.milliseconds(queued), fetch: timings.load.map(Self.milliseconds),
-            disk: timings.diskRead.map(Self.milliseconds), decode: timings.decode.map(Self.milliseconds),
-            process: timings.process.map(Self.milliseconds),
-            pipelineWait: Self.milliseconds(max(.zero, pipeline - ran)), encodeWait: Self.milliseconds(encodeWait),
-            encode: Self.milliseconds(encode), store: Self.milliseconds(store))
+            queue: AccessLogRecord.milliseconds(queued), fetch: timings.load.map(AccessLogRecord.milliseconds),
+            disk: timings.diskRead.map(AccessLogRecord.milliseconds),
+            decode: timings.decode.map(AccessLogRecord.milliseconds),
+            process: timings.process.map(AccessLogRecord.milliseconds),
+            pipelineWait: AccessLogRecord.milliseconds(max(.zero, pipeline - ran)),
+            encodeWait: AccessLogRecord.milliseconds(encodeWait),
+            encode: AccessLogRecord.milliseconds(encode), store: AccessLogRecord.milliseconds(store))
     }
 }
 

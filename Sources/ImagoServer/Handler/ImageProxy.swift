@@ -171,14 +171,15 @@ public final class ImageProxy: Sendable {
         _ request: ServerRequest, _ response: ServerResponse, tier: ServerMetrics.CacheTier?,
         start: ContinuousClock.Instant, record: inout AccessLogRecord
     ) {
-        let seconds = (ContinuousClock.now - start).timeInterval
+        let elapsed = ContinuousClock.now - start
+        let seconds = elapsed.timeInterval
         let sent = request.method == "HEAD" ? 0 : response.body.count
         metrics.requestFinished(status: response.status, seconds: seconds, tier: tier, bytesOut: sent)
         if let log = configuration.accessLog {
             record.time = Date().formatted(.iso8601)
             record.status = response.status
             record.bytes = sent
-            record.ms = (seconds * 10_000).rounded() / 10
+            record.ms = AccessLogRecord.milliseconds(elapsed)
             record.cache = tier?.rawValue
             log(record)
         }

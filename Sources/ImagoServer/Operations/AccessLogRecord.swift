@@ -38,9 +38,6 @@ public struct RenderStages: Sendable, Hashable, Encodable {
         self.encode = encode
         self.store = store
     }
-
-    /// `duration` in milliseconds, to 0.1 ms.
-    static func milliseconds(_ duration: Duration) -> Double { (duration.timeInterval * 10_000).rounded() / 10 }
 }
 
 /// One line of the access log: a request, its answer and its cost, the source URL redacted.
@@ -68,6 +65,9 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
     /// Where a rendered request's time went, in milliseconds (`nil` for every other request: answered from a
     /// cache, joined to another request's render, or refused before rendering).
     public var stages: RenderStages?
+
+    /// `duration` in milliseconds, to 0.1 ms: the unit of ``ms`` and of every stage.
+    static func milliseconds(_ duration: Duration) -> Double { (duration.timeInterval * 10_000).rounded() / 10 }
 
     /// The record as one JSON object on one line.
     public var jsonLine: String {
