@@ -78,10 +78,11 @@ enum ProcessorsBench {
             ("768x512", PixelSize(width: 768, height: 512), .gray, 20),
         ]
         for c in cases {
-            var image = try makeImage(width: c.source.width, height: c.source.height)
-            if c.input == .opaque {
-                image.withUnsafeMutableBytes { p in for i in stride(from: 3, to: p.count, by: 4) { p[i] = 255 } }
-            } else if c.input == .gray {
+            var image =
+                c.input == .opaque
+                ? try makeOpaqueImage(width: c.source.width, height: c.source.height)
+                : try makeImage(width: c.source.width, height: c.source.height)
+            if c.input == .gray {
                 image = try ImageProcessors.Grayscale().process(image)
                 image = try PixelBuffer(
                     width: image.width, height: image.height, format: .gray8,
@@ -114,9 +115,7 @@ enum ProcessorsBench {
         for source in [
             PixelSize(width: 288, height: 192), .init(width: 384, height: 256), .init(width: 480, height: 320),
         ] {
-            var image = try makeImage(width: source.width, height: source.height)
-            image.withUnsafeMutableBytes { p in for i in stride(from: 3, to: p.count, by: 4) { p[i] = 255 } }
-            let opaque = image.assumingOpaque()
+            let opaque = try makeOpaqueImage(width: source.width, height: source.height).assumingOpaque()
             let target = source.fitted(within: PixelSize(width: 256, height: 256))
             func run(_ variant: Int32) {
                 let out = try? opaque.resampled(
@@ -142,6 +141,13 @@ enum ProcessorsBench {
         var ts = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// ``makeImage(width:height:)`` with every alpha 255 (not marked opaque: callers mark it where they mean to).
+    static func makeOpaqueImage(width: Int, height: Int) throws -> PixelBuffer {
+        var image = try makeImage(width: width, height: height)
+        image.withUnsafeMutableBytes { p in for i in stride(from: 3, to: p.count, by: 4) { p[i] = 255 } }
+        return image
     }
 
     /// A smooth colour gradient with a diagonal stripe pattern and a soft alpha ramp at the bottom.
