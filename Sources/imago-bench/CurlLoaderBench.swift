@@ -54,7 +54,7 @@ enum CurlLoaderBench {
             sessionCPU.append(cpu)
             return wall
         }
-        let note = "nginx 1.22 on loopback, a separate process; machine shared with parallel builds"
+        let note = "nginx 1.22 on loopback, a separate process"
         try compare(
             "curl-loader 500×200KB c6 wall: CurlDataLoader vs curl --parallel", unit: "s", goal: 1.2,
             peerName: "curl --parallel --parallel-max 6", rounds: 5, imago: curlLoader, peer: curl)
