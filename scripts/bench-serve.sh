@@ -11,6 +11,8 @@
 #   only the codec work the row needs at thumbor's encoder settings: each JPEG's DCT-scaled decode and the WebP
 #   encode (q80, method 4) of its 256-px fit; best_ratio = (cores x 1000 / floor ms) / thumbor's req/s is the most
 #   any server could reach against thumbor on this machine if all its cores did nothing but those codecs.
+# PERF_DIR=DIR records `perf record -g -a` (cpu-clock, 1 kHz, perf at normal priority) over each imago cold row
+# into DIR/cold-imago-TIME-pidPID.data (read it with bench/serve-cold-perf.py FILE PID).
 # ROUNDS=N (default 1) repeats every row N times, each round with a fresh imago serve and empty caches, and
 # prints the load average before each round.
 # Prints one RESULT line per row and writes .build/bench-serve/results.txt.
@@ -39,6 +41,17 @@ WORK=$ROOT/.build/bench-serve
 TRASH=$ROOT/.build/bench-serve-trash
 discard() { [ ! -e "$1" ] || { mkdir -p "$TRASH" && mv "$1" "$TRASH/$(date +%s%N)"; }; }
 discard "$WORK"
+# imago's cache folder is made, under a new name each round, in CACHES, marked `chattr +T`: ext4 then places each
+# new folder in it as it places a top-level one, in a little-used block group picked from its name, away from the
+# inodes freed by earlier rounds (imago-bench's cold pipeline rounds do the same). With the folder in the work
+# folder, every round's cache landed in the same block group as the previous rounds' deleted ones, and the scan
+# above grew with them: 7-27 % of imago's CPU at 1-4 rounds' deletes, 0 with the flag (BENCHMARKS.md, branch
+# serve7). On another file system chattr fails and the folder is placed by its default.
+CACHES=$ROOT/.build/bench-serve-caches
+mkdir -p "$CACHES"
+chattr +T "$CACHES" 2> /dev/null || echo "bench-serve: chattr +T $CACHES failed; cache folders placed by default" >&2
+for old in "$CACHES"/*; do discard "$old"; done
+IMAGO_CACHE=
 mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp" "$WORK/static" "$WORK/thumbor"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 ORIGIN=$(free_port); STATIC=$(free_port); IMAGO=$(free_port); THUMBOR=$(free_port)
@@ -81,9 +94,10 @@ if [ -z "${IMAGO_BIN:-}" ]; then
   IMAGO_BIN="$(swift build -c release --show-bin-path)/imago"
 fi
 start_imago() {  # a fresh imago serve over an empty cache directory
-  discard "$WORK/imago-cache"
+  [ -z "$IMAGO_CACHE" ] || discard "$IMAGO_CACHE"
+  IMAGO_CACHE=$CACHES/imago-$(date +%s%N)
   "$IMAGO_BIN" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private \
-    --cache-dir "$WORK/imago-cache" --log-format "${IMAGO_LOG:-off}" > /dev/null 2>> "$WORK/imago.err" &
+    --cache-dir "$IMAGO_CACHE" --log-format "${IMAGO_LOG:-off}" > /dev/null 2>> "$WORK/imago.err" &
   IMAGO_PID=$!
   PIDS+=("$IMAGO_PID")
   for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$IMAGO/healthz" && break; sleep 0.1; done
@@ -132,9 +146,17 @@ for round in $(seq "$ROUNDS"); do
   [ "$round" = 1 ] || start_imago
   echo "# round $round, load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$WORK/results.txt"
   before=$(cpu_seconds "$IMAGO_PID")
+  if [ -n "${PERF_DIR:-}" ]; then  # a profile of the whole machine over imago's cold row, perf at normal priority
+    mkdir -p "$PERF_DIR"
+    chrt -o 0 perf record -q -g -a -F 1000 -e cpu-clock -o "$PERF_DIR/cold-imago-$(date +%s)-pid$IMAGO_PID.data" \
+      2> /dev/null &
+    PERF_PID=$!
+    sleep 1
+  fi
   run cold-imago "http://127.0.0.1:$IMAGO" "$WORK/imago-paths" once 32 32
   echo "imago-cpu-ms-per-image $(awk -v a="$before" -v b="$(cpu_seconds "$IMAGO_PID")" 'BEGIN { printf "%.2f", (b - a) * 2 }')" \
     | tee -a "$WORK/results.txt"
+  [ -z "${PERF_DIR:-}" ] || { kill -INT "$PERF_PID"; wait "$PERF_PID" || true; }
   echo "imago-peak-rss-mb $(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$IMAGO_PID/status")" \
     | tee -a "$WORK/results.txt"
   before=$(cpu_seconds "$THUMBOR_PID")

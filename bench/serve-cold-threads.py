@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Samples every thread of PID every 0.25 s until PID exits or SIGTERM, keeping each thread's last values (threads of
+Dispatch's pool exit after idling, before a run's end can be snapshotted), then writes one file per thread into
+DIR in the format of bench/serve-cold.sh's snapshots (stat line, schedstat line, the status switch lines).
+Usage: serve-cold-threads.py PID DIR (run it at normal priority: it only needs the idle moments)."""
+import os
+import signal
+import sys
+import time
+
+pid, folder = sys.argv[1], sys.argv[2]
+last = {}
+stop = False
+
+
+def on_term(*_):
+    global stop
+    stop = True
+
+
+signal.signal(signal.SIGTERM, on_term)
+
+
+def sample():
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tids:
+        base = f"/proc/{pid}/task/{tid}"
+        try:
+            stat = open(f"{base}/stat").read().strip()
+            sched = open(f"{base}/schedstat").read().strip()
+            switches = [l.strip() for l in open(f"{base}/status") if "ctxt_switches" in l]
+        except OSError:
+            continue
+        last[tid] = "\n".join([stat, sched] + switches) + "\n"
+    return True
+
+
+while not stop and sample():
+    time.sleep(0.25)
+os.makedirs(folder, exist_ok=True)
+for tid, text in last.items():
+    open(os.path.join(folder, f"task-{tid}"), "w").write(text)

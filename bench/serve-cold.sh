@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# bench-serve.sh's cold imago row alone, RUNS times (default 6), each with a fresh `imago serve` over an empty cache
+# directory, for finding where a slow run's extra CPU goes (BENCHMARKS.md, branch serve7). Needs the gallery and
+# the venv that scripts/bench-serve.sh makes (run it once first). No thumbor, no warm rows.
+# Per run, in .build/serve-cold/run-N/: wrk's RESULT line; /proc snapshots of imago serve before and after the run
+# (per thread, sampled through the run by bench/serve-cold-threads.py since the pool's threads exit when idle: CPU,
+# schedstat run/wait, voluntary/involuntary switches; the process's minor/major faults);
+# /proc/stat and /proc/vmstat before and after; the codec floor (bench/serve-floor.c, one pass) just before and
+# just after the run, as a clock of the machine's speed at that time. TOPDIR=1 and DELETE_BEFORE=1: see below.
+# PERF=1 also records `perf record -g -a` (cpu-clock, 1 kHz, the whole machine: attached by pid, perf 6.1 spun in
+# the kernel on both cores once the pool's threads exited) over the run, started with `chrt -o 0` (never under a
+# real-time policy); `perf report --pid` picks imago serve out. IMAGO_BIN=PATH runs another build. Old cache directories
+# are moved aside and deleted only at the end (see bench-serve.sh: deletes just before a run cost imago 5-16 %).
+# Run it under `chrt -f 50` like bench-serve.sh. Prints one summary line per run (summarise with
+# bench/serve-cold-summary.py).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RUNS=${RUNS:-6}
+DATA=$ROOT/.build/bench-data
+OUT=${OUT:-$ROOT/.build/serve-cold}
+[ -d "$DATA/gallery/jpeg" ] || { echo "serve-cold: run scripts/bench-serve.sh once first" >&2; exit 1; }
+TRASH=$ROOT/.build/serve-cold-trash
+mkdir -p "$TRASH"
+[ ! -e "$OUT" ] || mv "$OUT" "$TRASH/out-$(date +%s%N)"
+mkdir -p "$OUT/nginx/logs" "$OUT/nginx/tmp"
+# Each run's cache folder gets a new name in CACHES; TOPDIR=1 marks CACHES `chattr +T` (ext4 then places each new
+# folder in it as a top-level one, in a little-used block group: scripts/bench-serve.sh does so).
+CACHES=$ROOT/.build/serve-cold-caches-$(date +%s%N)
+mkdir -p "$CACHES"
+[ "${TOPDIR:-0}" != 1 ] || chattr +T "$CACHES"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+ORIGIN=$(free_port); IMAGO=$(free_port)
+IMAGO_PID=; PERF_PID=
+cleanup() {
+  [ -z "$PERF_PID" ] || kill -INT "$PERF_PID" 2>/dev/null || true
+  [ -z "$IMAGO_PID" ] || kill "$IMAGO_PID" 2>/dev/null || true
+  kill "$(cat "$OUT/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null || true
+}
+trap cleanup EXIT
+cat > "$OUT/nginx/nginx.conf" <<CONF
+worker_processes ${NGINX_WORKERS:-auto};
+pid $OUT/nginx/nginx.pid;
+error_log $OUT/nginx/logs/error.log warn;
+daemon on;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  client_body_temp_path $OUT/nginx/tmp;
+  proxy_temp_path $OUT/nginx/tmp;
+  fastcgi_temp_path $OUT/nginx/tmp;
+  uwsgi_temp_path $OUT/nginx/tmp;
+  scgi_temp_path $OUT/nginx/tmp;
+  types { image/jpeg jpg; image/webp webp; }
+  server { listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery; }
+}
+CONF
+nginx -c "$OUT/nginx/nginx.conf" -p "$OUT/nginx"
+"${CC:-cc}" -O2 -o "$OUT/serve-floor" bench/serve-floor.c -lturbojpeg -lwebp
+if [ -z "${IMAGO_BIN:-}" ]; then
+  swift build -c release -j 2 --product imago
+  IMAGO_BIN="$(swift build -c release --show-bin-path)/imago"
+fi
+for i in $(seq -f %03g 0 499); do
+  echo "/_/rs:fit:256:256/q:80/f:webp/plain/http://127.0.0.1:$ORIGIN/jpeg/$i.jpg"
+done > "$OUT/imago-paths"
+for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$ORIGIN/jpeg/000.jpg" && break; sleep 0.1; done
+
+snapshot() {  # PID DIR: per-thread and process counters of PID, and the machine's, into DIR
+  mkdir -p "$2"
+  cp /proc/stat "$2/stat"; cp /proc/vmstat "$2/vmstat"; cp /proc/loadavg "$2/loadavg"
+  cp "/proc/$1/stat" "$2/proc-stat"; cp "/proc/$1/status" "$2/proc-status"
+  for task in /proc/"$1"/task/*; do
+    local tid=${task##*/}
+    { cat "$task/stat"; cat "$task/schedstat"; grep ctxt_switches "$task/status"; } > "$2/task-$tid" 2>/dev/null || true
+  done
+}
+floor_ms() { "$OUT/serve-floor" 256 80 1 "$DATA"/gallery/jpeg/*.jpg | sed -nE 's/^RESULT floor_ms=([0-9.]+).*/\1/p'; }
+
+for run in $(seq "$RUNS"); do
+  dir=$OUT/run-$run
+  mkdir -p "$dir"
+  floor_before=$(floor_ms)
+  # DELETE_BEFORE=1: the previous run's cache is deleted right before this run (the harness's old habit).
+  if [ "${DELETE_BEFORE:-0}" = 1 ] && [ -n "${previous:-}" ]; then rm -rf "$previous"; fi
+  cache=$CACHES/cache-$run-$(date +%s%N)
+  "$IMAGO_BIN" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private --cache-dir "$cache" \
+    --log-format "${IMAGO_LOG:-off}" > "$dir/imago.log" 2> "$dir/imago.err" &
+  IMAGO_PID=$!
+  for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$IMAGO/healthz" && break; sleep 0.1; done
+  if [ "${PERF:-0}" = 1 ]; then
+    chrt -o 0 perf record -q -g -F 1000 -e cpu-clock -a -o "$dir/perf.data" 2> "$dir/perf.err" &
+    PERF_PID=$!
+    sleep 1
+  fi
+  [ -z "${TRACE:-}" ] || mkdir -p "$dir/trace"
+  snapshot "$IMAGO_PID" "$dir/before"
+  chrt -o 0 python3 bench/serve-cold-threads.py "$IMAGO_PID" "$dir/threads" &
+  SAMPLER_PID=$!
+  line=$(wrk -t32 -c32 -d"${DURATION:-15s}" --timeout 30s -s bench/serve-wrk.lua "http://127.0.0.1:$IMAGO" -- \
+    "$OUT/imago-paths" once 32 ${TRACE:+"$dir/trace"} | grep '^RESULT')
+  snapshot "$IMAGO_PID" "$dir/after"
+  kill "$SAMPLER_PID"; wait "$SAMPLER_PID" || true
+  if [ -n "$PERF_PID" ]; then kill -INT "$PERF_PID"; wait "$PERF_PID" 2>/dev/null || true; PERF_PID=; fi
+  kill "$IMAGO_PID"; wait "$IMAGO_PID" 2>/dev/null || true; IMAGO_PID=
+  floor_after=$(floor_ms)
+  echo "${line#RESULT } floor_before=$floor_before floor_after=$floor_after" > "$dir/result"
+  python3 bench/serve-cold-summary.py "$dir"
+  if [ "${DELETE_BEFORE:-0}" = 1 ]; then previous=$cache; else mv "$cache" "$TRASH/"; fi
+done
+rm -rf "$TRASH" "$CACHES"
