@@ -38,26 +38,8 @@ cleanup() {
   kill "$(cat "$OUT/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null || true
 }
 trap cleanup EXIT
-cat > "$OUT/nginx/nginx.conf" <<CONF
-worker_processes ${NGINX_WORKERS:-auto};
-pid $OUT/nginx/nginx.pid;
-error_log $OUT/nginx/logs/error.log warn;
-daemon on;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 100000;
-  client_body_temp_path $OUT/nginx/tmp;
-  proxy_temp_path $OUT/nginx/tmp;
-  fastcgi_temp_path $OUT/nginx/tmp;
-  uwsgi_temp_path $OUT/nginx/tmp;
-  scgi_temp_path $OUT/nginx/tmp;
-  types { image/jpeg jpg; image/webp webp; }
-  server { listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery; }
-}
-CONF
+. "$ROOT/bench/nginx-conf.sh"
+nginx_conf "$OUT/nginx" "${NGINX_WORKERS:-auto}" "listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery;"
 nginx -c "$OUT/nginx/nginx.conf" -p "$OUT/nginx"
 "${CC:-cc}" -O2 -o "$OUT/serve-floor" bench/serve-floor.c -lturbojpeg -lwebp
 if [ -z "${IMAGO_BIN:-}" ]; then

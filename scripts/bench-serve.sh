@@ -64,27 +64,9 @@ cleanup() {
 trap cleanup EXIT
 
 # One nginx worker per core, as imago serve runs one libmicrohttpd thread per core (NGINX_WORKERS overrides).
-cat > "$WORK/nginx/nginx.conf" <<CONF
-worker_processes ${NGINX_WORKERS:-auto};
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/logs/error.log warn;
-daemon on;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 100000;
-  client_body_temp_path $WORK/nginx/tmp;
-  proxy_temp_path $WORK/nginx/tmp;
-  fastcgi_temp_path $WORK/nginx/tmp;
-  uwsgi_temp_path $WORK/nginx/tmp;
-  scgi_temp_path $WORK/nginx/tmp;
-  types { image/jpeg jpg; image/webp webp; }
-  server { listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery; }
-  server { listen 127.0.0.1:$STATIC backlog=1024; root $WORK/static; }
-}
-CONF
+. "$ROOT/bench/nginx-conf.sh"
+nginx_conf "$WORK/nginx" "${NGINX_WORKERS:-auto}" "listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery;" \
+  "listen 127.0.0.1:$STATIC backlog=1024; root $WORK/static;"
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
 "${CC:-cc}" -O2 -o "$WORK/serve-floor" bench/serve-floor.c -lturbojpeg -lwebp
 

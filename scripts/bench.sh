@@ -45,29 +45,8 @@ mkdir -p "$DATA/jxl"
 NGINX_DIR=$ROOT/.build/bench-nginx
 mkdir -p "$NGINX_DIR/logs" "$NGINX_DIR/tmp"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-cat > "$NGINX_DIR/nginx.conf" <<CONF
-worker_processes 1;
-pid $NGINX_DIR/nginx.pid;
-error_log $NGINX_DIR/logs/error.log warn;
-daemon on;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 100000;
-  client_body_temp_path $NGINX_DIR/tmp;
-  proxy_temp_path $NGINX_DIR/tmp;
-  fastcgi_temp_path $NGINX_DIR/tmp;
-  uwsgi_temp_path $NGINX_DIR/tmp;
-  scgi_temp_path $NGINX_DIR/tmp;
-  types { image/jpeg jpg; image/png png; image/webp webp; image/gif gif; }
-  server {
-    listen 127.0.0.1:$PORT backlog=1024;
-    root $DATA/gallery;
-  }
-}
-CONF
+. "$ROOT/bench/nginx-conf.sh"
+nginx_conf "$NGINX_DIR" 1 "listen 127.0.0.1:$PORT backlog=1024; root $DATA/gallery;"
 nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR"
 trap 'kill $(cat "$NGINX_DIR/nginx.pid" 2>/dev/null) 2>/dev/null || true' EXIT
 for i in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/jpeg/000.jpg" && break; sleep 0.1; done
