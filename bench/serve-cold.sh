@@ -23,7 +23,6 @@ OUT=${OUT:-$ROOT/.build/serve-cold}
 TRASH=$ROOT/.build/serve-cold-trash
 mkdir -p "$TRASH"
 [ ! -e "$OUT" ] || mv "$OUT" "$TRASH/out-$(date +%s%N)"
-mkdir -p "$OUT/nginx/logs" "$OUT/nginx/tmp"
 # Each run's cache folder gets a new name in CACHES; TOPDIR=1 marks CACHES `chattr +T` (ext4 then places each new
 # folder in it as a top-level one, in a little-used block group: scripts/bench-serve.sh does so).
 CACHES=$ROOT/.build/serve-cold-caches-$(date +%s%N)

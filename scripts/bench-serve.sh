@@ -52,7 +52,7 @@ mkdir -p "$CACHES"
 chattr +T "$CACHES" 2> /dev/null || echo "bench-serve: chattr +T $CACHES failed; cache folders placed by default" >&2
 for old in "$CACHES"/*; do discard "$old"; done
 IMAGO_CACHE=
-mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp" "$WORK/static" "$WORK/thumbor"
+mkdir -p "$WORK/static" "$WORK/thumbor"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 ORIGIN=$(free_port); STATIC=$(free_port); IMAGO=$(free_port); THUMBOR=$(free_port)
 PIDS=()

@@ -43,7 +43,6 @@ mkdir -p "$DATA/jxl"
 
 # nginx on a free loopback port, its files under .build/, stopped on exit.
 NGINX_DIR=$ROOT/.build/bench-nginx
-mkdir -p "$NGINX_DIR/logs" "$NGINX_DIR/tmp"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 . "$ROOT/bench/nginx-conf.sh"
 nginx_conf "$NGINX_DIR" 1 "listen 127.0.0.1:$PORT backlog=1024; root $DATA/gallery;"
