@@ -6,7 +6,10 @@
 #   warm: imago with every output cached vs nginx serving the same output bytes as static files, 10 s each;
 #   peak RSS (VmHWM) of imago serve after the cold run; CPU (user + system, from /proc) of each server per cold
 #   image. Neither server writes an access log (nginx: access_log off; imago: --log-format off; thumbor: -l error).
-#   cold-ratio: imago's cold throughput and p99 over thumbor's, the round's two goals (>= 3, <= 1/3).
+#   cold-ratio: imago's cold throughput and p99 over thumbor's, the round's two goals (>= 3, <= 1/3). thumbor runs
+#   as shipped: its default engine and its default storage (file_storage: each fetched original kept on disk,
+#   as imago's disk cache keeps it), in a new folder each round. cold-thumbor-nostore and cold-ratio-nostore are
+#   the same row with thumbor's no_storage (it writes no file; the configuration of this script before stop 24).
 #   codec-floor: after thumbor's cold row, in the same round, bench/serve-floor.c (one thread, no server) times
 #   only the codec work the row needs at thumbor's encoder settings: each JPEG's DCT-scaled decode and the WebP
 #   encode (q80, method 4) of its 256-px fit; best_ratio = (cores x 1000 / floor ms) / thumbor's req/s is the most
@@ -36,8 +39,8 @@ WORK=$ROOT/.build/bench-serve
 # VM's root file system is ext4 without a journal: there, creating a file skips (one buffer-cache lookup each) every
 # free inode of its block group deleted in the last 5 s, or in the last 305 s while that inode-table block is still
 # dirty, so deleting the previous round's ~1,500 cache files just before a cold run made each of imago's file
-# creates scan them: 5-11 % of imago's CPU in the kernel's find_inode_bit (BENCHMARKS.md, branch serve5). thumbor
-# writes no files, so that cost was the harness's, not the servers'.
+# creates scan them: 5-11 % of imago's CPU in the kernel's find_inode_bit (BENCHMARKS.md, branch serve5). That cost
+# was the harness's, not the servers'.
 TRASH=$ROOT/.build/bench-serve-trash
 discard() { [ ! -e "$1" ] || { mkdir -p "$TRASH" && mv "$1" "$TRASH/$(date +%s%N)"; }; }
 discard "$WORK"
@@ -53,8 +56,9 @@ chattr +T "$CACHES" 2> /dev/null || echo "bench-serve: chattr +T $CACHES failed;
 for old in "$CACHES"/*; do discard "$old"; done
 IMAGO_CACHE=
 mkdir -p "$WORK/static" "$WORK/thumbor"
+THUMBOR_STORE=
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-ORIGIN=$(free_port); STATIC=$(free_port); IMAGO=$(free_port); THUMBOR=$(free_port)
+ORIGIN=$(free_port); STATIC=$(free_port); IMAGO=$(free_port); THUMBOR=$(free_port); THUMBOR_NS=$(free_port)
 PIDS=()
 ROUNDS=${ROUNDS:-1}
 cleanup() {
@@ -93,21 +97,45 @@ cpu_seconds() {  # user + system CPU seconds of process $1 so far
 }
 start_imago
 
-cat > "$WORK/thumbor/thumbor.conf" <<CONF
-ALLOW_UNSAFE_URL = True
-LOADER = 'thumbor.loaders.http_loader'
-STORAGE = 'thumbor.storages.no_storage'
-RESULT_STORAGE = None
-QUALITY = 80
-CONF
-"$VENV/bin/thumbor" --port "$THUMBOR" --ip 127.0.0.1 -c "$WORK/thumbor/thumbor.conf" -l error \
-  > "$WORK/thumbor.log" 2>&1 &
-THUMBOR_PID=$!
-PIDS+=("$THUMBOR_PID")
-
-for url in "http://127.0.0.1:$ORIGIN/jpeg/000.jpg" "http://127.0.0.1:$THUMBOR/healthcheck"; do
-  for _ in $(seq 200); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
-done
+# Two thumbors, both fresh each round: "file" at its defaults (file_storage in a new folder in CACHES, so that its
+# files get the placement imago's get), "none" with no_storage. One thumbor process each, its default.
+THUMBOR_PIDS=()
+start_thumbors() {
+  local folder
+  [ -z "${THUMBOR_STORE:-}" ] || discard "$THUMBOR_STORE"
+  THUMBOR_STORE=$CACHES/thumbor-$(date +%s%N)
+  for config in file none; do
+    folder=$WORK/thumbor/$config
+    mkdir -p "$folder"
+    {
+      echo "ALLOW_UNSAFE_URL = True"
+      echo "LOADER = 'thumbor.loaders.http_loader'"
+      if [ "$config" = file ]; then
+        echo "STORAGE = 'thumbor.storages.file_storage'"
+        echo "FILE_STORAGE_ROOT_PATH = '$THUMBOR_STORE'"
+      else
+        echo "STORAGE = 'thumbor.storages.no_storage'"
+      fi
+      echo "RESULT_STORAGE = None"
+      echo "QUALITY = 80"
+    } > "$folder/thumbor.conf"
+  done
+  "$VENV/bin/thumbor" --port "$THUMBOR" --ip 127.0.0.1 -c "$WORK/thumbor/file/thumbor.conf" -l error \
+    >> "$WORK/thumbor.log" 2>&1 &
+  THUMBOR_PID=$!
+  "$VENV/bin/thumbor" --port "$THUMBOR_NS" --ip 127.0.0.1 -c "$WORK/thumbor/none/thumbor.conf" -l error \
+    >> "$WORK/thumbor.log" 2>&1 &
+  THUMBOR_NS_PID=$!
+  PIDS+=("$THUMBOR_PID" "$THUMBOR_NS_PID")
+  for url in "http://127.0.0.1:$THUMBOR/healthcheck" "http://127.0.0.1:$THUMBOR_NS/healthcheck"; do
+    for _ in $(seq 200); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
+  done
+}
+stop_thumbors() {
+  kill "$THUMBOR_PID" "$THUMBOR_NS_PID" 2>/dev/null || true
+  wait "$THUMBOR_PID" "$THUMBOR_NS_PID" 2>/dev/null || true
+}
+for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$ORIGIN/jpeg/000.jpg" && break; sleep 0.1; done
 
 : > "$WORK/imago-paths"; : > "$WORK/thumbor-paths"; : > "$WORK/static-paths"
 for i in $(seq -f %03g 0 499); do
@@ -116,10 +144,16 @@ for i in $(seq -f %03g 0 499); do
   echo "/$i.webp" >> "$WORK/static-paths"
 done
 
+# A "once" row ends when its last thread has its answer, but wrk itself sleeps out -d before it prints: 30 s (the
+# slowest cold row seen took 7 s; a row cut short shows fewer than 500 requests and fails the script).
 run() {  # NAME URL PATHS MODE THREADS CONNECTIONS [DURATION]
   local line
-  line=$(wrk -t"$5" -c"$6" -d"${7:-120s}" --timeout 30s -s bench/serve-wrk.lua "$2" -- "$3" "$4" "$5" | grep '^RESULT')
+  line=$(wrk -t"$5" -c"$6" -d"${7:-30s}" --timeout 30s -s bench/serve-wrk.lua "$2" -- "$3" "$4" "$5" | grep '^RESULT')
   echo "$1 ${line#RESULT }" | tee -a "$WORK/results.txt"
+  if [ "$4" = once ] && ! echo "$line" | grep -q ' requests=500 errors=0 '; then
+    echo "bench-serve: $1 did not answer all 500 requests without errors within its duration" >&2
+    exit 1
+  fi
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores; 500 JPEGs -> 256-px WebP, 32 connections; $ROUNDS round(s)" \
@@ -141,15 +175,26 @@ for round in $(seq "$ROUNDS"); do
   [ -z "${PERF_DIR:-}" ] || { kill -INT "$PERF_PID"; wait "$PERF_PID" || true; }
   echo "imago-peak-rss-mb $(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$IMAGO_PID/status")" \
     | tee -a "$WORK/results.txt"
-  before=$(cpu_seconds "$THUMBOR_PID")
-  run cold-thumbor "http://127.0.0.1:$THUMBOR" "$WORK/thumbor-paths" once 32 32
-  echo "thumbor-cpu-ms-per-image $(awk -v a="$before" -v b="$(cpu_seconds "$THUMBOR_PID")" 'BEGIN { printf "%.2f", (b - a) * 2 }')" \
-    | tee -a "$WORK/results.txt"
+  start_thumbors
+  for row in cold-thumbor cold-thumbor-nostore; do
+    pid=$THUMBOR_PID; port=$THUMBOR
+    [ "$row" = cold-thumbor ] || { pid=$THUMBOR_NS_PID; port=$THUMBOR_NS; }
+    before=$(cpu_seconds "$pid")
+    run "$row" "http://127.0.0.1:$port" "$WORK/thumbor-paths" once 32 32
+    echo "${row#cold-}-cpu-ms-per-image $(awk -v a="$before" -v b="$(cpu_seconds "$pid")" 'BEGIN { printf "%.2f", (b - a) * 2 }')" \
+      | tee -a "$WORK/results.txt"
+  done
+  echo "thumbor-stored-files $(find "$THUMBOR_STORE" -type f | wc -l)" | tee -a "$WORK/results.txt"
+  stop_thumbors
   rm -rf "$TRASH"
   imago_rps=$(field cold-imago rps); imago_p99=$(field cold-imago p99_ms)
-  thumbor_rps=$(field cold-thumbor rps); thumbor_p99=$(field cold-thumbor p99_ms)
-  echo "cold-ratio rps=$(awk -v a="$imago_rps" -v b="$thumbor_rps" 'BEGIN { printf "%.2f", a / b }')" \
-    "p99=$(awk -v a="$imago_p99" -v b="$thumbor_p99" 'BEGIN { printf "%.3f", a / b }')" | tee -a "$WORK/results.txt"
+  for row in cold-thumbor cold-thumbor-nostore; do
+    thumbor_rps=$(field "$row" rps); thumbor_p99=$(field "$row" p99_ms)
+    name=cold-ratio; [ "$row" = cold-thumbor ] || name=cold-ratio-nostore
+    echo "$name rps=$(awk -v a="$imago_rps" -v b="$thumbor_rps" 'BEGIN { printf "%.2f", a / b }')" \
+      "p99=$(awk -v a="$imago_p99" -v b="$thumbor_p99" 'BEGIN { printf "%.3f", a / b }')" | tee -a "$WORK/results.txt"
+  done
+  thumbor_rps=$(field cold-thumbor rps)
   floor=$("$WORK/serve-floor" 256 80 "${FLOOR_PASSES:-3}" "$DATA"/gallery/jpeg/*.jpg | grep '^RESULT')
   floor_ms=$(echo "$floor" | sed -E 's/.*floor_ms=([0-9.]+).*/\1/')
   echo "codec-floor ${floor#RESULT } cores=$(nproc)" \
