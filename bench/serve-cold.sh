@@ -28,7 +28,7 @@ mkdir -p "$TRASH"
 CACHES=$ROOT/.build/serve-cold-caches-$(date +%s%N)
 mkdir -p "$CACHES"
 [ "${TOPDIR:-0}" != 1 ] || chattr +T "$CACHES"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+. "$ROOT/bench/common.sh"
 ORIGIN=$(free_port); IMAGO=$(free_port)
 IMAGO_PID=; PERF_PID=
 cleanup() {
@@ -37,7 +37,6 @@ cleanup() {
   kill "$(cat "$OUT/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null || true
 }
 trap cleanup EXIT
-. "$ROOT/bench/nginx-conf.sh"
 nginx_conf "$OUT/nginx" "${NGINX_WORKERS:-auto}" "listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery;"
 nginx -c "$OUT/nginx/nginx.conf" -p "$OUT/nginx"
 "${CC:-cc}" -O2 -o "$OUT/serve-floor" bench/serve-floor.c -lturbojpeg -lwebp
@@ -45,10 +44,8 @@ if [ -z "${IMAGO_BIN:-}" ]; then
   swift build -c release -j 2 --product imago
   IMAGO_BIN="$(swift build -c release --show-bin-path)/imago"
 fi
-for i in $(seq -f %03g 0 499); do
-  echo "/_/rs:fit:256:256/q:80/f:webp/plain/http://127.0.0.1:$ORIGIN/jpeg/$i.jpg"
-done > "$OUT/imago-paths"
-for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$ORIGIN/jpeg/000.jpg" && break; sleep 0.1; done
+imago_paths "$ORIGIN" "$OUT/imago-paths"
+wait_for "http://127.0.0.1:$ORIGIN/jpeg/000.jpg"
 
 snapshot() {  # PID DIR: per-thread and process counters of PID, and the machine's, into DIR
   mkdir -p "$2"
@@ -68,10 +65,7 @@ for run in $(seq "$RUNS"); do
   # DELETE_BEFORE=1: the previous run's cache is deleted right before this run (the harness's old habit).
   if [ "${DELETE_BEFORE:-0}" = 1 ] && [ -n "${previous:-}" ]; then rm -rf "$previous"; fi
   cache=$CACHES/cache-$run-$(date +%s%N)
-  "$IMAGO_BIN" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private --cache-dir "$cache" \
-    --log-format "${IMAGO_LOG:-off}" > "$dir/imago.log" 2> "$dir/imago.err" &
-  IMAGO_PID=$!
-  for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$IMAGO/healthz" && break; sleep 0.1; done
+  start_imago_serve "$IMAGO_BIN" "$IMAGO" "$cache" "$dir/imago.log" "$dir/imago.err"
   if [ "${PERF:-0}" = 1 ]; then
     chrt -o 0 perf record -q -g -F 1000 -e cpu-clock -a -o "$dir/perf.data" 2> "$dir/perf.err" &
     PERF_PID=$!

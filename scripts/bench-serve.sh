@@ -57,7 +57,7 @@ for old in "$CACHES"/*; do discard "$old"; done
 IMAGO_CACHE=
 mkdir -p "$WORK/static" "$WORK/thumbor"
 THUMBOR_STORE=
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+. "$ROOT/bench/common.sh"
 ORIGIN=$(free_port); STATIC=$(free_port); IMAGO=$(free_port); THUMBOR=$(free_port); THUMBOR_NS=$(free_port)
 PIDS=()
 ROUNDS=${ROUNDS:-1}
@@ -68,7 +68,6 @@ cleanup() {
 trap cleanup EXIT
 
 # One nginx worker per core, as imago serve runs one libmicrohttpd thread per core (NGINX_WORKERS overrides).
-. "$ROOT/bench/nginx-conf.sh"
 nginx_conf "$WORK/nginx" "${NGINX_WORKERS:-auto}" "listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery;" \
   "listen 127.0.0.1:$STATIC backlog=1024; root $WORK/static;"
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
@@ -82,11 +81,8 @@ fi
 start_imago() {  # a fresh imago serve over an empty cache directory
   [ -z "$IMAGO_CACHE" ] || discard "$IMAGO_CACHE"
   IMAGO_CACHE=$CACHES/imago-$(date +%s%N)
-  "$IMAGO_BIN" serve --listen "127.0.0.1:$IMAGO" --unsigned --allow-private \
-    --cache-dir "$IMAGO_CACHE" --log-format "${IMAGO_LOG:-off}" > /dev/null 2>> "$WORK/imago.err" &
-  IMAGO_PID=$!
+  start_imago_serve "$IMAGO_BIN" "$IMAGO" "$IMAGO_CACHE" /dev/null "$WORK/imago.err"
   PIDS+=("$IMAGO_PID")
-  for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$IMAGO/healthz" && break; sleep 0.1; done
 }
 stop_imago() { kill "$IMAGO_PID" 2>/dev/null || true; wait "$IMAGO_PID" 2>/dev/null || true; }
 field() {  # ROW KEY: the value of KEY in the last line of row ROW so far
@@ -127,19 +123,18 @@ start_thumbors() {
     >> "$WORK/thumbor.log" 2>&1 &
   THUMBOR_NS_PID=$!
   PIDS+=("$THUMBOR_PID" "$THUMBOR_NS_PID")
-  for url in "http://127.0.0.1:$THUMBOR/healthcheck" "http://127.0.0.1:$THUMBOR_NS/healthcheck"; do
-    for _ in $(seq 200); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
-  done
+  wait_for "http://127.0.0.1:$THUMBOR/healthcheck"
+  wait_for "http://127.0.0.1:$THUMBOR_NS/healthcheck"
 }
 stop_thumbors() {
   kill "$THUMBOR_PID" "$THUMBOR_NS_PID" 2>/dev/null || true
   wait "$THUMBOR_PID" "$THUMBOR_NS_PID" 2>/dev/null || true
 }
-for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$ORIGIN/jpeg/000.jpg" && break; sleep 0.1; done
+wait_for "http://127.0.0.1:$ORIGIN/jpeg/000.jpg"
 
-: > "$WORK/imago-paths"; : > "$WORK/thumbor-paths"; : > "$WORK/static-paths"
+imago_paths "$ORIGIN" "$WORK/imago-paths"
+: > "$WORK/thumbor-paths"; : > "$WORK/static-paths"
 for i in $(seq -f %03g 0 499); do
-  echo "/_/rs:fit:256:256/q:80/f:webp/plain/http://127.0.0.1:$ORIGIN/jpeg/$i.jpg" >> "$WORK/imago-paths"
   echo "/unsafe/fit-in/256x256/filters:format(webp):quality(80)/127.0.0.1:$ORIGIN/jpeg/$i.jpg" >> "$WORK/thumbor-paths"
   echo "/$i.webp" >> "$WORK/static-paths"
 done

@@ -43,12 +43,12 @@ mkdir -p "$DATA/jxl"
 
 # nginx on a free loopback port, its files under .build/, stopped on exit.
 NGINX_DIR=$ROOT/.build/bench-nginx
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-. "$ROOT/bench/nginx-conf.sh"
+. "$ROOT/bench/common.sh"
+PORT=$(free_port)
 nginx_conf "$NGINX_DIR" 1 "listen 127.0.0.1:$PORT backlog=1024; root $DATA/gallery;"
 nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR"
 trap 'kill $(cat "$NGINX_DIR/nginx.pid" 2>/dev/null) 2>/dev/null || true' EXIT
-for i in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/jpeg/000.jpg" && break; sleep 0.1; done
+wait_for "http://127.0.0.1:$PORT/jpeg/000.jpg"
 
 # Issue 23's whole-process comparison: `imago fetch --resize 256x256` against bench/peer.py on the photos
 # (scripts/bench.sh fetch-cli [ROUNDS]); see bench/fetch-vs-peer.py.

@@ -1,0 +1,55 @@
+# Sourced by the bench scripts (scripts/bench.sh, scripts/bench-serve.sh, bench/serve-cold.sh): the one nginx
+# configuration and the helpers they share.
+# nginx_conf DIR WORKERS SERVER... writes DIR/nginx.conf (pid, logs and temporary files under DIR, no access log,
+# sendfile, 100,000 requests per keep-alive connection, the image types the benches serve) with one `server { … }`
+# line per SERVER argument, e.g. "listen 127.0.0.1:8080 backlog=1024; root /srv/images;".
+nginx_conf() {
+  local dir=$1 workers=$2 server
+  shift 2
+  mkdir -p "$dir/logs" "$dir/tmp"
+  {
+    cat <<CONF
+worker_processes $workers;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+daemon on;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  client_body_temp_path $dir/tmp;
+  proxy_temp_path $dir/tmp;
+  fastcgi_temp_path $dir/tmp;
+  uwsgi_temp_path $dir/tmp;
+  scgi_temp_path $dir/tmp;
+  types { image/jpeg jpg; image/png png; image/webp webp; image/gif gif; }
+CONF
+    for server in "$@"; do echo "  server { $server }"; done
+    echo "}"
+  } > "$dir/nginx.conf"
+}
+
+# free_port: a TCP port on 127.0.0.1 nothing listens on now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# wait_for URL: until URL answers 2xx, at most 20 s (then the first request of the row will fail loudly).
+wait_for() { for _ in $(seq 200); do curl -sf -o /dev/null "$1" && return; sleep 0.1; done; }
+
+# imago_paths ORIGIN FILE: the cold row's 500 unsigned imgproxy paths (256-px fit, q80 WebP) of the gallery's JPEGs
+# on 127.0.0.1:ORIGIN, one per line.
+imago_paths() {
+  for i in $(seq -f %03g 0 499); do
+    echo "/_/rs:fit:256:256/q:80/f:webp/plain/http://127.0.0.1:$1/jpeg/$i.jpg"
+  done > "$2"
+}
+
+# start_imago_serve BIN PORT CACHE_DIR STDOUT STDERR: `BIN serve` on 127.0.0.1:PORT over CACHE_DIR with the benches'
+# flags (unsigned URLs, loopback origins, access log ${IMAGO_LOG:-off}), waits for /healthz and sets IMAGO_PID.
+start_imago_serve() {
+  "$1" serve --listen "127.0.0.1:$2" --unsigned --allow-private --cache-dir "$3" \
+    --log-format "${IMAGO_LOG:-off}" > "$4" 2>> "$5" &
+  IMAGO_PID=$!
+  wait_for "http://127.0.0.1:$2/healthz"
+}
