@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Samples every thread of PID every 0.25 s until PID exits or SIGTERM, keeping each thread's last values (threads of
 Dispatch's pool exit after idling, before a run's end can be snapshotted), then writes one file per thread into
-DIR in the format of bench/serve-cold.sh's snapshots (stat line, schedstat line, the status switch lines).
-Usage: serve-cold-threads.py PID DIR (run it at normal priority: it only needs the idle moments)."""
+DIR: task-TID with its stat line, schedstat line and the status switch lines.
+Usage: serve-cold-threads.py [--once] PID DIR (run it at normal priority: it only needs the idle moments). With
+--once it takes one sample and writes it at once (bench/serve-cold.sh's snapshots before and after a run)."""
 import os
 import signal
 import sys
 import time
 
-pid, folder = sys.argv[1], sys.argv[2]
+once = sys.argv[1] == "--once"
+pid, folder = sys.argv[1 + once], sys.argv[2 + once]
 last = {}
 stop = False
 
@@ -38,7 +40,7 @@ def sample():
     return True
 
 
-while not stop and sample():
+while sample() and not (once or stop):
     time.sleep(0.25)
 os.makedirs(folder, exist_ok=True)
 for tid, text in last.items():

@@ -51,10 +51,7 @@ snapshot() {  # PID DIR: per-thread and process counters of PID, and the machine
   mkdir -p "$2"
   cp /proc/stat "$2/stat"; cp /proc/vmstat "$2/vmstat"; cp /proc/loadavg "$2/loadavg"
   cp "/proc/$1/stat" "$2/proc-stat"; cp "/proc/$1/status" "$2/proc-status"
-  for task in /proc/"$1"/task/*; do
-    local tid=${task##*/}
-    { cat "$task/stat"; cat "$task/schedstat"; grep ctxt_switches "$task/status"; } > "$2/task-$tid" 2>/dev/null || true
-  done
+  python3 bench/serve-cold-threads.py --once "$1" "$2"
 }
 floor_ms() { "$OUT/serve-floor" 256 80 1 "$DATA"/gallery/jpeg/*.jpg | sed -nE 's/^RESULT floor_ms=([0-9.]+).*/\1/p'; }
 
