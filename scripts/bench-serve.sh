@@ -95,34 +95,23 @@ start_imago
 
 # Two thumbors, both fresh each round: "file" at its defaults (file_storage in a new folder in CACHES, so that its
 # files get the placement imago's get), "none" with no_storage. One thumbor process each, its default.
-THUMBOR_PIDS=()
+start_thumbor() {  # PORT NAME STORAGE_SETTING...: a fresh thumbor on PORT, its config in thumbor/NAME; sets STARTED_PID
+  local folder=$WORK/thumbor/$2 port=$1
+  shift 2
+  mkdir -p "$folder"
+  printf '%s\n' "ALLOW_UNSAFE_URL = True" "LOADER = 'thumbor.loaders.http_loader'" "$@" "RESULT_STORAGE = None" \
+    "QUALITY = 80" > "$folder/thumbor.conf"
+  "$VENV/bin/thumbor" --port "$port" --ip 127.0.0.1 -c "$folder/thumbor.conf" -l error >> "$WORK/thumbor.log" 2>&1 &
+  STARTED_PID=$!
+  PIDS+=("$STARTED_PID")
+}
 start_thumbors() {
-  local folder
-  [ -z "${THUMBOR_STORE:-}" ] || discard "$THUMBOR_STORE"
+  [ -z "$THUMBOR_STORE" ] || discard "$THUMBOR_STORE"
   THUMBOR_STORE=$CACHES/thumbor-$(date +%s%N)
-  for config in file none; do
-    folder=$WORK/thumbor/$config
-    mkdir -p "$folder"
-    {
-      echo "ALLOW_UNSAFE_URL = True"
-      echo "LOADER = 'thumbor.loaders.http_loader'"
-      if [ "$config" = file ]; then
-        echo "STORAGE = 'thumbor.storages.file_storage'"
-        echo "FILE_STORAGE_ROOT_PATH = '$THUMBOR_STORE'"
-      else
-        echo "STORAGE = 'thumbor.storages.no_storage'"
-      fi
-      echo "RESULT_STORAGE = None"
-      echo "QUALITY = 80"
-    } > "$folder/thumbor.conf"
-  done
-  "$VENV/bin/thumbor" --port "$THUMBOR" --ip 127.0.0.1 -c "$WORK/thumbor/file/thumbor.conf" -l error \
-    >> "$WORK/thumbor.log" 2>&1 &
-  THUMBOR_PID=$!
-  "$VENV/bin/thumbor" --port "$THUMBOR_NS" --ip 127.0.0.1 -c "$WORK/thumbor/none/thumbor.conf" -l error \
-    >> "$WORK/thumbor.log" 2>&1 &
-  THUMBOR_NS_PID=$!
-  PIDS+=("$THUMBOR_PID" "$THUMBOR_NS_PID")
+  start_thumbor "$THUMBOR" file "STORAGE = 'thumbor.storages.file_storage'" "FILE_STORAGE_ROOT_PATH = '$THUMBOR_STORE'"
+  THUMBOR_PID=$STARTED_PID
+  start_thumbor "$THUMBOR_NS" none "STORAGE = 'thumbor.storages.no_storage'"
+  THUMBOR_NS_PID=$STARTED_PID
   wait_for "http://127.0.0.1:$THUMBOR/healthcheck"
   wait_for "http://127.0.0.1:$THUMBOR_NS/healthcheck"
 }
@@ -171,24 +160,23 @@ for round in $(seq "$ROUNDS"); do
   echo "imago-peak-rss-mb $(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$IMAGO_PID/status")" \
     | tee -a "$WORK/results.txt"
   start_thumbors
+  imago_rps=$(field cold-imago rps); imago_p99=$(field cold-imago p99_ms)
   for row in cold-thumbor cold-thumbor-nostore; do
-    pid=$THUMBOR_PID; port=$THUMBOR
-    [ "$row" = cold-thumbor ] || { pid=$THUMBOR_NS_PID; port=$THUMBOR_NS; }
+    pid=$THUMBOR_PID; port=$THUMBOR; ratio=cold-ratio
+    [ "$row" = cold-thumbor ] || { pid=$THUMBOR_NS_PID; port=$THUMBOR_NS; ratio=cold-ratio-nostore; }
     before=$(cpu_seconds "$pid")
     run "$row" "http://127.0.0.1:$port" "$WORK/thumbor-paths" once 32 32
     echo "${row#cold-}-cpu-ms-per-image $(awk -v a="$before" -v b="$(cpu_seconds "$pid")" 'BEGIN { printf "%.2f", (b - a) * 2 }')" \
       | tee -a "$WORK/results.txt"
-  done
-  echo "thumbor-stored-files $(find "$THUMBOR_STORE" -type f | wc -l)" | tee -a "$WORK/results.txt"
-  stop_thumbors
-  rm -rf "$TRASH"
-  imago_rps=$(field cold-imago rps); imago_p99=$(field cold-imago p99_ms)
-  for row in cold-thumbor cold-thumbor-nostore; do
     thumbor_rps=$(field "$row" rps); thumbor_p99=$(field "$row" p99_ms)
-    name=cold-ratio; [ "$row" = cold-thumbor ] || name=cold-ratio-nostore
-    echo "$name rps=$(awk -v a="$imago_rps" -v b="$thumbor_rps" 'BEGIN { printf "%.2f", a / b }')" \
+    echo "$ratio rps=$(awk -v a="$imago_rps" -v b="$thumbor_rps" 'BEGIN { printf "%.2f", a / b }')" \
       "p99=$(awk -v a="$imago_p99" -v b="$thumbor_p99" 'BEGIN { printf "%.3f", a / b }')" | tee -a "$WORK/results.txt"
   done
+  stored=$(find "$THUMBOR_STORE" -type f | wc -l)
+  echo "thumbor-stored-files $stored" | tee -a "$WORK/results.txt"
+  [ "$stored" = 500 ] || { echo "bench-serve: thumbor's file storage kept $stored originals, not 500" >&2; exit 1; }
+  stop_thumbors
+  rm -rf "$TRASH"
   thumbor_rps=$(field cold-thumbor rps)
   floor=$("$WORK/serve-floor" 256 80 "${FLOOR_PASSES:-3}" "$DATA"/gallery/jpeg/*.jpg | grep '^RESULT')
   floor_ms=$(echo "$floor" | sed -E 's/.*floor_ms=([0-9.]+).*/\1/')
