@@ -26,4 +26,26 @@ import Testing
                 "high0", "high1", "high2", "normal0", "normal1", "normal2", "low0", "low1", "low2",
             ])
     }
+
+    @Test func onlyARealTimeThreadYields() throws {
+        // Given this thread's policy as the kernel reports it
+        let kernelPolicy = sched_getscheduler(0)
+        // Then the queue's check agrees with it
+        #expect(WorkQueue.runsUnderRealTimePolicy() == (kernelPolicy == SCHED_FIFO || kernelPolicy == SCHED_RR))
+
+        // When a thread of its own is switched to SCHED_FIFO (where the process may do so)
+        let seen = Locked<(set: Bool, realTime: Bool)?>(nil)
+        let thread = Thread {
+            var parameters = sched_param()
+            parameters.sched_priority = 1
+            let set = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+            seen.withLock { $0 = (set, WorkQueue.runsUnderRealTimePolicy()) }
+        }
+        thread.start()
+        while seen.withLock({ $0 }) == nil { usleep(1000) }
+        // Then the check sees the real-time policy
+        let result = try #require(seen.withLock { $0 })
+        try #require(result.set, "this process may not use SCHED_FIFO")
+        #expect(result.realTime)
+    }
 }

@@ -53,11 +53,12 @@ package final class WorkQueue: Sendable {
 
     /// A queue running at most `maxConcurrentCount` (≥ 1) closures at once.
     ///
-    /// With `yieldsAfterEachClosure` (default `false`) the thread gives up its core (`sched_yield`) after each
-    /// closure, so that threads waiting for a core run before the next closure starts. Under a real-time policy
-    /// (`SCHED_FIFO`) a busy thread is never preempted by threads of its own priority: a queue that always has
-    /// closures waiting would otherwise keep its cores until it runs dry, and an event loop or a loader's thread
-    /// would wait that long. Under the default policy the kernel time-slices anyway and the call costs a syscall.
+    /// With `yieldsAfterEachClosure` (default `false`) a thread running under a real-time policy (`SCHED_FIFO`,
+    /// `SCHED_RR`) gives up its core (`sched_yield`) after each closure, so that threads waiting for a core run
+    /// before the next closure starts. Under a real-time policy a busy thread is never preempted by threads of its
+    /// own priority: a queue that always has closures waiting would otherwise keep its cores until it runs dry, and
+    /// an event loop or a loader's thread would wait that long. Under the default policy the kernel time-slices
+    /// anyway, so the thread does not yield: the call would cost a syscall and a context switch for nothing.
     package init(label: String, maxConcurrentCount: Int, yieldsAfterEachClosure: Bool = false) {
         slots = LoadQueue(maximumConcurrentCount: maxConcurrentCount)
         dispatchQueue = DispatchQueue(label: label, attributes: .concurrent)
@@ -92,7 +93,16 @@ package final class WorkQueue: Sendable {
         }
         slots.finish(id)
         for waiter in idleWaiters { waiter.resume() }
-        if yieldsAfterEachClosure { sched_yield() }
+        if yieldsAfterEachClosure && Self.runsUnderRealTimePolicy() { sched_yield() }
+    }
+
+    /// Whether the calling thread's scheduling policy is real-time (`SCHED_FIFO` or `SCHED_RR`). glibc keeps the
+    /// policy in the thread's descriptor after the first call, so this costs no syscall per closure.
+    package static func runsUnderRealTimePolicy() -> Bool {
+        var policy: Int32 = 0
+        var parameters = sched_param()
+        guard pthread_getschedparam(pthread_self(), &policy, &parameters) == 0 else { return false }
+        return policy == SCHED_FIFO || policy == SCHED_RR
     }
 
     /// Drops `item` if it has not started; a running closure finishes.

@@ -38,10 +38,10 @@ public final class ImageProxy: Sendable {
         self.metrics = metrics
         // Decodes, resizes and encodes share one queue with a slot per core, encodes first: at most one CPU-bound
         // job per core (a queue per stage ran up to three per core, time-sliced), and a render that reached its
-        // encode finishes before a newer one starts decoding, so renders complete in the order they started. Each
-        // closure gives its core up when done: under SCHED_FIFO the queue's threads are never preempted by threads of
-        // their own priority, and kept both cores while work waited, libmicrohttpd's and the loader's threads with
-        // them (BENCHMARKS.md, branch serve6).
+        // encode finishes before a newer one starts decoding, so renders complete in the order they started. Under a
+        // real-time policy each closure gives its core up when done: under SCHED_FIFO the queue's threads are never
+        // preempted by threads of their own priority, and kept both cores while work waited, libmicrohttpd's and the
+        // loader's threads with them (BENCHMARKS.md, branch serve6).
         cpuQueue = WorkQueue(
             label: "imago.serve.cpu",
             maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount),
