@@ -27,7 +27,7 @@ import Testing
             ])
     }
 
-    @Test func onlyARealTimeThreadYields() throws {
+    @Test func onlyARealTimeThreadYields() async throws {
         // Given this thread's policy as the kernel reports it
         let kernelPolicy = sched_getscheduler(0)
         // Then the queue's check agrees with it
@@ -42,7 +42,7 @@ import Testing
             seen.withLock { $0 = (set, WorkQueue.runsUnderRealTimePolicy()) }
         }
         thread.start()
-        while seen.withLock({ $0 }) == nil { usleep(1000) }
+        #expect(await ImagoTesting.eventually { seen.withLock { $0 } != nil })
         // Then the check sees the real-time policy
         let result = try #require(seen.withLock { $0 })
         try #require(result.set, "this process may not use SCHED_FIFO")
