@@ -9,13 +9,6 @@ import Testing
     /// `avif/README.md`: two independent AVIF decoders differ by up to MAE 0.78 (10/12-bit rounding).
     static let tolerance = 1.5
 
-    /// Files libavif 0.11 decodes differently from the references, with the reason. Each is still decoded and
-    /// checked; the mismatch is recorded as a known issue, so a fixed libavif shows up as a pass.
-    static let knownDifferences: [String: String] = [
-        "libavif-color_grid_alpha_nogrid.avif":
-            "libavif 0.11 does not find the per-tile alpha items of a grid without an alpha grid: alpha comes out opaque (MAE 23.6); libavif 1.x reads it"
-    ]
-
     static let files: [String] = [
         "gen-anim-4frames.avif", "gen-kodim03-8bit-420.avif", "gen-kodim05-8bit-444.avif",
         "gen-kodim07-10bit-420.avif", "gen-kodim08-10bit-444.avif", "gen-kodim12-8bit-420-alpha.avif",
@@ -68,13 +61,7 @@ import Testing
         print(
             "avif-conformance \(name) mae=\(errors.map { String(format: "%.3f", $0) }) bitDepth=\(container.bitDepth ?? 0)"
         )
-        if let reason = Self.knownDifferences[name] {
-            withKnownIssue(Comment(rawValue: reason)) {
-                #expect(errors.allSatisfy { $0 <= Self.tolerance })
-            }
-        } else {
-            #expect(errors.allSatisfy { $0 <= Self.tolerance }, "\(name): MAE \(errors)")
-        }
+        #expect(errors.allSatisfy { $0 <= Self.tolerance }, "\(name): MAE \(errors)")
     }
 
     @Test(arguments: [

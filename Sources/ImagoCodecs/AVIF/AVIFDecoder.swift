@@ -4,7 +4,8 @@ import ImagoCore
 
 /// Decodes AVIF stills and image sequences with libavif 0.11 (AV1 through dav1d).
 ///
-/// - Stills, grids, alpha (straight; premultiplied files are unpremultiplied), 8/10/12-bit samples delivered as
+/// - Stills, grids, alpha (straight; premultiplied files are unpremultiplied; a grid whose tiles each carry an
+///   alpha item, which libavif 0.11 misses, through `AVIFTileAlpha`), 8/10/12-bit samples delivered as
 ///   8-bit RGBA (``ImageContainer/bitDepth`` says what the file held), 4:2:0, 4:2:2, 4:4:4 and monochrome.
 /// - The item transforms are applied in MIAF order: the `clap` crop (after conversion to RGB, so an odd crop
 ///   offset with 4:2:0 works: libavif's strict checks are relaxed), then `irot` and `imir`. With
@@ -104,6 +105,9 @@ public struct AVIFDecoder: ImageDecoding {
                 decoder: decoder, options: options,
                 size: PixelSize(width: Int(image.pointee.width), height: Int(image.pointee.height)))
             try session.checkLimits()
+            if decoder.pointee.alphaPresent == AVIF_FALSE, decoder.pointee.imageCount == 1 {
+                session.tileAlpha = AVIFTileAlpha(raw, codec: self)
+            }
             // Read before the reset in tightenLimits, which frees `decoder.image` and makes a new one.
             let colour = Self.colour(of: image.pointee)
             if session.isOverBudget {

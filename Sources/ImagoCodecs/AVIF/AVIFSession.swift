@@ -24,6 +24,9 @@ struct AVIFSession {
     var stripColour: LCMSTransform?
     /// The RGBA bytes of a strip of ``stripColour``'s conversion (``AVIFDecoder/colourStripBytes``).
     var stripBytes = AVIFDecoder.defaultColourStripBytes
+    /// The per-tile alpha of a grid that libavif 0.11 returns opaque, decoded into each image before it is
+    /// converted; `nil` for every other file.
+    var tileAlpha: AVIFTileAlpha?
 
     init(decoder: UnsafeMutablePointer<avifDecoder>, options: DecodingOptions, size: PixelSize) {
         self.decoder = decoder
@@ -85,6 +88,7 @@ struct AVIFSession {
                 if frames.isEmpty { throw AVIFDecoder.error(result, decoder) }
                 break
             }
+            if let tileAlpha, let image = decoder.pointee.image { try tileAlpha.apply(to: image, options: options) }
             let buffer = try frame()
             frames.append(ImageFrame(buffer: buffer, duration: duration(decoder.pointee.imageTiming)))
         }
