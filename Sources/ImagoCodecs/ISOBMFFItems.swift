@@ -64,9 +64,13 @@ struct ISOBMFFItems {
         references.first { $0.type == type && $0.from == from }?.to ?? []
     }
 
-    /// The items that reference `to` with `type`.
-    func referencing(_ type: String, to: UInt32) -> [UInt32] {
-        references.filter { $0.type == type && $0.to.contains(to) }.map(\.from)
+    /// For each item referenced with `type`, the items that reference it (one pass over the references).
+    func referrers(_ type: String) -> [UInt32: [UInt32]] {
+        var result: [UInt32: [UInt32]] = [:]
+        for reference in references where reference.type == type {
+            for target in reference.to { result[target, default: []].append(reference.from) }
+        }
+        return result
     }
 
     /// The first property box of `type` associated with `item` (header included), or `nil`.
@@ -104,14 +108,16 @@ struct ISOBMFFItems {
     }
 
     /// The bytes of `item` (its extents joined), or `nil` when it has no location, uses a construction method
-    /// other than 0 or 1, or an extent lies outside the file or `idat`.
+    /// other than 0 or 1, an extent lies outside the file or `idat`, or the extents add up to more than that.
     func data(of item: UInt32) -> [UInt8]? {
         guard let location = locations[item] else { return nil }
         let container = location.isInItemData ? (itemData ?? 0..<0) : 0..<bytes.count
         var result: [UInt8] = []
         for extent in location.extents {
             let start = container.lowerBound + extent.lowerBound
-            guard extent.lowerBound <= container.count, extent.count <= container.count - extent.lowerBound
+            // Extents may overlap: the item as a whole is bounded by its container too, before it is copied.
+            guard extent.lowerBound <= container.count, extent.count <= container.count - extent.lowerBound,
+                extent.count <= container.count - result.count
             else { return nil }
             result.append(contentsOf: bytes[start..<(start + extent.count)])
         }

@@ -95,7 +95,9 @@ import Testing
                 #expect(tile.size == alpha.tileSize)
                 let x0 = index % alpha.columns * alpha.tileSize.width
                 let y0 = index / alpha.columns * alpha.tileSize.height
-                let shown = (width: min(tile.width, reference.width - x0), height: min(tile.height, reference.height - y0))
+                let shown = (
+                    width: min(tile.width, reference.width - x0), height: min(tile.height, reference.height - y0)
+                )
                 var total = 0
                 for y in 0..<shown.height {
                     for x in 0..<shown.width {

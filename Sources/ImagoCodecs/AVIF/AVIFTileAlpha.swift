@@ -42,27 +42,29 @@ struct AVIFTileAlpha {
         // ImageGrid: version, flags, rows_minus_one, columns_minus_one, output width and height.
         let columns = Int(gridData[3]) + 1
         let tiles = items.referenced("dimg", from: grid)
-        guard !tiles.isEmpty, tiles.count % columns == 0, let first = items.spatialExtent(of: tiles[0]) else {
-            return nil
-        }
-        let hasGridAlpha = items.referencing("auxl", to: grid).contains {
-            items.auxiliaryType(of: $0) == Self.alphaType
-        }
-        var alphaIDs: [UInt32] = []
-        for tile in tiles {
-            let alphas = items.referencing("auxl", to: tile).filter {
+        // Each item's auxl and prem referrers, indexed once (a grid has up to 65,536 tiles).
+        let auxiliaries = items.referrers("auxl")
+        let premultiplied = items.referrers("prem")
+        func alphas(of item: UInt32) -> [UInt32] {
+            (auxiliaries[item] ?? []).filter {
                 items.types[$0] == "av01" && items.auxiliaryType(of: $0) == Self.alphaType
             }
-            guard alphas.count == 1 else { return nil }
-            alphaIDs.append(alphas[0])
         }
-        guard !hasGridAlpha else { return nil }
+        guard tiles.count == (Int(gridData[2]) + 1) * columns, let first = items.spatialExtent(of: tiles[0]),
+            alphas(of: grid).isEmpty  // an alpha grid is libavif's to find
+        else { return nil }
+        var alphaIDs: [UInt32] = []
+        for tile in tiles {
+            let found = alphas(of: tile)
+            guard found.count == 1 else { return nil }
+            alphaIDs.append(found[0])
+        }
         self.items = items
         self.alphaIDs = alphaIDs
         self.columns = columns
         self.tileSize = PixelSize(width: first.width, height: first.height)
         self.isPremultiplied = zip(tiles, alphaIDs).contains { tile, alpha in
-            items.referenced("prem", from: tile).contains(alpha) || items.referenced("prem", from: grid).contains(alpha)
+            premultiplied[alpha].map { $0.contains(tile) || $0.contains(grid) } ?? false
         }
         self.codec = codec
     }
@@ -230,9 +232,8 @@ struct AVIFTileAlpha {
 
         /// The box: size, type and body.
         var encoded: [UInt8] {
-            let size = UInt32(truncatingIfNeeded: bytes.count + 8)
-            return [UInt8(size >> 24), UInt8(truncatingIfNeeded: size >> 16), UInt8(truncatingIfNeeded: size >> 8),
-                UInt8(truncatingIfNeeded: size)] + Array(type.utf8) + bytes
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: bytes.count + 8).bigEndian, Array.init)
+                + Array(type.utf8) + bytes
         }
     }
 }
