@@ -51,7 +51,7 @@ public final class MallocTrimmer: @unchecked Sendable {  // safe: `timer` is set
         timer.schedule(
             deadline: .now() + .milliseconds(milliseconds), repeating: .milliseconds(milliseconds),
             leeway: .milliseconds(milliseconds / 10))
-        timer.setEventHandler { [counters] in Self.trim(counting: counters) }
+        timer.setEventHandler { [counters] in _ = Self.trim(counting: counters) }
         timer.resume()
     }
 

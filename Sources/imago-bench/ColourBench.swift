@@ -31,7 +31,7 @@ enum ColourBench {
             peer: { try DecodeBench.msPerOp(iterations) { _ = try JPEGDecoder().decode(p3JPEG, options: ignoring) } })
         // The same in wall time: the conversion runs on the decoding thread only (no helper threads), so wall and
         // CPU should agree on an idle machine; on a loaded one wall time also counts waiting for a core.
-        try compare(
+        compare(
             "colour: JPEG 12 MP Display P3 converted vs ignored (wall)", unit: "ms wall", goal: 1.15,
             peerName: "JPEGDecoder, colorPolicy .ignore", rounds: 9,
             imago: {

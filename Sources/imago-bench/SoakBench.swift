@@ -200,7 +200,7 @@ enum SoakBench {
         guard let directory = ProcessInfo.processInfo.environment["IMAGO_SOAK_DUMP_DIR"] else { return }
         // Read to the end: /proc files report a size of 0, so a sized read would stop after the first page.
         if let maps = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/smaps")).readToEnd() {
-            FileManager.default.createFile(atPath: "\(directory)/smaps-\(tag)", contents: maps)
+            _ = FileManager.default.createFile(atPath: "\(directory)/smaps-\(tag)", contents: maps)
         }
         _ = imago_bench_malloc_info("\(directory)/malloc-\(tag).xml")
     }

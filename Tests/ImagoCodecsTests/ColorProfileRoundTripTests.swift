@@ -27,7 +27,7 @@ import Testing
         let profile = try #require(kept.colorProfile)
         #expect(profile.data.count > 100)
         // When it is encoded with its profile and decoded again
-        let format = ImageFormat(rawValue: formatName) ?? .unknown
+        let format = ImageFormat(rawValue: formatName)
         let encoder = try #require(ImagoCodecs.encoders.first { $0.format == format })
         let encoded = try encoder.encode(
             kept.image, options: EncodingOptions(quality: 0.95, isLossless: true, colorProfile: profile))

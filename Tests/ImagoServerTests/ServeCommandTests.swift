@@ -75,7 +75,7 @@ struct ServeCommandTests {
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let stderrFile = directory.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: stderrFile.path, contents: nil))
         let process = Process()
         process.executableURL = executable
         process.arguments = [
