@@ -109,6 +109,52 @@ import Testing
         }
     }
 
+    /// The file with a `prem` reference from the grid to both alpha items appended to `iref`: 16 bytes more in
+    /// `meta` and `iref`, and every `iloc` offset (version 0, five records of 14 bytes from byte 114, the offset 6
+    /// bytes in) 16 further on.
+    static func withPremultipliedAlpha(_ data: Data) -> Data {
+        var bytes = [UInt8](data)
+        func add16(at: Int) {
+            let value = bytes[at..<(at + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } + 16
+            bytes.replaceSubrange(at..<(at + 4), with: withUnsafeBytes(of: value.bigEndian, Array.init))
+        }
+        for record in 0..<5 { add16(at: 114 + 14 * record + 6) }
+        add16(at: 32)  // meta
+        add16(at: 328)  // iref
+        let prem: [UInt8] = [0, 0, 0, 16] + Array("prem".utf8) + [0, 1, 0, 2, 0, 5, 0, 6]
+        bytes.insert(contentsOf: prem, at: 328 + 56)
+        return Data(bytes)
+    }
+
+    @Test func premultipliedTileAlphaIsUnpremultiplied() throws {
+        // Given the file, and the same file saying its colour is premultiplied by the tiles' alpha
+        let straight = try AVIFDecoder().decode(Self.file(), options: DecodingOptions()).image
+        let data = Self.withPremultipliedAlpha(try Self.file())
+        let isPremultiplied = data.withUnsafeBytes { AVIFTileAlpha($0, codec: AVIFDecoder())?.isPremultiplied }
+        #expect(isPremultiplied == true)
+
+        // When it is decoded
+        let image = try AVIFDecoder().decode(data, options: DecodingOptions()).image
+
+        // Then the alpha is the same, and where it is partial the colour is divided by it (c x 255 / a)
+        #expect(Self.alphaError(image, straight) == 0)
+        var partial = 0
+        var worst = 0
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                let (p, q) = (image[pixel: x, y], straight[pixel: x, y])
+                guard q.a >= 32, q.a < 255 else { continue }
+                partial += 1
+                for (c, s) in [(p.r, q.r), (p.g, q.g), (p.b, q.b)] {
+                    let expected = min(255, (Int(s) * 255 + Int(q.a) / 2) / Int(q.a))
+                    worst = max(worst, abs(Int(c) - expected))
+                }
+            }
+        }
+        #expect(partial > 100)
+        #expect(worst <= 1)
+    }
+
     @Test func aTileWithoutAlphaLeavesTheImageOpaque() throws {
         // Given the file with the second alpha item's auxl turned into another reference type
         var bad = Self.auxl6
