@@ -155,6 +155,39 @@ import Testing
         #expect(worst <= 1)
     }
 
+    @Test(arguments: [(8, false), (10, false), (8, true)])
+    func eachTilesAlphaLandsInItsPlace(depth: Int, isLimited: Bool) throws {
+        // Given a 2x2 grid of 72x64 tiles (MIAF's smallest is 64) cut to 128x100 (the right column and the bottom
+        // row are partly outside),
+        // each tile with its own lossless alpha item of `depth` bits in full or limited range, a pattern per tile
+        let fixture = AVIFGridFixture(
+            rows: 2, columns: 2, tileWidth: 72, tileHeight: 64, width: 128, height: 100, alphaDepth: depth,
+            alphaIsLimited: isLimited)
+        let data = try fixture.file()
+
+        // When it is decoded
+        let image = try AVIFDecoder().decode(data, options: DecodingOptions()).image
+
+        // Then every pixel's alpha is its tile's sample, expanded to full range and scaled to 8 bits
+        #expect(image.size == PixelSize(width: 128, height: 100))
+        let max = (1 << depth) - 1
+        var mismatches: [String] = []
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                let tile = y / 64 * 2 + x / 72
+                var value = fixture.alphaSample(tile: tile, x: x % 72, y: y % 64)
+                if isLimited {
+                    value = Swift.max(0, Swift.min(max, (value - (16 << (depth - 8))) * max / (219 << (depth - 8))))
+                }
+                let expected = (value * 255 + max / 2) / max
+                if Int(image[pixel: x, y].a) != expected {
+                    mismatches.append("(\(x), \(y)) \(image[pixel: x, y].a) ≠ \(expected)")
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) pixels, first \(mismatches.prefix(4))")
+    }
+
     @Test func aTileWithoutAlphaLeavesTheImageOpaque() throws {
         // Given the file with the second alpha item's auxl turned into another reference type
         var bad = Self.auxl6

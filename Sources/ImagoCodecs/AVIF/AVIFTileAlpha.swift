@@ -167,73 +167,45 @@ struct AVIFTileAlpha {
         else { return nil }
         var properties: [(box: Range<Int>, isEssential: Bool)] = [(ispe, false), (av1C, true)]
         if let pixi = items.property("pixi", of: item) { properties.append((pixi, false)) }
-        var ipco = Box("ipco")
+        var ipco = ISOBMFFBox("ipco")
         for property in properties { ipco.bytes += items.bytes(of: property.box) }
-        var ipma = Box("ipma", version: 0)
+        var ipma = ISOBMFFBox("ipma", version: 0)
         ipma.append(UInt32(1), UInt16(1), UInt8(properties.count))
         for (index, property) in properties.enumerated() {
             ipma.append(UInt8(index + 1) | (property.isEssential ? 0x80 : 0))
         }
-        var infe = Box("infe", version: 2)
+        var infe = ISOBMFFBox("infe", version: 2)
         infe.append(UInt16(1), UInt16(0))
         infe.bytes += Array("av01\0".utf8)
-        var iinf = Box("iinf", version: 0)
+        var iinf = ISOBMFFBox("iinf", version: 0)
         iinf.append(UInt16(1))
         iinf.bytes += infe.encoded
-        var hdlr = Box("hdlr", version: 0)
+        var hdlr = ISOBMFFBox("hdlr", version: 0)
         hdlr.append(UInt32(0))
         hdlr.bytes += Array("pict".utf8) + [UInt8](repeating: 0, count: 13)
-        var pitm = Box("pitm", version: 0)
+        var pitm = ISOBMFFBox("pitm", version: 0)
         pitm.append(UInt16(1))
-        var ftyp = Box("ftyp")
+        var ftyp = ISOBMFFBox("ftyp")
         ftyp.bytes += Array("avif".utf8) + [0, 0, 0, 0] + Array("avifmif1miaf".utf8)
-        var iprp = Box("iprp")
+        var iprp = ISOBMFFBox("iprp")
         iprp.bytes += ipco.encoded + ipma.encoded
         // iloc (version 0, 4-byte offsets and lengths): one extent, at the mdat's body, whose offset needs the
         // size of everything before it; iloc's own size does not depend on the value.
-        func iloc(offset: Int) -> Box {
-            var box = Box("iloc", version: 0)
+        func iloc(offset: Int) -> ISOBMFFBox {
+            var box = ISOBMFFBox("iloc", version: 0)
             box.append(UInt8(0x44), UInt8(0), UInt16(1), UInt16(1), UInt16(0), UInt16(1))
             box.append(UInt32(truncatingIfNeeded: offset), UInt32(truncatingIfNeeded: payload.count))
             return box
         }
-        func meta(offset: Int) -> Box {
-            var box = Box("meta", version: 0)
+        func meta(offset: Int) -> ISOBMFFBox {
+            var box = ISOBMFFBox("meta", version: 0)
             box.bytes += hdlr.encoded + pitm.encoded + iloc(offset: offset).encoded + iinf.encoded + iprp.encoded
             return box
         }
         let offset = ftyp.encoded.count + meta(offset: 0).encoded.count + 8
         guard offset + payload.count <= Int(UInt32.max) else { return nil }
-        var mdat = Box("mdat")
+        var mdat = ISOBMFFBox("mdat")
         mdat.bytes = payload
         return ftyp.encoded + meta(offset: offset).encoded + mdat.encoded
-    }
-
-    /// A box being written: its body, and its header on `encoded`.
-    private struct Box {
-        let type: String
-        var bytes: [UInt8] = []
-
-        init(_ type: String, version: UInt8? = nil) {
-            self.type = type
-            if let version { bytes = [version, 0, 0, 0] }
-        }
-
-        /// Appends each value big-endian.
-        mutating func append(_ values: any FixedWidthInteger...) {
-            for value in values { appendBigEndian(value) }
-        }
-
-        private mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
-            for shift in stride(from: value.bitWidth - 8, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: value >> shift))
-            }
-        }
-
-        /// The box: size, type and body.
-        var encoded: [UInt8] {
-            withUnsafeBytes(of: UInt32(truncatingIfNeeded: bytes.count + 8).bigEndian, Array.init)
-                + Array(type.utf8) + bytes
-        }
     }
 }
