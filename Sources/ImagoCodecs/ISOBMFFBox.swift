@@ -18,6 +18,28 @@ struct ISOBMFFBox {
         if let version { bytes = [version, 0, 0, 0] }
     }
 
+    /// `ftyp` of an AVIF still: major brand `avif`, compatible with `avif`, `mif1` and `miaf`.
+    static var avifFileType: ISOBMFFBox {
+        var box = ISOBMFFBox("ftyp")
+        box.bytes = Array("avif".utf8) + [0, 0, 0, 0] + Array("avifmif1miaf".utf8)
+        return box
+    }
+
+    /// `hdlr` of an image file's `meta`: handler `pict`, an empty name.
+    static var pictureHandler: ISOBMFFBox {
+        var box = ISOBMFFBox("hdlr", version: 0)
+        box.append(UInt32(0))
+        box.bytes += Array("pict".utf8) + [UInt8](repeating: 0, count: 13)
+        return box
+    }
+
+    /// `pitm` (version 0) naming item `id`.
+    static func primaryItem(_ id: UInt16) -> ISOBMFFBox {
+        var box = ISOBMFFBox("pitm", version: 0)
+        box.append(id)
+        return box
+    }
+
     /// Appends each value big-endian, in its own width.
     mutating func append(_ values: any FixedWidthInteger...) {
         for value in values { appendBigEndian(value) }

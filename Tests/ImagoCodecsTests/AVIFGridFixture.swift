@@ -127,13 +127,7 @@ struct AVIFGridFixture {
             auxl.append(UInt16(2 + count + tile), UInt16(1), UInt16(2 + tile))
             iref.bytes += auxl.encoded
         }
-        var hdlr = ISOBMFFBox("hdlr", version: 0)
-        hdlr.append(UInt32(0))
-        hdlr.bytes += Array("pict".utf8) + [UInt8](repeating: 0, count: 13)
-        var pitm = ISOBMFFBox("pitm", version: 0)
-        pitm.append(UInt16(1))
-        var ftyp = ISOBMFFBox("ftyp")
-        ftyp.bytes += Array("avif".utf8) + [0, 0, 0, 0] + Array("avifmif1miaf".utf8)
+        let (hdlr, pitm, ftyp) = (ISOBMFFBox.pictureHandler, ISOBMFFBox.primaryItem(1), ISOBMFFBox.avifFileType)
 
         func meta(mdatBody: Int) -> ISOBMFFBox {
             var iloc = ISOBMFFBox("iloc", version: 0)

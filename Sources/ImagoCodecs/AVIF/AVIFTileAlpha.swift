@@ -180,13 +180,7 @@ struct AVIFTileAlpha {
         var iinf = ISOBMFFBox("iinf", version: 0)
         iinf.append(UInt16(1))
         iinf.bytes += infe.encoded
-        var hdlr = ISOBMFFBox("hdlr", version: 0)
-        hdlr.append(UInt32(0))
-        hdlr.bytes += Array("pict".utf8) + [UInt8](repeating: 0, count: 13)
-        var pitm = ISOBMFFBox("pitm", version: 0)
-        pitm.append(UInt16(1))
-        var ftyp = ISOBMFFBox("ftyp")
-        ftyp.bytes += Array("avif".utf8) + [0, 0, 0, 0] + Array("avifmif1miaf".utf8)
+        let (hdlr, pitm, ftyp) = (ISOBMFFBox.pictureHandler, ISOBMFFBox.primaryItem(1), ISOBMFFBox.avifFileType)
         var iprp = ISOBMFFBox("iprp")
         iprp.bytes += ipco.encoded + ipma.encoded
         // iloc (version 0, 4-byte offsets and lengths): one extent, at the mdat's body, whose offset needs the
