@@ -35,7 +35,13 @@ enum ISOBMFFBoxes {
         var reader = BoxReader(bytes: data, start: 0, end: data.count)
         guard let meta = reader.first("meta"), meta.count >= 4 else { return [:] }
         var inMeta = BoxReader(bytes: data, start: meta.lowerBound + 4, end: meta.upperBound)
-        guard let iinf = inMeta.first("iinf"), iinf.count >= 6 else { return [:] }
+        guard let iinf = inMeta.first("iinf") else { return [:] }
+        return itemTypes(iinf: iinf, in: data)
+    }
+
+    /// The item types by item ID of the `iinf` box whose body is `iinf`, as ``itemTypes(in:)``.
+    static func itemTypes(iinf: Range<Int>, in data: UnsafeRawBufferPointer) -> [UInt32: String] {
+        guard iinf.count >= 6 else { return [:] }
         let countSize = data[iinf.lowerBound] == 0 ? 2 : 4
         var entries = BoxReader(bytes: data, start: iinf.lowerBound + 4 + countSize, end: iinf.upperBound)
         var types: [UInt32: String] = [:]
@@ -103,13 +109,16 @@ enum ISOBMFFBoxes {
         return UInt64(read32(data, body.lowerBound + 20))
     }
 
-    private static func read32(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
-        (0..<4).reduce(0) { $0 << 8 | UInt32(data[at + $1]) }
+    /// The big-endian unsigned integer of `size` bytes at `at` (checked by the caller) as `T`, which must hold it.
+    static func read<T: FixedWidthInteger & UnsignedInteger>(
+        _ data: UnsafeRawBufferPointer, _ at: Int, _ size: Int, as _: T.Type = T.self
+    ) -> T {
+        (0..<size).reduce(0) { $0 << 8 | T(data[at + $1]) }
     }
 
-    private static func read64(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
-        (0..<8).reduce(0) { $0 << 8 | UInt64(data[at + $1]) }
-    }
+    private static func read32(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt32 { read(data, at, 4) }
+
+    private static func read64(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt64 { read(data, at, 8) }
 
     /// Walks the boxes between `start` and `end`; stops at the first box whose size does not fit.
     struct BoxReader {

@@ -49,7 +49,7 @@ struct ISOBMFFItems {
             case "pitm":
                 guard let version = field.fullBoxVersion() else { return nil }
                 primaryID = field.unsigned(version == 0 ? 2 : 4).map(UInt32.init(truncatingIfNeeded:))
-            case "iinf": types = ISOBMFFBoxes.itemTypes(in: bytes)
+            case "iinf": types = ISOBMFFBoxes.itemTypes(iinf: body, in: bytes)
             case "iref": guard readReferences(&field) else { return nil }
             case "iprp": guard readProperties(body) else { return nil }
             case "iloc": guard readLocations(&field) else { return nil }
@@ -90,14 +90,15 @@ struct ISOBMFFItems {
     /// The body of `property(type, of: item)`, after its header.
     func propertyBody(_ type: String, of item: UInt32) -> Range<Int>? {
         guard let box = property(type, of: item) else { return nil }
-        let header = ISOBMFFItems.read(bytes, box.lowerBound, 4) == 1 ? 16 : 8
+        let header = ISOBMFFBoxes.read(bytes, box.lowerBound, 4, as: UInt32.self) == 1 ? 16 : 8
         return (box.lowerBound + header)..<box.upperBound
     }
 
     /// `ispe` of `item` as (width, height), or `nil`.
     func spatialExtent(of item: UInt32) -> (width: Int, height: Int)? {
         guard let body = propertyBody("ispe", of: item), body.count >= 12 else { return nil }
-        return (Int(Self.read(bytes, body.lowerBound + 4, 4)), Int(Self.read(bytes, body.lowerBound + 8, 4)))
+        let read = { Int(ISOBMFFBoxes.read(bytes, $0, 4, as: UInt32.self)) }
+        return (read(body.lowerBound + 4), read(body.lowerBound + 8))
     }
 
     /// `auxC`'s auxiliary type URN of `item`, or `nil`.
@@ -207,11 +208,6 @@ struct ISOBMFFItems {
         return true
     }
 
-    /// A big-endian unsigned integer of `size` bytes (at most 8) at `at`, which the caller has checked.
-    static func read(_ bytes: UnsafeRawBufferPointer, _ at: Int, _ size: Int) -> Int {
-        (0..<size).reduce(0) { $0 << 8 | Int(bytes[at + $1]) }
-    }
-
     /// Reads the fields of one box body in order, each checked against the body's end.
     struct FieldReader {
         let bytes: UnsafeRawBufferPointer
@@ -232,7 +228,7 @@ struct ISOBMFFItems {
             guard size <= remaining else { return nil }
             if size == 8, bytes[position] & 0x80 != 0 { return nil }
             defer { position += size }
-            return ISOBMFFItems.read(bytes, position, size)
+            return Int(ISOBMFFBoxes.read(bytes, position, size, as: UInt64.self))
         }
 
         /// A full box's version; its flags are skipped.

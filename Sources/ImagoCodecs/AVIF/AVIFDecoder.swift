@@ -87,17 +87,12 @@ public struct AVIFDecoder: ImageDecoding {
     ) throws -> (result: DecodedWithColour, convertedFrom: String?) {
         guard !data.isEmpty else { throw CodecError.empty }
         return try data.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw CodecError.empty }
+            guard raw.baseAddress != nil else { throw CodecError.empty }
             if let extent = ISOBMFFBoxes.largestSpatialExtent(in: raw) {
                 try options.checkDimensions(width: extent.width, height: extent.height, format: .avif)
             }
-            guard let decoder = avifDecoderCreate() else {
-                throw CodecError.corrupt(format: .avif, reason: "libavif could not create a decoder")
-            }
+            let decoder = try parsedDecoder(over: raw, options: options)
             defer { avifDecoderDestroy(decoder) }
-            configure(decoder, options: options)
-            try Self.check(avifDecoderSetIOMemory(decoder, base, raw.count), decoder)
-            try Self.check(avifDecoderParse(decoder), decoder)
             guard let image = decoder.pointee.image else {
                 throw CodecError.corrupt(format: .avif, reason: "no image after parsing")
             }
@@ -133,6 +128,28 @@ public struct AVIFDecoder: ImageDecoding {
                 orientation: options.appliesOrientation ? .up : session.transform.orientation,
                 originalSize: session.displayedSize, bitDepth: session.bitDepth)
             return ((container, colour), convertedFrom)
+        }
+    }
+
+    /// A new libavif decoder, configured as this one configures it, that has parsed `bytes` (which must outlive
+    /// it). The caller destroys it; on a throw it is already destroyed.
+    ///
+    /// - Throws: ``CodecError`` when libavif cannot create the decoder or parse the file.
+    func parsedDecoder(
+        over bytes: UnsafeRawBufferPointer, options: DecodingOptions
+    ) throws -> UnsafeMutablePointer<avifDecoder> {
+        guard let decoder = avifDecoderCreate() else {
+            throw CodecError.corrupt(format: .avif, reason: "libavif could not create a decoder")
+        }
+        do {
+            configure(decoder, options: options)
+            let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            try Self.check(avifDecoderSetIOMemory(decoder, base, bytes.count), decoder)
+            try Self.check(avifDecoderParse(decoder), decoder)
+            return decoder
+        } catch {
+            avifDecoderDestroy(decoder)
+            throw error
         }
     }
 

@@ -41,17 +41,19 @@ final class AVIFFrameDecoder: SequentialFrameDecoder {
     }
 
     private init(_ raw: UnsafeRawBufferPointer, settings: AVIFDecoder, options: DecodingOptions) throws {
-        guard let decoder = avifDecoderCreate() else {
-            throw CodecError.corrupt(format: .avif, reason: "libavif could not create a decoder")
-        }
-        file = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, raw.count), alignment: 16)
+        let file = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, raw.count), alignment: 16)
         file.copyMemory(from: raw)
+        self.file = file
+        let decoder: UnsafeMutablePointer<avifDecoder>
+        do {
+            decoder = try settings.parsedDecoder(
+                over: UnsafeRawBufferPointer(rebasing: file[0..<raw.count]), options: options)
+        } catch {
+            file.deallocate()
+            throw error
+        }
         self.decoder = decoder
         do {
-            settings.configure(decoder, options: options)
-            let base = file.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            try AVIFDecoder.check(avifDecoderSetIOMemory(decoder, base, raw.count), decoder)
-            try AVIFDecoder.check(avifDecoderParse(decoder), decoder)
             guard let image = decoder.pointee.image else {
                 throw CodecError.corrupt(format: .avif, reason: "no image after parsing")
             }

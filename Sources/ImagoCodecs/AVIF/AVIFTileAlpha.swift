@@ -105,15 +105,9 @@ struct AVIFTileAlpha {
     /// Decodes `file` with libavif (the caller's threads and settings; dav1d refuses a frame over `pixelLimit`)
     /// and hands its first image to `body`.
     private func decode(_ file: [UInt8], pixelLimit: Int, _ body: (avifImage) throws -> Void) throws {
-        guard let decoder = avifDecoderCreate() else {
-            throw CodecError.corrupt(format: .avif, reason: "libavif could not create a decoder")
-        }
-        defer { avifDecoderDestroy(decoder) }
-        codec.configure(decoder, options: DecodingOptions())
         try file.withUnsafeBytes { raw in
-            let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            try AVIFDecoder.check(avifDecoderSetIOMemory(decoder, base, raw.count), decoder)
-            try AVIFDecoder.check(avifDecoderParse(decoder), decoder)
+            let decoder = try codec.parsedDecoder(over: raw, options: DecodingOptions())
+            defer { avifDecoderDestroy(decoder) }
             try codec.tightenLimits(decoder, options: DecodingOptions(pixelLimit: pixelLimit))
             try AVIFDecoder.check(avifDecoderNextImage(decoder), decoder)
             guard let image = decoder.pointee.image else {
