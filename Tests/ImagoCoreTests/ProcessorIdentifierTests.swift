@@ -24,6 +24,12 @@ import Testing
         .grayscale(), .grayscale(luma: .rec709),
         .tint(RGBA(r: 1, g: 2, b: 3)), .tint(RGBA(r: 1, g: 2, b: 4)), .tint(RGBA(r: 1, g: 2, b: 3, a: 128)),
         .tint(RGBA(r: 1, g: 2, b: 3), blend: .multiply),
+        .sharpen(), .sharpen(sigma: 2), .sharpen(amount: 2), .pixelate(), .pixelate(size: 9),
+        .canvas(width: 10, height: 10, x: 0, y: 0), .canvas(width: 11, height: 10, x: 0, y: 0),
+        .canvas(width: 10, height: 11, x: 0, y: 0), .canvas(width: 10, height: 10, x: 1, y: 0),
+        .canvas(width: 10, height: 10, x: 0, y: 1),
+        .canvas(width: 10, height: 10, x: 0, y: 0, fill: RGBA(r: 0, g: 0, b: 0)),
+        .background(RGBA(r: 255, g: 255, b: 255)), .background(RGBA(r: 255, g: 255, b: 254)),
         .composition([.grayscale(), .flip(.vertical)]), .composition([.flip(.vertical), .grayscale()]),
         .composition([]), .anonymous(id: "app.sepia") { $0 },
     ]
@@ -60,6 +66,10 @@ import Testing
             (.flip(.horizontal), "imago.flip?dir=h"),
             (.grayscale(), "imago.grayscale?luma=601"),
             (.tint(RGBA(r: 0, g: 122, b: 255), blend: .multiply), "imago.tint?color=#007affff&blend=multiply"),
+            (.sharpen(sigma: 0.5), "imago.sharpen?sigma=0.5&amount=1"),
+            (.pixelate(size: 12), "imago.pixelate?size=12"),
+            (.canvas(width: 5, height: 6, x: -1, y: 2), "imago.canvas?w=5&h=6&x=-1&y=2&fill=#00000000"),
+            (.background(RGBA(r: 255, g: 255, b: 255)), "imago.background?color=#ffffffff"),
         ]
         for (processor, id) in expected { #expect(processor.identifier == id) }
     }

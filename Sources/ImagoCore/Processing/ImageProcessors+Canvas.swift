@@ -1,0 +1,97 @@
+extension ImageProcessors {
+    /// Places the image on a canvas of `width` × `height` pixels with the image's top-left corner at (`x`, `y`)
+    /// and the rest of the canvas filled with `fill` (transparent by default): what extending an image to a box,
+    /// padding it or letterboxing it need. Parts of the image outside the canvas are cut off.
+    ///
+    /// The result is `rgba8` with straight alpha (a `gray8` input is expanded first).
+    /// Throws ``ImageProcessors/Error/invalidTargetSize(width:height:)`` for a canvas side below 1 (or one too large
+    /// to allocate).
+    ///
+    /// ```swift
+    /// // 10 pixels of white around a 100 × 80 image
+    /// let padded = try ImageProcessors.Canvas(width: 120, height: 100, x: 10, y: 10, fill: RGBA(r: 255, g: 255, b: 255))
+    ///     .process(image)
+    /// ```
+    public struct Canvas: ImageProcessing {
+        /// The canvas width in pixels (≥ 1).
+        public var width: Int
+        /// The canvas height in pixels (≥ 1).
+        public var height: Int
+        /// Where the image's left edge goes, in canvas pixels (may be negative).
+        public var x: Int
+        /// Where the image's top edge goes, in canvas pixels (may be negative).
+        public var y: Int
+        /// The colour of the canvas around the image (straight alpha).
+        public var fill: RGBA
+
+        /// A `width` × `height` canvas with the image at (`x`, `y`) and `fill` around it (default transparent).
+        public init(width: Int, height: Int, x: Int, y: Int, fill: RGBA = RGBA(r: 0, g: 0, b: 0, a: 0)) {
+            self.width = width
+            self.height = height
+            self.x = x
+            self.y = y
+            self.fill = fill
+        }
+
+        /// `imago.canvas?w=…&h=…&x=…&y=…&fill=#rrggbbaa`.
+        public var identifier: String {
+            "imago.canvas?w=\(width)&h=\(height)&x=\(x)&y=\(y)&fill=\(ImageProcessors.format(fill))"
+        }
+
+        /// The image on its canvas.
+        public func process(_ image: PixelBuffer) throws -> PixelBuffer {
+            guard width >= 1, height >= 1 else { throw Error.invalidTargetSize(width: width, height: height) }
+            let source = ImageProcessors.straight(image).convertedToRGBA()
+            if width == source.width, height == source.height, x == 0, y == 0 { return source }
+            var out: PixelBuffer
+            do {
+                out = try PixelBuffer(width: width, height: height)
+            } catch {
+                throw Error.invalidTargetSize(width: width, height: height)
+            }
+            let fillWord = [fill.r, fill.g, fill.b, fill.a]
+            // Clamped without overflow, whatever the offsets.
+            let left = min(max(x, 0), width)
+            let top = min(max(y, 0), height)
+            let right = x > width - source.width ? width : x + source.width
+            let bottom = y > height - source.height ? height : y + source.height
+            out.bytes.withUnsafeMutableBufferPointer { p in
+                if fill.a != 0 || fill.r != 0 || fill.g != 0 || fill.b != 0 {
+                    var i = 0
+                    while i < p.count {
+                        p[i] = fillWord[0]
+                        p[i + 1] = fillWord[1]
+                        p[i + 2] = fillWord[2]
+                        p[i + 3] = fillWord[3]
+                        i += 4
+                    }
+                }
+                guard left < right, top < bottom, let base = p.baseAddress else { return }
+                source.withUnsafeBytes { s in
+                    guard let pixels = s.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+                    let count = (right - left) * 4
+                    for row in top..<bottom {
+                        let from = (row - y) * source.bytesPerRow + (left - x) * 4
+                        (base + (row * width + left) * 4).update(from: pixels + from, count: count)
+                    }
+                }
+            }
+            let covered = left == 0 && top == 0 && right == width && bottom == height
+            out.opaqueMark = source.isKnownOpaque && (fill.a == 255 || covered)
+            return out
+        }
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Canvas {
+    /// The image at (`x`, `y`) on a `width` × `height` canvas of `fill` (default transparent).
+    ///
+    /// ```swift
+    /// let request = ImageRequest(url: url, processors: [.canvas(width: 300, height: 300, x: 0, y: 50)])
+    /// ```
+    public static func canvas(
+        width: Int, height: Int, x: Int, y: Int, fill: RGBA = RGBA(r: 0, g: 0, b: 0, a: 0)
+    ) -> Self {
+        ImageProcessors.Canvas(width: width, height: height, x: x, y: y, fill: fill)
+    }
+}
