@@ -175,6 +175,19 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try interval(["--malloc-trim", "0"]) }
     }
 
+    @Test func presetsAreParsedAndCheckedAtStart() throws {
+        func presets(_ extra: [String]) throws -> PresetTable {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned"] + extra, options: ServeCommand.command.options), environment: [:]
+            ).presets
+        }
+        #expect(try presets([]).names.isEmpty)
+        let table = try presets(["--preset", "thumb=rs:fill:64:64/q:70", "--preset", "default=f:webp"])
+        #expect(table.names == ["default", "thumb"])
+        #expect(throws: UsageError.self) { try presets(["--preset", "bad=nope:1"]) }
+        #expect(throws: UsageError.self) { try presets(["--preset", "thumb"]) }
+    }
+
     /// The built `imago` beside the test products, or in `.build/debug` of this package.
     func imagoExecutable(filePath: String = #filePath) -> URL? {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL

@@ -9,8 +9,8 @@ import ImagoServer
 
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
-/// [--malloc-trim SECONDS] [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's
-/// URL format.
+/// [--malloc-trim SECONDS] [--preset NAME=OPTIONS]… [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an
+/// image proxy in imgproxy's URL format.
 enum ServeCommand {
     static let command = Command(
         name: "serve",
@@ -18,13 +18,20 @@ enum ServeCommand {
         synopsis:
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
-            + " [--max-pixels N] [--malloc-trim SECONDS] \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
+            + " [--max-pixels N] [--malloc-trim SECONDS] [--preset NAME=OPTIONS]... \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
             /{signature}/{options}/{base64url source URL}[.{ext}], the signature being
-            base64url(HMAC-SHA256(key, salt + the path after the signature)). Options: resize/rs:{fit|fill|force}:W:H,
-            width/w, height/h, gravity/g:{ce|no|so|ea|we|noea|nowe|soea|sowe}, quality/q, format/f:{jpeg|png|webp|avif|jxl},
-            blur/bl:SIGMA, rotate/rot:{0|90|180|270}, dpr. Also GET /healthz and /metrics (Prometheus text).
+            base64url(HMAC-SHA256(key, salt + the path after the signature)). Options, with imgproxy's names and
+            meanings: resize/rs:TYPE:W:H:ENLARGE:EXTEND, size/s:W:H:ENLARGE:EXTEND,
+            resizing_type/rt:{fit|fill|fill-down|force|auto}, width/w, height/h, min-width/mw, min-height/mh, zoom/z,
+            dpr, enlarge/el, extend/ex:1:GRAVITY, extend_aspect_ratio/exar:1:GRAVITY,
+            gravity/g:{ce|no|so|ea|we|noea|nowe|soea|sowe}:X:Y or g:fp:X:Y, crop/c:W:H:GRAVITY,
+            padding/pd:T:R:B:L, background/bg:R:G:B or bg:HEX, quality/q, format_quality/fq:FORMAT:Q…,
+            max_bytes/mb, format/f:{jpeg|png|webp|avif|jxl}, blur/bl, sharpen/sh, pixelate/pix,
+            rotate/rot:{0|90|180|270}, cachebuster/cb, expires/exp, filename/fn, return_attachment/att, preset/pr;
+            auto_rotate, strip_metadata, strip_color_profile and keep_copyright are accepted at their only values.
+            Also GET /healthz and /metrics (Prometheus text).
             With --redis, originals and outputs are shared with every process given the same nodes: one origin
             fetch per image across the fleet; Redis being down or slow is never an error (its breaker opens and
             the local caches carry on).
@@ -58,6 +65,9 @@ enum ServeCommand {
                 "--log-format", value: "FORMAT", help: "Access log lines as json (default), text, or off for none."),
             OptionSpec("--max-pixels", value: "N", help: "Refuse sources over N pixels with 422 (default 50000000)."),
             OptionSpec(
+                "--preset", value: "NAME=OPTIONS", repeatable: true,
+                help: "A preset for preset:NAME, e.g. 'thumb=rs:fill:256:256/q:70'; 'default' applies to every URL."),
+            OptionSpec(
                 "--malloc-trim", value: "SECONDS",
                 help: "Return malloc's free arena pages to the kernel every SECONDS (glibc; default off)."),
         ] + NetworkOptions.specs + RedisOptions.specs,
@@ -87,6 +97,8 @@ enum ServeCommand {
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         var pixelLimit = 50_000_000
+        /// `--preset`: the named option lists of `preset:`.
+        var presets = PresetTable()
         /// `--malloc-trim`: seconds between `MallocTrimmer` trims; `nil` (the default): no trimming.
         var mallocTrimInterval: Int?
         var network = NetworkOptions()
@@ -133,6 +145,7 @@ enum ServeCommand {
         configuration.signer = options.signer
         configuration.allowsUnsigned = options.allowsUnsigned
         configuration.sourcePolicy = options.sourcePolicy
+        configuration.presets = options.presets
         configuration.maxAge = .seconds(options.maxAge)
         configuration.workers = options.workers
         configuration.queueLimit = options.queueLimit
@@ -225,6 +238,13 @@ enum ServeCommand {
         }
         if let text = args.value("--max-pixels") {
             options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)
+        }
+        if let definitions = args.values["--preset"] {
+            do {
+                options.presets = try PresetTable(definitions: definitions)
+            } catch {
+                throw UsageError("option '--preset': \(error.description)")
+            }
         }
         if let text = args.value("--malloc-trim") {
             options.mallocTrimInterval = try parseInteger(text, option: "--malloc-trim", range: 1...86_400)

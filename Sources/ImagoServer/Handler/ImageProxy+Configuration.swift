@@ -38,6 +38,8 @@ extension ImageProxy {
         public var allowsUnsigned: Bool
         /// Which sources may be fetched. Default: any public host.
         public var sourcePolicy: SourcePolicy
+        /// Named option lists for `preset:` (and the `default` preset every URL starts from). Default none.
+        public var presets: PresetTable
         /// `Cache-Control: public, max-age=` of image responses. Default one year (365 days).
         public var maxAge: Duration
         /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the
@@ -67,6 +69,7 @@ extension ImageProxy {
             signer = nil
             allowsUnsigned = false
             sourcePolicy = SourcePolicy()
+            presets = PresetTable()
             maxAge = .seconds(365 * 24 * 3600)
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256

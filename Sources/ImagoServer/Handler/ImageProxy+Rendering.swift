@@ -83,12 +83,16 @@ extension ImageProxy {
         let format = FormatNegotiation.format(
             for: key.format, source: image.format,
             isOpaque: image.image.isKnownOpaque || !image.image.hasTransparency, encoders: encoders)
-        let options = EncodingOptions(quality: Double(key.options.quality ?? configuration.defaultQuality) / 100)
+        let options = key.options
+        let defaultQuality = configuration.defaultQuality
         let (encoded, encodeStarted, encodeEnded) = await withCheckedContinuation { continuation in
             // Ahead of decodes and resizes waiting on the same queue (they run at the request's `.normal`).
             cpuQueue.enqueue(priority: .high) {
                 let started = ContinuousClock.now
-                let result = Result<Data, any Error> { try encoders.encode(image.image, as: format, options: options) }
+                let result = Result<Data, any Error> {
+                    try Self.encode(
+                        image.image, as: format, options: options, defaultQuality: defaultQuality, encoders: encoders)
+                }
                 continuation.resume(returning: (result, started, ContinuousClock.now))
             }
         }
@@ -112,26 +116,64 @@ extension ImageProxy {
         return .success(RenderedOutput(rendition: rendition, tier: tier, stages: stages))
     }
 
-    /// The pipeline request for `options`: rotate, resize (with gravity), blur. The resize's decode target
-    /// (``ProxyResize/decodeTarget``: `fit` fits its box, `fill` and `force` cover it) has the decoder produce the
-    /// smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from the first processor. With a
-    /// rotation in front, a `fit` box is given as the request's target size, turned when the rotation swaps the
-    /// sides (a rotated `fill` or `force` decodes at full size: the request's target size only fits).
+    /// The pipeline request for `options`, in imgproxy's order whatever the URL's: crop, rotate, resize (with
+    /// gravity), blur, sharpen, pixelate, extend / extend to the aspect ratio / pad, background. The resize's decode
+    /// target (``ProxyResize/decodeTarget``: `fit` fits its box, `fill` and `force` cover it) has the decoder
+    /// produce the smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from the first
+    /// processor. With a rotation in front, a `fit` box is given as the request's target size, turned when the
+    /// rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's target size only
+    /// fits). A crop in front needs the source's own pixels, so it decodes at full size.
     static func imageRequest(for options: ProcessingOptions, source: URL) -> ImageRequest {
         var processors: [any ImageProcessing] = []
+        let crop = ProxyCrop(options)
+        if let crop { processors.append(crop) }
         if options.rotation != 0 { processors.append(ImageProcessors.Rotate(degrees: options.rotation)) }
         let resize = ProxyResize(options)
         if let resize { processors.append(resize) }
         if options.blurSigma > 0 {
             processors.append(ImageProcessors.GaussianBlur(radius: options.blurSigma * options.dpr))
         }
+        if options.sharpenSigma > 0 {
+            processors.append(ImageProcessors.Sharpen(sigma: options.sharpenSigma * options.dpr))
+        }
+        if options.pixelateSize > 1 {
+            processors.append(ImageProcessors.Pixelate(size: max(1, options.scaled(options.pixelateSize))))
+        }
+        if let canvas = ProxyCanvas(options) { processors.append(canvas) }
+        if let background = options.background { processors.append(ImageProcessors.Background(color: background)) }
         var targetSize: PixelSize?
-        if options.rotation != 0, let target = resize?.decodeTarget, target.mode == .fit {
+        if crop == nil, options.rotation != 0, let target = resize?.decodeTarget, target.mode == .fit {
             let swaps = options.rotation % 180 != 0
             targetSize = swaps ? PixelSize(width: target.size.height, height: target.size.width) : target.size
         }
         return ImageRequest(
             url: source, processors: processors, targetSize: targetSize, options: [.decodesFirstFrameOnly])
+    }
+
+    /// `image` encoded as `format` for `options`: at the URL's quality, else its quality for the format, else
+    /// `defaultQuality`; flattened onto the background (white when none is given) when the format has no alpha;
+    /// and, under `max_bytes`, encoded again at lower qualities (each a quarter, half or three quarters of the
+    /// last, by how far over it was, as imgproxy does) until it fits or the quality reaches 10.
+    static func encode(
+        _ image: PixelBuffer, as format: ImageFormat, options: ProcessingOptions, defaultQuality: Int,
+        encoders: ImageEncoderRegistry
+    ) throws -> Data {
+        var image = image
+        if format == .jpeg, !image.isKnownOpaque, image.hasTransparency {
+            image = try ImageProcessors.Background(color: options.background ?? RGBA(r: 255, g: 255, b: 255))
+                .process(image)
+        }
+        var quality = options.quality ?? options.formatQuality[format] ?? defaultQuality
+        let degrades = options.maxBytes > 0 && [.jpeg, .webp, .avif, .jpegXL].contains(format)
+        while true {
+            let data = try encoders.encode(image, as: format, options: EncodingOptions(quality: Double(quality) / 100))
+            guard degrades, data.count > options.maxBytes, quality > 10 else {
+                return data
+            }
+            let over = Double(data.count) / Double(options.maxBytes)
+            let factor = over > 3 ? 0.25 : over > 1.5 ? 0.5 : 0.75
+            quality = max(10, Int(Double(quality) * factor))
+        }
     }
 
     /// The status a pipeline failure gets: whose fault it is.

@@ -147,6 +147,9 @@ public final class ImageProxy: Sendable {
         default:
             let verified = try verifiedPath(request.path)
             let path = verified.path
+            if let expires = path.options.expires, Date().timeIntervalSince1970 > Double(expires) {
+                throw ProxyError.notFound("the URL expired")
+            }
             if configuration.accessLog != nil {
                 record.source = path.source.redactedString
                 record.options = path.options.canonicalDescription
@@ -191,7 +194,7 @@ public final class ImageProxy: Sendable {
     /// signature-checked again; a path that fails is not remembered.
     private func verifiedPath(_ rawPath: String) throws(ProxyError) -> VerifiedPath {
         if let hit = verifiedPaths.withLock({ $0.value(for: rawPath, now: { .zero }) }) { return hit }
-        let path = try ProxyPath(parsing: rawPath)
+        let path = try ProxyPath(parsing: rawPath, presets: configuration.presets)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
         } else {
@@ -223,12 +226,42 @@ public final class ImageProxy: Sendable {
         if let match = request.headers["if-none-match"], Self.matches(match, etag: rendition.etag) {
             return ServerResponse(status: 304, headers: headers, body: Data())
         }
+        headers.append(
+            ServerResponse.Header(
+                "Content-Disposition", Self.contentDisposition(path: path, format: rendition.format)))
         headers.insert(
             ServerResponse.Header(
                 "Content-Type", FormatNegotiation.mediaTypes[rendition.format] ?? "application/octet-stream"),
             at: 0)
         headers.insert(ServerResponse.Header("Content-Length", "\(rendition.data.count)"), at: 1)
         return ServerResponse(status: 200, headers: headers, body: rendition.data)
+    }
+
+    /// `inline` (or `attachment` with `return_attachment`) and the file name: the `filename` option's, else the
+    /// source URL's last path segment without its extension (`image` when it has none), with the output's
+    /// extension. The quoted name is ASCII, other characters replaced by `_`; a name that is not all ASCII is also
+    /// given in full as RFC 8187 `filename*`.
+    static func contentDisposition(path: ProxyPath, format: ImageFormat) -> String {
+        var stem = path.options.filename ?? ""
+        if stem.isEmpty {
+            let last = path.source.lastPathComponent
+            let name = last == "/" ? "" : last
+            stem = name.contains(".") ? String(name[..<name.lastIndex(of: ".")!]) : name
+            if stem.isEmpty { stem = "image" }
+        }
+        let name = "\(stem).\(format.fileExtension)"
+        let ascii = String(
+            String.UnicodeScalarView(
+                name.unicodeScalars.map { scalar in
+                    (0x20..<0x7F).contains(scalar.value) && scalar != "\"" && scalar != "\\" ? scalar : "_"
+                }))
+        var text = "\(path.options.returnsAttachment ? "attachment" : "inline"); filename=\"\(ascii)\""
+        if ascii != name {
+            let allowed = CharacterSet(charactersIn: "!#$&+-.^_`|~").union(.alphanumerics)
+            let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? ascii
+            text += "; filename*=UTF-8''\(encoded)"
+        }
+        return text
     }
 
     /// Whether an `If-None-Match` value matches `etag` (weak comparison, as RFC 9110 asks for this header).

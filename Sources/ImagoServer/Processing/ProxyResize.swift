@@ -1,103 +1,187 @@
+import Foundation
 import ImagoCore
 
-/// imgproxy's resize: `fit`, `fill` (cover, then crop around a gravity) or `force` into a box whose 0 sides are
-/// derived from the aspect ratio, never enlarging unless asked. A box of 0 × 0 leaves the image as it is.
+/// imgproxy's resize: `fit`, `fill` (cover, then crop around a gravity), `fill-down`, `force` or `auto` into a box
+/// whose 0 sides are derived from the aspect ratio, with minimum sizes and zoom factors, never enlarging unless
+/// asked. Results are at most ``OptionParser/maximumSide`` pixels a side: a zoom or an enlargement beyond that
+/// is scaled back to it, aspect ratio kept. With no box, no minimum and no zoom there is no resize.
 struct ProxyResize: ImageProcessing {
     var type: ProcessingOptions.ResizingType
     /// The box in output pixels (DPR applied); 0 on an axis derives it.
     var width: Int
     var height: Int
+    /// The minimum sizes in output pixels (DPR applied); 0 for none.
+    var minWidth: Int
+    var minHeight: Int
+    var zoomX: Double
+    var zoomY: Double
     var enlarges: Bool
-    var gravity: ProcessingOptions.Gravity
-    var offsetX: Int
-    var offsetY: Int
+    /// Where a `fill` crops.
+    var placement: ProcessingOptions.Placement
+    var dpr: Double
 
     /// The resize `options` ask for, or `nil` when they ask for none.
     init?(_ options: ProcessingOptions) {
         let box = options.scaledBox
-        guard box.width > 0 || box.height > 0 else { return nil }
+        let (minWidth, minHeight) = (options.scaled(options.minWidth), options.scaled(options.minHeight))
+        guard
+            box.width > 0 || box.height > 0 || minWidth > 0 || minHeight > 0 || options.zoomX != 1
+                || options.zoomY != 1
+        else { return nil }
         type = options.resizingType
         width = box.width
         height = box.height
+        self.minWidth = minWidth
+        self.minHeight = minHeight
+        zoomX = options.zoomX
+        zoomY = options.zoomY
         enlarges = options.enlarges
-        gravity = options.gravity
-        offsetX = options.gravityOffsetX
-        offsetY = options.gravityOffsetY
+        placement = options.placement
+        dpr = options.dpr
     }
 
     var identifier: String {
-        "imago.serve.resize?type=\(type.rawValue)&w=\(width)&h=\(height)&el=\(enlarges ? 1 : 0)"
-            + "&g=\(gravity.rawValue)&gx=\(offsetX)&gy=\(offsetY)"
+        var text = "imago.serve.resize?type=\(type.rawValue)&w=\(width)&h=\(height)&el=\(enlarges ? 1 : 0)"
+        text += "&g=\(placement.gravity.rawValue)&gx=\(ProcessingOptions.text(placement.offsetX))"
+        text += "&gy=\(ProcessingOptions.text(placement.offsetY))"
+        if minWidth != 0 || minHeight != 0 { text += "&mw=\(minWidth)&mh=\(minHeight)" }
+        if zoomX != 1 || zoomY != 1 {
+            text += "&zx=\(ProcessingOptions.text(zoomX))&zy=\(ProcessingOptions.text(zoomY))"
+        }
+        if dpr != 1 { text += "&dpr=\(ProcessingOptions.text(dpr))" }
+        return text
     }
 
     /// The smallest decode this resize gives the same result from (up to resampling): `fit` (or a box with a 0
-    /// side, which fits too) fits the box, its 0 side unbounded; `fill` and `force` with both sides cover the box
-    /// (the crop, or the independent scaling of each axis, needs at least the box on both axes), so a JPEG is
-    /// decoded at the smallest DCT scale that covers it rather than at full size.
+    /// side, which fits too) fits the box, its 0 side unbounded; `fill`, `fill-down`, `force` and `auto` with both
+    /// sides cover the box (the crop, or the independent scaling of each axis, needs at least the box on both
+    /// axes), so a JPEG is decoded at the smallest DCT scale that covers it rather than at full size. A zoom
+    /// scales the box; with minimum sizes, or a zoom and no box, the decode is full size.
     var decodeTarget: DecodeTarget? {
         let unbounded = 1 << 20
-        guard width > 0 || height > 0 else { return nil }
+        guard width > 0 || height > 0, minWidth == 0, minHeight == 0 else { return nil }
+        let w = width > 0 ? min(unbounded, Int((Double(width) * zoomX).rounded(.up))) : unbounded
+        let h = height > 0 ? min(unbounded, Int((Double(height) * zoomY).rounded(.up))) : unbounded
         guard type != .fit, width > 0, height > 0 else {
-            return DecodeTarget(
-                size: PixelSize(width: width > 0 ? width : unbounded, height: height > 0 ? height : unbounded),
-                mode: .fit)
+            return DecodeTarget(size: PixelSize(width: w, height: h), mode: .fit)
         }
-        return DecodeTarget(size: PixelSize(width: width, height: height), mode: .cover)
+        return DecodeTarget(size: PixelSize(width: w, height: h), mode: .cover)
     }
 
     func process(_ image: PixelBuffer) throws -> PixelBuffer {
-        let w = Double(image.width)
-        let h = Double(image.height)
-        let sx = width > 0 ? Double(width) / w : nil
-        let sy = height > 0 ? Double(height) / h : nil
-        func limited(_ scale: Double) -> Double { enlarges ? scale : min(scale, 1) }
-        func size(_ scale: Double) -> PixelSize {
-            PixelSize(width: max(1, Int((w * scale).rounded())), height: max(1, Int((h * scale).rounded())))
-        }
-        switch type {
-        case .force:
-            var target = PixelSize(
-                width: width > 0 ? width : max(1, Int((w * (sy ?? 1)).rounded())),
-                height: height > 0 ? height : max(1, Int((h * (sx ?? 1)).rounded())))
-            if !enlarges {
-                target = PixelSize(width: min(target.width, image.width), height: min(target.height, image.height))
-            }
-            return try resampled(image, to: target)
-        case .fit, .fill:
-            guard type == .fill, let sx, let sy else {
-                return try resampled(image, to: size(limited(min(sx ?? .infinity, sy ?? .infinity))))
-            }
-            let scaled = size(limited(max(sx, sy)))
-            let covering = try resampled(image, to: scaled)
-            let cropW = min(width, scaled.width)
-            let cropH = min(height, scaled.height)
-            let x = origin(
-                free: scaled.width - cropW, leading: [.west, .northWest, .southWest],
-                trailing: [.east, .northEast, .southEast], offset: offsetX)
-            let y = origin(
-                free: scaled.height - cropH, leading: [.north, .northEast, .northWest],
-                trailing: [.south, .southEast, .southWest], offset: offsetY)
-            return try ImageProcessors.Crop(x: x, y: y, width: cropW, height: cropH).process(covering)
-        }
+        let plan = plan(for: image.size)
+        let scaled = plan.scaled == image.size ? image : try image.resampled(to: plan.scaled)
+        guard let crop = plan.crop else { return scaled }
+        let origin = placement.origin(outer: scaled.size, inner: crop, dpr: dpr)
+        return try ImageProcessors.Crop(x: origin.x, y: origin.y, width: crop.width, height: crop.height).process(
+            scaled)
     }
 
-    /// Where the crop starts on one axis with `free` pixels to spare: at the leading edge, the trailing edge or
-    /// centred by the gravity, moved by `offset` away from its edge and clamped inside the image.
-    private func origin(
-        free: Int, leading: Set<ProcessingOptions.Gravity>, trailing: Set<ProcessingOptions.Gravity>, offset: Int
-    ) -> Int {
-        let start: Int
-        if leading.contains(gravity) {
-            start = offset
-        } else if trailing.contains(gravity) {
-            start = free - offset
+    /// The size a `source` is resampled to and, for `fill` and `fill-down`, the size then cropped out of it (`nil`
+    /// when nothing is cropped).
+    func plan(for source: PixelSize) -> (scaled: PixelSize, crop: PixelSize?) {
+        let w = Double(source.width)
+        let h = Double(source.height)
+        var type = type
+        if type == .auto {
+            let sameOrientation = width > 0 && height > 0 && (source.width > source.height) == (width > height)
+            type = sameOrientation ? .fill : .fit
+        }
+        let fx = width > 0 ? Double(width) / w : nil
+        let fy = height > 0 ? Double(height) / h : nil
+        var (sx, sy): (Double, Double)
+        if type == .force {
+            (sx, sy) = (fx ?? 1, fy ?? 1)
+        } else if type != .fit, let fx, let fy {
+            sx = max(fx, fy)
+            sy = sx
         } else {
-            start = free / 2 + offset
+            let scale = min(fx ?? .infinity, fy ?? .infinity)
+            sx = scale.isFinite ? scale : 1
+            sy = sx
         }
-        return min(max(0, start), free)
+        // Minimum sizes raise the scale (both axes, but only their own for `force`).
+        if minWidth > 0, w * sx < Double(minWidth) {
+            let raise = Double(minWidth) / (w * sx)
+            sx *= raise
+            if type != .force { sy *= raise }
+        }
+        if minHeight > 0, h * sy < Double(minHeight) {
+            let raise = Double(minHeight) / (h * sy)
+            sy *= raise
+            if type != .force { sx *= raise }
+        }
+        sx *= zoomX
+        sy *= zoomY
+        if !enlarges, max(sx, sy) > 1 {
+            let largest = max(sx, sy)
+            sx /= largest
+            sy /= largest
+        }
+        var scaled = PixelSize(width: max(1, Int((w * sx).rounded())), height: max(1, Int((h * sy).rounded())))
+        let limit = OptionParser.maximumSide
+        if scaled.width > limit || scaled.height > limit {
+            let shrink = min(Double(limit) / Double(scaled.width), Double(limit) / Double(scaled.height))
+            scaled = PixelSize(
+                width: min(limit, max(1, Int((Double(scaled.width) * shrink).rounded()))),
+                height: min(limit, max(1, Int((Double(scaled.height) * shrink).rounded()))))
+        }
+        guard type == .fill || type == .fillDown, width > 0, height > 0 else { return (scaled, nil) }
+        var crop = PixelSize(width: min(width, scaled.width), height: min(height, scaled.height))
+        if type == .fillDown, scaled.width < width || scaled.height < height {
+            // Smaller than the box: the largest area of the box's aspect ratio.
+            let ratio = Double(width) / Double(height)
+            if Double(scaled.width) / Double(scaled.height) > ratio {
+                crop = PixelSize(
+                    width: min(scaled.width, max(1, Int((Double(scaled.height) * ratio).rounded()))),
+                    height: scaled.height)
+            } else {
+                crop = PixelSize(
+                    width: scaled.width,
+                    height: min(scaled.height, max(1, Int((Double(scaled.width) / ratio).rounded()))))
+            }
+        }
+        return (scaled, crop == scaled ? nil : crop)
     }
+}
 
-    private func resampled(_ image: PixelBuffer, to size: PixelSize) throws -> PixelBuffer {
-        size == image.size ? image : try image.resampled(to: size)
+extension ProcessingOptions.Placement {
+    /// Where an `inner` rectangle goes in an `outer` one by this placement, as imgproxy places crops and
+    /// extensions: at the gravity's edge or centre, moved by the offsets away from that edge (pixels times `dpr`
+    /// when at least 1 in size, else a fraction of the outer side), or centred on the focus point; then clamped so
+    /// that the smaller rectangle stays inside the larger.
+    func origin(outer: PixelSize, inner: PixelSize, dpr: Double) -> (x: Int, y: Int) {
+        func axis(
+            outer: Int, inner: Int, offset: Double, leading: Set<ProcessingOptions.Gravity>,
+            trailing: Set<ProcessingOptions.Gravity>
+        ) -> Int {
+            let start: Int
+            if gravity == .focusPoint {
+                start = Int((Double(outer) * offset).rounded()) - inner / 2
+            } else {
+                let shift =
+                    abs(offset) >= 1
+                    ? Int((offset * dpr).rounded(.toNearestOrEven))
+                    : Int((Double(outer) * offset).rounded(.toNearestOrEven))
+                if leading.contains(gravity) {
+                    start = shift
+                } else if trailing.contains(gravity) {
+                    start = outer - inner - shift
+                } else {
+                    start = Int((Double(outer - inner + 1) / 2).rounded(.toNearestOrEven)) + shift
+                }
+            }
+            let low = min(0, outer - inner)
+            let high = max(0, outer - inner)
+            return min(max(low, start), high)
+        }
+        return (
+            axis(
+                outer: outer.width, inner: inner.width, offset: offsetX, leading: [.west, .northWest, .southWest],
+                trailing: [.east, .northEast, .southEast]),
+            axis(
+                outer: outer.height, inner: inner.height, offset: offsetY, leading: [.north, .northEast, .northWest],
+                trailing: [.south, .southEast, .southWest])
+        )
     }
 }

@@ -1,33 +1,72 @@
+import Foundation
 import ImagoCore
 
 /// Reads one `name:arg:…` segment of an imgproxy URL into ``ProcessingOptions`` (imgproxy's names and aliases).
 enum OptionParser {
     /// The option names and their aliases, each to the field it sets.
-    private enum Name: String {
-        case resize, width, height, gravity, quality, format, blur, rotate, dpr, enlarge
+    private enum Name {
+        case resize, size, resizingType, width, height, minWidth, minHeight, zoom, dpr, enlarge, extend
+        case extendAspectRatio, gravity, crop, padding, background, quality, formatQuality, maxBytes, format, blur
+        case sharpen, pixelate, rotate, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
+        case expires, filename, returnAttachment, preset
 
         init?(_ text: Substring) {
             switch text {
             case "resize", "rs": self = .resize
+            case "size", "s": self = .size
+            case "resizing_type", "rt": self = .resizingType
             case "width", "w": self = .width
             case "height", "h": self = .height
-            case "gravity", "g": self = .gravity
-            case "quality", "q": self = .quality
-            case "format", "f", "ext": self = .format
-            case "blur", "bl": self = .blur
-            case "rotate", "rot": self = .rotate
+            case "min-width", "mw": self = .minWidth
+            case "min-height", "mh": self = .minHeight
+            case "zoom", "z": self = .zoom
             case "dpr": self = .dpr
             case "enlarge", "el": self = .enlarge
+            case "extend", "ex": self = .extend
+            case "extend_aspect_ratio", "extend_ar", "exar": self = .extendAspectRatio
+            case "gravity", "g": self = .gravity
+            case "crop", "c": self = .crop
+            case "padding", "pd": self = .padding
+            case "background", "bg": self = .background
+            case "quality", "q": self = .quality
+            case "format_quality", "fq": self = .formatQuality
+            case "max_bytes", "mb": self = .maxBytes
+            case "format", "f", "ext": self = .format
+            case "blur", "bl": self = .blur
+            case "sharpen", "sh": self = .sharpen
+            case "pixelate", "pix": self = .pixelate
+            case "rotate", "rot": self = .rotate
+            case "auto_rotate", "ar": self = .autoRotate
+            case "strip_metadata", "sm": self = .stripMetadata
+            case "keep_copyright", "kcr": self = .keepCopyright
+            case "strip_color_profile", "scp": self = .stripColorProfile
+            case "cachebuster", "cb": self = .cacheBuster
+            case "expires", "exp": self = .expires
+            case "filename", "fn": self = .filename
+            case "return_attachment", "att": self = .returnAttachment
+            case "preset", "pr": self = .preset
             default: return nil
             }
         }
     }
 
-    /// The largest box side (after DPR) the proxy renders.
+    /// The largest box side (after DPR) the proxy renders, and the largest side of any result.
     static let maximumSide = 8192
+    /// The largest padding of one side, after DPR.
+    static let maximumPadding = 1024
+    /// How deep presets may name presets.
+    static let maximumPresetDepth = 8
 
-    /// Applies `segment` to `options`.
-    static func apply(_ segment: Substring, to options: inout ProcessingOptions) throws(ProxyError) {
+    /// Applies `segment` to `options`; `presets` are the named option lists `preset:` may use.
+    static func apply(
+        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable = PresetTable()
+    ) throws(ProxyError) {
+        try apply(segment, to: &options, presets: presets, depth: 0)
+    }
+
+    private static func apply(
+        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable, depth: Int
+    ) throws(ProxyError) {
         let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
         let nameText = parts[0]
         let args = Array(parts.dropFirst())
@@ -42,49 +81,99 @@ enum OptionParser {
         }
         switch name {
         case .resize:
-            try count(1...5)
-            if !args[0].isEmpty {
-                guard let type = ProcessingOptions.ResizingType(rawValue: String(args[0])) else {
-                    throw .invalidOption(name: option, reason: "type must be fit, fill or force")
-                }
-                options.resizingType = type
-            }
-            if args.count > 1, !args[1].isEmpty { options.width = try side(args[1], option: option) }
-            if args.count > 2, !args[2].isEmpty { options.height = try side(args[2], option: option) }
-            if args.count > 3, !args[3].isEmpty { options.enlarges = try flag(args[3], option: option) }
-            if args.count > 4, !args[4].isEmpty, try flag(args[4], option: option) {
-                throw .invalidOption(name: option, reason: "extend is not supported")
-            }
+            try count(1...8)
+            if !args[0].isEmpty { options.resizingType = try resizingType(args[0], option: option) }
+            try applySize(args.dropFirst(), to: &options, option: option)
+        case .size:
+            try count(1...7)
+            try applySize(args[...], to: &options, option: option)
+        case .resizingType:
+            try count(1...1)
+            options.resizingType = try resizingType(args[0], option: option)
         case .width:
             try count(1...1)
             options.width = try side(args[0], option: option)
         case .height:
             try count(1...1)
             options.height = try side(args[0], option: option)
+        case .minWidth:
+            try count(1...1)
+            options.minWidth = try side(args[0], option: option)
+        case .minHeight:
+            try count(1...1)
+            options.minHeight = try side(args[0], option: option)
+        case .zoom:
+            try count(1...2)
+            let x = try number(args[0], option: option, above: 0, atMost: 8)
+            options.zoomX = x
+            options.zoomY = args.count > 1 ? try number(args[1], option: option, above: 0, atMost: 8) : x
+        case .dpr:
+            try count(1...1)
+            options.dpr = try number(args[0], option: option, above: 0, atMost: 8)
         case .enlarge:
             try count(1...1)
             options.enlarges = try flag(args[0], option: option)
+        case .extend:
+            try count(1...4)
+            options.extend = try extensionPlacement(args[...], option: option)
+        case .extendAspectRatio:
+            try count(1...4)
+            options.extendAspectRatio = try extensionPlacement(args[...], option: option)
         case .gravity:
             try count(1...3)
-            guard let gravity = ProcessingOptions.Gravity(rawValue: String(args[0])) else {
-                throw .invalidOption(name: option, reason: "type must be ce, no, so, ea, we, noea, nowe, soea or sowe")
+            let placement = try placement(args[...], option: option)
+            options.gravity = placement.gravity
+            options.gravityOffsetX = placement.offsetX
+            options.gravityOffsetY = placement.offsetY
+        case .crop:
+            try count(2...5)
+            let width = try number(args[0], option: option, atLeast: 0, atMost: Double(maximumSide))
+            let height = try number(args[1], option: option, atLeast: 0, atMost: Double(maximumSide))
+            let placement = args.count > 2 ? try placement(args[2...], option: option) : nil
+            options.crop =
+                width == 0 && height == 0 && placement == nil
+                ? nil : ProcessingOptions.CropArea(width: width, height: height, placement: placement)
+        case .padding:
+            try count(1...4)
+            let sides = try args.map { text throws(ProxyError) -> Int? in
+                text.isEmpty ? nil : try integer(text, option: option, range: 0...maximumPadding)
             }
-            options.gravity = gravity
-            options.gravityOffsetX = args.count > 1 ? try integer(args[1], option: option, range: -8192...8192) : 0
-            options.gravityOffsetY = args.count > 2 ? try integer(args[2], option: option, range: -8192...8192) : 0
+            guard let top = sides[0] else {
+                throw .invalidOption(name: option, reason: "the top padding must be given")
+            }
+            let right = sides.count > 1 ? sides[1] ?? top : top
+            let bottom = sides.count > 2 ? sides[2] ?? top : top
+            let left = sides.count > 3 ? sides[3] ?? right : right
+            options.padding = ProcessingOptions.Padding(top: top, right: right, bottom: bottom, left: left)
+        case .background:
+            options.background = try color(args, option: option)
         case .quality:
             try count(1...1)
             let quality = try integer(args[0], option: option, range: 0...100)
             options.quality = quality == 0 ? nil : quality
+        case .formatQuality:
+            guard !args.isEmpty, args.count.isMultiple(of: 2) else {
+                throw .invalidOption(name: option, reason: "expects pairs of format and quality")
+            }
+            for pair in stride(from: 0, to: args.count, by: 2) {
+                let format = try format(named: String(args[pair]), option: option)
+                options.formatQuality[format] = try integer(args[pair + 1], option: option, range: 1...100)
+            }
+        case .maxBytes:
+            try count(1...1)
+            options.maxBytes = try integer(args[0], option: option, range: 0...(1 << 30))
         case .format:
             try count(1...1)
             options.format = try format(named: String(args[0]), option: option)
         case .blur:
             try count(1...1)
-            guard let sigma = Double(args[0]), sigma.isFinite, sigma >= 0, sigma <= 100 else {
-                throw .invalidOption(name: option, reason: "sigma must be a number from 0 to 100")
-            }
-            options.blurSigma = sigma
+            options.blurSigma = try number(args[0], option: option, atLeast: 0, atMost: 100)
+        case .sharpen:
+            try count(1...1)
+            options.sharpenSigma = try number(args[0], option: option, atLeast: 0, atMost: 100)
+        case .pixelate:
+            try count(1...1)
+            options.pixelateSize = try integer(args[0], option: option, range: 0...maximumSide)
         case .rotate:
             try count(1...1)
             let degrees = try integer(args[0], option: option, range: -360...360)
@@ -92,17 +181,169 @@ enum OptionParser {
                 throw .invalidOption(name: option, reason: "angle must be a multiple of 90")
             }
             options.rotation = (degrees % 360 + 360) % 360
-        case .dpr:
+        case .autoRotate:
             try count(1...1)
-            guard let dpr = Double(args[0]), dpr.isFinite, dpr > 0, dpr <= 8 else {
-                throw .invalidOption(name: option, reason: "must be a number above 0 and at most 8")
+            guard try flag(args[0], option: option) else {
+                throw .invalidOption(
+                    name: option, reason: "the EXIF orientation is always applied (only 1 is accepted)")
             }
-            options.dpr = dpr
+        case .stripMetadata, .stripColorProfile:
+            try count(1...1)
+            guard try flag(args[0], option: option) else {
+                throw .invalidOption(
+                    name: option,
+                    reason: "outputs never carry the source's metadata and are always sRGB (only 1 is accepted)")
+            }
+        case .keepCopyright:
+            try count(1...1)
+            guard try !flag(args[0], option: option) else {
+                throw .invalidOption(
+                    name: option, reason: "outputs never carry the source's metadata (only 0 is accepted)")
+            }
+        case .cacheBuster:
+            try count(1...1)
+            options.cacheBuster = String(args[0])
+        case .expires:
+            try count(1...1)
+            guard let time = Int(args[0]) else {
+                throw .invalidOption(name: option, reason: "'\(args[0])' is not a Unix time in seconds")
+            }
+            options.expires = time
+        case .filename:
+            try count(1...2)
+            options.filename = try filename(
+                args[0], isBase64: args.count > 1 ? try flag(args[1], option: option) : false, option: option)
+        case .returnAttachment:
+            try count(1...1)
+            options.returnsAttachment = try flag(args[0], option: option)
+        case .preset:
+            guard !args.isEmpty else { throw .invalidOption(name: option, reason: "expects preset names") }
+            guard depth < maximumPresetDepth else {
+                throw .invalidOption(
+                    name: option, reason: "presets name each other more than \(maximumPresetDepth) deep")
+            }
+            for presetName in args {
+                guard let segments = presets.segments(named: String(presetName)) else {
+                    throw .invalidOption(name: option, reason: "no preset named '\(presetName)'")
+                }
+                for presetSegment in segments {
+                    try apply(presetSegment[...], to: &options, presets: presets, depth: depth + 1)
+                }
+            }
         }
         let box = options.scaledBox
         guard box.width <= maximumSide, box.height <= maximumSide else {
             throw .invalidOption(name: option, reason: "the size times dpr must be at most \(maximumSide) pixels")
         }
+        let padding = options.padding
+        guard
+            [padding.top, padding.right, padding.bottom, padding.left].allSatisfy({
+                options.scaled($0) <= maximumPadding
+            })
+        else {
+            throw .invalidOption(name: option, reason: "padding times dpr must be at most \(maximumPadding) pixels")
+        }
+    }
+
+    /// `width:height:enlarge:extend:gravity…`, the arguments `size` and `resize` share.
+    private static func applySize(
+        _ args: ArraySlice<Substring>, to options: inout ProcessingOptions, option: String
+    ) throws(ProxyError) {
+        let args = Array(args)
+        if args.count > 0, !args[0].isEmpty { options.width = try side(args[0], option: option) }
+        if args.count > 1, !args[1].isEmpty { options.height = try side(args[1], option: option) }
+        if args.count > 2, !args[2].isEmpty { options.enlarges = try flag(args[2], option: option) }
+        if args.count > 3, !args[3].isEmpty { options.extend = try extensionPlacement(args[3...], option: option) }
+    }
+
+    /// `extend:gravity:x:y` (the gravity and offsets optional): the placement when `extend` is true, else `nil`.
+    private static func extensionPlacement(
+        _ args: ArraySlice<Substring>, option: String
+    ) throws(ProxyError) -> ProcessingOptions.Placement? {
+        guard try flag(args[args.startIndex], option: option) else { return nil }
+        let rest = args.dropFirst()
+        return rest.isEmpty || rest.first?.isEmpty == true
+            ? ProcessingOptions.Placement() : try placement(rest, option: option)
+    }
+
+    /// `type:x:y`: a gravity with optional offsets (for `fp`, the point's coordinates 0…1).
+    private static func placement(
+        _ args: ArraySlice<Substring>, option: String
+    ) throws(ProxyError) -> ProcessingOptions.Placement {
+        let args = Array(args)
+        guard let gravity = ProcessingOptions.Gravity(rawValue: String(args[0])) else {
+            throw .invalidOption(
+                name: option, reason: "gravity must be ce, no, so, ea, we, noea, nowe, soea, sowe or fp")
+        }
+        guard args.count <= 3 else { throw .invalidOption(name: option, reason: "too many gravity arguments") }
+        if gravity == .focusPoint {
+            guard args.count == 3 else {
+                throw .invalidOption(name: option, reason: "fp expects x and y from 0 to 1")
+            }
+            return ProcessingOptions.Placement(
+                gravity: gravity, offsetX: try number(args[1], option: option, atLeast: 0, atMost: 1),
+                offsetY: try number(args[2], option: option, atLeast: 0, atMost: 1))
+        }
+        let limit = Double(maximumSide)
+        return ProcessingOptions.Placement(
+            gravity: gravity,
+            offsetX: args.count > 1 && !args[1].isEmpty
+                ? try number(args[1], option: option, atLeast: -limit, atMost: limit) : 0,
+            offsetY: args.count > 2 && !args[2].isEmpty
+                ? try number(args[2], option: option, atLeast: -limit, atMost: limit) : 0)
+    }
+
+    /// `R:G:B` (0…255 each) or `rrggbb` hex; no arguments (or one empty one) means none.
+    private static func color(_ args: [Substring], option: String) throws(ProxyError) -> RGBA? {
+        switch args.count {
+        case 0: return nil
+        case 1:
+            let hex = args[0]
+            if hex.isEmpty { return nil }
+            guard hex.count == 6 || hex.count == 3, let value = UInt32(hex, radix: 16) else {
+                throw .invalidOption(name: option, reason: "'\(hex)' is not a hex colour (rrggbb or rgb)")
+            }
+            if hex.count == 3 {
+                let (r, g, b) = ((value >> 8) & 0xF, (value >> 4) & 0xF, value & 0xF)
+                return RGBA(r: UInt8(r * 17), g: UInt8(g * 17), b: UInt8(b * 17))
+            }
+            return RGBA(r: UInt8(value >> 16 & 0xFF), g: UInt8(value >> 8 & 0xFF), b: UInt8(value & 0xFF))
+        case 3:
+            let channels = try args.map { text throws(ProxyError) in
+                UInt8(try integer(text, option: option, range: 0...255))
+            }
+            return RGBA(r: channels[0], g: channels[1], b: channels[2])
+        default:
+            throw .invalidOption(name: option, reason: "expects R:G:B or a hex colour")
+        }
+    }
+
+    /// A `filename` argument: percent-escaped text, or base64url when `isBase64`; no path separators or quotes.
+    private static func filename(_ text: Substring, isBase64: Bool, option: String) throws(ProxyError) -> String {
+        let decoded: String?
+        if isBase64 {
+            decoded = Base64URL.decode(text).flatMap { String(validating: $0, as: UTF8.self) }
+        } else {
+            decoded = String(text).removingPercentEncoding
+        }
+        guard let name = decoded, !name.isEmpty, name.utf8.count <= 255,
+            !name.unicodeScalars.contains(where: {
+                $0.value < 0x20 || $0 == "/" || $0 == "\\" || $0 == "\"" || $0.value == 0x7F
+            })
+        else {
+            throw .invalidOption(
+                name: option, reason: "the file name must be 1…255 bytes without / \\ \" or control characters")
+        }
+        return name
+    }
+
+    private static func resizingType(
+        _ text: Substring, option: String
+    ) throws(ProxyError) -> ProcessingOptions.ResizingType {
+        guard let type = ProcessingOptions.ResizingType(rawValue: String(text)) else {
+            throw .invalidOption(name: option, reason: "type must be fit, fill, fill-down, force or auto")
+        }
+        return type
     }
 
     /// The output format for `name` (`jpeg`, `jpg`, `png`, `webp`, `avif`, `jxl`), case-insensitive.
@@ -125,6 +366,33 @@ enum OptionParser {
         guard let value = Int(text), range.contains(value) else {
             throw .invalidOption(
                 name: option, reason: "'\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A finite number in `atLeast…atMost`.
+    private static func number(
+        _ text: Substring, option: String, atLeast low: Double, atMost high: Double
+    ) throws(ProxyError) -> Double {
+        guard let value = Double(text), value.isFinite, value >= low, value <= high else {
+            throw .invalidOption(
+                name: option,
+                reason:
+                    "'\(text)' is not a number from \(ProcessingOptions.text(low)) to \(ProcessingOptions.text(high))")
+        }
+        return value
+    }
+
+    /// A finite number above `low` and at most `high`.
+    private static func number(
+        _ text: Substring, option: String, above low: Double, atMost high: Double
+    ) throws(ProxyError) -> Double {
+        guard let value = Double(text), value.isFinite, value > low, value <= high else {
+            throw .invalidOption(
+                name: option,
+                reason:
+                    "'\(text)' is not a number above \(ProcessingOptions.text(low)) and at most \(ProcessingOptions.text(high))"
+            )
         }
         return value
     }

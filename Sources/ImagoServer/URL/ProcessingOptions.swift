@@ -2,7 +2,11 @@ import ImagoCore
 
 /// What an imgproxy URL asks to be done to its source, typed: each field is one of imgproxy's processing options
 /// with its meaning. Defaults: fit, no size (keep the source's), centre gravity, default quality, negotiated
-/// format, no blur, no rotation, DPR 1.
+/// format, no crop, no extension, no padding, no background, no filters, no rotation, DPR and zoom 1.
+///
+/// The order the work is done in is imgproxy's, whatever the order of the options in the URL: crop, rotate,
+/// resize (with `fill`'s crop around the gravity), blur, sharpen, pixelate, extend to the box, extend to its
+/// aspect ratio, padding, then the background (and the flattening a format without alpha needs).
 ///
 /// ```swift
 /// var options = ProcessingOptions()
@@ -17,11 +21,17 @@ public struct ProcessingOptions: Sendable, Hashable {
         case fit
         /// Covers the box keeping the aspect ratio, then crops to it around ``ProcessingOptions/gravity``.
         case fill
+        /// As `fill`, but an image smaller than the box is not enlarged: it is cropped to the box's aspect ratio
+        /// at the largest size it has.
+        case fillDown = "fill-down"
         /// Stretches to exactly the box.
         case force
+        /// `fill` when the source and the box have the same orientation (both portrait or both landscape), else
+        /// `fit`.
+        case auto
     }
 
-    /// Which part of the image a `fill` keeps (imgproxy's `gravity` types).
+    /// Which part of the image a crop keeps (imgproxy's `gravity` types).
     public enum Gravity: String, Sendable, Hashable, CaseIterable {
         /// The centre (`ce`, the default).
         case center = "ce"
@@ -41,6 +51,67 @@ public struct ProcessingOptions: Sendable, Hashable {
         case southEast = "soea"
         /// The bottom-left corner (`sowe`).
         case southWest = "sowe"
+        /// A focus point (`fp`): the offsets are the point's coordinates, 0…1 from the left and from the top, and
+        /// the crop is centred on it as far as the image allows.
+        case focusPoint = "fp"
+    }
+
+    /// A gravity with its offsets: where a crop is taken, or where the image sits in a larger canvas.
+    public struct Placement: Sendable, Hashable {
+        /// The edge, corner, centre or focus point.
+        public var gravity: Gravity
+        /// Offset from the gravity's edge along x, in pixels before DPR when ≥ 1 (or ≤ −1), else a fraction of
+        /// the free space; for ``Gravity/focusPoint`` the point's x from 0 (left) to 1 (right). Default 0.
+        public var offsetX: Double
+        /// As ``offsetX``, along y (for ``Gravity/focusPoint``, 0 is the top). Default 0.
+        public var offsetY: Double
+
+        /// A placement at `gravity` (default centre) moved by the offsets (default 0).
+        public init(gravity: Gravity = .center, offsetX: Double = 0, offsetY: Double = 0) {
+            self.gravity = gravity
+            self.offsetX = offsetX
+            self.offsetY = offsetY
+        }
+    }
+
+    /// An area cut from the source before anything else (imgproxy's `crop`).
+    public struct CropArea: Sendable, Hashable {
+        /// Width: pixels when ≥ 1, a fraction of the source's width when below 1, the whole width when 0.
+        public var width: Double
+        /// Height: pixels when ≥ 1, a fraction of the source's height when below 1, the whole height when 0.
+        public var height: Double
+        /// Where the area is taken; `nil` (the default) uses the URL's ``ProcessingOptions/gravity``.
+        public var placement: Placement?
+
+        /// An area of `width` × `height` at `placement` (default: the URL's gravity).
+        public init(width: Double, height: Double, placement: Placement? = nil) {
+            self.width = width
+            self.height = height
+            self.placement = placement
+        }
+    }
+
+    /// Space added around the result, in pixels before DPR (imgproxy's `padding`).
+    public struct Padding: Sendable, Hashable {
+        /// Above the image. Default 0.
+        public var top = 0
+        /// Right of the image. Default 0.
+        public var right = 0
+        /// Below the image. Default 0.
+        public var bottom = 0
+        /// Left of the image. Default 0.
+        public var left = 0
+
+        /// Padding of the given sides (each default 0).
+        public init(top: Int = 0, right: Int = 0, bottom: Int = 0, left: Int = 0) {
+            self.top = top
+            self.right = right
+            self.bottom = bottom
+            self.left = left
+        }
+
+        /// Whether every side is 0.
+        public var isEmpty: Bool { top == 0 && right == 0 && bottom == 0 && left == 0 }
     }
 
     /// The resizing type. Default ``ResizingType/fit``.
@@ -49,40 +120,117 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var width = 0
     /// Target height in pixels before DPR; 0 (the default) derives it from the width and the aspect ratio.
     public var height = 0
+    /// The smallest width of the result in pixels before DPR (imgproxy's `min-width`). Default 0 (none).
+    public var minWidth = 0
+    /// The smallest height of the result in pixels before DPR (imgproxy's `min-height`). Default 0 (none).
+    public var minHeight = 0
+    /// Factors multiplying the resize's scale along x (imgproxy's `zoom`); unlike DPR they do not scale offsets
+    /// or padding. Default 1.
+    public var zoomX: Double = 1
+    /// As ``zoomX``, along y. Default 1.
+    public var zoomY: Double = 1
     /// Whether an image smaller than the box may be enlarged. Default `false`.
     public var enlarges = false
     /// Where a `fill` crops. Default ``Gravity/center``.
     public var gravity: Gravity = .center
-    /// Horizontal offset of the crop from the gravity's edge, in pixels. Default 0.
-    public var gravityOffsetX = 0
-    /// Vertical offset of the crop from the gravity's edge, in pixels. Default 0.
-    public var gravityOffsetY = 0
-    /// Output quality 1…100; `nil` (the default, also `q:0`) uses the server's.
+    /// Horizontal offset of the crop from the gravity's edge (see ``Placement/offsetX``). Default 0.
+    public var gravityOffsetX: Double = 0
+    /// Vertical offset of the crop from the gravity's edge (see ``Placement/offsetY``). Default 0.
+    public var gravityOffsetY: Double = 0
+    /// An area cut from the source before resizing (imgproxy's `crop`). Default `nil` (none).
+    public var crop: CropArea?
+    /// When set, an image smaller than the box is extended to it, placed by the placement, the rest filled with
+    /// ``background`` or transparency (imgproxy's `extend`). Default `nil` (no extension).
+    public var extend: Placement?
+    /// When set, the image is extended to the box's aspect ratio (imgproxy's `extend_aspect_ratio`). Default
+    /// `nil`.
+    public var extendAspectRatio: Placement?
+    /// Space added around the result (imgproxy's `padding`). Default none.
+    public var padding = Padding()
+    /// The colour behind the image: transparency is flattened onto it, and extensions and padding are filled
+    /// with it (imgproxy's `background`). Default `nil`: transparent, or white where the format has no alpha.
+    public var background: RGBA?
+    /// Output quality 1…100; `nil` (the default, also `q:0`) uses ``formatQuality`` or the server's.
     public var quality: Int?
+    /// Qualities by output format, used when ``quality`` is `nil` (imgproxy's `format_quality`). Default empty.
+    public var formatQuality: [ImageFormat: Int] = [:]
+    /// The largest output in bytes: a lossy output over it is encoded again at lower qualities, down to 10
+    /// (imgproxy's `max_bytes`). Default 0 (no limit).
+    public var maxBytes = 0
     /// The output format asked for (`format:` or the URL's extension); `nil` (the default) negotiates it.
     public var format: ImageFormat?
     /// Gaussian blur sigma in output pixels; 0 (the default) does not blur.
     public var blurSigma: Double = 0
+    /// Unsharp-mask sigma in output pixels; 0 (the default) does not sharpen.
+    public var sharpenSigma: Double = 0
+    /// The side of pixelation blocks in pixels before DPR; 0 or 1 (the default 0) does not pixelate.
+    public var pixelateSize = 0
     /// Clockwise rotation in degrees: 0 (the default), 90, 180 or 270; applied before resizing, so the box is
     /// the output's.
     public var rotation = 0
-    /// Device pixel ratio multiplying the box (and the blur). Default 1.
+    /// Device pixel ratio multiplying the box, offsets, padding, blur and sharpen. Default 1.
     public var dpr: Double = 1
+    /// Changes the URL (and so the cache keys and the ETag) without changing the image (imgproxy's
+    /// `cachebuster`). Default empty.
+    public var cacheBuster = ""
+    /// A Unix time after which the URL is answered 404 (imgproxy's `expires`). Default `nil` (never).
+    public var expires: Int?
+    /// The file name of `Content-Disposition`, without extension (the output's is added); `nil` (the default)
+    /// takes it from the source URL's last path segment (imgproxy's `filename`).
+    public var filename: String?
+    /// Whether `Content-Disposition` says `attachment` rather than `inline` (imgproxy's `return_attachment`).
+    /// Default `false`.
+    public var returnsAttachment = false
 
     /// Options with every default.
     public init() {}
 
     /// The box in output pixels (DPR applied); 0 on an axis derives it.
     public var scaledBox: (width: Int, height: Int) {
-        (Int((Double(width) * dpr).rounded()), Int((Double(height) * dpr).rounded()))
+        (scaled(width), scaled(height))
     }
 
-    /// A stable text naming every field (for disk keys and logs); equal options give equal text.
+    /// `pixels` times the DPR, rounded.
+    func scaled(_ pixels: Int) -> Int { Int((Double(pixels) * dpr).rounded()) }
+
+    /// The `fill` gravity and its offsets as a placement.
+    public var placement: Placement {
+        Placement(gravity: gravity, offsetX: gravityOffsetX, offsetY: gravityOffsetY)
+    }
+
+    /// A stable text naming every field (for disk keys and logs); equal options give equal text. Fields at their
+    /// defaults that imgproxy's first options did not have are left out, so that older keys stay valid.
     public var canonicalDescription: String {
         var text = "rs:\(resizingType.rawValue):\(width):\(height):\(enlarges ? 1 : 0)"
-        text += "/g:\(gravity.rawValue):\(gravityOffsetX):\(gravityOffsetY)"
+        text += "/g:\(gravity.rawValue):\(Self.text(gravityOffsetX)):\(Self.text(gravityOffsetY))"
         text += "/q:\(quality ?? 0)/f:\(format?.description ?? "auto")"
-        text += "/bl:\(blurSigma)/rot:\(rotation)/dpr:\(dpr)"
+        text += "/bl:\(Self.text(blurSigma))/rot:\(rotation)/dpr:\(Self.text(dpr))"
+        if minWidth != 0 || minHeight != 0 { text += "/min:\(minWidth):\(minHeight)" }
+        if zoomX != 1 || zoomY != 1 { text += "/z:\(Self.text(zoomX)):\(Self.text(zoomY))" }
+        if let crop {
+            text += "/c:\(Self.text(crop.width)):\(Self.text(crop.height))"
+            if let placement = crop.placement { text += ":" + Self.text(placement) }
+        }
+        if let extend { text += "/ex:" + Self.text(extend) }
+        if let extendAspectRatio { text += "/exar:" + Self.text(extendAspectRatio) }
+        if !padding.isEmpty { text += "/pd:\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)" }
+        if let background { text += "/bg:\(background.r):\(background.g):\(background.b):\(background.a)" }
+        if !formatQuality.isEmpty {
+            text += "/fq:" + formatQuality.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ":")
+        }
+        if maxBytes != 0 { text += "/mb:\(maxBytes)" }
+        if sharpenSigma != 0 { text += "/sh:\(Self.text(sharpenSigma))" }
+        if pixelateSize > 1 { text += "/pix:\(pixelateSize)" }
+        if !cacheBuster.isEmpty { text += "/cb:\(cacheBuster)" }
         return text
+    }
+
+    /// A number as the same text in every process: integers plainly, others in Swift's shortest round-trip form.
+    static func text(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : value.description
+    }
+
+    static func text(_ placement: Placement) -> String {
+        "\(placement.gravity.rawValue):\(text(placement.offsetX)):\(text(placement.offsetY))"
     }
 }

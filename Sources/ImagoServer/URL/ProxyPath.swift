@@ -23,10 +23,11 @@ public struct ProxyPath: Sendable, Hashable {
     /// Whether the signature segment marks an unsigned URL (`insecure` or `_`).
     public var isUnsigned: Bool { signature == "insecure" || signature == "_" }
 
-    /// Parses `path` (raw, still percent-encoded, without the query).
+    /// Parses `path` (raw, still percent-encoded, without the query); `preset:` options name entries of `presets`,
+    /// whose `default` preset applies first (default: no presets).
     ///
     /// - Throws: ``ProxyError`` with status 400 naming what is wrong.
-    public init(parsing path: String) throws(ProxyError) {
+    public init(parsing path: String, presets: PresetTable = PresetTable()) throws(ProxyError) {
         guard path.hasPrefix("/") else { throw .malformedURL("the path must start with /") }
         let afterSlash = path.dropFirst()
         guard let slash = afterSlash.firstIndex(of: "/"), slash != afterSlash.startIndex else {
@@ -35,7 +36,7 @@ public struct ProxyPath: Sendable, Hashable {
         signature = String(afterSlash[..<slash])
         signedPart = String(afterSlash[slash...])
         let segments = signedPart.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        var options = ProcessingOptions()
+        var options = try presets.defaultOptions()
         var index = 0
         var parsedSource: (url: String, format: ImageFormat?)?
         while index < segments.count {
@@ -46,7 +47,7 @@ public struct ProxyPath: Sendable, Hashable {
             }
             if segment == "enc" { throw .malformedURL("encrypted source URLs (enc/) are not supported") }
             if segment.contains(":") {
-                try OptionParser.apply(segment, to: &options)
+                try OptionParser.apply(segment, to: &options, presets: presets)
                 index += 1
                 continue
             }

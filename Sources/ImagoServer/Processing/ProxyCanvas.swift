@@ -1,0 +1,77 @@
+import ImagoCore
+
+/// imgproxy's `extend`, `extend_aspect_ratio` and `padding`, as one canvas: an image smaller than the box is
+/// extended to it; then to the box's aspect ratio; then padded. The image is placed by each step's gravity and
+/// the new area filled with the background (transparent when there is none). Extensions never make a side
+/// longer than ``OptionParser/maximumSide``.
+struct ProxyCanvas: ImageProcessing {
+    /// The box in output pixels (DPR applied); 0 on an axis derives it.
+    var width: Int
+    var height: Int
+    var extend: ProcessingOptions.Placement?
+    var extendAspectRatio: ProcessingOptions.Placement?
+    /// In output pixels (DPR applied).
+    var padding: ProcessingOptions.Padding
+    var fill: RGBA
+    var dpr: Double
+
+    /// The canvas `options` ask for, or `nil` when they ask for none.
+    init?(_ options: ProcessingOptions) {
+        guard options.extend != nil || options.extendAspectRatio != nil || !options.padding.isEmpty else { return nil }
+        (width, height) = options.scaledBox
+        extend = options.extend
+        extendAspectRatio = options.extendAspectRatio
+        let p = options.padding
+        padding = ProcessingOptions.Padding(
+            top: options.scaled(p.top), right: options.scaled(p.right), bottom: options.scaled(p.bottom),
+            left: options.scaled(p.left))
+        fill = options.background ?? RGBA(r: 0, g: 0, b: 0, a: 0)
+        dpr = options.dpr
+    }
+
+    var identifier: String {
+        var text = "imago.serve.canvas?w=\(width)&h=\(height)"
+        if let extend { text += "&ex=" + ProcessingOptions.text(extend) }
+        if let extendAspectRatio { text += "&exar=" + ProcessingOptions.text(extendAspectRatio) }
+        text += "&pd=\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)"
+        text += "&fill=\(fill.r):\(fill.g):\(fill.b):\(fill.a)"
+        if dpr != 1 { text += "&dpr=\(ProcessingOptions.text(dpr))" }
+        return text
+    }
+
+    func process(_ image: PixelBuffer) throws -> PixelBuffer {
+        let limit = OptionParser.maximumSide
+        var size = image.size
+        var x = 0
+        var y = 0
+        func place(in outer: PixelSize, by placement: ProcessingOptions.Placement) {
+            guard outer != size else { return }
+            let origin = placement.origin(outer: outer, inner: size, dpr: dpr)
+            x += origin.x
+            y += origin.y
+            size = outer
+        }
+        if let extend {
+            let outer = PixelSize(
+                width: width > 0 ? max(size.width, width) : size.width,
+                height: height > 0 ? max(size.height, height) : size.height)
+            place(in: outer, by: extend)
+        }
+        if let extendAspectRatio, width > 0, height > 0 {
+            let ratio = Double(width) / Double(height)
+            var outer = size
+            if Double(size.width) / Double(size.height) > ratio {
+                outer.height = max(size.height, min(limit, Int((Double(size.width) / ratio).rounded())))
+            } else {
+                outer.width = max(size.width, min(limit, Int((Double(size.height) * ratio).rounded())))
+            }
+            place(in: outer, by: extendAspectRatio)
+        }
+        size = PixelSize(
+            width: size.width + padding.left + padding.right, height: size.height + padding.top + padding.bottom)
+        x += padding.left
+        y += padding.top
+        if size == image.size { return image }
+        return try ImageProcessors.Canvas(width: size.width, height: size.height, x: x, y: y, fill: fill).process(image)
+    }
+}

@@ -1,0 +1,229 @@
+import Foundation
+import Imago
+import ImagoTesting
+import Testing
+
+@testable import ImagoServer
+
+/// The source of every test here is the fixture's 400 × 200 JPEG: left half red, right half blue.
+@Suite("ImageProxy: imgproxy's size, crop, canvas, filter and response options")
+struct ImageProxyImgproxyOptionTests {
+    func image(_ fixture: ProxyFixture, _ options: String, _ source: String = "/a.jpg") async throws -> PixelBuffer {
+        let response = await fixture.get(fixture.path(options, source))
+        try #require(response.status == 200, "\(options): \(errorMessage(response))")
+        return try ServerTestImages.decode(response.body)
+    }
+
+    func size(_ fixture: ProxyFixture, _ options: String) async throws -> PixelSize {
+        try await image(fixture, options).size
+    }
+
+    func isRed(_ p: RGBA) -> Bool { p.r > 200 && p.g < 60 && p.b < 60 }
+    func isBlue(_ p: RGBA) -> Bool { p.b > 200 && p.r < 60 && p.g < 60 }
+
+    @Test func sizeResizingTypesMinimumsAndZoom() async throws {
+        let fixture = try ProxyFixture()
+        let cases: [(String, Int, Int)] = [
+            ("s:100:100", 100, 50), ("size:100", 100, 50), ("rt:fill/s:100:100", 100, 100),
+            ("rs:fill-down:800:800", 200, 200),  // not enlarged: the largest square of the source
+            ("rs:fill-down:100:50", 100, 50), ("rs:fill:800:800", 400, 200),
+            ("rt:auto/s:300:100", 300, 100),  // landscape box, landscape source: fill
+            ("rt:auto/s:100:300", 100, 50),  // portrait box: fit
+            ("w:100/mw:200", 200, 100), ("h:20/mh:50", 100, 50), ("mw:200", 400, 200),
+            ("z:0.5", 200, 100), ("zoom:0.5:0.25", 200, 50), ("s:100:100/z:2", 200, 100),
+            ("z:2", 400, 200),  // zoom does not enlarge unless asked
+            ("z:2/el:1", 800, 400), ("rs:force:800:100", 400, 50),  // force without enlarge: the larger scale is 1
+            ("rs:force:800:100:1", 800, 100),
+        ]
+        for (options, width, height) in cases {
+            #expect(try await size(fixture, options) == PixelSize(width: width, height: height), "\(options)")
+        }
+    }
+
+    @Test func resultsAreCappedAtTheLargestSide() throws {
+        var options = ProcessingOptions()
+        try OptionParser.apply("rs:fit:8192:0:1", to: &options)
+        try OptionParser.apply("z:8", to: &options)
+        let resize = try #require(ProxyResize(options))
+        #expect(resize.plan(for: PixelSize(width: 4, height: 2)).scaled == PixelSize(width: 8192, height: 4096))
+        options = ProcessingOptions()  // no box: the source times the zoom, capped
+        try OptionParser.apply("z:8", to: &options)
+        try OptionParser.apply("el:1", to: &options)
+        let zoomed = try #require(ProxyResize(options))
+        #expect(zoomed.plan(for: PixelSize(width: 5000, height: 10)).scaled == PixelSize(width: 8192, height: 16))
+    }
+
+    @Test func focusPointsAndRelativeOffsetsPlaceTheCrop() async throws {
+        let fixture = try ProxyFixture()
+        // A 50 × 50 fill crops the 100 × 50 scaled image.
+        #expect(isRed(try await image(fixture, "rs:fill:50:50/g:fp:0:0.5")[pixel: 40, 25]))
+        #expect(isBlue(try await image(fixture, "rs:fill:50:50/g:fp:1:0.5")[pixel: 10, 25]))
+        #expect(isRed(try await image(fixture, "rs:fill:50:50/g:we")[pixel: 40, 25]))
+        #expect(isBlue(try await image(fixture, "rs:fill:50:50/g:we:0.6")[pixel: 10, 25]))  // 0.6 × 100 px, clamped
+        // 10 px from the west edge: x 10…59 of the scaled image, so output x 45 is source x 55 (blue) …
+        #expect(isBlue(try await image(fixture, "rs:fill:50:50/g:we:10")[pixel: 45, 25]))
+        // … and with DPR 2 the offset doubles too: x 20…119 of 200, output x 25 is source x 45 (red).
+        #expect(isRed(try await image(fixture, "rs:fill:50:50/g:we:10/dpr:2")[pixel: 25, 50]))
+    }
+
+    @Test func cropComesBeforeTheResize() async throws {
+        let fixture = try ProxyFixture()
+        let left = try await image(fixture, "c:200:200:we/s:50:50/f:png")
+        #expect(left.size == PixelSize(width: 50, height: 50) && isRed(left[pixel: 45, 25]))
+        let right = try await image(fixture, "crop:0.5:0:ea/f:png")
+        #expect(right.size == PixelSize(width: 200, height: 200) && isBlue(right[pixel: 5, 100]))
+        #expect(try await size(fixture, "c:100:100/g:so") == PixelSize(width: 100, height: 100))
+        #expect(try await size(fixture, "c:1000:50") == PixelSize(width: 400, height: 50))
+        #expect(isBlue(try await image(fixture, "c:100:100:fp:1:0/f:png")[pixel: 10, 10]))
+    }
+
+    @Test func extendPaddingAndBackgroundFillTheCanvas() async throws {
+        let fixture = try ProxyFixture()
+        let white = try await image(fixture, "rs:fit:500:500/ex:1/bg:ffffff/f:png")
+        #expect(white.size == PixelSize(width: 500, height: 500))
+        #expect(white[pixel: 250, 10] == RGBA(r: 255, g: 255, b: 255) && isRed(white[pixel: 60, 250]))
+        let north = try await image(fixture, "rs:fit:500:500:0:1:no/f:png")  // extend through resize, at the top
+        #expect(north.size == PixelSize(width: 500, height: 500))
+        #expect(isRed(north[pixel: 60, 10]) && north[pixel: 250, 490].a == 0)
+        let square = try await image(fixture, "exar:1/s:100:100/f:png")
+        #expect(square.size == PixelSize(width: 100, height: 100))
+        #expect(square[pixel: 50, 5].a == 0 && isRed(square[pixel: 20, 50]) && isBlue(square[pixel: 80, 50]))
+        let padded = try await image(fixture, "pd:10:20/bg:0:255:0/f:png")
+        #expect(padded.size == PixelSize(width: 440, height: 220) && padded[pixel: 5, 5] == RGBA(r: 0, g: 255, b: 0))
+        #expect(try await size(fixture, "pd:5/dpr:2/s:100:100") == PixelSize(width: 220, height: 120))
+        #expect(try await image(fixture, "pd:10/f:png")[pixel: 5, 5].a == 0)
+    }
+
+    @Test func aJPEGOfATransparentSourceIsFlattenedOnWhiteOrTheBackground() async throws {
+        let fixture = try ProxyFixture()
+        fixture.origin.setRoute("/alpha.png", .bytes(try ServerTestImages.pngWithAlpha(), contentType: "image/png"))
+        let onWhite = try await image(fixture, "f:jpg", "/alpha.png")
+        #expect(onWhite[pixel: 10, 32].r > 245 && onWhite[pixel: 10, 32].g > 245 && onWhite[pixel: 10, 32].b > 245)
+        #expect(onWhite[pixel: 50, 32].g > 180 && onWhite[pixel: 50, 32].r < 40)
+        #expect(isRed(try await image(fixture, "bg:255:0:0/f:jpg", "/alpha.png")[pixel: 10, 32]))
+        #expect(try await image(fixture, "f:png", "/alpha.png")[pixel: 10, 32].a == 0)
+        #expect(try await image(fixture, "bg:f00/f:png", "/alpha.png")[pixel: 10, 32] == RGBA(r: 255, g: 0, b: 0))
+    }
+
+    @Test func sharpenAndPixelate() async throws {
+        let fixture = try ProxyFixture()
+        let plain = try await image(fixture, "rs:fit:100:50/bl:1/f:png")
+        let sharpened = try await image(fixture, "rs:fit:100:50/bl:1/sh:1/f:png")
+        // Across the red/blue edge the sharpened image steps harder.
+        let step = { (i: PixelBuffer) in Int(i[pixel: 48, 25].r) - Int(i[pixel: 51, 25].r) }
+        #expect(step(sharpened) > step(plain) + 10)
+        let blocks = try await image(fixture, "pix:30/f:png")
+        #expect(blocks[pixel: 0, 0] == blocks[pixel: 29, 29] && blocks[pixel: 30, 0] == blocks[pixel: 59, 29])
+        // The block over x 180…209 is two thirds red, one third blue.
+        let straddling = blocks[pixel: 195, 15]
+        #expect((150...190).contains(Int(straddling.r)) && (65...105).contains(Int(straddling.b)))
+    }
+
+    @Test func formatQualityAndMaxBytes() async throws {
+        let fixture = try ProxyFixture()
+        let low = await fixture.get(fixture.path("fq:jpeg:5:webp:90/f:jpg"))
+        let high = await fixture.get(fixture.path("fq:jpeg:95/f:jpg"))
+        let asked = await fixture.get(fixture.path("q:95/f:jpg"))
+        let both = await fixture.get(fixture.path("q:95/fq:jpeg:5/f:jpg"))
+        #expect(low.status == 200 && high.status == 200 && low.body.count < high.body.count)
+        #expect(both.body == asked.body)  // quality wins over format_quality
+        // This flat image's JPEG is mostly headers: 2.7 KB at quality 95, 2.1 KB at 30, 2.05 KB at 10.
+        let at30 = await fixture.get(fixture.path("q:30/f:jpg")).body
+        let at10 = await fixture.get(fixture.path("q:10/f:jpg")).body
+        let capped = await fixture.get(fixture.path("q:95/mb:\(at30.count)/f:jpg"))
+        #expect(capped.status == 200 && capped.body.count <= at30.count && capped.body.count >= at10.count)
+        #expect(try ServerTestImages.decode(capped.body).size == PixelSize(width: 400, height: 200))
+        let unreachable = await fixture.get(fixture.path("q:95/mb:100/f:jpg"))  // stops at quality 10
+        #expect(unreachable.status == 200 && unreachable.body == at10)
+        let png = await fixture.get(fixture.path("mb:100/f:png"))  // lossless: not degraded
+        #expect(png.status == 200 && png.body.count > 100)
+    }
+
+    @Test func cacheBusterChangesTheETagButNotTheImageNorTheFetches() async throws {
+        let fixture = try ProxyFixture()
+        let one = await fixture.get(fixture.path("cb:1/f:png"))
+        let two = await fixture.get(fixture.path("cb:2/f:png"))
+        #expect(one.status == 200 && two.status == 200 && one.body == two.body)
+        #expect(one.header("ETag") != two.header("ETag"))
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
+    }
+
+    @Test func expiredURLsAre404() async throws {
+        let fixture = try ProxyFixture()
+        let now = Int(Date().timeIntervalSince1970)
+        let expired = await fixture.get(fixture.path("exp:\(now - 10)"))
+        #expect(expired.status == 404 && errorMessage(expired).contains("expired"))
+        #expect(await fixture.get(fixture.path("exp:\(now + 3600)")).status == 200)
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
+    }
+
+    @Test func contentDispositionNamesTheFile() async throws {
+        let fixture = try ProxyFixture()
+        #expect(await fixture.get(fixture.path("f:jpg")).header("Content-Disposition") == "inline; filename=\"a.jpg\"")
+        let named = await fixture.get(fixture.path("fn:photo/att:1/f:webp"))
+        #expect(named.header("Content-Disposition") == "attachment; filename=\"photo.webp\"")
+        let encoded = Data("h\u{E9}llo".utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        let unicode = await fixture.get(fixture.path("fn:\(encoded):1/f:png"))
+        #expect(
+            unicode.header("Content-Disposition") == "inline; filename=\"h_llo.png\"; filename*=UTF-8''h%C3%A9llo.png")
+        let slash = await fixture.get(fixture.path("fn:a%2Fb"))
+        #expect(slash.status == 400 && errorMessage(slash).contains("'fn'"))
+    }
+
+    @Test func presetsApplyInPlaceAndTheDefaultOneFirst() async throws {
+        let fixture = try ProxyFixture {
+            $0.presets = try PresetTable(definitions: ["thumb=rs:fill:50:50/f:png", "small=pr:thumb/s:20:20"])
+        }
+        #expect(try await size(fixture, "pr:thumb") == PixelSize(width: 50, height: 50))
+        #expect(try await size(fixture, "preset:small") == PixelSize(width: 20, height: 20))
+        #expect(try await size(fixture, "pr:thumb/w:30") == PixelSize(width: 30, height: 50))  // later options win
+        let unknown = await fixture.get(fixture.path("pr:nope"))
+        #expect(unknown.status == 400 && errorMessage(unknown).contains("no preset named 'nope'"))
+
+        let withDefault = try ProxyFixture { $0.presets = try PresetTable(definitions: ["default=q:50/f:jpg"]) }
+        let plain = try ProxyFixture()
+        let defaulted = await withDefault.get(withDefault.path(""))
+        #expect(defaulted.header("Content-Type") == "image/jpeg")
+        #expect(defaulted.body == (await plain.get(plain.path("q:50/f:jpg"))).body)
+        #expect(await withDefault.get(withDefault.path("f:png")).header("Content-Type") == "image/png")
+
+        #expect(throws: ProxyError.self) { try PresetTable(definitions: ["a=pr:b", "b=pr:a"]) }
+        #expect(throws: ProxyError.self) { try PresetTable(definitions: ["bad=nope:1"]) }
+        #expect(throws: ProxyError.self) { try PresetTable(definitions: ["noequals"]) }
+        #expect(throws: ProxyError.self) { try PresetTable(definitions: ["a=w:1", "a=w:2"]) }
+    }
+
+    @Test(arguments: [
+        ("rt:bogus", "'rt'"), ("z:0", "'z'"), ("bg:12", "'bg'"), ("pd:2000", "'pd'"), ("c:-1:5", "'c'"),
+        ("g:fp:2:0", "'g'"), ("g:fp", "'g'"), ("fq:jpeg", "'fq'"), ("pr:", "'pr'"), ("sm:0", "'sm'"), ("ar:0", "'ar'"),
+        ("kcr:1", "'kcr'"), ("scp:0", "'scp'"), ("exp:soon", "'exp'"), ("mb:-1", "'mb'"), ("sh:-1", "'sh'"),
+        ("pix:x", "'pix'"), ("ex:1:up", "'ex'"), ("s:10:10:1:1:no:1:2:3", "'s'"), ("pd:4/dpr:8/pd:200", "'pd'"),
+        ("watermark:0.5", "unknown option 'watermark'"),
+    ])
+    func invalidOptionsAre400NamingTheOption(options: String, named: String) async throws {
+        let fixture = try ProxyFixture()
+        let response = await fixture.get(fixture.path(options))
+        #expect(response.status == 400 && errorMessage(response).contains(named), "\(errorMessage(response))")
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 0)
+    }
+
+    @Test func acceptedNoOpsAndTheCanonicalTextOfNewOptions() async throws {
+        let fixture = try ProxyFixture()
+        for options in ["sm:1", "strip_metadata:t", "scp:true", "ar:1", "kcr:0", "keep_copyright:false"] {
+            #expect(await fixture.get(fixture.path(options)).status == 200, "\(options)")
+        }
+        var defaults = ProcessingOptions()
+        let before = defaults.canonicalDescription
+        #expect(before == "rs:fit:0:0:0/g:ce:0:0/q:0/f:auto/bl:0/rot:0/dpr:1")  // unchanged: old disk keys stay valid
+        for segment in [
+            "mw:5", "z:2", "c:10:10", "ex:1", "exar:1", "pd:1", "bg:000", "fq:png:5", "mb:10", "sh:1", "pix:2", "cb:x",
+        ] {
+            var options = ProcessingOptions()
+            try OptionParser.apply(segment[...], to: &options)
+            #expect(options.canonicalDescription != before, "\(segment)")
+        }
+        try OptionParser.apply("fn:x", to: &defaults)
+        try OptionParser.apply("exp:1", to: &defaults)
+        #expect(defaults.canonicalDescription == before)  // headers and checks only: the same output
+    }
+}
