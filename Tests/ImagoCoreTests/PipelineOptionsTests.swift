@@ -83,6 +83,29 @@ struct PipelineOptionsTests {
         }
     }
 
+    @Test func ownDecodingOptionsHaveCacheEntriesOfTheirOwn() async throws {
+        let f = PipelineFixture()
+        let url = testURL("variants.img")
+        f.serve(url, width: 100, height: 100)
+        _ = try await f.pipeline.image(for: ImageRequest(url: url))
+        var unrotated = ImageRequest(url: url)
+        unrotated.decodingOptions = DecodingOptions(appliesOrientation: false)
+        // Not the default decode's memory entry: decoded again, under a key of its own
+        _ = try await f.pipeline.image(for: unrotated)
+        #expect(f.decoder.decodeCount == 2)
+        #expect(unrotated.imageCacheKey != ImageRequest(url: url).imageCacheKey)
+        #expect(unrotated.imageCacheKey.dataCacheKey.contains("decoding=orient=0;"))
+        // Limits only decide whether an image decodes: a request differing only in them shares the entry
+        var limited = unrotated
+        limited.decodingOptions?.pixelLimit = 1_000_000
+        #expect(limited.imageCacheKey == unrotated.imageCacheKey)
+        let response = try await f.pipeline.response(for: limited)
+        #expect(response.source == .memory && f.decoder.decodeCount == 2)
+        var kept = unrotated
+        kept.decodingOptions?.colorPolicy = .keep
+        #expect(kept.imageCacheKey != unrotated.imageCacheKey)
+    }
+
     @Test func storeAllKeepsOriginalAndProcessedOnDisk() async throws {
         let f = PipelineFixture { $0.dataCachePolicy = .storeAll }
         let url = testURL("all.img")

@@ -30,23 +30,70 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
         public var decodeTarget: DecodeTarget?
         /// Only the first frame was decoded (``ImageRequest/Options/decodesFirstFrameOnly``). Default `false`.
         public var isFirstFrameOnly: Bool
+        /// How the request's own ``ImageRequest/decodingOptions`` decode, when it has them: their fields that change
+        /// the pixels. Requests without use their pipeline's options, which are the same for all of one pipeline's
+        /// keys. Default `nil`.
+        public var decoding: Decoding?
         /// The ``ImageProcessing/identifier`` of each processor applied, in order. Default none.
         public var processors: [String]
 
         /// A variant; each parameter defaults as its property documents.
         public init(
             targetSize: PixelSize? = nil, decodeTarget: DecodeTarget? = nil, isFirstFrameOnly: Bool = false,
-            processors: [String] = []
+            decoding: Decoding? = nil, processors: [String] = []
         ) {
             self.targetSize = targetSize
             self.decodeTarget = decodeTarget
             self.isFirstFrameOnly = isFirstFrameOnly
+            self.decoding = decoding
             self.processors = processors
         }
 
         /// Whether nothing was done to the decoded image.
         public var isEmpty: Bool {
-            targetSize == nil && decodeTarget == nil && !isFirstFrameOnly && processors.isEmpty
+            targetSize == nil && decodeTarget == nil && !isFirstFrameOnly && decoding == nil && processors.isEmpty
+        }
+    }
+
+    /// The fields of ``DecodingOptions`` that change a decoded image's pixels (limits only decide whether it
+    /// decodes at all, so they are left out): two requests whose options agree on these share cache entries.
+    public struct Decoding: Sendable, Hashable {
+        /// ``DecodingOptions/appliesOrientation``.
+        public var appliesOrientation: Bool
+        /// ``DecodingOptions/colorPolicy``.
+        public var colorPolicy: ColorPolicy
+        /// ``DecodingOptions/renderingIntent``.
+        public var renderingIntent: RenderingIntent
+        /// ``DecodingOptions/usesBlackPointCompensation``.
+        public var usesBlackPointCompensation: Bool
+        /// ``DecodingOptions/decodedByteLimit``.
+        public var decodedByteLimit: Int?
+        /// ``DecodingOptions/targetMode``.
+        public var targetMode: DecodingOptions.TargetMode
+        /// ``DecodingOptions/decodesFirstFrameOnly``.
+        public var decodesFirstFrameOnly: Bool
+        /// ``DecodingOptions/allowsPartialData``.
+        public var allowsPartialData: Bool
+
+        /// The pixel-changing fields of `options`.
+        public init(_ options: DecodingOptions) {
+            appliesOrientation = options.appliesOrientation
+            colorPolicy = options.colorPolicy
+            renderingIntent = options.renderingIntent
+            usesBlackPointCompensation = options.usesBlackPointCompensation
+            decodedByteLimit = options.decodedByteLimit
+            targetMode = options.targetMode
+            decodesFirstFrameOnly = options.decodesFirstFrameOnly
+            allowsPartialData = options.allowsPartialData
+        }
+
+        /// The stable text of ``ImageCacheKey/dataCacheKey``'s `decoding=` part, e.g.
+        /// `orient=1;color=convertToSRGB;intent=0;bpc=1;bytes=none;mode=fit;first=0;partial=0`.
+        var text: String {
+            "orient=\(appliesOrientation ? 1 : 0);color=\(colorPolicy.rawValue);intent=\(renderingIntent.rawValue)"
+                + ";bpc=\(usesBlackPointCompensation ? 1 : 0);bytes=\(decodedByteLimit.map(String.init) ?? "none")"
+                + ";mode=\(targetMode == .cover ? "cover" : "fit");first=\(decodesFirstFrameOnly ? 1 : 0)"
+                + ";partial=\(allowsPartialData ? 1 : 0)"
         }
     }
 
@@ -119,8 +166,9 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
     /// - no variant: ``source`` itself (so original bytes keep the names they always had);
     /// - otherwise ``source``, a space, `variant:` and the variant's parts in order, each written as its UTF-8
     ///   length, `:` and the part (a netstring, so no identifier can forge another key): `size=WxH` for the target
-    ///   size, `decode=` and the ``DecodeTarget`` (`fit=WxH`), `first-frame`, then `processor=` and each
-    ///   processor's identifier. A space never appears in an absolute URL string.
+    ///   size, `decode=` and the ``DecodeTarget`` (`fit=WxH`), `first-frame`, `decoding=` and the request's own
+    ///   decoding options (``Decoding``), then `processor=` and each processor's identifier. A space never appears
+    ///   in an absolute URL string.
     ///
     /// ```
     /// https://e.com/x.png variant:8:size=3x4,11:first-frame,11:processor=a
@@ -131,6 +179,7 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
         if let size = variant.targetSize { parts.append("size=\(size.width)x\(size.height)") }
         if let target = variant.decodeTarget { parts.append("decode=\(target)") }
         if variant.isFirstFrameOnly { parts.append("first-frame") }
+        if let decoding = variant.decoding { parts.append("decoding=" + decoding.text) }
         for identifier in variant.processors { parts.append("processor=" + identifier) }
         var text = source + " variant:"
         for (index, part) in parts.enumerated() {

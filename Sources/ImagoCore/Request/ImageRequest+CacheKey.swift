@@ -60,7 +60,8 @@ extension ImageRequest {
         return FailureCache.Key(source: sourceKey, credentialDigest: SHA256.hash(String(userInfo)).hex)
     }
 
-    /// The memory-cache key of the final image: source key, target size, first-frame flag and every processor.
+    /// The memory-cache key of the final image: source key, target size, first-frame flag, the pixel-changing fields
+    /// of the request's own ``decodingOptions`` and every processor.
     /// Computed once per request value and remembered (a copy shares it until either is changed).
     public var imageCacheKey: ImageCacheKey { cachedImageCacheKey }
 
@@ -77,11 +78,12 @@ extension ImageRequest {
     func imageCacheKey(processorCount: Int) -> ImageCacheKey {
         let derived = processorCount == 0 ? derivedDecodeTarget : nil
         let isFirstFrameOnly = options.contains(.decodesFirstFrameOnly)
-        if targetSize == nil, derived == nil, processorCount == 0, !isFirstFrameOnly {
+        let decoding = decodingOptions.map(ImageCacheKey.Decoding.init)
+        if targetSize == nil, derived == nil, processorCount == 0, !isFirstFrameOnly, decoding == nil {
             return ImageCacheKey(sourceKey)
         }
         let variant = ImageCacheKey.Variant(
-            targetSize: targetSize, decodeTarget: derived, isFirstFrameOnly: isFirstFrameOnly,
+            targetSize: targetSize, decodeTarget: derived, isFirstFrameOnly: isFirstFrameOnly, decoding: decoding,
             processors: processors.prefix(processorCount).map(\.identifier))
         return ImageCacheKey(source: sourceKey, variant: variant)
     }

@@ -156,7 +156,8 @@ public struct ImageRequest: Sendable, CustomStringConvertible {
 
     /// Decoding options for this request (pixel limit, frame limits, orientation …) replacing the pipeline's
     /// ``ImagePipeline/Configuration/decodingOptions``; ``targetSize`` and ``Options/decodesFirstFrameOnly`` still
-    /// apply on top. Default `nil`: the pipeline's.
+    /// apply on top. Their fields that change pixels (``ImageCacheKey/Decoding``) are part of the cache keys, so an
+    /// image decoded another way is never answered from the default decode's entry. Default `nil`: the pipeline's.
     public var decodingOptions: DecodingOptions? {
         get { storage.decodingOptions }
         set { mutate { $0.decodingOptions = newValue } }
