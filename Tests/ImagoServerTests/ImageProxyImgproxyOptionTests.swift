@@ -195,7 +195,7 @@ struct ImageProxyImgproxyOptionTests {
 
     @Test(arguments: [
         ("rt:bogus", "'rt'"), ("z:0", "'z'"), ("bg:12", "'bg'"), ("pd:2000", "'pd'"), ("c:-1:5", "'c'"),
-        ("g:fp:2:0", "'g'"), ("g:fp", "'g'"), ("fq:jpeg", "'fq'"), ("pr:", "'pr'"), ("sm:0", "'sm'"), ("ar:0", "'ar'"),
+        ("g:fp:2:0", "'g'"), ("g:fp", "'g'"), ("fq:jpeg", "'fq'"), ("pr:", "'pr'"), ("sm:0", "'sm'"), ("ar:2", "'ar'"),
         ("kcr:1", "'kcr'"), ("scp:0", "'scp'"), ("exp:soon", "'exp'"), ("mb:-1", "'mb'"), ("sh:-1", "'sh'"),
         ("pix:x", "'pix'"), ("ex:1:up", "'ex'"), ("s:10:10:1:1:no:1:2:3", "'s'"), ("pd:4/dpr:8/pd:200", "'pd'"),
         ("watermark:0.5", "unknown option 'watermark'"),
@@ -207,9 +207,22 @@ struct ImageProxyImgproxyOptionTests {
         #expect(fixture.origin.requestCount(for: "/a.jpg") == 0)
     }
 
+    @Test func autoRotateZeroLeavesTheEXIFOrientationUnapplied() async throws {
+        let fixture = try ProxyFixture()
+        // Orientation 6: the stored 400 × 200 image is shown turned 90° clockwise, 200 × 400
+        fixture.origin.setRoute(
+            "/turned.jpg", .bytes(ExifFixture.jpeg(fixture.jpeg, withOrientation: 6), contentType: "image/jpeg"))
+        let shown = try await image(fixture, "f:png", "/turned.jpg")
+        #expect(shown.size == PixelSize(width: 200, height: 400) && isRed(shown[pixel: 100, 20]))
+        let stored = try await image(fixture, "ar:0/f:png", "/turned.jpg")
+        #expect(stored.size == PixelSize(width: 400, height: 200) && isRed(stored[pixel: 20, 100]))
+        #expect(try await size(fixture, "ar:1/f:png") == PixelSize(width: 400, height: 200))
+        #expect(try await size(fixture, "ar:0/s:100:100/f:png") == PixelSize(width: 100, height: 50))
+    }
+
     @Test func acceptedNoOpsAndTheCanonicalTextOfNewOptions() async throws {
         let fixture = try ProxyFixture()
-        for options in ["sm:1", "strip_metadata:t", "scp:true", "ar:1", "kcr:0", "keep_copyright:false"] {
+        for options in ["sm:1", "strip_metadata:t", "scp:true", "kcr:0", "keep_copyright:false"] {
             #expect(await fixture.get(fixture.path(options)).status == 200, "\(options)")
         }
         var defaults = ProcessingOptions()
@@ -217,6 +230,7 @@ struct ImageProxyImgproxyOptionTests {
         #expect(before == "rs:fit:0:0:0/g:ce:0:0/q:0/f:auto/bl:0/rot:0/dpr:1")  // unchanged: old disk keys stay valid
         for segment in [
             "mw:5", "z:2", "c:10:10", "ex:1", "exar:1", "pd:1", "bg:000", "fq:png:5", "mb:10", "sh:1", "pix:2", "cb:x",
+            "ar:0",
         ] {
             var options = ProcessingOptions()
             try OptionParser.apply(segment[...], to: &options)

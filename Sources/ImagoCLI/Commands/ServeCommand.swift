@@ -29,8 +29,9 @@ enum ServeCommand {
             gravity/g:{ce|no|so|ea|we|noea|nowe|soea|sowe}:X:Y or g:fp:X:Y, crop/c:W:H:GRAVITY,
             padding/pd:T:R:B:L, background/bg:R:G:B or bg:HEX, quality/q, format_quality/fq:FORMAT:Q…,
             max_bytes/mb, format/f:{jpeg|png|webp|avif|jxl}, blur/bl, sharpen/sh, pixelate/pix,
-            rotate/rot:{0|90|180|270}, cachebuster/cb, expires/exp, filename/fn, return_attachment/att, preset/pr;
-            auto_rotate, strip_metadata, strip_color_profile and keep_copyright are accepted at their only values.
+            rotate/rot:{0|90|180|270}, auto_rotate/ar, cachebuster/cb, expires/exp, filename/fn,
+            return_attachment/att, preset/pr; strip_metadata, strip_color_profile and keep_copyright are accepted at
+            their only values.
             Also GET /healthz and /metrics (Prometheus text).
             With --redis, originals and outputs are shared with every process given the same nodes: one origin
             fetch per image across the fleet; Redis being down or slow is never an error (its breaker opens and

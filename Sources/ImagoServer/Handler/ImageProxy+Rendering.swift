@@ -73,7 +73,9 @@ extension ImageProxy {
         let started = ContinuousClock.now
         let response: ImageResponse
         do {
-            response = try await pipeline.response(for: Self.imageRequest(for: key.options, source: source))
+            response = try await pipeline.response(
+                for: Self.imageRequest(
+                    for: key.options, source: source, decoding: pipeline.configuration.decodingOptions))
         } catch {
             return .failure(Self.proxyError(for: error))
         }
@@ -122,8 +124,11 @@ extension ImageProxy {
     /// produce the smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from the first
     /// processor. With a rotation in front, a `fit` box is given as the request's target size, turned when the
     /// rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's target size only
-    /// fits). A crop in front needs the source's own pixels, so it decodes at full size.
-    static func imageRequest(for options: ProcessingOptions, source: URL) -> ImageRequest {
+    /// fits). A crop in front needs the source's own pixels, so it decodes at full size. Without `auto_rotate` the
+    /// request decodes with `decoding` but the EXIF orientation left unapplied.
+    static func imageRequest(
+        for options: ProcessingOptions, source: URL, decoding: DecodingOptions = DecodingOptions()
+    ) -> ImageRequest {
         var processors: [any ImageProcessing] = []
         let crop = ProxyCrop(options)
         if let crop { processors.append(crop) }
@@ -146,8 +151,14 @@ extension ImageProxy {
             let swaps = options.rotation % 180 != 0
             targetSize = swaps ? PixelSize(width: target.size.height, height: target.size.width) : target.size
         }
-        return ImageRequest(
+        var request = ImageRequest(
             url: source, processors: processors, targetSize: targetSize, options: [.decodesFirstFrameOnly])
+        if !options.autoRotates {
+            var unrotated = decoding
+            unrotated.appliesOrientation = false
+            request.decodingOptions = unrotated
+        }
+        return request
     }
 
     /// `image` encoded as `format` for `options`: at the URL's quality, else its quality for the format, else

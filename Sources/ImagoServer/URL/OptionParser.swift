@@ -183,10 +183,7 @@ enum OptionParser {
             options.rotation = (degrees % 360 + 360) % 360
         case .autoRotate:
             try count(1...1)
-            guard try flag(args[0], option: option) else {
-                throw .invalidOption(
-                    name: option, reason: "the EXIF orientation is always applied (only 1 is accepted)")
-            }
+            options.autoRotates = try flag(args[0], option: option)
         case .stripMetadata, .stripColorProfile:
             try count(1...1)
             guard try flag(args[0], option: option) else {

@@ -168,6 +168,9 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// Clockwise rotation in degrees: 0 (the default), 90, 180 or 270; applied before resizing, so the box is
     /// the output's.
     public var rotation = 0
+    /// Whether the source's EXIF orientation is applied before anything else (imgproxy's `auto_rotate`). Default
+    /// `true`.
+    public var autoRotates = true
     /// Device pixel ratio multiplying the box, offsets, padding, blur and sharpen. Default 1.
     public var dpr: Double = 1
     /// Changes the URL (and so the cache keys and the ETag) without changing the image (imgproxy's
@@ -221,6 +224,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if maxBytes != 0 { text += "/mb:\(maxBytes)" }
         if sharpenSigma != 0 { text += "/sh:\(Self.text(sharpenSigma))" }
         if pixelateSize > 1 { text += "/pix:\(pixelateSize)" }
+        if !autoRotates { text += "/ar:0" }
         if !cacheBuster.isEmpty { text += "/cb:\(cacheBuster)" }
         return text
     }
