@@ -30,6 +30,7 @@ import Testing
         .canvas(width: 10, height: 10, x: 0, y: 1),
         .canvas(width: 10, height: 10, x: 0, y: 0, fill: RGBA(r: 0, g: 0, b: 0)),
         .background(RGBA(r: 255, g: 255, b: 255)), .background(RGBA(r: 255, g: 255, b: 254)),
+        .smartCrop(width: 10, height: 10), .smartCrop(width: 11, height: 10), .smartCrop(width: 10, height: 11),
         .composition([.grayscale(), .flip(.vertical)]), .composition([.flip(.vertical), .grayscale()]),
         .composition([]), .anonymous(id: "app.sepia") { $0 },
     ]
@@ -70,6 +71,7 @@ import Testing
             (.pixelate(size: 12), "imago.pixelate?size=12"),
             (.canvas(width: 5, height: 6, x: -1, y: 2), "imago.canvas?w=5&h=6&x=-1&y=2&fill=#00000000"),
             (.background(RGBA(r: 255, g: 255, b: 255)), "imago.background?color=#ffffffff"),
+            (.smartCrop(width: 1200, height: 630), "imago.smartCrop?w=1200&h=630"),
         ]
         for (processor, id) in expected { #expect(processor.identifier == id) }
     }

@@ -66,6 +66,24 @@ struct ImageProxyImgproxyOptionTests {
         #expect(isRed(try await image(fixture, "rs:fill:50:50/g:we:10/dpr:2")[pixel: 25, 50]))
     }
 
+    @Test func smartGravityKeepsTheDetail() async throws {
+        let fixture = try ProxyFixture()
+        // Flat gray with a checkerboard over the right quarter
+        let detailed = try ServerTestImages.checkeredQuarter()
+        fixture.origin.setRoute(
+            "/detail.png",
+            .bytes(try ImageEncoderRegistry.makeDefault().encode(detailed, as: .png), contentType: "image/png"))
+        let smart = await fixture.get(fixture.path("rs:fill:100:100/g:sm/f:png", "/detail.png"))
+        let east = await fixture.get(fixture.path("rs:fill:100:100/g:ea/f:png", "/detail.png"))
+        let west = await fixture.get(fixture.path("rs:fill:100:100/g:we/f:png", "/detail.png"))
+        #expect(smart.status == 200 && smart.body == east.body && smart.body != west.body)
+        let cropped = await fixture.get(fixture.path("c:200:200:sm/f:png", "/detail.png"))
+        let croppedEast = await fixture.get(fixture.path("c:200:200:ea/f:png", "/detail.png"))
+        #expect(cropped.status == 200 && cropped.body == croppedEast.body)
+        let refused = await fixture.get(fixture.path("ex:1:sm"))
+        #expect(refused.status == 400 && errorMessage(refused).contains("'ex'"))
+    }
+
     @Test func cropComesBeforeTheResize() async throws {
         let fixture = try ProxyFixture()
         let left = try await image(fixture, "c:200:200:we/s:50:50/f:png")

@@ -42,7 +42,7 @@ struct ProxyURLTests {
         ("/_/rs:stretch:1:1/plain/http://a.example/i.jpg", "invalid option 'rs'"),
         ("/_/w:-1/plain/http://a.example/i.jpg", "invalid option 'w'"),
         ("/_/h:abc/plain/http://a.example/i.jpg", "invalid option 'h'"),
-        ("/_/g:sm/plain/http://a.example/i.jpg", "invalid option 'g'"),
+        ("/_/g:sm:1/plain/http://a.example/i.jpg", "invalid option 'g'"),
         ("/_/q:101/plain/http://a.example/i.jpg", "invalid option 'q'"),
         ("/_/f:bmp/plain/http://a.example/i.jpg", "invalid option 'f'"),
         ("/_/bl:-2/plain/http://a.example/i.jpg", "invalid option 'bl'"),

@@ -35,6 +35,18 @@ enum ServerTestImages {
         return try ImageEncoderRegistry.makeDefault().encode(image, as: .png)
     }
 
+    /// A 400 × 200 flat gray image with a black-and-white checkerboard of 4-pixel squares over its right quarter.
+    static func checkeredQuarter() throws -> PixelBuffer {
+        var image = try PixelBuffer(width: 400, height: 200)
+        for y in 0..<200 {
+            for x in 0..<400 {
+                let v: UInt8 = x < 300 ? 128 : ((x / 4 + y / 4) % 2 == 0 ? 0 : 255)
+                image[pixel: x, y] = RGBA(r: v, g: v, b: v, a: 255)
+            }
+        }
+        return image
+    }
+
     /// Decodes `data` with every codec.
     static func decode(_ data: Data) throws -> PixelBuffer {
         try ImageDecoderRegistry.makeDefault().decode(data).image

@@ -25,7 +25,7 @@ struct ProxyCrop: ImageProcessing {
         let area = PixelSize(width: Self.side(width, of: image.width), height: Self.side(height, of: image.height))
         if area == image.size { return image }
         // Offsets are in source pixels: DPR scales outputs, not the source.
-        let origin = placement.origin(outer: image.size, inner: area, dpr: 1)
+        let origin = try placement.origin(of: area, in: image, dpr: 1)
         return try ImageProcessors.Crop(x: origin.x, y: origin.y, width: area.width, height: area.height).process(image)
     }
 

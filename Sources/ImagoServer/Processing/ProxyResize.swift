@@ -72,7 +72,7 @@ struct ProxyResize: ImageProcessing {
         let plan = plan(for: image.size)
         let scaled = plan.scaled == image.size ? image : try image.resampled(to: plan.scaled)
         guard let crop = plan.crop else { return scaled }
-        let origin = placement.origin(outer: scaled.size, inner: crop, dpr: dpr)
+        let origin = try placement.origin(of: crop, in: scaled, dpr: dpr)
         return try ImageProcessors.Crop(x: origin.x, y: origin.y, width: crop.width, height: crop.height).process(
             scaled)
     }
@@ -146,10 +146,17 @@ struct ProxyResize: ImageProcessing {
 }
 
 extension ProcessingOptions.Placement {
+    /// Where a crop of `inner` goes in `image`: by ``origin(outer:inner:dpr:)``, or for
+    /// ``ProcessingOptions/Gravity/smart`` the most interesting window (``ImageProcessors/SmartCrop``).
+    func origin(of inner: PixelSize, in image: PixelBuffer, dpr: Double) throws -> (x: Int, y: Int) {
+        guard gravity == .smart else { return origin(outer: image.size, inner: inner, dpr: dpr) }
+        return try ImageProcessors.SmartCrop.origin(of: inner, in: image)
+    }
+
     /// Where an `inner` rectangle goes in an `outer` one by this placement, as imgproxy places crops and
     /// extensions: at the gravity's edge or centre, moved by the offsets away from that edge (pixels times `dpr`
     /// when at least 1 in size, else a fraction of the outer side), or centred on the focus point; then clamped so
-    /// that the smaller rectangle stays inside the larger.
+    /// that the smaller rectangle stays inside the larger. Smart gravity, which needs the pixels, is centred here.
     func origin(outer: PixelSize, inner: PixelSize, dpr: Double) -> (x: Int, y: Int) {
         func axis(
             outer: Int, inner: Int, offset: Double, leading: Set<ProcessingOptions.Gravity>,

@@ -259,8 +259,12 @@ enum OptionParser {
     ) throws(ProxyError) -> ProcessingOptions.Placement? {
         guard try flag(args[args.startIndex], option: option) else { return nil }
         let rest = args.dropFirst()
-        return rest.isEmpty || rest.first?.isEmpty == true
-            ? ProcessingOptions.Placement() : try placement(rest, option: option)
+        if rest.isEmpty || rest.first?.isEmpty == true { return ProcessingOptions.Placement() }
+        let placement = try placement(rest, option: option)
+        guard placement.gravity != .smart else {
+            throw .invalidOption(name: option, reason: "an extension cannot be placed by smart gravity")
+        }
+        return placement
     }
 
     /// `type:x:y`: a gravity with optional offsets (for `fp`, the point's coordinates 0…1).
@@ -270,9 +274,13 @@ enum OptionParser {
         let args = Array(args)
         guard let gravity = ProcessingOptions.Gravity(rawValue: String(args[0])) else {
             throw .invalidOption(
-                name: option, reason: "gravity must be ce, no, so, ea, we, noea, nowe, soea, sowe or fp")
+                name: option, reason: "gravity must be ce, no, so, ea, we, noea, nowe, soea, sowe, fp or sm")
         }
         guard args.count <= 3 else { throw .invalidOption(name: option, reason: "too many gravity arguments") }
+        if gravity == .smart {
+            guard args.count == 1 else { throw .invalidOption(name: option, reason: "sm takes no offsets") }
+            return ProcessingOptions.Placement(gravity: .smart)
+        }
         if gravity == .focusPoint {
             guard args.count == 3 else {
                 throw .invalidOption(name: option, reason: "fp expects x and y from 0 to 1")

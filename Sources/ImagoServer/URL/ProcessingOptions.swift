@@ -54,6 +54,9 @@ public struct ProcessingOptions: Sendable, Hashable {
         /// A focus point (`fp`): the offsets are the point's coordinates, 0…1 from the left and from the top, and
         /// the crop is centred on it as far as the image allows.
         case focusPoint = "fp"
+        /// Smart (`sm`): the crop keeps the window with the most detail, colour and skin
+        /// (``ImagoCore/ImageProcessors/SmartCrop``); for crops only, without offsets.
+        case smart = "sm"
     }
 
     /// A gravity with its offsets: where a crop is taken, or where the image sits in a larger canvas.
