@@ -31,6 +31,8 @@ import Testing
         .canvas(width: 10, height: 10, x: 0, y: 0, fill: RGBA(r: 0, g: 0, b: 0)),
         .background(RGBA(r: 255, g: 255, b: 255)), .background(RGBA(r: 255, g: 255, b: 254)),
         .smartCrop(width: 10, height: 10), .smartCrop(width: 11, height: 10), .smartCrop(width: 10, height: 11),
+        .trim(), .trim(threshold: 11), .trim(color: RGBA(r: 0, g: 0, b: 0)), .trim(equalHorizontal: true),
+        .trim(equalVertical: true),
         .composition([.grayscale(), .flip(.vertical)]), .composition([.flip(.vertical), .grayscale()]),
         .composition([]), .anonymous(id: "app.sepia") { $0 },
     ]
@@ -72,6 +74,11 @@ import Testing
             (.canvas(width: 5, height: 6, x: -1, y: 2), "imago.canvas?w=5&h=6&x=-1&y=2&fill=#00000000"),
             (.background(RGBA(r: 255, g: 255, b: 255)), "imago.background?color=#ffffffff"),
             (.smartCrop(width: 1200, height: 630), "imago.smartCrop?w=1200&h=630"),
+            (.trim(), "imago.trim?t=10&color=auto&eh=0&ev=0"),
+            (
+                .trim(threshold: 3, color: RGBA(r: 1, g: 2, b: 3), equalVertical: true),
+                "imago.trim?t=3&color=#010203ff&eh=0&ev=1"
+            ),
         ]
         for (processor, id) in expected { #expect(processor.identifier == id) }
     }

@@ -84,6 +84,31 @@ struct ImageProxyImgproxyOptionTests {
         #expect(refused.status == 400 && errorMessage(refused).contains("'ex'"))
     }
 
+    @Test func trimCutsTheBorderFirst() async throws {
+        let fixture = try ProxyFixture()
+        var framed = try PixelBuffer(width: 100, height: 80)
+        var clear = try PixelBuffer(width: 100, height: 80)  // transparent black
+        for y in 0..<80 {
+            for x in 0..<100 {
+                let inside = (10..<90).contains(x) && (20..<60).contains(y)
+                framed[pixel: x, y] = inside ? RGBA(r: 220, g: 0, b: 0) : RGBA(r: 255, g: 255, b: 255)
+                if inside { clear[pixel: x, y] = RGBA(r: 220, g: 0, b: 0) }
+            }
+        }
+        let encoders = ImageEncoderRegistry.makeDefault()
+        fixture.origin.setRoute("/framed.png", .bytes(try encoders.encode(framed, as: .png), contentType: "image/png"))
+        fixture.origin.setRoute("/clear.png", .bytes(try encoders.encode(clear, as: .png), contentType: "image/png"))
+        let trimmed = try await image(fixture, "t:10/f:png", "/framed.png")
+        #expect(trimmed.size == PixelSize(width: 80, height: 40) && trimmed[pixel: 0, 0] == RGBA(r: 220, g: 0, b: 0))
+        #expect(
+            try await image(fixture, "t:10:ffffff/s:40:40/f:png", "/framed.png").size
+                == PixelSize(width: 40, height: 20))
+        #expect(try await image(fixture, "t:0:ff00ff/f:png", "/clear.png").size == PixelSize(width: 80, height: 40))
+        #expect(try await image(fixture, "t:10::1:1/f:png", "/framed.png").size == PixelSize(width: 80, height: 40))
+        let none = try await image(fixture, "t:10:00ff00/f:png", "/framed.png")  // green border: nothing to cut
+        #expect(none.size == PixelSize(width: 100, height: 80))
+    }
+
     @Test func cropComesBeforeTheResize() async throws {
         let fixture = try ProxyFixture()
         let left = try await image(fixture, "c:200:200:we/s:50:50/f:png")
@@ -215,7 +240,8 @@ struct ImageProxyImgproxyOptionTests {
         ("rt:bogus", "'rt'"), ("z:0", "'z'"), ("bg:12", "'bg'"), ("pd:2000", "'pd'"), ("c:-1:5", "'c'"),
         ("g:fp:2:0", "'g'"), ("g:fp", "'g'"), ("fq:jpeg", "'fq'"), ("pr:", "'pr'"), ("sm:0", "'sm'"), ("ar:2", "'ar'"),
         ("kcr:1", "'kcr'"), ("scp:0", "'scp'"), ("exp:soon", "'exp'"), ("mb:-1", "'mb'"), ("sh:-1", "'sh'"),
-        ("pix:x", "'pix'"), ("ex:1:up", "'ex'"), ("s:10:10:1:1:no:1:2:3", "'s'"), ("pd:4/dpr:8/pd:200", "'pd'"),
+        ("pix:x", "'pix'"), ("ex:1:up", "'ex'"), ("t:300", "'t'"), ("t:1:nothex", "'t'"),
+        ("s:10:10:1:1:no:1:2:3", "'s'"), ("pd:4/dpr:8/pd:200", "'pd'"),
         ("watermark:0.5", "unknown option 'watermark'"),
     ])
     func invalidOptionsAre400NamingTheOption(options: String, named: String) async throws {
@@ -248,7 +274,7 @@ struct ImageProxyImgproxyOptionTests {
         #expect(before == "rs:fit:0:0:0/g:ce:0:0/q:0/f:auto/bl:0/rot:0/dpr:1")  // unchanged: old disk keys stay valid
         for segment in [
             "mw:5", "z:2", "c:10:10", "ex:1", "exar:1", "pd:1", "bg:000", "fq:png:5", "mb:10", "sh:1", "pix:2", "cb:x",
-            "ar:0",
+            "ar:0", "t:5",
         ] {
             var options = ProcessingOptions()
             try OptionParser.apply(segment[...], to: &options)

@@ -26,7 +26,7 @@ enum ServeCommand {
             meanings: resize/rs:TYPE:W:H:ENLARGE:EXTEND, size/s:W:H:ENLARGE:EXTEND,
             resizing_type/rt:{fit|fill|fill-down|force|auto}, width/w, height/h, min-width/mw, min-height/mh, zoom/z,
             dpr, enlarge/el, extend/ex:1:GRAVITY, extend_aspect_ratio/exar:1:GRAVITY,
-            gravity/g:{ce|no|so|ea|we|noea|nowe|soea|sowe}:X:Y, g:fp:X:Y or g:sm, crop/c:W:H:GRAVITY,
+            gravity/g:{ce|no|so|ea|we|noea|nowe|soea|sowe}:X:Y, g:fp:X:Y or g:sm, crop/c:W:H:GRAVITY, trim/t,
             padding/pd:T:R:B:L, background/bg:R:G:B or bg:HEX, quality/q, format_quality/fq:FORMAT:Q…,
             max_bytes/mb, format/f:{jpeg|png|webp|avif|jxl}, blur/bl, sharpen/sh, pixelate/pix,
             rotate/rot:{0|90|180|270}, auto_rotate/ar, cachebuster/cb, expires/exp, filename/fn,

@@ -118,18 +118,19 @@ extension ImageProxy {
         return .success(RenderedOutput(rendition: rendition, tier: tier, stages: stages))
     }
 
-    /// The pipeline request for `options`, in imgproxy's order whatever the URL's: crop, rotate, resize (with
+    /// The pipeline request for `options`, in imgproxy's order whatever the URL's: trim, crop, rotate, resize (with
     /// gravity), blur, sharpen, pixelate, extend / extend to the aspect ratio / pad, background. The resize's decode
     /// target (``ProxyResize/decodeTarget``: `fit` fits its box, `fill` and `force` cover it) has the decoder
     /// produce the smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from the first
     /// processor. With a rotation in front, a `fit` box is given as the request's target size, turned when the
     /// rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's target size only
-    /// fits). A crop in front needs the source's own pixels, so it decodes at full size. Without `auto_rotate` the
+    /// fits). A trim or a crop in front needs the source's own pixels, so it decodes at full size. Without `auto_rotate` the
     /// request decodes with `decoding` but the EXIF orientation left unapplied.
     static func imageRequest(
         for options: ProcessingOptions, source: URL, decoding: DecodingOptions = DecodingOptions()
     ) -> ImageRequest {
         var processors: [any ImageProcessing] = []
+        if let trim = options.trim { processors.append(trim) }
         let crop = ProxyCrop(options)
         if let crop { processors.append(crop) }
         if options.rotation != 0 { processors.append(ImageProcessors.Rotate(degrees: options.rotation)) }
@@ -147,7 +148,9 @@ extension ImageProxy {
         if let canvas = ProxyCanvas(options) { processors.append(canvas) }
         if let background = options.background { processors.append(ImageProcessors.Background(color: background)) }
         var targetSize: PixelSize?
-        if crop == nil, options.rotation != 0, let target = resize?.decodeTarget, target.mode == .fit {
+        if crop == nil, options.trim == nil, options.rotation != 0, let target = resize?.decodeTarget,
+            target.mode == .fit
+        {
             let swaps = options.rotation % 180 != 0
             targetSize = swaps ? PixelSize(width: target.size.height, height: target.size.width) : target.size
         }

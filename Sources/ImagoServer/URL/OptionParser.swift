@@ -6,7 +6,7 @@ enum OptionParser {
     /// The option names and their aliases, each to the field it sets.
     private enum Name {
         case resize, size, resizingType, width, height, minWidth, minHeight, zoom, dpr, enlarge, extend
-        case extendAspectRatio, gravity, crop, padding, background, quality, formatQuality, maxBytes, format, blur
+        case extendAspectRatio, gravity, crop, trim, padding, background, quality, formatQuality, maxBytes, format, blur
         case sharpen, pixelate, rotate, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
         case expires, filename, returnAttachment, preset
 
@@ -26,6 +26,7 @@ enum OptionParser {
             case "extend_aspect_ratio", "extend_ar", "exar": self = .extendAspectRatio
             case "gravity", "g": self = .gravity
             case "crop", "c": self = .crop
+            case "trim", "t": self = .trim
             case "padding", "pd": self = .padding
             case "background", "bg": self = .background
             case "quality", "q": self = .quality
@@ -133,6 +134,20 @@ enum OptionParser {
             options.crop =
                 width == 0 && height == 0 && placement == nil
                 ? nil : ProcessingOptions.CropArea(width: width, height: height, placement: placement)
+        case .trim:
+            try count(1...4)
+            let threshold = try number(args[0], option: option, atLeast: 0, atMost: 255)
+            var color: RGBA?
+            if args.count > 1, !args[1].isEmpty {
+                // imgproxy's transparency key: magenta trims a transparent border.
+                color =
+                    args[1].lowercased() == "ff00ff"
+                    ? RGBA(r: 0, g: 0, b: 0, a: 0) : try self.color([args[1]], option: option)
+            }
+            options.trim = ImageProcessors.Trim(
+                threshold: Int(threshold.rounded()), color: color,
+                equalHorizontal: args.count > 2 && !args[2].isEmpty ? try flag(args[2], option: option) : false,
+                equalVertical: args.count > 3 && !args[3].isEmpty ? try flag(args[3], option: option) : false)
         case .padding:
             try count(1...4)
             let sides = try args.map { text throws(ProxyError) -> Int? in

@@ -4,7 +4,7 @@ import ImagoCore
 /// with its meaning. Defaults: fit, no size (keep the source's), centre gravity, default quality, negotiated
 /// format, no crop, no extension, no padding, no background, no filters, no rotation, DPR and zoom 1.
 ///
-/// The order the work is done in is imgproxy's, whatever the order of the options in the URL: crop, rotate,
+/// The order the work is done in is imgproxy's, whatever the order of the options in the URL: trim, crop, rotate,
 /// resize (with `fill`'s crop around the gravity), blur, sharpen, pixelate, extend to the box, extend to its
 /// aspect ratio, padding, then the background (and the flattening a format without alpha needs).
 ///
@@ -140,6 +140,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var gravityOffsetX: Double = 0
     /// Vertical offset of the crop from the gravity's edge (see ``Placement/offsetY``). Default 0.
     public var gravityOffsetY: Double = 0
+    /// A uniform border cut away before anything else (imgproxy's `trim`). Default `nil` (none).
+    public var trim: ImageProcessors.Trim?
     /// An area cut from the source before resizing (imgproxy's `crop`). Default `nil` (none).
     public var crop: CropArea?
     /// When set, an image smaller than the box is extended to it, placed by the placement, the rest filled with
@@ -213,6 +215,10 @@ public struct ProcessingOptions: Sendable, Hashable {
         text += "/bl:\(Self.text(blurSigma))/rot:\(rotation)/dpr:\(Self.text(dpr))"
         if minWidth != 0 || minHeight != 0 { text += "/min:\(minWidth):\(minHeight)" }
         if zoomX != 1 || zoomY != 1 { text += "/z:\(Self.text(zoomX)):\(Self.text(zoomY))" }
+        if let trim {
+            let color = trim.color.map { "\($0.r),\($0.g),\($0.b),\($0.a)" } ?? "auto"
+            text += "/t:\(trim.threshold):\(color):\(trim.equalHorizontal ? 1 : 0):\(trim.equalVertical ? 1 : 0)"
+        }
         if let crop {
             text += "/c:\(Self.text(crop.width)):\(Self.text(crop.height))"
             if let placement = crop.placement { text += ":" + Self.text(placement) }
