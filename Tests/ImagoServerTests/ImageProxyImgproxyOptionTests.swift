@@ -109,6 +109,34 @@ struct ImageProxyImgproxyOptionTests {
         #expect(none.size == PixelSize(width: 100, height: 80))
     }
 
+    @Test func watermarksAreDrawnPlacedTiledAndScaled() async throws {
+        var mark = try PixelBuffer(width: 10, height: 10)
+        for y in 0..<10 { for x in 0..<10 { mark[pixel: x, y] = RGBA(r: 0, g: 255, b: 0) } }
+        let markData = try ImageEncoderRegistry.makeDefault().encode(mark, as: .png)
+        let fixture = try ProxyFixture { $0.watermark = try WatermarkImage(data: markData) }
+        let green = { (p: RGBA) in p.g > 200 && p.r < 60 && p.b < 60 }
+        let corner = try await image(fixture, "wm:1:nowe/f:png")
+        #expect(green(corner[pixel: 5, 5]) && isRed(corner[pixel: 15, 15]))
+        let offset = try await image(fixture, "wm:1:soea:5:5/f:png")  // 385…394 × 185…194
+        #expect(green(offset[pixel: 390, 190]) && isBlue(offset[pixel: 396, 196]))
+        let half = try await image(fixture, "wm:0.5/f:png")[pixel: 202, 100]  // green half over blue
+        #expect((110...145).contains(Int(half.g)) && (110...145).contains(Int(half.b)))
+        let tiles = try await image(fixture, "wm:1:re:10:10/f:png")
+        #expect(green(tiles[pixel: 5, 5]) && isRed(tiles[pixel: 15, 15]) && green(tiles[pixel: 25, 25]))
+        let scaled = try await image(fixture, "wm:1:nowe:0:0:0.1/f:png")  // fitted in 40 × 20: 20 × 20
+        #expect(green(scaled[pixel: 15, 15]) && isRed(scaled[pixel: 25, 25]))
+        let none = await fixture.get(fixture.path("wm:0/f:png"))
+        #expect(none.body == (await fixture.get(fixture.path("f:png"))).body)
+
+        let bare = try ProxyFixture()
+        let refused = await bare.get(bare.path("wm:1"))
+        #expect(refused.status == 400 && errorMessage(refused).contains("no watermark image"))
+        let key = OutputKey(source: "s", options: ProcessingOptions(), format: .negotiated(.jpeg))
+        var other = key
+        other.watermark = "b"
+        #expect(key.diskKey != other.diskKey)
+    }
+
     @Test func cropComesBeforeTheResize() async throws {
         let fixture = try ProxyFixture()
         let left = try await image(fixture, "c:200:200:we/s:50:50/f:png")
@@ -240,9 +268,11 @@ struct ImageProxyImgproxyOptionTests {
         ("rt:bogus", "'rt'"), ("z:0", "'z'"), ("bg:12", "'bg'"), ("pd:2000", "'pd'"), ("c:-1:5", "'c'"),
         ("g:fp:2:0", "'g'"), ("g:fp", "'g'"), ("fq:jpeg", "'fq'"), ("pr:", "'pr'"), ("sm:0", "'sm'"), ("ar:2", "'ar'"),
         ("kcr:1", "'kcr'"), ("scp:0", "'scp'"), ("exp:soon", "'exp'"), ("mb:-1", "'mb'"), ("sh:-1", "'sh'"),
-        ("pix:x", "'pix'"), ("ex:1:up", "'ex'"), ("t:300", "'t'"), ("t:1:nothex", "'t'"),
+        ("pix:x", "'pix'"), ("ex:1:up", "'ex'"), ("t:300", "'t'"), ("t:1:nothex", "'t'"), ("wm:2", "'wm'"),
+        ("wm:1:fp", "'wm'"),
+        ("wm:1:up", "'wm'"),
         ("s:10:10:1:1:no:1:2:3", "'s'"), ("pd:4/dpr:8/pd:200", "'pd'"),
-        ("watermark:0.5", "unknown option 'watermark'"),
+        ("adjust:10", "unknown option 'adjust'"),
     ])
     func invalidOptionsAre400NamingTheOption(options: String, named: String) async throws {
         let fixture = try ProxyFixture()

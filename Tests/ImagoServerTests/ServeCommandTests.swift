@@ -188,6 +188,27 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try presets(["--preset", "thumb"]) }
     }
 
+    @Test func aWatermarkIsReadAtStart() throws {
+        func watermark(_ extra: [String]) throws -> WatermarkImage? {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned"] + extra, options: ServeCommand.command.options), environment: [:]
+            ).watermark
+        }
+        let directory = Self.scratch()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("mark.png")
+        try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 3, height: 2), as: .png).write(to: file)
+        #expect(try watermark([]) == nil)
+        let mark = try #require(try watermark(["--watermark", file.path, "--watermark-opacity", "0.4"]))
+        #expect(mark.image.size == PixelSize(width: 3, height: 2) && mark.opacity == 0.4 && mark.id.count == 32)
+        #expect(throws: UsageError.self) {
+            try watermark(["--watermark", directory.appendingPathComponent("no").path])
+        }
+        #expect(throws: UsageError.self) { try watermark(["--watermark", file.path, "--watermark-opacity", "2"]) }
+        #expect(throws: UsageError.self) { try watermark(["--watermark-opacity", "0.5"]) }
+    }
+
     /// The built `imago` beside the test products, or in `.build/debug` of this package.
     func imagoExecutable(filePath: String = #filePath) -> URL? {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL

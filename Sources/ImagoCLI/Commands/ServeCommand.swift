@@ -9,8 +9,8 @@ import ImagoServer
 
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
-/// [--malloc-trim SECONDS] [--preset NAME=OPTIONS]… [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an
-/// image proxy in imgproxy's URL format.
+/// [--malloc-trim SECONDS] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]] [--timeout SECONDS]
+/// [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
     static let command = Command(
         name: "serve",
@@ -18,7 +18,8 @@ enum ServeCommand {
         synopsis:
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
-            + " [--max-pixels N] [--malloc-trim SECONDS] [--preset NAME=OPTIONS]... \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
+            + " [--max-pixels N] [--malloc-trim SECONDS] [--preset NAME=OPTIONS]... [--watermark FILE"
+            + " [--watermark-opacity X]] \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
             /{signature}/{options}/{base64url source URL}[.{ext}], the signature being
@@ -30,7 +31,8 @@ enum ServeCommand {
             padding/pd:T:R:B:L, background/bg:R:G:B or bg:HEX, quality/q, format_quality/fq:FORMAT:Q…,
             max_bytes/mb, format/f:{jpeg|png|webp|avif|jxl}, blur/bl, sharpen/sh, pixelate/pix,
             rotate/rot:{0|90|180|270}, auto_rotate/ar, cachebuster/cb, expires/exp, filename/fn,
-            return_attachment/att, preset/pr; strip_metadata, strip_color_profile and keep_copyright are accepted at
+            return_attachment/att, preset/pr, watermark/wm:OPACITY:POSITION:X:Y:SCALE (with --watermark);
+            strip_metadata, strip_color_profile and keep_copyright are accepted at
             their only values.
             Also GET /healthz and /metrics (Prometheus text).
             With --redis, originals and outputs are shared with every process given the same nodes: one origin
@@ -66,6 +68,11 @@ enum ServeCommand {
                 "--log-format", value: "FORMAT", help: "Access log lines as json (default), text, or off for none."),
             OptionSpec("--max-pixels", value: "N", help: "Refuse sources over N pixels with 422 (default 50000000)."),
             OptionSpec(
+                "--watermark", value: "FILE", help: "The image watermark:/wm: draws (any format Imago decodes)."),
+            OptionSpec(
+                "--watermark-opacity", value: "X",
+                help: "Opacity 0-1 that each URL's watermark opacity multiplies (default 1)."),
+            OptionSpec(
                 "--preset", value: "NAME=OPTIONS", repeatable: true,
                 help: "A preset for preset:NAME, e.g. 'thumb=rs:fill:256:256/q:70'; 'default' applies to every URL."),
             OptionSpec(
@@ -100,6 +107,8 @@ enum ServeCommand {
         var pixelLimit = 50_000_000
         /// `--preset`: the named option lists of `preset:`.
         var presets = PresetTable()
+        /// `--watermark` (and `--watermark-opacity`): the image `watermark:` draws, if any.
+        var watermark: WatermarkImage?
         /// `--malloc-trim`: seconds between `MallocTrimmer` trims; `nil` (the default): no trimming.
         var mallocTrimInterval: Int?
         var network = NetworkOptions()
@@ -147,6 +156,7 @@ enum ServeCommand {
         configuration.allowsUnsigned = options.allowsUnsigned
         configuration.sourcePolicy = options.sourcePolicy
         configuration.presets = options.presets
+        configuration.watermark = options.watermark
         configuration.maxAge = .seconds(options.maxAge)
         configuration.workers = options.workers
         configuration.queueLimit = options.queueLimit
@@ -246,6 +256,22 @@ enum ServeCommand {
             } catch {
                 throw UsageError("option '--preset': \(error.description)")
             }
+        }
+        if let path = args.value("--watermark") {
+            let opacity = try args.value("--watermark-opacity").map { text in
+                guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
+                    throw UsageError("option '--watermark-opacity' expects a number from 0 to 1 (got '\(text)')")
+                }
+                return value
+            }
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: path))
+                options.watermark = try WatermarkImage(data: data, opacity: opacity ?? 1)
+            } catch {
+                throw UsageError("option '--watermark': cannot use '\(path)': \(error)")
+            }
+        } else if args.value("--watermark-opacity") != nil {
+            throw UsageError("option '--watermark-opacity' needs --watermark")
         }
         if let text = args.value("--malloc-trim") {
             options.mallocTrimInterval = try parseInteger(text, option: "--malloc-trim", range: 1...86_400)

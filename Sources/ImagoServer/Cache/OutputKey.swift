@@ -8,10 +8,13 @@ struct OutputKey: Hashable, Sendable {
     var source: String
     var options: ProcessingOptions
     var format: FormatChoice
+    /// The ``WatermarkImage/id`` of the watermark drawn, when one is: a new watermark file makes new outputs.
+    var watermark: String? = nil
 
     /// A stable name for the disk cache (which keys by string): the versioned fields on separate lines.
     var diskKey: String {
-        "imago-serve-output/v1\n\(source)\n\(options.canonicalDescription)\n\(format.keyText)"
+        let text = "imago-serve-output/v1\n\(source)\n\(options.canonicalDescription)\n\(format.keyText)"
+        return watermark.map { text + "\nwatermark=" + $0 } ?? text
     }
 }
 

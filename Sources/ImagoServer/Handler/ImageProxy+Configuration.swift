@@ -38,6 +38,8 @@ extension ImageProxy {
         public var allowsUnsigned: Bool
         /// Which sources may be fetched. Default: any public host.
         public var sourcePolicy: SourcePolicy
+        /// The image `watermark:` draws; URLs asking for a watermark are refused (400) without one. Default `nil`.
+        public var watermark: WatermarkImage?
         /// Named option lists for `preset:` (and the `default` preset every URL starts from). Default none.
         public var presets: PresetTable
         /// `Cache-Control: public, max-age=` of image responses. Default one year (365 days).
@@ -70,6 +72,7 @@ extension ImageProxy {
             allowsUnsigned = false
             sourcePolicy = SourcePolicy()
             presets = PresetTable()
+            watermark = nil
             maxAge = .seconds(365 * 24 * 3600)
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256

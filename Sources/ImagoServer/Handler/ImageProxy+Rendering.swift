@@ -75,7 +75,8 @@ extension ImageProxy {
         do {
             response = try await pipeline.response(
                 for: Self.imageRequest(
-                    for: key.options, source: source, decoding: pipeline.configuration.decodingOptions))
+                    for: key.options, source: source, decoding: pipeline.configuration.decodingOptions,
+                    watermark: configuration.watermark))
         } catch {
             return .failure(Self.proxyError(for: error))
         }
@@ -119,7 +120,8 @@ extension ImageProxy {
     }
 
     /// The pipeline request for `options`, in imgproxy's order whatever the URL's: trim, crop, rotate, resize (with
-    /// gravity), blur, sharpen, pixelate, extend / extend to the aspect ratio / pad, background. The resize's decode
+    /// gravity), blur, sharpen, pixelate, extend / extend to the aspect ratio / pad, background, watermark. The
+    /// resize's decode
     /// target (``ProxyResize/decodeTarget``: `fit` fits its box, `fill` and `force` cover it) has the decoder
     /// produce the smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from the first
     /// processor. With a rotation in front, a `fit` box is given as the request's target size, turned when the
@@ -127,7 +129,8 @@ extension ImageProxy {
     /// fits). A trim or a crop in front needs the source's own pixels, so it decodes at full size. Without `auto_rotate` the
     /// request decodes with `decoding` but the EXIF orientation left unapplied.
     static func imageRequest(
-        for options: ProcessingOptions, source: URL, decoding: DecodingOptions = DecodingOptions()
+        for options: ProcessingOptions, source: URL, decoding: DecodingOptions = DecodingOptions(),
+        watermark: WatermarkImage? = nil
     ) -> ImageRequest {
         var processors: [any ImageProcessing] = []
         if let trim = options.trim { processors.append(trim) }
@@ -147,6 +150,7 @@ extension ImageProxy {
         }
         if let canvas = ProxyCanvas(options) { processors.append(canvas) }
         if let background = options.background { processors.append(ImageProcessors.Background(color: background)) }
+        if let watermark = ProxyWatermark(options, watermark: watermark) { processors.append(watermark) }
         var targetSize: PixelSize?
         if crop == nil, options.trim == nil, options.rotation != 0, let target = resize?.decodeTarget,
             target.mode == .fit

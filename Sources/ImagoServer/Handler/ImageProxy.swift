@@ -161,7 +161,9 @@ public final class ImageProxy: Sendable {
                 choice = try FormatNegotiation.choice(
                     explicit: nil, accept: request.headers["accept"], encoders: configuration.encoders)
             }
-            let key = OutputKey(source: verified.source, options: path.options, format: choice)
+            let key = OutputKey(
+                source: verified.source, options: path.options, format: choice,
+                watermark: path.options.watermark == nil ? nil : configuration.watermark?.id)
             guard let rendition = configuration.outputCache.memoryRendition(for: key) else {
                 return .needsRender(path, key)
             }
@@ -200,6 +202,9 @@ public final class ImageProxy: Sendable {
         } else {
             guard let signer = configuration.signer, signer.isValid(signature: path.signature, for: path.signedPart)
             else { throw .badSignature }
+        }
+        if path.options.watermark != nil, configuration.watermark == nil {
+            throw .invalidOption(name: "watermark", reason: "this server has no watermark image (--watermark FILE)")
         }
         try configuration.sourcePolicy.check(path.source)
         let explicitChoice: FormatChoice? =

@@ -8,7 +8,7 @@ enum OptionParser {
         case resize, size, resizingType, width, height, minWidth, minHeight, zoom, dpr, enlarge, extend
         case extendAspectRatio, gravity, crop, trim, padding, background, quality, formatQuality, maxBytes, format, blur
         case sharpen, pixelate, rotate, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
-        case expires, filename, returnAttachment, preset
+        case expires, filename, returnAttachment, preset, watermark
 
         init?(_ text: Substring) {
             switch text {
@@ -46,6 +46,7 @@ enum OptionParser {
             case "filename", "fn": self = .filename
             case "return_attachment", "att": self = .returnAttachment
             case "preset", "pr": self = .preset
+            case "watermark", "wm": self = .watermark
             default: return nil
             }
         }
@@ -212,6 +213,34 @@ enum OptionParser {
                 throw .invalidOption(
                     name: option, reason: "outputs never carry the source's metadata (only 0 is accepted)")
             }
+        case .watermark:
+            try count(1...5)
+            let opacity = try number(args[0], option: option, atLeast: 0, atMost: 1)
+            guard opacity > 0 else {
+                options.watermark = nil
+                break
+            }
+            var gravity: ProcessingOptions.Gravity? = .center
+            if args.count > 1, !args[1].isEmpty, args[1] != "ce" {
+                if args[1] == "re" {
+                    gravity = nil
+                } else {
+                    let position = try placement([args[1]], option: option).gravity
+                    guard position != .focusPoint, position != .smart else {
+                        throw .invalidOption(
+                            name: option, reason: "position must be ce, no, so, ea, we, noea, nowe, soea, sowe or re")
+                    }
+                    gravity = position
+                }
+            }
+            let limit = Double(maximumSide)
+            func argument(_ index: Int, _ low: Double, _ high: Double) throws(ProxyError) -> Double {
+                args.count > index && !args[index].isEmpty
+                    ? try number(args[index], option: option, atLeast: low, atMost: high) : 0
+            }
+            options.watermark = ProcessingOptions.WatermarkPlacement(
+                opacity: opacity, gravity: gravity, offsetX: try argument(2, -limit, limit),
+                offsetY: try argument(3, -limit, limit), scale: try argument(4, 0, 1))
         case .cacheBuster:
             try count(1...1)
             options.cacheBuster = String(args[0])

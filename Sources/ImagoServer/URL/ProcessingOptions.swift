@@ -6,7 +6,7 @@ import ImagoCore
 ///
 /// The order the work is done in is imgproxy's, whatever the order of the options in the URL: trim, crop, rotate,
 /// resize (with `fill`'s crop around the gravity), blur, sharpen, pixelate, extend to the box, extend to its
-/// aspect ratio, padding, then the background (and the flattening a format without alpha needs).
+/// aspect ratio, padding, the background, then the watermark (and the flattening a format without alpha needs).
 ///
 /// ```swift
 /// var options = ProcessingOptions()
@@ -94,6 +94,33 @@ public struct ProcessingOptions: Sendable, Hashable {
         }
     }
 
+    /// Where and how the server's watermark is drawn (imgproxy's `watermark`).
+    public struct WatermarkPlacement: Sendable, Hashable {
+        /// Multiplies the server's watermark opacity, 0…1.
+        public var opacity: Double
+        /// An edge, corner or the centre; `nil` repeats the watermark over the whole image (imgproxy's `re`).
+        public var gravity: Gravity?
+        /// Offset from the edge (or, repeated, the spacing between tiles) along x: pixels before DPR when at least
+        /// 1 in size, else a fraction of the image's width. Default 0.
+        public var offsetX: Double
+        /// As ``offsetX``, along y.
+        public var offsetY: Double
+        /// The watermark's size as a fraction of the result's (fitted in that box); 0 keeps its own size.
+        public var scale: Double
+
+        /// A watermark at `opacity`, `gravity` (default centre; `nil` tiles), offsets (default 0) and `scale`
+        /// (default 0: its own size).
+        public init(
+            opacity: Double, gravity: Gravity? = .center, offsetX: Double = 0, offsetY: Double = 0, scale: Double = 0
+        ) {
+            self.opacity = opacity
+            self.gravity = gravity
+            self.offsetX = offsetX
+            self.offsetY = offsetY
+            self.scale = scale
+        }
+    }
+
     /// Space added around the result, in pixels before DPR (imgproxy's `padding`).
     public struct Padding: Sendable, Hashable {
         /// Above the image. Default 0.
@@ -155,6 +182,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// The colour behind the image: transparency is flattened onto it, and extensions and padding are filled
     /// with it (imgproxy's `background`). Default `nil`: transparent, or white where the format has no alpha.
     public var background: RGBA?
+    /// The server's watermark drawn over the result (imgproxy's `watermark`). Default `nil` (none).
+    public var watermark: WatermarkPlacement?
     /// Output quality 1…100; `nil` (the default, also `q:0`) uses ``formatQuality`` or the server's.
     public var quality: Int?
     /// Qualities by output format, used when ``quality`` is `nil` (imgproxy's `format_quality`). Default empty.
@@ -227,6 +256,10 @@ public struct ProcessingOptions: Sendable, Hashable {
         if let extendAspectRatio { text += "/exar:" + Self.text(extendAspectRatio) }
         if !padding.isEmpty { text += "/pd:\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)" }
         if let background { text += "/bg:\(background.r):\(background.g):\(background.b):\(background.a)" }
+        if let watermark {
+            text += "/wm:\(Self.text(watermark.opacity)):\(watermark.gravity?.rawValue ?? "re")"
+            text += ":\(Self.text(watermark.offsetX)):\(Self.text(watermark.offsetY)):\(Self.text(watermark.scale))"
+        }
         if !formatQuality.isEmpty {
             text += "/fq:" + formatQuality.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ":")
         }
