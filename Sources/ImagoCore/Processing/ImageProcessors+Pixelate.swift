@@ -53,13 +53,13 @@ extension ImageProcessors {
                             }
                         }
                         let count = (bottom - top) * (right - left)
-                        let value: [UInt8]
+                        var value = SIMD4<UInt8>(repeating: 0)
                         if channels == 4 {
                             let alpha = sums.3
                             let mean = { (sum: Int) -> UInt8 in alpha == 0 ? 0 : UInt8((sum + alpha / 2) / alpha) }
-                            value = [mean(sums.0), mean(sums.1), mean(sums.2), UInt8((alpha + count / 2) / count)]
+                            value = SIMD4(mean(sums.0), mean(sums.1), mean(sums.2), UInt8((alpha + count / 2) / count))
                         } else {
-                            value = [UInt8((sums.0 + count / 2) / count)]
+                            value[0] = UInt8((sums.0 + count / 2) / count)
                         }
                         for y in top..<bottom {
                             var i = y * rowBytes + left * channels
