@@ -137,6 +137,17 @@ struct ImageProxyImgproxyOptionTests {
         #expect(key.diskKey != other.diskKey)
     }
 
+    @Test func aBaseURLTakesRelativeSources() async throws {
+        // A proxy whose base URL is another fixture's origin (http://127.0.0.1:PORT/)
+        let own = try ProxyFixture()
+        let relative = try ProxyFixture { $0.baseURL = own.source("/") }
+        let plain = await relative.get("/_/s:100:100/plain/a.jpg")
+        #expect(plain.status == 200 && own.origin.requestCount(for: "/a.jpg") == 1)
+        let encoded = Base64URL.encode(Array("a.jpg".utf8))
+        #expect(await relative.get("/_/s:50:50/\(encoded).png").status == 200)
+        #expect(await relative.get("/_/plain/missing.jpg").status == 404)
+    }
+
     @Test func cropComesBeforeTheResize() async throws {
         let fixture = try ProxyFixture()
         let left = try await image(fixture, "c:200:200:we/s:50:50/f:png")

@@ -83,6 +83,20 @@ struct ProxyURLTests {
         #expect(!signer.isValid(signature: String(signature.prefix(10)), for: path))
         #expect(!signer.isValid(signature: signature, for: path + "x"))
         #expect(throws: URLSigner.Error.invalidHex(what: "key")) { try URLSigner(keyHex: "abc", saltHex: "") }
+        // Key rotation: the new pair signs, both pairs verify
+        let old = try URLSigner(keyHex: "0011", saltHex: "22")
+        let rotated = try URLSigner(
+            keysHex: ["943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881", "0011"],
+            saltsHex: ["520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5", "22"])
+        #expect(rotated.signature(for: path) == signature)
+        #expect(rotated.isValid(signature: old.signature(for: path), for: path))
+        #expect(rotated.isValid(signature: signature, for: path) && !old.isValid(signature: signature, for: path))
+        #expect(throws: URLSigner.Error.pairCount(keys: 2, salts: 1)) {
+            try URLSigner(keysHex: ["00", "11"], saltsHex: [""])
+        }
+        #expect(throws: URLSigner.Error.invalidHex(what: "salt")) {
+            try URLSigner(keysHex: ["00", "11"], saltsHex: ["", "x"])
+        }
         #expect(throws: URLSigner.Error.emptyKey) { try URLSigner(keyHex: "", saltHex: "") }
     }
 }

@@ -188,6 +188,22 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try presets(["--preset", "thumb"]) }
     }
 
+    @Test func keysRotateAndABaseURLIsChecked() throws {
+        func parse(_ extra: [String]) throws -> ServeCommand.Options {
+            try ServeCommand.parse(parseArguments(extra, options: ServeCommand.command.options), environment: [:])
+        }
+        let signer = try #require(try parse(["--key", "0011,2233", "--salt", "44,"]).signer)
+        let path = "/rs:fit:10:10/plain/http://a.example/i.jpg"
+        #expect(signer.isValid(signature: try URLSigner(keyHex: "2233", saltHex: "").signature(for: path), for: path))
+        #expect(signer.signature(for: path) == (try URLSigner(keyHex: "0011", saltHex: "44").signature(for: path)))
+        #expect(throws: UsageError.self) { try parse(["--key", "0011,2233", "--salt", "44"]) }
+        #expect(
+            try parse(["--unsigned", "--base-url", "https://img.example/media/"]).baseURL
+                == "https://img.example/media/")
+        #expect(throws: UsageError.self) { try parse(["--unsigned", "--base-url", "ftp://img.example/"]) }
+        #expect(throws: UsageError.self) { try parse(["--unsigned", "--base-url", "images/"]) }
+    }
+
     @Test func aWatermarkIsReadAtStart() throws {
         func watermark(_ extra: [String]) throws -> WatermarkImage? {
             try ServeCommand.parse(

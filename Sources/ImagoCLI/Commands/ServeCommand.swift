@@ -9,8 +9,8 @@ import ImagoServer
 
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
-/// [--malloc-trim SECONDS] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]] [--timeout SECONDS]
-/// [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
+/// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
+/// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
     static let command = Command(
         name: "serve",
@@ -18,7 +18,7 @@ enum ServeCommand {
         synopsis:
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
-            + " [--max-pixels N] [--malloc-trim SECONDS] [--preset NAME=OPTIONS]... [--watermark FILE"
+            + " [--max-pixels N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
             + " [--watermark-opacity X]] \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -45,8 +45,10 @@ enum ServeCommand {
             """,
         options: [
             OptionSpec("--listen", value: "HOST:PORT", help: "The address to listen on (default 127.0.0.1:8080)."),
-            OptionSpec("--key", value: "HEX", help: "The signing key, hex (default $IMAGO_KEY)."),
-            OptionSpec("--salt", value: "HEX", help: "The signing salt, hex (default $IMAGO_SALT)."),
+            OptionSpec(
+                "--key", value: "HEX", help: "The signing key, hex (default $IMAGO_KEY); HEX,HEX… for key rotation."),
+            OptionSpec(
+                "--salt", value: "HEX", help: "The signing salt, hex (default $IMAGO_SALT); one per key, in order."),
             OptionSpec("--unsigned", help: "Also serve unsigned URLs (/insecure/… and /_/…)."),
             OptionSpec(
                 "--allow-host", value: "GLOB", repeatable: true,
@@ -67,6 +69,10 @@ enum ServeCommand {
             OptionSpec(
                 "--log-format", value: "FORMAT", help: "Access log lines as json (default), text, or off for none."),
             OptionSpec("--max-pixels", value: "N", help: "Refuse sources over N pixels with 422 (default 50000000)."),
+            OptionSpec(
+                "--base-url", value: "URL",
+                help: "Put before every source URL, so URLs may carry paths relative to it (e.g. https://img.example/)."
+            ),
             OptionSpec(
                 "--watermark", value: "FILE", help: "The image watermark:/wm: draws (any format Imago decodes)."),
             OptionSpec(
@@ -105,6 +111,8 @@ enum ServeCommand {
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         var pixelLimit = 50_000_000
+        /// `--base-url`: put before every source URL.
+        var baseURL = ""
         /// `--preset`: the named option lists of `preset:`.
         var presets = PresetTable()
         /// `--watermark` (and `--watermark-opacity`): the image `watermark:` draws, if any.
@@ -157,6 +165,7 @@ enum ServeCommand {
         configuration.sourcePolicy = options.sourcePolicy
         configuration.presets = options.presets
         configuration.watermark = options.watermark
+        configuration.baseURL = options.baseURL
         configuration.maxAge = .seconds(options.maxAge)
         configuration.workers = options.workers
         configuration.queueLimit = options.queueLimit
@@ -224,7 +233,12 @@ enum ServeCommand {
         let salt = args.value("--salt") ?? environment["IMAGO_SALT"] ?? ""
         if let key {
             do {
-                options.signer = try URLSigner(keyHex: key, saltHex: salt)
+                // Comma-separated lists: key rotation, pairs taken in order (imgproxy's IMGPROXY_KEY/IMGPROXY_SALT).
+                let keys = key.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                let salts = salt.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                options.signer =
+                    keys.count == 1
+                    ? try URLSigner(keyHex: key, saltHex: salt) : try URLSigner(keysHex: keys, saltsHex: salts)
             } catch {
                 throw UsageError("option '--key'/'--salt': \(error)")
             }
@@ -256,6 +270,15 @@ enum ServeCommand {
             } catch {
                 throw UsageError("option '--preset': \(error.description)")
             }
+        }
+        if let base = args.value("--base-url") {
+            guard let url = URL(string: base), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https",
+                url.host() != nil
+            else {
+                throw UsageError("option '--base-url' expects an http or https URL (got '\(base)')")
+            }
+            options.baseURL = base
         }
         if let path = args.value("--watermark") {
             let opacity = try args.value("--watermark-opacity").map { text in

@@ -38,6 +38,9 @@ extension ImageProxy {
         public var allowsUnsigned: Bool
         /// Which sources may be fetched. Default: any public host.
         public var sourcePolicy: SourcePolicy
+        /// Put before every source URL, so URLs may carry paths relative to it (imgproxy's `IMGPROXY_BASE_URL`),
+        /// e.g. `https://images.example.com/`. Default empty (sources are absolute URLs).
+        public var baseURL: String
         /// The image `watermark:` draws; URLs asking for a watermark are refused (400) without one. Default `nil`.
         public var watermark: WatermarkImage?
         /// Named option lists for `preset:` (and the `default` preset every URL starts from). Default none.
@@ -73,6 +76,7 @@ extension ImageProxy {
             sourcePolicy = SourcePolicy()
             presets = PresetTable()
             watermark = nil
+            baseURL = ""
             maxAge = .seconds(365 * 24 * 3600)
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256

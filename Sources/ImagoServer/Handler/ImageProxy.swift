@@ -196,7 +196,8 @@ public final class ImageProxy: Sendable {
     /// signature-checked again; a path that fails is not remembered.
     private func verifiedPath(_ rawPath: String) throws(ProxyError) -> VerifiedPath {
         if let hit = verifiedPaths.withLock({ $0.value(for: rawPath, now: { .zero }) }) { return hit }
-        let path = try ProxyPath(parsing: rawPath, presets: configuration.presets)
+        let path = try ProxyPath(
+            parsing: rawPath, presets: configuration.presets, baseURL: configuration.baseURL)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
         } else {

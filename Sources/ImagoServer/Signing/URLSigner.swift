@@ -2,7 +2,8 @@ import Foundation
 
 /// Checks imgproxy URL signatures: base64url (no padding) of HMAC-SHA256(key, salt + the path after the
 /// signature, from its leading `/`), with key and salt given as hex, so imgproxy's URL-signing libraries work as
-/// they are.
+/// they are. Several key/salt pairs may be valid at once, for key rotation (imgproxy's comma-separated
+/// `IMGPROXY_KEY` and `IMGPROXY_SALT`); new signatures use the first.
 ///
 /// ```swift
 /// let signer = try URLSigner(keyHex: "943b421c…", saltHex: "520f986b…")
@@ -15,6 +16,8 @@ public struct URLSigner: Sendable, Hashable {
         case invalidHex(what: String)
         /// The key is empty.
         case emptyKey
+        /// Rotation needs as many salts as keys, at least one of each.
+        case pairCount(keys: Int, salts: Int)
 
         /// A sentence naming what to fix.
         public var description: String {
@@ -22,18 +25,25 @@ public struct URLSigner: Sendable, Hashable {
             case .invalidHex(let what):
                 "the \(what) must be an even number of hex digits (e.g. from `xxd -g 2 -l 64 -p /dev/random`)"
             case .emptyKey: "the key is empty (give a hex-encoded key of at least one byte)"
+            case .pairCount(let keys, let salts):
+                "give as many salts as keys, comma-separated, paired in order (got \(keys) keys and \(salts) salts)"
             }
         }
     }
 
-    let key: [UInt8]
-    let salt: [UInt8]
+    /// One key and its salt.
+    struct Pair: Sendable, Hashable {
+        let key: [UInt8]
+        let salt: [UInt8]
+    }
+
+    /// The valid pairs, the one new signatures use first (never empty).
+    let pairs: [Pair]
 
     /// A signer with raw `key` (not empty) and `salt` (may be empty) bytes.
     public init(key: [UInt8], salt: [UInt8]) throws {
         guard !key.isEmpty else { throw Error.emptyKey }
-        self.key = key
-        self.salt = salt
+        pairs = [Pair(key: key, salt: salt)]
     }
 
     /// A signer from hex-encoded key and salt, as imgproxy's `IMGPROXY_KEY` / `IMGPROXY_SALT`.
@@ -45,20 +55,38 @@ public struct URLSigner: Sendable, Hashable {
         try self.init(key: key, salt: salt)
     }
 
-    /// The signature of `path` (the part after the signature, starting with `/`), base64url without padding.
-    public func signature(for path: String) -> String {
-        Base64URL.encode(HMACSHA256.authenticationCode(key: key, message: salt + Array(path.utf8)))
+    /// A signer accepting any of several hex-encoded key/salt pairs, paired by position (key rotation); new
+    /// signatures use the first pair.
+    ///
+    /// - Throws: ``Error``; ``Error/pairCount(keys:salts:)`` when the lists differ in length or are empty.
+    public init(keysHex: [String], saltsHex: [String]) throws {
+        guard !keysHex.isEmpty, keysHex.count == saltsHex.count else {
+            throw Error.pairCount(keys: keysHex.count, salts: saltsHex.count)
+        }
+        pairs = try zip(keysHex, saltsHex).map { try URLSigner(keyHex: $0, saltHex: $1).pairs[0] }
     }
 
-    /// Whether `signature` signs `path`. Compares in constant time; also accepts a signature cut to a prefix of at
-    /// least 8 bytes, as imgproxy does with `IMGPROXY_SIGNATURE_SIZE`.
+    /// The signature of `path` (the part after the signature, starting with `/`) under the first pair, base64url
+    /// without padding.
+    public func signature(for path: String) -> String {
+        Base64URL.encode(Self.code(pairs[0], path))
+    }
+
+    /// Whether `signature` signs `path` under any pair. Compares in constant time; also accepts a signature cut to
+    /// a prefix of at least 8 bytes, as imgproxy does with `IMGPROXY_SIGNATURE_SIZE`.
     public func isValid(signature: String, for path: String) -> Bool {
-        guard let given = Base64URL.decode(signature), given.count >= 8 else { return false }
-        let expected = HMACSHA256.authenticationCode(key: key, message: salt + Array(path.utf8))
-        guard given.count <= expected.count else { return false }
-        var difference: UInt8 = 0
-        for (a, b) in zip(given, expected) { difference |= a ^ b }
-        return difference == 0
+        guard let given = Base64URL.decode(signature), given.count >= 8, given.count <= 32 else { return false }
+        var valid = false
+        for pair in pairs {
+            var difference: UInt8 = 0
+            for (a, b) in zip(given, Self.code(pair, path)) { difference |= a ^ b }
+            valid = valid || difference == 0
+        }
+        return valid
+    }
+
+    private static func code(_ pair: Pair, _ path: String) -> [UInt8] {
+        HMACSHA256.authenticationCode(key: pair.key, message: pair.salt + Array(path.utf8))
     }
 
     /// The bytes of an even-length hex string, or `nil`.

@@ -24,10 +24,11 @@ public struct ProxyPath: Sendable, Hashable {
     public var isUnsigned: Bool { signature == "insecure" || signature == "_" }
 
     /// Parses `path` (raw, still percent-encoded, without the query); `preset:` options name entries of `presets`,
-    /// whose `default` preset applies first (default: no presets).
+    /// whose `default` preset applies first (default: no presets); `baseURL` is put before every source URL
+    /// (imgproxy's `IMGPROXY_BASE_URL`; default none), so URLs may carry paths relative to it.
     ///
     /// - Throws: ``ProxyError`` with status 400 naming what is wrong.
-    public init(parsing path: String, presets: PresetTable = PresetTable()) throws(ProxyError) {
+    public init(parsing path: String, presets: PresetTable = PresetTable(), baseURL: String = "") throws(ProxyError) {
         guard path.hasPrefix("/") else { throw .malformedURL("the path must start with /") }
         let afterSlash = path.dropFirst()
         guard let slash = afterSlash.firstIndex(of: "/"), slash != afterSlash.startIndex else {
@@ -56,7 +57,7 @@ public struct ProxyPath: Sendable, Hashable {
         }
         guard let parsedSource, !parsedSource.url.isEmpty else { throw .malformedURL("no source URL") }
         if let format = parsedSource.format, options.format == nil { options.format = format }
-        guard let url = URL(string: parsedSource.url), let scheme = url.scheme?.lowercased(),
+        guard let url = URL(string: baseURL + parsedSource.url), let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty
         else {
             throw .invalidSource("expected an absolute http or https URL")
