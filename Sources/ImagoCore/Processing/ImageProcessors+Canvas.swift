@@ -50,11 +50,9 @@ extension ImageProcessors {
                 throw Error.invalidTargetSize(width: width, height: height)
             }
             let fillWord = [fill.r, fill.g, fill.b, fill.a]
-            // Clamped without overflow, whatever the offsets.
-            let left = min(max(x, 0), width)
-            let top = min(max(y, 0), height)
-            let right = x > width - source.width ? width : x + source.width
-            let bottom = y > height - source.height ? height : y + source.height
+            let columns = ImageProcessors.covered(offset: x, length: source.width, within: width)
+            let rows = ImageProcessors.covered(offset: y, length: source.height, within: height)
+            let (left, right, top, bottom) = (columns.lowerBound, columns.upperBound, rows.lowerBound, rows.upperBound)
             out.bytes.withUnsafeMutableBufferPointer { p in
                 if fill.a != 0 || fill.r != 0 || fill.g != 0 || fill.b != 0 {
                     var i = 0

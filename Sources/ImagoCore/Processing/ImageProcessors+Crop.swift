@@ -30,11 +30,10 @@ extension ImageProcessors {
         /// The clamped rectangle cut out of `image`.
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
             guard width > 0, height > 0 else { throw Error.invalidCropSize(width: width, height: height) }
-            // Clamp in a way that cannot overflow, whatever the caller passed.
-            let left = max(x, 0)
-            let top = max(y, 0)
-            let right = x > image.width - width ? image.width : x + width
-            let bottom = y > image.height - height ? image.height : y + height
+            // Clamped in a way that cannot overflow, whatever the caller passed.
+            let columns = ImageProcessors.covered(offset: x, length: width, within: image.width)
+            let rows = ImageProcessors.covered(offset: y, length: height, within: image.height)
+            let (left, right, top, bottom) = (columns.lowerBound, columns.upperBound, rows.lowerBound, rows.upperBound)
             guard left < right, top < bottom else {
                 throw Error.cropOutsideImage(x: x, y: y, width: width, height: height, image: image.size)
             }

@@ -54,12 +54,10 @@ extension PixelBuffer {
     package mutating func draw(_ overlay: PixelBuffer, x: Int, y: Int, opacity: Double) {
         precondition(format == .rgba8 && alphaMode == .straight, "draw(_:x:y:opacity:) needs straight rgba8")
         let top = ImageProcessors.straight(overlay).convertedToRGBA()
-        // Clamped without overflow, whatever the offsets.
-        let left = min(max(x, 0), width)
-        let upper = min(max(y, 0), height)
-        let right = x > width - top.width ? width : x + top.width
-        let bottom = y > height - top.height ? height : y + top.height
-        guard left < right, upper < bottom, opacity > 0 else { return }
+        let columns = ImageProcessors.covered(offset: x, length: top.width, within: width)
+        let rows = ImageProcessors.covered(offset: y, length: top.height, within: height)
+        guard !columns.isEmpty, !rows.isEmpty, opacity > 0 else { return }
+        let (left, right, upper, bottom) = (columns.lowerBound, columns.upperBound, rows.lowerBound, rows.upperBound)
         let k = Float(opacity) / 255
         let stride = bytesPerRow
         let wasOpaque = isKnownOpaque

@@ -18,6 +18,14 @@ extension ImageProcessors {
         return s
     }
 
+    /// The part of `0..<size` that `length` pixels starting at `offset` cover (empty when none), computed without
+    /// overflow whatever the offset: where an image placed at `offset` lands on a canvas `size` wide.
+    static func covered(offset: Int, length: Int, within size: Int) -> Range<Int> {
+        let start = min(max(offset, 0), size)
+        let end = offset > size - length ? size : offset + length
+        return start..<max(start, end)
+    }
+
     /// Straight-alpha input for processors whose arithmetic assumes it (a no-op for what decoders return).
     static func straight(_ image: PixelBuffer) -> PixelBuffer {
         image.alphaMode == .straight ? image : image.unpremultiplied()

@@ -92,18 +92,16 @@ enum OptionParser {
         case .resizingType:
             try count(1...1)
             options.resizingType = try resizingType(args[0], option: option)
-        case .width:
+        case .width, .height, .minWidth, .minHeight:
             try count(1...1)
-            options.width = try side(args[0], option: option)
-        case .height:
-            try count(1...1)
-            options.height = try side(args[0], option: option)
-        case .minWidth:
-            try count(1...1)
-            options.minWidth = try side(args[0], option: option)
-        case .minHeight:
-            try count(1...1)
-            options.minHeight = try side(args[0], option: option)
+            let field: WritableKeyPath<ProcessingOptions, Int> =
+                switch name {
+                case .width: \.width
+                case .height: \.height
+                case .minWidth: \.minWidth
+                default: \.minHeight
+                }
+            options[keyPath: field] = try side(args[0], option: option)
         case .zoom:
             try count(1...2)
             let x = try number(args[0], option: option, above: 0, atMost: 8)
