@@ -120,14 +120,14 @@ extension ImageProxy {
     }
 
     /// The pipeline request for `options`, in imgproxy's order whatever the URL's: trim, crop, rotate, resize (with
-    /// gravity), blur, sharpen, pixelate, extend / extend to the aspect ratio / pad, background, watermark. The
-    /// resize's decode
-    /// target (``ProxyResize/decodeTarget``: `fit` fits its box, `fill` and `force` cover it) has the decoder
-    /// produce the smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from the first
-    /// processor. With a rotation in front, a `fit` box is given as the request's target size, turned when the
-    /// rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's target size only
-    /// fits). A trim or a crop in front needs the source's own pixels, so it decodes at full size. Without `auto_rotate` the
-    /// request decodes with `decoding` but the EXIF orientation left unapplied.
+    /// gravity), blur, sharpen, pixelate, extend / extend to the aspect ratio / pad, background, watermark.
+    ///
+    /// The resize's decode target (``ProxyResize/decodeTarget``: `fit` fits its box, `fill` and `force` cover it)
+    /// has the decoder produce the smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from
+    /// the first processor. With a rotation in front, a `fit` box is given as the request's target size, turned
+    /// when the rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's target
+    /// size only fits). A trim or a crop in front needs the source's own pixels, so it decodes at full size.
+    /// Without `auto_rotate` the request decodes with `decoding` but the EXIF orientation left unapplied.
     static func imageRequest(
         for options: ProcessingOptions, source: URL, decoding: DecodingOptions = DecodingOptions(),
         watermark: WatermarkImage? = nil

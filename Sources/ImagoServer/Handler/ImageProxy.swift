@@ -263,7 +263,9 @@ public final class ImageProxy: Sendable {
                 }))
         var text = "\(path.options.returnsAttachment ? "attachment" : "inline"); filename=\"\(ascii)\""
         if ascii != name {
-            let allowed = CharacterSet(charactersIn: "!#$&+-.^_`|~").union(.alphanumerics)
+            // RFC 8187 attr-chars, ASCII only (Foundation's `.alphanumerics` would let Unicode letters through).
+            let allowed = CharacterSet(
+                charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~")
             let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? ascii
             text += "; filename*=UTF-8''\(encoded)"
         }
