@@ -106,7 +106,8 @@ let package = Package(
         // No shipped binary links ImagoTesting (the test doubles): the CLI's demo uses ImagoDemoServer.
         .target(name: "ImagoCLI", dependencies: ["Imago", "ImagoServer", "ImagoDemoServer", "ImagoRedis"]),
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
-        .executableTarget(name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI", "ImagoCodecs"]),
+        .executableTarget(
+            name: "imago-fuzz", dependencies: ["Imago", "ImagoCLI", "ImagoCodecs", "ImagoServer", "ImagoTesting"]),
         // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
         .executableTarget(name: "imago-cache-stress", dependencies: ["ImagoCore", "ImagoTesting"]),
         // The shared Redis tier's benchmark rows (make bench-redis); not a product.

@@ -25,6 +25,7 @@ enum FuzzTargets {
         FuzzTarget(name: "jxl", run: jxl),
         FuzzTarget(name: "apng", run: apng),
         FuzzTarget(name: "bmp-ico", run: bmpICO),
+        FuzzTarget(name: "proxy-url", run: proxyURL),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -1,0 +1,55 @@
+import Foundation
+import Imago
+import ImagoServer
+import ImagoTesting
+
+extension FuzzTargets {
+    /// `imago serve`'s URL handling, input being untrusted URL text: the whole input as a request path through
+    /// ``ProxyPath`` (with presets); then the input as the options of a path to a 16 × 12 PNG, answered by an
+    /// ``ImageProxy`` whose origin is in memory, when its sizes are small enough (a box, minimums and padding of at
+    /// most 128, 128 and 32 pixels) that the fuzzer spends its time on parsing and placement rather than on
+    /// resampling large images. Every answer must be a response, never a crash or a hang.
+    static func proxyURL(_ data: Data) {
+        let text = String(decoding: data.prefix(4096), as: UTF8.self)
+        _ = try? ProxyPath(parsing: text, presets: proxyPresets)
+        _ = try? ProxyPath(parsing: text, presets: proxyPresets, baseURL: "http://fuzz.example/")
+        let path = "/_/" + text.replacingOccurrences(of: "\n", with: "") + "/plain/http://fuzz.example/a.png"
+        guard let parsed = try? ProxyPath(parsing: path, presets: proxyPresets) else { return }
+        let options = parsed.options
+        let box = options.scaledBox
+        let minimums = [options.minWidth, options.minHeight].map { Double($0) * options.dpr }
+        let padding = options.padding
+        guard box.width <= 128, box.height <= 128, minimums.allSatisfy({ $0 <= 128 }),
+            [padding.top, padding.right, padding.bottom, padding.left].allSatisfy({ Double($0) * options.dpr <= 32 }),
+            options.zoomX * max(1, Double(box.width) / 16) <= 16, options.zoomY * max(1, Double(box.height) / 12) <= 16
+        else { return }
+        let done = DispatchSemaphore(value: 0)
+        let proxy = fuzzProxy
+        Task {
+            _ = await proxy.respond(to: ServerRequest(method: "GET", path: path, headers: ["accept": "image/webp"]))
+            done.signal()
+        }
+        done.wait()
+    }
+
+    private static let proxyPresets =
+        (try? PresetTable(definitions: ["thumb=rs:fill:32:32/q:50", "small=pr:thumb/s:8:8", "default=cb:0"]))
+        ?? PresetTable()
+
+    /// A proxy whose only origin is an in-memory 16 × 12 PNG with transparency, with a 4 × 4 watermark.
+    private static let fuzzProxy: ImageProxy = {
+        let loader = MockDataLoader()
+        var image = try! PixelBuffer(width: 16, height: 12)
+        for y in 0..<12 {
+            for x in 0..<16 { image[pixel: x, y] = RGBA(r: UInt8(x * 15), g: UInt8(y * 20), b: 90, a: x < 3 ? 0 : 255) }
+        }
+        let encoders = ImageEncoderRegistry.makeDefault()
+        loader.setResponse(try! encoders.encode(image, as: .png), for: URL(string: "http://fuzz.example/a.png")!)
+        var configuration = ImageProxy.Configuration(dataLoader: loader)
+        configuration.allowsUnsigned = true
+        configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
+        configuration.watermark = try? WatermarkImage(
+            data: try! encoders.encode(try! PixelBuffer(width: 4, height: 4), as: .png))
+        return ImageProxy(configuration: configuration)
+    }()
+}
