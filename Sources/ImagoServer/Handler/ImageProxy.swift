@@ -80,9 +80,9 @@ public final class ImageProxy: Sendable {
             case .answered(let answer, let answeredBy):
                 response = answer
                 tier = answeredBy
-            case .needsRender(let path, let key):
-                let rendered = try await output(for: key, source: path.source)
-                response = imageResponse(rendered.rendition, path: path, request: request)
+            case .needsRender(let verified, let key):
+                let rendered = try await output(for: key, source: verified.path.source)
+                response = imageResponse(rendered.rendition, verified: verified, request: request)
                 tier = rendered.tier
                 if configuration.accessLog != nil { record.stages = rendered.stages }
             }
@@ -126,7 +126,7 @@ public final class ImageProxy: Sendable {
         /// The response (and the tier that produced it, for images).
         case answered(ServerResponse, ServerMetrics.CacheTier?)
         /// The output must be rendered or read from disk.
-        case needsRender(ProxyPath, OutputKey)
+        case needsRender(VerifiedPath, OutputKey)
     }
 
     /// Routes, parses and checks `request`, and answers it when the output is in the memory cache.
@@ -165,9 +165,9 @@ public final class ImageProxy: Sendable {
                 source: verified.source, options: path.options, format: choice,
                 watermark: path.options.watermark == nil ? nil : configuration.watermark?.id)
             guard let rendition = configuration.outputCache.memoryRendition(for: key) else {
-                return .needsRender(path, key)
+                return .needsRender(verified, key)
             }
-            return .answered(imageResponse(rendition, path: path, request: request), .outputMemory)
+            return .answered(imageResponse(rendition, verified: verified, request: request), .outputMemory)
         }
     }
 
@@ -214,7 +214,9 @@ public final class ImageProxy: Sendable {
             } else {
                 nil
             }
-        let verified = VerifiedPath(path: path, source: path.source.absoluteString, explicitChoice: explicitChoice)
+        let verified = VerifiedPath(
+            path: path, source: path.source.absoluteString, explicitChoice: explicitChoice,
+            disposition: ContentDisposition(path))
         let released = verifiedPaths.withLock {
             $0.setValue(verified, for: rawPath, cost: rawPath.utf8.count + verified.source.utf8.count + 512)
         }
@@ -223,7 +225,10 @@ public final class ImageProxy: Sendable {
     }
 
     /// The image response for `rendition`: its headers, or a 304 for a matching `If-None-Match`.
-    private func imageResponse(_ rendition: Rendition, path: ProxyPath, request: ServerRequest) -> ServerResponse {
+    private func imageResponse(
+        _ rendition: Rendition, verified: VerifiedPath, request: ServerRequest
+    ) -> ServerResponse {
+        let path = verified.path
         var headers = [
             ServerResponse.Header("ETag", rendition.etag),
             ServerResponse.Header("Cache-Control", cacheControl),
@@ -234,42 +239,13 @@ public final class ImageProxy: Sendable {
         }
         headers.append(
             ServerResponse.Header(
-                "Content-Disposition", Self.contentDisposition(path: path, format: rendition.format)))
+                "Content-Disposition", verified.disposition.value(for: rendition.format)))
         headers.insert(
             ServerResponse.Header(
                 "Content-Type", FormatNegotiation.mediaTypes[rendition.format] ?? "application/octet-stream"),
             at: 0)
         headers.insert(ServerResponse.Header("Content-Length", "\(rendition.data.count)"), at: 1)
         return ServerResponse(status: 200, headers: headers, body: rendition.data)
-    }
-
-    /// `inline` (or `attachment` with `return_attachment`) and the file name: the `filename` option's, else the
-    /// source URL's last path segment without its extension (`image` when it has none), with the output's
-    /// extension. The quoted name is ASCII, other characters replaced by `_`; a name that is not all ASCII is also
-    /// given in full as RFC 8187 `filename*`.
-    static func contentDisposition(path: ProxyPath, format: ImageFormat) -> String {
-        var stem = path.options.filename ?? ""
-        if stem.isEmpty {
-            let last = path.source.lastPathComponent
-            let name = last == "/" ? "" : last
-            stem = name.contains(".") ? String(name[..<name.lastIndex(of: ".")!]) : name
-            if stem.isEmpty { stem = "image" }
-        }
-        let name = "\(stem).\(format.fileExtension)"
-        let ascii = String(
-            String.UnicodeScalarView(
-                name.unicodeScalars.map { scalar in
-                    (0x20..<0x7F).contains(scalar.value) && scalar != "\"" && scalar != "\\" ? scalar : "_"
-                }))
-        var text = "\(path.options.returnsAttachment ? "attachment" : "inline"); filename=\"\(ascii)\""
-        if ascii != name {
-            // RFC 8187 attr-chars, ASCII only (Foundation's `.alphanumerics` would let Unicode letters through).
-            let allowed = CharacterSet(
-                charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~")
-            let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? ascii
-            text += "; filename*=UTF-8''\(encoded)"
-        }
-        return text
     }
 
     /// Whether an `If-None-Match` value matches `etag` (weak comparison, as RFC 9110 asks for this header).
@@ -309,4 +285,6 @@ struct VerifiedPath: Sendable {
     var source: String
     /// The format choice when the path names one (it does not depend on `Accept`).
     var explicitChoice: FormatChoice?
+    /// The `Content-Disposition` of its responses.
+    var disposition: ContentDisposition
 }
