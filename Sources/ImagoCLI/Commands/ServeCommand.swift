@@ -32,8 +32,7 @@ enum ServeCommand {
             max_bytes/mb, format/f:{jpeg|png|webp|avif|jxl}, blur/bl, sharpen/sh, pixelate/pix,
             rotate/rot:{0|90|180|270}, auto_rotate/ar, cachebuster/cb, expires/exp, filename/fn,
             return_attachment/att, preset/pr, watermark/wm:OPACITY:POSITION:X:Y:SCALE (with --watermark);
-            strip_metadata, strip_color_profile and keep_copyright are accepted at
-            their only values.
+            strip_metadata, strip_color_profile and keep_copyright are accepted at their only values.
             Also GET /healthz and /metrics (Prometheus text).
             With --redis, originals and outputs are shared with every process given the same nodes: one origin
             fetch per image across the fleet; Redis being down or slow is never an error (its breaker opens and
