@@ -83,9 +83,10 @@ extension ImageProxy {
         let rendered = ContinuousClock.now
         let image = response.image
         let encoders = configuration.encoders
+        // One scan of the alpha channel serves the negotiation and the flattening a JPEG needs.
+        let isOpaque = image.image.isKnownOpaque || !image.image.hasTransparency
         let format = FormatNegotiation.format(
-            for: key.format, source: image.format,
-            isOpaque: image.image.isKnownOpaque || !image.image.hasTransparency, encoders: encoders)
+            for: key.format, source: image.format, isOpaque: isOpaque, encoders: encoders)
         let options = key.options
         let defaultQuality = configuration.defaultQuality
         let (encoded, encodeStarted, encodeEnded) = await withCheckedContinuation { continuation in
@@ -94,7 +95,8 @@ extension ImageProxy {
                 let started = ContinuousClock.now
                 let result = Result<Data, any Error> {
                     try Self.encode(
-                        image.image, as: format, options: options, defaultQuality: defaultQuality, encoders: encoders)
+                        image.image, as: format, isOpaque: isOpaque, options: options, defaultQuality: defaultQuality,
+                        encoders: encoders)
                 }
                 continuation.resume(returning: (result, started, ContinuousClock.now))
             }
@@ -169,15 +171,16 @@ extension ImageProxy {
     }
 
     /// `image` encoded as `format` for `options`: at the URL's quality, else its quality for the format, else
-    /// `defaultQuality`; flattened onto the background (white when none is given) when the format has no alpha;
+    /// `defaultQuality`; flattened onto the background (white when none is given) when it is not `isOpaque` and
+    /// the format has no alpha;
     /// and, under `max_bytes`, encoded again at lower qualities (each a quarter, half or three quarters of the
     /// last, by how far over it was, as imgproxy does) until it fits or the quality reaches 10.
     static func encode(
-        _ image: PixelBuffer, as format: ImageFormat, options: ProcessingOptions, defaultQuality: Int,
+        _ image: PixelBuffer, as format: ImageFormat, isOpaque: Bool, options: ProcessingOptions, defaultQuality: Int,
         encoders: ImageEncoderRegistry
     ) throws -> Data {
         var image = image
-        if format == .jpeg, !image.isKnownOpaque, image.hasTransparency {
+        if format == .jpeg, !isOpaque {
             image = try ImageProcessors.Background(color: options.background ?? RGBA(r: 255, g: 255, b: 255))
                 .process(image)
         }
