@@ -21,26 +21,9 @@ extension ImageProcessors {
         /// The image over the colour.
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
             if image.isKnownOpaque || color.a == 0 { return image }
-            var out = ImageProcessors.straight(image).convertedToRGBA()
-            let backAlpha = Double(color.a) / 255
-            let back = [Double(color.r), Double(color.g), Double(color.b)]
-            out.bytes.withUnsafeMutableBufferPointer { p in
-                var i = 0
-                while i < p.count {
-                    let a = p[i + 3]
-                    if a != 255 {
-                        let sa = Double(a) / 255
-                        let behind = backAlpha * (1 - sa)
-                        let oa = sa + behind
-                        for c in 0..<3 {
-                            p[i + c] = oa == 0 ? 0 : clampedByte((Double(p[i + c]) * sa + back[c] * behind) / oa)
-                        }
-                        p[i + 3] = clampedByte(oa * 255)
-                    }
-                    i += 4
-                }
-            }
-            out.opaqueMark = color.a == 255
+            // The image drawn over a canvas of the colour: PixelBuffer.draw is the one source-over there is.
+            var out = try ImageProcessors.filled(width: image.width, height: image.height, with: color)
+            out.draw(image, x: 0, y: 0, opacity: 1)
             return out
         }
     }

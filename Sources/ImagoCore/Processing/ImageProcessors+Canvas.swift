@@ -45,25 +45,14 @@ extension ImageProcessors {
             if width == source.width, height == source.height, x == 0, y == 0 { return source }
             var out: PixelBuffer
             do {
-                out = try PixelBuffer(width: width, height: height)
+                out = try ImageProcessors.filled(width: width, height: height, with: fill)
             } catch {
                 throw Error.invalidTargetSize(width: width, height: height)
             }
-            let fillWord = [fill.r, fill.g, fill.b, fill.a]
             let columns = ImageProcessors.covered(offset: x, length: source.width, within: width)
             let rows = ImageProcessors.covered(offset: y, length: source.height, within: height)
             let (left, right, top, bottom) = (columns.lowerBound, columns.upperBound, rows.lowerBound, rows.upperBound)
             out.bytes.withUnsafeMutableBufferPointer { p in
-                if fill.a != 0 || fill.r != 0 || fill.g != 0 || fill.b != 0 {
-                    var i = 0
-                    while i < p.count {
-                        p[i] = fillWord[0]
-                        p[i + 1] = fillWord[1]
-                        p[i + 2] = fillWord[2]
-                        p[i + 3] = fillWord[3]
-                        i += 4
-                    }
-                }
                 guard left < right, top < bottom, let base = p.baseAddress else { return }
                 source.withUnsafeBytes { s in
                     guard let pixels = s.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }

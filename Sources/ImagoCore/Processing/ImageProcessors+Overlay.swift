@@ -58,7 +58,6 @@ extension PixelBuffer {
         let rows = ImageProcessors.covered(offset: y, length: top.height, within: height)
         guard !columns.isEmpty, !rows.isEmpty, opacity > 0 else { return }
         let (left, right, upper, bottom) = (columns.lowerBound, columns.upperBound, rows.lowerBound, rows.upperBound)
-        let k = Float(opacity) / 255
         let stride = bytesPerRow
         let wasOpaque = isKnownOpaque
         top.withUnsafeBytes { source in
@@ -67,16 +66,15 @@ extension PixelBuffer {
                     var s = (row - y) * top.bytesPerRow + (left - x) * 4
                     var d = row * stride + left * 4
                     for _ in left..<right {
-                        let sa = Float(source[s + 3]) * k
+                        let sa = Double(source[s + 3]) * opacity / 255
                         if sa > 0 {
-                            let da = Float(target[d + 3]) / 255
-                            let behind = da * (1 - sa)
+                            let behind = Double(target[d + 3]) / 255 * (1 - sa)
                             let oa = sa + behind
                             for c in 0..<3 {
-                                let v = (Float(source[s + c]) * sa + Float(target[d + c]) * behind) / oa
-                                target[d + c] = UInt8(min(255, max(0, v.rounded())))
+                                target[d + c] = clampedByte(
+                                    (Double(source[s + c]) * sa + Double(target[d + c]) * behind) / oa)
                             }
-                            target[d + 3] = UInt8(min(255, max(0, (oa * 255).rounded())))
+                            target[d + 3] = clampedByte(oa * 255)
                         }
                         s += 4
                         d += 4

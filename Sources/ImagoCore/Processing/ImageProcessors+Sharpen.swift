@@ -38,15 +38,13 @@ extension ImageProcessors {
             var out = source
             let channels = source.format.bytesPerPixel
             let colourChannels = source.format == .rgba8 ? 3 : 1
-            let k = Float(amount)
             blurred.withUnsafeBytes { mask in
                 out.bytes.withUnsafeMutableBufferPointer { p in
                     var i = 0
                     while i < p.count {
                         for c in 0..<colourChannels {
-                            let s = Float(p[i + c])
-                            let v = (s + k * (s - Float(mask[i + c]))).rounded()
-                            p[i + c] = v <= 0 ? 0 : (v >= 255 ? 255 : UInt8(v))
+                            let s = Double(p[i + c])
+                            p[i + c] = clampedByte(s + amount * (s - Double(mask[i + c])))
                         }
                         i += channels
                     }

@@ -26,8 +26,27 @@ extension ImageProcessors {
         return start..<max(start, end)
     }
 
+    /// A `width` × `height` `rgba8` buffer of `color` (straight alpha), marked opaque when the colour is.
+    static func filled(width: Int, height: Int, with color: RGBA) throws(PixelBuffer.Error) -> PixelBuffer {
+        var out = try PixelBuffer(width: width, height: height)
+        if color != RGBA(r: 0, g: 0, b: 0, a: 0) {
+            out.bytes.withUnsafeMutableBufferPointer { p in
+                var i = 0
+                while i < p.count {
+                    p[i] = color.r
+                    p[i + 1] = color.g
+                    p[i + 2] = color.b
+                    p[i + 3] = color.a
+                    i += 4
+                }
+            }
+        }
+        out.opaqueMark = color.a == 255
+        return out
+    }
+
     /// Straight-alpha input for processors whose arithmetic assumes it (a no-op for what decoders return).
-    static func straight(_ image: PixelBuffer) -> PixelBuffer {
+    package static func straight(_ image: PixelBuffer) -> PixelBuffer {
         image.alphaMode == .straight ? image : image.unpremultiplied()
     }
 }
