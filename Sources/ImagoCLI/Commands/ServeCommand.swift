@@ -271,10 +271,7 @@ enum ServeCommand {
             }
         }
         if let base = args.value("--base-url") {
-            guard let url = URL(string: base), let scheme = url.scheme?.lowercased(),
-                scheme == "http" || scheme == "https",
-                url.host() != nil
-            else {
+            guard let url = FetchRun.parseURL(base), ["http", "https"].contains(url.scheme?.lowercased()) else {
                 throw UsageError("option '--base-url' expects an http or https URL (got '\(base)')")
             }
             options.baseURL = base

@@ -3,13 +3,13 @@
 extension ImageProcessors {
     // Identifiers end up in cache keys on disk, so numbers must print the same in every process and release:
     // integers plainly, other values by Swift's shortest round-trip form (deterministic, not locale-dependent).
-    static func format(_ value: Double) -> String {
+    package static func format(_ value: Double) -> String {
         if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return value.description
     }
 
     /// `#rrggbbaa`, lower-case hex.
-    static func format(_ color: RGBA) -> String {
+    package static func format(_ color: RGBA) -> String {
         var s = "#"
         for byte in [color.r, color.g, color.b, color.a] {
             let hex = String(byte, radix: 16)

@@ -34,7 +34,7 @@ struct ProxyCanvas: ImageProcessing {
         if let extend { text += "&ex=" + ProcessingOptions.text(extend) }
         if let extendAspectRatio { text += "&exar=" + ProcessingOptions.text(extendAspectRatio) }
         text += "&pd=\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)"
-        text += "&fill=\(fill.r):\(fill.g):\(fill.b):\(fill.a)"
+        text += "&fill=" + ImageProcessors.format(fill)
         if dpr != 1 { text += "&dpr=\(ProcessingOptions.text(dpr))" }
         return text
     }

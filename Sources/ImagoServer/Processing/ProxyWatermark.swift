@@ -35,7 +35,7 @@ struct ProxyWatermark: ImageProcessing {
                 height: max(1, Int((Double(mark.height) * factor).rounded())))
             if fitted != mark.size { mark = try mark.resampled(to: fitted) }
         }
-        var out = (image.alphaMode == .straight ? image : image.unpremultiplied()).convertedToRGBA()
+        var out = ImageProcessors.straight(image).convertedToRGBA()
         let opacity = watermark.opacity * placement.opacity
         guard let gravity = placement.gravity else {
             // Repeated: tiles from the top-left corner, the offsets as spacing.

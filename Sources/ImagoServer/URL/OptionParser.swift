@@ -113,12 +113,11 @@ enum OptionParser {
         case .enlarge:
             try count(1...1)
             options.enlarges = try flag(args[0], option: option)
-        case .extend:
+        case .extend, .extendAspectRatio:
             try count(1...4)
-            options.extend = try extensionPlacement(args[...], option: option)
-        case .extendAspectRatio:
-            try count(1...4)
-            options.extendAspectRatio = try extensionPlacement(args[...], option: option)
+            let field: WritableKeyPath<ProcessingOptions, ProcessingOptions.Placement?> =
+                name == .extend ? \.extend : \.extendAspectRatio
+            options[keyPath: field] = try extensionPlacement(args[...], option: option)
         case .gravity:
             try count(1...3)
             let placement = try placement(args[...], option: option)

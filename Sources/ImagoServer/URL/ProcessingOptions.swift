@@ -271,10 +271,9 @@ public struct ProcessingOptions: Sendable, Hashable {
         return text
     }
 
-    /// A number as the same text in every process: integers plainly, others in Swift's shortest round-trip form.
-    static func text(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : value.description
-    }
+    /// A number as the same text in every process: the processors' identifiers' form (integers plainly, others in
+    /// Swift's shortest round-trip form).
+    static func text(_ value: Double) -> String { ImageProcessors.format(value) }
 
     static func text(_ placement: Placement) -> String {
         "\(placement.gravity.rawValue):\(text(placement.offsetX)):\(text(placement.offsetY))"
