@@ -37,6 +37,38 @@ struct PipelinePendingWritesTests {
         #expect(Set(disk.inner.keys) == Set(urls.map(\.absoluteString)))
     }
 
+    @Test func aLoadWhileTheOriginalIsStillQueuedForDiskReadsTheQueuedBytes() async throws {
+        // Given a pipeline that stores originals only, whose disk writes are held, and one image delivered (its
+        // original not yet on disk)
+        let disk = HoldingDataCache()
+        disk.gate.hold()
+        let f = PipelineFixture {
+            $0.dataCache = disk
+            $0.dataCachePolicy = .storeOriginalData
+            $0.maximumConcurrentDiskOperations = 8
+        }
+        let url = testURL("queued-original.img")
+        let original = f.serve(url)
+        _ = try await f.pipeline.image(for: ImageRequest(url: url, processors: [MockProcessor("a")]))
+        #expect(await ImagoTesting.eventually { disk.gate.waitingCount == 1 })
+
+        // When another variant of the same source is asked for (its own work: the first load has ended), and the
+        // source's bytes alone
+        let other = try await f.pipeline.response(for: ImageRequest(url: url, processors: [MockProcessor("b")]))
+        let data = try await f.pipeline.data(for: ImageRequest(url: url))
+
+        // Then both are answered from the bytes waiting for the disk, not by a second download
+        #expect(f.loader.loadCount == 1)
+        #expect(other.source == .disk)
+        #expect(data.data == original)
+        #expect(data.source == .disk)
+        // and the write still happens once, when released
+        disk.gate.release()
+        await f.pipeline.waitForPendingCacheWrites()
+        #expect(disk.inner.writeCount == 1)
+        #expect(disk.inner.entry(for: url.absoluteString)?.data == original)
+    }
+
     @Test func waitReturnsAtOnceWhenNothingIsQueued() async {
         // Given a pipeline that has done nothing
         let f = PipelineFixture()

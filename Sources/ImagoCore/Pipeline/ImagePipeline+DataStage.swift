@@ -27,6 +27,12 @@ extension ImagePipeline {
             return loadFromSharedTier(node, request: request)
         }
         let key = request.sourceKey
+        // Bytes an earlier load handed to the disk queue and that are not written yet: the disk cache's own, early.
+        if let queued = cacheWrites.withLock({ $0.queuedOriginals[key] }) {
+            counters.withLock { $0.diskHits += 1 }
+            emit(.diskCacheHit(source: request.sourceDescription, isStale: false))
+            return graph.emit(node, .value(DataOutput(data: queued.data, source: .disk, metadata: queued.metadata)))
+        }
         let item = diskQueue.enqueue(priority: graph.priority(of: node)) { [self] in
             guard !graph.isCancelled(node) else { return }
             let started = ContinuousClock.now

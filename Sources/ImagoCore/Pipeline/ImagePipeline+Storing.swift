@@ -41,7 +41,10 @@ extension ImagePipeline {
         case .storeEncodedImages: guard request.processors.isEmpty else { return }
         }
         let key = request.sourceKey
-        cacheWrites.withLock { $0.originals[key] = .queued }
+        cacheWrites.withLock {
+            $0.originals[key] = .queued
+            $0.queuedOriginals[key] = DataCacheEntry(data: data, metadata: metadata)
+        }
         diskQueue.enqueue(priority: .normal) { [self] in
             let proceeds = cacheWrites.withLock { writes -> Bool in
                 guard writes.originals[key] != .rejected else {
@@ -54,7 +57,10 @@ extension ImagePipeline {
             guard proceeds else { return }
             write(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
             let isRejected = cacheWrites.withLock { writes -> Bool in
-                defer { writes.originals[key] = nil }
+                defer {
+                    writes.originals[key] = nil
+                    writes.queuedOriginals[key] = nil
+                }
                 return writes.originals[key] == .rejectedWhileWriting
             }
             if isRejected { dataCache.removeData(for: key) }
@@ -70,6 +76,9 @@ extension ImagePipeline {
         var originals: [String: OriginalStore] = [:]
         /// Processed-image keys this pipeline stored on disk, by source key (the disk cache cannot be listed).
         var processedKeys: [String: Set<ImageCacheKey>] = [:]
+        /// The bytes of each original in ``originals`` until they are on disk, by source key: a load that starts
+        /// after an identical one ended, but before its write ran, reads them here instead of downloading again.
+        var queuedOriginals: [String: DataCacheEntry] = [:]
     }
 
     /// Where the disk write of downloaded bytes stands while their decode may still reject them. The disk queue
@@ -90,6 +99,7 @@ extension ImagePipeline {
     /// which the disk queue runs the store and this removal.
     func rejectOriginal(for key: String, dataCache: any DataCaching) {
         let removesNow = cacheWrites.withLock { writes -> Bool in
+            writes.queuedOriginals[key] = nil
             switch writes.originals[key] {
             case .queued?:
                 writes.originals[key] = .rejected
