@@ -61,7 +61,7 @@ public final class OutputCache: Sendable {
         storeInMemory(rendition, for: key)
         let metadata = DataCacheMetadata(
             validators: HTTPValidators(etag: rendition.etag),
-            contentType: FormatNegotiation.mediaTypes[rendition.format])
+            contentType: rendition.format.mimeType)
         disk?.store(rendition.data, for: key.diskKey, metadata: metadata)
         if let shared {
             let entry = DataCacheEntry(data: rendition.data, metadata: metadata)

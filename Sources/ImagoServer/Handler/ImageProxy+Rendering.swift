@@ -71,12 +71,25 @@ extension ImageProxy {
         }
         defer { limiter.release() }
         let started = ContinuousClock.now
+        // With skip_processing, the source's bytes are fetched first to see their format: a render then decodes
+        // those bytes rather than asking the pipeline to load them again.
+        var original: ImageDataResponse?
+        if !key.options.skippedFormats.isEmpty {
+            do {
+                switch try await passThrough(key, source: source, queued: started - queued) {
+                case .passed(let output): return .success(output)
+                case .render(let fetched): original = fetched
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
         let response: ImageResponse
         do {
             response = try await pipeline.response(
                 for: Self.imageRequest(
-                    for: key.options, source: source, decoding: pipeline.configuration.decodingOptions,
-                    watermark: configuration.watermark))
+                    for: key.options, source: source, original: original?.data,
+                    decoding: pipeline.configuration.decodingOptions, watermark: configuration.watermark))
         } catch {
             return .failure(Self.proxyError(for: error))
         }
@@ -108,17 +121,26 @@ extension ImageProxy {
         let rendition = Rendition(data: data, format: format, key: key)
         let storing = ContinuousClock.now
         configuration.outputCache.store(rendition, for: key)
+        var timings = response.metrics
+        if let original {  // the bytes came before the pipeline: their load is the render's
+            timings.load = original.metrics.load
+            timings.diskRead = original.metrics.diskRead
+        }
         let stages = RenderStages(
-            timings: response.metrics, queued: started - queued, pipeline: rendered - started,
+            timings: timings, queued: started - queued, pipeline: rendered - started,
             encodeWait: encodeStarted - rendered, encode: encodeEnded - encodeStarted, store: .now - storing)
-        let tier: ServerMetrics.CacheTier =
-            switch response.source {
-            case .memory: .pipelineMemory
-            case .disk: .pipelineDisk
-            case .sharedCache: .pipelineShared
-            case .network, .custom: .origin
-            }
-        return .success(RenderedOutput(rendition: rendition, tier: tier, stages: stages))
+        let source = response.source == .memory ? .memory : original?.source ?? response.source
+        return .success(RenderedOutput(rendition: rendition, tier: Self.tier(rendering: source), stages: stages))
+    }
+
+    /// The tier a render from an original that came from `source` is counted under.
+    static func tier(rendering source: ImageResponse.Source) -> ServerMetrics.CacheTier {
+        switch source {
+        case .memory: .pipelineMemory
+        case .disk: .pipelineDisk
+        case .sharedCache: .pipelineShared
+        case .network, .custom: .origin
+        }
     }
 
     /// The pipeline request for `options`, in imgproxy's order whatever the URL's: trim, crop, rotate, resize (with
@@ -129,9 +151,11 @@ extension ImageProxy {
     /// the first processor. With a rotation in front, a `fit` box is given as the request's target size, turned
     /// when the rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's target
     /// size only fits). A trim or a crop in front needs the source's own pixels, so it decodes at full size.
-    /// Without `auto_rotate` the request decodes with `decoding` but the EXIF orientation left unapplied.
+    /// Without `auto_rotate` the request decodes with `decoding` but the EXIF orientation left unapplied. With
+    /// `original`, the source's bytes already fetched, the request decodes them under the source URL's cache key.
     static func imageRequest(
-        for options: ProcessingOptions, source: URL, decoding: DecodingOptions = DecodingOptions(),
+        for options: ProcessingOptions, source: URL, original: Data? = nil,
+        decoding: DecodingOptions = DecodingOptions(),
         watermark: WatermarkImage? = nil
     ) -> ImageRequest {
         var processors: [any ImageProcessing] = []
@@ -160,8 +184,10 @@ extension ImageProxy {
             let swaps = options.rotation % 180 != 0
             targetSize = swaps ? PixelSize(width: target.size.height, height: target.size.width) : target.size
         }
+        let loaded: ImageRequest.Source =
+            if let original { .data(id: ImageRequest(url: source).sourceKey, original) } else { .url(source) }
         var request = ImageRequest(
-            url: source, processors: processors, targetSize: targetSize, options: [.decodesFirstFrameOnly])
+            source: loaded, processors: processors, targetSize: targetSize, options: [.decodesFirstFrameOnly])
         if !options.autoRotates {
             var unrotated = decoding
             unrotated.appliesOrientation = false

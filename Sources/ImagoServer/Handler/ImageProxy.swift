@@ -242,7 +242,7 @@ public final class ImageProxy: Sendable {
                 "Content-Disposition", verified.disposition.value(for: rendition.format)))
         headers.insert(
             ServerResponse.Header(
-                "Content-Type", FormatNegotiation.mediaTypes[rendition.format] ?? "application/octet-stream"),
+                "Content-Type", rendition.format.mimeType),
             at: 0)
         headers.insert(ServerResponse.Header("Content-Length", "\(rendition.data.count)"), at: 1)
         return ServerResponse(status: 200, headers: headers, body: rendition.data)

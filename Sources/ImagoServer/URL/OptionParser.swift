@@ -8,7 +8,7 @@ enum OptionParser {
         case resize, size, resizingType, width, height, minWidth, minHeight, zoom, dpr, enlarge, extend
         case extendAspectRatio, gravity, crop, trim, padding, background, quality, formatQuality, maxBytes, format, blur
         case sharpen, pixelate, rotate, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
-        case expires, filename, returnAttachment, preset, watermark
+        case expires, filename, returnAttachment, preset, watermark, skipProcessing, raw
 
         init?(_ text: Substring) {
             switch text {
@@ -47,6 +47,8 @@ enum OptionParser {
             case "return_attachment", "att": self = .returnAttachment
             case "preset", "pr": self = .preset
             case "watermark", "wm": self = .watermark
+            case "skip_processing", "skp": self = .skipProcessing
+            case "raw": self = .raw
             default: return nil
             }
         }
@@ -209,6 +211,19 @@ enum OptionParser {
             guard try !flag(args[0], option: option) else {
                 throw .invalidOption(
                     name: option, reason: "outputs never carry the source's metadata (only 0 is accepted)")
+            }
+        case .skipProcessing:
+            guard !args.isEmpty else { throw .invalidOption(name: option, reason: "expects at least one format") }
+            for name in args {
+                options.skippedFormats.formUnion(try sourceFormats(named: String(name), option: option))
+            }
+        case .raw:
+            try count(1...1)
+            guard try !flag(args[0], option: option) else {
+                throw .invalidOption(
+                    name: option,
+                    reason: "sources are never passed on unchecked (only 0 is accepted; skip_processing passes a "
+                        + "checked source's bytes on)")
             }
         case .watermark:
             try count(1...5)
@@ -401,6 +416,28 @@ enum OptionParser {
         case "avif": return .avif
         case "jxl": return .jpegXL
         default: throw .invalidOption(name: option, reason: "format must be jpeg, jpg, png, webp, avif or jxl")
+        }
+    }
+
+    /// The source formats `skip_processing` names by `name` (imgproxy's image types: `png` is PNG and APNG, `heic`
+    /// and `heif` are all HEIF).
+    static func sourceFormats(named name: String, option: String) throws(ProxyError) -> Set<ImageFormat> {
+        switch name.lowercased() {
+        case "jpeg", "jpg": [.jpeg]
+        case "png", "apng": [.png, .apng]
+        case "gif": [.gif]
+        case "webp": [.webp]
+        case "avif": [.avif]
+        case "heic", "heif": [.heic, .heif]
+        case "jxl": [.jpegXL]
+        case "bmp": [.bmp]
+        case "ico": [.ico]
+        case "tiff", "tif": [.tiff]
+        case "svg": throw .invalidOption(name: option, reason: "SVG sources are not served (no SVG decoder)")
+        default:
+            throw .invalidOption(
+                name: option,
+                reason: "'\(name)' is not a format: jpg, png, gif, webp, avif, heic, jxl, bmp, ico or tiff")
         }
     }
 

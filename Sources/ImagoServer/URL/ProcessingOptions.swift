@@ -207,6 +207,10 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var autoRotates = true
     /// Device pixel ratio multiplying the box, offsets, padding, blur and sharpen. Default 1.
     public var dpr: Double = 1
+    /// Source formats answered with the source's own bytes, never resized or re-encoded, when the URL names no
+    /// other output format (imgproxy's `skip_processing`; `png` covers APNG, `heic` all HEIF). The source is still
+    /// checked: a decoder must read it as that format and its size must be within the pixel limit. Default empty.
+    public var skippedFormats: Set<ImageFormat> = []
     /// Changes the URL (and so the cache keys and the ETag) without changing the image (imgproxy's
     /// `cachebuster`). Default empty.
     public var cacheBuster = ""
@@ -267,6 +271,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if sharpenSigma != 0 { text += "/sh:\(Self.text(sharpenSigma))" }
         if pixelateSize > 1 { text += "/pix:\(pixelateSize)" }
         if !autoRotates { text += "/ar:0" }
+        if !skippedFormats.isEmpty { text += "/skp:" + skippedFormats.map(\.rawValue).sorted().joined(separator: ":") }
         if !cacheBuster.isEmpty { text += "/cb:\(cacheBuster)" }
         return text
     }

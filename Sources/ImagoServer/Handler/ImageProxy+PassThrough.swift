@@ -1,0 +1,93 @@
+import Foundation
+import Imago
+
+extension ImageProxy {
+    /// What `skip_processing` decided for a source.
+    enum PassThrough {
+        /// The source's bytes are the output.
+        case passed(RenderedOutput)
+        /// The source is to be rendered from these bytes, its own.
+        case render(ImageDataResponse)
+    }
+
+    /// The source's own bytes as the output for `key` (imgproxy's `skip_processing`), or the bytes to render when
+    /// its format is not among the options' ``ProcessingOptions/skippedFormats`` or the URL names another output
+    /// format.
+    ///
+    /// The bytes come through the pipeline's ``ImagePipeline/data(for:)`` (its disk cache, coalescing and origin
+    /// policy); a source that is rendered after all is rendered from them, not fetched twice. Before they are passed on, the
+    /// first frame is decoded at the smallest size its codec offers: a source that is not an image of its format is
+    /// a 415, and one over the pixel limit a 422, as for a render. Nothing is resized or re-encoded, and no
+    /// `Accept` negotiation applies.
+    func passThrough(
+        _ key: OutputKey, source: URL, queued: Duration
+    ) async throws(ProxyError) -> PassThrough {
+        let started = ContinuousClock.now
+        let original: ImageDataResponse
+        do {
+            original = try await pipeline.data(for: ImageRequest(url: source))
+        } catch {
+            throw Self.proxyError(for: error)
+        }
+        guard key.options.skippedFormats.contains(original.format) else { return .render(original) }
+        if case .explicit(let format) = key.format, !Self.sameSourceFormat(format, original.format) {
+            return .render(original)
+        }
+        let fetched = ContinuousClock.now
+        var options = pipeline.configuration.decodingOptions
+        options.targetSize = PixelSize(width: 1, height: 1)
+        options.decodesFirstFrameOnly = true
+        options.appliesOrientation = false
+        options.colorPolicy = .ignore
+        let checkOptions = options
+        let decoders = configuration.decoders
+        let checked = await withCheckedContinuation { continuation in
+            cpuQueue.enqueue(priority: .normal) {
+                continuation.resume(
+                    returning: Result { () throws(CodecError) in
+                        try Self.checkedSize(of: original.data, decoders: decoders, options: checkOptions)
+                    })
+            }
+        }
+        let decoded = ContinuousClock.now
+        switch checked {
+        case .failure(let error): throw Self.proxyError(for: error)
+        case .success(let size) where size.width * size.height > checkOptions.pixelLimit:
+            throw .imageTooLarge("\(size.width)x\(size.height) pixels is over the limit of \(checkOptions.pixelLimit)")
+        case .success: break
+        }
+        // The same bytes whatever `Accept` said: one ETag for every negotiated variant of the key.
+        var sameForEveryAccept = key
+        if case .negotiated = key.format { sameForEveryAccept.format = .sourceDerived }
+        let rendition = Rendition(data: original.data, format: original.format, key: sameForEveryAccept)
+        configuration.outputCache.store(rendition, for: key)
+        var timings = original.metrics
+        timings.decode = decoded - fetched
+        let stages = RenderStages(
+            timings: timings, queued: queued, pipeline: decoded - started, encodeWait: .zero, encode: .zero,
+            store: .now - decoded)
+        return .passed(
+            RenderedOutput(rendition: rendition, tier: Self.tier(rendering: original.source), stages: stages))
+    }
+
+    /// Whether an output asked for in `requested` is the source's own `format` (a PNG request takes an APNG, a
+    /// HEIC request any HEIF).
+    static func sameSourceFormat(_ requested: ImageFormat, _ format: ImageFormat) -> Bool {
+        requested == format || (requested == .png && format == .apng) || (requested == .heic && format == .heif)
+    }
+
+    /// The full pixel size of `data`'s image, from a decode of its first frame with `options`.
+    ///
+    /// - Throws: ``CodecError`` (the decoder's, or ``CodecError/unsupportedFormat(_:)``).
+    static func checkedSize(
+        of data: Data, decoders: ImageDecoderRegistry, options: DecodingOptions
+    ) throws(CodecError) -> PixelSize {
+        do {
+            return try decoders.decode(data, options: options).originalSize
+        } catch let error as CodecError {
+            throw error
+        } catch {
+            throw .corrupt(format: decoders.format(of: data), reason: "\(error)")
+        }
+    }
+}
