@@ -225,6 +225,35 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try watermark(["--watermark-opacity", "0.5"]) }
     }
 
+    @Test func aFallbackImageIsReadAtStartWithItsStatusAndAge() throws {
+        func fallback(_ extra: [String]) throws -> FallbackImage? {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned"] + extra, options: ServeCommand.command.options), environment: [:]
+            ).fallbackImage
+        }
+        let directory = Self.scratch()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("placeholder.png")
+        try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 3, height: 2), as: .png).write(to: file)
+        let text = directory.appendingPathComponent("notes.txt")
+        try Data("not an image".utf8).write(to: text)
+        #expect(try fallback([]) == nil)
+        let plain = try #require(try fallback(["--fallback-image", file.path]))
+        #expect(plain.status == 200 && plain.maxAge == nil && plain.id.count == 32)
+        let kept = try #require(
+            try fallback(["--fallback-image", file.path, "--fallback-status", "0", "--fallback-max-age", "60"]))
+        #expect(kept.status == nil && kept.maxAge == .seconds(60))
+        #expect(try fallback(["--fallback-image", file.path, "--fallback-status", "404"])?.status == 404)
+        for bad in [
+            ["--fallback-image", text.path], ["--fallback-image", directory.appendingPathComponent("no").path],
+            ["--fallback-image", file.path, "--fallback-status", "99"], ["--fallback-status", "404"],
+            ["--fallback-max-age", "5"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try fallback(bad) }
+        }
+    }
+
     /// The built `imago` beside the test products, or in `.build/debug` of this package.
     func imagoExecutable(filePath: String = #filePath) -> URL? {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL

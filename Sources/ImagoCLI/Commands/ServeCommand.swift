@@ -10,6 +10,7 @@ import ImagoServer
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
+/// [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
     static let command = Command(
@@ -19,7 +20,8 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
+            + " [--watermark-opacity X]] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
             /{signature}/{options}/{base64url source URL}[.{ext}], the signature being
@@ -79,6 +81,15 @@ enum ServeCommand {
                 "--watermark-opacity", value: "X",
                 help: "Opacity 0-1 that each URL's watermark opacity multiplies (default 1)."),
             OptionSpec(
+                "--fallback-image", value: "FILE",
+                help: "Answer with FILE, rendered with the URL's options, when a source cannot be had (404, 5xx, …)."),
+            OptionSpec(
+                "--fallback-status", value: "CODE",
+                help: "The status of fallback answers (default 200; 0 keeps the failure's own, e.g. 404)."),
+            OptionSpec(
+                "--fallback-max-age", value: "SECONDS",
+                help: "Cache-Control max-age of fallback answers (default --max-age)."),
+            OptionSpec(
                 "--preset", value: "NAME=OPTIONS", repeatable: true,
                 help: "A preset for preset:NAME, e.g. 'thumb=rs:fill:256:256/q:70'; 'default' applies to every URL."),
             OptionSpec(
@@ -117,6 +128,9 @@ enum ServeCommand {
         var presets = PresetTable()
         /// `--watermark` (and `--watermark-opacity`): the image `watermark:` draws, if any.
         var watermark: WatermarkImage?
+        /// `--fallback-image` (with `--fallback-status` and `--fallback-max-age`): the image answered when a source
+        /// cannot be had, if any.
+        var fallbackImage: FallbackImage?
         /// `--malloc-trim`: seconds between `MallocTrimmer` trims; `nil` (the default): no trimming.
         var mallocTrimInterval: Int?
         var network = NetworkOptions()
@@ -165,6 +179,7 @@ enum ServeCommand {
         configuration.sourcePolicy = options.sourcePolicy
         configuration.presets = options.presets
         configuration.watermark = options.watermark
+        configuration.fallbackImage = options.fallbackImage
         configuration.baseURL = options.baseURL
         configuration.maxAge = .seconds(options.maxAge)
         configuration.workers = options.workers
@@ -292,6 +307,28 @@ enum ServeCommand {
             }
         } else if args.value("--watermark-opacity") != nil {
             throw UsageError("option '--watermark-opacity' needs --watermark")
+        }
+        if let path = args.value("--fallback-image") {
+            let status = try args.value("--fallback-status").map { text in
+                let code = try parseInteger(text, option: "--fallback-status", range: 0...599)
+                guard code == 0 || code >= 200 else {
+                    throw UsageError("option '--fallback-status' expects 0 or a status from 200 to 599 (got '\(text)')")
+                }
+                return code
+            }
+            let maxAge = try args.value("--fallback-max-age").map { text in
+                try parseInteger(text, option: "--fallback-max-age", range: 0...315_360_000)
+            }
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: path))
+                options.fallbackImage = try FallbackImage(
+                    data: data, status: status.map { $0 == 0 ? nil : $0 } ?? 200, maxAge: maxAge.map { .seconds($0) },
+                    pixelLimit: options.pixelLimit)
+            } catch {
+                throw UsageError("option '--fallback-image': cannot use '\(path)': \(error)")
+            }
+        } else if let orphan = ["--fallback-status", "--fallback-max-age"].first(where: { args.value($0) != nil }) {
+            throw UsageError("option '\(orphan)' needs --fallback-image")
         }
         if let text = args.value("--malloc-trim") {
             options.mallocTrimInterval = try parseInteger(text, option: "--malloc-trim", range: 1...86_400)

@@ -43,6 +43,9 @@ extension ImageProxy {
         public var baseURL: String
         /// The image `watermark:` draws; URLs asking for a watermark are refused (400) without one. Default `nil`.
         public var watermark: WatermarkImage?
+        /// The image answered, rendered with the URL's options, when a source cannot be had (404, origin
+        /// failures and timeouts, too large, not an image). Default `nil`: those are answered with their errors.
+        public var fallbackImage: FallbackImage?
         /// Named option lists for `preset:` (and the `default` preset every URL starts from). Default none.
         public var presets: PresetTable
         /// `Cache-Control: public, max-age=` of image responses. Default one year (365 days).
@@ -76,6 +79,7 @@ extension ImageProxy {
             sourcePolicy = SourcePolicy()
             presets = PresetTable()
             watermark = nil
+            fallbackImage = nil
             baseURL = ""
             maxAge = .seconds(365 * 24 * 3600)
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount

@@ -30,16 +30,17 @@ extension RenderStages {
 
 extension ImageProxy {
     /// The output for `key`: from the output cache, else from the render in flight for it, else rendered now
-    /// (one fetch, decode and encode however many requests ask at once).
+    /// (one fetch, decode and encode however many requests ask at once); from `original` when given, the source's
+    /// bytes, without fetching.
     func output(
-        for key: OutputKey, source: URL
+        for key: OutputKey, source: URL, original: Data? = nil
     ) async throws(ProxyError) -> RenderedOutput {
         if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
             return RenderedOutput(rendition: rendition, tier: tier == .memory ? .outputMemory : .outputDisk)
         }
         let (task, isLeader) = renders.withLock { renders in
             if let task = renders[key] { return (task, false) }
-            let task = Task { await self.render(key, source: source) }
+            let task = Task { await self.render(key, source: source, original: original) }
             renders[key] = task
             return (task, true)
         }
@@ -54,8 +55,11 @@ extension ImageProxy {
         }
     }
 
-    /// Loads, decodes and processes through the pipeline, then encodes and stores the output.
-    private func render(_ key: OutputKey, source: URL) async -> Result<RenderedOutput, ProxyError> {
+    /// Loads (or takes `original`, the source's bytes), decodes and processes through the pipeline, then encodes
+    /// and stores the output.
+    private func render(
+        _ key: OutputKey, source: URL, original given: Data?
+    ) async -> Result<RenderedOutput, ProxyError> {
         // Checked again: a render of this key may have finished between the caller's miss and its lock. That
         // render stored its output in memory before it ended, so the memory tier is enough here: the caller has
         // just missed the disk tier, and a second look there is one more failed open(2) per cold image.
@@ -74,7 +78,7 @@ extension ImageProxy {
         // With skip_processing, the source's bytes are fetched first to see their format: a render then decodes
         // those bytes rather than asking the pipeline to load them again.
         var original: ImageDataResponse?
-        if !key.options.skippedFormats.isEmpty {
+        if given == nil, !key.options.skippedFormats.isEmpty {
             do {
                 switch try await passThrough(key, source: source, queued: started - queued) {
                 case .passed(let output): return .success(output)
@@ -88,7 +92,7 @@ extension ImageProxy {
         do {
             response = try await pipeline.response(
                 for: Self.imageRequest(
-                    for: key.options, source: source, original: original?.data,
+                    for: key.options, source: source, original: given ?? original?.data,
                     decoding: pipeline.configuration.decodingOptions, watermark: configuration.watermark))
         } catch {
             return .failure(Self.proxyError(for: error))

@@ -75,16 +75,25 @@ public final class ImageProxy: Sendable {
         var record = AccessLogRecord(time: "", method: request.method, route: "image", status: 0, bytes: 0, ms: 0)
         var tier: ServerMetrics.CacheTier?
         let response: ServerResponse
-        do {
+        do throws(ProxyError) {
             switch try answerWithoutWaiting(request, record: &record) {
             case .answered(let answer, let answeredBy):
                 response = answer
                 tier = answeredBy
             case .needsRender(let verified, let key):
-                let rendered = try await output(for: key, source: verified.path.source)
-                response = imageResponse(rendered.rendition, verified: verified, request: request)
-                tier = rendered.tier
-                if configuration.accessLog != nil { record.stages = rendered.stages }
+                do throws(ProxyError) {
+                    let rendered = try await output(for: key, source: verified.path.source)
+                    response = imageResponse(rendered.rendition, verified: verified, request: request)
+                    tier = rendered.tier
+                    if configuration.accessLog != nil { record.stages = rendered.stages }
+                } catch let failure {
+                    guard let fallback = configuration.fallbackImage, FallbackImage.replaces(failure) else {
+                        throw failure
+                    }
+                    (response, tier) = try await fallbackResponse(
+                        fallback, for: verified, key: key, failure: failure, request: request)
+                    record.error = "\(failure.description) (answered with the fallback image)"
+                }
             }
         } catch {
             response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
@@ -222,6 +231,35 @@ public final class ImageProxy: Sendable {
         }
         _ = released  // let go here, outside the lock
         return verified
+    }
+
+    /// The fallback image rendered for `key`'s options and format, in place of the source that failed with
+    /// `failure`: with the fallback's status (or the failure's) and `Cache-Control`; a 304 for a matching
+    /// `If-None-Match` only when the status is 200. Throws `failure` when the fallback cannot be rendered.
+    private func fallbackResponse(
+        _ fallback: FallbackImage, for verified: VerifiedPath, key: OutputKey, failure: ProxyError,
+        request: ServerRequest
+    ) async throws(ProxyError) -> (ServerResponse, ServerMetrics.CacheTier?) {
+        var fallbackKey = key
+        fallbackKey.source = fallback.sourceURL.absoluteString
+        let rendered: RenderedOutput
+        do {
+            rendered = try await output(for: fallbackKey, source: fallback.sourceURL, original: fallback.data)
+        } catch {
+            throw failure
+        }
+        let status = fallback.status ?? failure.status
+        var conditional = request
+        if status != 200 { conditional.headers["if-none-match"] = nil }
+        var response = imageResponse(rendered.rendition, verified: verified, request: conditional)
+        if response.status == 200 { response.status = status }
+        if let maxAge = fallback.maxAge, let index = response.headers.firstIndex(where: { $0.name == "Cache-Control" })
+        {
+            response.headers[index] = ServerResponse.Header(
+                "Cache-Control", "public, max-age=\(Int(maxAge.timeInterval))")
+        }
+        // A fresh render of the fallback fetched nothing: no tier to count.
+        return (response, rendered.tier == .origin ? nil : rendered.tier)
     }
 
     /// The image response for `rendition`: its headers, or a 304 for a matching `If-None-Match`.
