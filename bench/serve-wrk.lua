@@ -2,8 +2,7 @@
 -- Arguments after `--`: PATHS_FILE MODE THREADS [TRACE_DIR], MODE being "once" (each thread requests its share of
 -- the paths once, then stops: a cold run with every output new) or "loop" (threads cycle through the paths).
 -- With TRACE_DIR ("once" only), each thread writes TRACE_DIR/thread-N.txt with one line
--- "thread n-th_request_on_its_connection path_index start_ns end_ns status" per response (CLOCK_MONOTONIC, through
--- LuaJIT's ffi), for finding where a cold run's slowest requests wait: join the path index with
+-- "thread n-th_request_on_its_connection path_index start_ns end_ns status" per response (CLOCK_MONOTONIC), for finding where a cold run's slowest requests wait: join the path index with
 -- `imago serve --log-format json`'s "stages" (BENCHMARKS.md, branch serve6).
 local count = 0
 local threads = {}
@@ -14,28 +13,22 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
--- Wall-clock nanoseconds (Lua's own clocks are CPU time or whole seconds); read twice per thread only.
-local function now()
-  local pipe = io.popen("date +%s%N")
-  local text = pipe:read("*l")
-  pipe:close()
-  return tonumber(text)
+-- Monotonic nanoseconds through LuaJIT's ffi (Lua's own clocks are CPU time or whole seconds). Read when a thread
+-- starts and ends, and twice per request when tracing. It replaced `io.popen("date +%s%N")`: wrk runs each thread's
+-- init() on its main thread after starting the threads before it, so the first thread's requests were under way
+-- while 31 more forks of wrk (and execs of date) ran on the same two cores, some 130-165 ms of start-up charged to
+-- the server's time (BENCHMARKS.md, stop 28).
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } serve_wrk_timespec;
+int clock_gettime(int clk, serve_wrk_timespec *ts);
+]]
+local timespec = ffi.new("serve_wrk_timespec")
+local function mono()
+  ffi.C.clock_gettime(1, timespec)
+  return tonumber(timespec.tv_sec) * 1e9 + tonumber(timespec.tv_nsec)
 end
-
--- Monotonic nanoseconds, read twice per request: only when tracing.
-local mono
-local function loadMonotonicClock()
-  local ffi = require("ffi")
-  ffi.cdef[[
-  typedef struct { long tv_sec; long tv_nsec; } serve_wrk_timespec;
-  int clock_gettime(int clk, serve_wrk_timespec *ts);
-  ]]
-  local ts = ffi.new("serve_wrk_timespec")
-  mono = function()
-    ffi.C.clock_gettime(1, ts)
-    return tonumber(ts.tv_sec) * 1e9 + tonumber(ts.tv_nsec)
-  end
-end
+local now = mono
 
 function init(args)
   paths = {}
@@ -49,10 +42,7 @@ function init(args)
   for _ = id + 1, #paths, step do mine = mine + 1 end
   received = 0
   tracedir = args[4]
-  if tracedir then
-    loadMonotonicClock()
-    log = {}
-  end
+  if tracedir then log = {} end
   started = now()
   finished = started
 end
