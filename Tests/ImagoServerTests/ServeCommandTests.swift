@@ -204,53 +204,54 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try parse(["--unsigned", "--base-url", "images/"]) }
     }
 
-    @Test func aWatermarkIsReadAtStart() throws {
-        func watermark(_ extra: [String]) throws -> WatermarkImage? {
-            try ServeCommand.parse(
-                parseArguments(["--unsigned"] + extra, options: ServeCommand.command.options), environment: [:]
-            ).watermark
-        }
-        let directory = Self.scratch()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    /// `imago serve --unsigned` with `extra` arguments, parsed.
+    static func parseUnsigned(_ extra: [String]) throws -> ServeCommand.Options {
+        try ServeCommand.parse(
+            parseArguments(["--unsigned"] + extra, options: ServeCommand.command.options), environment: [:])
+    }
+
+    /// Runs `body` with a scratch directory holding a 3 × 2 PNG named `name`, removed afterwards.
+    static func withScratchPNG(named name: String, _ body: (_ directory: URL, _ file: URL) throws -> Void) throws {
+        let directory = scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("mark.png")
+        let file = directory.appendingPathComponent(name)
         try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 3, height: 2), as: .png).write(to: file)
-        #expect(try watermark([]) == nil)
-        let mark = try #require(try watermark(["--watermark", file.path, "--watermark-opacity", "0.4"]))
-        #expect(mark.image.size == PixelSize(width: 3, height: 2) && mark.opacity == 0.4 && mark.id.count == 32)
-        #expect(throws: UsageError.self) {
-            try watermark(["--watermark", directory.appendingPathComponent("no").path])
+        try body(directory, file)
+    }
+
+    @Test func aWatermarkIsReadAtStart() throws {
+        func watermark(_ extra: [String]) throws -> WatermarkImage? { try Self.parseUnsigned(extra).watermark }
+        try Self.withScratchPNG(named: "mark.png") { directory, file in
+            #expect(try watermark([]) == nil)
+            let mark = try #require(try watermark(["--watermark", file.path, "--watermark-opacity", "0.4"]))
+            #expect(mark.image.size == PixelSize(width: 3, height: 2) && mark.opacity == 0.4 && mark.id.count == 32)
+            #expect(throws: UsageError.self) {
+                try watermark(["--watermark", directory.appendingPathComponent("no").path])
+            }
+            #expect(throws: UsageError.self) { try watermark(["--watermark", file.path, "--watermark-opacity", "2"]) }
+            #expect(throws: UsageError.self) { try watermark(["--watermark-opacity", "0.5"]) }
         }
-        #expect(throws: UsageError.self) { try watermark(["--watermark", file.path, "--watermark-opacity", "2"]) }
-        #expect(throws: UsageError.self) { try watermark(["--watermark-opacity", "0.5"]) }
     }
 
     @Test func aFallbackImageIsReadAtStartWithItsStatusAndAge() throws {
-        func fallback(_ extra: [String]) throws -> FallbackImage? {
-            try ServeCommand.parse(
-                parseArguments(["--unsigned"] + extra, options: ServeCommand.command.options), environment: [:]
-            ).fallbackImage
-        }
-        let directory = Self.scratch()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("placeholder.png")
-        try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 3, height: 2), as: .png).write(to: file)
-        let text = directory.appendingPathComponent("notes.txt")
-        try Data("not an image".utf8).write(to: text)
-        #expect(try fallback([]) == nil)
-        let plain = try #require(try fallback(["--fallback-image", file.path]))
-        #expect(plain.status == 200 && plain.maxAge == nil && plain.id.count == 32)
-        let kept = try #require(
-            try fallback(["--fallback-image", file.path, "--fallback-status", "0", "--fallback-max-age", "60"]))
-        #expect(kept.status == nil && kept.maxAge == .seconds(60))
-        #expect(try fallback(["--fallback-image", file.path, "--fallback-status", "404"])?.status == 404)
-        for bad in [
-            ["--fallback-image", text.path], ["--fallback-image", directory.appendingPathComponent("no").path],
-            ["--fallback-image", file.path, "--fallback-status", "99"], ["--fallback-status", "404"],
-            ["--fallback-max-age", "5"],
-        ] {
-            #expect(throws: UsageError.self, "\(bad)") { try fallback(bad) }
+        func fallback(_ extra: [String]) throws -> FallbackImage? { try Self.parseUnsigned(extra).fallbackImage }
+        try Self.withScratchPNG(named: "placeholder.png") { directory, file in
+            let text = directory.appendingPathComponent("notes.txt")
+            try Data("not an image".utf8).write(to: text)
+            #expect(try fallback([]) == nil)
+            let plain = try #require(try fallback(["--fallback-image", file.path]))
+            #expect(plain.status == 200 && plain.maxAge == nil && plain.id.count == 32)
+            let kept = try #require(
+                try fallback(["--fallback-image", file.path, "--fallback-status", "0", "--fallback-max-age", "60"]))
+            #expect(kept.status == nil && kept.maxAge == .seconds(60))
+            #expect(try fallback(["--fallback-image", file.path, "--fallback-status", "404"])?.status == 404)
+            for bad in [
+                ["--fallback-image", text.path], ["--fallback-image", directory.appendingPathComponent("no").path],
+                ["--fallback-image", file.path, "--fallback-status", "99"], ["--fallback-status", "404"],
+                ["--fallback-max-age", "5"],
+            ] {
+                #expect(throws: UsageError.self, "\(bad)") { try fallback(bad) }
+            }
         }
     }
 
