@@ -255,6 +255,19 @@ struct ServeCommandTests {
         }
     }
 
+    @Test func aPathPrefixAndAnOriginAreChecked() throws {
+        #expect(try Self.parseUnsigned([]).pathPrefix == "")
+        #expect(try Self.parseUnsigned(["--path-prefix", "/images/"]).pathPrefix == "/images")
+        #expect(try Self.parseUnsigned(["--path-prefix", "/a/b"]).pathPrefix == "/a/b")
+        #expect(try Self.parseUnsigned(["--allow-origin", "*"]).allowedOrigin == "*")
+        for bad in [
+            ["--path-prefix", "images"], ["--path-prefix", "/"], ["--path-prefix", "/a//b"], ["--path-prefix", "/a b"],
+            ["--allow-origin", ""], ["--allow-origin", "https://a.example, https://b.example"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
+        }
+    }
+
     /// The built `imago` beside the test products, or in `.build/debug` of this package.
     func imagoExecutable(filePath: String = #filePath) -> URL? {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL

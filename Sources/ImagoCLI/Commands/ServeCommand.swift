@@ -10,7 +10,8 @@ import ImagoServer
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]
+/// [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
     static let command = Command(
@@ -20,7 +21,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -81,6 +82,12 @@ enum ServeCommand {
                 "--watermark-opacity", value: "X",
                 help: "Opacity 0-1 that each URL's watermark opacity multiplies (default 1)."),
             OptionSpec(
+                "--path-prefix", value: "PATH",
+                help: "Serve image URLs under PATH (e.g. /images), as imgproxy's IMGPROXY_PATH_PREFIX."),
+            OptionSpec(
+                "--allow-origin", value: "ORIGIN",
+                help: "Send Access-Control-Allow-Origin: ORIGIN (e.g. '*') and answer OPTIONS preflights."),
+            OptionSpec(
                 "--fallback-image", value: "FILE",
                 help: "Answer with FILE, rendered with the URL's options, when a source cannot be had (404, 5xx, …)."),
             OptionSpec(
@@ -128,6 +135,10 @@ enum ServeCommand {
         var presets = PresetTable()
         /// `--watermark` (and `--watermark-opacity`): the image `watermark:` draws, if any.
         var watermark: WatermarkImage?
+        /// `--path-prefix`: the path every image URL starts with (no trailing `/`), or empty.
+        var pathPrefix = ""
+        /// `--allow-origin`: the `Access-Control-Allow-Origin` of every response, if any.
+        var allowedOrigin: String?
         /// `--fallback-image` (with `--fallback-status` and `--fallback-max-age`): the image answered when a source
         /// cannot be had, if any.
         var fallbackImage: FallbackImage?
@@ -180,6 +191,8 @@ enum ServeCommand {
         configuration.presets = options.presets
         configuration.watermark = options.watermark
         configuration.fallbackImage = options.fallbackImage
+        configuration.pathPrefix = options.pathPrefix
+        configuration.allowedOrigin = options.allowedOrigin
         configuration.baseURL = options.baseURL
         configuration.maxAge = .seconds(options.maxAge)
         configuration.workers = options.workers
@@ -307,6 +320,22 @@ enum ServeCommand {
             }
         } else if args.value("--watermark-opacity") != nil {
             throw UsageError("option '--watermark-opacity' needs --watermark")
+        }
+        if let prefix = args.value("--path-prefix") {
+            var trimmed = Substring(prefix)
+            while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+            guard trimmed.hasPrefix("/"), !trimmed.contains("//"), !trimmed.contains("?"), !trimmed.contains("%"),
+                !trimmed.contains(where: \.isWhitespace)
+            else {
+                throw UsageError("option '--path-prefix' expects a path such as /images (got '\(prefix)')")
+            }
+            options.pathPrefix = String(trimmed)
+        }
+        if let origin = args.value("--allow-origin") {
+            guard !origin.isEmpty, origin.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "," }) else {
+                throw UsageError("option '--allow-origin' expects one origin or * (got '\(origin)')")
+            }
+            options.allowedOrigin = origin
         }
         if let path = args.value("--fallback-image") {
             let status = try args.value("--fallback-status").map { text in

@@ -41,6 +41,14 @@ extension ImageProxy {
         /// Put before every source URL, so URLs may carry paths relative to it (imgproxy's `IMGPROXY_BASE_URL`),
         /// e.g. `https://images.example.com/`. Default empty (sources are absolute URLs).
         public var baseURL: String
+        /// A path every image URL starts with, as imgproxy's `IMGPROXY_PATH_PREFIX` (e.g. `/images` behind a
+        /// reverse proxy that shares the domain): image paths without it are answered 404, and the signature covers
+        /// what follows the signature, as ever. `/healthz` and `/metrics` answer with and without it. Default empty.
+        public var pathPrefix: String
+        /// The `Access-Control-Allow-Origin` of every response, as imgproxy's `IMGPROXY_ALLOW_ORIGIN` (e.g. `*`, or
+        /// `https://app.example.com`), so pages may draw the images on a canvas; with it, `OPTIONS` preflights are
+        /// answered 204. Default `nil`: no CORS headers, and `OPTIONS` is a 405.
+        public var allowedOrigin: String?
         /// The image `watermark:` draws; URLs asking for a watermark are refused (400) without one. Default `nil`.
         public var watermark: WatermarkImage?
         /// The image answered, rendered with the URL's options, when a source cannot be had (404, origin
@@ -81,6 +89,8 @@ extension ImageProxy {
             watermark = nil
             fallbackImage = nil
             baseURL = ""
+            pathPrefix = ""
+            allowedOrigin = nil
             maxAge = .seconds(365 * 24 * 3600)
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256

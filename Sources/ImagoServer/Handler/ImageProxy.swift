@@ -99,8 +99,9 @@ public final class ImageProxy: Sendable {
             response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
             record.error = error.description
         }
-        finish(request, response, tier: tier, start: start, record: &record)
-        return response
+        let answered = withCORS(response)
+        finish(request, answered, tier: tier, start: start, record: &record)
+        return answered
     }
 
     /// Answers `request` at once when that needs no waiting and no I/O (an output in the memory cache, an error in
@@ -126,8 +127,28 @@ public final class ImageProxy: Sendable {
             response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
             record.error = error.description
         }
-        finish(request, response, tier: tier, start: start, record: &record)
+        let answered = withCORS(response)
+        finish(request, answered, tier: tier, start: start, record: &record)
+        return answered
+    }
+
+    /// `response` with the CORS headers of ``Configuration/allowedOrigin``, when there is one.
+    private func withCORS(_ response: ServerResponse) -> ServerResponse {
+        guard let origin = configuration.allowedOrigin else { return response }
+        var response = response
+        response.headers.append(ServerResponse.Header("Access-Control-Allow-Origin", origin))
+        response.headers.append(ServerResponse.Header("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"))
+        if origin != "*" { response.headers.append(ServerResponse.Header("Vary", "Origin")) }
         return response
+    }
+
+    /// `path` without ``Configuration/pathPrefix``; `nil` when it does not start with it (whole segments only).
+    private func unprefixed(_ path: String) -> String? {
+        let prefix = configuration.pathPrefix
+        guard !prefix.isEmpty else { return path }
+        guard path.hasPrefix(prefix) else { return nil }
+        let rest = path.dropFirst(prefix.count)
+        return rest.hasPrefix("/") ? String(rest) : nil
     }
 
     /// What the synchronous part of a request came to.
@@ -142,10 +163,18 @@ public final class ImageProxy: Sendable {
     private func answerWithoutWaiting(
         _ request: ServerRequest, record: inout AccessLogRecord
     ) throws(ProxyError) -> FirstAnswer {
+        if request.method == "OPTIONS", configuration.allowedOrigin != nil {
+            record.route = "preflight"
+            return .answered(
+                ServerResponse(
+                    status: 204, headers: [.init("Access-Control-Max-Age", "86400")], body: Data()),
+                nil)
+        }
         guard request.method == "GET" || request.method == "HEAD" else {
             throw ProxyError.methodNotAllowed(request.method)
         }
-        switch request.path {
+        let routed = unprefixed(request.path)
+        switch routed ?? request.path {
         case "/healthz":
             record.route = "healthz"
             return .answered(Self.plain(200, "application/json", Data("{\"status\":\"ok\"}\n".utf8)), nil)
@@ -154,7 +183,8 @@ public final class ImageProxy: Sendable {
             return .answered(
                 Self.plain(200, "text/plain; version=0.0.4; charset=utf-8", Data(metrics.prometheusText().utf8)), nil)
         default:
-            let verified = try verifiedPath(request.path)
+            guard let routed else { throw ProxyError.notFound("no image URL outside \(configuration.pathPrefix)/") }
+            let verified = try verifiedPath(routed)
             let path = verified.path
             if let expires = path.options.expires, Date().timeIntervalSince1970 > Double(expires) {
                 throw ProxyError.notFound("the URL expired")

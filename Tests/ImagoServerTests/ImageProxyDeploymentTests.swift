@@ -1,0 +1,71 @@
+import Foundation
+import Imago
+import ImagoTesting
+import Testing
+
+@testable import ImagoServer
+
+@Suite("ImageProxy: a path prefix and CORS, as imgproxy's IMGPROXY_PATH_PREFIX and IMGPROXY_ALLOW_ORIGIN")
+struct ImageProxyDeploymentTests {
+    @Test func imageURLsLiveUnderThePrefixAndTheSignatureCoversWhatFollowsIt() async throws {
+        let signer = try URLSigner(keyHex: "736563726574", saltHex: "68656c6c6f")
+        let fixture = try ProxyFixture {
+            $0.pathPrefix = "/img"
+            $0.signer = signer
+        }
+        let unsigned = fixture.path("rs:fit:20:20")  // "/_/rs:fit:20:20/plain/…"
+
+        #expect(await fixture.get("/img" + unsigned).status == 200)
+        #expect(await fixture.get(unsigned).status == 404)
+        #expect(await fixture.get("/imgx" + unsigned).status == 404)  // whole segments only
+        let signedPart = "/rs:fit:20:20/plain/" + fixture.source()
+        let signed = "/img/" + signer.signature(for: signedPart) + signedPart
+        #expect(await fixture.get(signed).status == 200)
+        #expect(await fixture.get("/img/" + signer.signature(for: "/other") + signedPart).status == 403)
+        for health in ["/healthz", "/img/healthz"] { #expect(await fixture.get(health).status == 200, "\(health)") }
+        #expect(await fixture.get("/img/metrics").status == 200)
+    }
+
+    @Test func everyResponseCarriesTheOriginAndPreflightsAreAnswered() async throws {
+        let fixture = try ProxyFixture { $0.allowedOrigin = "*" }
+
+        let image = await fixture.get(fixture.path("rs:fit:20:20"))
+        let error = await fixture.get(fixture.path("nope:1"))
+        let preflight = await fixture.get(fixture.path("rs:fit:20:20"), method: "OPTIONS")
+
+        for response in [image, error, preflight] {
+            #expect(response.header("Access-Control-Allow-Origin") == "*")
+            #expect(response.header("Access-Control-Allow-Methods") == "GET, HEAD, OPTIONS")
+        }
+        #expect(image.status == 200 && error.status == 400)
+        #expect(preflight.status == 204 && preflight.body.isEmpty)
+        #expect(image.header("Vary") != "Origin")
+        // A named origin makes the responses vary by Origin; without the setting, no CORS and no OPTIONS
+        let named = try ProxyFixture { $0.allowedOrigin = "https://app.example.com" }
+        let response = await named.get(named.path("rs:fit:20:20"))
+        #expect(response.headers.contains(ServerResponse.Header("Vary", "Origin")))
+        let plain = try ProxyFixture()
+        #expect(await plain.get(plain.path("rs:fit:20:20")).header("Access-Control-Allow-Origin") == nil)
+        #expect(await plain.get(plain.path("rs:fit:20:20"), method: "OPTIONS").status == 405)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func thePreflightAndTheHeadersGoOverTheWire() async throws {
+        let fixture = try ProxyFixture {
+            $0.allowedOrigin = "*"
+            $0.pathPrefix = "/img"
+        }
+        let proxy = fixture.proxy
+        let server = try MicroHTTPServer(host: "127.0.0.1", port: 0) { await proxy.respond(to: $0) }
+        defer { server.stop() }
+        let client = TestHTTPClient()
+        let url = URL(string: "http://127.0.0.1:\(server.port)/img" + fixture.path("rs:fit:20:20"))!
+
+        let preflight = try await client.send(url, method: "OPTIONS", headers: ["Origin": "https://a.example"])
+        let get = try await client.send(url)
+
+        #expect(preflight.status == 204 && preflight.headers["access-control-allow-origin"] == "*")
+        #expect(get.status == 200 && get.headers["access-control-allow-origin"] == "*")
+        #expect(try ServerTestImages.decode(get.body).size == PixelSize(width: 20, height: 10))
+    }
+}
