@@ -68,4 +68,37 @@ struct ImageProxyDeploymentTests {
         #expect(get.status == 200 && get.headers["access-control-allow-origin"] == "*")
         #expect(try ServerTestImages.decode(get.body).size == PixelSize(width: 20, height: 10))
     }
+
+    @Test func inPresetsOnlyModeTheURLNamesPresetsAndNothingElse() async throws {
+        let fixture = try ProxyFixture {
+            $0.presets = try PresetTable(definitions: ["thumb=rs:fit:20:20", "png=f:png", "default=q:70"])
+            $0.onlyPresets = true
+        }
+        let source = "/plain/" + fixture.source()
+
+        let thumb = await fixture.get("/_/thumb:png" + source)
+        #expect(thumb.status == 200, "\(errorMessage(thumb))")
+        #expect(thumb.header("Content-Type") == "image/png")
+        #expect(try ServerTestImages.decode(thumb.body).size == PixelSize(width: 20, height: 10))
+        #expect(await fixture.get("/_/thumb" + source + "@png").header("Content-Type") == "image/png")
+        // Options of its own, an unknown preset, or no preset segment: 400
+        for path in ["/_/rs:fit:30:30" + source, "/_/thumb/rs:fit:30:30" + source, "/_/huge" + source, "/_" + source] {
+            let response = await fixture.get(path)
+            #expect(response.status == 400, "\(path): \(response.status)")
+        }
+    }
+
+    @Test func presetsOnlyParsingReadsOneSegmentOfNames() throws {
+        let presets = try PresetTable(definitions: ["a=w:10", "b=h:20"])
+        let path = try ProxyPath(parsing: "/_/a:b/plain/https://img.example/x.jpg", presets: presets, onlyPresets: true)
+        #expect(path.options.width == 10 && path.options.height == 20)
+        #expect(path.source.absoluteString == "https://img.example/x.jpg")
+        let encoded = try ProxyPath(
+            parsing: "/_/a/" + Base64URL.encode(Array("https://img.example/y.jpg".utf8)) + ".png", presets: presets,
+            onlyPresets: true)
+        #expect(encoded.source.absoluteString == "https://img.example/y.jpg" && encoded.options.format == .png)
+        #expect(throws: ProxyError.self) {
+            try ProxyPath(parsing: "/_/w:10/plain/https://img.example/x.jpg", presets: presets, onlyPresets: true)
+        }
+    }
 }

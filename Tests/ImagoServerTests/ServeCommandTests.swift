@@ -260,9 +260,10 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned(["--path-prefix", "/images/"]).pathPrefix == "/images")
         #expect(try Self.parseUnsigned(["--path-prefix", "/a/b"]).pathPrefix == "/a/b")
         #expect(try Self.parseUnsigned(["--allow-origin", "*"]).allowedOrigin == "*")
+        #expect(try Self.parseUnsigned(["--only-presets", "--preset", "t=w:10"]).onlyPresets)
         for bad in [
             ["--path-prefix", "images"], ["--path-prefix", "/"], ["--path-prefix", "/a//b"], ["--path-prefix", "/a b"],
-            ["--allow-origin", ""], ["--allow-origin", "https://a.example, https://b.example"],
+            ["--allow-origin", ""], ["--allow-origin", "https://a.example, https://b.example"], ["--only-presets"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
         }

@@ -10,7 +10,7 @@ import ImagoServer
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
@@ -21,7 +21,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -82,6 +82,9 @@ enum ServeCommand {
                 "--watermark-opacity", value: "X",
                 help: "Opacity 0-1 that each URL's watermark opacity multiplies (default 1)."),
             OptionSpec(
+                "--only-presets",
+                help: "Accept only preset names in URLs: /SIGNATURE/NAME[:NAME…]/SOURCE (needs --preset)."),
+            OptionSpec(
                 "--path-prefix", value: "PATH",
                 help: "Serve image URLs under PATH (e.g. /images), as imgproxy's IMGPROXY_PATH_PREFIX."),
             OptionSpec(
@@ -135,6 +138,8 @@ enum ServeCommand {
         var presets = PresetTable()
         /// `--watermark` (and `--watermark-opacity`): the image `watermark:` draws, if any.
         var watermark: WatermarkImage?
+        /// `--only-presets`: URLs name presets only.
+        var onlyPresets = false
         /// `--path-prefix`: the path every image URL starts with (no trailing `/`), or empty.
         var pathPrefix = ""
         /// `--allow-origin`: the `Access-Control-Allow-Origin` of every response, if any.
@@ -192,6 +197,7 @@ enum ServeCommand {
         configuration.watermark = options.watermark
         configuration.fallbackImage = options.fallbackImage
         configuration.pathPrefix = options.pathPrefix
+        configuration.onlyPresets = options.onlyPresets
         configuration.allowedOrigin = options.allowedOrigin
         configuration.baseURL = options.baseURL
         configuration.maxAge = .seconds(options.maxAge)
@@ -320,6 +326,10 @@ enum ServeCommand {
             }
         } else if args.value("--watermark-opacity") != nil {
             throw UsageError("option '--watermark-opacity' needs --watermark")
+        }
+        if args.has("--only-presets") {
+            guard !options.presets.names.isEmpty else { throw UsageError("option '--only-presets' needs --preset") }
+            options.onlyPresets = true
         }
         if let prefix = args.value("--path-prefix") {
             var trimmed = Substring(prefix)

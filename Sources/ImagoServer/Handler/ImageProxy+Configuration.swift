@@ -54,6 +54,10 @@ extension ImageProxy {
         /// The image answered, rendered with the URL's options, when a source cannot be had (404, origin
         /// failures and timeouts, too large, not an image). Default `nil`: those are answered with their errors.
         public var fallbackImage: FallbackImage?
+        /// Whether URLs may name presets only (imgproxy's `IMGPROXY_ONLY_PRESETS`): the segment after the signature
+        /// is a `:`-separated list of ``presets`` and nothing else is read as an option, so clients cannot ask for
+        /// sizes of their own (a cache-busting and CPU guard for unsigned deployments). Default `false`.
+        public var onlyPresets: Bool
         /// Named option lists for `preset:` (and the `default` preset every URL starts from). Default none.
         public var presets: PresetTable
         /// `Cache-Control: public, max-age=` of image responses. Default one year (365 days).
@@ -86,6 +90,7 @@ extension ImageProxy {
             allowsUnsigned = false
             sourcePolicy = SourcePolicy()
             presets = PresetTable()
+            onlyPresets = false
             watermark = nil
             fallbackImage = nil
             baseURL = ""

@@ -236,7 +236,8 @@ public final class ImageProxy: Sendable {
     private func verifiedPath(_ rawPath: String) throws(ProxyError) -> VerifiedPath {
         if let hit = verifiedPaths.withLock({ $0.value(for: rawPath, now: { .zero }) }) { return hit }
         let path = try ProxyPath(
-            parsing: rawPath, presets: configuration.presets, baseURL: configuration.baseURL)
+            parsing: rawPath, presets: configuration.presets, baseURL: configuration.baseURL,
+            onlyPresets: configuration.onlyPresets)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
         } else {

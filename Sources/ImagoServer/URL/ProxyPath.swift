@@ -25,10 +25,14 @@ public struct ProxyPath: Sendable, Hashable {
 
     /// Parses `path` (raw, still percent-encoded, without the query); `preset:` options name entries of `presets`,
     /// whose `default` preset applies first (default: no presets); `baseURL` is put before every source URL
-    /// (imgproxy's `IMGPROXY_BASE_URL`; default none), so URLs may carry paths relative to it.
+    /// (imgproxy's `IMGPROXY_BASE_URL`; default none), so URLs may carry paths relative to it. With `onlyPresets`
+    /// (imgproxy's `IMGPROXY_ONLY_PRESETS`; default `false`), the one segment after the signature names presets
+    /// (`/{signature}/{preset}:{preset}…/{source}`) and no other option is read from the URL.
     ///
     /// - Throws: ``ProxyError`` with status 400 naming what is wrong.
-    public init(parsing path: String, presets: PresetTable = PresetTable(), baseURL: String = "") throws(ProxyError) {
+    public init(
+        parsing path: String, presets: PresetTable = PresetTable(), baseURL: String = "", onlyPresets: Bool = false
+    ) throws(ProxyError) {
         guard path.hasPrefix("/") else { throw .malformedURL("the path must start with /") }
         let afterSlash = path.dropFirst()
         guard let slash = afterSlash.firstIndex(of: "/"), slash != afterSlash.startIndex else {
@@ -39,6 +43,13 @@ public struct ProxyPath: Sendable, Hashable {
         let segments = signedPart.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         var options = try presets.defaultOptions()
         var index = 0
+        if onlyPresets {
+            guard let names = segments.first, segments.count > 1 else {
+                throw .malformedURL("expected /{signature}/{presets}/{source}")
+            }
+            try OptionParser.apply("preset:" + names, to: &options, presets: presets)
+            index = 1
+        }
         var parsedSource: (url: String, format: ImageFormat?)?
         while index < segments.count {
             let segment = segments[index]
@@ -47,7 +58,7 @@ public struct ProxyPath: Sendable, Hashable {
                 break
             }
             if segment == "enc" { throw .malformedURL("encrypted source URLs (enc/) are not supported") }
-            if segment.contains(":") {
+            if segment.contains(":"), !onlyPresets {
                 try OptionParser.apply(segment, to: &options, presets: presets)
                 index += 1
                 continue
