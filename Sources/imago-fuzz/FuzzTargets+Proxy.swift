@@ -5,7 +5,7 @@ import ImagoTesting
 
 extension FuzzTargets {
     /// `imago serve`'s URL handling, input being untrusted URL text: the whole input as a request path through
-    /// ``ProxyPath`` (with presets); then the input as the options of a path to a 16 × 12 PNG, answered by an
+    /// ``ProxyPath`` (with presets, and in presets-only mode); then the input as the options of a path to a 16 × 12 PNG, answered by an
     /// ``ImageProxy`` whose origin is in memory, when its sizes are small enough (a box, minimums and padding of at
     /// most 128, 128 and 32 pixels) that the fuzzer spends its time on parsing and placement rather than on
     /// resampling large images. Every answer must be a response, never a crash or a hang.
@@ -13,6 +13,7 @@ extension FuzzTargets {
         let text = String(decoding: data.prefix(4096), as: UTF8.self)
         _ = try? ProxyPath(parsing: text, presets: proxyPresets)
         _ = try? ProxyPath(parsing: text, presets: proxyPresets, baseURL: "http://fuzz.example/")
+        _ = try? ProxyPath(parsing: text, presets: proxyPresets, onlyPresets: true)
         let path = "/_/" + text.replacingOccurrences(of: "\n", with: "") + "/plain/http://fuzz.example/a.png"
         guard let parsed = try? ProxyPath(parsing: path, presets: proxyPresets) else { return }
         let options = parsed.options
