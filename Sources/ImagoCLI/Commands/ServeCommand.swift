@@ -9,6 +9,7 @@ import ImagoServer
 
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
+/// [--max-animation-frames N]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
 /// [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
@@ -20,7 +21,7 @@ enum ServeCommand {
         synopsis:
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
-            + " [--max-pixels N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
+            + " [--max-pixels N] [--max-animation-frames N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
             + " [--watermark-opacity X]] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
@@ -72,6 +73,9 @@ enum ServeCommand {
             OptionSpec(
                 "--log-format", value: "FORMAT", help: "Access log lines as json (default), text, or off for none."),
             OptionSpec("--max-pixels", value: "N", help: "Refuse sources over N pixels with 422 (default 50000000)."),
+            OptionSpec(
+                "--max-animation-frames", value: "N",
+                help: "Keep up to N frames of animations, sent as animated WebP (default 1: the first frame)."),
             OptionSpec(
                 "--base-url", value: "URL",
                 help: "Put before every source URL, so URLs may carry paths relative to it (e.g. https://img.example/)."
@@ -132,6 +136,8 @@ enum ServeCommand {
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         var pixelLimit = 50_000_000
+        /// `--max-animation-frames`: the most frames of an animation kept (1: its first frame only).
+        var maxAnimationFrames = 1
         /// `--base-url`: put before every source URL.
         var baseURL = ""
         /// `--preset`: the named option lists of `preset:`.
@@ -204,6 +210,7 @@ enum ServeCommand {
         configuration.workers = options.workers
         configuration.queueLimit = options.queueLimit
         configuration.pixelLimit = options.pixelLimit
+        configuration.maxAnimationFrames = options.maxAnimationFrames
         switch options.logFormat {
         case .json: configuration.accessLog = { record in console.print(record.jsonLine) }
         case .text: configuration.accessLog = { record in console.print(record.textLine) }
@@ -294,6 +301,9 @@ enum ServeCommand {
         }
         if let text = args.value("--queue") {
             options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000)
+        }
+        if let text = args.value("--max-animation-frames") {
+            options.maxAnimationFrames = try parseInteger(text, option: "--max-animation-frames", range: 1...10_000)
         }
         if let text = args.value("--max-pixels") {
             options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)

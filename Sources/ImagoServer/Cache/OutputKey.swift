@@ -10,11 +10,25 @@ struct OutputKey: Hashable, Sendable {
     var format: FormatChoice
     /// The ``WatermarkImage/id`` of the watermark drawn, when one is: a new watermark file makes new outputs.
     var watermark: String? = nil
+    /// How an animated source is rendered, when the proxy keeps animations
+    /// (``ImageProxy/Configuration/maxAnimationFrames`` above 1); `nil`: as its first frame.
+    var animation: Animation? = nil
+
+    /// How many frames an animated source may keep, and the format they are encoded in.
+    struct Animation: Hashable, Sendable {
+        /// The most frames decoded (``ImageProxy/Configuration/maxAnimationFrames``).
+        var frames: Int
+        /// The format whose encoder keeps the frames: the URL's, or the first `Accept` allows (WebP); `nil` when
+        /// neither can, and the output is the first frame.
+        var format: ImageFormat?
+    }
 
     /// A stable name for the disk cache (which keys by string): the versioned fields on separate lines.
     var diskKey: String {
-        let text = "imago-serve-output/v1\n\(source)\n\(options.canonicalDescription)\n\(format.keyText)"
-        return watermark.map { text + "\nwatermark=" + $0 } ?? text
+        var text = "imago-serve-output/v1\n\(source)\n\(options.canonicalDescription)\n\(format.keyText)"
+        if let watermark { text += "\nwatermark=" + watermark }
+        if let animation { text += "\nanimation=\(animation.frames):\(animation.format?.rawValue ?? "none")" }
+        return text
     }
 }
 

@@ -53,6 +53,21 @@ enum FormatNegotiation {
         return .sourceDerived
     }
 
+    /// The format an animated source is encoded in for `choice` and `accept`, keeping its frames: the explicit
+    /// format when its encoder keeps frames, else the first of ``preferred`` that `accept` names and whose encoder
+    /// keeps frames (WebP); `nil` when there is none (the output is then the first frame, in `choice`'s format).
+    static func animatedFormat(
+        for choice: FormatChoice, accept: String?, encoders: ImageEncoderRegistry
+    ) -> ImageFormat? {
+        if case .explicit(let format) = choice {
+            return encoders.encoder(for: format)?.encodesAnimation == true ? format : nil
+        }
+        let accepted = acceptedMediaTypes(accept)
+        return preferred.first { format in
+            mediaTypes[format].map(accepted.contains) == true && encoders.encoder(for: format)?.encodesAnimation == true
+        }
+    }
+
     /// The format to encode a decoded image of `source` format in, for `choice`.
     static func format(
         for choice: FormatChoice, source: ImageFormat, isOpaque: Bool, encoders: ImageEncoderRegistry

@@ -32,6 +32,13 @@ extension ImageProxy {
         public var outputCache: OutputCache
         /// The largest image (width × height) decoded; larger sources are answered 422. Default 50 megapixels.
         public var pixelLimit: Int
+        /// The most frames of an animated source (GIF, APNG, WebP) that are kept, as imgproxy's
+        /// `IMGPROXY_MAX_ANIMATION_FRAMES`: above 1, an animation is resized frame by frame and sent as an animated
+        /// WebP when the URL asks for WebP, or names no format and `Accept` takes WebP; frames × canvas pixels
+        /// must be within ``pixelLimit``. An animation over either limit, one a trim or smart crop would cut frame
+        /// by frame, and one whose output format cannot animate are sent as their first frame. Default 1: every
+        /// source is rendered from its first frame.
+        public var maxAnimationFrames: Int
         /// The signature checker; `nil` (the default) accepts no signed URL.
         public var signer: URLSigner?
         /// Whether unsigned URLs (`/insecure/…`, `/_/…`) are served. Default `false`.
@@ -86,6 +93,7 @@ extension ImageProxy {
             imageMemoryLimit = 64 << 20
             outputCache = OutputCache()
             pixelLimit = 50_000_000
+            maxAnimationFrames = 1
             signer = nil
             allowsUnsigned = false
             sourcePolicy = SourcePolicy()

@@ -88,12 +88,23 @@ extension ImageProxy {
                 return .failure(error)
             }
         }
+        // Frames are kept only when some format the client takes can hold them and no processor would cut each
+        // frame differently; an animation over the limits is rendered again from its first frame.
+        let keptFrames =
+            key.animation.flatMap { $0.format != nil && Self.keepsFrames(key.options) ? $0.frames : nil } ?? 1
+        func request(frames: Int) -> ImageRequest {
+            Self.imageRequest(
+                for: key.options, source: source, original: given ?? original?.data,
+                decoding: pipeline.configuration.decodingOptions, watermark: configuration.watermark,
+                animationFrames: frames)
+        }
         let response: ImageResponse
         do {
-            response = try await pipeline.response(
-                for: Self.imageRequest(
-                    for: key.options, source: source, original: given ?? original?.data,
-                    decoding: pipeline.configuration.decodingOptions, watermark: configuration.watermark))
+            do {
+                response = try await pipeline.response(for: request(frames: keptFrames))
+            } catch .decodingFailed(_, let underlying) where keptFrames > 1 && Self.isAnimationLimit(underlying) {
+                response = try await pipeline.response(for: request(frames: 1))
+            }
         } catch {
             return .failure(Self.proxyError(for: error))
         }
@@ -102,8 +113,11 @@ extension ImageProxy {
         let encoders = configuration.encoders
         // One scan of the alpha channel serves the negotiation and the flattening a JPEG needs.
         let isOpaque = image.image.isKnownOpaque || !image.image.hasTransparency
-        let format = FormatNegotiation.format(
-            for: key.format, source: image.format, isOpaque: isOpaque, encoders: encoders)
+        let animatedFormat = image.isAnimated ? key.animation?.format : nil
+        let format =
+            animatedFormat
+            ?? FormatNegotiation.format(for: key.format, source: image.format, isOpaque: isOpaque, encoders: encoders)
+        let frames = animatedFormat == nil ? nil : image
         let options = key.options
         let defaultQuality = configuration.defaultQuality
         let (encoded, encodeStarted, encodeEnded) = await withCheckedContinuation { continuation in
@@ -112,8 +126,8 @@ extension ImageProxy {
                 let started = ContinuousClock.now
                 let result = Result<Data, any Error> {
                     try Self.encode(
-                        image.image, as: format, isOpaque: isOpaque, options: options, defaultQuality: defaultQuality,
-                        encoders: encoders)
+                        image.image, frames: frames, as: format, isOpaque: isOpaque, options: options,
+                        defaultQuality: defaultQuality, encoders: encoders)
                 }
                 continuation.resume(returning: (result, started, ContinuousClock.now))
             }
@@ -160,7 +174,7 @@ extension ImageProxy {
     static func imageRequest(
         for options: ProcessingOptions, source: URL, original: Data? = nil,
         decoding: DecodingOptions = DecodingOptions(),
-        watermark: WatermarkImage? = nil
+        watermark: WatermarkImage? = nil, animationFrames: Int = 1
     ) -> ImageRequest {
         var processors: [any ImageProcessing] = []
         if let trim = options.trim { processors.append(trim) }
@@ -190,24 +204,48 @@ extension ImageProxy {
         }
         let loaded: ImageRequest.Source =
             if let original { .data(id: ImageRequest(url: source).sourceKey, original) } else { .url(source) }
+        let animates = animationFrames > 1
         var request = ImageRequest(
-            source: loaded, processors: processors, targetSize: targetSize, options: [.decodesFirstFrameOnly])
-        if !options.autoRotates {
-            var unrotated = decoding
-            unrotated.appliesOrientation = false
-            request.decodingOptions = unrotated
+            source: loaded, processors: processors, targetSize: targetSize,
+            options: animates ? [] : [.decodesFirstFrameOnly])
+        if !options.autoRotates || animates {
+            var custom = decoding
+            if !options.autoRotates { custom.appliesOrientation = false }
+            if animates {
+                // imgproxy's rule: all frames' canvas pixels together within the pixel limit.
+                custom.frameLimit = animationFrames
+                custom.animationWorkLimit = min(custom.animationWorkLimit, custom.pixelLimit)
+                custom.animationByteLimit = min(
+                    custom.animationByteLimit, custom.pixelLimit.multipliedReportingOverflow(by: 4).partialValue)
+            }
+            request.decodingOptions = custom
         }
         return request
+    }
+
+    /// Whether every frame of an animation gets the same cut under `options`: not when a trim or a smart crop,
+    /// which look at the pixels, would cut each frame its own way.
+    static func keepsFrames(_ options: ProcessingOptions) -> Bool {
+        options.trim == nil && options.gravity != .smart && options.crop?.placement?.gravity != .smart
+    }
+
+    /// Whether a decode failed only because an animation is over the frame, byte or work limits.
+    static func isAnimationLimit(_ error: CodecError) -> Bool {
+        switch error {
+        case .tooManyFrames, .animationTooLarge, .animationTooMuchWork: true
+        default: false
+        }
     }
 
     /// `image` encoded as `format` for `options`: at the URL's quality, else its quality for the format, else
     /// `defaultQuality`; flattened onto the background (white when none is given) when it is not `isOpaque` and
     /// the format has no alpha;
     /// and, under `max_bytes`, encoded again at lower qualities (each a quarter, half or three quarters of the
-    /// last, by how far over it was, as imgproxy does) until it fits or the quality reaches 10.
+    /// last, by how far over it was, as imgproxy does) until it fits or the quality reaches 10. With `frames`, an
+    /// animation whose first frame is `image`, every frame is encoded (in a format whose encoder keeps them).
     static func encode(
-        _ image: PixelBuffer, as format: ImageFormat, isOpaque: Bool, options: ProcessingOptions, defaultQuality: Int,
-        encoders: ImageEncoderRegistry
+        _ image: PixelBuffer, frames: ImageContainer? = nil, as format: ImageFormat, isOpaque: Bool,
+        options: ProcessingOptions, defaultQuality: Int, encoders: ImageEncoderRegistry
     ) throws -> Data {
         var image = image
         if format == .jpeg, !isOpaque {
@@ -217,7 +255,10 @@ extension ImageProxy {
         var quality = options.quality ?? options.formatQuality[format] ?? defaultQuality
         let degrades = options.maxBytes > 0 && [.jpeg, .webp, .avif, .jpegXL].contains(format)
         while true {
-            let data = try encoders.encode(image, as: format, options: EncodingOptions(quality: Double(quality) / 100))
+            let encoding = EncodingOptions(quality: Double(quality) / 100)
+            let data =
+                try frames.map { try encoders.encode($0, as: format, options: encoding) }
+                ?? encoders.encode(image, as: format, options: encoding)
             guard degrades, data.count > options.maxBytes, quality > 10 else {
                 return data
             }

@@ -200,9 +200,15 @@ public final class ImageProxy: Sendable {
                 choice = try FormatNegotiation.choice(
                     explicit: nil, accept: request.headers["accept"], encoders: configuration.encoders)
             }
-            let key = OutputKey(
+            var key = OutputKey(
                 source: verified.source, options: path.options, format: choice,
                 watermark: path.options.watermark == nil ? nil : configuration.watermark?.id)
+            if configuration.maxAnimationFrames > 1 {
+                key.animation = OutputKey.Animation(
+                    frames: configuration.maxAnimationFrames,
+                    format: FormatNegotiation.animatedFormat(
+                        for: choice, accept: request.headers["accept"], encoders: configuration.encoders))
+            }
             guard let rendition = configuration.outputCache.memoryRendition(for: key) else {
                 return .needsRender(verified, key)
             }
