@@ -261,12 +261,13 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned(["--path-prefix", "/a/b"]).pathPrefix == "/a/b")
         #expect(try Self.parseUnsigned(["--allow-origin", "*"]).allowedOrigin == "*")
         #expect(try Self.parseUnsigned(["--only-presets", "--preset", "t=w:10"]).onlyPresets)
+        #expect(try Self.parseUnsigned(["--local-root", NSTemporaryDirectory()]).localRoot != nil)
         #expect(try Self.parseUnsigned([]).maxAnimationFrames == 1)
         #expect(try Self.parseUnsigned(["--max-animation-frames", "64"]).maxAnimationFrames == 64)
         for bad in [
             ["--path-prefix", "images"], ["--path-prefix", "/"], ["--path-prefix", "/a//b"], ["--path-prefix", "/a b"],
             ["--allow-origin", ""], ["--allow-origin", "https://a.example, https://b.example"], ["--only-presets"],
-            ["--max-animation-frames", "0"],
+            ["--max-animation-frames", "0"], ["--local-root", "/no/such/directory"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
         }

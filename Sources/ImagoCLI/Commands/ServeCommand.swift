@@ -11,7 +11,7 @@ import ImagoServer
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--max-animation-frames N]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
@@ -22,7 +22,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -86,6 +86,9 @@ enum ServeCommand {
                 "--watermark-opacity", value: "X",
                 help: "Opacity 0-1 that each URL's watermark opacity multiplies (default 1)."),
             OptionSpec(
+                "--local-root", value: "DIR",
+                help: "Serve local:///PATH sources from files under DIR, as imgproxy's IMGPROXY_LOCAL_FILESYSTEM_ROOT."),
+            OptionSpec(
                 "--only-presets",
                 help: "Accept only preset names in URLs: /SIGNATURE/NAME[:NAME…]/SOURCE (needs --preset)."),
             OptionSpec(
@@ -144,6 +147,8 @@ enum ServeCommand {
         var presets = PresetTable()
         /// `--watermark` (and `--watermark-opacity`): the image `watermark:` draws, if any.
         var watermark: WatermarkImage?
+        /// `--local-root`: the directory `local:///path` sources are read from, if any.
+        var localRoot: URL?
         /// `--only-presets`: URLs name presets only.
         var onlyPresets = false
         /// `--path-prefix`: the path every image URL starts with (no trailing `/`), or empty.
@@ -204,6 +209,7 @@ enum ServeCommand {
         configuration.fallbackImage = options.fallbackImage
         configuration.pathPrefix = options.pathPrefix
         configuration.onlyPresets = options.onlyPresets
+        configuration.localRoot = options.localRoot
         configuration.allowedOrigin = options.allowedOrigin
         configuration.baseURL = options.baseURL
         configuration.maxAge = .seconds(options.maxAge)
@@ -336,6 +342,13 @@ enum ServeCommand {
             }
         } else if args.value("--watermark-opacity") != nil {
             throw UsageError("option '--watermark-opacity' needs --watermark")
+        }
+        if let root = args.value("--local-root") {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw UsageError("option '--local-root' expects a directory (got '\(root)')")
+            }
+            options.localRoot = URL(fileURLWithPath: root, isDirectory: true)
         }
         if args.has("--only-presets") {
             guard !options.presets.names.isEmpty else { throw UsageError("option '--only-presets' needs --preset") }

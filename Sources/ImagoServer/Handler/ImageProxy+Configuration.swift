@@ -43,6 +43,11 @@ extension ImageProxy {
         public var signer: URLSigner?
         /// Whether unsigned URLs (`/insecure/…`, `/_/…`) are served. Default `false`.
         public var allowsUnsigned: Bool
+        /// Serves `local:///path` sources from the files under this directory (imgproxy's
+        /// `IMGPROXY_LOCAL_FILESYSTEM_ROOT`): paths never leave it (`..` and symbolic links out of it are 404s, as
+        /// missing files are), and files are at most 64 MiB. Outputs are cached by URL, so a file changed in place
+        /// needs a new `cachebuster`. Default `nil`: `local:` sources are refused (400).
+        public var localRoot: URL?
         /// Which sources may be fetched. Default: any public host.
         public var sourcePolicy: SourcePolicy
         /// Put before every source URL, so URLs may carry paths relative to it (imgproxy's `IMGPROXY_BASE_URL`),
@@ -97,6 +102,7 @@ extension ImageProxy {
             signer = nil
             allowsUnsigned = false
             sourcePolicy = SourcePolicy()
+            localRoot = nil
             presets = PresetTable()
             onlyPresets = false
             watermark = nil

@@ -46,7 +46,10 @@ public final class ImageProxy: Sendable {
             label: "imago.serve.cpu",
             maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount),
             yieldsAfterEachClosure: true)
-        let loader = CountingDataLoader(base: configuration.dataLoader) { metrics.originFetched(bytes: $0) }
+        let sources: any DataLoading =
+            configuration.localRoot.map { LocalSourceLoader(root: $0, remote: configuration.dataLoader) }
+            ?? configuration.dataLoader
+        let loader = CountingDataLoader(base: sources) { metrics.originFetched(bytes: $0) }
         var pipelineConfiguration = ImagePipeline.Configuration(
             dataLoader: loader,
             imageCache: MemoryCache(
@@ -243,7 +246,7 @@ public final class ImageProxy: Sendable {
         if let hit = verifiedPaths.withLock({ $0.value(for: rawPath, now: { .zero }) }) { return hit }
         let path = try ProxyPath(
             parsing: rawPath, presets: configuration.presets, baseURL: configuration.baseURL,
-            onlyPresets: configuration.onlyPresets)
+            onlyPresets: configuration.onlyPresets, allowsLocal: configuration.localRoot != nil)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
         } else {
@@ -253,7 +256,8 @@ public final class ImageProxy: Sendable {
         if path.options.watermark != nil, configuration.watermark == nil {
             throw .invalidOption(name: "watermark", reason: "this server has no watermark image (--watermark FILE)")
         }
-        try configuration.sourcePolicy.check(path.source)
+        // Local files are confined to the root by their loader; the host policy is for the network.
+        if path.source.scheme?.lowercased() != "local" { try configuration.sourcePolicy.check(path.source) }
         let explicitChoice: FormatChoice? =
             if let format = path.options.format {
                 try FormatNegotiation.choice(explicit: format, accept: nil, encoders: configuration.encoders)

@@ -27,11 +27,13 @@ public struct ProxyPath: Sendable, Hashable {
     /// whose `default` preset applies first (default: no presets); `baseURL` is put before every source URL
     /// (imgproxy's `IMGPROXY_BASE_URL`; default none), so URLs may carry paths relative to it. With `onlyPresets`
     /// (imgproxy's `IMGPROXY_ONLY_PRESETS`; default `false`), the one segment after the signature names presets
-    /// (`/{signature}/{preset}:{preset}…/{source}`) and no other option is read from the URL.
+    /// (`/{signature}/{preset}:{preset}…/{source}`) and no other option is read from the URL. With `allowsLocal`
+    /// (default `false`), `local:///path` sources are accepted too (imgproxy's local files).
     ///
     /// - Throws: ``ProxyError`` with status 400 naming what is wrong.
     public init(
-        parsing path: String, presets: PresetTable = PresetTable(), baseURL: String = "", onlyPresets: Bool = false
+        parsing path: String, presets: PresetTable = PresetTable(), baseURL: String = "", onlyPresets: Bool = false,
+        allowsLocal: Bool = false
     ) throws(ProxyError) {
         guard path.hasPrefix("/") else { throw .malformedURL("the path must start with /") }
         let afterSlash = path.dropFirst()
@@ -68,10 +70,18 @@ public struct ProxyPath: Sendable, Hashable {
         }
         guard let parsedSource, !parsedSource.url.isEmpty else { throw .malformedURL("no source URL") }
         if let format = parsedSource.format, options.format == nil { options.format = format }
-        guard let url = URL(string: baseURL + parsedSource.url), let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty
-        else {
+        guard let url = URL(string: baseURL + parsedSource.url), let scheme = url.scheme?.lowercased() else {
             throw .invalidSource("expected an absolute http or https URL")
+        }
+        if scheme == "local" {
+            guard allowsLocal else { throw .invalidSource("local: sources are not served here (no --local-root)") }
+            guard (url.host() ?? "").isEmpty, url.path().hasPrefix("/"), url.path().count > 1 else {
+                throw .invalidSource("expected local:///path")
+            }
+        } else {
+            guard scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty else {
+                throw .invalidSource("expected an absolute http or https URL")
+            }
         }
         source = url
         self.options = options
