@@ -101,4 +101,19 @@ struct ImageProxyDeploymentTests {
             try ProxyPath(parsing: "/_/w:10/plain/https://img.example/x.jpg", presets: presets, onlyPresets: true)
         }
     }
+
+    @Test func aSecretIsRequiredOfEveryRequestButTheHealthCheck() async throws {
+        let fixture = try ProxyFixture { $0.secret = "s3cret-token" }
+        let path = fixture.path("rs:fit:20:20")
+
+        #expect(await fixture.get(path).status == 403)
+        #expect(errorMessage(await fixture.get(path)).contains("Authorization"))
+        #expect(await fixture.get(path, headers: ["authorization": "Bearer wrong"]).status == 403)
+        #expect(await fixture.get(path, headers: ["authorization": "s3cret-token"]).status == 403)
+        #expect(await fixture.get(path, headers: ["authorization": "Bearer s3cret-token"]).status == 200)
+        #expect(await fixture.get("/metrics").status == 403)
+        for health in ["/healthz", "/health"] { #expect(await fixture.get(health).status == 200, "\(health)") }
+        // Nothing was fetched for the refused requests
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
+    }
 }

@@ -262,12 +262,18 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned(["--allow-origin", "*"]).allowedOrigin == "*")
         #expect(try Self.parseUnsigned(["--only-presets", "--preset", "t=w:10"]).onlyPresets)
         #expect(try Self.parseUnsigned(["--local-root", NSTemporaryDirectory()]).localRoot != nil)
+        #expect(try Self.parseUnsigned(["--secret", "abc"]).secret == "abc")
+        #expect(
+            try ServeCommand.parse(
+                parseArguments(["--unsigned"], options: ServeCommand.command.options),
+                environment: ["IMAGO_SECRET": "env-token"]
+            ).secret == "env-token")
         #expect(try Self.parseUnsigned([]).maxAnimationFrames == 1)
         #expect(try Self.parseUnsigned(["--max-animation-frames", "64"]).maxAnimationFrames == 64)
         for bad in [
             ["--path-prefix", "images"], ["--path-prefix", "/"], ["--path-prefix", "/a//b"], ["--path-prefix", "/a b"],
             ["--allow-origin", ""], ["--allow-origin", "https://a.example, https://b.example"], ["--only-presets"],
-            ["--max-animation-frames", "0"], ["--local-root", "/no/such/directory"],
+            ["--max-animation-frames", "0"], ["--local-root", "/no/such/directory"], ["--secret", "two words"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
         }

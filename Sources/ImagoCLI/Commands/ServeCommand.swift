@@ -11,7 +11,7 @@ import ImagoServer
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--max-animation-frames N]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
@@ -22,7 +22,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -86,6 +86,11 @@ enum ServeCommand {
                 "--watermark-opacity", value: "X",
                 help: "Opacity 0-1 that each URL's watermark opacity multiplies (default 1)."),
             OptionSpec(
+                "--secret", value: "TOKEN",
+                help:
+                    "Answer only requests with 'Authorization: Bearer TOKEN' (default $IMAGO_SECRET; /healthz is open)."
+            ),
+            OptionSpec(
                 "--local-root", value: "DIR",
                 help: "Serve local:///PATH sources from files under DIR, as imgproxy's IMGPROXY_LOCAL_FILESYSTEM_ROOT."),
             OptionSpec(
@@ -147,6 +152,8 @@ enum ServeCommand {
         var presets = PresetTable()
         /// `--watermark` (and `--watermark-opacity`): the image `watermark:` draws, if any.
         var watermark: WatermarkImage?
+        /// `--secret` (or `IMAGO_SECRET`): the bearer token every request must carry, if any.
+        var secret: String?
         /// `--local-root`: the directory `local:///path` sources are read from, if any.
         var localRoot: URL?
         /// `--only-presets`: URLs name presets only.
@@ -210,6 +217,7 @@ enum ServeCommand {
         configuration.pathPrefix = options.pathPrefix
         configuration.onlyPresets = options.onlyPresets
         configuration.localRoot = options.localRoot
+        configuration.secret = options.secret
         configuration.allowedOrigin = options.allowedOrigin
         configuration.baseURL = options.baseURL
         configuration.maxAge = .seconds(options.maxAge)
@@ -342,6 +350,12 @@ enum ServeCommand {
             }
         } else if args.value("--watermark-opacity") != nil {
             throw UsageError("option '--watermark-opacity' needs --watermark")
+        }
+        if let secret = args.value("--secret") ?? environment["IMAGO_SECRET"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            guard secret.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
+                throw UsageError("option '--secret' expects a token of visible ASCII characters")
+            }
+            options.secret = secret
         }
         if let root = args.value("--local-root") {
             var isDirectory: ObjCBool = false

@@ -41,6 +41,10 @@ extension ImageProxy {
         public var maxAnimationFrames: Int
         /// The signature checker; `nil` (the default) accepts no signed URL.
         public var signer: URLSigner?
+        /// A token every request but `/healthz` must carry as `Authorization: Bearer TOKEN` (imgproxy's
+        /// `IMGPROXY_SECRET`), e.g. sent by the CDN in front so nobody reaches the proxy around it; without it the
+        /// answer is 403. Compared in constant time. Default `nil`: no such check.
+        public var secret: String?
         /// Whether unsigned URLs (`/insecure/…`, `/_/…`) are served. Default `false`.
         public var allowsUnsigned: Bool
         /// Serves `local:///path` sources from the files under this directory (imgproxy's
@@ -101,6 +105,7 @@ extension ImageProxy {
             maxAnimationFrames = 1
             signer = nil
             allowsUnsigned = false
+            secret = nil
             sourcePolicy = SourcePolicy()
             localRoot = nil
             presets = PresetTable()

@@ -24,6 +24,9 @@ public final class ImageProxy: Sendable {
     let verifiedPaths = Locked(LRUCache<String, VerifiedPath>(costLimit: 8 << 20, countLimit: 50_000))
     /// `Cache-Control` of image responses (made once).
     let cacheControl: String
+    /// The SHA-256 of `Bearer ` and ``Configuration/secret``, when there is one: digests of equal length are
+    /// compared in constant time.
+    let secretDigest: SHA256Digest?
     /// Renders in flight, by output, so that identical requests share one.
     let renders = Locked<[OutputKey: Task<Result<RenderedOutput, ProxyError>, Never>]>([:])
 
@@ -31,6 +34,7 @@ public final class ImageProxy: Sendable {
     public init(configuration: Configuration) {
         self.configuration = configuration
         cacheControl = "public, max-age=\(Int(configuration.maxAge.timeInterval))"
+        secretDigest = configuration.secret.map { SHA256.hash("Bearer \($0)") }
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
         let shared = configuration.sharedCache
         let metrics = ServerMetrics(queueLength: { limiter.queueLength }, sharedTier: { shared?.metrics })
@@ -135,6 +139,13 @@ public final class ImageProxy: Sendable {
         return answered
     }
 
+    /// Whether `authorization` is `Bearer` and the secret whose digest is `digest` (compared in constant time).
+    static func authorizes(_ authorization: String?, digest: SHA256Digest) -> Bool {
+        guard let authorization else { return false }
+        let given = SHA256.hash(authorization)
+        return (given.w0 ^ digest.w0) | (given.w1 ^ digest.w1) | (given.w2 ^ digest.w2) | (given.w3 ^ digest.w3) == 0
+    }
+
     /// `response` with the CORS headers of ``Configuration/allowedOrigin``, when there is one.
     private func withCORS(_ response: ServerResponse) -> ServerResponse {
         guard let origin = configuration.allowedOrigin else { return response }
@@ -177,8 +188,14 @@ public final class ImageProxy: Sendable {
             throw ProxyError.methodNotAllowed(request.method)
         }
         let routed = unprefixed(request.path)
-        switch routed ?? request.path {
-        case "/healthz":
+        let route = routed ?? request.path
+        if let secretDigest, route != "/healthz", route != "/health",
+            !Self.authorizes(request.headers["authorization"], digest: secretDigest)
+        {
+            throw ProxyError.unauthorized
+        }
+        switch route {
+        case "/healthz", "/health":
             record.route = "healthz"
             return .answered(Self.plain(200, "application/json", Data("{\"status\":\"ok\"}\n".utf8)), nil)
         case "/metrics":

@@ -17,6 +17,8 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     case badSignature
     /// 403: an unsigned URL (`insecure`, `_`) while the server requires signatures.
     case unsignedURL
+    /// 403: the server requires `Authorization: Bearer` with its secret and the request did not carry it.
+    case unauthorized
     /// 403: the source's host is not on the allow list or is a private address.
     case sourceNotAllowed(host: String)
     /// 404: the origin has no such image (or the route does not exist).
@@ -42,7 +44,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     public var status: Int {
         switch self {
         case .malformedURL, .unknownOption, .invalidOption, .invalidSource, .formatNotAvailable: 400
-        case .badSignature, .unsignedURL, .sourceNotAllowed: 403
+        case .badSignature, .unsignedURL, .unauthorized, .sourceNotAllowed: 403
         case .notFound: 404
         case .methodNotAllowed: 405
         case .sourceTooLarge: 413
@@ -65,6 +67,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .formatNotAvailable(let format): "option 'format': no encoder for \(format) is available on this server"
         case .badSignature: "invalid signature"
         case .unsignedURL: "unsigned URLs are not accepted (sign the URL, or start the server with --unsigned)"
+        case .unauthorized: "missing or wrong Authorization: Bearer secret"
         case .sourceNotAllowed(let host): "source host '\(host)' is not allowed"
         case .notFound(let what): "not found: \(what)"
         case .methodNotAllowed(let method): "method \(method) is not allowed (use GET or HEAD)"
