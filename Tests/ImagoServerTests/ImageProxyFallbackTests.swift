@@ -33,6 +33,7 @@ struct ImageProxyFallbackTests {
         #expect(other.status == 200 && other.body == response.body && other.header("ETag") == response.header("ETag"))
         let samples = prometheusSamples(fixture.proxy.metrics.prometheusText())
         #expect(samples["imago_serve_cache_hits_total{tier=\"output_memory\"}"] == 1)
+        #expect(samples["imago_serve_fallbacks_total"] == 2)
         // The source, once it exists, is served as itself
         fixture.origin.setRoute("/gone.jpg", .bytes(fixture.jpeg, contentType: "image/jpeg"))
         let real = await fixture.get(fixture.path("rs:fit:100:100", "/gone.jpg", ext: "png"))

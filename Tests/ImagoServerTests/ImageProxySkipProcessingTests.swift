@@ -49,6 +49,9 @@ struct ImageProxySkipProcessingTests {
         let other = await fixture.get(path, headers: ["accept": "image/png"])
         #expect(other.body == gif && other.header("ETag") == etag)
         #expect(await fixture.get(path, headers: ["if-none-match": etag]).status == 304)
+        // Two outputs were the source's bytes (one per key: the second Accept made its own); the rest were cached
+        let samples = prometheusSamples(fixture.proxy.metrics.prometheusText())
+        #expect(samples["imago_serve_passed_through_total"] == 2)
         // Without the option the same source is rendered: a 20 × 10 still
         let rendered = await fixture.get(fixture.path("rs:fit:20:20", "/anim.gif", ext: "png"))
         #expect(try ServerTestImages.decode(rendered.body).size == PixelSize(width: 20, height: 10))

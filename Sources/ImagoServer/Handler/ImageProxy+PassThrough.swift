@@ -61,6 +61,7 @@ extension ImageProxy {
         if case .negotiated = key.format { sameForEveryAccept.format = .sourceDerived }
         let rendition = Rendition(data: original.data, format: original.format, key: sameForEveryAccept)
         configuration.outputCache.store(rendition, for: key)
+        metrics.sourcePassedThrough()
         var timings = original.metrics
         timings.decode = decoded - fetched
         let stages = RenderStages(

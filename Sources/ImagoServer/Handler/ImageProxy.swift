@@ -100,6 +100,7 @@ public final class ImageProxy: Sendable {
                     (response, tier) = try await fallbackResponse(
                         fallback, for: verified, key: key, failure: failure, request: request)
                     record.error = "\(failure.description) (answered with the fallback image)"
+                    metrics.fallbackSent()
                 }
             }
         } catch {

@@ -61,7 +61,9 @@ public final class ServerMetrics: Sendable {
         static let bytesIn = originFetches + 1
         static let bytesOut = bytesIn + 1
         static let inFlight = bytesOut + 1
-        static let count = inFlight + 1
+        static let fallbacks = inFlight + 1
+        static let passedThrough = fallbacks + 1
+        static let count = passedThrough + 1
     }
 
     func requestStarted() { counters.add(1, at: Slot.inFlight) }
@@ -89,6 +91,12 @@ public final class ServerMetrics: Sendable {
         counters.add(1, at: Slot.originFetches)
         counters.add(bytes, at: Slot.bytesIn)
     }
+
+    /// Counts a response that carried the fallback image in place of a source that could not be had.
+    func fallbackSent() { counters.add(1, at: Slot.fallbacks) }
+
+    /// Counts an output that is the source's own bytes (`skip_processing`).
+    func sourcePassedThrough() { counters.add(1, at: Slot.passedThrough) }
 
     /// Requests being answered now.
     public var inFlight: Int { counters[Slot.inFlight] }
@@ -131,6 +139,12 @@ public final class ServerMetrics: Sendable {
         out += "imago_serve_bytes_in_total \(counters[Slot.bytesIn])\n"
         family("imago_serve_bytes_out_total", "counter", "Response body bytes sent (GET).")
         out += "imago_serve_bytes_out_total \(counters[Slot.bytesOut])\n"
+        family(
+            "imago_serve_fallbacks_total", "counter", "Responses that carried the fallback image for a failed source.")
+        out += "imago_serve_fallbacks_total \(counters[Slot.fallbacks])\n"
+        family(
+            "imago_serve_passed_through_total", "counter", "Outputs that are the source's own bytes (skip_processing).")
+        out += "imago_serve_passed_through_total \(counters[Slot.passedThrough])\n"
         family("imago_serve_requests_in_flight", "gauge", "Requests being answered.")
         out += "imago_serve_requests_in_flight \(counters[Slot.inFlight])\n"
         family("imago_serve_queue_length", "gauge", "Renders waiting for a worker.")
