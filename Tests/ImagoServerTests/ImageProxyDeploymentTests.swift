@@ -116,4 +116,42 @@ struct ImageProxyDeploymentTests {
         // Nothing was fetched for the refused requests
         #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
     }
+
+    @Test func allowedSourcesArePrefixesThatCannotBeTalkedAround() throws {
+        let policy = SourcePolicy(allowedSources: ["https://cdn.example.com/images/", "https://*.static.example/"])
+        func allows(_ text: String) -> Bool {
+            guard let url = URL(string: text) else { return false }
+            return (try? policy.check(url)) != nil
+        }
+        #expect(allows("https://cdn.example.com/images/a.jpg"))
+        #expect(allows("https://CDN.example.com/images/./a.jpg"))
+        #expect(allows("https://eu.static.example/x/y.png"))
+        #expect(!allows("https://cdn.example.com/other/a.jpg"))
+        #expect(!allows("https://cdn.example.com/images/../secret.jpg"))
+        #expect(!allows("https://cdn.example.com/images/%2E%2E/secret.jpg"))
+        #expect(!allows("https://cdn.example.com/images/..%2Fsecret.jpg"))
+        #expect(!allows("https://cdn.example.com@evil.example/images/a.jpg"))  // user info is not the host
+        #expect(!allows("https://a.b.static.example.evil.example/x.png"))
+        #expect(!allows("http://cdn.example.com/images/a.jpg"))  // the scheme is part of the prefix
+        // A prefix that ends inside the host ends there: no longer host passes
+        let bare = SourcePolicy(allowedSources: ["https://cdn.example.com"])
+        #expect((try? bare.check(URL(string: "https://cdn.example.com/a.jpg")!)) != nil)
+        #expect((try? bare.check(URL(string: "https://cdn.example.com.evil.example/a.jpg")!)) == nil)
+        // Local sources are matched too, and skip the host rules
+        let local = SourcePolicy(allowedSources: ["local:///public/"])
+        #expect((try? local.check(URL(string: "local:///public/a.jpg")!)) != nil)
+        #expect((try? local.check(URL(string: "local:///private/a.jpg")!)) == nil)
+    }
+
+    @Test func aSourceOutsideTheAllowedPrefixesIsRefusedBeforeAnyFetch() async throws {
+        let fixture = try ProxyFixture {
+            $0.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true, allowedSources: ["http://127.0.0.1:*/images/"])
+        }
+        fixture.origin.setRoute("/images/a.jpg", .bytes(fixture.jpeg, contentType: "image/jpeg"))
+
+        #expect(await fixture.get(fixture.path("rs:fit:20:20", "/images/a.jpg")).status == 200)
+        let refused = await fixture.get(fixture.path("rs:fit:20:20", "/a.jpg"))
+        #expect(refused.status == 403, "\(errorMessage(refused))")
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 0)
+    }
 }

@@ -262,6 +262,9 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned(["--allow-origin", "*"]).allowedOrigin == "*")
         #expect(try Self.parseUnsigned(["--only-presets", "--preset", "t=w:10"]).onlyPresets)
         #expect(try Self.parseUnsigned(["--local-root", NSTemporaryDirectory()]).localRoot != nil)
+        #expect(
+            try Self.parseUnsigned(["--allow-source", "https://cdn.example.com", "--allow-source", "local:///p/"])
+                .sourcePolicy.allowedSources == ["https://cdn.example.com/", "local:///p/"])
         #expect(try Self.parseUnsigned(["--secret", "abc"]).secret == "abc")
         #expect(
             try ServeCommand.parse(
@@ -274,6 +277,8 @@ struct ServeCommandTests {
             ["--path-prefix", "images"], ["--path-prefix", "/"], ["--path-prefix", "/a//b"], ["--path-prefix", "/a b"],
             ["--allow-origin", ""], ["--allow-origin", "https://a.example, https://b.example"], ["--only-presets"],
             ["--max-animation-frames", "0"], ["--local-root", "/no/such/directory"], ["--secret", "two words"],
+            ["--allow-source", "cdn.example.com/images/"],
+            ["--allow-source", "ftp://cdn.example.com/"], ["--allow-source", "local://host/p/"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
         }

@@ -11,7 +11,7 @@ import ImagoServer
 /// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--max-animation-frames N]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
@@ -22,7 +22,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -85,6 +85,9 @@ enum ServeCommand {
             OptionSpec(
                 "--watermark-opacity", value: "X",
                 help: "Opacity 0-1 that each URL's watermark opacity multiplies (default 1)."),
+            OptionSpec(
+                "--allow-source", value: "PREFIX", repeatable: true,
+                help: "Only fetch URLs starting with PREFIX, '*' matching within a segment (IMGPROXY_ALLOWED_SOURCES)."),
             OptionSpec(
                 "--secret", value: "TOKEN",
                 help:
@@ -302,8 +305,20 @@ enum ServeCommand {
         guard options.signer != nil || options.allowsUnsigned else {
             throw UsageError("give a signing key (--key and --salt, or IMAGO_KEY and IMAGO_SALT) or --unsigned")
         }
+        let sources = args.values["--allow-source"] ?? []
+        for prefix in sources {
+            guard let url = URL(string: prefix.replacingOccurrences(of: "*", with: "x")),
+                let scheme = url.scheme?.lowercased(), ["http", "https", "local"].contains(scheme),
+                scheme == "local" ? prefix.hasPrefix("local:///") : !(url.host() ?? "").isEmpty
+            else {
+                throw UsageError(
+                    "option '--allow-source' expects a URL prefix such as https://cdn.example.com/images/ (got '\(prefix)')"
+                )
+            }
+        }
         options.sourcePolicy = SourcePolicy(
-            allowedHosts: args.values["--allow-host"] ?? [], allowsPrivateAddresses: args.has("--allow-private"))
+            allowedHosts: args.values["--allow-host"] ?? [], allowsPrivateAddresses: args.has("--allow-private"),
+            allowedSources: sources)
         if let text = args.value("--max-age") {
             options.maxAge = try parseInteger(text, option: "--max-age", range: 0...315_360_000)
         }

@@ -274,8 +274,7 @@ public final class ImageProxy: Sendable {
         if path.options.watermark != nil, configuration.watermark == nil {
             throw .invalidOption(name: "watermark", reason: "this server has no watermark image (--watermark FILE)")
         }
-        // Local files are confined to the root by their loader; the host policy is for the network.
-        if path.source.scheme?.lowercased() != "local" { try configuration.sourcePolicy.check(path.source) }
+        try configuration.sourcePolicy.check(path.source)
         let explicitChoice: FormatChoice? =
             if let format = path.options.format {
                 try FormatNegotiation.choice(explicit: format, accept: nil, encoders: configuration.encoders)

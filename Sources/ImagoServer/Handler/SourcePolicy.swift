@@ -1,7 +1,7 @@
 import Foundation
 
-/// Which sources the proxy fetches: hosts matching an allow list of globs (none: any host), and only public
-/// addresses unless ``allowsPrivateAddresses``.
+/// Which sources the proxy fetches: URLs starting with one of ``allowedSources`` (none: any), hosts matching an allow
+/// list of globs (none: any host), and only public addresses unless ``allowsPrivateAddresses``.
 ///
 /// This check sees the URL as given. Redirects and host names that resolve to private addresses can only be
 /// refused by the loader that connects (the libcurl loader's address policy): give the proxy such a loader, set
@@ -14,20 +14,75 @@ public struct SourcePolicy: Sendable, Hashable {
     /// Whether loopback, private, link-local and unspecified addresses (and `localhost`) may be fetched. Default
     /// `false`.
     public var allowsPrivateAddresses: Bool
+    /// URL prefixes a source must start with, as imgproxy's `IMGPROXY_ALLOWED_SOURCES`, e.g.
+    /// `https://cdn.example.com/images/` or `local:///public/`; `*` matches any run of characters but `/`. They
+    /// are matched against the URL without user info, its path's `.` and `..` segments resolved, and a prefix that
+    /// ends inside the host is taken to end with `/` (so `https://cdn.example.com` never admits
+    /// `https://cdn.example.com.evil.example/`). With prefixes, a path with a `..` segment (also percent-encoded)
+    /// is refused.
+    /// They apply to `local:` sources too. Default none: any URL the other rules allow.
+    public var allowedSources: [String]
 
     /// A policy with the defaults listed on each property.
-    public init(allowedHosts: [String] = [], allowsPrivateAddresses: Bool = false) {
+    public init(allowedHosts: [String] = [], allowsPrivateAddresses: Bool = false, allowedSources: [String] = []) {
         self.allowedHosts = allowedHosts
         self.allowsPrivateAddresses = allowsPrivateAddresses
+        self.allowedSources = allowedSources.map(Self.normalizedPrefix)
     }
 
-    /// Throws ``ProxyError/sourceNotAllowed(host:)`` unless `url` may be fetched.
+    /// Throws ``ProxyError/sourceNotAllowed(host:)`` unless `url` may be fetched (a `local:` URL is checked against
+    /// ``allowedSources`` only: its files are confined by their loader).
     public func check(_ url: URL) throws(ProxyError) {
         let host = (url.host(percentEncoded: false) ?? "").lowercased()
+        if !allowedSources.isEmpty {
+            guard let text = Self.canonical(url), allowedSources.contains(where: { Self.prefix($0, matches: text) })
+            else { throw .sourceNotAllowed(host: host.isEmpty ? (url.scheme ?? "") : host) }
+        }
+        if url.scheme?.lowercased() == "local" { return }
         if !allowedHosts.isEmpty, !allowedHosts.contains(where: { Self.glob($0.lowercased(), matches: host) }) {
             throw .sourceNotAllowed(host: host)
         }
         if !allowsPrivateAddresses, Self.isPrivate(host: host) { throw .sourceNotAllowed(host: host) }
+    }
+
+    /// `url` as prefixes are matched against: `scheme://host[:port]` lowercased, without user info, then the path
+    /// (percent-encoded, `.` segments resolved) and the query; `nil` when the path has a `..` segment, also once
+    /// percent-decoded (an origin may decode `%2E%2E` or `%2F` and climb out of an allowed folder).
+    static func canonical(_ url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased() else { return nil }
+        let segments = url.path(percentEncoded: false).split(separator: "/", omittingEmptySubsequences: false)
+        guard !segments.contains("..") else { return nil }
+        var text = scheme + "://" + (url.host(percentEncoded: true) ?? "").lowercased()
+        if let port = url.port { text += ":\(port)" }
+        text += url.standardized.path(percentEncoded: true)
+        if let query = url.query(percentEncoded: true) { text += "?" + query }
+        return text
+    }
+
+    /// `prefix` with a `/` added when it ends inside the host (`https://cdn.example.com` → `…com/`).
+    static func normalizedPrefix(_ prefix: String) -> String {
+        guard let schemeEnd = prefix.range(of: "://") else { return prefix }
+        let afterScheme = prefix[schemeEnd.upperBound...]
+        return afterScheme.contains("/") || afterScheme.isEmpty ? prefix : prefix + "/"
+    }
+
+    /// Whether `pattern` (`*` matching any run of characters but `/`) matches the start of `text`.
+    static func prefix(_ pattern: String, matches text: String) -> Bool {
+        let p = Array(pattern.utf8)
+        let t = Array(text.utf8)
+        func match(_ pi: Int, _ ti: Int) -> Bool {
+            if pi == p.count { return true }
+            if p[pi] == UInt8(ascii: "*") {
+                var end = ti
+                while true {
+                    if match(pi + 1, end) { return true }
+                    guard end < t.count, t[end] != UInt8(ascii: "/") else { return false }
+                    end += 1
+                }
+            }
+            return ti < t.count && p[pi] == t[ti] && match(pi + 1, ti + 1)
+        }
+        return match(0, 0)
     }
 
     /// Whether `pattern` (with `*` wildcards) matches all of `text`.
