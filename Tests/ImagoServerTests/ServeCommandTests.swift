@@ -65,6 +65,75 @@ struct ServeCommandTests {
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("outputs").path))
     }
 
+    /// Every deployment option of this stop, given on the command line, reaches the running proxy.
+    @Test(.timeLimit(.minutes(1)))
+    func theDeploymentOptionsReachTheRunningProxy() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let jpeg = try ServerTestImages.jpeg()
+        let gif = try serverCorpus("gif/samples/moon_impact.gif")
+        origin.setRoute("/a.jpg", .bytes(jpeg, contentType: "image/jpeg"))
+        origin.setRoute("/anim.gif", .bytes(gif, contentType: "image/gif"))
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = directory.appendingPathComponent("files")
+        try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+        try jpeg.write(to: files.appendingPathComponent("b.jpg"))
+        let placeholder = directory.appendingPathComponent("placeholder.png")
+        try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 8, height: 4), as: .png).write(
+            to: placeholder)
+        let args = try parseArguments(
+            [
+                "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir",
+                directory.appendingPathComponent("cache").path, "--log-format", "off", "--path-prefix", "/img",
+                "--allow-origin", "*", "--secret", "tok", "--fallback-image", placeholder.path, "--fallback-status",
+                "404", "--only-presets", "--preset", "thumb=rs:fit:20:20", "--preset", "pass=skp:gif",
+                "--max-animation-frames", "50", "--local-root", files.path, "--allow-source", "http://127.0.0.1:*/",
+                "--allow-source", "local:///",
+            ], options: ServeCommand.command.options)
+        let (console, _) = Console.capturing()
+        let trigger = InterruptTrigger()
+        let port = Locked<UInt16>(0)
+        let run = Task {
+            await ServeCommand.run(args, console: console, interrupt: trigger) { p in port.withLock { $0 = p } }
+        }
+        #expect(await ImagoTesting.eventually { port.value != 0 })
+        let base = "http://127.0.0.1:\(port.value)/img/_/"
+        let client = TestHTTPClient()
+        func get(
+            _ rest: String, _ headers: [String: String] = [:]
+        ) async throws -> (
+            status: Int, headers: [String: String], body: Data
+        ) {
+            try await client.send(
+                URL(string: base + rest)!, headers: headers.merging(["Authorization": "Bearer tok"]) { a, _ in a })
+        }
+
+        let thumb = try await get("thumb/plain/" + origin.url(for: "/a.jpg").absoluteString + "@png")
+        #expect(thumb.status == 200 && thumb.headers["access-control-allow-origin"] == "*")
+        #expect(try ServerTestImages.decode(thumb.body).size == PixelSize(width: 20, height: 10))
+        let noToken = try await client.send(
+            URL(string: base + "thumb/plain/" + origin.url(for: "/a.jpg").absoluteString)!)
+        #expect(noToken.status == 403)
+        let gone = try await get("thumb/plain/" + origin.url(for: "/gone.jpg").absoluteString + "@png")
+        #expect(gone.status == 404 && gone.headers["content-type"] == "image/png")
+        #expect(try ServerTestImages.decode(gone.body).size == PixelSize(width: 8, height: 4))  // never enlarged
+        let local = try await get("thumb/plain/local:///b.jpg@png")
+        #expect(local.status == 200)
+        let animated = try await get(
+            "thumb/plain/" + origin.url(for: "/anim.gif").absoluteString, ["Accept": "image/webp"])
+        #expect(animated.headers["content-type"] == "image/webp")
+        #expect(try ImageDecoderRegistry.makeDefault().decode(animated.body).frameCount > 1)
+        let passed = try await get("pass/plain/" + origin.url(for: "/anim.gif").absoluteString)
+        #expect(passed.status == 200 && passed.body == gif)
+        let options = try await get("rs:fit:30:30/plain/" + origin.url(for: "/a.jpg").absoluteString)
+        #expect(options.status == 400)  // presets only
+        let health = try await client.send(URL(string: "http://127.0.0.1:\(port.value)/healthz")!)
+        #expect(health.status == 200)
+        trigger.fire()
+        #expect(await run.value == 0)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func sigtermFinishesRequestsInFlightAndExitsZero() async throws {
         let executable = try #require(imagoExecutable(), "build the imago executable first (swift build)")
@@ -263,8 +332,10 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned(["--only-presets", "--preset", "t=w:10"]).onlyPresets)
         #expect(try Self.parseUnsigned(["--local-root", NSTemporaryDirectory()]).localRoot != nil)
         #expect(
-            try Self.parseUnsigned(["--allow-source", "https://cdn.example.com", "--allow-source", "local:///p/"])
-                .sourcePolicy.allowedSources == ["https://cdn.example.com/", "local:///p/"])
+            try Self.parseUnsigned([
+                "--allow-source", "https://cdn.example.com", "--allow-source", "local:///p/", "--allow-source",
+                "http://127.0.0.1:*/",
+            ]).sourcePolicy.allowedSources == ["https://cdn.example.com/", "local:///p/", "http://127.0.0.1:*/"])
         #expect(try Self.parseUnsigned(["--secret", "abc"]).secret == "abc")
         #expect(
             try ServeCommand.parse(

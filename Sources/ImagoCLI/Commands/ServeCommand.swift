@@ -307,7 +307,7 @@ enum ServeCommand {
         }
         let sources = args.values["--allow-source"] ?? []
         for prefix in sources {
-            guard let url = URL(string: prefix.replacingOccurrences(of: "*", with: "x")),
+            guard let url = URL(string: prefix.replacingOccurrences(of: "*", with: "0")),
                 let scheme = url.scheme?.lowercased(), ["http", "https", "local"].contains(scheme),
                 scheme == "local" ? prefix.hasPrefix("local:///") : !(url.host() ?? "").isEmpty
             else {
