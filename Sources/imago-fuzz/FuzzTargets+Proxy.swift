@@ -5,7 +5,8 @@ import ImagoTesting
 
 extension FuzzTargets {
     /// `imago serve`'s URL handling, input being untrusted URL text: the whole input as a request path through
-    /// ``ProxyPath`` (with presets, and in presets-only mode); then the input as the options of a path to a 16 × 12 PNG, answered by an
+    /// ``ProxyPath`` (with presets, and in presets-only mode), and as a `local:` path, which must map under its
+    /// root; then the input as the options of a path to a 16 × 12 PNG, answered by an
     /// ``ImageProxy`` whose origin is in memory, when its sizes are small enough (a box, minimums and padding of at
     /// most 128, 128 and 32 pixels) that the fuzzer spends its time on parsing and placement rather than on
     /// resampling large images. Every answer must be a response, never a crash or a hang.
@@ -14,6 +15,11 @@ extension FuzzTargets {
         _ = try? ProxyPath(parsing: text, presets: proxyPresets)
         _ = try? ProxyPath(parsing: text, presets: proxyPresets, baseURL: "http://fuzz.example/")
         _ = try? ProxyPath(parsing: text, presets: proxyPresets, onlyPresets: true)
+        // A local: source never maps outside the root, whatever its path says.
+        if let local = URL(string: "local:///" + text), let file = localSources.fileURL(for: local) {
+            let root = localSources.root.path.hasSuffix("/") ? localSources.root.path : localSources.root.path + "/"
+            precondition(file.standardizedFileURL.path.hasPrefix(root), "local: path escaped the root: \(text)")
+        }
         let path = "/_/" + text.replacingOccurrences(of: "\n", with: "") + "/plain/http://fuzz.example/a.png"
         guard let parsed = try? ProxyPath(parsing: path, presets: proxyPresets) else { return }
         let options = parsed.options
@@ -32,6 +38,10 @@ extension FuzzTargets {
         }
         done.wait()
     }
+
+    /// A local-source loader over a root that need not exist (only its path mapping is fuzzed).
+    private static let localSources = LocalSourceLoader(
+        root: URL(fileURLWithPath: "/nonexistent/imago-fuzz-root"), remote: MockDataLoader())
 
     private static let proxyPresets =
         (try? PresetTable(definitions: ["thumb=rs:fill:32:32/q:50", "small=pr:thumb/s:8:8", "default=cb:0"]))

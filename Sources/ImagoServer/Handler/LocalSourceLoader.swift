@@ -8,9 +8,9 @@ import Imago
 /// a file that does not exist or is not a regular file, are answered as HTTP 404 would be (nothing tells a client
 /// what lies outside the root). Files over ``maximumBodySize`` fail as too large. Reads run off the caller's thread
 /// (``FileDataLoader``).
-struct LocalSourceLoader: DataLoading {
+package struct LocalSourceLoader: DataLoading {
     /// The directory `local:` paths are read from, symbolic links resolved.
-    let root: URL
+    package let root: URL
     /// Loads every URL that is not `local:`.
     let remote: any DataLoading
     /// The largest file read. Default 64 MiB.
@@ -19,7 +19,7 @@ struct LocalSourceLoader: DataLoading {
 
     /// A loader of `local:` paths under `root` (at most `maximumBodySize` bytes each, default 64 MiB), and of other
     /// URLs through `remote`.
-    init(root: URL, remote: any DataLoading, maximumBodySize: Int64 = 64 << 20) {
+    package init(root: URL, remote: any DataLoading, maximumBodySize: Int64 = 64 << 20) {
         let resolved = root.standardizedFileURL.resolvingSymlinksInPath()
         self.root = resolved
         self.remote = remote
@@ -27,7 +27,8 @@ struct LocalSourceLoader: DataLoading {
         files = FileDataLoader(allowedDirectories: [resolved], maximumBodySize: maximumBodySize)
     }
 
-    func load(_ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void) -> any DataLoadTask {
+    package func load(_ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void) -> any DataLoadTask
+    {
         guard request.url.scheme?.lowercased() == "local" else { return remote.load(request, handler: handler) }
         let url = request.url
         let file = fileURL(for: url)
@@ -45,7 +46,7 @@ struct LocalSourceLoader: DataLoading {
     }
 
     /// The file a `local:` URL names under ``root``; `nil` when its path leaves the root.
-    func fileURL(for url: URL) -> URL? {
+    package func fileURL(for url: URL) -> URL? {
         let path = url.path(percentEncoded: false)
         guard !path.isEmpty, !path.contains("\0") else { return nil }
         let file = root.appendingPathComponent(path).standardizedFileURL
