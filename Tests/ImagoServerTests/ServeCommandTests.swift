@@ -34,29 +34,21 @@ struct ServeCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = "0123456789abcdef"
         let salt = "fedcba9876543210"
-        let args = try parseArguments(
-            [
-                "--listen", "127.0.0.1:0", "--key", key, "--salt", salt, "--allow-private", "--cache-dir",
-                directory.path, "--log-format", "json",
-            ], options: ServeCommand.command.options)
-        let (console, output) = Console.capturing()
-        let trigger = InterruptTrigger()
-        let port = Locked<UInt16>(0)
-        let run = Task {
-            await ServeCommand.run(args, console: console, interrupt: trigger) { p in port.withLock { $0 = p } }
-        }
-        #expect(await ImagoTesting.eventually { port.value != 0 })
+        let serve = try await InProcessServe.start([
+            "--listen", "127.0.0.1:0", "--key", key, "--salt", salt, "--allow-private", "--cache-dir", directory.path,
+            "--log-format", "json",
+        ])
+        let output = serve.output
         // A source with a query must be percent-encoded in a plain URL, as in imgproxy
         let source = origin.url(for: "/a.jpg").absoluteString + "?token=s3cret"
         let rest = "/rs:fit:32:32/plain/" + (source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         let signature = try URLSigner(keyHex: key, saltHex: salt).signature(for: rest)
         let client = TestHTTPClient()
-        let response = try await client.send(URL(string: "http://127.0.0.1:\(port.value)/\(signature)\(rest)")!)
+        let response = try await client.send(URL(string: "http://127.0.0.1:\(serve.port)/\(signature)\(rest)")!)
         #expect(response.status == 200)
-        let unsigned = try await client.send(URL(string: "http://127.0.0.1:\(port.value)/_\(rest)")!)
+        let unsigned = try await client.send(URL(string: "http://127.0.0.1:\(serve.port)/_\(rest)")!)
         #expect(unsigned.status == 403)
-        trigger.fire()
-        #expect(await run.value == 0)
+        #expect(await serve.stop() == 0)
         let lines = output.stdout.split(separator: "\n")
         #expect(lines.count == 2)
         #expect(lines.first?.contains("\"status\":200") == true)
@@ -82,23 +74,14 @@ struct ServeCommandTests {
         let placeholder = directory.appendingPathComponent("placeholder.png")
         try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 8, height: 4), as: .png).write(
             to: placeholder)
-        let args = try parseArguments(
-            [
-                "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir",
-                directory.appendingPathComponent("cache").path, "--log-format", "off", "--path-prefix", "/img",
-                "--allow-origin", "*", "--secret", "tok", "--fallback-image", placeholder.path, "--fallback-status",
-                "404", "--only-presets", "--preset", "thumb=rs:fit:20:20", "--preset", "pass=skp:gif",
-                "--max-animation-frames", "50", "--local-root", files.path, "--allow-source", "http://127.0.0.1:*/",
-                "--allow-source", "local:///",
-            ], options: ServeCommand.command.options)
-        let (console, _) = Console.capturing()
-        let trigger = InterruptTrigger()
-        let port = Locked<UInt16>(0)
-        let run = Task {
-            await ServeCommand.run(args, console: console, interrupt: trigger) { p in port.withLock { $0 = p } }
-        }
-        #expect(await ImagoTesting.eventually { port.value != 0 })
-        let base = "http://127.0.0.1:\(port.value)/img/_/"
+        let serve = try await InProcessServe.start([
+            "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir",
+            directory.appendingPathComponent("cache").path, "--log-format", "off", "--path-prefix", "/img",
+            "--allow-origin", "*", "--secret", "tok", "--fallback-image", placeholder.path, "--fallback-status", "404",
+            "--only-presets", "--preset", "thumb=rs:fit:20:20", "--preset", "pass=skp:gif", "--max-animation-frames",
+            "50", "--local-root", files.path, "--allow-source", "http://127.0.0.1:*/", "--allow-source", "local:///",
+        ])
+        let base = "http://127.0.0.1:\(serve.port)/img/_/"
         let client = TestHTTPClient()
         func get(
             _ rest: String, _ headers: [String: String] = [:]
@@ -128,10 +111,9 @@ struct ServeCommandTests {
         #expect(passed.status == 200 && passed.body == gif)
         let options = try await get("rs:fit:30:30/plain/" + origin.url(for: "/a.jpg").absoluteString)
         #expect(options.status == 400)  // presets only
-        let health = try await client.send(URL(string: "http://127.0.0.1:\(port.value)/healthz")!)
+        let health = try await client.send(URL(string: "http://127.0.0.1:\(serve.port)/healthz")!)
         #expect(health.status == 200)
-        trigger.fire()
-        #expect(await run.value == 0)
+        #expect(await serve.stop() == 0)
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -370,5 +352,34 @@ struct ServeCommandTests {
 extension URL {
     func deletingLastPathComponents(_ count: Int) -> URL {
         (0..<count).reduce(self) { url, _ in url.deletingLastPathComponent() }
+    }
+}
+
+/// `imago serve` with `arguments`, run in-process (the command's own parsing and wiring) until ``stop()``.
+struct InProcessServe {
+    /// The port it listens on.
+    let port: UInt16
+    /// What it printed.
+    let output: CapturedOutput
+    private let trigger: InterruptTrigger
+    private let run: Task<Int32, Never>
+
+    /// Starts it and waits until it listens (give `--listen 127.0.0.1:0` for a free port).
+    static func start(_ arguments: [String]) async throws -> InProcessServe {
+        let args = try parseArguments(arguments, options: ServeCommand.command.options)
+        let (console, output) = Console.capturing()
+        let trigger = InterruptTrigger()
+        let port = Locked<UInt16>(0)
+        let run = Task {
+            await ServeCommand.run(args, console: console, interrupt: trigger) { p in port.withLock { $0 = p } }
+        }
+        #expect(await ImagoTesting.eventually { port.value != 0 })
+        return InProcessServe(port: port.value, output: output, trigger: trigger, run: run)
+    }
+
+    /// Stops it as Ctrl-C would and returns its exit status.
+    func stop() async -> Int32 {
+        trigger.fire()
+        return await run.value
     }
 }

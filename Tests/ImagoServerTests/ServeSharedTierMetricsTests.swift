@@ -16,19 +16,11 @@ struct ServeSharedTierMetricsTests {
         origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
         let directory = ServeCommandTests.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let args = try parseArguments(
-            [
-                "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path,
-                "--redis", redis.url, "--redis-timeout", "500",
-            ], options: ServeCommand.command.options)
-        let (console, _) = Console.capturing()
-        let trigger = InterruptTrigger()
-        let port = Locked<UInt16>(0)
-        let run = Task {
-            await ServeCommand.run(args, console: console, interrupt: trigger) { p in port.withLock { $0 = p } }
-        }
-        #expect(await ImagoTesting.eventually { port.value != 0 })
-        let base = "http://127.0.0.1:\(port.value)"
+        let serve = try await InProcessServe.start([
+            "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path, "--redis",
+            redis.url, "--redis-timeout", "500",
+        ])
+        let base = "http://127.0.0.1:\(serve.port)"
         let client = TestHTTPClient()
         func image(width: Int) async throws -> Int {
             let url = URL(string: base + "/_/w:\(width)/plain/" + origin.url(for: "/a.jpg").absoluteString)!
@@ -69,7 +61,6 @@ struct ServeSharedTierMetricsTests {
             + (after["imago_serve_shared_cache_errors_total{kind=\"timeout\"}"] ?? 0)
         #expect(failures >= 1)
         #expect(breakerOpen(after) == 1)
-        trigger.fire()
-        #expect(await run.value == 0)
+        #expect(await serve.stop() == 0)
     }
 }
