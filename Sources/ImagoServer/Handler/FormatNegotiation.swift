@@ -26,11 +26,8 @@ enum FormatNegotiation {
     /// The formats `Accept` can select, in order of preference.
     static let preferred: [ImageFormat] = [.avif, .webp]
 
-    /// Media types of the formats the proxy can send.
-    static let mediaTypes: [ImageFormat: String] = [
-        .jpeg: "image/jpeg", .png: "image/png", .webp: "image/webp", .avif: "image/avif", .jpegXL: "image/jxl",
-        .gif: "image/gif",
-    ]
+    /// The formats the proxy renders into (named by ``ImageFormat/mimeType`` in `Accept` and `Content-Type`).
+    static let outputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .jpegXL, .gif]
 
     /// The choice for a request with `explicit` format (or none) and the `Accept` header, given `encoders`.
     ///
@@ -39,14 +36,14 @@ enum FormatNegotiation {
         explicit: ImageFormat?, accept: String?, encoders: ImageEncoderRegistry
     ) throws(ProxyError) -> FormatChoice {
         if let explicit {
-            guard encoders.encoder(for: explicit) != nil, mediaTypes[explicit] != nil else {
+            guard encoders.encoder(for: explicit) != nil, outputFormats.contains(explicit) else {
                 throw .formatNotAvailable(explicit)
             }
             return .explicit(explicit)
         }
         let accepted = acceptedMediaTypes(accept)
         for format in preferred {
-            if let type = mediaTypes[format], accepted.contains(type), encoders.encoder(for: format) != nil {
+            if accepted.contains(format.mimeType), encoders.encoder(for: format) != nil {
                 return .negotiated(format)
             }
         }
@@ -64,7 +61,7 @@ enum FormatNegotiation {
         }
         let accepted = acceptedMediaTypes(accept)
         return preferred.first { format in
-            mediaTypes[format].map(accepted.contains) == true && encoders.encoder(for: format)?.encodesAnimation == true
+            accepted.contains(format.mimeType) && encoders.encoder(for: format)?.encodesAnimation == true
         }
     }
 
@@ -75,7 +72,7 @@ enum FormatNegotiation {
         switch choice {
         case .explicit(let format), .negotiated(let format): return format
         case .sourceDerived:
-            if mediaTypes[source] != nil, encoders.encoder(for: source) != nil { return source }
+            if outputFormats.contains(source), encoders.encoder(for: source) != nil { return source }
             return isOpaque && encoders.encoder(for: .jpeg) != nil ? .jpeg : .png
         }
     }
