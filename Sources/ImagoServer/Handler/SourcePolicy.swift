@@ -35,11 +35,12 @@ public struct SourcePolicy: Sendable, Hashable {
     public func check(_ url: URL) throws(ProxyError) {
         let host = (url.host(percentEncoded: false) ?? "").lowercased()
         if !allowedSources.isEmpty {
-            guard let text = Self.canonical(url), allowedSources.contains(where: { Self.prefix($0, matches: text) })
+            guard let text = Self.canonical(url),
+                allowedSources.contains(where: { Self.wildcard($0, matches: text, prefixOnly: true) })
             else { throw .sourceNotAllowed(host: host.isEmpty ? (url.scheme ?? "") : host) }
         }
         if url.scheme?.lowercased() == "local" { return }
-        if !allowedHosts.isEmpty, !allowedHosts.contains(where: { Self.glob($0.lowercased(), matches: host) }) {
+        if !allowedHosts.isEmpty, !allowedHosts.contains(where: { Self.wildcard($0.lowercased(), matches: host) }) {
             throw .sourceNotAllowed(host: host)
         }
         if !allowsPrivateAddresses, Self.isPrivate(host: host) { throw .sourceNotAllowed(host: host) }
@@ -66,51 +67,30 @@ public struct SourcePolicy: Sendable, Hashable {
         return afterScheme.contains("/") || afterScheme.isEmpty ? prefix : prefix + "/"
     }
 
-    /// Whether `pattern` (`*` matching any run of characters but `/`) matches the start of `text`.
-    static func prefix(_ pattern: String, matches text: String) -> Bool {
-        let p = Array(pattern.utf8)
+    /// Whether `pattern`, where `*` matches any run of characters but `/`, matches all of `text` (host globs;
+    /// hosts have no `/`) or, with `prefixOnly`, its start (URL prefixes). One pass per pattern byte over the
+    /// positions of `text`, so the work is bounded by their product whatever the stars.
+    static func wildcard(_ pattern: String, matches text: String, prefixOnly: Bool = false) -> Bool {
         let t = Array(text.utf8)
-        func match(_ pi: Int, _ ti: Int) -> Bool {
-            if pi == p.count { return true }
-            if p[pi] == UInt8(ascii: "*") {
-                var end = ti
-                while true {
-                    if match(pi + 1, end) { return true }
-                    guard end < t.count, t[end] != UInt8(ascii: "/") else { return false }
-                    end += 1
+        // reachable[j]: the pattern read so far matches the first j bytes of `text`.
+        var reachable = [Bool](repeating: false, count: t.count + 1)
+        reachable[0] = true
+        for byte in pattern.utf8 {
+            var next = [Bool](repeating: false, count: t.count + 1)
+            if byte == UInt8(ascii: "*") {
+                var run = false
+                for j in 0...t.count {
+                    run = run || reachable[j]
+                    next[j] = run
+                    if j < t.count, t[j] == UInt8(ascii: "/") { run = false }
                 }
-            }
-            return ti < t.count && p[pi] == t[ti] && match(pi + 1, ti + 1)
-        }
-        return match(0, 0)
-    }
-
-    /// Whether `pattern` (with `*` wildcards) matches all of `text`.
-    static func glob(_ pattern: String, matches text: String) -> Bool {
-        let p = Array(pattern.utf8)
-        let t = Array(text.utf8)
-        var pi = 0
-        var ti = 0
-        var star = -1
-        var mark = 0
-        while ti < t.count {
-            if pi < p.count, p[pi] == t[ti] {
-                pi += 1
-                ti += 1
-            } else if pi < p.count, p[pi] == UInt8(ascii: "*") {
-                star = pi
-                mark = ti
-                pi += 1
-            } else if star >= 0 {
-                pi = star + 1
-                mark += 1
-                ti = mark
             } else {
-                return false
+                for j in 0..<t.count where reachable[j] && t[j] == byte { next[j + 1] = true }
             }
+            reachable = next
+            guard reachable.contains(true) else { return false }
         }
-        while pi < p.count, p[pi] == UInt8(ascii: "*") { pi += 1 }
-        return pi == p.count
+        return prefixOnly ? reachable.contains(true) : reachable[t.count]
     }
 
     /// Whether `host` names a non-public address literally: `localhost`, IPv4 loopback, private, link-local,
