@@ -215,8 +215,8 @@ extension ImageProxy {
                 // imgproxy's rule: all frames' canvas pixels together within the pixel limit.
                 custom.frameLimit = animationFrames
                 custom.animationWorkLimit = min(custom.animationWorkLimit, custom.pixelLimit)
-                custom.animationByteLimit = min(
-                    custom.animationByteLimit, custom.pixelLimit.multipliedReportingOverflow(by: 4).partialValue)
+                let (bytes, overflows) = custom.pixelLimit.multipliedReportingOverflow(by: 4)
+                custom.animationByteLimit = min(custom.animationByteLimit, overflows ? Int.max : bytes)
             }
             request.decodingOptions = custom
         }
