@@ -24,6 +24,7 @@ public enum ImagoCodecs {
         [
             JPEGEncoder(),
             PNGEncoder(),
+            GIFEncoder(),  // before WebP: the newest encoder that keeps frames (WebP) stays the default for animations
             WebPEncoder(),
             AVIFEncoder(),
             JPEGXLEncoder(),

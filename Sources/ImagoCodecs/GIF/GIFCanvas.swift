@@ -2,7 +2,7 @@ import CGIF
 import ImagoCore
 
 /// A frame's rectangle on the logical screen, as the image descriptor states it (may reach outside).
-struct GIFRect {
+struct GIFRect: Equatable {
     var x: Int
     var y: Int
     var width: Int
@@ -14,6 +14,15 @@ struct GIFRect {
         let top = max(0, min(y, canvasHeight))
         let right = max(left, min(x + width, canvasWidth))
         let bottom = max(top, min(y + height, canvasHeight))
+        return GIFRect(x: left, y: top, width: right - left, height: bottom - top)
+    }
+
+    /// The smallest rectangle holding both.
+    func union(_ other: GIFRect) -> GIFRect {
+        let left = min(x, other.x)
+        let top = min(y, other.y)
+        let right = max(x + width, other.x + other.width)
+        let bottom = max(y + height, other.y + other.height)
         return GIFRect(x: left, y: top, width: right - left, height: bottom - top)
     }
 }

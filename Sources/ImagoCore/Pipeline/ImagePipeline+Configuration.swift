@@ -68,8 +68,10 @@ extension ImagePipeline {
         public var dataCachePolicy: DataCachePolicy
         /// The format processed images are stored in (when the policy stores them). Default `nil`: the source
         /// format when an encoder for it is registered, otherwise PNG. Animated images are stored only by an
-        /// encoder that keeps every frame (``ImageEncoding/encodesAnimation``): with `nil`, the first such
-        /// encoder registered (animated WebP); with a format whose encoder writes stills, they are not stored.
+        /// encoder that keeps every frame (``ImageEncoding/encodesAnimation``): with `nil`, the source format's
+        /// when it keeps frames (an animated GIF stays a GIF, a WebP a WebP), else the newest such encoder
+        /// registered (animated WebP, for APNG, AVIF and JPEG XL); with a format whose encoder writes stills, they
+        /// are not stored.
         public var processedImageFormat: ImageFormat?
         /// Options for encoding processed images. Default `EncodingOptions()` (quality 0.85).
         public var encodingOptions: EncodingOptions
