@@ -48,9 +48,9 @@ struct ImageProxyAnimationTests {
 
     @Test func theFirstFrameIsSentWhereFramesCannotBeKept() async throws {
         let (fixture, _) = try fixture(frames: 100)
-        // A client that takes no animated format, an explicit still format, a trim
+        // Explicit still formats, a trim
         let cases: [(String, [String: String], Set<String>)] = [
-            ("rs:fit:50:50", ["accept": "*/*"], ["image/jpeg", "image/png"]),
+            ("rs:fit:50:50/f:jpg", ["accept": "*/*"], ["image/jpeg"]),
             ("rs:fit:50:50/f:png", Self.browser, ["image/png"]),
             ("rs:fit:50:50/t:10/f:webp", Self.browser, ["image/webp"]),
         ]
@@ -60,6 +60,29 @@ struct ImageProxyAnimationTests {
             #expect(types.contains(response.header("Content-Type") ?? ""), "\(options): \(response.headers)")
             #expect(try decode(response).frameCount == 1, "\(options)")
         }
+    }
+
+    @Test func anAnimatedGIFStaysAnAnimatedGIFForAClientThatTakesNoWebP() async throws {
+        let (proxy, source) = try fixture(frames: 100)
+        // Given a client that takes no animated format, or a URL asking for GIF
+        for (options, headers) in [("rs:fit:58:58", ["accept": "*/*"]), ("rs:fit:58:58/f:gif", Self.browser)] {
+            let response = await proxy.get(proxy.path(options, "/anim.gif"), headers: headers)
+            // Then the answer is a GIF with every frame, resized, at the source's durations and loop count
+            #expect(response.status == 200, "\(options): \(errorMessage(response))")
+            #expect(response.header("Content-Type") == "image/gif", "\(options)")
+            let output = try decode(response)
+            #expect(output.format == .gif)
+            #expect(output.frameCount == source.frameCount, "\(options)")
+            #expect(output.frames.map(\.duration) == source.frames.map(\.duration), "\(options)")
+            #expect(output.loopCount == source.loopCount, "\(options)")
+            #expect(output.frames.allSatisfy { $0.buffer.size == PixelSize(width: 58, height: 50) }, "\(options)")
+            #expect(output.frames.contains { $0.buffer != output.frames[0].buffer }, "\(options)")
+        }
+        // And without --max-animation-frames, the first frame, still a GIF
+        let (plain, _) = try fixture(frames: 1)
+        let still = await plain.get(plain.path("rs:fit:58:58", "/anim.gif"), headers: ["accept": "*/*"])
+        #expect(still.header("Content-Type") == "image/gif")
+        #expect(try decode(still).frameCount == 1)
     }
 
     @Test func byDefaultAndOverTheLimitsTheFirstFrameIsRendered() async throws {
@@ -97,5 +120,17 @@ struct ImageProxyAnimationTests {
                 for: .negotiated(.avif), accept: "image/avif,image/webp", encoders: encoders)
                 == .webp)
         #expect(FormatNegotiation.animatedFormat(for: .sourceDerived, accept: "*/*", encoders: encoders) == nil)
+        #expect(FormatNegotiation.animatedFormat(for: .explicit(.gif), accept: nil, encoders: encoders) == .gif)
+        // At render time, a format derived from an animated source keeps its frames in the source's format when
+        // its encoder can; never without an animation setting
+        let kept = OutputKey.Animation(frames: 10, format: nil)
+        for (source, expected) in [(ImageFormat.gif, ImageFormat.gif), (.webp, .webp), (.png, nil), (.apng, nil)] {
+            #expect(
+                FormatNegotiation.animatedFormat(kept, choice: .sourceDerived, source: source, encoders: encoders)
+                    == expected, "\(source)")
+        }
+        #expect(
+            FormatNegotiation.animatedFormat(kept, choice: .explicit(.png), source: .gif, encoders: encoders) == nil)
+        #expect(FormatNegotiation.animatedFormat(nil, choice: .sourceDerived, source: .gif, encoders: encoders) == nil)
     }
 }

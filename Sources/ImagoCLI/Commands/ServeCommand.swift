@@ -33,7 +33,7 @@ enum ServeCommand {
             dpr, enlarge/el, extend/ex:1:GRAVITY, extend_aspect_ratio/exar:1:GRAVITY,
             gravity/g:{ce|no|so|ea|we|noea|nowe|soea|sowe}:X:Y, g:fp:X:Y or g:sm, crop/c:W:H:GRAVITY, trim/t,
             padding/pd:T:R:B:L, background/bg:R:G:B or bg:HEX, quality/q, format_quality/fq:FORMAT:Q…,
-            max_bytes/mb, format/f:{jpeg|png|webp|avif|jxl}, blur/bl, sharpen/sh, pixelate/pix,
+            max_bytes/mb, format/f:{jpeg|png|gif|webp|avif|jxl}, blur/bl, sharpen/sh, pixelate/pix,
             rotate/rot:{0|90|180|270}, auto_rotate/ar, cachebuster/cb, expires/exp, filename/fn,
             return_attachment/att, preset/pr, watermark/wm:OPACITY:POSITION:X:Y:SCALE (with --watermark),
             skip_processing/skp:EXT:… (a checked source of a listed format is sent as it is);
@@ -75,7 +75,7 @@ enum ServeCommand {
             OptionSpec("--max-pixels", value: "N", help: "Refuse sources over N pixels with 422 (default 50000000)."),
             OptionSpec(
                 "--max-animation-frames", value: "N",
-                help: "Keep up to N frames of animations, sent as animated WebP (default 1: the first frame)."),
+                help: "Keep up to N frames of animations, sent as animated WebP or GIF (default 1: the first frame)."),
             OptionSpec(
                 "--base-url", value: "URL",
                 help: "Put before every source URL, so URLs may carry paths relative to it (e.g. https://img.example/)."

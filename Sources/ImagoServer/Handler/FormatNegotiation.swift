@@ -65,6 +65,19 @@ enum FormatNegotiation {
         }
     }
 
+    /// The format a decoded animation of `source` format is encoded in, keeping its frames, for `choice` and the
+    /// key's `animation`: its format when it has one; else, for a choice derived from the source, the source's
+    /// own format when its encoder keeps frames (an animated GIF stays an animated GIF for a client that takes no
+    /// WebP, as imgproxy answers); else `nil`, the first frame.
+    static func animatedFormat(
+        _ animation: OutputKey.Animation?, choice: FormatChoice, source: ImageFormat, encoders: ImageEncoderRegistry
+    ) -> ImageFormat? {
+        guard let animation else { return nil }
+        if let format = animation.format { return format }
+        guard case .sourceDerived = choice, outputFormats.contains(source) else { return nil }
+        return encoders.encoder(for: source)?.encodesAnimation == true ? source : nil
+    }
+
     /// The format to encode a decoded image of `source` format in, for `choice`.
     static func format(
         for choice: FormatChoice, source: ImageFormat, isOpaque: Bool, encoders: ImageEncoderRegistry

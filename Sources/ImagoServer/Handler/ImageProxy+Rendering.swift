@@ -88,10 +88,14 @@ extension ImageProxy {
                 return .failure(error)
             }
         }
-        // Frames are kept only when some format the client takes can hold them and no processor would cut each
-        // frame differently; an animation over the limits is rendered again from its first frame.
+        // Frames are kept only when some format the client takes can hold them, or the source's own format may
+        // (a format derived from the source: an animated GIF), and no processor would cut each frame differently;
+        // an animation over the limits is rendered again from its first frame.
         let keptFrames =
-            key.animation.flatMap { $0.format != nil && Self.keepsFrames(key.options) ? $0.frames : nil } ?? 1
+            key.animation.flatMap { animation in
+                (animation.format != nil || key.format == .sourceDerived) && Self.keepsFrames(key.options)
+                    ? animation.frames : nil
+            } ?? 1
         func request(frames: Int) -> ImageRequest {
             Self.imageRequest(
                 for: key.options, source: source, original: given ?? original?.data,
@@ -113,7 +117,11 @@ extension ImageProxy {
         let encoders = configuration.encoders
         // One scan of the alpha channel serves the negotiation and the flattening a JPEG needs.
         let isOpaque = image.image.isKnownOpaque || !image.image.hasTransparency
-        let animatedFormat = image.isAnimated ? key.animation?.format : nil
+        let animatedFormat =
+            image.isAnimated
+            ? FormatNegotiation.animatedFormat(
+                key.animation, choice: key.format, source: image.format, encoders: encoders)
+            : nil
         let format =
             animatedFormat
             ?? FormatNegotiation.format(for: key.format, source: image.format, isOpaque: isOpaque, encoders: encoders)

@@ -412,10 +412,11 @@ enum OptionParser {
         switch name.lowercased() {
         case "jpeg", "jpg": return .jpeg
         case "png": return .png
+        case "gif": return .gif
         case "webp": return .webp
         case "avif": return .avif
         case "jxl": return .jpegXL
-        default: throw .invalidOption(name: option, reason: "format must be jpeg, jpg, png, webp, avif or jxl")
+        default: throw .invalidOption(name: option, reason: "format must be jpeg, jpg, png, gif, webp, avif or jxl")
         }
     }
 
