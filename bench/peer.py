@@ -100,6 +100,34 @@ def all_frames_reused(data):
     return im
 
 
+def gif_input(data):
+    """The frames to write as GIF, decoded untimed: an animation's RGBA canvases (as Imago's encoder gets them)
+    with their durations and loop count; a still image in its own mode (Pillow's GIF writer quantizes RGB)."""
+    im = Image.open(io.BytesIO(data))
+    n = getattr(im, "n_frames", 1)
+    if n == 1:
+        im.load()
+        return [im.convert("RGB") if im.mode not in ("RGB", "RGBA") else im], [0], None
+    frames, durations = [], []
+    for i in range(n):
+        im.seek(i)
+        im.load()
+        frames.append(im.convert("RGBA"))
+        durations.append(im.info.get("duration", 0))
+    return frames, durations, im.info.get("loop", 0)
+
+
+def encode_gif(frames, durations, loop):
+    """What a Python user writes: Image.save as GIF (Pillow quantizes each frame to an adaptive palette and writes
+    only the changed box of each frame)."""
+    buf = io.BytesIO()
+    if len(frames) == 1:
+        frames[0].save(buf, "GIF")
+    else:
+        frames[0].save(buf, "GIF", save_all=True, append_images=frames[1:], duration=durations, loop=loop)
+    return buf.getbuffer().nbytes
+
+
 def peak_rss_kb():
     """This process's peak resident set in KiB: VmHWM, which exec resets (ru_maxrss keeps the parent's peak
     from before the fork, so a child spawned by a large parent would report the parent's size)."""
@@ -181,6 +209,15 @@ def main():
         out["process_cpu_seconds"] = (time.process_time() - p0) / n
         out["seconds"] = (time.perf_counter() - t0) / n
         out["process_cpu_seconds"] = (time.process_time() - p0) / n  # all threads (decoders with thread pools)
+    elif mode == "encode-gif":
+        # One file's frames written as GIF N times after one untimed call: mean CPU seconds per call.
+        path, n = sys.argv[2], int(sys.argv[3])
+        frames, durations, loop = gif_input(open(path, "rb").read())
+        out["bytes"] = encode_gif(frames, durations, loop)
+        c0 = time.thread_time()
+        for _ in range(n):
+            encode_gif(frames, durations, loop)
+        out["cpu_seconds"] = (time.thread_time() - c0) / n
     elif mode == "decode-icc":
         # Decode + convert the embedded ICC profile to sRGB (ImageCms defaults: perceptual intent), N times after
         # one untimed warm-up: mean CPU seconds per call on this thread.

@@ -13,7 +13,7 @@ swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,a
   -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
 BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
 ALL="decode disk-entry http-headers cli-arguments exif jpeg jpeg-dc png apng bmp-ico"
-ALL="$ALL avif heif tiff jxl proxy-url"
+ALL="$ALL avif heif tiff jxl proxy-url gif-roundtrip"
 TARGETS=${TARGETS:-$ALL}
 summary=()
 for target in $TARGETS; do
@@ -32,6 +32,7 @@ for target in $TARGETS; do
     tiff) seeds=();;  # Tests/Fuzz/tiff holds small TIFFs of each kind, written with libtiff
     jxl) seeds=("$CORPUS/jxl");;
     apng) seeds=("$CORPUS/apng" "$CORPUS/hostile-modern");;
+    gif-roundtrip) seeds=("$CORPUS/gif/samples" "$CORPUS/gif/malformed" "$CORPUS/gif/regression");;
   esac
   [ -d "Tests/Fuzz/$target" ] && seeds+=("Tests/Fuzz/$target")
   echo "== fuzzing $target for ${SECONDS_PER_TARGET}s"

@@ -24,6 +24,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("url-key", URLKeyBench.run),
     ("peers", PeersBench.run),
     ("apng", APNGBench.run),
+    ("gif-encode", GIFEncodeBench.run),
     ("soak", SoakBench.run),
     ("colour", ColourBench.run),
 ]

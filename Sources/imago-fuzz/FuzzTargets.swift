@@ -26,6 +26,7 @@ enum FuzzTargets {
         FuzzTarget(name: "apng", run: apng),
         FuzzTarget(name: "bmp-ico", run: bmpICO),
         FuzzTarget(name: "proxy-url", run: proxyURL),
+        FuzzTarget(name: "gif-roundtrip", run: gifRoundTrip),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

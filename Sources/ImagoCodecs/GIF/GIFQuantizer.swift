@@ -179,23 +179,53 @@ enum GIFQuantizer {
     /// The nearest entry of a colour map (squared RGB distance), remembered per cell of 4 × 4 × 4 colours: the
     /// first colour of a cell to ask is searched, and the cell's later colours get its answer (error diffusion
     /// absorbs the difference; a flat area of one colour always gets that colour's own nearest entry).
+    ///
+    /// The search walks the entries in order of green outwards from the colour's green and stops on each side
+    /// once the green difference alone is farther than the best entry so far: a fraction of the entries for
+    /// photos, and an entry as near as comparing them all would find.
     private struct NearestColor {
         let colors: [UInt8]
-        var cells = [UInt16](repeating: .max, count: 1 << 18)
+        /// Entry numbers sorted by green, and their greens.
+        private let order: [Int]
+        private let greens: [Int32]
+        private var cells = [UInt16](repeating: .max, count: 1 << 18)
 
-        init(_ colors: [UInt8]) { self.colors = colors }
+        init(_ colors: [UInt8]) {
+            self.colors = colors
+            order = (0..<(colors.count / 3)).sorted { (colors[$0 * 3 + 1], $0) < (colors[$1 * 3 + 1], $1) }
+            greens = order.map { Int32(colors[$0 * 3 + 1]) }
+        }
 
         mutating func index(_ r: Int32, _ g: Int32, _ b: Int32) -> Int {
             let cell = Int(r >> 2) << 12 | Int(g >> 2) << 6 | Int(b >> 2)
             if cells[cell] != .max { return Int(cells[cell]) }
-            var best = 0
+            var best = order[0]
             var bestDistance = Int32.max
-            for entry in 0..<(colors.count / 3) {
+            func consider(_ position: Int) {
+                let entry = order[position]
                 let dr = r - Int32(colors[entry * 3])
-                let dg = g - Int32(colors[entry * 3 + 1])
+                let dg = g - greens[position]
                 let db = b - Int32(colors[entry * 3 + 2])
                 let distance = dr * dr + dg * dg + db * db
                 if distance < bestDistance { (best, bestDistance) = (entry, distance) }
+            }
+            // The first position whose green is at least `g`, then outwards both ways.
+            var above = 0
+            var end = greens.count
+            while above < end {
+                let middle = (above + end) / 2
+                if greens[middle] < g { above = middle + 1 } else { end = middle }
+            }
+            var below = above - 1
+            while above < greens.count || below >= 0 {
+                if above < greens.count {
+                    let dg = greens[above] - g
+                    if dg * dg >= bestDistance { above = greens.count } else { consider(above); above += 1 }
+                }
+                if below >= 0 {
+                    let dg = g - greens[below]
+                    if dg * dg >= bestDistance { below = -1 } else { consider(below); below -= 1 }
+                }
             }
             cells[cell] = UInt16(best)
             return best

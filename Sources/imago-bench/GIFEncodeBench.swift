@@ -1,0 +1,41 @@
+import Foundation
+import Imago
+
+/// `gif-encode`: writing GIF (GIFEncoder) against Pillow's GIF writer (bench/peer.py `encode-gif`: `Image.save`,
+/// which quantizes each frame to an adaptive palette and writes the changed box of each frame), in CPU
+/// milliseconds per file, side by side in one run. Both sides get the frames already decoded: Imago's RGBA
+/// canvases, Pillow's images (RGB for a still photo, RGBA canvases for animations).
+///
+/// Files from the corpus: a Kodak photo (768×512, a dithered 256-colour still), the 380-frame GIF
+/// `gifplayer-muybridge.gif` (472×298; every frame has at most 256 colours, kept exactly), and the animated
+/// lossy WebP `random_lossy.webp` (99×87, 4 frames of random colours: dithered animation frames).
+enum GIFEncodeBench {
+    static func run() throws {
+        guard let env = PeerEnvironment.fromEnvironment() else { return }
+        let files = [
+            ("Kodak 23 768×512 still photo", env.corpus + "/kodak/23.png", 5),
+            ("muybridge 472×298 380 frames (GIF)", env.corpus + "/gif/samples/gifplayer-muybridge.gif", 1),
+            ("random_lossy animated WebP", env.corpus + "/webp/images/animated/random_lossy.webp", 5),
+        ]
+        let decoders = ImageDecoderRegistry.makeDefault()
+        // IMAGO_BENCH_GIF=TEXT runs only the files whose label contains TEXT (to profile one).
+        let only = ProcessInfo.processInfo.environment["IMAGO_BENCH_GIF"]
+        for (label, path, n) in files where only.map({ label.contains($0) }) ?? true {
+            let decoded = try decoders.decode(Data(contentsOf: URL(fileURLWithPath: path)))
+            // Every frame in memory, as Pillow's side holds them.
+            let container = ImageContainer(
+                frames: try (0..<decoded.frameCount).map { try decoded.frame(at: $0) }, format: decoded.format,
+                loopCount: decoded.loopCount)
+            let bytes = try GIFEncoder().encode(container, options: EncodingOptions()).count
+            let peerBytes = try env.runPeer(["encode-gif", path, "1"]).figure("bytes")
+            print("gif-encode: \(label): Imago \(bytes) bytes, Pillow \(Int(peerBytes)) bytes")
+            try compare(
+                "peers: GIF encode, \(label), vs Pillow", unit: "ms CPU", goal: 1.0,
+                peerName: "Pillow Image.save(GIF)", rounds: 5,
+                imago: {
+                    try DecodeBench.msPerOp(n) { _ = try GIFEncoder().encode(container, options: EncodingOptions()) }
+                },
+                peer: { try env.runPeer(["encode-gif", path, "\(n)"]).figure("cpu_seconds") * 1000 })
+        }
+    }
+}
