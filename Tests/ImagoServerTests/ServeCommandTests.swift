@@ -64,7 +64,10 @@ struct ServeCommandTests {
         defer { origin.stop() }
         let jpeg = try ServerTestImages.jpeg()
         let gif = try serverCorpus("gif/samples/moon_impact.gif")
-        origin.setRoute("/a.jpg", .bytes(jpeg, contentType: "image/jpeg"))
+        let modified = Date(timeIntervalSince1970: 1_700_000_000)
+        origin.setRoute(
+            "/a.jpg",
+            .bytes(jpeg, contentType: "image/jpeg").withLastModified(modified).withCacheControl("max-age=300"))
         origin.setRoute("/anim.gif", .bytes(gif, contentType: "image/gif"))
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -80,6 +83,7 @@ struct ServeCommandTests {
             "--allow-origin", "*", "--secret", "tok", "--fallback-image", placeholder.path, "--fallback-status", "404",
             "--only-presets", "--preset", "thumb=rs:fit:20:20", "--preset", "pass=skp:gif", "--max-animation-frames",
             "50", "--local-root", files.path, "--allow-source", "http://127.0.0.1:*/", "--allow-source", "local:///",
+            "--use-last-modified", "--cache-control-passthrough",
         ])
         let base = "http://127.0.0.1:\(serve.port)/img/_/"
         let client = TestHTTPClient()
@@ -95,6 +99,9 @@ struct ServeCommandTests {
         let thumb = try await get("thumb/plain/" + origin.url(for: "/a.jpg").absoluteString + "@png")
         #expect(thumb.status == 200 && thumb.headers["access-control-allow-origin"] == "*")
         #expect(try ServerTestImages.decode(thumb.body).size == PixelSize(width: 20, height: 10))
+        #expect(thumb.headers["last-modified"] == HTTPDateParser.imfFixdate(from: modified))
+        let maxAge = thumb.headers["cache-control"]?.split(separator: "=").last.flatMap { Int($0) }
+        #expect(maxAge.map { (290...300).contains($0) } == true, "\(thumb.headers)")
         let noToken = try await client.send(
             URL(string: base + "thumb/plain/" + origin.url(for: "/a.jpg").absoluteString)!)
         #expect(noToken.status == 403)

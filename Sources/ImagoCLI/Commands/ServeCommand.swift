@@ -8,7 +8,7 @@ import ImagoServer
 #endif
 
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
-/// [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
+/// [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--max-animation-frames N]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
 /// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
@@ -20,7 +20,7 @@ enum ServeCommand {
         summary: "Run an image proxy (imgproxy URLs): fetch, resize, convert and cache images over HTTP.",
         synopsis:
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
-            + " [--max-age SECONDS] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
+            + " [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
             + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
@@ -97,6 +97,14 @@ enum ServeCommand {
                 "--local-root", value: "DIR",
                 help: "Serve local:///PATH sources from files under DIR, as imgproxy's IMGPROXY_LOCAL_FILESYSTEM_ROOT."),
             OptionSpec(
+                "--cache-control-passthrough",
+                help:
+                    "Cache-Control from the source's freshness (time left of its max-age or Expires) instead of --max-age."
+            ),
+            OptionSpec(
+                "--use-last-modified",
+                help: "Send the source's Last-Modified and answer If-Modified-Since with 304, as imgproxy does."),
+            OptionSpec(
                 "--only-presets",
                 help: "Accept only preset names in URLs: /SIGNATURE/NAME[:NAME…]/SOURCE (needs --preset)."),
             OptionSpec(
@@ -161,6 +169,10 @@ enum ServeCommand {
         var localRoot: URL?
         /// `--only-presets`: URLs name presets only.
         var onlyPresets = false
+        /// `--use-last-modified`: responses carry the source's `Last-Modified`.
+        var usesLastModified = false
+        /// `--cache-control-passthrough`: `Cache-Control` follows the source's freshness.
+        var passesSourceCacheControl = false
         /// `--path-prefix`: the path every image URL starts with (no trailing `/`), or empty.
         var pathPrefix = ""
         /// `--allow-origin`: the `Access-Control-Allow-Origin` of every response, if any.
@@ -219,6 +231,8 @@ enum ServeCommand {
         configuration.fallbackImage = options.fallbackImage
         configuration.pathPrefix = options.pathPrefix
         configuration.onlyPresets = options.onlyPresets
+        configuration.usesLastModified = options.usesLastModified
+        configuration.passesSourceCacheControl = options.passesSourceCacheControl
         configuration.localRoot = options.localRoot
         configuration.secret = options.secret
         configuration.allowedOrigin = options.allowedOrigin
@@ -379,6 +393,8 @@ enum ServeCommand {
             }
             options.localRoot = URL(fileURLWithPath: root, isDirectory: true)
         }
+        options.usesLastModified = args.has("--use-last-modified")
+        options.passesSourceCacheControl = args.has("--cache-control-passthrough")
         if args.has("--only-presets") {
             guard !options.presets.names.isEmpty else { throw UsageError("option '--only-presets' needs --preset") }
             options.onlyPresets = true

@@ -38,8 +38,12 @@ public final class OutputCache: Sendable {
 
     private static func rendition(_ entry: DataCacheEntry, key: OutputKey) -> Rendition {
         let format = ImageFormat(sniffing: entry.data)
-        return entry.metadata.validators.etag.map { Rendition(data: entry.data, format: format, etag: $0) }
+        var rendition =
+            entry.metadata.validators.etag.map { Rendition(data: entry.data, format: format, etag: $0) }
             ?? Rendition(data: entry.data, format: format, key: key)
+        rendition.sourceLastModified = entry.metadata.validators.lastModified
+        rendition.sourceExpiresAt = entry.metadata.expiresAt
+        return rendition
     }
 
     /// The output for `key` if the memory tier holds it: no I/O, so a server may call it on its event thread.
@@ -59,8 +63,10 @@ public final class OutputCache: Sendable {
     /// Stores `rendition` in every tier (the shared one in the background).
     func store(_ rendition: Rendition, for key: OutputKey) {
         storeInMemory(rendition, for: key)
+        // The entry's validators and freshness are the output's ETag and the source's facts, read back above.
         let metadata = DataCacheMetadata(
-            validators: HTTPValidators(etag: rendition.etag),
+            expiresAt: rendition.sourceExpiresAt,
+            validators: HTTPValidators(etag: rendition.etag, lastModified: rendition.sourceLastModified),
             contentType: rendition.format.mimeType)
         disk?.store(rendition.data, for: key.diskKey, metadata: metadata)
         if let shared {

@@ -43,6 +43,12 @@ struct Rendition: Sendable {
     var format: ImageFormat
     /// The strong entity tag, quoted.
     var etag: String
+    /// The source's `Last-Modified`, verbatim, when the render recorded it
+    /// (``ImageProxy/Configuration/usesLastModified``).
+    var sourceLastModified: String? = nil
+    /// When the source stops being fresh, when the render recorded it
+    /// (``ImageProxy/Configuration/passesSourceCacheControl``).
+    var sourceExpiresAt: Date? = nil
 
     /// The rendition of `data` in `format` for `key`, its ETag a digest of the key, the format and the bytes.
     init(data: Data, format: ImageFormat, key: OutputKey) {

@@ -78,6 +78,19 @@ extension ImageProxy {
         public var presets: PresetTable
         /// `Cache-Control: public, max-age=` of image responses. Default one year (365 days).
         public var maxAge: Duration
+        /// Whether image responses carry the source's `Last-Modified`, and a request whose `If-Modified-Since` is
+        /// not older than it (and has no `If-None-Match`) is answered 304, as imgproxy's
+        /// `IMGPROXY_USE_LAST_MODIFIED`. A render then fetches the source's bytes through the pipeline's
+        /// ``ImagePipeline/data(for:)`` first, to read the header (one fetch either way). Outputs rendered without
+        /// it carry no `Last-Modified`. Default `false`.
+        public var usesLastModified: Bool
+        /// Whether an image response's `Cache-Control` follows the source's freshness instead of ``maxAge``, as
+        /// imgproxy's `IMGPROXY_CACHE_CONTROL_PASSTHROUGH`: `public, max-age=` the time left until the source's
+        /// `Cache-Control: max-age`, `no-cache` or `Expires` runs out (so a cached output never promises more than
+        /// its source did), 0 once it has. Sources that say nothing keep ``maxAge``; `no-store` ones too (the
+        /// pipeline keeps no freshness for them). Fetches the source's bytes first, as ``usesLastModified``.
+        /// Default `false`.
+        public var passesSourceCacheControl: Bool
         /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the
         /// cores anyway (decodes, resizes and encodes share one queue with a slot per core, encodes first); more
         /// renders than cores overlap their origin fetches with other renders' decoding. Default: 4 × the number
@@ -116,6 +129,8 @@ extension ImageProxy {
             pathPrefix = ""
             allowedOrigin = nil
             maxAge = .seconds(365 * 24 * 3600)
+            usesLastModified = false
+            passesSourceCacheControl = false
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
             retryAfterSeconds = 1

@@ -10,25 +10,39 @@ extension ImageProxy {
         case render(ImageDataResponse)
     }
 
-    /// The source's own bytes as the output for `key` (imgproxy's `skip_processing`), or the bytes to render when
-    /// its format is not among the options' ``ProcessingOptions/skippedFormats`` or the URL names another output
-    /// format.
-    ///
-    /// The bytes come through the pipeline's ``ImagePipeline/data(for:)`` (its disk cache, coalescing and origin
-    /// policy); a source that is rendered after all is rendered from them, not fetched twice. Before they are passed on, the
-    /// first frame is decoded at the smallest size its codec offers: a source that is not an image of its format is
-    /// a 415, and one over the pixel limit a 422, as for a render. Nothing is resized or re-encoded, and no
-    /// `Accept` negotiation applies.
-    func passThrough(
-        _ key: OutputKey, source: URL, queued: Duration
-    ) async throws(ProxyError) -> PassThrough {
-        let started = ContinuousClock.now
-        let original: ImageDataResponse
+    /// The source's bytes through the pipeline's ``ImagePipeline/data(for:)`` (its disk cache, coalescing and
+    /// origin policy), with what its response said (``ImageDataResponse/metadata``).
+    func sourceData(_ source: URL) async throws(ProxyError) -> ImageDataResponse {
         do {
-            original = try await pipeline.data(for: ImageRequest(url: source))
+            return try await pipeline.data(for: ImageRequest(url: source))
         } catch {
             throw Self.proxyError(for: error)
         }
+    }
+
+    /// `rendition` with the source facts of `original` that the configuration passes on: its `Last-Modified`
+    /// (``Configuration/usesLastModified``) and when it stops being fresh
+    /// (``Configuration/passesSourceCacheControl``).
+    func recordingSource(_ original: ImageDataResponse?, in rendition: Rendition) -> Rendition {
+        guard let metadata = original?.metadata else { return rendition }
+        var recorded = rendition
+        if configuration.usesLastModified { recorded.sourceLastModified = metadata.validators.lastModified }
+        if configuration.passesSourceCacheControl { recorded.sourceExpiresAt = metadata.expiresAt }
+        return recorded
+    }
+
+    /// The source's own bytes, `original`, as the output for `key` (imgproxy's `skip_processing`), or those bytes
+    /// to render when their format is not among the options' ``ProcessingOptions/skippedFormats`` or the URL
+    /// names another output format (`queued`: how long the render waited for a worker; `started`: when it got one
+    /// and began fetching).
+    ///
+    /// A source that is rendered after all is rendered from `original`, not fetched twice. Before the bytes are
+    /// passed on, the first frame is decoded at the smallest size its codec offers: a source that is not an image
+    /// of its format is a 415, and one over the pixel limit a 422, as for a render. Nothing is resized or
+    /// re-encoded, and no `Accept` negotiation applies.
+    func passThrough(
+        _ key: OutputKey, original: ImageDataResponse, queued: Duration, started: ContinuousClock.Instant
+    ) async throws(ProxyError) -> PassThrough {
         guard key.options.skippedFormats.contains(original.format) else { return .render(original) }
         if case .explicit(let format) = key.format, !Self.sameSourceFormat(format, original.format) {
             return .render(original)
@@ -59,7 +73,8 @@ extension ImageProxy {
         // The same bytes whatever `Accept` said: one ETag for every negotiated variant of the key.
         var sameForEveryAccept = key
         if case .negotiated = key.format { sameForEveryAccept.format = .sourceDerived }
-        let rendition = Rendition(data: original.data, format: original.format, key: sameForEveryAccept)
+        let rendition = recordingSource(
+            original, in: Rendition(data: original.data, format: original.format, key: sameForEveryAccept))
         configuration.outputCache.store(rendition, for: key)
         metrics.sourcePassedThrough()
         var timings = original.metrics

@@ -75,15 +75,21 @@ extension ImageProxy {
         }
         defer { limiter.release() }
         let started = ContinuousClock.now
-        // With skip_processing, the source's bytes are fetched first to see their format: a render then decodes
-        // those bytes rather than asking the pipeline to load them again.
+        // With skip_processing, the source's bytes are fetched first to see their format, and with the source's
+        // Last-Modified or freshness passed on, to read them: a render then decodes those bytes rather than asking
+        // the pipeline to load them again.
         var original: ImageDataResponse?
-        if given == nil, !key.options.skippedFormats.isEmpty {
+        let skips = !key.options.skippedFormats.isEmpty
+        if given == nil, skips || configuration.usesLastModified || configuration.passesSourceCacheControl {
             do {
-                switch try await passThrough(key, source: source, queued: started - queued) {
-                case .passed(let output): return .success(output)
-                case .render(let fetched): original = fetched
+                let fetched = try await sourceData(source)
+                if skips,
+                    case .passed(let output) = try await passThrough(
+                        key, original: fetched, queued: started - queued, started: started)
+                {
+                    return .success(output)
                 }
+                original = fetched
             } catch {
                 return .failure(error)
             }
@@ -144,7 +150,7 @@ extension ImageProxy {
             if case .failure(let error) = encoded { return .failure(.internalFailure("encoding \(format): \(error)")) }
             return .failure(.internalFailure("encoding \(format)"))
         }
-        let rendition = Rendition(data: data, format: format, key: key)
+        let rendition = recordingSource(original, in: Rendition(data: data, format: format, key: key))
         let storing = ContinuousClock.now
         configuration.outputCache.store(rendition, for: key)
         var timings = response.metrics

@@ -320,17 +320,27 @@ public final class ImageProxy: Sendable {
         return (response, rendered.tier == .origin ? nil : rendered.tier)
     }
 
-    /// The image response for `rendition`: its headers, or a 304 for a matching `If-None-Match`.
+    /// The image response for `rendition`: its headers, or a 304 for a matching `If-None-Match` (or, without one,
+    /// an `If-Modified-Since` not older than the source's `Last-Modified` it carries).
     private func imageResponse(
         _ rendition: Rendition, verified: VerifiedPath, request: ServerRequest
     ) -> ServerResponse {
         let path = verified.path
         var headers = [
             ServerResponse.Header("ETag", rendition.etag),
-            ServerResponse.Header("Cache-Control", cacheControl),
+            ServerResponse.Header("Cache-Control", cacheControl(for: rendition)),
         ]
+        let lastModified = configuration.usesLastModified ? rendition.sourceLastModified : nil
+        if let lastModified { headers.append(ServerResponse.Header("Last-Modified", lastModified)) }
         if path.options.format == nil { headers.append(ServerResponse.Header("Vary", "Accept")) }
-        if let match = request.headers["if-none-match"], Self.matches(match, etag: rendition.etag) {
+        if let match = request.headers["if-none-match"] {
+            if Self.matches(match, etag: rendition.etag) {
+                return ServerResponse(status: 304, headers: headers, body: Data())
+            }
+        } else if let lastModified, let since = request.headers["if-modified-since"],
+            let modified = HTTPDateParser.date(from: lastModified), let sinceDate = HTTPDateParser.date(from: since),
+            modified <= sinceDate
+        {
             return ServerResponse(status: 304, headers: headers, body: Data())
         }
         headers.append(
@@ -342,6 +352,16 @@ public final class ImageProxy: Sendable {
             at: 0)
         headers.insert(ServerResponse.Header("Content-Length", "\(rendition.data.count)"), at: 1)
         return ServerResponse(status: 200, headers: headers, body: rendition.data)
+    }
+
+    /// `Cache-Control` for `rendition`: the configured one, or with ``Configuration/passesSourceCacheControl`` and a
+    /// source that said when it stops being fresh, the seconds left until then (0 once past).
+    func cacheControl(for rendition: Rendition, now: Date = Date()) -> String {
+        guard configuration.passesSourceCacheControl, let expiresAt = rendition.sourceExpiresAt else {
+            return cacheControl
+        }
+        let seconds = max(0, expiresAt.timeIntervalSince(now).rounded(.down))
+        return "public, max-age=\(Int(min(seconds, Double(Int32.max))))"
     }
 
     /// Whether an `If-None-Match` value matches `etag` (weak comparison, as RFC 9110 asks for this header).

@@ -1,0 +1,123 @@
+import Foundation
+import Imago
+import ImagoTesting
+import Testing
+
+@testable import ImagoServer
+
+@Suite(
+    "ImageProxy: the source's Last-Modified and freshness passed on, as imgproxy's IMGPROXY_USE_LAST_MODIFIED and IMGPROXY_CACHE_CONTROL_PASSTHROUGH"
+)
+struct ImageProxySourceHeadersTests {
+    static let modified = Date(timeIntervalSince1970: 1_700_000_000)
+    static let modifiedText = HTTPDateParser.imfFixdate(from: modified)
+
+    /// A proxy whose origin serves `/m.jpg` with `Last-Modified` and `cacheControl`.
+    func fixture(
+        cacheControl: String? = "max-age=600", _ configure: @escaping (inout ImageProxy.Configuration) -> Void
+    ) throws -> ProxyFixture {
+        let fixture = try ProxyFixture { configure(&$0) }
+        var route = LoopbackServer.Route.bytes(fixture.jpeg, contentType: "image/jpeg")
+            .withLastModified(Self.modified)
+        if let cacheControl { route = route.withCacheControl(cacheControl) }
+        fixture.origin.setRoute("/m.jpg", route)
+        return fixture
+    }
+
+    @Test func lastModifiedIsSentAndIfModifiedSinceIsAnswered() async throws {
+        let fixture = try fixture { $0.usesLastModified = true }
+        let path = fixture.path("rs:fit:40:40", "/m.jpg")
+
+        // The render carries the source's Last-Modified, and the origin was asked once
+        let first = await fixture.get(path)
+        #expect(first.status == 200)
+        #expect(first.header("Last-Modified") == Self.modifiedText)
+        #expect(fixture.origin.requestCount(for: "/m.jpg") == 1)
+
+        // Not modified since then, or since later: 304 with the validators; since earlier: the image
+        let later = HTTPDateParser.imfFixdate(from: Self.modified.addingTimeInterval(60))
+        let earlier = HTTPDateParser.imfFixdate(from: Self.modified.addingTimeInterval(-60))
+        for (since, status) in [(Self.modifiedText, 304), (later, 304), (earlier, 200), ("not a date", 200)] {
+            let response = await fixture.get(path, headers: ["if-modified-since": since])
+            #expect(response.status == status, "\(since)")
+            #expect(response.header("Last-Modified") == Self.modifiedText)
+            #expect(response.header("ETag") == first.header("ETag"))
+        }
+        // If-None-Match takes precedence (RFC 9110 §13.2.2): a tag that does not match gets the image
+        let mismatch = await fixture.get(
+            path, headers: ["if-modified-since": Self.modifiedText, "if-none-match": "\"other\""])
+        #expect(mismatch.status == 200 && mismatch.body == first.body)
+        // Every answer came from the one render
+        #expect(fixture.origin.requestCount(for: "/m.jpg") == 1)
+    }
+
+    @Test func withoutTheSettingsNothingOfTheSourceIsPassedOn() async throws {
+        let fixture = try fixture { _ in }
+        let response = await fixture.get(fixture.path("rs:fit:40:40", "/m.jpg"))
+        #expect(response.status == 200)
+        #expect(response.header("Last-Modified") == nil)
+        #expect(response.header("Cache-Control") == "public, max-age=31536000")
+        let conditional = await fixture.get(
+            fixture.path("rs:fit:40:40", "/m.jpg"), headers: ["if-modified-since": Self.modifiedText])
+        #expect(conditional.status == 200)
+    }
+
+    @Test func cacheControlFollowsTheTimeLeftOfTheSourcesFreshness() async throws {
+        let passes: (inout ImageProxy.Configuration) -> Void = { $0.passesSourceCacheControl = true }
+        // max-age=600 at the origin: at most 600 s, a little less once time has passed
+        let fresh = try fixture(cacheControl: "public, max-age=600", passes)
+        let response = await fresh.get(fresh.path("rs:fit:40:40", "/m.jpg"))
+        #expect(response.status == 200)
+        let maxAge = try #require(response.header("Cache-Control")?.split(separator: "=").last.flatMap { Int($0) })
+        #expect((590...600).contains(maxAge), "\(response.headers)")
+        #expect(response.header("Last-Modified") == nil)
+
+        // The seconds left count down from the render's fetch (a cached output too), and stop at 0
+        var rendition = Rendition(data: Data(), format: .jpeg, etag: "\"x\"")
+        let now = Date()
+        rendition.sourceExpiresAt = now.addingTimeInterval(100.5)
+        #expect(fresh.proxy.cacheControl(for: rendition, now: now) == "public, max-age=100")
+        rendition.sourceExpiresAt = now.addingTimeInterval(-5)
+        #expect(fresh.proxy.cacheControl(for: rendition, now: now) == "public, max-age=0")
+
+        // no-cache: 0; nothing said: the proxy's own --max-age
+        let noCache = try fixture(cacheControl: "no-cache", passes)
+        #expect(
+            await noCache.get(noCache.path("rs:fit:40:40", "/m.jpg")).header("Cache-Control") == "public, max-age=0")
+        let silent = try fixture(cacheControl: nil, passes)
+        #expect(
+            await silent.get(silent.path("rs:fit:40:40", "/m.jpg")).header("Cache-Control")
+                == "public, max-age=31536000")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theSourcesFactsOutliveARestartInTheDiskCache() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute(
+            "/m.jpg",
+            .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg").withLastModified(Self.modified)
+                .withCacheControl("max-age=86400"))
+        let path = "/_/w:40/plain/" + origin.url(for: "/m.jpg").absoluteString
+        var answers: [ServerResponse] = []
+        for _ in 0..<2 {
+            let disk = try DiskCache(directory: directory)
+            var configuration = ImageProxy.Configuration()
+            configuration.allowsUnsigned = true
+            configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
+            configuration.outputCache = OutputCache(disk: disk)
+            configuration.usesLastModified = true
+            configuration.passesSourceCacheControl = true
+            let proxy = ImageProxy(configuration: configuration)
+            answers.append(await proxy.respond(to: ServerRequest(method: "GET", path: path)))
+            disk.close()
+        }
+        // The second process answered from the disk, with the first render's Last-Modified and freshness
+        #expect(origin.requestCount(for: "/m.jpg") == 1)
+        #expect(answers.allSatisfy { $0.status == 200 && $0.header("Last-Modified") == Self.modifiedText })
+        let ages = answers.compactMap { $0.header("Cache-Control")?.split(separator: "=").last.flatMap { Int($0) } }
+        #expect(ages.count == 2 && ages.allSatisfy { (86_380...86_400).contains($0) }, "\(ages)")
+    }
+}
