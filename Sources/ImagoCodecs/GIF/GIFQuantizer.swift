@@ -123,13 +123,20 @@ enum GIFQuantizer {
                     for channel in 0..<3 { colors.append(UInt8((sums[entry * 4 + channel] + count / 2) / count)) }
                 }
             }
-            return GIFIndexedFrame(rect: rect, indices: diffuse(onto: colors), colors: colors, transparentIndex: nil)
+            // giflib's box of each 5-bit bin the pixels fall in: a near entry to start each search from.
+            var hints = [UInt16](repeating: .max, count: 1 << 15)
+            for k in 0..<drawnCount {
+                hints[Int(red[k] >> 3) << 10 | Int(green[k] >> 3) << 5 | Int(blue[k] >> 3)] = UInt16(boxes[k])
+            }
+            let indices = diffuse(onto: NearestColor(colors, hints: hints))
+            return GIFIndexedFrame(rect: rect, indices: indices, colors: colors, transparentIndex: nil)
         }
 
         /// The index of every drawn pixel after Floyd–Steinberg error diffusion onto `colors`, rows in
         /// serpentine order.
-        private func diffuse(onto colors: [UInt8]) -> [UInt8] {
-            var nearest = NearestColor(colors)
+        private func diffuse(onto nearest: NearestColor) -> [UInt8] {
+            var nearest = nearest
+            let colors = nearest.colors
             let width = rect.width
             var indices = [UInt8](repeating: 0, count: width * rect.height)
             // Errors ×16 for the row being mapped and the next, one pixel of margin each side.
@@ -180,55 +187,86 @@ enum GIFQuantizer {
     /// first colour of a cell to ask is searched, and the cell's later colours get its answer (error diffusion
     /// absorbs the difference; a flat area of one colour always gets that colour's own nearest entry).
     ///
-    /// The search walks the entries in order of green outwards from the colour's green and stops on each side
-    /// once the green difference alone is farther than the best entry so far: a fraction of the entries for
-    /// photos, and an entry as near as comparing them all would find.
+    /// The search starts from the entry of the colour's 5-bit bin when one is known (giflib's box for the bin,
+    /// usually the nearest or close), then walks the entries in order of green outwards from the colour's green
+    /// and stops on each side once the green difference alone is farther than the best entry so far: a few
+    /// entries rather than all, and an entry as near as comparing them all would find.
     private struct NearestColor {
         let colors: [UInt8]
-        /// Entry numbers sorted by green, and their greens.
-        private let order: [Int]
-        private let greens: [Int32]
+        /// The entries as (red, green, blue, entry number), sorted by green.
+        private let sorted: [SIMD4<Int32>]
+        /// Per 5-bit bin (15 bits), an entry to try first; `.max` when none.
+        private let hints: [UInt16]
         private var cells = [UInt16](repeating: .max, count: 1 << 18)
 
-        init(_ colors: [UInt8]) {
+        init(_ colors: [UInt8], hints: [UInt16]) {
             self.colors = colors
-            order = (0..<(colors.count / 3)).sorted { (colors[$0 * 3 + 1], $0) < (colors[$1 * 3 + 1], $1) }
-            greens = order.map { Int32(colors[$0 * 3 + 1]) }
+            self.hints = hints
+            var entries: [SIMD4<Int32>] = []
+            for entry in 0..<(colors.count / 3) {
+                let red = Int32(colors[entry * 3])
+                let green = Int32(colors[entry * 3 + 1])
+                let blue = Int32(colors[entry * 3 + 2])
+                entries.append(SIMD4(red, green, blue, Int32(entry)))
+            }
+            sorted = entries.sorted { $0.y != $1.y ? $0.y < $1.y : $0.w < $1.w }
         }
 
         mutating func index(_ r: Int32, _ g: Int32, _ b: Int32) -> Int {
             let cell = Int(r >> 2) << 12 | Int(g >> 2) << 6 | Int(b >> 2)
             if cells[cell] != .max { return Int(cells[cell]) }
-            var best = order[0]
+            var best = sorted[0].w
             var bestDistance = Int32.max
-            func consider(_ position: Int) {
-                let entry = order[position]
+            let hint = hints[Int(r >> 3) << 10 | Int(g >> 3) << 5 | Int(b >> 3)]
+            if hint != .max {
+                let entry = Int(hint)
                 let dr = r - Int32(colors[entry * 3])
-                let dg = g - greens[position]
+                let dg = g - Int32(colors[entry * 3 + 1])
                 let db = b - Int32(colors[entry * 3 + 2])
-                let distance = dr * dr + dg * dg + db * db
-                if distance < bestDistance { (best, bestDistance) = (entry, distance) }
+                (best, bestDistance) = (Int32(entry), dr * dr + dg * dg + db * db)
             }
-            // The first position whose green is at least `g`, then outwards both ways.
-            var above = 0
-            var end = greens.count
-            while above < end {
-                let middle = (above + end) / 2
-                if greens[middle] < g { above = middle + 1 } else { end = middle }
-            }
-            var below = above - 1
-            while above < greens.count || below >= 0 {
-                if above < greens.count {
-                    let dg = greens[above] - g
-                    if dg * dg >= bestDistance { above = greens.count } else { consider(above); above += 1 }
+            // Components are 0…255, so no distance overflows: wrapping arithmetic only drops the checks.
+            sorted.withUnsafeBufferPointer { entries in
+                let count = entries.count
+                // The first position whose green is at least `g`, then outwards both ways.
+                var above = 0
+                var end = count
+                while above < end {
+                    let middle = (above + end) / 2
+                    if entries[middle].y < g { above = middle + 1 } else { end = middle }
                 }
-                if below >= 0 {
-                    let dg = g - greens[below]
-                    if dg * dg >= bestDistance { below = -1 } else { consider(below); below -= 1 }
+                var below = above - 1
+                while above < count || below >= 0 {
+                    if above < count {
+                        let entry = entries[above]
+                        let dg = entry.y &- g
+                        if dg &* dg >= bestDistance {
+                            above = count
+                        } else {
+                            let dr = entry.x &- r
+                            let db = entry.z &- b
+                            let distance = dr &* dr &+ dg &* dg &+ db &* db
+                            if distance < bestDistance { (best, bestDistance) = (entry.w, distance) }
+                            above &+= 1
+                        }
+                    }
+                    if below >= 0 {
+                        let entry = entries[below]
+                        let dg = g &- entry.y
+                        if dg &* dg >= bestDistance {
+                            below = -1
+                        } else {
+                            let dr = entry.x &- r
+                            let db = entry.z &- b
+                            let distance = dr &* dr &+ dg &* dg &+ db &* db
+                            if distance < bestDistance { (best, bestDistance) = (entry.w, distance) }
+                            below &-= 1
+                        }
+                    }
                 }
             }
             cells[cell] = UInt16(best)
-            return best
+            return Int(best)
         }
     }
 }
