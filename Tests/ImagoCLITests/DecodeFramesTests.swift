@@ -40,8 +40,8 @@ import Testing
         #expect(run.jsonObjects.first?["bitDepth"] as? Int == 16)
     }
 
-    @Test func fetchFormatAcceptsAVIFAndJXLAndFailsCleanlyWithoutAnEncoder() async throws {
-        for (word, format) in [("avif", ImageFormat.avif), ("jxl", .jpegXL)] {
+    @Test func fetchFormatAcceptsAVIFJXLAndGIFAndFailsCleanlyWithoutAnEncoder() async throws {
+        for (word, format) in [("avif", ImageFormat.avif), ("jxl", .jpegXL), ("gif", .gif)] {
             let f = try FetchFixture()
             defer { f.finish() }
             let out = f.scratch.appendingPathComponent("out")
@@ -59,7 +59,7 @@ import Testing
             }
         }
         let bad = await runCLI(["fetch", "http://127.0.0.1:9/a.png", "--out", "/tmp/x", "--format", "tga"])
-        #expect(bad.status == 2 && bad.stderr.contains("jpeg, png, webp, avif or jxl"))
+        #expect(bad.status == 2 && bad.stderr.contains("jpeg, png, gif, webp, avif or jxl"))
     }
 
     @Test func fetchSendsTheAcceptHeaderOfTheRegisteredDecoders() async throws {

@@ -9,7 +9,7 @@ enum FetchCommand {
         name: "fetch",
         summary: "Load images by URL through the memory and disk caches; optionally resize, re-encode and save them.",
         synopsis:
-            "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|webp|avif|jxl] [--concurrency N]"
+            "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|gif|webp|avif|jxl] [--concurrency N]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis) [--json]",
         details: """
             On a terminal: a live progress display, then a summary (images per source layer, failures with their
@@ -45,7 +45,7 @@ enum FetchCommand {
                 "--resize", value: "WxH", help: "Scale each image to fit within WxH (aspect kept, never enlarged)."),
             OptionSpec(
                 "--format", value: "FORMAT",
-                help: "Write the files --out saves as jpeg, png, webp, avif or jxl (when this build has that encoder)."),
+                help: "Write the files --out saves as jpeg, png, gif, webp, avif or jxl (when this build has that encoder)."),
             OptionSpec(
                 "--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
         ] + NetworkOptions.specs + RedisOptions.specs + [
@@ -72,7 +72,7 @@ enum FetchCommand {
     /// The formats `--format` accepts.
     /// AVIF and JPEG XL are accepted here; a run fails up front when no encoder for the format is registered.
     static let writableFormats: [String: ImageFormat] = [
-        "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "jxl": .jpegXL,
+        "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "avif": .avif, "jxl": .jpegXL,
     ]
 
     /// Runs the command. `interrupt`: a trigger that stops the run as SIGINT would (tests fire it); `nil`
@@ -116,7 +116,7 @@ enum FetchCommand {
         }
         if let text = args.value("--format") {
             guard let format = writableFormats[text.lowercased()] else {
-                throw UsageError("option '--format' expects jpeg, png, webp, avif or jxl (got '\(text)')")
+                throw UsageError("option '--format' expects jpeg, png, gif, webp, avif or jxl (got '\(text)')")
             }
             guard options.outputDirectory != nil else {
                 throw UsageError("option '--format' needs --out DIR (it sets the format of the files written there)")
