@@ -137,7 +137,7 @@ import Testing
         // Then it is close on average (256 colours, dithered), and white and black stay within a few levels of
         // their colours: each entry is the mean of its pixels (giflib's own map gives 248 for white)
         let error = try #require(meanChannelError(decoded, photo))
-        #expect(error < 5.5, "mean error \(error)")
+        #expect(error < 3, "mean error \(error)")  // giflib's own median cut fails this
         for (y, level) in [(3, 255), (124, 0)] {
             for x in stride(from: 0, to: 192, by: 7) {
                 let pixel = decoded[pixel: x, y]

@@ -4,8 +4,9 @@ import ImagoCore
 /// Encodes GIF, still and animated, with giflib.
 ///
 /// - **Colours.** Each frame has its own colour map of at most 256 entries. A frame with that few colours keeps
-///   them exactly (a GIF decoded and written again keeps its pixels); more are reduced with giflib's median cut
-///   and dithered (Floyd–Steinberg), as libvips and gifsicle do by default (see `GIFQuantizer`).
+///   them exactly (a GIF decoded and written again keeps its pixels); more are reduced by a median cut that
+///   splits where the error is (see `GIFMedianCut`) and dithered (Floyd–Steinberg), as libvips and gifsicle do by
+///   default (see `GIFQuantizer`). giflib writes the file.
 /// - **Alpha.** Alpha below 128 is transparent, the rest opaque with its colour; GIF has nothing between.
 /// - **Animation.** Every frame of the container, each a full canvas of the first frame's size, at its
 ///   duration rounded to hundredths of a second (browsers show delays under 2/100 s as 1/10 s), with
@@ -58,7 +59,7 @@ public struct GIFEncoder: ImageEncoding {
                 throw CodecError.encodingFailed(format: .gif, reason: "the frames of an animation must all be \(size)")
             }
             let delay = isAnimated ? Self.hundredths(frame.duration) : 0
-            if let complete = try planner.add(Self.straightRGBA(frame.buffer), delay: delay) {
+            if let complete = planner.add(Self.straightRGBA(frame.buffer), delay: delay) {
                 try writer.write(complete, isAnimated: isAnimated)
             }
         }

@@ -30,9 +30,7 @@ struct GIFFramePlanner {
 
     /// Adds the next canvas (RGBA, straight, the canvas size), shown for `delay` hundredths of a second.
     /// Returns the frame before it, now complete, if there is one.
-    ///
-    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` from ``GIFQuantizer``.
-    mutating func add(_ canvas: PixelBuffer, delay: Int) throws -> GIFIndexedFrame? {
+    mutating func add(_ canvas: PixelBuffer, delay: Int) -> GIFIndexedFrame? {
         // Per pixel: bit 0, opaque now; bit 1, differs from the canvas before.
         var marks = [UInt8](repeating: 0, count: width * height)
         var opaque = BoundingBox()
@@ -85,8 +83,8 @@ struct GIFFramePlanner {
                 drawn[y * rect.width + x] = 1
             }
         }
-        var frame = try canvas.withUnsafeBytes { bytes in
-            try GIFQuantizer.frame(
+        var frame = canvas.withUnsafeBytes { bytes in
+            GIFQuantizer.frame(
                 of: bytes.bindMemory(to: UInt8.self), canvasWidth: width, rect: rect, drawn: drawn,
                 reservesTransparency: reservesTransparency)
         }

@@ -1,14 +1,12 @@
-import CGIF
 import ImagoCore
 
 /// Turns the drawn pixels of a rectangle of an RGBA canvas into at most 256 colours and their indices.
 ///
 /// - Up to 256 distinct colours (255 when a transparent entry is needed) are kept exactly: no colour changes,
 ///   so a GIF decoded and written again keeps its pixels.
-/// - More are reduced with giflib's median cut (`GifQuantizeBuffer`), each entry then set to the mean of the
-///   pixels in its box (giflib averages 5-bit bins, which would turn white into 248), and the pixels mapped to
-///   their nearest entry with Floyd–Steinberg error diffusion in serpentine order, as libvips and gifsicle
-///   dither by default. Error never crosses a pixel that is not drawn.
+/// - More are reduced to a colour map by ``GIFMedianCut`` and two k-means rounds, and the pixels mapped to their
+///   nearest entry with Floyd–Steinberg error diffusion in serpentine order, as libvips and gifsicle dither by
+///   default. Error never crosses a pixel that is not drawn.
 /// - Pixels that are not drawn get the transparent entry, which is always the last.
 ///
 /// Deterministic: the same pixels give the same bytes.
@@ -16,20 +14,17 @@ enum GIFQuantizer {
     /// The frame for `rect` of `canvas` (RGBA, straight, `canvasWidth` pixels a row) where `drawn` (one byte a
     /// pixel of `rect`, non-zero for drawn) marks the pixels that are drawn. A transparent entry is added when
     /// some pixel is not drawn or `reservesTransparency` is set.
-    ///
-    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` when giflib's median cut fails.
     static func frame(
         of canvas: UnsafeBufferPointer<UInt8>, canvasWidth: Int, rect: GIFRect, drawn: [UInt8],
         reservesTransparency: Bool
-    ) throws -> GIFIndexedFrame {
+    ) -> GIFIndexedFrame {
         let area = rect.width * rect.height
         let drawnCount = drawn.reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
         let needsTransparency = reservesTransparency || drawnCount < area
         let capacity = needsTransparency ? 255 : 256
         let region = Region(canvas: canvas, canvasWidth: canvasWidth, rect: rect, drawn: drawn)
         var frame =
-            try region.exactColors(capacity: capacity)
-            ?? region.dithered(capacity: capacity, drawnCount: drawnCount)
+            region.exactColors(capacity: capacity) ?? region.dithered(capacity: capacity, drawnCount: drawnCount)
         if needsTransparency {
             let transparent = frame.colorCount
             frame.colors += [0, 0, 0]
@@ -38,6 +33,10 @@ enum GIFQuantizer {
         }
         return frame
     }
+
+    /// The k-means rounds after the median cut (each a pass over the used 5-bit bins; BENCHMARKS.md, "GIF output",
+    /// has what they gain).
+    static let refinementRounds = 2
 
     /// The pixels being indexed.
     private struct Region {
@@ -80,53 +79,37 @@ enum GIFQuantizer {
             return GIFIndexedFrame(rect: rect, indices: indices, colors: colors, transparentIndex: nil)
         }
 
-        /// At most `capacity` colours from giflib's median cut, refined to the means of their boxes, with the
-        /// pixels dithered onto them.
-        func dithered(capacity: Int, drawnCount: Int) throws -> GIFIndexedFrame {
-            guard drawnCount < Int(Int32.max) else {
-                throw CodecError.encodingFailed(format: .gif, reason: "\(drawnCount) pixels are too many to quantize")
-            }
-            var red = [UInt8](repeating: 0, count: drawnCount)
-            var green = red
-            var blue = red
-            var k = 0
+        /// At most `capacity` colours from the median cut and k-means, with the pixels dithered onto them.
+        func dithered(capacity: Int, drawnCount: Int) -> GIFIndexedFrame {
+            var offsets: [Int] = []
+            offsets.reserveCapacity(drawnCount)
             for y in 0..<rect.height {
-                for x in 0..<rect.width where drawn[y * rect.width + x] != 0 {
-                    let p = offset(x, y)
-                    (red[k], green[k], blue[k]) = (canvas[p], canvas[p + 1], canvas[p + 2])
-                    k += 1
+                for x in 0..<rect.width where drawn[y * rect.width + x] != 0 { offsets.append(offset(x, y)) }
+            }
+            var cut = GIFMedianCut(bins: GIFMedianCut.histogram(canvas, offsets: offsets))
+            var (colors, hints) = cut.palette(capacity: capacity)
+            // k-means (Lloyd) rounds over the bins: each bin's pixels go to the entry nearest the bin's mean, and
+            // each entry moves to the mean of its pixels.
+            let entries = colors.count / 3
+            for _ in 0..<GIFQuantizer.refinementRounds {
+                var nearest = NearestColor(colors, hints: hints)
+                var sums = [Int](repeating: 0, count: entries * 4)
+                for bin in cut.bins {
+                    let n = bin.count
+                    let entry = nearest.index(
+                        Int32((bin.red + n / 2) / n), Int32((bin.green + n / 2) / n), Int32((bin.blue + n / 2) / n))
+                    hints[bin.key] = UInt16(entry)
+                    sums[entry * 4] += bin.red
+                    sums[entry * 4 + 1] += bin.green
+                    sums[entry * 4 + 2] += bin.blue
+                    sums[entry * 4 + 3] += n
                 }
-            }
-            var boxes = [UInt8](repeating: 0, count: drawnCount)
-            var map = [GifColorType](repeating: GifColorType(), count: 256)
-            var size = Int32(capacity)
-            guard
-                GifQuantizeBuffer(UInt32(drawnCount), 1, &size, &red, &green, &blue, &boxes, &map) == GIF_OK,
-                size > 0, size <= capacity
-            else { throw CodecError.encodingFailed(format: .gif, reason: "giflib could not build a colour map") }
-
-            var sums = [Int](repeating: 0, count: Int(size) * 4)
-            for k in 0..<drawnCount {
-                let box = Int(boxes[k]) * 4
-                sums[box] += Int(red[k])
-                sums[box + 1] += Int(green[k])
-                sums[box + 2] += Int(blue[k])
-                sums[box + 3] += 1
-            }
-            var colors: [UInt8] = []
-            colors.reserveCapacity(Int(size) * 3)
-            for entry in 0..<Int(size) {
-                let count = sums[entry * 4 + 3]
-                if count == 0 {
-                    colors += [map[entry].Red, map[entry].Green, map[entry].Blue]
-                } else {
-                    for channel in 0..<3 { colors.append(UInt8((sums[entry * 4 + channel] + count / 2) / count)) }
+                for entry in 0..<entries where sums[entry * 4 + 3] > 0 {
+                    let n = sums[entry * 4 + 3]
+                    for channel in 0..<3 {
+                        colors[entry * 3 + channel] = UInt8((sums[entry * 4 + channel] + n / 2) / n)
+                    }
                 }
-            }
-            // giflib's box of each 5-bit bin the pixels fall in: a near entry to start each search from.
-            var hints = [UInt16](repeating: .max, count: 1 << 15)
-            for k in 0..<drawnCount {
-                hints[Int(red[k] >> 3) << 10 | Int(green[k] >> 3) << 5 | Int(blue[k] >> 3)] = UInt16(boxes[k])
             }
             let indices = diffuse(onto: NearestColor(colors, hints: hints))
             return GIFIndexedFrame(rect: rect, indices: indices, colors: colors, transparentIndex: nil)
