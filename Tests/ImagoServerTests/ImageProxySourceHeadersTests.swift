@@ -80,10 +80,12 @@ struct ImageProxySourceHeadersTests {
         rendition.sourceExpiresAt = now.addingTimeInterval(-5)
         #expect(fresh.proxy.cacheControl(for: rendition, now: now) == "public, max-age=0")
 
-        // no-cache: 0; nothing said: the proxy's own --max-age
-        let noCache = try fixture(cacheControl: "no-cache", passes)
-        #expect(
-            await noCache.get(noCache.path("rs:fit:40:40", "/m.jpg")).header("Cache-Control") == "public, max-age=0")
+        // no-cache and no-store: 0; nothing said: the proxy's own --max-age
+        for said in ["no-cache", "no-store"] {
+            let fixture = try fixture(cacheControl: said, passes)
+            let answer = await fixture.get(fixture.path("rs:fit:40:40", "/m.jpg"))
+            #expect(answer.header("Cache-Control") == "public, max-age=0", "\(said)")
+        }
         let silent = try fixture(cacheControl: nil, passes)
         #expect(
             await silent.get(silent.path("rs:fit:40:40", "/m.jpg")).header("Cache-Control")

@@ -87,8 +87,8 @@ extension ImageProxy {
         /// Whether an image response's `Cache-Control` follows the source's freshness instead of ``maxAge``, as
         /// imgproxy's `IMGPROXY_CACHE_CONTROL_PASSTHROUGH`: `public, max-age=` the time left until the source's
         /// `Cache-Control: max-age`, `no-cache` or `Expires` runs out (so a cached output never promises more than
-        /// its source did), 0 once it has. Sources that say nothing keep ``maxAge``; `no-store` ones too (the
-        /// pipeline keeps no freshness for them). Fetches the source's bytes first, as ``usesLastModified``.
+        /// its source did), 0 once it has, and 0 for a source that says `no-store`. Sources that say nothing keep
+        /// ``maxAge``. Fetches the source's bytes first, as ``usesLastModified``.
         /// Default `false`.
         public var passesSourceCacheControl: Bool
         /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the

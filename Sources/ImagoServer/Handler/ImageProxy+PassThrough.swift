@@ -22,10 +22,15 @@ extension ImageProxy {
 
     /// `rendition` with the source facts of `original` that the configuration passes on: its `Last-Modified`
     /// (``Configuration/usesLastModified``) and when it stops being fresh
-    /// (``Configuration/passesSourceCacheControl``).
+    /// (``Configuration/passesSourceCacheControl``; a fetched source without metadata said `no-store`, and is
+    /// taken as stale at once).
     func recordingSource(_ original: ImageDataResponse?, in rendition: Rendition) -> Rendition {
-        guard let metadata = original?.metadata else { return rendition }
+        guard let original else { return rendition }
         var recorded = rendition
+        guard let metadata = original.metadata else {
+            if configuration.passesSourceCacheControl, original.source == .network { recorded.sourceExpiresAt = Date() }
+            return recorded
+        }
         if configuration.usesLastModified { recorded.sourceLastModified = metadata.validators.lastModified }
         if configuration.passesSourceCacheControl { recorded.sourceExpiresAt = metadata.expiresAt }
         return recorded
