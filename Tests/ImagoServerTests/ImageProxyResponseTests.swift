@@ -199,16 +199,9 @@ struct ImageProxyResponseTests {
         let path = "/_/w:40/plain/" + origin.url(for: "/a.jpg").absoluteString
         var etags: [String?] = []
         for _ in 0..<2 {
-            let disk = try DiskCache(directory: directory)
-            var configuration = ImageProxy.Configuration()
-            configuration.allowsUnsigned = true
-            configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
-            configuration.outputCache = OutputCache(disk: disk)
-            let proxy = ImageProxy(configuration: configuration)
-            let response = await proxy.respond(to: ServerRequest(method: "GET", path: path))
+            let response = try await respondAfterRestart(path, directory: directory)
             #expect(response.status == 200)
             etags.append(response.header("ETag"))
-            disk.close()
         }
         #expect(etags[0] != nil && etags[0] == etags[1])
         #expect(origin.requestCount(for: "/a.jpg") == 1)

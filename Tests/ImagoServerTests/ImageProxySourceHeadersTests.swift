@@ -105,16 +105,11 @@ struct ImageProxySourceHeadersTests {
         let path = "/_/w:40/plain/" + origin.url(for: "/m.jpg").absoluteString
         var answers: [ServerResponse] = []
         for _ in 0..<2 {
-            let disk = try DiskCache(directory: directory)
-            var configuration = ImageProxy.Configuration()
-            configuration.allowsUnsigned = true
-            configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
-            configuration.outputCache = OutputCache(disk: disk)
-            configuration.usesLastModified = true
-            configuration.passesSourceCacheControl = true
-            let proxy = ImageProxy(configuration: configuration)
-            answers.append(await proxy.respond(to: ServerRequest(method: "GET", path: path)))
-            disk.close()
+            answers.append(
+                try await respondAfterRestart(path, directory: directory) {
+                    $0.usesLastModified = true
+                    $0.passesSourceCacheControl = true
+                })
         }
         // The second process answered from the disk, with the first render's Last-Modified and freshness
         #expect(origin.requestCount(for: "/m.jpg") == 1)

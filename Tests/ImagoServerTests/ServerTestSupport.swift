@@ -88,6 +88,22 @@ final class ProxyFixture: Sendable {
     }
 }
 
+/// The answer to a GET of `path` from a fresh proxy (unsigned URLs, private addresses) whose output cache is a
+/// disk cache in `directory`, closed before returning: each call is one run of a server, so calls in turn see
+/// what earlier runs left on disk. `configure` changes the configuration first.
+func respondAfterRestart(
+    _ path: String, directory: URL, _ configure: (inout ImageProxy.Configuration) -> Void = { _ in }
+) async throws -> ServerResponse {
+    let disk = try DiskCache(directory: directory)
+    defer { disk.close() }
+    var configuration = ImageProxy.Configuration()
+    configuration.allowsUnsigned = true
+    configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
+    configuration.outputCache = OutputCache(disk: disk)
+    configure(&configuration)
+    return await ImageProxy(configuration: configuration).respond(to: ServerRequest(method: "GET", path: path))
+}
+
 /// The JSON error sentence of a response.
 func errorMessage(_ response: ServerResponse) -> String {
     let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: String]
