@@ -6,13 +6,9 @@ import Testing
 @testable import ImagoCLI
 
 /// The shared corpus beside the package (`../shared/corpus`), or a recorded failure when it is missing.
-func cliCorpus(_ path: String, filePath: String = #filePath) -> URL {
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-    let url = root.appendingPathComponent("shared/corpus/\(path)")
-    if !FileManager.default.fileExists(atPath: url.path) {
-        Issue.record("the image corpus is missing at \(url.path); it must sit at ../shared/corpus beside the package")
-    }
+func cliCorpus(_ path: String) -> URL {
+    let (url, missing) = SharedCorpus.item(path)
+    if let missing { Issue.record(Comment(rawValue: missing)) }
     return url
 }
 

@@ -6,12 +6,10 @@ import Testing
 @testable import ImagoServer
 
 /// A file of the shared corpus (`../shared/corpus` beside the package); records an issue when it is missing.
-func serverCorpus(_ path: String, filePath: String = #filePath) throws -> Data {
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-    let url = root.appendingPathComponent("shared/corpus/\(path)")
-    guard FileManager.default.fileExists(atPath: url.path) else {
-        Issue.record("the image corpus is missing at \(url.path); it must sit at ../shared/corpus beside the package")
+func serverCorpus(_ path: String) throws -> Data {
+    let (url, missing) = SharedCorpus.item(path)
+    if let missing {
+        Issue.record(Comment(rawValue: missing))
         throw CocoaError(.fileNoSuchFile)
     }
     return try Data(contentsOf: url)
