@@ -296,9 +296,7 @@ import Testing
         let url = URL(string: "https://example.com/moon.gif")!
         loader.setResponse(data, for: url)
         let dataCache = MockDataCache()
-        var configuration = ImagePipeline.Configuration(dataLoader: loader)
-        configuration.decoders = ImageDecoderRegistry(ImagoCodecs.decoders)
-        configuration.encoders = ImageEncoderRegistry(ImagoCodecs.encoders)
+        var configuration = ImagePipeline.Configuration(dataLoader: loader)  // with every shipped codec
         configuration.dataCache = dataCache
         configuration.dataCachePolicy = .storeEncodedImages
         let pipeline = ImagePipeline(configuration: configuration)
