@@ -51,7 +51,7 @@ public struct GIFEncoder: ImageEncoding {
         let isAnimated = container.isAnimated
         let writer = try GIFWriter(
             size: size, loopCount: isAnimated && container.loopCount != 1 ? container.loopCount : nil)
-        var planner = GIFFramePlanner(size: size, reservesTransparency: isAnimated)
+        var planner = GIFFramePlanner(size: size, reservesTransparency: isAnimated, scratch: GIFScratch())
         // Frame by frame through frame(at:): an on-demand animation produces one frame at a time.
         for index in 0..<container.frameCount {
             let frame = try container.frame(at: index)

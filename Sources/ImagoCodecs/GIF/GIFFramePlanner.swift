@@ -22,8 +22,11 @@ struct GIFFramePlanner {
     private var previous: PixelBuffer?
     private var previousOpaqueBounds: GIFRect?
     private var pending: GIFIndexedFrame?
+    /// The quantizer's tables, reused frame to frame.
+    private let scratch: GIFScratch
 
-    init(size: PixelSize, reservesTransparency: Bool) {
+    init(size: PixelSize, reservesTransparency: Bool, scratch: GIFScratch) {
+        self.scratch = scratch
         (width, height) = (size.width, size.height)
         self.reservesTransparency = reservesTransparency
     }
@@ -86,7 +89,7 @@ struct GIFFramePlanner {
         var frame = canvas.withUnsafeBytes { bytes in
             GIFQuantizer.frame(
                 of: bytes.bindMemory(to: UInt8.self), canvasWidth: width, rect: rect, drawn: drawn,
-                reservesTransparency: reservesTransparency)
+                reservesTransparency: reservesTransparency, scratch: scratch)
         }
         frame.delay = delay
         pending = frame

@@ -44,10 +44,10 @@ struct GIFMedianCut {
         self.bins = bins
     }
 
-    /// The used bins of the pixels of `canvas` (RGBA bytes) at the byte `offsets` given, in key order.
-    static func histogram(_ canvas: UnsafeBufferPointer<UInt8>, offsets: [Int]) -> [Bin] {
-        // Count, red, green, blue and squares per bin, flat.
-        var sums = [Int](repeating: 0, count: 5 << 15)
+    /// The used bins of the pixels of `canvas` (RGBA bytes) at the byte `offsets` given, in key order, summed in
+    /// `scratch` (left zeroed again).
+    static func histogram(_ canvas: UnsafeBufferPointer<UInt8>, offsets: [Int], scratch: GIFScratch) -> [Bin] {
+        let sums = scratch.sums  // count, red, green, blue and squares per bin, flat
         for p in offsets {
             let (r, g, b) = (Int(canvas[p]), Int(canvas[p + 1]), Int(canvas[p + 2]))
             let at = ((r >> 3) << 10 | (g >> 3) << 5 | (b >> 3)) * 5
@@ -64,6 +64,7 @@ struct GIFMedianCut {
                 Bin(
                     key: key, count: sums[at], red: sums[at + 1], green: sums[at + 2], blue: sums[at + 3],
                     squares: sums[at + 4]))
+            (sums + at).update(repeating: 0, count: 5)
         }
         return bins
     }
@@ -118,10 +119,16 @@ struct GIFMedianCut {
             }
         }
         let channel = spread[0] >= spread[1] && spread[0] >= spread[2] ? 0 : spread[1] >= spread[2] ? 1 : 2
+        // A stable counting sort of the box's bins by their coordinate on that channel (32 values).
         let shift = 10 - channel * 5
-        bins[box.start..<box.end].sort { a, b in
-            let (ka, kb) = ((a.key >> shift) & 31, (b.key >> shift) & 31)
-            return ka != kb ? ka < kb : a.key < b.key
+        var starts = [Int](repeating: 0, count: 33)
+        for bin in bins[box.start..<box.end] { starts[(bin.key >> shift) & 31 + 1] += 1 }
+        for coordinate in 0..<32 { starts[coordinate + 1] += starts[coordinate] }
+        let unsorted = Array(bins[box.start..<box.end])
+        for bin in unsorted {
+            let coordinate = (bin.key >> shift) & 31
+            bins[box.start + starts[coordinate]] = bin
+            starts[coordinate] += 1
         }
         // The cut between bins that leaves the least error, over the prefix totals.
         var prefix = Box(start: box.start, end: box.start)

@@ -4,7 +4,7 @@ import ImagoCore
 ///
 /// - Up to 256 distinct colours (255 when a transparent entry is needed) are kept exactly: no colour changes,
 ///   so a GIF decoded and written again keeps its pixels.
-/// - More are reduced to a colour map by ``GIFMedianCut`` and two k-means rounds, and the pixels mapped to their
+/// - More are reduced to a colour map by ``GIFMedianCut``, and the pixels mapped to their
 ///   nearest entry with Floyd–Steinberg error diffusion in serpentine order, as libvips and gifsicle dither by
 ///   default. Error never crosses a pixel that is not drawn.
 /// - Pixels that are not drawn get the transparent entry, which is always the last.
@@ -16,13 +16,13 @@ enum GIFQuantizer {
     /// some pixel is not drawn or `reservesTransparency` is set.
     static func frame(
         of canvas: UnsafeBufferPointer<UInt8>, canvasWidth: Int, rect: GIFRect, drawn: [UInt8],
-        reservesTransparency: Bool
+        reservesTransparency: Bool, scratch: GIFScratch
     ) -> GIFIndexedFrame {
         let area = rect.width * rect.height
         let drawnCount = drawn.reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
         let needsTransparency = reservesTransparency || drawnCount < area
         let capacity = needsTransparency ? 255 : 256
-        let region = Region(canvas: canvas, canvasWidth: canvasWidth, rect: rect, drawn: drawn)
+        let region = Region(canvas: canvas, canvasWidth: canvasWidth, rect: rect, drawn: drawn, scratch: scratch)
         var frame =
             region.exactColors(capacity: capacity) ?? region.dithered(capacity: capacity, drawnCount: drawnCount)
         if needsTransparency {
@@ -34,16 +34,13 @@ enum GIFQuantizer {
         return frame
     }
 
-    /// The k-means rounds after the median cut (each a pass over the used 5-bit bins; BENCHMARKS.md, "GIF output",
-    /// has what they gain).
-    static let refinementRounds = 2
-
     /// The pixels being indexed.
     private struct Region {
         let canvas: UnsafeBufferPointer<UInt8>
         let canvasWidth: Int
         let rect: GIFRect
         let drawn: [UInt8]
+        let scratch: GIFScratch
 
         /// The byte offset in `canvas` of the pixel at (`x`, `y`) of the rectangle.
         func offset(_ x: Int, _ y: Int) -> Int { ((rect.y + y) * canvasWidth + rect.x + x) * 4 }
@@ -79,46 +76,22 @@ enum GIFQuantizer {
             return GIFIndexedFrame(rect: rect, indices: indices, colors: colors, transparentIndex: nil)
         }
 
-        /// At most `capacity` colours from the median cut and k-means, with the pixels dithered onto them.
+        /// At most `capacity` colours from the median cut, with the pixels dithered onto them.
         func dithered(capacity: Int, drawnCount: Int) -> GIFIndexedFrame {
             var offsets: [Int] = []
             offsets.reserveCapacity(drawnCount)
             for y in 0..<rect.height {
                 for x in 0..<rect.width where drawn[y * rect.width + x] != 0 { offsets.append(offset(x, y)) }
             }
-            var cut = GIFMedianCut(bins: GIFMedianCut.histogram(canvas, offsets: offsets))
-            var (colors, hints) = cut.palette(capacity: capacity)
-            // k-means (Lloyd) rounds over the bins: each bin's pixels go to the entry nearest the bin's mean, and
-            // each entry moves to the mean of its pixels.
-            let entries = colors.count / 3
-            for _ in 0..<GIFQuantizer.refinementRounds {
-                var nearest = NearestColor(colors, hints: hints)
-                var sums = [Int](repeating: 0, count: entries * 4)
-                for bin in cut.bins {
-                    let n = bin.count
-                    let entry = nearest.index(
-                        Int32((bin.red + n / 2) / n), Int32((bin.green + n / 2) / n), Int32((bin.blue + n / 2) / n))
-                    hints[bin.key] = UInt16(entry)
-                    sums[entry * 4] += bin.red
-                    sums[entry * 4 + 1] += bin.green
-                    sums[entry * 4 + 2] += bin.blue
-                    sums[entry * 4 + 3] += n
-                }
-                for entry in 0..<entries where sums[entry * 4 + 3] > 0 {
-                    let n = sums[entry * 4 + 3]
-                    for channel in 0..<3 {
-                        colors[entry * 3 + channel] = UInt8((sums[entry * 4 + channel] + n / 2) / n)
-                    }
-                }
-            }
-            let indices = diffuse(onto: NearestColor(colors, hints: hints))
+            var cut = GIFMedianCut(bins: GIFMedianCut.histogram(canvas, offsets: offsets, scratch: scratch))
+            let (colors, hints) = cut.palette(capacity: capacity)
+            let indices = diffuse(onto: NearestColor(colors, hints: hints, cells: scratch.cells))
             return GIFIndexedFrame(rect: rect, indices: indices, colors: colors, transparentIndex: nil)
         }
 
         /// The index of every drawn pixel after Floyd–Steinberg error diffusion onto `colors`, rows in
         /// serpentine order.
         private func diffuse(onto nearest: NearestColor) -> [UInt8] {
-            var nearest = nearest
             let colors = nearest.colors
             let width = rect.width
             var indices = [UInt8](repeating: 0, count: width * rect.height)
@@ -180,11 +153,16 @@ enum GIFQuantizer {
         private let sorted: [SIMD4<Int32>]
         /// Per 5-bit bin (15 bits), an entry to try first; `.max` when none.
         private let hints: [UInt16]
-        private var cells = [UInt16](repeating: .max, count: 1 << 18)
+        /// Per 6-bit cell, the answer given (`.max`: none yet); `nil`: no memory of answers.
+        private let cells: UnsafeMutablePointer<UInt16>?
 
-        init(_ colors: [UInt8], hints: [UInt16]) {
+        /// A search over `colors`, starting from `hints`, remembering answers in `cells` (``GIFScratch/cells``,
+        /// emptied here) when given.
+        init(_ colors: [UInt8], hints: [UInt16], cells: UnsafeMutablePointer<UInt16>?) {
             self.colors = colors
             self.hints = hints
+            self.cells = cells
+            cells?.update(repeating: .max, count: GIFScratch.cellCount)
             var entries: [SIMD4<Int32>] = []
             for entry in 0..<(colors.count / 3) {
                 let red = Int32(colors[entry * 3])
@@ -195,9 +173,9 @@ enum GIFQuantizer {
             sorted = entries.sorted { $0.y != $1.y ? $0.y < $1.y : $0.w < $1.w }
         }
 
-        mutating func index(_ r: Int32, _ g: Int32, _ b: Int32) -> Int {
+        func index(_ r: Int32, _ g: Int32, _ b: Int32) -> Int {
             let cell = Int(r >> 2) << 12 | Int(g >> 2) << 6 | Int(b >> 2)
-            if cells[cell] != .max { return Int(cells[cell]) }
+            if let cells, cells[cell] != .max { return Int(cells[cell]) }
             var best = sorted[0].w
             var bestDistance = Int32.max
             let hint = hints[Int(r >> 3) << 10 | Int(g >> 3) << 5 | Int(b >> 3)]
@@ -248,7 +226,7 @@ enum GIFQuantizer {
                     }
                 }
             }
-            cells[cell] = UInt16(best)
+            cells?[cell] = UInt16(best)
             return Int(best)
         }
     }
