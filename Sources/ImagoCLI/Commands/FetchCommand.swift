@@ -45,7 +45,9 @@ enum FetchCommand {
                 "--resize", value: "WxH", help: "Scale each image to fit within WxH (aspect kept, never enlarged)."),
             OptionSpec(
                 "--format", value: "FORMAT",
-                help: "Write the files --out saves as jpeg, png, gif, webp, avif or jxl (when this build has that encoder)."),
+                help:
+                    "Write the files --out saves as jpeg, png, gif, webp, avif or jxl (when this build has that encoder)."
+            ),
             OptionSpec(
                 "--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
         ] + NetworkOptions.specs + RedisOptions.specs + [
