@@ -85,6 +85,26 @@ struct ImageProxyAnimationTests {
         #expect(try decode(still).frameCount == 1)
     }
 
+    @Test func aWebPSourceIsSentInAFormatEveryClientShowsWhenAcceptDoesNotNameWebP() async throws {
+        let (proxy, _) = try fixture(frames: 100)
+        let webp = try serverCorpus("webp/images/animated/random_lossy.webp")
+        proxy.origin.setRoute("/anim.webp", .bytes(webp, contentType: "image/webp"))
+        let source = try ImageDecoderRegistry.makeDefault().decode(webp)
+        try #require(source.frameCount == 4)
+        // A client that names no WebP: an animated GIF with every frame (imgproxy's preferred formats)
+        let old = await proxy.get(proxy.path("rs:fit:50:50", "/anim.webp"), headers: ["accept": "*/*"])
+        #expect(old.status == 200 && old.header("Content-Type") == "image/gif", "\(errorMessage(old))")
+        #expect(try decode(old).frameCount == 4)
+        // A browser that takes WebP keeps it
+        let modern = await proxy.get(proxy.path("rs:fit:50:50", "/anim.webp"), headers: Self.browser)
+        #expect(modern.header("Content-Type") == "image/webp")
+        // Without --max-animation-frames, the first frame, as JPEG (opaque) rather than WebP
+        let (plain, _) = try fixture(frames: 1)
+        plain.origin.setRoute("/anim.webp", .bytes(webp, contentType: "image/webp"))
+        let still = await plain.get(plain.path("rs:fit:50:50", "/anim.webp"), headers: ["accept": "*/*"])
+        #expect(still.header("Content-Type") == "image/jpeg")
+    }
+
     @Test func byDefaultAndOverTheLimitsTheFirstFrameIsRendered() async throws {
         let (plain, _) = try fixture(frames: 1)
         let still = await plain.get(plain.path("rs:fit:50:50/f:webp", "/anim.gif"))
@@ -121,16 +141,21 @@ struct ImageProxyAnimationTests {
                 == .webp)
         #expect(FormatNegotiation.animatedFormat(for: .sourceDerived, accept: "*/*", encoders: encoders) == nil)
         #expect(FormatNegotiation.animatedFormat(for: .explicit(.gif), accept: nil, encoders: encoders) == .gif)
-        // At render time, a format derived from an animated source keeps its frames in the source's format when
-        // its encoder can; never without an animation setting
+        // At render time, an animation whose format is derived from the source keeps its frames as a GIF, never
+        // without an animation setting or with a still format named
         let kept = OutputKey.Animation(frames: 10, format: nil)
-        for (source, expected) in [(ImageFormat.gif, ImageFormat.gif), (.webp, .webp), (.png, nil), (.apng, nil)] {
+        #expect(FormatNegotiation.animatedFormat(kept, choice: .sourceDerived, encoders: encoders) == .gif)
+        #expect(FormatNegotiation.animatedFormat(kept, choice: .explicit(.png), encoders: encoders) == nil)
+        #expect(FormatNegotiation.animatedFormat(nil, choice: .sourceDerived, encoders: encoders) == nil)
+        // A still derived from the source keeps JPEG, PNG and GIF, and turns the formats not every client shows
+        // into JPEG (opaque) or PNG
+        for (source, opaque, expected) in [
+            (ImageFormat.jpeg, true, ImageFormat.jpeg), (.png, false, .png), (.gif, true, .gif), (.webp, true, .jpeg),
+            (.webp, false, .png), (.avif, true, .jpeg), (.jpegXL, false, .png), (.heic, true, .jpeg),
+        ] {
             #expect(
-                FormatNegotiation.animatedFormat(kept, choice: .sourceDerived, source: source, encoders: encoders)
-                    == expected, "\(source)")
+                FormatNegotiation.format(for: .sourceDerived, source: source, isOpaque: opaque, encoders: encoders)
+                    == expected, "\(source) opaque: \(opaque)")
         }
-        #expect(
-            FormatNegotiation.animatedFormat(kept, choice: .explicit(.png), source: .gif, encoders: encoders) == nil)
-        #expect(FormatNegotiation.animatedFormat(nil, choice: .sourceDerived, source: .gif, encoders: encoders) == nil)
     }
 }

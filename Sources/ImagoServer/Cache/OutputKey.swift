@@ -19,14 +19,13 @@ struct OutputKey: Hashable, Sendable {
         /// The most frames decoded (``ImageProxy/Configuration/maxAnimationFrames``).
         var frames: Int
         /// The format whose encoder keeps the frames: the URL's, or the first `Accept` allows (WebP); `nil` when
-        /// neither can: then the source's own format when its encoder keeps frames and the format is derived from
-        /// the source (GIF), else the first frame.
+        /// neither can: then GIF when the format is derived from the source, else the first frame.
         var format: ImageFormat?
     }
 
     /// A stable name for the disk cache (which keys by string): the versioned fields on separate lines. Version 2:
-    /// a GIF source's output derived from the source became a GIF (it was the first frame as PNG or JPEG before
-    /// the GIF encoder).
+    /// outputs derived from the source changed (a GIF source gives a GIF, WebP, AVIF and JPEG XL sources give
+    /// JPEG or PNG, animations a GIF).
     var diskKey: String {
         var text = "imago-serve-output/v2\n\(source)\n\(options.canonicalDescription)\n\(format.keyText)"
         if let watermark { text += "\nwatermark=" + watermark }

@@ -7,7 +7,8 @@ enum FormatChoice: Hashable, Sendable {
     case explicit(ImageFormat)
     /// The client's `Accept` allows it and an encoder is registered (AVIF before WebP).
     case negotiated(ImageFormat)
-    /// Neither: the source's format when it can be encoded, else JPEG for opaque images and PNG for the rest.
+    /// Neither: the source's format when every client shows it (``FormatNegotiation/sourceFormatsKept``), else
+    /// JPEG for opaque images, PNG for the rest and GIF for animations.
     case sourceDerived
 
     /// The text naming the choice in disk keys.
@@ -28,6 +29,11 @@ enum FormatNegotiation {
 
     /// The formats the proxy renders into (named by ``ImageFormat/mimeType`` in `Accept` and `Content-Type`).
     static let outputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .jpegXL, .gif]
+
+    /// The source formats an output derived from the source keeps: those every client shows, imgproxy's default
+    /// `IMGPROXY_PREFERRED_FORMATS`. A WebP, AVIF or JPEG XL source asked for without a format by a client whose
+    /// `Accept` does not name them becomes JPEG, PNG or GIF rather than a format it may not show.
+    static let sourceFormatsKept: Set<ImageFormat> = [.jpeg, .png, .gif]
 
     /// The choice for a request with `explicit` format (or none) and the `Accept` header, given `encoders`.
     ///
@@ -65,17 +71,17 @@ enum FormatNegotiation {
         }
     }
 
-    /// The format a decoded animation of `source` format is encoded in, keeping its frames, for `choice` and the
-    /// key's `animation`: its format when it has one; else, for a choice derived from the source, the source's
-    /// own format when its encoder keeps frames (an animated GIF stays an animated GIF for a client that takes no
-    /// WebP, as imgproxy answers); else `nil`, the first frame.
+    /// The format a decoded animation is encoded in, keeping its frames, for `choice` and the key's `animation`:
+    /// its format when it has one; else, for a choice derived from the source, GIF when its encoder keeps frames
+    /// (every client shows it: an animated GIF, WebP or APNG stays animated for a client that takes no WebP, as
+    /// imgproxy answers); else `nil`, the first frame.
     static func animatedFormat(
-        _ animation: OutputKey.Animation?, choice: FormatChoice, source: ImageFormat, encoders: ImageEncoderRegistry
+        _ animation: OutputKey.Animation?, choice: FormatChoice, encoders: ImageEncoderRegistry
     ) -> ImageFormat? {
         guard let animation else { return nil }
         if let format = animation.format { return format }
-        guard case .sourceDerived = choice, outputFormats.contains(source) else { return nil }
-        return encoders.encoder(for: source)?.encodesAnimation == true ? source : nil
+        guard case .sourceDerived = choice else { return nil }
+        return encoders.encoder(for: .gif)?.encodesAnimation == true ? .gif : nil
     }
 
     /// The format to encode a decoded image of `source` format in, for `choice`.
@@ -85,7 +91,7 @@ enum FormatNegotiation {
         switch choice {
         case .explicit(let format), .negotiated(let format): return format
         case .sourceDerived:
-            if outputFormats.contains(source), encoders.encoder(for: source) != nil { return source }
+            if sourceFormatsKept.contains(source), encoders.encoder(for: source) != nil { return source }
             return isOpaque && encoders.encoder(for: .jpeg) != nil ? .jpeg : .png
         }
     }

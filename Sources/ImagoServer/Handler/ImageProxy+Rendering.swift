@@ -94,8 +94,8 @@ extension ImageProxy {
                 return .failure(error)
             }
         }
-        // Frames are kept only when some format the client takes can hold them, or the source's own format may
-        // (a format derived from the source: an animated GIF), and no processor would cut each frame differently;
+        // Frames are kept only when some format the client takes can hold them, or the output is derived from the
+        // source (then GIF holds them), and no processor would cut each frame differently;
         // an animation over the limits is rendered again from its first frame.
         let keptFrames =
             key.animation.flatMap { animation in
@@ -125,8 +125,7 @@ extension ImageProxy {
         let isOpaque = image.image.isKnownOpaque || !image.image.hasTransparency
         let animatedFormat =
             image.isAnimated
-            ? FormatNegotiation.animatedFormat(
-                key.animation, choice: key.format, source: image.format, encoders: encoders)
+            ? FormatNegotiation.animatedFormat(key.animation, choice: key.format, encoders: encoders)
             : nil
         let format =
             animatedFormat
