@@ -8,7 +8,8 @@ import Imago
 ///
 /// Files from the corpus: a Kodak photo (768×512, a dithered 256-colour still), the 380-frame GIF
 /// `gifplayer-muybridge.gif` (472×298; every frame has at most 256 colours, kept exactly), and the animated
-/// lossy WebP `random_lossy.webp` (99×87, 4 frames of random colours: dithered animation frames).
+/// lossy WebP `random_lossy.webp` (99×87, 4 frames of random colours: dithered animation frames), and two small
+/// GIFs as a proxy meets them (`moon_impact.gif`, 14 frames of 116×100; `sample_1.gif`, a 10×10 still).
 enum GIFEncodeBench {
     static func run() throws {
         guard let env = PeerEnvironment.fromEnvironment() else { return }
@@ -16,6 +17,8 @@ enum GIFEncodeBench {
             ("Kodak 23 768×512 still photo", env.corpus + "/kodak/23.png", 5),
             ("muybridge 472×298 380 frames (GIF)", env.corpus + "/gif/samples/gifplayer-muybridge.gif", 1),
             ("random_lossy animated WebP", env.corpus + "/webp/images/animated/random_lossy.webp", 5),
+            ("moon_impact 116×100 14 frames (GIF)", env.corpus + "/gif/samples/moon_impact.gif", 20),
+            ("sample_1 10×10 still (GIF)", env.corpus + "/gif/samples/sample_1.gif", 200),
         ]
         let decoders = ImageDecoderRegistry.makeDefault()
         // IMAGO_BENCH_GIF=TEXT runs only the files whose label contains TEXT (to profile one).
