@@ -18,8 +18,9 @@ struct OutputKey: Hashable, Sendable {
     struct Animation: Hashable, Sendable {
         /// The most frames decoded (``ImageProxy/Configuration/maxAnimationFrames``).
         var frames: Int
-        /// The format whose encoder keeps the frames: the URL's, or the first `Accept` allows (WebP); `nil` when
-        /// neither can: then GIF when the format is derived from the source, else the first frame.
+        /// The format whose encoder keeps the frames: the URL's, the first `Accept` allows (WebP), or GIF when the
+        /// format is derived from the source (``FormatNegotiation/animatedFormat(for:accept:encoders:)``); `nil`:
+        /// the first frame.
         var format: ImageFormat?
     }
 

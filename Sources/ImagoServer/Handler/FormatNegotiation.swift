@@ -57,31 +57,21 @@ enum FormatNegotiation {
     }
 
     /// The format an animated source is encoded in for `choice` and `accept`, keeping its frames: the explicit
-    /// format when its encoder keeps frames, else the first of ``preferred`` that `accept` names and whose encoder
-    /// keeps frames (WebP); `nil` when there is none (the output is then the first frame, in `choice`'s format).
+    /// format when its encoder keeps frames; for a negotiated one, the first of ``preferred`` that `accept` names
+    /// and whose encoder keeps frames (WebP); for one derived from the source, GIF (every client shows it: an
+    /// animated GIF, WebP or APNG stays animated for a client that takes no WebP, as imgproxy answers). `nil` when
+    /// that encoder writes stills: the output is then the first frame, in `choice`'s format.
     static func animatedFormat(
         for choice: FormatChoice, accept: String?, encoders: ImageEncoderRegistry
     ) -> ImageFormat? {
-        if case .explicit(let format) = choice {
-            return encoders.encoder(for: format)?.encodesAnimation == true ? format : nil
+        func keepsFrames(_ format: ImageFormat) -> Bool { encoders.encoder(for: format)?.encodesAnimation == true }
+        switch choice {
+        case .explicit(let format): return keepsFrames(format) ? format : nil
+        case .negotiated:
+            let accepted = acceptedMediaTypes(accept)
+            return preferred.first { accepted.contains($0.mimeType) && keepsFrames($0) }
+        case .sourceDerived: return keepsFrames(.gif) ? .gif : nil
         }
-        let accepted = acceptedMediaTypes(accept)
-        return preferred.first { format in
-            accepted.contains(format.mimeType) && encoders.encoder(for: format)?.encodesAnimation == true
-        }
-    }
-
-    /// The format a decoded animation is encoded in, keeping its frames, for `choice` and the key's `animation`:
-    /// its format when it has one; else, for a choice derived from the source, GIF when its encoder keeps frames
-    /// (every client shows it: an animated GIF, WebP or APNG stays animated for a client that takes no WebP, as
-    /// imgproxy answers); else `nil`, the first frame.
-    static func animatedFormat(
-        _ animation: OutputKey.Animation?, choice: FormatChoice, encoders: ImageEncoderRegistry
-    ) -> ImageFormat? {
-        guard let animation else { return nil }
-        if let format = animation.format { return format }
-        guard case .sourceDerived = choice else { return nil }
-        return encoders.encoder(for: .gif)?.encodesAnimation == true ? .gif : nil
     }
 
     /// The format to encode a decoded image of `source` format in, for `choice`.

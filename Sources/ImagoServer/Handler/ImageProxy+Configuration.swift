@@ -34,7 +34,8 @@ extension ImageProxy {
         public var pixelLimit: Int
         /// The most frames of an animated source (GIF, APNG, WebP) that are kept, as imgproxy's
         /// `IMGPROXY_MAX_ANIMATION_FRAMES`: above 1, an animation is resized frame by frame and sent as an animated
-        /// WebP when the URL asks for WebP, or names no format and `Accept` takes WebP; frames × canvas pixels
+        /// WebP when the URL asks for WebP, or names no format and `Accept` takes WebP, and as an animated GIF when
+        /// the URL asks for GIF, or names no format and `Accept` takes no WebP; frames × canvas pixels
         /// must be within ``pixelLimit``. An animation over either limit, one a trim or smart crop would cut frame
         /// by frame, and one whose output format cannot animate are sent as their first frame. Default 1: every
         /// source is rendered from its first frame.

@@ -94,14 +94,10 @@ extension ImageProxy {
                 return .failure(error)
             }
         }
-        // Frames are kept only when some format the client takes can hold them, or the output is derived from the
-        // source (then GIF holds them), and no processor would cut each frame differently;
-        // an animation over the limits is rendered again from its first frame.
+        // Frames are kept only when the output's format can hold them and no processor would cut each frame
+        // differently; an animation over the limits is rendered again from its first frame.
         let keptFrames =
-            key.animation.flatMap { animation in
-                (animation.format != nil || key.format == .sourceDerived) && Self.keepsFrames(key.options)
-                    ? animation.frames : nil
-            } ?? 1
+            key.animation.flatMap { $0.format != nil && Self.keepsFrames(key.options) ? $0.frames : nil } ?? 1
         func request(frames: Int) -> ImageRequest {
             Self.imageRequest(
                 for: key.options, source: source, original: given ?? original?.data,
@@ -123,10 +119,7 @@ extension ImageProxy {
         let encoders = configuration.encoders
         // One scan of the alpha channel serves the negotiation and the flattening a JPEG needs.
         let isOpaque = image.image.isKnownOpaque || !image.image.hasTransparency
-        let animatedFormat =
-            image.isAnimated
-            ? FormatNegotiation.animatedFormat(key.animation, choice: key.format, encoders: encoders)
-            : nil
+        let animatedFormat = image.isAnimated ? key.animation?.format : nil
         let format =
             animatedFormat
             ?? FormatNegotiation.format(for: key.format, source: image.format, isOpaque: isOpaque, encoders: encoders)
