@@ -17,23 +17,32 @@ struct GIFMedianCut {
 
         /// The channel's sum: 0 red, 1 green, 2 blue.
         func sum(_ channel: Int) -> Int { channel == 0 ? red : channel == 1 ? green : blue }
+
+        /// The pixels' squared error: the squares less what their mean accounts for.
+        var error: Double {
+            guard count > 0 else { return 0 }
+            let (r, g, b) = (Double(red), Double(green), Double(blue))
+            return Double(squares) - (r * r + g * g + b * b) / Double(count)
+        }
+
+        /// Adds `other`'s pixels (`sign` 1) or takes them away (`sign` -1).
+        mutating func add(_ other: Bin, sign: Int = 1) {
+            count += sign * other.count
+            red += sign * other.red
+            green += sign * other.green
+            blue += sign * other.blue
+            squares += sign * other.squares
+        }
     }
+
+    /// The bin key of a colour: 5 bits of red, green and blue.
+    static func key(_ r: Int, _ g: Int, _ b: Int) -> Int { (r >> 3) << 10 | (g >> 3) << 5 | (b >> 3) }
 
     /// A run of ``bins`` and its totals.
     private struct Box {
         var start: Int
         var end: Int
         var total = Bin(key: -1)
-
-        /// The box's squared error: the squares less what the means account for.
-        var error: Double {
-            guard total.count > 0 else { return 0 }
-            let n = Double(total.count)
-            let r = Double(total.red)
-            let g = Double(total.green)
-            let b = Double(total.blue)
-            return Double(total.squares) - (r * r + g * g + b * b) / n
-        }
     }
 
     /// The used bins, reordered as boxes are split (each box is a run of them).
@@ -50,7 +59,7 @@ struct GIFMedianCut {
         let sums = scratch.sums  // count, red, green, blue and squares per bin, flat
         for p in offsets {
             let (r, g, b) = (Int(canvas[p]), Int(canvas[p + 1]), Int(canvas[p + 2]))
-            let at = ((r >> 3) << 10 | (g >> 3) << 5 | (b >> 3)) * 5
+            let at = key(r, g, b) * 5
             sums[at] += 1
             sums[at + 1] += r
             sums[at + 2] += g
@@ -76,8 +85,8 @@ struct GIFMedianCut {
             // The splittable box with the most error.
             var chosen = -1
             var most = 0.0
-            for (index, box) in boxes.enumerated() where box.end - box.start > 1 && box.error > most {
-                (chosen, most) = (index, box.error)
+            for (index, box) in boxes.enumerated() where box.end - box.start > 1 && box.total.error > most {
+                (chosen, most) = (index, box.total.error)
             }
             guard chosen >= 0, let (low, high) = split(boxes[chosen]) else { break }
             boxes[chosen] = low
@@ -95,13 +104,7 @@ struct GIFMedianCut {
 
     private static func box(_ bins: [Bin], _ start: Int, _ end: Int) -> Box {
         var box = Box(start: start, end: end)
-        for bin in bins[start..<end] {
-            box.total.count += bin.count
-            box.total.red += bin.red
-            box.total.green += bin.green
-            box.total.blue += bin.blue
-            box.total.squares += bin.squares
-        }
+        for bin in bins[start..<end] { box.total.add(bin) }
         return box
     }
 
@@ -131,22 +134,13 @@ struct GIFMedianCut {
             starts[coordinate] += 1
         }
         // The cut between bins that leaves the least error, over the prefix totals.
-        var prefix = Box(start: box.start, end: box.start)
+        var prefix = Bin(key: -1)
         var best = box.start + 1
         var bestError = Double.infinity
         for cut in (box.start + 1)..<box.end {
-            let bin = bins[cut - 1]
-            prefix.total.count += bin.count
-            prefix.total.red += bin.red
-            prefix.total.green += bin.green
-            prefix.total.blue += bin.blue
-            prefix.total.squares += bin.squares
-            var rest = box
-            rest.total.count -= prefix.total.count
-            rest.total.red -= prefix.total.red
-            rest.total.green -= prefix.total.green
-            rest.total.blue -= prefix.total.blue
-            rest.total.squares -= prefix.total.squares
+            prefix.add(bins[cut - 1])
+            var rest = box.total
+            rest.add(prefix, sign: -1)
             let error = prefix.error + rest.error
             if error < bestError { (best, bestError) = (cut, error) }
         }

@@ -153,16 +153,16 @@ enum GIFQuantizer {
         private let sorted: [SIMD4<Int32>]
         /// Per 5-bit bin (15 bits), an entry to try first; `.max` when none.
         private let hints: [UInt16]
-        /// Per 6-bit cell, the answer given (`.max`: none yet); `nil`: no memory of answers.
-        private let cells: UnsafeMutablePointer<UInt16>?
+        /// Per 6-bit cell, the answer given (`.max`: none yet).
+        private let cells: UnsafeMutablePointer<UInt16>
 
         /// A search over `colors`, starting from `hints`, remembering answers in `cells` (``GIFScratch/cells``,
-        /// emptied here) when given.
-        init(_ colors: [UInt8], hints: [UInt16], cells: UnsafeMutablePointer<UInt16>?) {
+        /// emptied here).
+        init(_ colors: [UInt8], hints: [UInt16], cells: UnsafeMutablePointer<UInt16>) {
             self.colors = colors
             self.hints = hints
             self.cells = cells
-            cells?.update(repeating: .max, count: GIFScratch.cellCount)
+            cells.update(repeating: .max, count: GIFScratch.cellCount)
             var entries: [SIMD4<Int32>] = []
             for entry in 0..<(colors.count / 3) {
                 let red = Int32(colors[entry * 3])
@@ -175,10 +175,10 @@ enum GIFQuantizer {
 
         func index(_ r: Int32, _ g: Int32, _ b: Int32) -> Int {
             let cell = Int(r >> 2) << 12 | Int(g >> 2) << 6 | Int(b >> 2)
-            if let cells, cells[cell] != .max { return Int(cells[cell]) }
+            if cells[cell] != .max { return Int(cells[cell]) }
             var best = sorted[0].w
             var bestDistance = Int32.max
-            let hint = hints[Int(r >> 3) << 10 | Int(g >> 3) << 5 | Int(b >> 3)]
+            let hint = hints[GIFMedianCut.key(Int(r), Int(g), Int(b))]
             if hint != .max {
                 let entry = Int(hint)
                 let dr = r - Int32(colors[entry * 3])
@@ -226,7 +226,7 @@ enum GIFQuantizer {
                     }
                 }
             }
-            cells?[cell] = UInt16(best)
+            cells[cell] = UInt16(best)
             return Int(best)
         }
     }
