@@ -169,8 +169,7 @@ extension ImagePipeline {
     /// The format a processed image is stored in: ``Configuration/processedImageFormat``, else the source format
     /// when an encoder for it is registered, else PNG. An animated image is stored only by an encoder that keeps
     /// its frames: without a configured format, the source format's when it does (GIF, WebP), else the newest
-    /// such encoder (animated WebP); `nil` when
-    /// there is none (or the configured format's encoder writes stills).
+    /// such encoder (animated WebP); `nil` when there is none (or the configured format's encoder writes stills).
     func processedFormat(for image: ImageContainer) -> ImageFormat? {
         let encoders = configuration.encoders
         if let format = configuration.processedImageFormat {

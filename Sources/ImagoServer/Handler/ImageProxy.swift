@@ -33,7 +33,7 @@ public final class ImageProxy: Sendable {
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        cacheControl = "public, max-age=\(Int(configuration.maxAge.timeInterval))"
+        cacheControl = Self.publicMaxAge(Int(configuration.maxAge.timeInterval))
         secretDigest = configuration.secret.map { SHA256.hash("Bearer \($0)") }
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
         let shared = configuration.sharedCache
@@ -314,7 +314,7 @@ public final class ImageProxy: Sendable {
         if let maxAge = fallback.maxAge, let index = response.headers.firstIndex(where: { $0.name == "Cache-Control" })
         {
             response.headers[index] = ServerResponse.Header(
-                "Cache-Control", "public, max-age=\(Int(maxAge.timeInterval))")
+                "Cache-Control", Self.publicMaxAge(Int(maxAge.timeInterval)))
         }
         // A fresh render of the fallback fetched nothing: no tier to count.
         return (response, rendered.tier == .origin ? nil : rendered.tier)
@@ -361,8 +361,11 @@ public final class ImageProxy: Sendable {
             return cacheControl
         }
         let seconds = max(0, expiresAt.timeIntervalSince(now).rounded(.down))
-        return "public, max-age=\(Int(min(seconds, Double(Int32.max))))"
+        return Self.publicMaxAge(Int(min(seconds, Double(Int32.max))))
     }
+
+    /// The `Cache-Control` value that lets any cache keep a response for `seconds`.
+    static func publicMaxAge(_ seconds: Int) -> String { "public, max-age=\(seconds)" }
 
     /// Whether an `If-None-Match` value matches `etag` (weak comparison, as RFC 9110 asks for this header).
     static func matches(_ header: String, etag: String) -> Bool {
