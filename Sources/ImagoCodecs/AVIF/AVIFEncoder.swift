@@ -40,11 +40,7 @@ public struct AVIFEncoder: ImageEncoding {
     ///
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` with libavif's reason.
     public func encode(_ image: PixelBuffer, options: EncodingOptions) throws -> Data {
-        let rgba: PixelBuffer =
-            switch image.format {
-            case .rgba8: image.alphaMode == .straight ? image : image.unpremultiplied()
-            case .gray8: image.convertedToRGBA()
-            }
+        let rgba = image.straightRGBA
         guard rgba.width <= 65536, rgba.height <= 65536 else { throw failure("AVIF images are at most 65536x65536") }
         let yuvFormat = options.isLossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420
         guard let avif = avifImageCreate(UInt32(rgba.width), UInt32(rgba.height), 8, yuvFormat) else {

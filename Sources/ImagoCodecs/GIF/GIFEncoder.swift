@@ -59,7 +59,7 @@ public struct GIFEncoder: ImageEncoding {
                 throw CodecError.encodingFailed(format: .gif, reason: "the frames of an animation must all be \(size)")
             }
             let delay = isAnimated ? Self.hundredths(frame.duration) : 0
-            if let complete = planner.add(Self.straightRGBA(frame.buffer), delay: delay) {
+            if let complete = planner.add(frame.buffer.straightRGBA, delay: delay) {
                 try writer.write(complete, isAnimated: isAnimated)
             }
         }
@@ -71,11 +71,5 @@ public struct GIFEncoder: ImageEncoding {
     static func hundredths(_ duration: Duration) -> Int {
         let value = (duration / .milliseconds(10)).rounded()
         return value.isFinite ? Int(min(65_535, max(0, value))) : 0
-    }
-
-    /// `buffer` as straight RGBA.
-    private static func straightRGBA(_ buffer: PixelBuffer) -> PixelBuffer {
-        let rgba = buffer.format == .gray8 ? buffer.convertedToRGBA() : buffer
-        return rgba.alphaMode == .premultiplied ? rgba.unpremultiplied() : rgba
     }
 }

@@ -68,16 +68,6 @@ public struct WebPEncoder: ImageEncoding {
 
     func failure(_ reason: String) -> CodecError { .encodingFailed(format: .webp, reason: reason) }
 
-    /// RGBA with straight alpha, expanding gray and un-premultiplying as needed.
-    static func straightRGBA(_ image: PixelBuffer) throws -> PixelBuffer {
-        switch image.format {
-        case .rgba8:
-            return image.alphaMode == .straight ? image : image.unpremultiplied()
-        case .gray8:
-            return image.convertedToRGBA()
-        }
-    }
-
     static func reason(_ code: WebPEncodingError) -> String {
         switch code {
         case VP8_ENC_ERROR_OUT_OF_MEMORY, VP8_ENC_ERROR_BITSTREAM_OUT_OF_MEMORY: "libwebp ran out of memory"
@@ -97,7 +87,7 @@ extension WebPEncoder {
     ///
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` when libwebp cannot take the pixels.
     func picture(of image: PixelBuffer, isARGB: Bool = true) throws -> WebPPicture {
-        let rgba = try Self.straightRGBA(image)
+        let rgba = image.straightRGBA
         var picture = WebPPicture()
         guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
         picture.use_argb = isARGB ? 1 : 0

@@ -92,6 +92,10 @@ extension PixelBuffer {
         return copy
     }
 
+    /// This buffer as RGBA8 with straight alpha, what encoders hand their libraries: gray expanded
+    /// (``convertedToRGBA()``), premultiplied colour divided out (``unpremultiplied()``); unchanged if already so.
+    package var straightRGBA: PixelBuffer { convertedToRGBA().unpremultiplied() }
+
     /// This buffer as RGBA8 (gray expanded, alpha 255); unchanged if already RGBA8.
     public func convertedToRGBA() -> PixelBuffer {
         guard format == .gray8 else { return self }
