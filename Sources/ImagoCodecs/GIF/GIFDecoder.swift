@@ -67,9 +67,13 @@ public struct GIFDecoder: ImageDecoding {
     static func error(code: Int32) -> CodecError {
         switch code {
         case D_GIF_ERR_READ_FAILED, D_GIF_ERR_EOF_TOO_SOON: .truncated(format: .gif)
-        default:
-            .corrupt(format: .gif, reason: GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)")
+        default: .corrupt(format: .gif, reason: message(code: code))
         }
+    }
+
+    /// giflib's sentence for an error `code` (its decoder's and its encoder's).
+    static func message(code: Int32) -> String {
+        GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)"
     }
 }
 

@@ -86,8 +86,7 @@ final class GIFWriter {
     }
 
     private static func failure(_ code: Int32) -> CodecError {
-        .encodingFailed(
-            format: .gif, reason: GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)")
+        .encodingFailed(format: .gif, reason: GIFDecoder.message(code: code))
     }
 }
 
