@@ -84,6 +84,65 @@ struct PipelineRevalidationTests {
         #expect(updates.all == [blue])
     }
 
+    @Test func revalidatingBeforeDeliveryWaitsForTheOriginsAnswer() async throws {
+        let f = PipelineFixture()
+        let waits = ImageRequest.Options.revalidatesBeforeDelivery
+
+        // 304: the entry itself, fresh again, from the disk; nothing rewritten but the metadata
+        let same = testURL("first-304.img")
+        try await primeStale(f, same, etag: "\"v1\"")
+        f.serve(same, color: red, headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=600"])
+        let unchanged = try await f.pipeline.data(for: ImageRequest(url: same, options: waits))
+        #expect(unchanged.source == .disk && !unchanged.isStale)
+        #expect(f.loader.notModifiedCount == 1)
+        let renewed = try #require(unchanged.metadata?.expiresAt)
+        #expect(renewed > Date().addingTimeInterval(590))
+        #expect(f.dataCache.metadataUpdateCount == 1)
+
+        // New bytes: delivered by the request that asked (the image too), and stored for the next
+        let changed = testURL("first-200.img")
+        try await primeStale(f, changed, etag: "\"v1\"")
+        let newData = f.serve(changed, color: blue, headers: ["ETag": "\"v2\"", "Cache-Control": "max-age=600"])
+        let updated = try await f.pipeline.response(for: ImageRequest(url: changed, options: waits))
+        #expect(updated.source == .network && !updated.isStale)
+        #expect(updated.image.image[pixel: 0, 0] == blue)
+        #expect(f.dataCache.entry(for: changed.absoluteString)?.data == newData)
+        #expect(f.pipeline.statistics.revalidationsUpdated == 1)
+
+        // The origin fails: the stale entry, marked stale, rather than an error
+        let failing = testURL("first-failed.img")
+        try await primeStale(f, failing, etag: "\"v1\"")
+        let stored = try #require(f.dataCache.entry(for: failing.absoluteString)?.data)
+        f.loader.setFailure(.timedOut(url: failing), for: failing)
+        let stale = try await f.pipeline.data(for: ImageRequest(url: failing, options: waits))
+        #expect(stale.source == .disk && stale.isStale)
+        #expect(stale.data == stored)
+        #expect(f.loader.loadCount(for: failing) == 2)
+
+        // The origin says the source is gone: its 404, and nothing of it is kept
+        let gone = testURL("first-gone.img")
+        try await primeStale(f, gone, etag: "\"v1\"")
+        f.loader.setFailure(.statusCode(404, url: gone), for: gone)
+        await #expect(throws: ImagePipeline.Error.dataLoadingFailed(url: gone, underlying: .statusCode(404, url: gone)))
+        {
+            try await f.pipeline.data(for: ImageRequest(url: gone, options: waits))
+        }
+        #expect(f.dataCache.entry(for: gone.absoluteString) == nil)
+    }
+
+    @Test func aSourceGoneAtTheOriginLeavesTheCachesInTheBackground() async throws {
+        let f = PipelineFixture()
+        let url = testURL("gone-background.img")
+        try await primeStale(f, url, etag: "\"v1\"")
+        f.loader.setFailure(.statusCode(410, url: url), for: url)
+
+        // The stale entry is delivered at once, as before; the origin's 410 then removes it
+        let response = try await f.pipeline.data(for: ImageRequest(url: url))
+        #expect(response.source == .disk && response.isStale)
+        #expect(await ImagoTesting.eventually { f.dataCache.entry(for: url.absoluteString) == nil })
+        await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+    }
+
     @Test func freshEntriesAreNotRevalidated() async throws {
         let f = PipelineFixture()
         let url = testURL("fresh.img")

@@ -52,7 +52,21 @@ extension ImagePipeline {
             if isStale, configuration.isRevalidationEnabled, case .url(let url) = request.source,
                 request.options.isDisjoint(with: [.skipsRevalidation, .skipsLoading])
             {
-                output.revalidation = revalidate(request, url: url, entry: entry)
+                let revalidation = revalidate(request, url: url, entry: entry)
+                output.revalidation = revalidation
+                if request.options.contains(.revalidatesBeforeDelivery) {
+                    // The entry with its renewed metadata, or the new bytes; the origin's 404 or 410 when the source
+                    // is gone; the stale entry when the request failed.
+                    return revalidation.onComplete { [graph, output] outcome, current in
+                        if case .gone(let error) = outcome {
+                            return graph.emit(node, .failure(.dataLoadingFailed(url: url, underlying: error)))
+                        }
+                        guard var current else { return graph.emit(node, .value(output)) }
+                        current.metrics.diskRead = output.metrics.diskRead
+                        if current.source == .network { current.metrics.load = .now - started }
+                        graph.emit(node, .value(current))
+                    }
+                }
             }
             graph.emit(node, .value(output))
         }

@@ -82,7 +82,7 @@ extension ImagePipeline {
         let awaitsUpdate = revalidation != nil && task.request.options.contains(.deliversUpdates)
         task.deliverResult(result, awaitsUpdate: awaitsUpdate)
         guard awaitsUpdate, let revalidation else { return }
-        revalidation.onComplete { [self] outcome in
+        revalidation.onComplete { [self] outcome, _ in
             guard outcome == .updated else { return task.deliverUpdate(nil) }
             // The caches now hold the new content: run the request again past the memory cache (purged anyway).
             var again = task.request

@@ -105,7 +105,7 @@ extension ImageRequest {
         let affecting: Options = [
             .skipsDiskCacheReads, .skipsDiskCacheWrites, .skipsLoading, .reloadsIgnoringCaches, .skipsFailureCacheReads,
             .deliversPreviews,
-            .skipsRevalidation, .skipsFailureCacheWrites,
+            .skipsRevalidation, .skipsFailureCacheWrites, .revalidatesBeforeDelivery,
         ]
         return DataLoadKey(
             failure: failureKey, url: url,

@@ -46,6 +46,14 @@ extension ImageRequest {
         /// Does not remember this request's failures in the failure cache. With ``skipsFailureCacheReads``, the
         /// failure cache is neither consulted nor updated.
         public static let skipsFailureCacheWrites = Options(rawValue: 1 << 14)
+        /// Revalidates a stale disk entry before delivering it, instead of delivering it and revalidating in the
+        /// background (URLSession's `reloadRevalidatingCacheData` for stale entries; SDWebImage's
+        /// `refreshCached`): the result is the entry with its freshness renewed when the origin answers 304, the
+        /// new bytes (``ImageResponse/Source/network``) when it sends them, the origin's 404 or 410
+        /// (``ImagePipeline/Error/dataLoadingFailed(url:underlying:)``) when the source is gone, and the stale entry
+        /// (``ImageResponse/isStale``) when the conditional request fails otherwise. One conditional request serves
+        /// every request for the source at once, whichever of the two ways they wait.
+        public static let revalidatesBeforeDelivery = Options(rawValue: 1 << 15)
 
         /// Whether the memory cache may be read.
         var readsMemory: Bool { isDisjoint(with: [.skipsMemoryCacheReads, .reloadsIgnoringCaches]) }
