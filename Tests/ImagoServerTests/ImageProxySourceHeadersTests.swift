@@ -117,4 +117,63 @@ struct ImageProxySourceHeadersTests {
         let ages = answers.compactMap { $0.header("Cache-Control")?.split(separator: "=").last.flatMap { Int($0) } }
         #expect(ages.count == 2 && ages.allSatisfy { (86_380...86_400).contains($0) }, "\(ages)")
     }
+
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func anOutputIsRenderedAgainOnceItsSourcesFreshnessRunsOut(keepsOriginals: Bool) async throws {
+        let fixture = try ProxyFixture {
+            $0.passesSourceCacheControl = true
+            $0.originalCache = keepsOriginals ? MockDataCache() : nil
+        }
+        func serve(_ data: Data, etag: String) {
+            fixture.origin.setRoute(
+                "/r.jpg", .bytes(data, contentType: "image/jpeg").withETag(etag).withCacheControl("max-age=1"))
+        }
+        func waitOutTheSecond() async throws { try await Task.sleep(for: .milliseconds(1_100)) }
+        serve(fixture.jpeg, etag: "\"v1\"")
+        let path = fixture.path("rs:fit:40:40", "/r.jpg")
+        let first = await fixture.get(path)
+        #expect(first.status == 200)
+        #expect(fixture.origin.requestCount(for: "/r.jpg") == 1)
+
+        // Unchanged at the origin: one request (conditional, answered 304, when the original was kept), and the same
+        // bytes and ETag, fresh again
+        try await waitOutTheSecond()
+        let unchanged = await fixture.get(path)
+        #expect(unchanged.status == 200 && unchanged.body == first.body)
+        #expect(unchanged.header("ETag") == first.header("ETag"))
+        #expect(["public, max-age=1", "public, max-age=0"].contains(unchanged.header("Cache-Control")))
+        #expect(fixture.origin.requestCount(for: "/r.jpg") == 2)
+        let validator = fixture.origin.lastRequestHeaders(for: "/r.jpg")?["If-None-Match"]
+        #expect(validator == (keepsOriginals ? "\"v1\"" : nil))
+
+        // Changed at the origin: the new image, under a new ETag
+        let gray = try ImageEncoderRegistry.makeDefault().encode(ServerTestImages.checkeredQuarter(), as: .jpeg)
+        serve(gray, etag: "\"v2\"")
+        try await waitOutTheSecond()
+        let changed = await fixture.get(path)
+        #expect(changed.status == 200 && changed.header("ETag") != first.header("ETag"))
+        let pixel = try ServerTestImages.decode(changed.body)[pixel: 2, 2]
+        #expect(abs(Int(pixel.r) - 128) < 8 && abs(Int(pixel.b) - 128) < 8, "\(pixel)")
+        #expect(fixture.origin.requestCount(for: "/r.jpg") == 3)
+
+        // The origin fails: the output as it was (stale-if-error), and the origin is asked again on the next request
+        fixture.origin.setRoute("/r.jpg", .status(500))
+        try await waitOutTheSecond()
+        let failing = await fixture.get(path)
+        #expect(failing.status == 200 && failing.body == changed.body)
+        #expect(failing.header("Cache-Control") == "public, max-age=0")
+        let asked = fixture.origin.requestCount(for: "/r.jpg")
+        #expect(asked > 3)
+        #expect(await fixture.get(path).body == changed.body)
+        #expect(fixture.origin.requestCount(for: "/r.jpg") > asked)
+
+        // Gone at the origin: a 404, not the old output
+        fixture.origin.setRoute("/r.jpg", .status(404))
+        #expect(await fixture.get(path).status == 404)
+
+        // Two renders again (unchanged, changed), two stale answers
+        let samples = prometheusSamples(fixture.proxy.metrics.prometheusText())
+        #expect(samples["imago_serve_outputs_renewed_total{outcome=\"rendered\"}"] == 2)
+        #expect(samples["imago_serve_outputs_renewed_total{outcome=\"stale\"}"] == 2)
+    }
 }

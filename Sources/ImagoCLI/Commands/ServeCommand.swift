@@ -99,7 +99,8 @@ enum ServeCommand {
             OptionSpec(
                 "--cache-control-passthrough",
                 help:
-                    "Cache-Control from the source's freshness (time left of its max-age or Expires) instead of --max-age."
+                    "Cache-Control from the source's freshness (time left of its max-age or Expires) instead of --max-age; "
+                    + "outputs past it are rendered again from the revalidated source."
             ),
             OptionSpec(
                 "--use-last-modified",

@@ -89,8 +89,10 @@ extension ImageProxy {
         /// imgproxy's `IMGPROXY_CACHE_CONTROL_PASSTHROUGH`: `public, max-age=` the time left until the source's
         /// `Cache-Control: max-age`, `no-cache` or `Expires` runs out (so a cached output never promises more than
         /// its source did), 0 once it has, and 0 for a source that says `no-store`. Sources that say nothing keep
-        /// ``maxAge``. Fetches the source's bytes first, as ``usesLastModified``.
-        /// Default `false`.
+        /// ``maxAge``. Fetches the source's bytes first, as ``usesLastModified``, revalidating a stale original
+        /// before it is rendered (``ImageRequest/Options/revalidatesBeforeDelivery``). A cached output whose
+        /// source's freshness has run out is rendered again before it is served; when the origin fails or times
+        /// out, the old output is answered instead, and a 404 or 410 there is a 404. Default `false`.
         public var passesSourceCacheControl: Bool
         /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the
         /// cores anyway (decodes, resizes and encodes share one queue with a slot per core, encodes first); more

@@ -11,10 +11,13 @@ extension ImageProxy {
     }
 
     /// The source's bytes through the pipeline's ``ImagePipeline/data(for:)`` (its disk cache, coalescing and
-    /// origin policy), with what its response said (``ImageDataResponse/metadata``).
+    /// origin policy), with what its response said (``ImageDataResponse/metadata``). With
+    /// ``Configuration/passesSourceCacheControl``, a stale original is revalidated before it is rendered
+    /// (``ImageRequest/Options/revalidatesBeforeDelivery``), so an output records the freshness it really has.
     func sourceData(_ source: URL) async throws(ProxyError) -> ImageDataResponse {
+        let options: ImageRequest.Options = configuration.passesSourceCacheControl ? [.revalidatesBeforeDelivery] : []
         do {
-            return try await pipeline.data(for: ImageRequest(url: source))
+            return try await pipeline.data(for: ImageRequest(url: source, options: options))
         } catch {
             throw Self.proxyError(for: error)
         }

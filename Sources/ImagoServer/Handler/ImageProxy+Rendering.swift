@@ -6,6 +6,8 @@ struct RenderedOutput: Sendable {
     var rendition: Rendition
     var tier: ServerMetrics.CacheTier
     var stages: RenderStages?
+    /// A cached output past its source's freshness, answered because the origin could not be asked.
+    var isStale = false
 }
 
 extension RenderStages {
@@ -35,12 +37,17 @@ extension ImageProxy {
     func output(
         for key: OutputKey, source: URL, original: Data? = nil
     ) async throws(ProxyError) -> RenderedOutput {
+        var outdated: RenderedOutput?
         if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
-            return RenderedOutput(rendition: rendition, tier: tier == .memory ? .outputMemory : .outputDisk)
+            let cached = RenderedOutput(rendition: rendition, tier: tier == .memory ? .outputMemory : .outputDisk)
+            guard isOutdated(rendition) else { return cached }
+            outdated = cached
         }
         let (task, isLeader) = renders.withLock { renders in
             if let task = renders[key] { return (task, false) }
-            let task = Task { await self.render(key, source: source, original: original) }
+            let task = Task { [outdated] in
+                await self.render(key, source: source, original: original, outdated: outdated)
+            }
             renders[key] = task
             return (task, true)
         }
@@ -48,6 +55,9 @@ extension ImageProxy {
         // The leader removes the entry (not the task itself, which could finish before it was inserted); the
         // output is in the cache by then.
         if isLeader { renders.withLock { _ = $0.removeValue(forKey: key) } }
+        if isLeader, outdated != nil, case .success(let output) = result {
+            metrics.outputRenewed(answeredStale: output.isStale)
+        }
         switch result {
         case .success(let output):
             return isLeader ? output : RenderedOutput(rendition: output.rendition, tier: .coalesced)
@@ -55,18 +65,26 @@ extension ImageProxy {
         }
     }
 
+    /// Whether the cached `rendition` must be rendered again before it is served: with
+    /// ``Configuration/passesSourceCacheControl``, once its source's freshness has run out.
+    func isOutdated(_ rendition: Rendition, now: Date = Date()) -> Bool {
+        guard configuration.passesSourceCacheControl, let expiresAt = rendition.sourceExpiresAt else { return false }
+        return now >= expiresAt
+    }
+
     /// Loads (or takes `original`, the source's bytes), decodes and processes through the pipeline, then encodes
-    /// and stores the output.
+    /// and stores the output. `outdated` is the cached output whose source's freshness ran out, if any: it is
+    /// answered instead when the origin cannot be asked about the source (stale-if-error).
     private func render(
-        _ key: OutputKey, source: URL, original given: Data?
+        _ key: OutputKey, source: URL, original given: Data?, outdated: RenderedOutput? = nil
     ) async -> Result<RenderedOutput, ProxyError> {
         // Checked again: a render of this key may have finished between the caller's miss and its lock. That
         // render stored its output in memory before it ended, so the memory tier is enough here: the caller has
         // just missed the disk tier, and a second look there is one more failed open(2) per cold image.
-        if let rendition = configuration.outputCache.memoryRendition(for: key) {
+        if let rendition = configuration.outputCache.memoryRendition(for: key), !isOutdated(rendition) {
             return .success(RenderedOutput(rendition: rendition, tier: .outputMemory))
         }
-        if let rendition = await configuration.outputCache.sharedRendition(for: key) {
+        if let rendition = await configuration.outputCache.sharedRendition(for: key), !isOutdated(rendition) {
             return .success(RenderedOutput(rendition: rendition, tier: .outputShared))
         }
         let queued = ContinuousClock.now
@@ -83,6 +101,11 @@ extension ImageProxy {
         if given == nil, skips || configuration.usesLastModified || configuration.passesSourceCacheControl {
             do {
                 let fetched = try await sourceData(source)
+                // The source stale and its origin unreachable: the output as it was, not one of stale bytes.
+                if fetched.isStale, var outdated {
+                    outdated.isStale = true
+                    return .success(outdated)
+                }
                 if skips,
                     case .passed(let output) = try await passThrough(
                         key, original: fetched, queued: started - queued, started: started)
@@ -91,6 +114,11 @@ extension ImageProxy {
                 }
                 original = fetched
             } catch {
+                // The origin failed or timed out (not a 404): the output as it was, when there is one.
+                if var outdated, error.status == 502 || error.status == 504 {
+                    outdated.isStale = true
+                    return .success(outdated)
+                }
                 return .failure(error)
             }
         }
@@ -98,11 +126,15 @@ extension ImageProxy {
         // differently; an animation over the limits is rendered again from its first frame.
         let keptFrames =
             key.animation.flatMap { $0.format != nil && Self.keepsFrames(key.options) ? $0.frames : nil } ?? 1
+        // Bytes just fetched, or an output being renewed: the pipeline's memory may hold this source's older pixels.
+        let isNewSource = outdated != nil || original?.source == .network
         func request(frames: Int) -> ImageRequest {
-            Self.imageRequest(
+            var request = Self.imageRequest(
                 for: key.options, source: source, original: given ?? original?.data,
                 decoding: pipeline.configuration.decodingOptions, watermark: configuration.watermark,
                 animationFrames: frames)
+            if isNewSource { request.options.insert(.skipsMemoryCacheReads) }
+            return request
         }
         let response: ImageResponse
         do {

@@ -230,7 +230,7 @@ public final class ImageProxy: Sendable {
                     format: FormatNegotiation.animatedFormat(
                         for: choice, accept: request.headers["accept"], encoders: configuration.encoders))
             }
-            guard let rendition = configuration.outputCache.memoryRendition(for: key) else {
+            guard let rendition = configuration.outputCache.memoryRendition(for: key), !isOutdated(rendition) else {
                 return .needsRender(verified, key)
             }
             return .answered(imageResponse(rendition, verified: verified, request: request), .outputMemory)

@@ -63,7 +63,9 @@ public final class ServerMetrics: Sendable {
         static let inFlight = bytesOut + 1
         static let fallbacks = inFlight + 1
         static let passedThrough = fallbacks + 1
-        static let count = passedThrough + 1
+        /// Renewed outputs: rendered again, then answered stale.
+        static let renewals = passedThrough + 1
+        static let count = renewals + 2
     }
 
     func requestStarted() { counters.add(1, at: Slot.inFlight) }
@@ -97,6 +99,10 @@ public final class ServerMetrics: Sendable {
 
     /// Counts an output that is the source's own bytes (`skip_processing`).
     func sourcePassedThrough() { counters.add(1, at: Slot.passedThrough) }
+
+    /// Counts a cached output whose source's freshness had run out: rendered again, or (`answeredStale`) answered
+    /// as it was because the origin could not be asked.
+    func outputRenewed(answeredStale: Bool) { counters.add(1, at: Slot.renewals + (answeredStale ? 1 : 0)) }
 
     /// Requests being answered now.
     public var inFlight: Int { counters[Slot.inFlight] }
@@ -145,6 +151,11 @@ public final class ServerMetrics: Sendable {
         family(
             "imago_serve_passed_through_total", "counter", "Outputs that are the source's own bytes (skip_processing).")
         out += "imago_serve_passed_through_total \(counters[Slot.passedThrough])\n"
+        family(
+            "imago_serve_outputs_renewed_total", "counter",
+            "Cached outputs whose source's freshness ran out (--cache-control-passthrough), by what followed.")
+        out += "imago_serve_outputs_renewed_total{outcome=\"rendered\"} \(counters[Slot.renewals])\n"
+        out += "imago_serve_outputs_renewed_total{outcome=\"stale\"} \(counters[Slot.renewals + 1])\n"
         family("imago_serve_requests_in_flight", "gauge", "Requests being answered.")
         out += "imago_serve_requests_in_flight \(counters[Slot.inFlight])\n"
         family("imago_serve_queue_length", "gauge", "Renders waiting for a worker.")
