@@ -124,6 +124,21 @@ enum ServeCommand {
                 "--fallback-max-age", value: "SECONDS",
                 help: "Cache-Control max-age of fallback answers (default --max-age)."),
             OptionSpec(
+                "--quality", value: "Q",
+                help: "Output quality 1-100 when the URL gives none (default 80; IMGPROXY_QUALITY)."),
+            OptionSpec(
+                "--format-quality", value: "F=Q,…",
+                help: "Qualities by format before --quality, e.g. 'jpeg=70,webp=75' (default avif=65)."),
+            OptionSpec(
+                "--preferred-formats", value: "F,…",
+                help: "Formats for URLs and clients that pick none (default jpeg,png,gif; IMGPROXY_PREFERRED_FORMATS)."
+            ),
+            OptionSpec(
+                "--enforce-avif", help: "AVIF for clients that accept it, even when the URL names another format."),
+            OptionSpec(
+                "--enforce-webp", help: "WebP for clients that accept it (AVIF first), even when the URL names another."
+            ),
+            OptionSpec(
                 "--preset", value: "NAME=OPTIONS", repeatable: true,
                 help: "A preset for preset:NAME, e.g. 'thumb=rs:fill:256:256/q:70'; 'default' applies to every URL."),
             OptionSpec(
@@ -181,6 +196,14 @@ enum ServeCommand {
         /// `--fallback-image` (with `--fallback-status` and `--fallback-max-age`): the image answered when a source
         /// cannot be had, if any.
         var fallbackImage: FallbackImage?
+        /// `--quality`: the output quality when the URL gives none.
+        var defaultQuality = 80
+        /// `--format-quality`: qualities by format, before `defaultQuality`.
+        var formatQuality: [ImageFormat: Int] = [.avif: 65]
+        /// `--preferred-formats`: the formats of outputs whose format nothing else picks.
+        var preferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
+        /// `--enforce-avif`, `--enforce-webp`: formats `Accept` picks over the URL's.
+        var enforcedFormats: Set<ImageFormat> = []
         /// `--malloc-trim`: seconds between `MallocTrimmer` trims; `nil` (the default): no trimming.
         var mallocTrimInterval: Int?
         var network = NetworkOptions()
@@ -243,6 +266,10 @@ enum ServeCommand {
         configuration.queueLimit = options.queueLimit
         configuration.pixelLimit = options.pixelLimit
         configuration.maxAnimationFrames = options.maxAnimationFrames
+        configuration.defaultQuality = options.defaultQuality
+        configuration.formatQuality = options.formatQuality
+        configuration.preferredFormats = options.preferredFormats
+        configuration.enforcedFormats = options.enforcedFormats
         switch options.logFormat {
         case .json: configuration.accessLog = { record in console.print(record.jsonLine) }
         case .text: configuration.accessLog = { record in console.print(record.textLine) }
@@ -394,6 +421,25 @@ enum ServeCommand {
             }
             options.localRoot = URL(fileURLWithPath: root, isDirectory: true)
         }
+        if let text = args.value("--quality") {
+            options.defaultQuality = try parseInteger(text, option: "--quality", range: 1...100)
+        }
+        do {
+            if let text = args.value("--format-quality") {
+                // Settings replace imgproxy's default avif=65 only for the formats they name, as imgproxy's do.
+                options.formatQuality.merge(
+                    try ImageProxy.Configuration.formatQualities(parsing: text, option: "--format-quality")
+                ) { $1 }
+            }
+            if let text = args.value("--preferred-formats") {
+                options.preferredFormats = try ImageProxy.Configuration.formats(
+                    parsing: text, option: "--preferred-formats")
+            }
+        } catch {
+            throw UsageError(error.description)
+        }
+        if args.has("--enforce-avif") { options.enforcedFormats.insert(.avif) }
+        if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")
         options.passesSourceCacheControl = args.has("--cache-control-passthrough")
         if args.has("--only-presets") {

@@ -13,13 +13,16 @@ struct OutputKey: Hashable, Sendable {
     /// How an animated source is rendered, when the proxy keeps animations
     /// (``ImageProxy/Configuration/maxAnimationFrames`` above 1); `nil`: as its first frame.
     var animation: Animation? = nil
+    /// The server settings the output depends on beyond its URL (``OutputSettings/keyText(for:options:)``), when
+    /// they differ from those of the first version-2 keys; `nil`: those.
+    var settings: String? = nil
 
     /// How many frames an animated source may keep, and the format they are encoded in.
     struct Animation: Hashable, Sendable {
         /// The most frames decoded (``ImageProxy/Configuration/maxAnimationFrames``).
         var frames: Int
         /// The format whose encoder keeps the frames: the URL's, the first `Accept` allows (WebP), or GIF when the
-        /// format is derived from the source (``FormatNegotiation/animatedFormat(for:accept:encoders:)``); `nil`:
+        /// format is derived from the source (``FormatNegotiation/animatedFormat(for:accept:encoders:preferred:)``); `nil`:
         /// the first frame.
         var format: ImageFormat?
     }
@@ -31,6 +34,7 @@ struct OutputKey: Hashable, Sendable {
         var text = "imago-serve-output/v2\n\(source)\n\(options.canonicalDescription)\n\(format.keyText)"
         if let watermark { text += "\nwatermark=" + watermark }
         if let animation { text += "\nanimation=\(animation.frames):\(animation.format?.rawValue ?? "none")" }
+        if let settings { text += "\nsettings=" + settings }
         return text
     }
 }

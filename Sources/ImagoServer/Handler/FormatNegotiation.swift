@@ -7,8 +7,8 @@ enum FormatChoice: Hashable, Sendable {
     case explicit(ImageFormat)
     /// The client's `Accept` allows it and an encoder is registered (AVIF before WebP).
     case negotiated(ImageFormat)
-    /// Neither: the source's format when every client shows it (``FormatNegotiation/sourceFormatsKept``), else
-    /// JPEG for opaque images, PNG for the rest and GIF for animations.
+    /// Neither: one of the server's preferred formats, chosen once the image is known
+    /// (``FormatNegotiation/format(for:source:isOpaque:encoders:preferred:)``).
     case sourceDerived
 
     /// The text naming the choice in disk keys.
@@ -30,10 +30,8 @@ enum FormatNegotiation {
     /// The formats the proxy renders into (named by ``ImageFormat/mimeType`` in `Accept` and `Content-Type`).
     static let outputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .jpegXL, .gif]
 
-    /// The source formats an output derived from the source keeps: those every client shows, imgproxy's default
-    /// `IMGPROXY_PREFERRED_FORMATS`. A WebP, AVIF or JPEG XL source asked for without a format by a client whose
-    /// `Accept` does not name them becomes JPEG, PNG or GIF rather than a format it may not show.
-    static let sourceFormatsKept: Set<ImageFormat> = [.jpeg, .png, .gif]
+    /// The formats that keep transparency (GIF's one bit counts).
+    static let alphaFormats: Set<ImageFormat> = [.png, .gif, .webp, .avif, .jpegXL]
 
     /// The choice for a request with `explicit` format (or none) and the `Accept` header, given `encoders`.
     ///
@@ -47,22 +45,41 @@ enum FormatNegotiation {
             }
             return .explicit(explicit)
         }
+        return negotiated(accept, among: preferred, encoders: encoders) ?? .sourceDerived
+    }
+
+    /// The first of `formats` (in ``preferred``'s order) that `accept` lists and an encoder writes, as a
+    /// negotiated choice; `nil` when there is none. With the server's enforced formats, this overrides a format
+    /// the URL names.
+    static func negotiated(
+        _ accept: String?, among formats: some Collection<ImageFormat>, encoders: ImageEncoderRegistry
+    ) -> FormatChoice? {
+        guard !formats.isEmpty, accept != nil else { return nil }
         let accepted = acceptedMediaTypes(accept)
-        for format in preferred {
-            if accepted.contains(format.mimeType), encoders.encoder(for: format) != nil {
-                return .negotiated(format)
-            }
+        return preferred.first {
+            formats.contains($0) && accepted.contains($0.mimeType) && encoders.encoder(for: $0) != nil
+        }.map(FormatChoice.negotiated)
+    }
+
+    /// Checks a preferred-formats list (``ImageProxy/Configuration/preferredFormats``): not empty, and every
+    /// format one the proxy renders into with a registered encoder.
+    ///
+    /// - Throws: ``ProxyError/formatNotAvailable(_:)`` for the first format that is not.
+    static func checkPreferred(_ formats: [ImageFormat], encoders: ImageEncoderRegistry) throws(ProxyError) {
+        for format in formats where encoders.encoder(for: format) == nil || !outputFormats.contains(format) {
+            throw .formatNotAvailable(format)
         }
-        return .sourceDerived
     }
 
     /// The format an animated source is encoded in for `choice` and `accept`, keeping its frames: the explicit
     /// format when its encoder keeps frames; for a negotiated one, the first of ``preferred`` that `accept` names
-    /// and whose encoder keeps frames (WebP); for one derived from the source, GIF (every client shows it: an
-    /// animated GIF, WebP or APNG stays animated for a client that takes no WebP, as imgproxy answers). `nil` when
-    /// that encoder writes stills: the output is then the first frame, in `choice`'s format.
+    /// and whose encoder keeps frames (WebP); for one derived from the source, the first of the server's
+    /// `preferred` formats whose encoder keeps frames (GIF by default: every client shows it, so an animated GIF,
+    /// WebP or APNG stays animated for a client that takes no WebP, as imgproxy answers). `nil` when there is
+    /// none: the output is then the first frame, in `choice`'s format.
     static func animatedFormat(
-        for choice: FormatChoice, accept: String?, encoders: ImageEncoderRegistry
+        for choice: FormatChoice, accept: String?, encoders: ImageEncoderRegistry,
+        preferred serverPreferred: [ImageFormat] = [.jpeg, .png, .gif]
     ) -> ImageFormat? {
         func keepsFrames(_ format: ImageFormat) -> Bool { encoders.encoder(for: format)?.encodesAnimation == true }
         switch choice {
@@ -70,19 +87,24 @@ enum FormatNegotiation {
         case .negotiated:
             let accepted = acceptedMediaTypes(accept)
             return preferred.first { accepted.contains($0.mimeType) && keepsFrames($0) }
-        case .sourceDerived: return keepsFrames(.gif) ? .gif : nil
+        case .sourceDerived: return serverPreferred.first(where: keepsFrames)
         }
     }
 
-    /// The format to encode a decoded image of `source` format in, for `choice`.
+    /// The format to encode a decoded image of `source` format in, for `choice`. A format derived from the source
+    /// follows imgproxy's rules for its preferred formats (`preferred`, each with an encoder): the source's format
+    /// when listed; else the first listed that keeps transparency when the image has some; else the first listed.
     static func format(
-        for choice: FormatChoice, source: ImageFormat, isOpaque: Bool, encoders: ImageEncoderRegistry
+        for choice: FormatChoice, source: ImageFormat, isOpaque: Bool, encoders: ImageEncoderRegistry,
+        preferred serverPreferred: [ImageFormat] = [.jpeg, .png, .gif]
     ) -> ImageFormat {
         switch choice {
         case .explicit(let format), .negotiated(let format): return format
         case .sourceDerived:
-            if sourceFormatsKept.contains(source), encoders.encoder(for: source) != nil { return source }
-            return isOpaque && encoders.encoder(for: .jpeg) != nil ? .jpeg : .png
+            let usable = serverPreferred.filter { encoders.encoder(for: $0) != nil }
+            if usable.contains(source) { return source }
+            if !isOpaque, let keeping = usable.first(where: alphaFormats.contains) { return keeping }
+            return usable.first ?? .png
         }
     }
 

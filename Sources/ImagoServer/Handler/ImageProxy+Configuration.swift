@@ -103,8 +103,21 @@ extension ImageProxy {
         public var queueLimit: Int
         /// The `Retry-After` seconds of a 503. Default 1.
         public var retryAfterSeconds: Int
-        /// Output quality 1…100 when the URL does not say. Default 80.
+        /// Output quality 1…100 when the URL does not say (imgproxy's `IMGPROXY_QUALITY`). Default 80.
         public var defaultQuality: Int
+        /// Output qualities 1…100 by format, used before ``defaultQuality`` when the URL gives neither `quality` nor
+        /// a `format_quality` for the format (imgproxy's `IMGPROXY_FORMAT_QUALITY`). Default `[.avif: 65]`, as
+        /// imgproxy's.
+        public var formatQuality: [ImageFormat: Int]
+        /// The formats an output may take when neither the URL nor `Accept` picks one, in order (imgproxy's
+        /// `IMGPROXY_PREFERRED_FORMATS`): the source's when listed; else the first listed that keeps the image's
+        /// transparency (or, for an animation, its frames); else the first listed. Each needs an encoder. Default
+        /// `[.jpeg, .png, .gif]`, the formats every client shows.
+        public var preferredFormats: [ImageFormat]
+        /// Formats that `Accept` picks even when the URL names another (imgproxy's `IMGPROXY_ENFORCE_AVIF` and
+        /// `IMGPROXY_ENFORCE_WEBP`): a client whose `Accept` lists one gets it (AVIF before WebP), and such
+        /// responses carry `Vary: Accept`. Default empty: a format in the URL is the output's.
+        public var enforcedFormats: Set<ImageFormat>
         /// Receives one record per request (source URLs redacted). Called on an arbitrary thread. Default `nil`.
         public var accessLog: (@Sendable (AccessLogRecord) -> Void)?
 
@@ -138,7 +151,53 @@ extension ImageProxy {
             queueLimit = 256
             retryAfterSeconds = 1
             defaultQuality = 80
+            formatQuality = [.avif: 65]
+            preferredFormats = [.jpeg, .png, .gif]
+            enforcedFormats = []
             accessLog = nil
         }
+    }
+}
+
+extension ImageProxy.Configuration {
+    /// Qualities by format from imgproxy's `IMGPROXY_FORMAT_QUALITY` form, `jpeg=70,avif=40,webp=60` (formats by
+    /// the names of the `format` option, qualities 1…100), for ``formatQuality``.
+    ///
+    /// - Throws: ``ProxyError/invalidOption(name:reason:)`` naming `option`.
+    public static func formatQualities(parsing text: String, option: String) throws(ProxyError) -> [ImageFormat: Int] {
+        var qualities: [ImageFormat: Int] = [:]
+        for pair in text.split(separator: ",") {
+            let parts = pair.split(separator: "=", omittingEmptySubsequences: false)
+            guard parts.count == 2, let quality = Int(parts[1].trimmingCharacters(in: .whitespaces)),
+                (1...100).contains(quality)
+            else {
+                throw .invalidOption(name: option, reason: "expects FORMAT=QUALITY pairs such as jpeg=70,avif=40")
+            }
+            let name = parts[0].trimmingCharacters(in: .whitespaces)
+            qualities[try OptionParser.format(named: name, option: option)] = quality
+        }
+        guard !qualities.isEmpty else {
+            throw .invalidOption(name: option, reason: "expects FORMAT=QUALITY pairs such as jpeg=70,avif=40")
+        }
+        return qualities
+    }
+
+    /// Formats from imgproxy's comma-separated form, `jpeg,png,gif` (names of the `format` option), in order and
+    /// without repeats, each with an encoder in `encoders`, for ``preferredFormats`` and ``enforcedFormats``.
+    ///
+    /// - Throws: ``ProxyError/invalidOption(name:reason:)`` naming `option`.
+    public static func formats(
+        parsing text: String, option: String, encoders: ImageEncoderRegistry = .makeDefault()
+    ) throws(ProxyError) -> [ImageFormat] {
+        var formats: [ImageFormat] = []
+        for name in text.split(separator: ",") {
+            let format = try OptionParser.format(named: name.trimmingCharacters(in: .whitespaces), option: option)
+            guard encoders.encoder(for: format) != nil else {
+                throw .invalidOption(name: option, reason: "no encoder for \(format) is available on this server")
+            }
+            if !formats.contains(format) { formats.append(format) }
+        }
+        guard !formats.isEmpty else { throw .invalidOption(name: option, reason: "expects formats such as jpeg,png") }
+        return formats
     }
 }

@@ -78,9 +78,11 @@ extension ImageProxy {
             throw .imageTooLarge("\(size.width)x\(size.height) pixels is over the limit of \(checkOptions.pixelLimit)")
         case .success: break
         }
-        // The same bytes whatever `Accept` said: one ETag for every negotiated variant of the key.
+        // The same bytes whatever `Accept` said and whatever qualities the server encodes at: one ETag for every
+        // negotiated variant of the key.
         var sameForEveryAccept = key
         if case .negotiated = key.format { sameForEveryAccept.format = .sourceDerived }
+        sameForEveryAccept.settings = nil
         let rendition = recordingSource(
             original, in: Rendition(data: original.data, format: original.format, key: sameForEveryAccept))
         configuration.outputCache.store(rendition, for: key)

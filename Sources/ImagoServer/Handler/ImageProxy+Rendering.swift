@@ -154,10 +154,12 @@ extension ImageProxy {
         let animatedFormat = image.isAnimated ? key.animation?.format : nil
         let format =
             animatedFormat
-            ?? FormatNegotiation.format(for: key.format, source: image.format, isOpaque: isOpaque, encoders: encoders)
+            ?? FormatNegotiation.format(
+                for: key.format, source: image.format, isOpaque: isOpaque, encoders: encoders,
+                preferred: outputSettings.preferred)
         let frames = animatedFormat == nil ? nil : image
         let options = key.options
-        let defaultQuality = configuration.defaultQuality
+        let settings = outputSettings
         let (encoded, encodeStarted, encodeEnded) = await withCheckedContinuation { continuation in
             // Ahead of decodes and resizes waiting on the same queue (they run at the request's `.normal`).
             cpuQueue.enqueue(priority: .high) {
@@ -165,7 +167,7 @@ extension ImageProxy {
                 let result = Result<Data, any Error> {
                     try Self.encode(
                         image.image, frames: frames, as: format, isOpaque: isOpaque, options: options,
-                        defaultQuality: defaultQuality, encoders: encoders)
+                        settings: settings, encoders: encoders)
                 }
                 continuation.resume(returning: (result, started, ContinuousClock.now))
             }
@@ -275,22 +277,22 @@ extension ImageProxy {
         }
     }
 
-    /// `image` encoded as `format` for `options`: at the URL's quality, else its quality for the format, else
-    /// `defaultQuality`; flattened onto the background (white when none is given) when it is not `isOpaque` and
+    /// `image` encoded as `format` for `options`: at the quality `settings` resolve (the URL's, else its quality
+    /// for the format, else the server's for the format, else the server's default); flattened onto the background (white when none is given) when it is not `isOpaque` and
     /// the format has no alpha;
     /// and, under `max_bytes`, encoded again at lower qualities (each a quarter, half or three quarters of the
     /// last, by how far over it was, as imgproxy does) until it fits or the quality reaches 10. With `frames`, an
     /// animation whose first frame is `image`, every frame is encoded (in a format whose encoder keeps them).
     static func encode(
         _ image: PixelBuffer, frames: ImageContainer? = nil, as format: ImageFormat, isOpaque: Bool,
-        options: ProcessingOptions, defaultQuality: Int, encoders: ImageEncoderRegistry
+        options: ProcessingOptions, settings: OutputSettings, encoders: ImageEncoderRegistry
     ) throws -> Data {
         var image = image
         if format == .jpeg, !isOpaque {
             image = try ImageProcessors.Background(color: options.background ?? RGBA(r: 255, g: 255, b: 255))
                 .process(image)
         }
-        var quality = options.quality ?? options.formatQuality[format] ?? defaultQuality
+        var quality = settings.quality(for: format, options: options)
         let degrades = options.maxBytes > 0 && [.jpeg, .webp, .avif, .jpegXL].contains(format)
         while true {
             let encoding = EncodingOptions(quality: Double(quality) / 100)

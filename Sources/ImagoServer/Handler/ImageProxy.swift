@@ -29,10 +29,13 @@ public final class ImageProxy: Sendable {
     let secretDigest: SHA256Digest?
     /// Renders in flight, by output, so that identical requests share one.
     let renders = Locked<[OutputKey: Task<Result<RenderedOutput, ProxyError>, Never>]>([:])
+    /// The qualities and preferred formats outputs are made with (from the configuration).
+    let outputSettings: OutputSettings
 
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
         self.configuration = configuration
+        outputSettings = OutputSettings(configuration)
         cacheControl = Self.publicMaxAge(Int(configuration.maxAge.timeInterval))
         secretDigest = configuration.secret.map { SHA256.hash("Bearer \($0)") }
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
@@ -216,19 +219,25 @@ public final class ImageProxy: Sendable {
             }
             let choice: FormatChoice
             if let explicit = verified.explicitChoice {
-                choice = explicit
+                // An enforced format the client accepts wins over the URL's (imgproxy's IMGPROXY_ENFORCE_AVIF/WEBP).
+                choice =
+                    FormatNegotiation.negotiated(
+                        request.headers["accept"], among: configuration.enforcedFormats,
+                        encoders: configuration.encoders) ?? explicit
             } else {
                 choice = try FormatNegotiation.choice(
                     explicit: nil, accept: request.headers["accept"], encoders: configuration.encoders)
             }
             var key = OutputKey(
                 source: verified.source, options: path.options, format: choice,
-                watermark: path.options.watermark == nil ? nil : configuration.watermark?.id)
+                watermark: path.options.watermark == nil ? nil : configuration.watermark?.id,
+                settings: outputSettings.keyText(for: choice, options: path.options))
             if configuration.maxAnimationFrames > 1 {
                 key.animation = OutputKey.Animation(
                     frames: configuration.maxAnimationFrames,
                     format: FormatNegotiation.animatedFormat(
-                        for: choice, accept: request.headers["accept"], encoders: configuration.encoders))
+                        for: choice, accept: request.headers["accept"], encoders: configuration.encoders,
+                        preferred: configuration.preferredFormats))
             }
             guard let rendition = configuration.outputCache.memoryRendition(for: key), !isOutdated(rendition) else {
                 return .needsRender(verified, key)
@@ -332,7 +341,9 @@ public final class ImageProxy: Sendable {
         ]
         let lastModified = configuration.usesLastModified ? rendition.sourceLastModified : nil
         if let lastModified { headers.append(ServerResponse.Header("Last-Modified", lastModified)) }
-        if path.options.format == nil { headers.append(ServerResponse.Header("Vary", "Accept")) }
+        if path.options.format == nil || !configuration.enforcedFormats.isEmpty {
+            headers.append(ServerResponse.Header("Vary", "Accept"))
+        }
         if let match = request.headers["if-none-match"] {
             if Self.matches(match, etag: rendition.etag) {
                 return ServerResponse(status: 304, headers: headers, body: Data())

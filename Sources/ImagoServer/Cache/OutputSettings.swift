@@ -1,0 +1,65 @@
+import ImagoCore
+
+/// The server's settings that decide an output's bytes beyond its URL: the default qualities
+/// (``ImageProxy/Configuration/defaultQuality``, ``ImageProxy/Configuration/formatQuality``) and the preferred
+/// formats (``ImageProxy/Configuration/preferredFormats``). Made once from the configuration. It resolves an
+/// output's quality, and names the settings in output keys (``OutputKey/settings``), so that a disk or shared cache
+/// filled under other settings never answers for these.
+struct OutputSettings: Sendable {
+    /// The quality every output key of version 2 was made with: a setting that resolves to it adds nothing to a key,
+    /// so outputs cached before these settings existed stay valid.
+    static let keyBaseQuality = 80
+    /// The preferred formats keys of version 2 were made with.
+    static let keyBasePreferred: [ImageFormat] = [.jpeg, .png, .gif]
+
+    let defaultQuality: Int
+    let formatQuality: [ImageFormat: Int]
+    let preferred: [ImageFormat]
+    /// The key text of an explicit or negotiated format whose quality the URL leaves to the server, when it is not
+    /// the base quality.
+    private let formatText: [ImageFormat: String]
+    /// The key text of a format derived from the source: the preferred formats when not the base ones, and (in
+    /// `derivedQualityText` only) the qualities of those formats that are not the base quality.
+    private let derivedText: String?
+    private let derivedQualityText: String?
+
+    /// The settings of `configuration`.
+    init(_ configuration: ImageProxy.Configuration) {
+        defaultQuality = configuration.defaultQuality
+        formatQuality = configuration.formatQuality
+        preferred = configuration.preferredFormats
+        var formatText: [ImageFormat: String] = [:]
+        for format in FormatNegotiation.outputFormats {
+            let quality = configuration.formatQuality[format] ?? configuration.defaultQuality
+            if quality != Self.keyBaseQuality { formatText[format] = "quality=\(quality)" }
+        }
+        self.formatText = formatText
+        let preferredText =
+            preferred == Self.keyBasePreferred ? nil : "preferred=" + preferred.map(\.rawValue).joined(separator: ",")
+        let qualities = preferred.compactMap { format in formatText[format].map { "\(format.rawValue):" + $0 } }
+        let qualityText = qualities.isEmpty ? nil : qualities.joined(separator: ";")
+        derivedText = preferredText
+        derivedQualityText = [preferredText, qualityText].compactMap { $0 }.joined(separator: ";").nilIfEmpty
+    }
+
+    /// The quality of an output in `format` under `options`: the URL's `quality`, else its `format_quality` for
+    /// the format, else the server's for the format, else the server's default.
+    func quality(for format: ImageFormat, options: ProcessingOptions) -> Int {
+        options.quality ?? options.formatQuality[format] ?? formatQuality[format] ?? defaultQuality
+    }
+
+    /// What of these settings an output for `choice` and `options` depends on, for its key; `nil` when nothing
+    /// differs from the settings keys of version 2 were made with.
+    func keyText(for choice: FormatChoice, options: ProcessingOptions) -> String? {
+        let leavesQuality = options.quality == nil
+        switch choice {
+        case .explicit(let format), .negotiated(let format): return leavesQuality ? formatText[format] : nil
+        case .sourceDerived: return leavesQuality ? derivedQualityText : derivedText
+        }
+    }
+}
+
+extension String {
+    /// The string, or `nil` when it is empty.
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
+}

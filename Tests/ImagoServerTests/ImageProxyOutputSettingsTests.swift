@@ -1,0 +1,153 @@
+import Foundation
+import Imago
+import ImagoTesting
+import Testing
+
+@testable import ImagoCLI
+@testable import ImagoServer
+
+@Suite(
+    "ImageProxy: the server's qualities, preferred and enforced formats, as imgproxy's IMGPROXY_QUALITY, IMGPROXY_FORMAT_QUALITY, IMGPROXY_PREFERRED_FORMATS and IMGPROXY_ENFORCE_AVIF/WEBP"
+)
+struct ImageProxyOutputSettingsTests {
+    /// The body of `options` for the fixture's JPEG from a proxy configured by `configure`.
+    func body(
+        _ options: String, ext: String? = nil, accept: String? = nil,
+        _ configure: @escaping (inout ImageProxy.Configuration) -> Void = { _ in }
+    ) async throws -> ServerResponse {
+        let fixture = try ProxyFixture { configure(&$0) }
+        let response = await fixture.get(
+            fixture.path(options, ext: ext), headers: accept.map { ["accept": $0] } ?? [:])
+        #expect(response.status == 200, "\(options) \(errorMessage(response))")
+        return response
+    }
+
+    @Test func theServersQualitiesApplyWhereTheURLGivesNone() async throws {
+        // --quality: as if every URL said q:50
+        let lowered = try await body("w:120", ext: "jpeg") { $0.defaultQuality = 50 }
+        #expect(lowered.body == (try await body("w:120/q:50", ext: "jpeg")).body)
+        #expect(lowered.body != (try await body("w:120", ext: "jpeg")).body)
+        // --format-quality: for its format only
+        let perFormat: (inout ImageProxy.Configuration) -> Void = { $0.formatQuality[.webp] = 40 }
+        #expect(
+            try await body("w:120", ext: "webp", perFormat).body == (try await body("w:120/q:40", ext: "webp")).body)
+        #expect(
+            try await body("w:120", ext: "jpeg", perFormat).body == (try await body("w:120/q:80", ext: "jpeg")).body)
+        // imgproxy's default avif=65
+        #expect(try await body("w:64", ext: "avif").body == (try await body("w:64/q:65", ext: "avif")).body)
+        // The URL's quality, and its format_quality, come first
+        let q90 = try await body("w:120/q:90", ext: "jpeg") { $0.defaultQuality = 50 }
+        #expect(q90.body == (try await body("w:120/q:90", ext: "jpeg")).body)
+        let fq = try await body("w:120/fq:webp:70", ext: "webp", perFormat)
+        #expect(fq.body == (try await body("w:120/q:70", ext: "webp")).body)
+    }
+
+    @Test func outputKeysNameTheSettingsTheyDependOn() async throws {
+        let base = OutputSettings(ImageProxy.Configuration())
+        let none = ProcessingOptions()
+        var q70 = ProcessingOptions()
+        q70.quality = 70
+        // The defaults add nothing to version-2 keys but AVIF's 65, which those were not made with
+        #expect(base.keyText(for: .explicit(.jpeg), options: none) == nil)
+        #expect(base.keyText(for: .negotiated(.webp), options: none) == nil)
+        #expect(base.keyText(for: .sourceDerived, options: none) == nil)
+        #expect(base.keyText(for: .negotiated(.avif), options: none) == "quality=65")
+        #expect(base.keyText(for: .negotiated(.avif), options: q70) == nil)
+
+        var configuration = ImageProxy.Configuration()
+        configuration.defaultQuality = 60
+        configuration.preferredFormats = [.webp, .png]
+        let other = OutputSettings(configuration)
+        #expect(other.keyText(for: .explicit(.jpeg), options: none) == "quality=60")
+        #expect(
+            other.keyText(for: .sourceDerived, options: none) == "preferred=webp,png;webp:quality=60;png:quality=60")
+        #expect(other.keyText(for: .sourceDerived, options: q70) == "preferred=webp,png")
+
+        // So a cache filled under other settings does not answer: two proxies sharing one output cache
+        let outputs = OutputCache()
+        let first = try ProxyFixture { $0.outputCache = outputs }
+        let second = try ProxyFixture {
+            $0.outputCache = outputs
+            $0.defaultQuality = 50
+        }
+        second.origin.setRoute("/a.jpg", .bytes(first.jpeg, contentType: "image/jpeg"))
+        let path = first.path("w:120", ext: "jpeg")
+        let a = await first.get(path)
+        let b = await second.get(path.replacingOccurrences(of: first.source(), with: second.source()))
+        #expect(a.status == 200 && b.status == 200 && a.body != b.body)
+        #expect(second.origin.requestCount(for: "/a.jpg") == 1)
+    }
+
+    @Test func preferredFormatsFollowImgproxysRules() async throws {
+        let encoders = ImageEncoderRegistry.makeDefault()
+        func format(_ source: ImageFormat, opaque: Bool, _ preferred: [ImageFormat]) -> ImageFormat {
+            FormatNegotiation.format(
+                for: .sourceDerived, source: source, isOpaque: opaque, encoders: encoders, preferred: preferred)
+        }
+        // The source's format when listed; else the first that keeps transparency when there is some; else the first
+        #expect(format(.webp, opaque: true, [.webp, .png]) == .webp)
+        #expect(format(.jpeg, opaque: true, [.webp, .png]) == .webp)
+        #expect(format(.png, opaque: false, [.jpeg, .webp]) == .webp)
+        #expect(format(.jpeg, opaque: false, [.jpeg, .webp]) == .jpeg)  // rule 1 first, as imgproxy
+        #expect(format(.png, opaque: false, [.jpeg]) == .jpeg)
+        // The defaults as before: JPEG for opaque images, PNG for the rest, the source's JPEG, PNG or GIF kept
+        #expect(format(.avif, opaque: true, [.jpeg, .png, .gif]) == .jpeg)
+        #expect(format(.webp, opaque: false, [.jpeg, .png, .gif]) == .png)
+        #expect(format(.gif, opaque: false, [.jpeg, .png, .gif]) == .gif)
+        // Animations: the first listed format that keeps frames
+        #expect(
+            FormatNegotiation.animatedFormat(
+                for: .sourceDerived, accept: nil, encoders: encoders, preferred: [.jpeg, .webp, .gif]) == .webp)
+        #expect(
+            FormatNegotiation.animatedFormat(for: .sourceDerived, accept: nil, encoders: encoders, preferred: [.png])
+                == nil)
+
+        // End to end: a JPEG source, no format asked, WebP preferred
+        let response = try await body("w:120") { $0.preferredFormats = [.webp, .png] }
+        #expect(response.header("Content-Type") == "image/webp")
+        #expect(ImageFormat(sniffing: response.body) == .webp)
+    }
+
+    @Test func enforcedFormatsOverrideTheURLsForClientsThatTakeThem() async throws {
+        let enforcesWebP: (inout ImageProxy.Configuration) -> Void = { $0.enforcedFormats = [.webp] }
+        let browser = try await body("w:120", ext: "png", accept: "image/avif,image/webp,*/*", enforcesWebP)
+        #expect(browser.header("Content-Type") == "image/webp")
+        #expect(browser.header("Vary") == "Accept")
+        let curl = try await body("w:120", ext: "png", accept: "*/*", enforcesWebP)
+        #expect(curl.header("Content-Type") == "image/png")
+        #expect(curl.header("Vary") == "Accept")
+        // AVIF first when both are enforced and taken; not enforced, the URL's format and no Vary
+        let both = try await body("w:64", ext: "png", accept: "image/avif,image/webp") {
+            $0.enforcedFormats = [.webp, .avif]
+        }
+        #expect(both.header("Content-Type") == "image/avif")
+        let plain = try await body("w:64", ext: "png", accept: "image/avif,image/webp")
+        #expect(plain.header("Content-Type") == "image/png")
+        #expect(plain.header("Vary") == nil)
+    }
+
+    @Test func theCommandLineTakesImgproxysForms() throws {
+        func parse(_ extra: [String]) throws -> ServeCommand.Options {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned"] + extra, options: ServeCommand.command.options), environment: [:])
+        }
+        let defaults = try parse([])
+        #expect(defaults.defaultQuality == 80 && defaults.formatQuality == [.avif: 65])
+        #expect(defaults.preferredFormats == [.jpeg, .png, .gif] && defaults.enforcedFormats.isEmpty)
+        let set = try parse([
+            "--quality", "70", "--format-quality", "jpeg=60, webp=75", "--preferred-formats", "webp,jpg,webp",
+            "--enforce-avif", "--enforce-webp",
+        ])
+        #expect(set.defaultQuality == 70)
+        #expect(set.formatQuality == [.avif: 65, .jpeg: 60, .webp: 75])
+        #expect(set.preferredFormats == [.webp, .jpeg])
+        #expect(set.enforcedFormats == [.avif, .webp])
+        #expect(try parse(["--format-quality", "avif=50"]).formatQuality == [.avif: 50])
+        for bad in [
+            ["--quality", "0"], ["--format-quality", "jpeg=101"], ["--format-quality", "jpeg"],
+            ["--format-quality", "tiff=50"], ["--preferred-formats", "heic"], ["--preferred-formats", ","],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }
+        }
+    }
+}
