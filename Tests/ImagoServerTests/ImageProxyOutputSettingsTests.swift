@@ -143,9 +143,15 @@ struct ImageProxyOutputSettingsTests {
         #expect(set.preferredFormats == [.webp, .jpeg])
         #expect(set.enforcedFormats == [.avif, .webp])
         #expect(try parse(["--format-quality", "avif=50"]).formatQuality == [.avif: 50])
+        // AVIF at imgproxy's speed 9 unless told
+        #expect(defaults.avifSpeed == 9)
+        #expect(try parse(["--avif-speed", "4"]).avifSpeed == 4)
+        let avif = ImageProxy.Configuration().encoders.encoder(for: .avif) as? AVIFEncoder
+        #expect(avif?.speed == 9)
         for bad in [
             ["--quality", "0"], ["--format-quality", "jpeg=101"], ["--format-quality", "jpeg"],
             ["--format-quality", "tiff=50"], ["--preferred-formats", "heic"], ["--preferred-formats", ","],
+            ["--avif-speed", "11"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }
         }

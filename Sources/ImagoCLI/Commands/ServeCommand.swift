@@ -134,6 +134,9 @@ enum ServeCommand {
                 help: "Formats for URLs and clients that pick none (default jpeg,png,gif; IMGPROXY_PREFERRED_FORMATS)."
             ),
             OptionSpec(
+                "--avif-speed", value: "N",
+                help: "libavif's speed for AVIF outputs, 0 (slowest, smallest) to 10 (default 9; IMGPROXY_AVIF_SPEED)."),
+            OptionSpec(
                 "--enforce-avif", help: "AVIF for clients that accept it, even when the URL names another format."),
             OptionSpec(
                 "--enforce-webp", help: "WebP for clients that accept it (AVIF first), even when the URL names another."
@@ -202,6 +205,8 @@ enum ServeCommand {
         var formatQuality: [ImageFormat: Int] = [.avif: 65]
         /// `--preferred-formats`: the formats of outputs whose format nothing else picks.
         var preferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
+        /// `--avif-speed`: libavif's speed for AVIF outputs.
+        var avifSpeed = ImageProxy.Configuration.defaultAVIFSpeed
         /// `--enforce-avif`, `--enforce-webp`: formats `Accept` picks over the URL's.
         var enforcedFormats: Set<ImageFormat> = []
         /// `--malloc-trim`: seconds between `MallocTrimmer` trims; `nil` (the default): no trimming.
@@ -270,6 +275,9 @@ enum ServeCommand {
         configuration.formatQuality = options.formatQuality
         configuration.preferredFormats = options.preferredFormats
         configuration.enforcedFormats = options.enforcedFormats
+        if options.avifSpeed != ImageProxy.Configuration.defaultAVIFSpeed {
+            configuration.encoders.register(AVIFEncoder(speed: options.avifSpeed))
+        }
         switch options.logFormat {
         case .json: configuration.accessLog = { record in console.print(record.jsonLine) }
         case .text: configuration.accessLog = { record in console.print(record.textLine) }
@@ -437,6 +445,9 @@ enum ServeCommand {
             }
         } catch {
             throw UsageError(error.description)
+        }
+        if let text = args.value("--avif-speed") {
+            options.avifSpeed = try parseInteger(text, option: "--avif-speed", range: 0...10)
         }
         if args.has("--enforce-avif") { options.enforcedFormats.insert(.avif) }
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }

@@ -17,7 +17,9 @@ extension ImageProxy {
         /// Decoders. Default: every codec Imago ships.
         public var decoders: ImageDecoderRegistry
         /// Encoders the output can be made with; a format without one is never negotiated. Default: every
-        /// encoder Imago ships.
+        /// encoder Imago ships, AVIF at libavif speed ``defaultAVIFSpeed`` (9, imgproxy's `IMGPROXY_AVIF_SPEED`)
+        /// rather than the library's 6: a browser's `Accept` picks AVIF, and speed 6 costs about five times the
+        /// CPU per output for a few percent fewer bytes (BENCHMARKS.md, "AVIF speed in imago serve").
         public var encoders: ImageEncoderRegistry
         /// The pipeline's disk cache of original bytes. Default `nil` (none).
         public var originalCache: (any DataCaching)?
@@ -126,6 +128,7 @@ extension ImageProxy {
             self.dataLoader = dataLoader
             decoders = .makeDefault()
             encoders = .makeDefault()
+            encoders.register(AVIFEncoder(speed: Self.defaultAVIFSpeed))
             originalCache = nil
             sharedCache = nil
             imageMemoryLimit = 64 << 20
@@ -160,6 +163,9 @@ extension ImageProxy {
 }
 
 extension ImageProxy.Configuration {
+    /// The libavif speed of the default configuration's AVIF encoder: 9, imgproxy's default.
+    public static let defaultAVIFSpeed = 9
+
     /// Qualities by format from imgproxy's `IMGPROXY_FORMAT_QUALITY` form, `jpeg=70,avif=40,webp=60` (formats by
     /// the names of the `format` option, qualities 1…100), for ``formatQuality``.
     ///
