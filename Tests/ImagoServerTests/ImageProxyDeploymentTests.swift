@@ -154,4 +154,18 @@ struct ImageProxyDeploymentTests {
         #expect(refused.status == 403, "\(errorMessage(refused))")
         #expect(fixture.origin.requestCount(for: "/a.jpg") == 0)
     }
+
+    @Test func trustedSignaturesAreAcceptedWithoutAKeyThatSignsThem() async throws {
+        let signer = try URLSigner(keyHex: "943b421c9eb07c83", saltHex: "520f986b99854578")
+        let fixture = try ProxyFixture {
+            $0.allowsUnsigned = false
+            $0.signer = signer
+            $0.trustedSignatures = ["kept-from-an-old-key"]
+        }
+        let path = "/rs:fit:40:40/plain/" + fixture.source()
+        #expect(await fixture.get("/kept-from-an-old-key" + path).status == 200)
+        #expect(await fixture.get("/" + signer.signature(for: path) + path).status == 200)
+        #expect(await fixture.get("/another-signature" + path).status == 403)
+        #expect(await fixture.get("/_" + path).status == 403)
+    }
 }

@@ -126,6 +126,31 @@ struct ImageProxyOutputSettingsTests {
         #expect(plain.header("Vary") == nil)
     }
 
+    @Test func clientHintsGiveTheDPRAndWidthURLsLeaveUnset() async throws {
+        let hints: (inout ImageProxy.Configuration) -> Void = { $0.usesClientHints = true }
+        let fixture = try ProxyFixture { hints(&$0) }
+        func width(_ options: String, _ headers: [String: String]) async throws -> Int {
+            let response = await fixture.get(fixture.path(options, ext: "png"), headers: headers)
+            #expect(response.status == 200, "\(errorMessage(response))")
+            #expect(response.header("Vary") == "Sec-CH-DPR, DPR, Sec-CH-Width, Width")
+            return try ServerTestImages.decode(response.body).size.width
+        }
+        // The 400-px source: a width hint in device pixels, the DPR scaling it back
+        #expect(try await width("rs:fit", ["Sec-CH-Width": "200"]) == 200)
+        #expect(try await width("rs:fit", ["Sec-CH-DPR": "2", "Sec-CH-Width": "200"]) == 200)
+        #expect(try await width("rs:fit:50", ["DPR": "2"]) == 100)
+        #expect(try await width("rs:fit", ["Width": "120", "DPR": "1.5"]) == 120)
+        // The URL's own width wins; a DPR out of range or unparsable is ignored
+        #expect(try await width("rs:fit:80", ["Sec-CH-Width": "200"]) == 80)
+        #expect(try await width("rs:fit:50", ["DPR": "9"]) == 50)
+        #expect(try await width("rs:fit:50", ["DPR": "two"]) == 50)
+        // Off (the default): the headers change nothing, and nothing varies on them
+        let plain = try ProxyFixture()
+        let response = await plain.get(plain.path("rs:fit:50", ext: "png"), headers: ["DPR": "2"])
+        #expect(try ServerTestImages.decode(response.body).size.width == 50)
+        #expect(response.header("Vary") == nil)
+    }
+
     @Test func theCommandLineTakesImgproxysForms() throws {
         func parse(_ extra: [String]) throws -> ServeCommand.Options {
             try ServeCommand.parse(
@@ -142,6 +167,12 @@ struct ImageProxyOutputSettingsTests {
         #expect(set.formatQuality == [.avif: 65, .jpeg: 60, .webp: 75])
         #expect(set.preferredFormats == [.webp, .jpeg])
         #expect(set.enforcedFormats == [.avif, .webp])
+        let trusting = try ServeCommand.parse(
+            parseArguments(["--trusted-signatures", "a1, b2,"], options: ServeCommand.command.options), environment: [:]
+        )
+        #expect(trusting.trustedSignatures == ["a1", "b2"] && !trusting.allowsUnsigned)
+        #expect(!defaults.usesClientHints)
+        #expect(try parse(["--enable-client-hints"]).usesClientHints)
         #expect(try parse(["--format-quality", "avif=50"]).formatQuality == [.avif: 50])
         // AVIF at imgproxy's speed 9 unless told
         #expect(defaults.avifSpeed == 9)
@@ -151,7 +182,7 @@ struct ImageProxyOutputSettingsTests {
         for bad in [
             ["--quality", "0"], ["--format-quality", "jpeg=101"], ["--format-quality", "jpeg"],
             ["--format-quality", "tiff=50"], ["--preferred-formats", "heic"], ["--preferred-formats", ","],
-            ["--avif-speed", "11"],
+            ["--avif-speed", "11"], ["--trusted-signatures", ","],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }
         }

@@ -55,6 +55,9 @@ enum ServeCommand {
                 "--salt", value: "HEX", help: "The signing salt, hex (default $IMAGO_SALT); one per key, in order."),
             OptionSpec("--unsigned", help: "Also serve unsigned URLs (/insecure/… and /_/…)."),
             OptionSpec(
+                "--trusted-signatures", value: "SIG,…",
+                help: "Signatures accepted without checking (IMGPROXY_TRUSTED_SIGNATURES)."),
+            OptionSpec(
                 "--allow-host", value: "GLOB", repeatable: true,
                 help: "Only fetch from hosts matching GLOB, e.g. '*.example.com' (repeatable; default any host)."),
             OptionSpec(
@@ -137,6 +140,9 @@ enum ServeCommand {
                 "--avif-speed", value: "N",
                 help: "libavif's speed for AVIF outputs, 0 (slowest, smallest) to 10 (default 9; IMGPROXY_AVIF_SPEED)."),
             OptionSpec(
+                "--enable-client-hints",
+                help: "Take dpr and width from Sec-CH-DPR/DPR and Sec-CH-Width/Width where the URL sets none."),
+            OptionSpec(
                 "--enforce-avif", help: "AVIF for clients that accept it, even when the URL names another format."),
             OptionSpec(
                 "--enforce-webp", help: "WebP for clients that accept it (AVIF first), even when the URL names another."
@@ -205,6 +211,10 @@ enum ServeCommand {
         var formatQuality: [ImageFormat: Int] = [.avif: 65]
         /// `--preferred-formats`: the formats of outputs whose format nothing else picks.
         var preferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
+        /// `--trusted-signatures`: signatures accepted without checking.
+        var trustedSignatures: Set<String> = []
+        /// `--enable-client-hints`: `dpr` and `width` from the request's client hints.
+        var usesClientHints = false
         /// `--avif-speed`: libavif's speed for AVIF outputs.
         var avifSpeed = ImageProxy.Configuration.defaultAVIFSpeed
         /// `--enforce-avif`, `--enforce-webp`: formats `Accept` picks over the URL's.
@@ -275,6 +285,8 @@ enum ServeCommand {
         configuration.formatQuality = options.formatQuality
         configuration.preferredFormats = options.preferredFormats
         configuration.enforcedFormats = options.enforcedFormats
+        configuration.usesClientHints = options.usesClientHints
+        configuration.trustedSignatures = options.trustedSignatures
         if options.avifSpeed != ImageProxy.Configuration.defaultAVIFSpeed {
             configuration.encoders.register(AVIFEncoder(speed: options.avifSpeed))
         }
@@ -352,7 +364,14 @@ enum ServeCommand {
             }
         }
         options.allowsUnsigned = args.has("--unsigned")
-        guard options.signer != nil || options.allowsUnsigned else {
+        if let text = args.value("--trusted-signatures") {
+            options.trustedSignatures = Set(
+                text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            guard !options.trustedSignatures.isEmpty else {
+                throw UsageError("option '--trusted-signatures' expects comma-separated signatures")
+            }
+        }
+        guard options.signer != nil || options.allowsUnsigned || !options.trustedSignatures.isEmpty else {
             throw UsageError("give a signing key (--key and --salt, or IMAGO_KEY and IMAGO_SALT) or --unsigned")
         }
         let sources = args.values["--allow-source"] ?? []
@@ -449,6 +468,7 @@ enum ServeCommand {
         if let text = args.value("--avif-speed") {
             options.avifSpeed = try parseInteger(text, option: "--avif-speed", range: 0...10)
         }
+        options.usesClientHints = args.has("--enable-client-hints")
         if args.has("--enforce-avif") { options.enforcedFormats.insert(.avif) }
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")

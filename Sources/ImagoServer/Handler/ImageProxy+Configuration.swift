@@ -50,6 +50,9 @@ extension ImageProxy {
         public var secret: String?
         /// Whether unsigned URLs (`/insecure/…`, `/_/…`) are served. Default `false`.
         public var allowsUnsigned: Bool
+        /// Signatures accepted as they are, without checking them against ``signer`` (imgproxy's
+        /// `IMGPROXY_TRUSTED_SIGNATURES`): for URLs signed with a key no longer in use. Default empty.
+        public var trustedSignatures: Set<String>
         /// Serves `local:///path` sources from the files under this directory (imgproxy's
         /// `IMGPROXY_LOCAL_FILESYSTEM_ROOT`): paths never leave it (`..` and symbolic links out of it are 404s, as
         /// missing files are), and files are at most 64 MiB. Outputs are cached by URL, so a file changed in place
@@ -116,6 +119,11 @@ extension ImageProxy {
         /// transparency (or, for an animation, its frames); else the first listed. Each needs an encoder. Default
         /// `[.jpeg, .png, .gif]`, the formats every client shows.
         public var preferredFormats: [ImageFormat]
+        /// Whether the `Sec-CH-DPR`/`DPR` and `Sec-CH-Width`/`Width` request headers give the `dpr` and `width` of
+        /// URLs that leave them unset (imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`); image responses then carry
+        /// `Vary` on those fields. Headers are not signed: a client can ask for any width up to the hint's bound.
+        /// Default `false`.
+        public var usesClientHints: Bool
         /// Formats that `Accept` picks even when the URL names another (imgproxy's `IMGPROXY_ENFORCE_AVIF` and
         /// `IMGPROXY_ENFORCE_WEBP`): a client whose `Accept` lists one gets it (AVIF before WebP), and such
         /// responses carry `Vary: Accept`. Default empty: a format in the URL is the output's.
@@ -137,6 +145,7 @@ extension ImageProxy {
             maxAnimationFrames = 1
             signer = nil
             allowsUnsigned = false
+            trustedSignatures = []
             secret = nil
             sourcePolicy = SourcePolicy()
             localRoot = nil
@@ -157,6 +166,7 @@ extension ImageProxy {
             formatQuality = [.avif: 65]
             preferredFormats = [.jpeg, .png, .gif]
             enforcedFormats = []
+            usesClientHints = false
             accessLog = nil
         }
     }

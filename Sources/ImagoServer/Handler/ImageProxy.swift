@@ -228,10 +228,13 @@ public final class ImageProxy: Sendable {
                 choice = try FormatNegotiation.choice(
                     explicit: nil, accept: request.headers["accept"], encoders: configuration.encoders)
             }
+            let options =
+                configuration.usesClientHints
+                ? ClientHints(headers: request.headers).applied(to: path.options) : path.options
             var key = OutputKey(
-                source: verified.source, options: path.options, format: choice,
-                watermark: path.options.watermark == nil ? nil : configuration.watermark?.id,
-                settings: outputSettings.keyText(for: choice, options: path.options))
+                source: verified.source, options: options, format: choice,
+                watermark: options.watermark == nil ? nil : configuration.watermark?.id,
+                settings: outputSettings.keyText(for: choice, options: options))
             if configuration.maxAnimationFrames > 1 {
                 key.animation = OutputKey.Animation(
                     frames: configuration.maxAnimationFrames,
@@ -276,7 +279,7 @@ public final class ImageProxy: Sendable {
             onlyPresets: configuration.onlyPresets, allowsLocal: configuration.localRoot != nil)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
-        } else {
+        } else if !configuration.trustedSignatures.contains(path.signature) {
             guard let signer = configuration.signer, signer.isValid(signature: path.signature, for: path.signedPart)
             else { throw .badSignature }
         }
@@ -335,15 +338,14 @@ public final class ImageProxy: Sendable {
         _ rendition: Rendition, verified: VerifiedPath, request: ServerRequest
     ) -> ServerResponse {
         let path = verified.path
+        let vary = varyValue(negotiatesFormat: path.options.format == nil)
         var headers = [
             ServerResponse.Header("ETag", rendition.etag),
             ServerResponse.Header("Cache-Control", cacheControl(for: rendition)),
         ]
         let lastModified = configuration.usesLastModified ? rendition.sourceLastModified : nil
         if let lastModified { headers.append(ServerResponse.Header("Last-Modified", lastModified)) }
-        if path.options.format == nil || !configuration.enforcedFormats.isEmpty {
-            headers.append(ServerResponse.Header("Vary", "Accept"))
-        }
+        if let vary { headers.append(ServerResponse.Header("Vary", vary)) }
         if let match = request.headers["if-none-match"] {
             if Self.matches(match, etag: rendition.etag) {
                 return ServerResponse(status: 304, headers: headers, body: Data())
@@ -363,6 +365,19 @@ public final class ImageProxy: Sendable {
             at: 0)
         headers.insert(ServerResponse.Header("Content-Length", "\(rendition.data.count)"), at: 1)
         return ServerResponse(status: 200, headers: headers, body: rendition.data)
+    }
+
+    /// The `Vary` of an image response, if any: `Accept` when the format is negotiated (`negotiatesFormat`: the URL
+    /// names none) or may be enforced, and the client-hint fields when they are read.
+    func varyValue(negotiatesFormat: Bool) -> String? {
+        let accept = negotiatesFormat || !configuration.enforcedFormats.isEmpty
+        let hints = configuration.usesClientHints
+        switch (accept, hints) {
+        case (false, false): return nil
+        case (true, false): return "Accept"
+        case (false, true): return ClientHints.varyFields.joined(separator: ", ")
+        case (true, true): return (["Accept"] + ClientHints.varyFields).joined(separator: ", ")
+        }
     }
 
     /// `Cache-Control` for `rendition`: the configured one, or with ``Configuration/passesSourceCacheControl`` and a

@@ -1,0 +1,41 @@
+import Foundation
+
+/// The client hints imgproxy reads with `IMGPROXY_ENABLE_CLIENT_HINTS`: the device pixel ratio (`Sec-CH-DPR`, else
+/// `DPR`) and the image's width in device pixels (`Sec-CH-Width`, else `Width`), as defaults a URL's own `dpr` and
+/// `width` override (``ImageProxy/Configuration/usesClientHints``).
+struct ClientHints: Sendable, Hashable {
+    /// The largest DPR taken from a hint (imgproxy's); larger or unparsable values are ignored.
+    static let maxDPR = 8.0
+    /// The request fields the hints come from, for `Vary`.
+    static let varyFields = ["Sec-CH-DPR", "DPR", "Sec-CH-Width", "Width"]
+
+    /// The hinted device pixel ratio, in (0, ``maxDPR``].
+    var dpr: Double?
+    /// The hinted width in device pixels, above 0.
+    var width: Int?
+
+    /// The hints of a request's `headers` (names lowercased).
+    init(headers: [String: String]) {
+        if let text = headers["sec-ch-dpr"] ?? headers["dpr"],
+            let value = Double(text.trimmingCharacters(in: .whitespaces)),
+            value > 0, value <= Self.maxDPR
+        {
+            dpr = value
+        }
+        if let text = headers["sec-ch-width"] ?? headers["width"],
+            let value = Int(text.trimmingCharacters(in: .whitespaces)),
+            value > 0, value <= 1 << 20
+        {
+            width = value
+        }
+    }
+
+    /// `options` with the hints as defaults: the DPR where the URL left `dpr` at 1, and the width (in CSS pixels:
+    /// the hinted width divided by the hinted DPR, rounded) where it left `width` at 0.
+    func applied(to options: ProcessingOptions) -> ProcessingOptions {
+        var options = options
+        if let dpr, options.dpr == 1 { options.dpr = dpr }
+        if let width, options.width == 0 { options.width = max(1, Int((Double(width) / (dpr ?? 1)).rounded())) }
+        return options
+    }
+}
