@@ -2,8 +2,8 @@ import CJPEGTurbo
 import Foundation
 import ImagoCore
 
-/// Encodes JPEG with libjpeg-turbo (TurboJPEG API): baseline, 4:2:0 chroma subsampling for colour, a single
-/// grayscale component for `gray8` input.
+/// Encodes JPEG with libjpeg-turbo (TurboJPEG API): baseline (or progressive, ``isProgressive``), 4:2:0 chroma
+/// subsampling for colour, a single grayscale component for `gray8` input.
 ///
 /// - Quality: ``EncodingOptions/quality`` (0 … 1, default 0.85) maps to libjpeg quality 1 … 100.
 /// - Alpha: JPEG has none; it is dropped and the stored colour of each pixel is kept (straight alpha).
@@ -17,8 +17,20 @@ import ImagoCore
 /// let data = try JPEGEncoder().encode(image, options: EncodingOptions(quality: 0.9))
 /// ```
 public struct JPEGEncoder: ImageEncoding {
-    /// An encoder with the behaviour described on the type.
-    public init() {}
+    /// Whether files are progressive (several scans, each refining the last, with optimised Huffman tables: a
+    /// browser shows the whole image early, and the file is usually a little smaller) rather than baseline. The
+    /// decoded pixels are the same either way. Default `false`.
+    public var isProgressive: Bool
+
+    /// A baseline encoder with the behaviour described on the type.
+    public init() {
+        isProgressive = false
+    }
+
+    /// An encoder with the behaviour described on the type, progressive when `isProgressive`.
+    public init(isProgressive: Bool) {
+        self.isProgressive = isProgressive
+    }
 
     /// `.jpeg`.
     public var format: ImageFormat { .jpeg }
@@ -50,7 +62,8 @@ public struct JPEGEncoder: ImageEncoding {
             guard let source = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return -1 }
             return tjCompress2(
                 handle, source, Int32(image.width), Int32(image.bytesPerRow), Int32(image.height),
-                pixelFormat.rawValue, &output, &outputSize, Int32(subsampling.rawValue), libjpegQuality, 0)
+                pixelFormat.rawValue, &output, &outputSize, Int32(subsampling.rawValue), libjpegQuality,
+                isProgressive ? TJFLAG_PROGRESSIVE : 0)
         }
         guard status == 0, let output else {
             throw CodecError.encodingFailed(format: .jpeg, reason: JPEGDecoder.message(handle))

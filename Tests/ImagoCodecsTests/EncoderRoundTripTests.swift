@@ -31,6 +31,43 @@ import Testing
         #expect(low.count < high.count / 2)
     }
 
+    @Test func progressiveJPEGHasTheBaselinesPixelsInSeveralScans() throws {
+        /// The start-of-frame markers before the first scan (0xC0 baseline, 0xC2 progressive) and the scans.
+        func frameMarkers(_ data: Data) -> (frames: [UInt8], scans: Int) {
+            let bytes = [UInt8](data)
+            var frames: [UInt8] = []
+            var scans = 0
+            var i = 2
+            while i + 3 < bytes.count {
+                guard bytes[i] == 0xFF else {
+                    i += 1
+                    continue
+                }
+                let marker = bytes[i + 1]
+                if marker == 0xD9 { break }
+                if [0xC0, 0xC1, 0xC2].contains(marker) { frames.append(marker) }
+                if marker == 0xDA { scans += 1 }
+                if marker == 0x00 || marker == 0xFF || (0xD0...0xD7).contains(marker) {
+                    i += 2
+                    continue
+                }
+                i += 2 + Int(bytes[i + 2]) << 8 + Int(bytes[i + 3])
+            }
+            return (frames, scans)
+        }
+        let photo = try kodakPhoto()
+        let options = EncodingOptions(quality: 0.85)
+        let baseline = try JPEGEncoder().encode(photo, options: options)
+        let progressive = try JPEGEncoder(isProgressive: true).encode(photo, options: options)
+        #expect(frameMarkers(baseline).frames == [0xC0] && frameMarkers(baseline).scans == 1)
+        let layout = frameMarkers(progressive)
+        #expect(layout.frames == [0xC2] && layout.scans > 1, "\(layout)")
+        // The same coefficients: the same pixels decoded, in a smaller file (optimised Huffman tables)
+        let decoded = try JPEGDecoder().decode(progressive, options: DecodingOptions()).image
+        #expect(decoded == (try JPEGDecoder().decode(baseline, options: DecodingOptions()).image))
+        #expect(progressive.count < baseline.count, "\(progressive.count) vs \(baseline.count)")
+    }
+
     @Test func grayImagesEncodeAsGrayscaleJPEG() throws {
         // Given a gray8 image
         let gray = try PixelBuffer(

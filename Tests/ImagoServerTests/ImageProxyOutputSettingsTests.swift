@@ -171,6 +171,8 @@ struct ImageProxyOutputSettingsTests {
             parseArguments(["--trusted-signatures", "a1, b2,"], options: ServeCommand.command.options), environment: [:]
         )
         #expect(trusting.trustedSignatures == ["a1", "b2"] && !trusting.allowsUnsigned)
+        #expect(!defaults.jpegProgressive)
+        #expect(try parse(["--jpeg-progressive"]).jpegProgressive)
         #expect(!defaults.usesClientHints)
         #expect(try parse(["--enable-client-hints"]).usesClientHints)
         #expect(try parse(["--format-quality", "avif=50"]).formatQuality == [.avif: 50])

@@ -140,6 +140,8 @@ enum ServeCommand {
                 "--avif-speed", value: "N",
                 help: "libavif's speed for AVIF outputs, 0 (slowest, smallest) to 10 (default 9; IMGPROXY_AVIF_SPEED)."),
             OptionSpec(
+                "--jpeg-progressive", help: "Write progressive JPEGs (IMGPROXY_JPEG_PROGRESSIVE; default baseline)."),
+            OptionSpec(
                 "--enable-client-hints",
                 help: "Take dpr and width from Sec-CH-DPR/DPR and Sec-CH-Width/Width where the URL sets none."),
             OptionSpec(
@@ -211,6 +213,8 @@ enum ServeCommand {
         var formatQuality: [ImageFormat: Int] = [.avif: 65]
         /// `--preferred-formats`: the formats of outputs whose format nothing else picks.
         var preferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
+        /// `--jpeg-progressive`: JPEG outputs are progressive.
+        var jpegProgressive = false
         /// `--trusted-signatures`: signatures accepted without checking.
         var trustedSignatures: Set<String> = []
         /// `--enable-client-hints`: `dpr` and `width` from the request's client hints.
@@ -287,6 +291,7 @@ enum ServeCommand {
         configuration.enforcedFormats = options.enforcedFormats
         configuration.usesClientHints = options.usesClientHints
         configuration.trustedSignatures = options.trustedSignatures
+        if options.jpegProgressive { configuration.encoders.register(JPEGEncoder(isProgressive: true)) }
         if options.avifSpeed != ImageProxy.Configuration.defaultAVIFSpeed {
             configuration.encoders.register(AVIFEncoder(speed: options.avifSpeed))
         }
@@ -469,6 +474,7 @@ enum ServeCommand {
             options.avifSpeed = try parseInteger(text, option: "--avif-speed", range: 0...10)
         }
         options.usesClientHints = args.has("--enable-client-hints")
+        options.jpegProgressive = args.has("--jpeg-progressive")
         if args.has("--enforce-avif") { options.enforcedFormats.insert(.avif) }
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")
