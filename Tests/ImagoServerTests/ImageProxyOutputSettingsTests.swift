@@ -144,6 +144,11 @@ struct ImageProxyOutputSettingsTests {
         #expect(try await width("rs:fit:80", ["Sec-CH-Width": "200"]) == 80)
         #expect(try await width("rs:fit:50", ["DPR": "9"]) == 50)
         #expect(try await width("rs:fit:50", ["DPR": "two"]) == 50)
+        // Hints are held to the bound a URL's sizes are: past 8,192 pixels a side, not taken
+        #expect(try await width("rs:fit:0:0:1", ["Width": "1000000"]) == 400)
+        #expect(try await width("rs:fit:0:0:1", ["Width": "1000"]) == 1000)
+        #expect(try await width("rs:fit:5000", ["DPR": "2"]) == 400)
+        #expect(try await width("rs:fit:300/ex:1", ["Width": "100000"]) == 300)
         // Off (the default): the headers change nothing, and nothing varies on them
         let plain = try ProxyFixture()
         let response = await plain.get(plain.path("rs:fit:50", ext: "png"), headers: ["DPR": "2"])

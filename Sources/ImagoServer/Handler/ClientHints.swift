@@ -31,11 +31,22 @@ struct ClientHints: Sendable, Hashable {
     }
 
     /// `options` with the hints as defaults: the DPR where the URL left `dpr` at 1, and the width (in CSS pixels:
-    /// the hinted width divided by the hinted DPR, rounded) where it left `width` at 0.
+    /// the hinted width divided by the hinted DPR, rounded) where it left `width` at 0. A hint that would take the
+    /// box times the DPR past ``OptionParser/maximumSide``, the bound a URL's own sizes are held to, is not taken.
     func applied(to options: ProcessingOptions) -> ProcessingOptions {
-        var options = options
-        if let dpr, options.dpr == 1 { options.dpr = dpr }
-        if let width, options.width == 0 { options.width = max(1, Int((Double(width) / (dpr ?? 1)).rounded())) }
-        return options
+        func withinBounds(_ candidate: ProcessingOptions) -> Bool {
+            let box = candidate.scaledBox
+            return box.width <= OptionParser.maximumSide && box.height <= OptionParser.maximumSide
+        }
+        var hinted = options
+        if let dpr, hinted.dpr == 1 {
+            hinted.dpr = dpr
+            if !withinBounds(hinted) { hinted.dpr = 1 }
+        }
+        if let width, hinted.width == 0 {
+            hinted.width = max(1, Int((Double(width) / (dpr ?? 1)).rounded()))
+            if !withinBounds(hinted) { hinted.width = 0 }
+        }
+        return hinted
     }
 }
