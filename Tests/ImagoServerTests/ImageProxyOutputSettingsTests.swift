@@ -116,6 +116,17 @@ struct ImageProxyOutputSettingsTests {
         let curl = try await body("w:120", ext: "png", accept: "*/*", enforcesWebP)
         #expect(curl.header("Content-Type") == "image/png")
         #expect(curl.header("Vary") == "Accept")
+        // Detection off (a CDN that ignores Vary): a URL without a format gets a preferred format, the same for every
+        // client, and no Vary; what is enforced is still detected
+        let detectsNothing = try await body("w:120", accept: "image/avif,image/webp,*/*") { $0.detectedFormats = [] }
+        #expect(detectsNothing.header("Content-Type") == "image/jpeg" && detectsNothing.header("Vary") == nil)
+        let webpOnly = try await body("w:64", accept: "image/avif,image/webp") { $0.detectedFormats = [.webp] }
+        #expect(webpOnly.header("Content-Type") == "image/webp" && webpOnly.header("Vary") == "Accept")
+        let enforcedOnly = try await body("w:120", accept: "image/webp") {
+            $0.detectedFormats = []
+            $0.enforcedFormats = [.webp]
+        }
+        #expect(enforcedOnly.header("Content-Type") == "image/webp" && enforcedOnly.header("Vary") == "Accept")
         // AVIF first when both are enforced and taken; not enforced, the URL's format and no Vary
         let both = try await body("w:64", ext: "png", accept: "image/avif,image/webp") {
             $0.enforcedFormats = [.webp, .avif]
@@ -176,6 +187,9 @@ struct ImageProxyOutputSettingsTests {
             parseArguments(["--trusted-signatures", "a1, b2,"], options: ServeCommand.command.options), environment: [:]
         )
         #expect(trusting.trustedSignatures == ["a1", "b2"] && !trusting.allowsUnsigned)
+        #expect(defaults.detectedFormats == [.avif, .webp])
+        #expect(try parse(["--detect-formats", "none"]).detectedFormats.isEmpty)
+        #expect(try parse(["--detect-formats", "webp"]).detectedFormats == [.webp])
         #expect(!defaults.jpegProgressive)
         #expect(try parse(["--jpeg-progressive"]).jpegProgressive)
         #expect(!defaults.usesClientHints)
@@ -189,7 +203,7 @@ struct ImageProxyOutputSettingsTests {
         for bad in [
             ["--quality", "0"], ["--format-quality", "jpeg=101"], ["--format-quality", "jpeg"],
             ["--format-quality", "tiff=50"], ["--preferred-formats", "heic"], ["--preferred-formats", ","],
-            ["--avif-speed", "11"], ["--trusted-signatures", ","],
+            ["--avif-speed", "11"], ["--trusted-signatures", ","], ["--detect-formats", "jpeg"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }
         }

@@ -145,6 +145,11 @@ enum ServeCommand {
                 "--enable-client-hints",
                 help: "Take dpr and width from Sec-CH-DPR/DPR and Sec-CH-Width/Width where the URL sets none."),
             OptionSpec(
+                "--detect-formats", value: "F,…|none",
+                help:
+                    "Formats Accept picks for URLs naming none (default avif,webp; none for a CDN not varying on Accept)."
+            ),
+            OptionSpec(
                 "--enforce-avif", help: "AVIF for clients that accept it, even when the URL names another format."),
             OptionSpec(
                 "--enforce-webp", help: "WebP for clients that accept it (AVIF first), even when the URL names another."
@@ -221,6 +226,8 @@ enum ServeCommand {
         var usesClientHints = false
         /// `--avif-speed`: libavif's speed for AVIF outputs.
         var avifSpeed = ImageProxy.Configuration.defaultAVIFSpeed
+        /// `--detect-formats`: formats `Accept` picks for URLs that name none.
+        var detectedFormats: Set<ImageFormat> = [.avif, .webp]
         /// `--enforce-avif`, `--enforce-webp`: formats `Accept` picks over the URL's.
         var enforcedFormats: Set<ImageFormat> = []
         /// `--malloc-trim`: seconds between `MallocTrimmer` trims; `nil` (the default): no trimming.
@@ -289,6 +296,7 @@ enum ServeCommand {
         configuration.formatQuality = options.formatQuality
         configuration.preferredFormats = options.preferredFormats
         configuration.enforcedFormats = options.enforcedFormats
+        configuration.detectedFormats = options.detectedFormats
         configuration.usesClientHints = options.usesClientHints
         configuration.trustedSignatures = options.trustedSignatures
         if options.jpegProgressive { configuration.encoders.register(JPEGEncoder(isProgressive: true)) }
@@ -463,11 +471,22 @@ enum ServeCommand {
                     try ImageProxy.Configuration.formatQualities(parsing: text, option: "--format-quality")
                 ) { $1 }
             }
+            if let text = args.value("--detect-formats") {
+                if text == "none" {
+                    options.detectedFormats = []
+                } else {
+                    let formats = try ImageProxy.Configuration.formats(parsing: text, option: "--detect-formats")
+                    guard formats.allSatisfy({ $0 == .avif || $0 == .webp }) else {
+                        throw UsageError("option '--detect-formats' takes avif, webp or none (got '\(text)')")
+                    }
+                    options.detectedFormats = Set(formats)
+                }
+            }
             if let text = args.value("--preferred-formats") {
                 options.preferredFormats = try ImageProxy.Configuration.formats(
                     parsing: text, option: "--preferred-formats")
             }
-        } catch {
+        } catch let error as ProxyError {
             throw UsageError(error.description)
         }
         if let text = args.value("--avif-speed") {

@@ -33,11 +33,13 @@ enum FormatNegotiation {
     /// The formats that keep transparency (GIF's one bit counts).
     static let alphaFormats: Set<ImageFormat> = [.png, .gif, .webp, .avif, .jpegXL]
 
-    /// The choice for a request with `explicit` format (or none) and the `Accept` header, given `encoders`.
+    /// The choice for a request with `explicit` format (or none) and the `Accept` header, given `encoders`:
+    /// without an explicit one, the first of `detected` (default: both of ``preferred``) that `Accept` lists.
     ///
     /// - Throws: ``ProxyError/formatNotAvailable(_:)`` when the explicit format has no encoder.
     static func choice(
-        explicit: ImageFormat?, accept: String?, encoders: ImageEncoderRegistry
+        explicit: ImageFormat?, accept: String?, encoders: ImageEncoderRegistry,
+        detected: Set<ImageFormat> = Set(preferred)
     ) throws(ProxyError) -> FormatChoice {
         if let explicit {
             guard encoders.encoder(for: explicit) != nil, outputFormats.contains(explicit) else {
@@ -45,7 +47,7 @@ enum FormatNegotiation {
             }
             return .explicit(explicit)
         }
-        return negotiated(accept, among: preferred, encoders: encoders) ?? .sourceDerived
+        return negotiated(accept, among: detected, encoders: encoders) ?? .sourceDerived
     }
 
     /// The first of `formats` (in ``preferred``'s order) that `accept` lists and an encoder writes, as a

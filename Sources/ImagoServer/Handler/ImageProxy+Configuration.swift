@@ -124,6 +124,11 @@ extension ImageProxy {
         /// `Vary` on those fields. Headers are not signed: a client can ask for any width up to the hint's bound.
         /// Default `false`.
         public var usesClientHints: Bool
+        /// Formats `Accept` picks for URLs that name none (imgproxy's `IMGPROXY_ENABLE_AVIF_DETECTION` and
+        /// `IMGPROXY_ENABLE_WEBP_DETECTION`), AVIF before WebP; responses to such URLs carry `Vary: Accept`.
+        /// Empty: those URLs get one of ``preferredFormats`` whatever the client accepts, for a CDN that does not
+        /// vary its cache on `Accept`. Default `[.avif, .webp]` (imgproxy's default is none).
+        public var detectedFormats: Set<ImageFormat>
         /// Formats that `Accept` picks even when the URL names another (imgproxy's `IMGPROXY_ENFORCE_AVIF` and
         /// `IMGPROXY_ENFORCE_WEBP`): a client whose `Accept` lists one gets it (AVIF before WebP), and such
         /// responses carry `Vary: Accept`. Default empty: a format in the URL is the output's.
@@ -166,6 +171,7 @@ extension ImageProxy {
             formatQuality = [.avif: 65]
             preferredFormats = [.jpeg, .png, .gif]
             enforcedFormats = []
+            detectedFormats = [.avif, .webp]
             usesClientHints = false
             accessLog = nil
         }

@@ -31,11 +31,14 @@ public final class ImageProxy: Sendable {
     let renders = Locked<[OutputKey: Task<Result<RenderedOutput, ProxyError>, Never>]>([:])
     /// The qualities and preferred formats outputs are made with (from the configuration).
     let outputSettings: OutputSettings
+    /// The formats `Accept` may pick for a URL that names none: the detected and the enforced ones.
+    let negotiableFormats: Set<ImageFormat>
 
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
         self.configuration = configuration
         outputSettings = OutputSettings(configuration)
+        negotiableFormats = configuration.detectedFormats.union(configuration.enforcedFormats)
         cacheControl = Self.publicMaxAge(Int(configuration.maxAge.timeInterval))
         secretDigest = configuration.secret.map { SHA256.hash("Bearer \($0)") }
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
@@ -226,7 +229,8 @@ public final class ImageProxy: Sendable {
                         encoders: configuration.encoders) ?? explicit
             } else {
                 choice = try FormatNegotiation.choice(
-                    explicit: nil, accept: request.headers["accept"], encoders: configuration.encoders)
+                    explicit: nil, accept: request.headers["accept"], encoders: configuration.encoders,
+                    detected: negotiableFormats)
             }
             let options =
                 configuration.usesClientHints
@@ -338,7 +342,8 @@ public final class ImageProxy: Sendable {
         _ rendition: Rendition, verified: VerifiedPath, request: ServerRequest
     ) -> ServerResponse {
         let path = verified.path
-        let vary = varyValue(negotiatesFormat: path.options.format == nil)
+        let vary = varyValue(
+            negotiatesFormat: path.options.format == nil && !negotiableFormats.isEmpty)
         var headers = [
             ServerResponse.Header("ETag", rendition.etag),
             ServerResponse.Header("Cache-Control", cacheControl(for: rendition)),
