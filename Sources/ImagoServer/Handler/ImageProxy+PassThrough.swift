@@ -35,7 +35,10 @@ extension ImageProxy {
             return recorded
         }
         if configuration.usesLastModified { recorded.sourceLastModified = metadata.validators.lastModified }
-        if configuration.passesSourceCacheControl { recorded.sourceExpiresAt = metadata.expiresAt }
+        if configuration.passesSourceCacheControl {
+            recorded.sourceExpiresAt = metadata.expiresAt
+            recorded.sourceValidators = metadata.validators.isEmpty ? nil : metadata.validators
+        }
         return recorded
     }
 

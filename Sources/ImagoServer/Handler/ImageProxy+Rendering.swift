@@ -6,8 +6,8 @@ struct RenderedOutput: Sendable {
     var rendition: Rendition
     var tier: ServerMetrics.CacheTier
     var stages: RenderStages?
-    /// A cached output past its source's freshness, answered because the origin could not be asked.
-    var isStale = false
+    /// For a cached output past its source's freshness, what became of it (a render's own output: rendered).
+    var renewal = ServerMetrics.Renewal.rendered
 }
 
 extension RenderStages {
@@ -55,9 +55,7 @@ extension ImageProxy {
         // The leader removes the entry (not the task itself, which could finish before it was inserted); the
         // output is in the cache by then.
         if isLeader { renders.withLock { _ = $0.removeValue(forKey: key) } }
-        if isLeader, outdated != nil, case .success(let output) = result {
-            metrics.outputRenewed(answeredStale: output.isStale)
-        }
+        if isLeader, outdated != nil, case .success(let output) = result { metrics.outputRenewed(output.renewal) }
         switch result {
         case .success(let output):
             return isLeader ? output : RenderedOutput(rendition: output.rendition, tier: .coalesced)
@@ -101,10 +99,20 @@ extension ImageProxy {
         if given == nil, skips || configuration.usesLastModified || configuration.passesSourceCacheControl {
             do {
                 let fetched = try await sourceData(source)
-                // The source stale and its origin unreachable: the output as it was, not one of stale bytes.
-                if fetched.isStale, var outdated {
-                    outdated.isStale = true
-                    return .success(outdated)
+                if var outdated {
+                    if fetched.isStale {
+                        // The origin could not be asked: the output as it was, not one of stale bytes.
+                        outdated.renewal = .stale
+                        return .success(outdated)
+                    }
+                    if let validators = outdated.rendition.sourceValidators, validators == fetched.metadata?.validators
+                    {
+                        // The source the output was made from, fresh again: the output too, without a render.
+                        outdated.rendition = recordingSource(fetched, in: outdated.rendition)
+                        configuration.outputCache.store(outdated.rendition, for: key)
+                        outdated.renewal = .unchanged
+                        return .success(outdated)
+                    }
                 }
                 if skips,
                     case .passed(let output) = try await passThrough(
@@ -116,7 +124,7 @@ extension ImageProxy {
             } catch {
                 // The origin failed or timed out (not a 404): the output as it was, when there is one.
                 if var outdated, error.status == 502 || error.status == 504 {
-                    outdated.isStale = true
+                    outdated.renewal = .stale
                     return .success(outdated)
                 }
                 return .failure(error)
@@ -278,9 +286,9 @@ extension ImageProxy {
     }
 
     /// `image` encoded as `format` for `options`: at the quality `settings` resolve (the URL's, else its quality
-    /// for the format, else the server's for the format, else the server's default); flattened onto the background (white when none is given) when it is not `isOpaque` and
-    /// the format has no alpha;
-    /// and, under `max_bytes`, encoded again at lower qualities (each a quarter, half or three quarters of the
+    /// for the format, else the server's for the format, else the server's default); flattened onto the
+    /// background (white when none is given) when it is not `isOpaque` and the format has no alpha; and, under
+    /// `max_bytes`, encoded again at lower qualities (each a quarter, half or three quarters of the
     /// last, by how far over it was, as imgproxy does) until it fits or the quality reaches 10. With `frames`, an
     /// animation whose first frame is `image`, every frame is encoded (in a format whose encoder keeps them).
     static func encode(

@@ -63,9 +63,9 @@ public final class ServerMetrics: Sendable {
         static let inFlight = bytesOut + 1
         static let fallbacks = inFlight + 1
         static let passedThrough = fallbacks + 1
-        /// Renewed outputs: rendered again, then answered stale.
+        /// Renewed outputs, one per ``Renewal`` case in order.
         static let renewals = passedThrough + 1
-        static let count = renewals + 2
+        static let count = renewals + Renewal.allCases.count
     }
 
     func requestStarted() { counters.add(1, at: Slot.inFlight) }
@@ -100,9 +100,20 @@ public final class ServerMetrics: Sendable {
     /// Counts an output that is the source's own bytes (`skip_processing`).
     func sourcePassedThrough() { counters.add(1, at: Slot.passedThrough) }
 
-    /// Counts a cached output whose source's freshness had run out: rendered again, or (`answeredStale`) answered
-    /// as it was because the origin could not be asked.
-    func outputRenewed(answeredStale: Bool) { counters.add(1, at: Slot.renewals + (answeredStale ? 1 : 0)) }
+    /// What became of a cached output whose source's freshness had run out.
+    enum Renewal: String, CaseIterable, Sendable {
+        /// Rendered again from the source.
+        case rendered
+        /// The source revalidated to the validators the output was made from: kept, fresh again.
+        case unchanged
+        /// Answered as it was, because the origin could not be asked.
+        case stale
+    }
+
+    /// Counts a cached output whose source's freshness had run out, by `renewal`.
+    func outputRenewed(_ renewal: Renewal) {
+        counters.add(1, at: Slot.renewals + Renewal.allCases.firstIndex(of: renewal)!)
+    }
 
     /// Requests being answered now.
     public var inFlight: Int { counters[Slot.inFlight] }
@@ -154,8 +165,9 @@ public final class ServerMetrics: Sendable {
         family(
             "imago_serve_outputs_renewed_total", "counter",
             "Cached outputs whose source's freshness ran out (--cache-control-passthrough), by what followed.")
-        out += "imago_serve_outputs_renewed_total{outcome=\"rendered\"} \(counters[Slot.renewals])\n"
-        out += "imago_serve_outputs_renewed_total{outcome=\"stale\"} \(counters[Slot.renewals + 1])\n"
+        for (i, renewal) in Renewal.allCases.enumerated() {
+            out += "imago_serve_outputs_renewed_total{outcome=\"\(renewal.rawValue)\"} \(counters[Slot.renewals + i])\n"
+        }
         family("imago_serve_requests_in_flight", "gauge", "Requests being answered.")
         out += "imago_serve_requests_in_flight \(counters[Slot.inFlight])\n"
         family("imago_serve_queue_length", "gauge", "Renders waiting for a worker.")
