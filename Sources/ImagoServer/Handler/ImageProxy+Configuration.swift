@@ -99,6 +99,10 @@ extension ImageProxy {
         /// source's freshness has run out is rendered again before it is served; when the origin fails or times
         /// out, the old output is answered instead, and a 404 or 410 there is a 404. Default `false`.
         public var passesSourceCacheControl: Bool
+        /// With ``passesSourceCacheControl``, how long an outdated output answered because its origin failed or
+        /// timed out is answered again before the origin is asked again (stale-if-error), so that a failing origin
+        /// costs one waiting request per interval rather than every request. Default 10 seconds.
+        public var staleRetryInterval: Duration
         /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the
         /// cores anyway (decodes, resizes and encodes share one queue with a slot per core, encodes first); more
         /// renders than cores overlap their origin fetches with other renders' decoding. Default: 4 × the number
@@ -164,6 +168,7 @@ extension ImageProxy {
             maxAge = .seconds(365 * 24 * 3600)
             usesLastModified = false
             passesSourceCacheControl = false
+            staleRetryInterval = .seconds(10)
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
             retryAfterSeconds = 1

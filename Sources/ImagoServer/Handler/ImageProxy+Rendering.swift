@@ -63,6 +63,17 @@ extension ImageProxy {
         }
     }
 
+    /// `outdated`, answered as it was because its origin could not be asked: stored again as fresh for
+    /// ``Configuration/staleRetryInterval``, so the next requests are answered at once and the origin is asked
+    /// again only after that.
+    private func answeredStale(_ outdated: RenderedOutput, for key: OutputKey) -> RenderedOutput {
+        var answered = outdated
+        answered.renewal = .stale
+        answered.rendition.sourceExpiresAt = Date().addingTimeInterval(configuration.staleRetryInterval.timeInterval)
+        configuration.outputCache.store(answered.rendition, for: key)
+        return answered
+    }
+
     /// Whether the cached `rendition` must be rendered again before it is served: with
     /// ``Configuration/passesSourceCacheControl``, once its source's freshness has run out.
     func isOutdated(_ rendition: Rendition, now: Date = Date()) -> Bool {
@@ -100,11 +111,8 @@ extension ImageProxy {
             do {
                 let fetched = try await sourceData(source)
                 if var outdated {
-                    if fetched.isStale {
-                        // The origin could not be asked: the output as it was, not one of stale bytes.
-                        outdated.renewal = .stale
-                        return .success(outdated)
-                    }
+                    // The origin could not be asked: the output as it was, not one of stale bytes.
+                    if fetched.isStale { return .success(answeredStale(outdated, for: key)) }
                     if let validators = outdated.rendition.sourceValidators, validators == fetched.metadata?.validators
                     {
                         // The source the output was made from, fresh again: the output too, without a render.
@@ -123,9 +131,8 @@ extension ImageProxy {
                 original = fetched
             } catch {
                 // The origin failed or timed out (not a 404): the output as it was, when there is one.
-                if var outdated, error.status == 502 || error.status == 504 {
-                    outdated.renewal = .stale
-                    return .success(outdated)
+                if let outdated, error.status == 502 || error.status == 504 {
+                    return .success(answeredStale(outdated, for: key))
                 }
                 return .failure(error)
             }
