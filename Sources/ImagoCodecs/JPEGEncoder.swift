@@ -22,13 +22,8 @@ public struct JPEGEncoder: ImageEncoding {
     /// decoded pixels are the same either way. Default `false`.
     public var isProgressive: Bool
 
-    /// A baseline encoder with the behaviour described on the type.
-    public init() {
-        isProgressive = false
-    }
-
-    /// An encoder with the behaviour described on the type, progressive when `isProgressive`.
-    public init(isProgressive: Bool) {
+    /// An encoder with the behaviour described on the type, progressive when `isProgressive` (default `false`).
+    public init(isProgressive: Bool = false) {
         self.isProgressive = isProgressive
     }
 

@@ -215,9 +215,9 @@ enum ServeCommand {
         /// `--quality`: the output quality when the URL gives none.
         var defaultQuality = 80
         /// `--format-quality`: qualities by format, before `defaultQuality`.
-        var formatQuality: [ImageFormat: Int] = [.avif: 65]
+        var formatQuality = ImageProxy.Configuration.defaultFormatQuality
         /// `--preferred-formats`: the formats of outputs whose format nothing else picks.
-        var preferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
+        var preferredFormats = ImageProxy.Configuration.defaultPreferredFormats
         /// `--jpeg-progressive`: JPEG outputs are progressive.
         var jpegProgressive = false
         /// `--trusted-signatures`: signatures accepted without checking.
@@ -227,7 +227,7 @@ enum ServeCommand {
         /// `--avif-speed`: libavif's speed for AVIF outputs.
         var avifSpeed = ImageProxy.Configuration.defaultAVIFSpeed
         /// `--detect-formats`: formats `Accept` picks for URLs that name none.
-        var detectedFormats: Set<ImageFormat> = [.avif, .webp]
+        var detectedFormats = ImageProxy.Configuration.defaultDetectedFormats
         /// `--enforce-avif`, `--enforce-webp`: formats `Accept` picks over the URL's.
         var enforcedFormats: Set<ImageFormat> = []
         /// `--malloc-trim`: seconds between `MallocTrimmer` trims; `nil` (the default): no trimming.

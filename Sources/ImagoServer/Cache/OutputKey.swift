@@ -21,9 +21,9 @@ struct OutputKey: Hashable, Sendable {
     struct Animation: Hashable, Sendable {
         /// The most frames decoded (``ImageProxy/Configuration/maxAnimationFrames``).
         var frames: Int
-        /// The format whose encoder keeps the frames: the URL's, the first `Accept` allows (WebP), or GIF when the
-        /// format is derived from the source (``FormatNegotiation/animatedFormat(for:accept:encoders:preferred:)``); `nil`:
-        /// the first frame.
+        /// The format whose encoder keeps the frames: the URL's, the first `Accept` allows (WebP), or the first of
+        /// the server's preferred formats that keeps them (GIF by default) when the format is derived from the
+        /// source (``FormatNegotiation/animatedFormat(for:accept:encoders:preferred:)``); `nil`: the first frame.
         var format: ImageFormat?
     }
 

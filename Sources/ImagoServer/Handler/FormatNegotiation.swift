@@ -63,16 +63,6 @@ enum FormatNegotiation {
         }.map(FormatChoice.negotiated)
     }
 
-    /// Checks a preferred-formats list (``ImageProxy/Configuration/preferredFormats``): not empty, and every
-    /// format one the proxy renders into with a registered encoder.
-    ///
-    /// - Throws: ``ProxyError/formatNotAvailable(_:)`` for the first format that is not.
-    static func checkPreferred(_ formats: [ImageFormat], encoders: ImageEncoderRegistry) throws(ProxyError) {
-        for format in formats where encoders.encoder(for: format) == nil || !outputFormats.contains(format) {
-            throw .formatNotAvailable(format)
-        }
-    }
-
     /// The format an animated source is encoded in for `choice` and `accept`, keeping its frames: the explicit
     /// format when its encoder keeps frames; for a negotiated one, the first of ``preferred`` that `accept` names
     /// and whose encoder keeps frames (WebP); for one derived from the source, the first of the server's
@@ -81,7 +71,7 @@ enum FormatNegotiation {
     /// none: the output is then the first frame, in `choice`'s format.
     static func animatedFormat(
         for choice: FormatChoice, accept: String?, encoders: ImageEncoderRegistry,
-        preferred serverPreferred: [ImageFormat] = [.jpeg, .png, .gif]
+        preferred serverPreferred: [ImageFormat] = ImageProxy.Configuration.defaultPreferredFormats
     ) -> ImageFormat? {
         func keepsFrames(_ format: ImageFormat) -> Bool { encoders.encoder(for: format)?.encodesAnimation == true }
         switch choice {
@@ -98,7 +88,7 @@ enum FormatNegotiation {
     /// when listed; else the first listed that keeps transparency when the image has some; else the first listed.
     static func format(
         for choice: FormatChoice, source: ImageFormat, isOpaque: Bool, encoders: ImageEncoderRegistry,
-        preferred serverPreferred: [ImageFormat] = [.jpeg, .png, .gif]
+        preferred serverPreferred: [ImageFormat] = ImageProxy.Configuration.defaultPreferredFormats
     ) -> ImageFormat {
         switch choice {
         case .explicit(let format), .negotiated(let format): return format

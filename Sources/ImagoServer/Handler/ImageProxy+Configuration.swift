@@ -173,10 +173,10 @@ extension ImageProxy {
             queueLimit = 256
             retryAfterSeconds = 1
             defaultQuality = 80
-            formatQuality = [.avif: 65]
-            preferredFormats = [.jpeg, .png, .gif]
+            formatQuality = Self.defaultFormatQuality
+            preferredFormats = Self.defaultPreferredFormats
             enforcedFormats = []
-            detectedFormats = [.avif, .webp]
+            detectedFormats = Self.defaultDetectedFormats
             usesClientHints = false
             accessLog = nil
         }
@@ -186,6 +186,12 @@ extension ImageProxy {
 extension ImageProxy.Configuration {
     /// The libavif speed of the default configuration's AVIF encoder: 9, imgproxy's default.
     public static let defaultAVIFSpeed = 9
+    /// The default ``formatQuality``: imgproxy's `avif=65`.
+    public static let defaultFormatQuality: [ImageFormat: Int] = [.avif: 65]
+    /// The default ``preferredFormats``: JPEG, PNG and GIF, the formats every client shows (imgproxy's).
+    public static let defaultPreferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
+    /// The default ``detectedFormats``: AVIF and WebP.
+    public static let defaultDetectedFormats: Set<ImageFormat> = [.avif, .webp]
 
     /// Qualities by format from imgproxy's `IMGPROXY_FORMAT_QUALITY` form, `jpeg=70,avif=40,webp=60` (formats by
     /// the names of the `format` option, qualities 1…100), for ``formatQuality``.
@@ -210,7 +216,7 @@ extension ImageProxy.Configuration {
     }
 
     /// Formats from imgproxy's comma-separated form, `jpeg,png,gif` (names of the `format` option), in order and
-    /// without repeats, each with an encoder in `encoders`, for ``preferredFormats`` and ``enforcedFormats``.
+    /// without repeats, each with an encoder in `encoders`, for ``preferredFormats`` and ``detectedFormats``.
     ///
     /// - Throws: ``ProxyError/invalidOption(name:reason:)`` naming `option`.
     public static func formats(

@@ -244,7 +244,7 @@ public final class ImageProxy: Sendable {
                     frames: configuration.maxAnimationFrames,
                     format: FormatNegotiation.animatedFormat(
                         for: choice, accept: request.headers["accept"], encoders: configuration.encoders,
-                        preferred: configuration.preferredFormats))
+                        preferred: outputSettings.preferred))
             }
             guard let rendition = configuration.outputCache.memoryRendition(for: key), !isOutdated(rendition) else {
                 return .needsRender(verified, key)
