@@ -30,6 +30,9 @@ public struct JPEGEncoder: ImageEncoding {
     /// `.jpeg`.
     public var format: ImageFormat { .jpeg }
 
+    /// `"progressive"` for a progressive encoder, `nil` for a baseline one.
+    public var settingsIdentifier: String? { isProgressive ? "progressive" : nil }
+
     /// Encodes `image` as described on the type.
     ///
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` for an image larger than JPEG allows or a

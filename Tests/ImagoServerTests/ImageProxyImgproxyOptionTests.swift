@@ -18,9 +18,6 @@ struct ImageProxyImgproxyOptionTests {
         try await image(fixture, options).size
     }
 
-    func isRed(_ p: RGBA) -> Bool { p.r > 200 && p.g < 60 && p.b < 60 }
-    func isBlue(_ p: RGBA) -> Bool { p.b > 200 && p.r < 60 && p.g < 60 }
-
     @Test func sizeResizingTypesMinimumsAndZoom() async throws {
         let fixture = try ProxyFixture()
         let cases: [(String, Int, Int)] = [

@@ -63,19 +63,49 @@ struct ImageProxyOutputSettingsTests {
             other.keyText(for: .sourceDerived, options: none) == "preferred=webp,png;webp:quality=60;png:quality=60")
         #expect(other.keyText(for: .sourceDerived, options: q70) == "preferred=webp,png")
 
-        // So a cache filled under other settings does not answer: two proxies sharing one output cache
+        // Encoders' own settings (progressive JPEG, AVIF's speed) count too, for the formats an output may take
+        let encoding = ImageProxy.Configuration()
+        encoding.encoders.register(JPEGEncoder(isProgressive: true))
+        encoding.encoders.register(AVIFEncoder(speed: 6))
+        let encoders = OutputSettings(encoding)
+        #expect(encoders.keyText(for: .explicit(.jpeg), options: q70) == "encoders=jpeg:progressive")
+        #expect(encoders.keyText(for: .explicit(.webp), options: q70) == nil)
+        #expect(encoders.keyText(for: .negotiated(.avif), options: none) == "quality=65;encoders=avif:speed=6")
+        #expect(encoders.keyText(for: .sourceDerived, options: q70) == "encoders=jpeg:progressive")
+        #expect(
+            encoders.keyText(for: .negotiated(.webp), options: q70, animatedFormat: .jpeg)
+                == "encoders=jpeg:progressive")
+        // The default configuration's encoders, registered again, add nothing
+        let same = ImageProxy.Configuration()
+        same.encoders.register(AVIFEncoder(speed: ImageProxy.Configuration.defaultAVIFSpeed))
+        same.encoders.register(JPEGEncoder())
+        #expect(OutputSettings(same).keyText(for: .sourceDerived, options: q70) == nil)
+
+        // So a cache filled under other settings does not answer: proxies sharing one output cache and one origin
         let outputs = OutputCache()
         let first = try ProxyFixture { $0.outputCache = outputs }
-        let second = try ProxyFixture {
+        let path = first.path("w:120", ext: "jpeg")
+        let a = await first.get(path)
+        let lowered = try ProxyFixture {
             $0.outputCache = outputs
             $0.defaultQuality = 50
         }
-        second.origin.setRoute("/a.jpg", .bytes(first.jpeg, contentType: "image/jpeg"))
-        let path = first.path("w:120", ext: "jpeg")
-        let a = await first.get(path)
-        let b = await second.get(path.replacingOccurrences(of: first.source(), with: second.source()))
-        #expect(a.status == 200 && b.status == 200 && a.body != b.body)
-        #expect(second.origin.requestCount(for: "/a.jpg") == 1)
+        let b = await lowered.get(path)
+        let progressive = try ProxyFixture {
+            $0.outputCache = outputs
+            $0.encoders.register(JPEGEncoder(isProgressive: true))
+        }
+        let c = await progressive.get(path)
+        let again = try ProxyFixture { $0.outputCache = outputs }
+        let d = await again.get(path)
+        #expect([a, b, c, d].allSatisfy { $0.status == 200 })
+        #expect(a.body != b.body && a.body != c.body && b.body != c.body)
+        #expect(c.body.range(of: Data([0xFF, 0xC2])) != nil, "progressive JPEG has an SOF2 marker")
+        #expect(a.body.range(of: Data([0xFF, 0xC2])) == nil)
+        // Three renders, each fetching the source; the fourth proxy, with the first's settings, is answered from
+        // the shared output cache.
+        #expect(d.body == a.body)
+        #expect(first.origin.requestCount(for: "/a.jpg") == 3)
     }
 
     @Test func preferredFormatsFollowImgproxysRules() async throws {
@@ -137,6 +167,55 @@ struct ImageProxyOutputSettingsTests {
         #expect(plain.header("Vary") == nil)
     }
 
+    @Test func theResultLimitScalesResultsDownAsImgproxys() async throws {
+        let limited: (Int) -> (inout ImageProxy.Configuration) -> Void = { limit in
+            { $0.maxResultDimension = limit }
+        }
+        func size(_ options: String, limit: Int) async throws -> PixelSize {
+            try ServerTestImages.decode(try await body(options, ext: "png", limited(limit)).body).size
+        }
+        // The 400 × 200 source: served whole, fitted, filled, enlarged, zoomed; each result fits the limit
+        #expect(try await size("", limit: 100) == PixelSize(width: 100, height: 50))
+        #expect(try await size("", limit: 0) == PixelSize(width: 400, height: 200))
+        #expect(try await size("rs:fit:300:300", limit: 100) == PixelSize(width: 100, height: 50))
+        #expect(try await size("rs:fit:1000:0:1", limit: 500) == PixelSize(width: 500, height: 250))
+        #expect(try await size("z:3/el:1", limit: 600) == PixelSize(width: 600, height: 300))
+        #expect(try await size("z:3", limit: 600) == PixelSize(width: 400, height: 200), "zoom never enlarges alone")
+        #expect(try await size("rs:force:300:300", limit: 150) == PixelSize(width: 150, height: 150))
+        #expect(try await size("w:50", limit: 100) == PixelSize(width: 50, height: 25))
+        // fill: the box shrinks with the scale, and the crop keeps its place (red left, blue right); a box larger
+        // than the unenlarged image crops what there is (300 × 200), and that shrinks to the limit
+        let filled = try ServerTestImages.decode(try await body("rs:fill:200:200", ext: "png", limited(100)).body)
+        try #require(filled.size == PixelSize(width: 100, height: 100))
+        #expect(isRed(filled[pixel: 10, 50]) && isBlue(filled[pixel: 90, 50]))
+        // Padding and extensions count, and shrink with the image: 200 × 100 + 50 a side = 300 × 200, halved
+        let padded = try ServerTestImages.decode(
+            try await body("rs:fit:200/pd:50/bg:0:255:0", ext: "png", limited(150)).body)
+        try #require(padded.size == PixelSize(width: 150, height: 100))
+        #expect(padded[pixel: 10, 50] == RGBA(r: 0, g: 255, b: 0, a: 255), "the padding, 25 pixels wide")
+        #expect(isRed(padded[pixel: 40, 50]), "the image inside it")
+        #expect(try await size("rs:fill:300:300", limit: 100) == PixelSize(width: 100, height: 67))
+        #expect(try await size("rs:fit:300:300/ex:1", limit: 100) == PixelSize(width: 100, height: 100))
+        // A limit alone decodes a square of its side (JPEG DCT scaling), and names itself for the caches
+        var options = ProcessingOptions()
+        options.maxResultDimension = 256
+        let resize = try #require(ProxyResize(options))
+        #expect(resize.decodeTarget == DecodeTarget(size: PixelSize(width: 256, height: 256), mode: .fit))
+        #expect(resize.identifier.hasSuffix("&max=256"))
+        #expect(options.canonicalDescription.hasSuffix("/mrd:256"))
+        #expect(!ProcessingOptions().canonicalDescription.contains("mrd"), "keys without a limit are unchanged")
+        // So an output cache filled without the limit does not answer for a proxy with one
+        let outputs = OutputCache()
+        let first = try ProxyFixture { $0.outputCache = outputs }
+        let path = first.path("", ext: "png")
+        #expect(try ServerTestImages.decode(await first.get(path).body).size.width == 400)
+        let second = try ProxyFixture {
+            $0.outputCache = outputs
+            $0.maxResultDimension = 100
+        }
+        #expect(try ServerTestImages.decode(await second.get(path).body).size.width == 100)
+    }
+
     @Test func clientHintsGiveTheDPRAndWidthURLsLeaveUnset() async throws {
         let hints: (inout ImageProxy.Configuration) -> Void = { $0.usesClientHints = true }
         let fixture = try ProxyFixture { hints(&$0) }
@@ -155,9 +234,22 @@ struct ImageProxyOutputSettingsTests {
         #expect(try await width("rs:fit:80", ["Sec-CH-Width": "200"]) == 80)
         #expect(try await width("rs:fit:50", ["DPR": "9"]) == 50)
         #expect(try await width("rs:fit:50", ["DPR": "two"]) == 50)
+        // imgproxy applies hints before the URL's options: a URL that sets dpr:1 or w:0 outright keeps them
+        #expect(try await width("rs:fit:50/dpr:1", ["DPR": "2"]) == 50)
+        #expect(try await width("rs:fit:50/dpr:1", ["DPR": "2", "Width": "300"]) == 50)
+        #expect(try await width("w:0", ["Width": "100"]) == 400)
+        #expect(try await width("rs:fit:0:0:1", ["Width": "1000"]) == 400)
+        #expect(try await width("rs:fit::0", ["Width": "100"]) == 100)
+        // … and so does the default preset, which comes between the two
+        let preset = try ProxyFixture {
+            hints(&$0)
+            $0.presets = try PresetTable(definitions: ["default=dpr:1"])
+        }
+        let presetResponse = await preset.get(preset.path("rs:fit:50", ext: "png"), headers: ["DPR": "2"])
+        #expect(try ServerTestImages.decode(presetResponse.body).size.width == 50)
         // Hints are held to the bound a URL's sizes are: past 8,192 pixels a side, not taken
-        #expect(try await width("rs:fit:0:0:1", ["Width": "1000000"]) == 400)
-        #expect(try await width("rs:fit:0:0:1", ["Width": "1000"]) == 1000)
+        #expect(try await width("rs:fit:::1", ["Width": "1000000"]) == 400)
+        #expect(try await width("rs:fit:::1", ["Width": "1000"]) == 1000)
         #expect(try await width("rs:fit:5000", ["DPR": "2"]) == 400)
         #expect(try await width("rs:fit:300/ex:1", ["Width": "100000"]) == 300)
         // Off (the default): the headers change nothing, and nothing varies on them
@@ -195,6 +287,8 @@ struct ImageProxyOutputSettingsTests {
         #expect(!defaults.usesClientHints)
         #expect(try parse(["--enable-client-hints"]).usesClientHints)
         #expect(try parse(["--format-quality", "avif=50"]).formatQuality == [.avif: 50])
+        #expect(defaults.maxResultDimension == 0)
+        #expect(try parse(["--max-result-dimension", "512"]).maxResultDimension == 512)
         // AVIF at imgproxy's speed 9 unless told
         #expect(defaults.avifSpeed == 9)
         #expect(try parse(["--avif-speed", "4"]).avifSpeed == 4)
@@ -204,6 +298,7 @@ struct ImageProxyOutputSettingsTests {
             ["--quality", "0"], ["--format-quality", "jpeg=101"], ["--format-quality", "jpeg"],
             ["--format-quality", "tiff=50"], ["--preferred-formats", "heic"], ["--preferred-formats", ","],
             ["--avif-speed", "11"], ["--trusted-signatures", ","], ["--detect-formats", "jpeg"],
+            ["--max-result-dimension", "8193"], ["--max-result-dimension", "-1"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }
         }

@@ -53,6 +53,11 @@ enum ServerTestImages {
     }
 }
 
+/// Whether `p` is the fixture's red, after lossy coding and resampling.
+func isRed(_ p: RGBA) -> Bool { p.r > 200 && p.g < 60 && p.b < 60 }
+/// Whether `p` is the fixture's blue, after lossy coding and resampling.
+func isBlue(_ p: RGBA) -> Bool { p.b > 200 && p.r < 60 && p.g < 60 }
+
 /// An origin (the loopback server, which counts requests) with one JPEG at `/a.jpg`, a proxy in front of it, and
 /// optionally libmicrohttpd serving the proxy.
 final class ProxyFixture: Sendable {

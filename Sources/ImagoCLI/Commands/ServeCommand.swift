@@ -80,6 +80,9 @@ enum ServeCommand {
                 "--max-animation-frames", value: "N",
                 help: "Keep up to N frames of animations, sent as animated WebP or GIF (default 1: the first frame)."),
             OptionSpec(
+                "--max-result-dimension", value: "N",
+                help: "Scale results down until their longer side is at most N pixels (default 0: up to 8192)."),
+            OptionSpec(
                 "--base-url", value: "URL",
                 help: "Put before every source URL, so URLs may carry paths relative to it (e.g. https://img.example/)."
             ),
@@ -189,6 +192,8 @@ enum ServeCommand {
         var pixelLimit = 50_000_000
         /// `--max-animation-frames`: the most frames of an animation kept (1: its first frame only).
         var maxAnimationFrames = 1
+        /// `--max-result-dimension`: the longest side of a result (0: no limit but 8192).
+        var maxResultDimension = 0
         /// `--base-url`: put before every source URL.
         var baseURL = ""
         /// `--preset`: the named option lists of `preset:`.
@@ -292,6 +297,7 @@ enum ServeCommand {
         configuration.queueLimit = options.queueLimit
         configuration.pixelLimit = options.pixelLimit
         configuration.maxAnimationFrames = options.maxAnimationFrames
+        configuration.maxResultDimension = options.maxResultDimension
         configuration.defaultQuality = options.defaultQuality
         configuration.formatQuality = options.formatQuality
         configuration.preferredFormats = options.preferredFormats
@@ -415,6 +421,9 @@ enum ServeCommand {
         }
         if let text = args.value("--max-animation-frames") {
             options.maxAnimationFrames = try parseInteger(text, option: "--max-animation-frames", range: 1...10_000)
+        }
+        if let text = args.value("--max-result-dimension") {
+            options.maxResultDimension = try parseInteger(text, option: "--max-result-dimension", range: 0...8192)
         }
         if let text = args.value("--max-pixels") {
             options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)

@@ -31,6 +31,9 @@ public struct AVIFEncoder: ImageEncoding {
     /// `.avif`.
     public var format: ImageFormat { .avif }
 
+    /// `"speed=N"`: the speed changes the bytes written (threads do not).
+    public var settingsIdentifier: String? { "speed=\(speed)" }
+
     /// The AV1 quantizer (0 best … 63 worst) for `quality` (0 … 1), as used for both the minimum and maximum.
     public static func quantizer(forQuality quality: Double) -> Int {
         Int((63 * (1 - min(max(quality, 0), 1))).rounded())

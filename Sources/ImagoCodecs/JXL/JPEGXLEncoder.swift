@@ -48,6 +48,11 @@ public struct JPEGXLEncoder: ImageEncoding {
     /// `.jpegXL`.
     public var format: ImageFormat { .jpegXL }
 
+    /// `"effort=N"`, and `"distance=D"` when fixed: both change the bytes written (threads do not).
+    public var settingsIdentifier: String? {
+        "effort=\(effort)" + (distance.map { ";distance=\($0)" } ?? "")
+    }
+
     /// cjxl's mapping from a 0…100 quality to a distance, with `quality` 0…1: 0.1 + (100 − q) × 0.09 from q = 30
     /// up, steeper below.
     public static func distance(forQuality quality: Double) -> Double {

@@ -22,11 +22,21 @@ public protocol ImageEncoding: Sendable {
     ///
     /// - Throws: ``CodecError``.
     func encode(_ container: ImageContainer, options: EncodingOptions) throws -> Data
+
+    /// A stable text naming the encoder's own settings that change the bytes it writes beyond ``EncodingOptions``
+    /// (AVIF's speed, progressive JPEG …), e.g. `"speed=9"`, for the keys of caches that keep encoded outputs:
+    /// two encoders of a format with the same text write the same bytes for the same pixels and options. It stays
+    /// the same across processes and versions, as a processor's ``ImageProcessing/identifier``. Default `nil`: the
+    /// encoder has no such settings.
+    var settingsIdentifier: String? { get }
 }
 
 extension ImageEncoding {
     /// `false`: the encoder writes still images.
     public var encodesAnimation: Bool { false }
+
+    /// `nil`: the encoder has no settings of its own.
+    public var settingsIdentifier: String? { nil }
 
     /// Encodes the first frame, `container.image`.
     public func encode(_ container: ImageContainer, options: EncodingOptions) throws -> Data {

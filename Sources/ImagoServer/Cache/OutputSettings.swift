@@ -1,10 +1,11 @@
 import ImagoCore
 
 /// The server's settings that decide an output's bytes beyond its URL: the default qualities
-/// (``ImageProxy/Configuration/defaultQuality``, ``ImageProxy/Configuration/formatQuality``) and the preferred
-/// formats (``ImageProxy/Configuration/preferredFormats``). Made once from the configuration. It resolves an
-/// output's quality, and names the settings in output keys (``OutputKey/settings``), so that a disk or shared cache
-/// filled under other settings never answers for these.
+/// (``ImageProxy/Configuration/defaultQuality``, ``ImageProxy/Configuration/formatQuality``), the preferred
+/// formats (``ImageProxy/Configuration/preferredFormats``) and the encoders' own settings
+/// (``ImageEncoding/settingsIdentifier``: AVIF's speed, progressive JPEG …). Made once from the configuration. It
+/// resolves an output's quality, and names the settings in output keys (``OutputKey/settings``), so that a disk or
+/// shared cache filled under other settings never answers for these.
 struct OutputSettings: Sendable {
     /// The quality every output key of version 2 was made with: a setting that resolves to it adds nothing to a key,
     /// so outputs cached before these settings existed stay valid.
@@ -22,6 +23,9 @@ struct OutputSettings: Sendable {
     /// `derivedQualityText` only) the qualities of those formats that are not the base quality.
     private let derivedText: String?
     private let derivedQualityText: String?
+    /// The key text of each format whose encoder's settings differ from those of the default configuration's
+    /// (``ImageProxy/Configuration/makeDefaultEncoders()``), which keys of version 2 were made with.
+    private let encoderText: [ImageFormat: String]
 
     /// The settings of `configuration`.
     init(_ configuration: ImageProxy.Configuration) {
@@ -40,6 +44,16 @@ struct OutputSettings: Sendable {
         let qualityText = qualities.isEmpty ? nil : qualities.joined(separator: ";")
         derivedText = preferredText
         derivedQualityText = [preferredText, qualityText].compactMap { $0 }.joined(separator: ";").nilIfEmpty
+        let base = ImageProxy.Configuration.makeDefaultEncoders()
+        var encoderText: [ImageFormat: String] = [:]
+        for format in FormatNegotiation.outputFormats {
+            guard let encoder = configuration.encoders.encoder(for: format) else { continue }
+            let settings = encoder.settingsIdentifier
+            if settings != base.encoder(for: format)?.settingsIdentifier {
+                encoderText[format] = "\(format.rawValue):\(settings ?? "default")"
+            }
+        }
+        self.encoderText = encoderText
     }
 
     /// The quality of an output in `format` under `options`: the URL's `quality`, else its `format_quality` for
@@ -49,13 +63,24 @@ struct OutputSettings: Sendable {
     }
 
     /// What of these settings an output for `choice` and `options` depends on, for its key; `nil` when nothing
-    /// differs from the settings keys of version 2 were made with.
-    func keyText(for choice: FormatChoice, options: ProcessingOptions) -> String? {
+    /// differs from the settings keys of version 2 were made with. `animatedFormat` is the format an animation
+    /// would be encoded in (``OutputKey/Animation/format``), when the server keeps animations.
+    func keyText(for choice: FormatChoice, options: ProcessingOptions, animatedFormat: ImageFormat? = nil) -> String? {
         let leavesQuality = options.quality == nil
+        var text: String?
+        var formats: [ImageFormat]
         switch choice {
-        case .explicit(let format), .negotiated(let format): return leavesQuality ? formatText[format] : nil
-        case .sourceDerived: return leavesQuality ? derivedQualityText : derivedText
+        case .explicit(let format), .negotiated(let format):
+            text = leavesQuality ? formatText[format] : nil
+            formats = [format]
+        case .sourceDerived:
+            text = leavesQuality ? derivedQualityText : derivedText
+            formats = preferred
         }
+        if let animatedFormat, !formats.contains(animatedFormat) { formats.append(animatedFormat) }
+        let encoders = formats.compactMap { encoderText[$0] }
+        guard !encoders.isEmpty else { return text }
+        return [text, "encoders=" + encoders.joined(separator: ",")].compactMap { $0 }.joined(separator: ";")
     }
 }
 

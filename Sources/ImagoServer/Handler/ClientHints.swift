@@ -30,20 +30,22 @@ struct ClientHints: Sendable, Hashable {
         }
     }
 
-    /// `options` with the hints as defaults: the DPR where the URL left `dpr` at 1, and the width (in CSS pixels:
-    /// the hinted width divided by the hinted DPR, rounded) where it left `width` at 0. A hint that would take the
-    /// box times the DPR past ``OptionParser/maximumSide``, the bound a URL's own sizes are held to, is not taken.
-    func applied(to options: ProcessingOptions) -> ProcessingOptions {
+    /// `options` with the hints as defaults, as imgproxy applies them before the `default` preset and the URL's
+    /// options: the DPR where neither set `dpr`, and the width (in CSS pixels: the hinted width divided by the
+    /// hinted DPR, rounded) where neither set a width (`set`: what they set; `dpr:1` and `w:0` count). A hint that
+    /// would take the box times the DPR past ``OptionParser/maximumSide``, the bound a URL's own sizes are held
+    /// to, is not taken.
+    func applied(to options: ProcessingOptions, set: OptionParser.HintedFields = []) -> ProcessingOptions {
         func withinBounds(_ candidate: ProcessingOptions) -> Bool {
             let box = candidate.scaledBox
             return box.width <= OptionParser.maximumSide && box.height <= OptionParser.maximumSide
         }
         var hinted = options
-        if let dpr, hinted.dpr == 1 {
+        if let dpr, !set.contains(.dpr) {
             hinted.dpr = dpr
             if !withinBounds(hinted) { hinted.dpr = 1 }
         }
-        if let width, hinted.width == 0 {
+        if let width, !set.contains(.width) {
             hinted.width = max(1, Int((Double(width) / (dpr ?? 1)).rounded()))
             if !withinBounds(hinted) { hinted.width = 0 }
         }

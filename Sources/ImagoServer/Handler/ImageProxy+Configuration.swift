@@ -19,7 +19,9 @@ extension ImageProxy {
         /// Encoders the output can be made with; a format without one is never negotiated. Default: every
         /// encoder Imago ships, AVIF at libavif speed ``defaultAVIFSpeed`` (9, imgproxy's `IMGPROXY_AVIF_SPEED`)
         /// rather than the library's 6: a browser's `Accept` picks AVIF, and speed 6 costs about five times the
-        /// CPU per output for a few percent fewer bytes (BENCHMARKS.md, "AVIF speed in imago serve").
+        /// CPU per output for a few percent fewer bytes (BENCHMARKS.md, "AVIF speed in imago serve"). Output keys
+        /// name each encoder's ``ImageEncoding/settingsIdentifier`` where it differs from this default's, so outputs
+        /// cached under other encoders are not answered.
         public var encoders: ImageEncoderRegistry
         /// The pipeline's disk cache of original bytes. Default `nil` (none).
         public var originalCache: (any DataCaching)?
@@ -34,6 +36,11 @@ extension ImageProxy {
         public var outputCache: OutputCache
         /// The largest image (width × height) decoded; larger sources are answered 422. Default 50 megapixels.
         public var pixelLimit: Int
+        /// The longest side of any result in pixels, as imgproxy's `IMGPROXY_MAX_RESULT_DIMENSION`: a larger result
+        /// is scaled down, aspect ratio kept, until its longer side fits, extensions and padding included (a source
+        /// served without a resize too), rather than refused. 1…8192; default 0: no limit but the 8,192 pixels a
+        /// side every result is held to.
+        public var maxResultDimension: Int
         /// The most frames of an animated source (GIF, APNG, WebP) that are kept, as imgproxy's
         /// `IMGPROXY_MAX_ANIMATION_FRAMES`: above 1, an animation is resized frame by frame and sent as an animated
         /// WebP when the URL asks for WebP, or names no format and `Accept` takes WebP, and as an animated GIF when
@@ -144,13 +151,13 @@ extension ImageProxy {
         public init(dataLoader: any DataLoading = HTTPDataLoader()) {
             self.dataLoader = dataLoader
             decoders = .makeDefault()
-            encoders = .makeDefault()
-            encoders.register(AVIFEncoder(speed: Self.defaultAVIFSpeed))
+            encoders = Self.makeDefaultEncoders()
             originalCache = nil
             sharedCache = nil
             imageMemoryLimit = 64 << 20
             outputCache = OutputCache()
             pixelLimit = 50_000_000
+            maxResultDimension = 0
             maxAnimationFrames = 1
             signer = nil
             allowsUnsigned = false
@@ -192,6 +199,13 @@ extension ImageProxy.Configuration {
     public static let defaultPreferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
     /// The default ``detectedFormats``: AVIF and WebP.
     public static let defaultDetectedFormats: Set<ImageFormat> = [.avif, .webp]
+
+    /// A new registry of the default ``encoders``: every encoder Imago ships, AVIF at ``defaultAVIFSpeed``.
+    public static func makeDefaultEncoders() -> ImageEncoderRegistry {
+        let encoders = ImageEncoderRegistry.makeDefault()
+        encoders.register(AVIFEncoder(speed: defaultAVIFSpeed))
+        return encoders
+    }
 
     /// Qualities by format from imgproxy's `IMGPROXY_FORMAT_QUALITY` form, `jpeg=70,avif=40,webp=60` (formats by
     /// the names of the `format` option, qualities 1…100), for ``formatQuality``.

@@ -217,7 +217,8 @@ extension ImageProxy {
     }
 
     /// The pipeline request for `options`, in imgproxy's order whatever the URL's: trim, crop, rotate, resize (with
-    /// gravity), blur, sharpen, pixelate, extend / extend to the aspect ratio / pad, background, watermark.
+    /// gravity and the result limit), blur, sharpen, pixelate, extend / extend to the aspect ratio / pad (then the
+    /// result limit, when there is a canvas), background, watermark.
     ///
     /// The resize's decode target (``ProxyResize/decodeTarget``: `fit` fits its box, `fill` and `force` cover it)
     /// has the decoder produce the smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from
@@ -248,6 +249,7 @@ extension ImageProxy {
             processors.append(ImageProcessors.Pixelate(size: max(1, options.scaled(options.pixelateSize))))
         }
         if let canvas = ProxyCanvas(options) { processors.append(canvas) }
+        if let limit = ProxyResultLimit(options) { processors.append(limit) }
         if let background = options.background { processors.append(ImageProcessors.Background(color: background)) }
         if let watermark = ProxyWatermark(options, watermark: watermark) { processors.append(watermark) }
         var targetSize: PixelSize?

@@ -232,13 +232,14 @@ public final class ImageProxy: Sendable {
                     explicit: nil, accept: request.headers["accept"], encoders: configuration.encoders,
                     detected: negotiableFormats)
             }
-            let options =
+            var options =
                 configuration.usesClientHints
-                ? ClientHints(headers: request.headers).applied(to: path.options) : path.options
+                ? ClientHints(headers: request.headers).applied(to: path.options, set: path.hintedFieldsSet)
+                : path.options
+            options.maxResultDimension = configuration.maxResultDimension
             var key = OutputKey(
                 source: verified.source, options: options, format: choice,
-                watermark: options.watermark == nil ? nil : configuration.watermark?.id,
-                settings: outputSettings.keyText(for: choice, options: options))
+                watermark: options.watermark == nil ? nil : configuration.watermark?.id)
             if configuration.maxAnimationFrames > 1 {
                 key.animation = OutputKey.Animation(
                     frames: configuration.maxAnimationFrames,
@@ -246,6 +247,8 @@ public final class ImageProxy: Sendable {
                         for: choice, accept: request.headers["accept"], encoders: configuration.encoders,
                         preferred: outputSettings.preferred))
             }
+            key.settings = outputSettings.keyText(
+                for: choice, options: options, animatedFormat: key.animation?.format)
             guard let rendition = configuration.outputCache.memoryRendition(for: key), !isOutdated(rendition) else {
                 return .needsRender(verified, key)
             }

@@ -4,7 +4,14 @@ import ImagoCore
 /// imgproxy's resize: `fit`, `fill` (cover, then crop around a gravity), `fill-down`, `force` or `auto` into a box
 /// whose 0 sides are derived from the aspect ratio, with minimum sizes and zoom factors, never enlarging unless
 /// asked. Results are at most ``OptionParser/maximumSide`` pixels a side: a zoom or an enlargement beyond that
-/// is scaled back to it, aspect ratio kept. With no box, no minimum and no zoom there is no resize.
+/// is scaled back to it, aspect ratio kept. With no box, no minimum, no zoom and no result limit there is no
+/// resize.
+///
+/// A result limit (``ProcessingOptions/maxResultDimension``) is folded into the resize, as imgproxy's: when the
+/// result (the crop of a `fill`, else the scaled image) would be longer than the limit, the scale and the box
+/// shrink together until it fits, so the image is resampled once (and a JPEG decoded at the smallest DCT scale
+/// that gives it). When extensions or padding follow, which the limit counts too, ``ProxyResultLimit`` applies
+/// it to the finished canvas instead.
 struct ProxyResize: ImageProcessing {
     var type: ProcessingOptions.ResizingType
     /// The box in output pixels (DPR applied); 0 on an axis derives it.
@@ -19,15 +26,20 @@ struct ProxyResize: ImageProcessing {
     /// Where a `fill` crops.
     var placement: ProcessingOptions.Placement
     var dpr: Double
+    /// The longest side of the result; 0 for no limit but ``OptionParser/maximumSide`` (also when
+    /// ``ProxyResultLimit`` applies the limit after a canvas).
+    var resultLimit: Int
 
     /// The resize `options` ask for, or `nil` when they ask for none.
     init?(_ options: ProcessingOptions) {
         let box = options.scaledBox
         let (minWidth, minHeight) = (options.scaled(options.minWidth), options.scaled(options.minHeight))
+        let resultLimit = ProxyResultLimit(options) == nil ? options.maxResultDimension : 0
         guard
             box.width > 0 || box.height > 0 || minWidth > 0 || minHeight > 0 || options.zoomX != 1
-                || options.zoomY != 1
+                || options.zoomY != 1 || resultLimit > 0
         else { return nil }
+        self.resultLimit = resultLimit
         type = options.resizingType
         width = box.width
         height = box.height
@@ -49,6 +61,7 @@ struct ProxyResize: ImageProcessing {
             text += "&zx=\(ProcessingOptions.text(zoomX))&zy=\(ProcessingOptions.text(zoomY))"
         }
         if dpr != 1 { text += "&dpr=\(ProcessingOptions.text(dpr))" }
+        if resultLimit > 0 { text += "&max=\(resultLimit)" }
         return text
     }
 
@@ -56,9 +69,13 @@ struct ProxyResize: ImageProcessing {
     /// side, which fits too) fits the box, its 0 side unbounded; `fill`, `fill-down`, `force` and `auto` with both
     /// sides cover the box (the crop, or the independent scaling of each axis, needs at least the box on both
     /// axes), so a JPEG is decoded at the smallest DCT scale that covers it rather than at full size. A zoom
-    /// scales the box; with minimum sizes, or a zoom and no box, the decode is full size.
+    /// scales the box; with minimum sizes, or a zoom and no box, the decode is full size. A result limit alone
+    /// fits a square of its side.
     var decodeTarget: DecodeTarget? {
         let unbounded = 1 << 20
+        if width == 0, height == 0, minWidth == 0, minHeight == 0, zoomX == 1, zoomY == 1, resultLimit > 0 {
+            return DecodeTarget(size: PixelSize(width: resultLimit, height: resultLimit), mode: .fit)
+        }
         guard width > 0 || height > 0, minWidth == 0, minHeight == 0 else { return nil }
         let w = width > 0 ? min(unbounded, Int((Double(width) * zoomX).rounded(.up))) : unbounded
         let h = height > 0 ? min(unbounded, Int((Double(height) * zoomY).rounded(.up))) : unbounded
@@ -118,6 +135,29 @@ struct ProxyResize: ImageProcessing {
             sx /= largest
             sy /= largest
         }
+        let plan = layout(source, sx: sx, sy: sy, type: type, box: PixelSize(width: width, height: height))
+        let result = plan.crop ?? plan.scaled
+        guard resultLimit > 0, max(result.width, result.height) > resultLimit else { return plan }
+        // Over the result limit: the scales and the box shrink by the same factor (no side below 1 pixel), and
+        // what rounding leaves over it is cut.
+        let shrink = Double(resultLimit) / Double(max(result.width, result.height))
+        let box = PixelSize(
+            width: width > 0 ? max(1, Int((Double(width) * shrink).rounded())) : 0,
+            height: height > 0 ? max(1, Int((Double(height) * shrink).rounded())) : 0)
+        var shrunk = layout(source, sx: max(sx * shrink, 1 / w), sy: max(sy * shrink, 1 / h), type: type, box: box)
+        func fitted(_ size: PixelSize) -> PixelSize {
+            PixelSize(width: min(size.width, resultLimit), height: min(size.height, resultLimit))
+        }
+        if let crop = shrunk.crop { shrunk.crop = fitted(crop) } else { shrunk.scaled = fitted(shrunk.scaled) }
+        return shrunk
+    }
+
+    /// The scaled size for scales `sx` and `sy`, at most ``OptionParser/maximumSide`` a side (aspect ratio kept),
+    /// and the crop of `box` out of it for `fill` and `fill-down`.
+    private func layout(
+        _ source: PixelSize, sx: Double, sy: Double, type: ProcessingOptions.ResizingType, box: PixelSize
+    ) -> (scaled: PixelSize, crop: PixelSize?) {
+        let (w, h) = (Double(source.width), Double(source.height))
         var scaled = PixelSize(width: max(1, Int((w * sx).rounded())), height: max(1, Int((h * sy).rounded())))
         let limit = OptionParser.maximumSide
         if scaled.width > limit || scaled.height > limit {
@@ -126,11 +166,11 @@ struct ProxyResize: ImageProcessing {
                 width: min(limit, max(1, Int((Double(scaled.width) * shrink).rounded()))),
                 height: min(limit, max(1, Int((Double(scaled.height) * shrink).rounded()))))
         }
-        guard type == .fill || type == .fillDown, width > 0, height > 0 else { return (scaled, nil) }
-        var crop = PixelSize(width: min(width, scaled.width), height: min(height, scaled.height))
-        if type == .fillDown, scaled.width < width || scaled.height < height {
+        guard type == .fill || type == .fillDown, box.width > 0, box.height > 0 else { return (scaled, nil) }
+        var crop = PixelSize(width: min(box.width, scaled.width), height: min(box.height, scaled.height))
+        if type == .fillDown, scaled.width < box.width || scaled.height < box.height {
             // Smaller than the box: the largest area of the box's aspect ratio.
-            let ratio = Double(width) / Double(height)
+            let ratio = Double(box.width) / Double(box.height)
             if Double(scaled.width) / Double(scaled.height) > ratio {
                 crop = PixelSize(
                     width: min(scaled.width, max(1, Int((Double(scaled.height) * ratio).rounded()))),

@@ -61,15 +61,35 @@ enum OptionParser {
     /// How deep presets may name presets.
     static let maximumPresetDepth = 8
 
+    /// The fields of ``ProcessingOptions`` that client hints give defaults for (``ClientHints``), as options set
+    /// them: a URL or preset that sets one, even to its default (`dpr:1`, `w:0`), keeps it from the hint.
+    struct HintedFields: OptionSet, Hashable, Sendable {
+        let rawValue: UInt8
+        /// `dpr`.
+        static let dpr = HintedFields(rawValue: 1)
+        /// The width, by `width`, `size` or `resize`.
+        static let width = HintedFields(rawValue: 2)
+    }
+
     /// Applies `segment` to `options`; `presets` are the named option lists `preset:` may use.
     static func apply(
         _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable = PresetTable()
     ) throws(ProxyError) {
-        try apply(segment, to: &options, presets: presets, depth: 0)
+        var fields: HintedFields = []
+        try apply(segment, to: &options, presets: presets, depth: 0, setting: &fields)
+    }
+
+    /// Applies `segment` to `options` as ``apply(_:to:presets:)``, adding to `fields` the hinted fields it sets.
+    static func apply(
+        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable,
+        setting fields: inout HintedFields
+    ) throws(ProxyError) {
+        try apply(segment, to: &options, presets: presets, depth: 0, setting: &fields)
     }
 
     private static func apply(
-        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable, depth: Int
+        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable, depth: Int,
+        setting fields: inout HintedFields
     ) throws(ProxyError) {
         let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
         let nameText = parts[0]
@@ -87,10 +107,10 @@ enum OptionParser {
         case .resize:
             try count(1...8)
             if !args[0].isEmpty { options.resizingType = try resizingType(args[0], option: option) }
-            try applySize(args.dropFirst(), to: &options, option: option)
+            try applySize(args.dropFirst(), to: &options, option: option, setting: &fields)
         case .size:
             try count(1...7)
-            try applySize(args[...], to: &options, option: option)
+            try applySize(args[...], to: &options, option: option, setting: &fields)
         case .resizingType:
             try count(1...1)
             options.resizingType = try resizingType(args[0], option: option)
@@ -104,6 +124,7 @@ enum OptionParser {
                 default: \.minHeight
                 }
             options[keyPath: field] = try side(args[0], option: option)
+            if name == .width { fields.insert(.width) }
         case .zoom:
             try count(1...2)
             let x = try number(args[0], option: option, above: 0, atMost: 8)
@@ -112,6 +133,7 @@ enum OptionParser {
         case .dpr:
             try count(1...1)
             options.dpr = try number(args[0], option: option, above: 0, atMost: 8)
+            fields.insert(.dpr)
         case .enlarge:
             try count(1...1)
             options.enlarges = try flag(args[0], option: option)
@@ -280,7 +302,7 @@ enum OptionParser {
                     throw .invalidOption(name: option, reason: "no preset named '\(presetName)'")
                 }
                 for presetSegment in segments {
-                    try apply(presetSegment[...], to: &options, presets: presets, depth: depth + 1)
+                    try apply(presetSegment[...], to: &options, presets: presets, depth: depth + 1, setting: &fields)
                 }
             }
         }
@@ -300,10 +322,14 @@ enum OptionParser {
 
     /// `width:height:enlarge:extend:gravity…`, the arguments `size` and `resize` share.
     private static func applySize(
-        _ args: ArraySlice<Substring>, to options: inout ProcessingOptions, option: String
+        _ args: ArraySlice<Substring>, to options: inout ProcessingOptions, option: String,
+        setting fields: inout HintedFields
     ) throws(ProxyError) {
         let args = Array(args)
-        if args.count > 0, !args[0].isEmpty { options.width = try side(args[0], option: option) }
+        if args.count > 0, !args[0].isEmpty {
+            options.width = try side(args[0], option: option)
+            fields.insert(.width)
+        }
         if args.count > 1, !args[1].isEmpty { options.height = try side(args[1], option: option) }
         if args.count > 2, !args[2].isEmpty { options.enlarges = try flag(args[2], option: option) }
         if args.count > 3, !args[3].isEmpty { options.extend = try extensionPlacement(args[3...], option: option) }

@@ -45,10 +45,13 @@ public struct PresetTable: Sendable, Hashable {
     /// The option segments of the preset `name`, or `nil` when there is none.
     func segments(named name: String) -> [String]? { table[name] }
 
-    /// Options with the `default` preset applied (every default when there is none).
-    func defaultOptions() throws(ProxyError) -> ProcessingOptions {
+    /// Options with the `default` preset applied (every default when there is none), adding to `fields` the
+    /// hinted fields it sets.
+    func defaultOptions(setting fields: inout OptionParser.HintedFields) throws(ProxyError) -> ProcessingOptions {
         var options = ProcessingOptions()
-        if table["default"] != nil { try OptionParser.apply("preset:default", to: &options, presets: self) }
+        if table["default"] != nil {
+            try OptionParser.apply("preset:default", to: &options, presets: self, setting: &fields)
+        }
         return options
     }
 }

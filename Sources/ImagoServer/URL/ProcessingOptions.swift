@@ -222,6 +222,11 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// Whether `Content-Disposition` says `attachment` rather than `inline` (imgproxy's `return_attachment`).
     /// Default `false`.
     public var returnsAttachment = false
+    /// The longest side of the result in pixels (imgproxy's `IMGPROXY_MAX_RESULT_DIMENSION`, set by the server
+    /// from ``ImageProxy/Configuration/maxResultDimension``): a larger result is scaled down, aspect ratio kept,
+    /// until its longer side fits, extensions and padding included. Default 0: no limit but
+    /// ``OptionParser/maximumSide``.
+    public var maxResultDimension = 0
 
     /// Options with every default.
     public init() {}
@@ -273,6 +278,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if !autoRotates { text += "/ar:0" }
         if !skippedFormats.isEmpty { text += "/skp:" + skippedFormats.map(\.rawValue).sorted().joined(separator: ":") }
         if !cacheBuster.isEmpty { text += "/cb:\(cacheBuster)" }
+        if maxResultDimension != 0 { text += "/mrd:\(maxResultDimension)" }
         return text
     }
 

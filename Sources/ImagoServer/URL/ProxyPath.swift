@@ -19,6 +19,8 @@ public struct ProxyPath: Sendable, Hashable {
     public var options: ProcessingOptions
     /// The source image's URL.
     public var source: URL
+    /// Which of the fields client hints give defaults for the URL or its presets set (``ClientHints``).
+    var hintedFieldsSet: OptionParser.HintedFields = []
 
     /// Whether the signature segment marks an unsigned URL (`insecure` or `_`).
     public var isUnsigned: Bool { signature == "insecure" || signature == "_" }
@@ -43,13 +45,14 @@ public struct ProxyPath: Sendable, Hashable {
         signature = String(afterSlash[..<slash])
         signedPart = String(afterSlash[slash...])
         let segments = signedPart.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        var options = try presets.defaultOptions()
+        var fields: OptionParser.HintedFields = []
+        var options = try presets.defaultOptions(setting: &fields)
         var index = 0
         if onlyPresets {
             guard let names = segments.first, segments.count > 1 else {
                 throw .malformedURL("expected /{signature}/{presets}/{source}")
             }
-            try OptionParser.apply("preset:" + names, to: &options, presets: presets)
+            try OptionParser.apply("preset:" + names, to: &options, presets: presets, setting: &fields)
             index = 1
         }
         var parsedSource: (url: String, format: ImageFormat?)?
@@ -61,7 +64,7 @@ public struct ProxyPath: Sendable, Hashable {
             }
             if segment == "enc" { throw .malformedURL("encrypted source URLs (enc/) are not supported") }
             if segment.contains(":"), !onlyPresets {
-                try OptionParser.apply(segment, to: &options, presets: presets)
+                try OptionParser.apply(segment, to: &options, presets: presets, setting: &fields)
                 index += 1
                 continue
             }
@@ -85,6 +88,7 @@ public struct ProxyPath: Sendable, Hashable {
         }
         source = url
         self.options = options
+        hintedFieldsSet = fields
     }
 
     /// `plain/` sources: percent-encoded, `@ext` after the last `@`.

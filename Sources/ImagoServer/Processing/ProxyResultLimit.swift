@@ -1,0 +1,22 @@
+import ImagoCore
+
+/// imgproxy's result limit (``ProcessingOptions/maxResultDimension``) for results with extensions or padding, which
+/// it counts: the finished canvas is scaled down, aspect ratio kept, until its longer side fits, so the padding
+/// shrinks with the image as in imgproxy. Without a canvas, ``ProxyResize`` folds the limit into its own scale.
+struct ProxyResultLimit: ImageProcessing {
+    /// The longest side of the result, above 0.
+    var limit: Int
+
+    /// The limit `options` ask for when a canvas (``ProxyCanvas``) follows the resize, else `nil`.
+    init?(_ options: ProcessingOptions) {
+        guard options.maxResultDimension > 0, ProxyCanvas(options) != nil else { return nil }
+        limit = options.maxResultDimension
+    }
+
+    var identifier: String { "imago.serve.result-limit?max=\(limit)" }
+
+    func process(_ image: PixelBuffer) throws -> PixelBuffer {
+        guard max(image.width, image.height) > limit else { return image }
+        return try ImageProcessors.Resize(size: PixelSize(width: limit, height: limit), mode: .aspectFit).process(image)
+    }
+}
