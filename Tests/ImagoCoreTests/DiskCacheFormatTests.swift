@@ -19,6 +19,12 @@ import Testing
         storedAt: Date(timeIntervalSinceReferenceDate: 1234.5), expiresAt: Date(timeIntervalSinceReferenceDate: 9999),
         validators: HTTPValidators(etag: "W/\"abc\"", lastModified: "Tue, 15 Nov 1994 12:45:26 GMT"),
         contentType: "image/jpeg")
+    /// ``metadata`` with extra bytes, so the damage tests cover them too.
+    static let metadataWithExtra: DataCacheMetadata = {
+        var metadata = Self.metadata
+        metadata.extra = Data("{\"resultSize\":{\"width\":1}}".utf8)
+        return metadata
+    }()
 
     @Test func roundTripsEveryField() throws {
         let payload = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7) }
@@ -31,6 +37,28 @@ import Testing
         #expect(Array(bytes[header.headerLength...]) == payload)
     }
 
+    @Test func keepsExtraBytesAndReadsFilesFromBeforeThem() throws {
+        var metadata = Self.metadata
+        metadata.extra = Data((0..<300).map { UInt8(truncatingIfNeeded: $0) })
+        let bytes = Self.file(payload: [1, 2, 3], metadata: metadata)
+        let header = try bytes.withUnsafeBytes { try DiskCacheEntryFile.parse($0).get() }
+        #expect(header.metadata == metadata && Array(bytes[header.headerLength...]) == [1, 2, 3])
+        // A file written before `extra` existed held 0 at its offset (60): no extra bytes
+        let older = Self.file(payload: [1, 2, 3], metadata: Self.metadata)
+        #expect(older[60..<64].allSatisfy { $0 == 0 })
+        #expect(try older.withUnsafeBytes { try DiskCacheEntryFile.parse($0).get() }.metadata.extra == nil)
+        // Empty is kept as none; over the bound, the entry is refused
+        metadata.extra = Data()
+        let empty = Self.file(payload: [], metadata: metadata)
+        #expect(try empty.withUnsafeBytes { try DiskCacheEntryFile.parse($0).get() }.metadata.extra == nil)
+        metadata.extra = Data(count: DataCacheMetadata.maximumExtraLength + 1)
+        #expect(throws: DiskCache.Error.self) {
+            try DiskCacheEntryFile.encodeHeader(
+                key: "k", dataLength: 0, dataChecksum: 0, metadata: metadata, lastAccess: 0
+            ).get()
+        }
+    }
+
     @Test func keepsAbsentFieldsAbsent() throws {
         let metadata = DataCacheMetadata(storedAt: Date(timeIntervalSinceReferenceDate: 1))
         let bytes = Self.file(payload: [], metadata: metadata)
@@ -41,7 +69,7 @@ import Testing
     }
 
     @Test func rejectsEveryTruncationAndEveryExtension() {
-        let bytes = Self.file(payload: Array(repeating: 7, count: 40), metadata: Self.metadata)
+        let bytes = Self.file(payload: Array(repeating: 7, count: 40), metadata: Self.metadataWithExtra)
         for length in 0..<bytes.count {
             let result = Array(bytes.prefix(length)).withUnsafeBytes { DiskCacheEntryFile.parse($0) }
             #expect(throws: DiskCacheEntryFile.Corruption.self, "prefix \(length)") { try result.get() }
@@ -53,7 +81,7 @@ import Testing
     }
 
     @Test func rejectsEverySingleBitFlip() {
-        let bytes = Self.file(payload: Array(repeating: 7, count: 40), metadata: Self.metadata)
+        let bytes = Self.file(payload: Array(repeating: 7, count: 40), metadata: Self.metadataWithExtra)
         for index in bytes.indices {
             for bit in 0..<8 {
                 var damaged = bytes

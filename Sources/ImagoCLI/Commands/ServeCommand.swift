@@ -112,6 +112,11 @@ enum ServeCommand {
                 "--use-last-modified",
                 help: "Send the source's Last-Modified and answer If-Modified-Since with 304, as imgproxy does."),
             OptionSpec(
+                "--enable-debug-headers",
+                help:
+                    "Send X-Origin-Content-Length, X-Origin-Width/-Height and X-Result-Width/-Height, as imgproxy does."
+            ),
+            OptionSpec(
                 "--only-presets",
                 help: "Accept only preset names in URLs: /SIGNATURE/NAME[:NAME…]/SOURCE (needs --preset)."),
             OptionSpec(
@@ -208,6 +213,8 @@ enum ServeCommand {
         var onlyPresets = false
         /// `--use-last-modified`: responses carry the source's `Last-Modified`.
         var usesLastModified = false
+        /// `--enable-debug-headers`: responses carry imgproxy's debug headers.
+        var sendsDebugHeaders = false
         /// `--cache-control-passthrough`: `Cache-Control` follows the source's freshness.
         var passesSourceCacheControl = false
         /// `--path-prefix`: the path every image URL starts with (no trailing `/`), or empty.
@@ -287,6 +294,7 @@ enum ServeCommand {
         configuration.pathPrefix = options.pathPrefix
         configuration.onlyPresets = options.onlyPresets
         configuration.usesLastModified = options.usesLastModified
+        configuration.sendsDebugHeaders = options.sendsDebugHeaders
         configuration.passesSourceCacheControl = options.passesSourceCacheControl
         configuration.localRoot = options.localRoot
         configuration.secret = options.secret
@@ -506,6 +514,7 @@ enum ServeCommand {
         if args.has("--enforce-avif") { options.enforcedFormats.insert(.avif) }
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")
+        options.sendsDebugHeaders = args.has("--enable-debug-headers")
         options.passesSourceCacheControl = args.has("--cache-control-passthrough")
         if args.has("--only-presets") {
             guard !options.presets.names.isEmpty else { throw UsageError("option '--only-presets' needs --preset") }

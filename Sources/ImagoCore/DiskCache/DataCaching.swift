@@ -59,16 +59,25 @@ public struct DataCacheMetadata: Sendable, Hashable, Codable {
     public var validators: HTTPValidators
     /// The response's `Content-Type`, if known. Default `nil`.
     public var contentType: String?
+    /// Bytes the cache's user keeps beside the entry, opaque to the cache and returned as stored: facts about
+    /// what the bytes were made from, for instance (`imago serve` keeps its outputs' source facts here). At most
+    /// ``maximumExtraLength`` bytes; a cache refuses an entry with more, and empty is stored as `nil`. Default
+    /// `nil`.
+    public var extra: Data?
+
+    /// The most bytes ``extra`` may hold: 16 KiB.
+    public static let maximumExtraLength = 16 * 1024
 
     /// Metadata with the defaults listed on each property.
     public init(
         storedAt: Date = Date(), expiresAt: Date? = nil, validators: HTTPValidators = HTTPValidators(),
-        contentType: String? = nil
+        contentType: String? = nil, extra: Data? = nil
     ) {
         self.storedAt = storedAt
         self.expiresAt = expiresAt
         self.validators = validators
         self.contentType = contentType
+        self.extra = extra
     }
 
     /// Whether the entry is past its freshness at `now` (never, when `expiresAt` is `nil`).

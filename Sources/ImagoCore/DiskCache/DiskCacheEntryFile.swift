@@ -17,15 +17,17 @@ import Foundation
 /// 48      4   etagLength          (0xFFFF_FFFF = absent)
 /// 52      4   lastModifiedLength  (0xFFFF_FFFF = absent)
 /// 56      4   contentTypeLength   (0xFFFF_FFFF = absent)
-/// 60      4   reserved (0)
+/// 60      4   extraLength (0 = absent; files before `extra` existed hold 0 here)
 /// 64      8   dataChecksum: LaneChecksum of the payload
-/// 72      …   key, etag, lastModified, contentType (UTF-8, in this order, no terminators)
+/// 72      …   key, etag, lastModified, contentType (UTF-8, in this order, no terminators), extra (bytes)
 /// hL-8    8   headerChecksum: XXH64 of bytes 0 ..< headerLength-8
 /// hL      …   payload
 /// ```
-/// The parser bounds every length (key ≤ 64 KiB, each other string ≤ 16 KiB) before reading, checks that the
-/// lengths add up to `headerLength` and the file size exactly, and verifies both checksums: a truncated,
-/// extended or altered file is reported corrupt, never trapped on and never returned.
+/// The parser bounds every length (key ≤ 64 KiB, each other string and `extra` ≤ 16 KiB) before reading, checks
+/// that the lengths add up to `headerLength` and the file size exactly, and verifies both checksums: a truncated,
+/// extended or altered file is reported corrupt, never trapped on and never returned. (A reader from before
+/// `extra` finds the lengths do not add up in a file that has one, and reports it corrupt: a miss, never wrong
+/// bytes.)
 package enum DiskCacheEntryFile {
     static let magic: UInt32 = 0x4344_4D49  // "IMDC"
     static let version: UInt16 = 1
@@ -66,7 +68,12 @@ package enum DiskCacheEntryFile {
             }
             fieldBytes.append(bytes)
         }
-        let headerLength = minimumHeaderSize + keyBytes.count + fieldBytes.reduce(0) { $0 + ($1?.count ?? 0) }
+        let extra = metadata.extra.map { Array($0) } ?? []
+        guard extra.count <= maxFieldLength else {
+            return .failure(.entryRejected(reason: "its extra bytes are \(extra.count) long, over \(maxFieldLength)"))
+        }
+        let headerLength =
+            minimumHeaderSize + keyBytes.count + fieldBytes.reduce(0) { $0 + ($1?.count ?? 0) } + extra.count
         var w = LittleEndianWriter(capacity: headerLength)
         w.u32(magic)
         w.u16(version)
@@ -78,10 +85,11 @@ package enum DiskCacheEntryFile {
         w.f64(lastAccess)
         w.f64(metadata.expiresAt?.timeIntervalSinceReferenceDate ?? 0)
         for field in fieldBytes { w.u32(field.map { UInt32($0.count) } ?? absent) }
-        w.u32(0)
+        w.u32(UInt32(extra.count))
         w.u64(dataChecksum)
         w.raw(keyBytes)
         for field in fieldBytes { if let field { w.raw(field) } }
+        w.raw(extra)
         let checksum = w.bytes.withUnsafeBytes { XXH64.hash($0) }
         w.u64(checksum)
         return .success(w.bytes)
@@ -129,6 +137,10 @@ package enum DiskCacheEntryFile {
             }
             total += Int(raw)
         }
+        guard let extraLength = r.u32(60), extraLength <= UInt32(maxFieldLength) else {
+            return .failure(Corruption("extra bytes too long"))
+        }
+        total += Int(extraLength)
         guard total == headerLength - minimumHeaderSize else {
             return .failure(Corruption("string lengths do not add up to the header length"))
         }
@@ -151,13 +163,14 @@ package enum DiskCacheEntryFile {
         let lastModified = field(lengths.1)
         let contentType = field(lengths.2)
         guard !invalid else { return .failure(Corruption("field is not UTF-8")) }
+        let extra = extraLength == 0 ? nil : r.slice(offset, Int(extraLength)).map { Data($0) }
         guard let dataChecksum = r.u64(64), let payload = r.slice(headerLength, Int(dataLength)),
             !verifiesPayload || LaneChecksum.hash(payload) == dataChecksum
         else { return .failure(Corruption("payload checksum mismatch")) }
         let metadata = DataCacheMetadata(
             storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
             expiresAt: flags & 1 == 1 ? Date(timeIntervalSinceReferenceDate: expiresRaw) : nil,
-            validators: HTTPValidators(etag: etag, lastModified: lastModified), contentType: contentType)
+            validators: HTTPValidators(etag: etag, lastModified: lastModified), contentType: contentType, extra: extra)
         return .success(
             Header(
                 key: key, metadata: metadata, lastAccess: lastAccess, headerLength: headerLength,

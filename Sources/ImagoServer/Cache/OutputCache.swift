@@ -43,6 +43,7 @@ public final class OutputCache: Sendable {
             ?? Rendition(data: entry.data, format: format, key: key)
         rendition.sourceLastModified = entry.metadata.validators.lastModified
         rendition.sourceExpiresAt = entry.metadata.expiresAt
+        rendition.facts = RenditionFacts(decoding: entry.metadata.extra)
         return rendition
     }
 
@@ -63,11 +64,12 @@ public final class OutputCache: Sendable {
     /// Stores `rendition` in every tier (the shared one in the background).
     func store(_ rendition: Rendition, for key: OutputKey) {
         storeInMemory(rendition, for: key)
-        // The entry's validators and freshness are the output's ETag and the source's facts, read back above.
+        // The entry's validators and freshness are the output's ETag and the source's facts, read back above; the
+        // other facts ride in `extra`.
         let metadata = DataCacheMetadata(
             expiresAt: rendition.sourceExpiresAt,
             validators: HTTPValidators(etag: rendition.etag, lastModified: rendition.sourceLastModified),
-            contentType: rendition.format.mimeType)
+            contentType: rendition.format.mimeType, extra: rendition.facts.encoded)
         disk?.store(rendition.data, for: key.diskKey, metadata: metadata)
         if let shared {
             let entry = DataCacheEntry(data: rendition.data, metadata: metadata)

@@ -53,10 +53,9 @@ struct Rendition: Sendable {
     /// When the source stops being fresh, when the render recorded it
     /// (``ImageProxy/Configuration/passesSourceCacheControl``).
     var sourceExpiresAt: Date? = nil
-    /// The source's validators, when the render recorded its freshness and the source had some: an output whose
-    /// source revalidates to the same ones is still current, and is not rendered again. Kept in memory only (the
-    /// disk entry's validators are the output's own), so after a restart the first renewal renders.
-    var sourceValidators: HTTPValidators? = nil
+    /// What else the render learnt (the source's validators, byte count and size, the result's size), kept in
+    /// every tier.
+    var facts = RenditionFacts()
 
     /// The rendition of `data` in `format` for `key`, its ETag a digest of the key, the format and the bytes.
     init(data: Data, format: ImageFormat, key: OutputKey) {

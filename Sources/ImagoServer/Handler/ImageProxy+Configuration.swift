@@ -106,6 +106,13 @@ extension ImageProxy {
         /// source's freshness has run out is rendered again before it is served; when the origin fails or times
         /// out, the old output is answered instead, and a 404 or 410 there is a 404. Default `false`.
         public var passesSourceCacheControl: Bool
+        /// Whether image responses carry imgproxy's debug headers (`IMGPROXY_ENABLE_DEBUG_HEADERS`):
+        /// `X-Origin-Content-Length` (the source's bytes), `X-Origin-Width` and `X-Origin-Height` (its pixels) and
+        /// `X-Result-Width` and `X-Result-Height` (the output's), each when known. They are recorded with the
+        /// output in every cache tier, so a cached output carries them too (outputs cached before this was on lack
+        /// the source's byte count). A render then fetches the source's bytes through the pipeline's
+        /// ``ImagePipeline/data(for:)`` first, as ``usesLastModified``. Default `false`.
+        public var sendsDebugHeaders: Bool
         /// With ``passesSourceCacheControl``, how long an outdated output answered because its origin failed or
         /// timed out is answered again before the origin is asked again (stale-if-error), so that a failing origin
         /// costs one waiting request per interval rather than every request. Default 10 seconds.
@@ -176,6 +183,7 @@ extension ImageProxy {
             usesLastModified = false
             passesSourceCacheControl = false
             staleRetryInterval = .seconds(10)
+            sendsDebugHeaders = false
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
             retryAfterSeconds = 1

@@ -30,6 +30,7 @@ extension ImageProxy {
     func recordingSource(_ original: ImageDataResponse?, in rendition: Rendition) -> Rendition {
         guard let original else { return rendition }
         var recorded = rendition
+        recorded.facts.sourceByteCount = original.data.count
         guard let metadata = original.metadata else {
             if configuration.passesSourceCacheControl, original.source == .network { recorded.sourceExpiresAt = Date() }
             return recorded
@@ -37,7 +38,7 @@ extension ImageProxy {
         if configuration.usesLastModified { recorded.sourceLastModified = metadata.validators.lastModified }
         if configuration.passesSourceCacheControl {
             recorded.sourceExpiresAt = metadata.expiresAt
-            recorded.sourceValidators = metadata.validators.isEmpty ? nil : metadata.validators
+            recorded.facts.sourceValidators = metadata.validators.isEmpty ? nil : metadata.validators
         }
         return recorded
     }
@@ -86,8 +87,12 @@ extension ImageProxy {
         var sameForEveryAccept = key
         if case .negotiated = key.format { sameForEveryAccept.format = .sourceDerived }
         sameForEveryAccept.settings = nil
-        let rendition = recordingSource(
+        var rendition = recordingSource(
             original, in: Rendition(data: original.data, format: original.format, key: sameForEveryAccept))
+        if case .success(let size) = checked {
+            rendition.facts.sourceSize = size
+            rendition.facts.resultSize = size
+        }
         configuration.outputCache.store(rendition, for: key)
         metrics.sourcePassedThrough()
         var timings = original.metrics

@@ -107,13 +107,17 @@ extension ImageProxy {
         // the pipeline to load them again.
         var original: ImageDataResponse?
         let skips = !key.options.skippedFormats.isEmpty
-        if given == nil, skips || configuration.usesLastModified || configuration.passesSourceCacheControl {
+        if given == nil,
+            skips || configuration.usesLastModified || configuration.passesSourceCacheControl
+                || configuration.sendsDebugHeaders
+        {
             do {
                 let fetched = try await sourceData(source)
                 if var outdated {
                     // The origin could not be asked: the output as it was, not one of stale bytes.
                     if fetched.isStale { return .success(answeredStale(outdated, for: key)) }
-                    if let validators = outdated.rendition.sourceValidators, validators == fetched.metadata?.validators
+                    if let validators = outdated.rendition.facts.sourceValidators,
+                        validators == fetched.metadata?.validators
                     {
                         // The source the output was made from, fresh again: the output too, without a render.
                         outdated.rendition = recordingSource(fetched, in: outdated.rendition)
@@ -191,7 +195,9 @@ extension ImageProxy {
             if case .failure(let error) = encoded { return .failure(.internalFailure("encoding \(format): \(error)")) }
             return .failure(.internalFailure("encoding \(format)"))
         }
-        let rendition = recordingSource(original, in: Rendition(data: data, format: format, key: key))
+        var rendition = recordingSource(original, in: Rendition(data: data, format: format, key: key))
+        rendition.facts.sourceSize = image.originalSize
+        rendition.facts.resultSize = image.image.size
         let storing = ContinuousClock.now
         configuration.outputCache.store(rendition, for: key)
         var timings = response.metrics

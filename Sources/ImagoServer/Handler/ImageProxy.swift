@@ -354,6 +354,7 @@ public final class ImageProxy: Sendable {
         let lastModified = configuration.usesLastModified ? rendition.sourceLastModified : nil
         if let lastModified { headers.append(ServerResponse.Header("Last-Modified", lastModified)) }
         if let vary { headers.append(ServerResponse.Header("Vary", vary)) }
+        if configuration.sendsDebugHeaders { headers += Self.debugHeaders(rendition.facts) }
         if let match = request.headers["if-none-match"] {
             if Self.matches(match, etag: rendition.etag) {
                 return ServerResponse(status: 304, headers: headers, body: Data())
@@ -386,6 +387,21 @@ public final class ImageProxy: Sendable {
         case (false, true): return ClientHints.varyFields.joined(separator: ", ")
         case (true, true): return (["Accept"] + ClientHints.varyFields).joined(separator: ", ")
         }
+    }
+
+    /// imgproxy's debug headers for `facts`, each when known (``Configuration/sendsDebugHeaders``).
+    static func debugHeaders(_ facts: RenditionFacts) -> [ServerResponse.Header] {
+        var headers: [ServerResponse.Header] = []
+        if let count = facts.sourceByteCount { headers.append(.init("X-Origin-Content-Length", "\(count)")) }
+        if let size = facts.sourceSize {
+            headers.append(.init("X-Origin-Width", "\(size.width)"))
+            headers.append(.init("X-Origin-Height", "\(size.height)"))
+        }
+        if let size = facts.resultSize {
+            headers.append(.init("X-Result-Width", "\(size.width)"))
+            headers.append(.init("X-Result-Height", "\(size.height)"))
+        }
+        return headers
     }
 
     /// `Cache-Control` for `rendition`: the configured one, or with ``Configuration/passesSourceCacheControl`` and a
