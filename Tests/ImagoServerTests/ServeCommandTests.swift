@@ -291,6 +291,79 @@ struct ServeCommandTests {
         }
     }
 
+    @Test func theWatermarkAndFallbackMayBeGivenAsBase64OrAURL() throws {
+        let png = try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 3, height: 2), as: .png)
+        let base64 = png.base64EncodedString()
+        let mark = try Self.parseUnsigned(["--watermark-data", base64, "--watermark-opacity", "0.5"])
+        #expect(mark.watermark?.image.size == PixelSize(width: 3, height: 2) && mark.watermark?.opacity == 0.5)
+        let fallback = try Self.parseUnsigned(["--fallback-image-data", base64, "--fallback-status", "0"])
+        #expect(fallback.fallbackImage?.data == png && fallback.fallbackImage?.status == nil)
+        // A URL is only checked here; it is fetched when the server starts
+        let remote = try Self.parseUnsigned([
+            "--watermark-url", "https://cdn.example/mark.png", "--watermark-opacity", "0.4",
+            "--fallback-image-url", "http://cdn.example/none.png", "--fallback-max-age", "30",
+        ])
+        #expect(
+            remote.watermark == nil && remote.watermarkURL?.host() == "cdn.example" && remote.watermarkOpacity == 0.4)
+        #expect(remote.fallbackImage == nil && remote.fallbackImageURL?.path() == "/none.png")
+        #expect(remote.fallbackMaxAge == .seconds(30))
+        for bad in [
+            ["--watermark-data", "%%%"], ["--watermark-data", base64, "--watermark-url", "https://a.example/m.png"],
+            ["--watermark-url", "ftp://a.example/m.png"],
+            ["--fallback-image-data", Data("text".utf8).base64EncodedString()],
+            ["--fallback-image-url", "file:///etc/passwd"],
+            ["--fallback-image", "/nonexistent/x.png", "--fallback-image-data", base64],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
+        }
+    }
+
+    /// imgproxy's `IMGPROXY_WATERMARK_URL` and `IMGPROXY_FALLBACK_IMAGE_DATA`, end to end: the watermark is fetched
+    /// once at start through the source loader, and a server whose image cannot be fetched does not start.
+    @Test(.timeLimit(.minutes(1)))
+    func imagesGivenByURLAreFetchedOnceAtStart() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        var green = try PixelBuffer(width: 8, height: 8)
+        for y in 0..<8 { for x in 0..<8 { green[pixel: x, y] = RGBA(r: 0, g: 255, b: 0, a: 255) } }
+        origin.setRoute(
+            "/mark.png",
+            .bytes(try ImageEncoderRegistry.makeDefault().encode(green, as: .png), contentType: "image/png"))
+        let placeholder = try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 8, height: 4), as: .png)
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let common = [
+            "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--log-format", "off", "--cache-dir",
+            directory.appendingPathComponent("cache").path, "--fallback-image-data", placeholder.base64EncodedString(),
+            "--fallback-status", "404",
+        ]
+        let serve = try await InProcessServe.start(
+            common + ["--watermark-url", origin.url(for: "/mark.png").absoluteString])
+        let client = TestHTTPClient()
+        let base = "http://127.0.0.1:\(serve.port)/_/"
+        let marked = try await client.send(
+            URL(string: base + "wm:1:ce/plain/" + origin.url(for: "/a.jpg").absoluteString + "@png")!)
+        #expect(marked.status == 200)
+        let image = try ServerTestImages.decode(marked.body)
+        #expect(image[pixel: 200, 100] == RGBA(r: 0, g: 255, b: 0, a: 255), "the fetched watermark, at the centre")
+        #expect(isBlue(image[pixel: 300, 100]))
+        let gone = try await client.send(
+            URL(string: base + "plain/" + origin.url(for: "/gone.jpg").absoluteString + "@png")!)
+        #expect(gone.status == 404)
+        #expect(try ServerTestImages.decode(gone.body).size == PixelSize(width: 8, height: 4))
+        #expect(origin.requestCount(for: "/mark.png") == 1)
+        #expect(await serve.stop() == 0)
+
+        // A watermark URL that cannot be fetched: the server does not start, and says why
+        let args = try parseArguments(
+            common + ["--watermark-url", origin.url(for: "/missing.png").absoluteString],
+            options: ServeCommand.command.options)
+        let (console, output) = Console.capturing()
+        #expect(await ServeCommand.run(args, console: console, interrupt: InterruptTrigger()) == 1)
+        #expect(output.stderr.contains("--watermark-url") && output.stderr.contains("404"), "\(output.stderr)")
+    }
+
     @Test func aFallbackImageIsReadAtStartWithItsStatusAndAge() throws {
         func fallback(_ extra: [String]) throws -> FallbackImage? { try Self.parseUnsigned(extra).fallbackImage }
         try Self.withScratchPNG(named: "placeholder.png") { directory, file in

@@ -89,6 +89,11 @@ enum ServeCommand {
             OptionSpec(
                 "--watermark", value: "FILE", help: "The image watermark:/wm: draws (any format Imago decodes)."),
             OptionSpec(
+                "--watermark-data", value: "BASE64", help: "The watermark image's bytes in base64, instead of a file."),
+            OptionSpec(
+                "--watermark-url", value: "URL",
+                help: "Fetch the watermark image from URL at start (through the source policy), instead of a file."),
+            OptionSpec(
                 "--watermark-opacity", value: "X",
                 help: "Opacity 0-1 that each URL's watermark opacity multiplies (default 1)."),
             OptionSpec(
@@ -128,6 +133,12 @@ enum ServeCommand {
             OptionSpec(
                 "--fallback-image", value: "FILE",
                 help: "Answer with FILE, rendered with the URL's options, when a source cannot be had (404, 5xx, …)."),
+            OptionSpec(
+                "--fallback-image-data", value: "BASE64",
+                help: "The fallback image's bytes in base64, instead of a file."),
+            OptionSpec(
+                "--fallback-image-url", value: "URL",
+                help: "Fetch the fallback image from URL at start (through the source policy), instead of a file."),
             OptionSpec(
                 "--fallback-status", value: "CODE",
                 help: "The status of fallback answers (default 200; 0 keeps the failure's own, e.g. 404)."),
@@ -203,8 +214,12 @@ enum ServeCommand {
         var baseURL = ""
         /// `--preset`: the named option lists of `preset:`.
         var presets = PresetTable()
-        /// `--watermark` (and `--watermark-opacity`): the image `watermark:` draws, if any.
+        /// `--watermark` or `--watermark-data` (and `--watermark-opacity`): the image `watermark:` draws, if any.
         var watermark: WatermarkImage?
+        /// `--watermark-url`: where the watermark is fetched at start, if there.
+        var watermarkURL: URL?
+        /// `--watermark-opacity`: the opacity every URL's watermark opacity multiplies.
+        var watermarkOpacity = 1.0
         /// `--secret` (or `IMAGO_SECRET`): the bearer token every request must carry, if any.
         var secret: String?
         /// `--local-root`: the directory `local:///path` sources are read from, if any.
@@ -221,9 +236,46 @@ enum ServeCommand {
         var pathPrefix = ""
         /// `--allow-origin`: the `Access-Control-Allow-Origin` of every response, if any.
         var allowedOrigin: String?
-        /// `--fallback-image` (with `--fallback-status` and `--fallback-max-age`): the image answered when a source
-        /// cannot be had, if any.
+        /// `--fallback-image` or `--fallback-image-data` (with `--fallback-status` and `--fallback-max-age`): the
+        /// image answered when a source cannot be had, if any.
         var fallbackImage: FallbackImage?
+        /// `--fallback-image-url`: where the fallback image is fetched at start, if there.
+        var fallbackImageURL: URL?
+        /// `--fallback-status`: the status of fallback answers (`nil`: the failure's own).
+        var fallbackStatus: Int? = 200
+        /// `--fallback-max-age`: `Cache-Control` max-age of fallback answers (`nil`: `--max-age`).
+        var fallbackMaxAge: Duration?
+
+        /// Fetches the images given by URL (`--watermark-url`, `--fallback-image-url`) with `loader`, the
+        /// proxy's source loader, and decodes them, as the other forms were when the arguments were read.
+        ///
+        /// - Throws: ``UsageError`` naming the option.
+        mutating func loadStartupImages(with loader: any DataLoading) async throws {
+            if let url = watermarkURL {
+                let data = try await StartupImage.url(url).load(with: loader, option: "--watermark")
+                watermark = try Self.made("--watermark-url") {
+                    try WatermarkImage(data: data, opacity: watermarkOpacity)
+                }
+            }
+            if let url = fallbackImageURL {
+                let data = try await StartupImage.url(url).load(with: loader, option: "--fallback-image")
+                fallbackImage = try Self.made("--fallback-image-url") { try makeFallback(data) }
+            }
+        }
+
+        /// The fallback image of `data` with these options' status, age and pixel limit.
+        func makeFallback(_ data: Data) throws -> FallbackImage {
+            try FallbackImage(data: data, status: fallbackStatus, maxAge: fallbackMaxAge, pixelLimit: pixelLimit)
+        }
+
+        /// `make()`'s value, its error a ``UsageError`` naming `option`.
+        static func made<T>(_ option: String, _ make: () throws -> T) throws -> T {
+            do {
+                return try make()
+            } catch {
+                throw UsageError("option '\(option)': cannot use the image: \(error)")
+            }
+        }
         /// `--quality`: the output quality when the URL gives none.
         var defaultQuality = 80
         /// `--format-quality`: qualities by format, before `defaultQuality`.
@@ -254,7 +306,7 @@ enum ServeCommand {
         _ args: ParsedArguments, console: Console, interrupt: InterruptTrigger? = nil,
         onListening: @Sendable (UInt16) -> Void = { _ in }
     ) async -> Int32 {
-        let options: Options
+        var options: Options
         do {
             options = try parse(args, environment: console.environment)
         } catch {
@@ -279,7 +331,14 @@ enum ServeCommand {
             originals.close()
             outputs.close()
         }
-        var configuration = ImageProxy.Configuration(dataLoader: makeSourceLoader(options))
+        let loader = makeSourceLoader(options)
+        do {
+            try await options.loadStartupImages(with: loader)
+        } catch {
+            console.printError("imago serve: \(error)")
+            return 1
+        }
+        var configuration = ImageProxy.Configuration(dataLoader: loader)
         configuration.originalCache = originals
         let shared = options.redis.makeCache()
         defer { shared?.close() }
@@ -449,21 +508,21 @@ enum ServeCommand {
             }
             options.baseURL = base
         }
-        if let path = args.value("--watermark") {
-            let opacity = try args.value("--watermark-opacity").map { text in
-                guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
-                    throw UsageError("option '--watermark-opacity' expects a number from 0 to 1 (got '\(text)')")
-                }
-                return value
+        if let text = args.value("--watermark-opacity") {
+            guard let value = Double(text), value.isFinite, (0...1).contains(value) else {
+                throw UsageError("option '--watermark-opacity' expects a number from 0 to 1 (got '\(text)')")
             }
-            do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: path))
-                options.watermark = try WatermarkImage(data: data, opacity: opacity ?? 1)
-            } catch {
-                throw UsageError("option '--watermark': cannot use '\(path)': \(error)")
+            options.watermarkOpacity = value
+        }
+        switch try StartupImage.parse(args, option: "--watermark") {
+        case .bytes(let data):
+            let opacity = options.watermarkOpacity
+            options.watermark = try Options.made("--watermark") { try WatermarkImage(data: data, opacity: opacity) }
+        case .url(let url): options.watermarkURL = url
+        case nil:
+            if args.value("--watermark-opacity") != nil {
+                throw UsageError("option '--watermark-opacity' needs --watermark, --watermark-data or --watermark-url")
             }
-        } else if args.value("--watermark-opacity") != nil {
-            throw UsageError("option '--watermark-opacity' needs --watermark")
         }
         if let secret = args.value("--secret") ?? environment["IMAGO_SECRET"].flatMap({ $0.isEmpty ? nil : $0 }) {
             guard secret.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
@@ -536,27 +595,27 @@ enum ServeCommand {
             }
             options.allowedOrigin = origin
         }
-        if let path = args.value("--fallback-image") {
-            let status = try args.value("--fallback-status").map { text in
-                let code = try parseInteger(text, option: "--fallback-status", range: 0...599)
-                guard code == 0 || code >= 200 else {
-                    throw UsageError("option '--fallback-status' expects 0 or a status from 200 to 599 (got '\(text)')")
-                }
-                return code
+        if let text = args.value("--fallback-status") {
+            let code = try parseInteger(text, option: "--fallback-status", range: 0...599)
+            guard code == 0 || code >= 200 else {
+                throw UsageError("option '--fallback-status' expects 0 or a status from 200 to 599 (got '\(text)')")
             }
-            let maxAge = try args.value("--fallback-max-age").map { text in
-                try parseInteger(text, option: "--fallback-max-age", range: 0...315_360_000)
+            options.fallbackStatus = code == 0 ? nil : code
+        }
+        if let text = args.value("--fallback-max-age") {
+            options.fallbackMaxAge = .seconds(
+                try parseInteger(text, option: "--fallback-max-age", range: 0...315_360_000))
+        }
+        switch try StartupImage.parse(args, option: "--fallback-image") {
+        case .bytes(let data):
+            let made = options
+            options.fallbackImage = try Options.made("--fallback-image") { try made.makeFallback(data) }
+        case .url(let url): options.fallbackImageURL = url
+        case nil:
+            if let orphan = ["--fallback-status", "--fallback-max-age"].first(where: { args.value($0) != nil }) {
+                throw UsageError(
+                    "option '\(orphan)' needs --fallback-image, --fallback-image-data or --fallback-image-url")
             }
-            do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: path))
-                options.fallbackImage = try FallbackImage(
-                    data: data, status: status.map { $0 == 0 ? nil : $0 } ?? 200, maxAge: maxAge.map { .seconds($0) },
-                    pixelLimit: options.pixelLimit)
-            } catch {
-                throw UsageError("option '--fallback-image': cannot use '\(path)': \(error)")
-            }
-        } else if let orphan = ["--fallback-status", "--fallback-max-age"].first(where: { args.value($0) != nil }) {
-            throw UsageError("option '\(orphan)' needs --fallback-image")
         }
         if let text = args.value("--malloc-trim") {
             options.mallocTrimInterval = try parseInteger(text, option: "--malloc-trim", range: 1...86_400)
