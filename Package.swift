@@ -122,12 +122,13 @@ let package = Package(
         .testTarget(name: "ImagoCoreTests", dependencies: ["ImagoCore", "ImagoTesting"]),
         // CPNG: the GIF/WebP conformance tests decode their PNG references with libpng directly. CJPEGTurbo: the
         // progressive DC reader is compared with libjpeg's own 1/8-scale decode, and its test files are encoded
-        // with TurboJPEG. CWebP: the huge-image tests encode a 12000×12000 WebP from YUV planes.
+        // with TurboJPEG. CWebP: the huge-image tests encode a 12000×12000 WebP from YUV planes. CHEIF: the
+        // embedded-thumbnail tests write HEICs whose thumbnail differs from the primary image.
         .testTarget(
             name: "ImagoCodecsTests",
             dependencies: [
                 "ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting",
-                "CTIFF", "CWebP", "CAVIF", "CJXL", "CLCMS2",
+                "CTIFF", "CWebP", "CAVIF", "CJXL", "CLCMS2", "CHEIF",
             ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),

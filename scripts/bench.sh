@@ -33,6 +33,9 @@ mkdir -p "$DATA/modern"
 [ -s "$DATA/modern/photo12.heic" ] || heif-enc -q 80 "$CORPUS/formats/TestJFIF.jpg" -o "$DATA/modern/photo12.heic" >/dev/null
 [ -s "$DATA/modern/kodak01.avif" ] || avifenc -s 6 --min 24 --max 26 -j 2 "$CORPUS/kodak/01.png" "$DATA/modern/kodak01.avif" >/dev/null
 [ -s "$DATA/modern/kodak01.heic" ] || heif-enc -q 80 "$CORPUS/kodak/01.png" -o "$DATA/modern/kodak01.heic" >/dev/null
+# The 12 MP photo with a 320 × 240 embedded thumbnail, as phones write them (the embedded-thumbnail rows).
+[ -s "$DATA/modern/photo12-thumb.heic" ] ||
+  heif-enc -q 80 -t 320 "$CORPUS/formats/TestJFIF.jpg" -o "$DATA/modern/photo12-thumb.heic" >/dev/null
 "$VENV/bin/python" bench/make-gallery.py "$CORPUS/kodak" "$DATA/gallery"
 # JPEG XL photos for `decode-jxl` (cjxl 0.7, distance 1, from pixels rather than JPEG recompression).
 mkdir -p "$DATA/jxl"

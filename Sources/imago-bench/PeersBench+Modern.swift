@@ -149,5 +149,31 @@ extension PeersBench {
                 "peers: peak RSS above baseline, 12 MP \(format) → 256 px", unit: "MB", goal: nil, goalOnImago: true,
                 peerName: "Pillow thumbnail, fresh process", imago: medians[0][0], peer: medians[1][0])
         }
+        let withThumbnail = folder + "/photo12-thumb.heic"
+        if wanted("heic"), FileManager.default.fileExists(atPath: withThumbnail) {
+            try embeddedThumbnails(env, path: withThumbnail, resize: resize)
+        }
+    }
+
+    /// The 12 MP HEIC with a 320 × 240 embedded thumbnail (as phones write them) to a 256-px thumbnail: with
+    /// ``DecodingOptions/usesEmbeddedThumbnails`` (the default) against the same decode without it, and against
+    /// Pillow's `thumbnail()` on the same file.
+    private static func embeddedThumbnails(
+        _ env: PeerEnvironment, path: String, resize: ImageProcessors.Resize
+    ) throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        func thumbnail(_ usesEmbedded: Bool) throws -> Double {
+            var options = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
+            options.usesEmbeddedThumbnails = usesEmbedded
+            return try processMsPerOp(2) { _ = try resize.process(HEIFDecoder().decode(data, options: options).image) }
+        }
+        try compare(
+            "peers: HEIC 12 MP with a 320-px embedded thumbnail → 256 px, embedded thumbnail vs the full image",
+            unit: "ms CPU", goal: nil, peerName: "Imago, usesEmbeddedThumbnails = false", rounds: 5,
+            imago: { try thumbnail(true) }, peer: { try thumbnail(false) })
+        try compare(
+            "peers: HEIC 12 MP with a 320-px embedded thumbnail → 256 px vs Pillow thumbnail", unit: "ms CPU",
+            goal: 1.0, peerName: "Pillow thumbnail(256²) (pillow-heif)", rounds: 5, imago: { try thumbnail(true) },
+            peer: { try env.runPeer(["thumbnail", path, "2"]).figure("process_cpu_seconds") * 1000 })
     }
 }

@@ -13,8 +13,12 @@ import ImagoCore
 ///   ``DecodingOptions/appliesOrientation`` says: they are part of the image's geometry, and libheif 1.15 cannot
 ///   report the rotation without also dropping the crop. The EXIF orientation is never applied on top
 ///   (HEIF requires writers to reset it), so ``ImageContainer/orientation`` is always `.up`.
-/// - Depth images, thumbnails and other top-level images are ignored. An image sequence (`.heics`) gives its
-///   primary image when it has one (libheif 1.15 does not read the sequence track).
+/// - Depth images and other top-level images are ignored. An image sequence (`.heics`) gives its primary image
+///   when it has one (libheif 1.15 does not read the sequence track).
+/// - Embedded thumbnails (``DecodingOptions/usesEmbeddedThumbnails``, default on): with a ``DecodingOptions/targetSize``
+///   the image is downsampled to, the smallest thumbnail of the primary image that is at least that size, has its
+///   aspect ratio (within a pixel) and has alpha when it does is decoded instead, with the primary image's colour
+///   when it declares none of its own. ``ImageContainer/originalSize`` stays the primary image's.
 /// - Limits before decoding: every item's `ispe` (the auxiliary alpha image's too: libheif would allocate it at
 ///   its declared size unchecked), then the displayed and coded sizes from the image handle, against
 ///   ``DecodingOptions/pixelLimit``; libheif's own maximum image size is set to the same bound.
@@ -99,22 +103,34 @@ public struct HEIFDecoder: ImageDecoding {
             }
             try Self.checkAuxiliaryImages(
                 of: handle, itemTypes: itemTypes, format: format, options: options)
-            let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
-            let isPremultiplied = heif_image_handle_is_premultiplied_alpha(handle) != 0
-            let bitDepth = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
-            let colour = Self.colour(of: handle)
+            let primaryColour = Self.colour(of: handle)
+            let primaryHasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
+            let primaryBitDepth = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
+            // The smallest embedded thumbnail that gives the target size, when one does: decoded instead.
+            let thumbnail =
+                options.usesEmbeddedThumbnails
+                ? try Self.thumbnail(
+                    of: handle, size: PixelSize(width: width, height: height), hasAlpha: primaryHasAlpha,
+                    itemTypes: itemTypes, format: format, options: options) : nil
+            defer { thumbnail.map(heif_image_handle_release) }
+            let source = thumbnail ?? handle
+            let hasAlpha = heif_image_handle_has_alpha_channel(source) != 0
+            let isPremultiplied = heif_image_handle_is_premultiplied_alpha(source) != 0
+            let bitDepth = Int(heif_image_handle_get_luma_bits_per_pixel(source))
+            let ownColour = thumbnail == nil ? primaryColour : Self.colour(of: source)
+            let colour = ownColour.iccProfile == nil && ownColour.cicp == nil ? primaryColour : ownColour
 
             let planar =
-                hasAlpha || bitDepth != 8 || heif_image_handle_get_chroma_bits_per_pixel(handle) != 8
+                hasAlpha || bitDepth != 8 || heif_image_handle_get_chroma_bits_per_pixel(source) != 8
                 ? nil
-                : try Self.decodePlanarRGB(handle, cicp: colour.cicp, format: format, options: options)
+                : try Self.decodePlanarRGB(source, cicp: colour.cicp, format: format, options: options)
             var image: PixelBuffer
             let decodedSize: PixelSize
             if let planar {
                 (image, decodedSize) = planar
             } else {
                 image = try Self.decodePixels(
-                    handle, format: format, alphaMode: hasAlpha && isPremultiplied ? .premultiplied : .straight,
+                    source, format: format, alphaMode: hasAlpha && isPremultiplied ? .premultiplied : .straight,
                     options: options)
                 image = hasAlpha ? image.unpremultiplied() : image.assumingOpaque()
                 decodedSize = image.size
@@ -124,7 +140,8 @@ public struct HEIFDecoder: ImageDecoding {
             image = try image.resampled(to: fitted)
             let container = ImageContainer(
                 frames: [ImageFrame(buffer: image)], format: format,
-                originalSize: PixelSize(width: width, height: height), bitDepth: bitDepth > 0 ? bitDepth : nil)
+                originalSize: PixelSize(width: width, height: height),
+                bitDepth: primaryBitDepth > 0 ? primaryBitDepth : nil)
             return (container, colour)
         }
     }
@@ -158,6 +175,49 @@ public struct HEIFDecoder: ImageDecoding {
                 (to + row * rowBytes).copyMemory(from: plane + row * Int(stride), byteCount: rowBytes)
             }
         }
+    }
+
+    /// The handle of the smallest thumbnail of the primary image `handle` (of displayed `size`) that can stand in
+    /// for it at ``DecodingOptions/targetSize``: at least the size the image would be downsampled to, the same
+    /// aspect ratio within a pixel at the thumbnail's scale, alpha when `hasAlpha`, its auxiliary images checked as
+    /// the primary's. `nil` when the target asks for no downsampling or no thumbnail qualifies.
+    private static func thumbnail(
+        of handle: OpaquePointer, size: PixelSize, hasAlpha: Bool, itemTypes: [UInt32: String],
+        format: ImageFormat, options: DecodingOptions
+    ) throws -> OpaquePointer? {
+        let wanted = TargetFitting.fittedSize(
+            of: size, within: options.targetSize, orientation: .up, mode: options.targetMode)
+        guard wanted.width < size.width || wanted.height < size.height else { return nil }
+        let count = Int(heif_image_handle_get_number_of_thumbnails(handle))
+        guard count > 0, count <= 64 else { return nil }
+        var ids = [heif_item_id](repeating: 0, count: count)
+        let listed = Int(heif_image_handle_get_list_of_thumbnail_IDs(handle, &ids, Int32(count)))
+        var best: (handle: OpaquePointer, pixels: Int)?
+        for id in ids.prefix(listed) {
+            var candidate: OpaquePointer?
+            guard heif_image_handle_get_thumbnail(handle, id, &candidate).code == heif_error_Ok, let candidate else {
+                continue
+            }
+            let width = Int(heif_image_handle_get_width(candidate))
+            let height = Int(heif_image_handle_get_height(candidate))
+            let codedWidth = Int(heif_image_handle_get_ispe_width(candidate))
+            let codedHeight = Int(heif_image_handle_get_ispe_height(candidate))
+            let qualifies =
+                width >= wanted.width && height >= wanted.height && width < size.width && height <= size.height
+                && codedWidth <= size.width * 2 && codedHeight <= size.height * 2
+                && abs(width * size.height - height * size.width) <= max(size.width, size.height)
+                && (!hasAlpha || heif_image_handle_has_alpha_channel(candidate) != 0)
+                && itemTypes[id] != "iovl"
+                && (try? checkAuxiliaryImages(of: candidate, itemTypes: itemTypes, format: format, options: options))
+                    != nil
+            if qualifies, width * height < best?.pixels ?? Int.max {
+                best.map { heif_image_handle_release($0.handle) }
+                best = (candidate, width * height)
+            } else {
+                heif_image_handle_release(candidate)
+            }
+        }
+        return best?.handle
     }
 
     /// Checks every auxiliary image of `handle` (alpha, depth): its size against the pixel limit, and that it is

@@ -86,6 +86,11 @@ public struct DecodingOptions: Sendable, Hashable {
     /// How ``targetSize`` bounds the output. Default ``TargetMode/fit``. Not an initialiser parameter: set it on
     /// the options (the pipeline sets ``TargetMode/cover`` for a processor that crops to fill its size).
     public var targetMode: TargetMode = .fit
+    /// Whether a ``targetSize`` smaller than the image may be met from a thumbnail the file embeds (HEIC) instead
+    /// of the full image, as ImageIO and imgproxy do: one at least the fitted size, of the same aspect ratio, with
+    /// alpha when the image has it. An iPhone photo's 4032×3024 image then costs a 320×240 decode. The thumbnail
+    /// was encoded on its own, so its pixels differ a little from the full image downsampled. Default `true`.
+    public var usesEmbeddedThumbnails = true
 
     /// How ``DecodingOptions/targetSize`` bounds the decoded size (aspect ratio always kept, never upscaled).
     public enum TargetMode: Sendable, Hashable {
