@@ -156,7 +156,7 @@ extension PeersBench {
     }
 
     /// The 12 MP HEIC with a 320 × 240 embedded thumbnail (as phones write them) to a 256-px thumbnail: with
-    /// ``DecodingOptions/usesEmbeddedThumbnails`` (the default) against the same decode without it, and against
+    /// ``DecodingOptions/embeddedThumbnails`` at its default against the same decode with `.never`, and against
     /// Pillow's `thumbnail()` on the same file.
     private static func embeddedThumbnails(
         _ env: PeerEnvironment, path: String, resize: ImageProcessors.Resize
@@ -164,12 +164,12 @@ extension PeersBench {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         func thumbnail(_ usesEmbedded: Bool) throws -> Double {
             var options = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
-            options.usesEmbeddedThumbnails = usesEmbedded
+            options.embeddedThumbnails = usesEmbedded ? .whenLargeEnough : .never
             return try processMsPerOp(2) { _ = try resize.process(HEIFDecoder().decode(data, options: options).image) }
         }
         try compare(
             "peers: HEIC 12 MP with a 320-px embedded thumbnail → 256 px, embedded thumbnail vs the full image",
-            unit: "ms CPU", goal: nil, peerName: "Imago, usesEmbeddedThumbnails = false", rounds: 5,
+            unit: "ms CPU", goal: nil, peerName: "Imago, embeddedThumbnails = .never", rounds: 5,
             imago: { try thumbnail(true) }, peer: { try thumbnail(false) })
         try compare(
             "peers: HEIC 12 MP with a 320-px embedded thumbnail → 256 px vs Pillow thumbnail", unit: "ms CPU",

@@ -78,13 +78,12 @@ struct HEIFEmbeddedThumbnailTests {
     }
 
     func decode(
-        _ data: Data, target: PixelSize?, mode: DecodingOptions.TargetMode = .fit, thumbnails: Bool = true
-    )
-        throws -> ImageContainer
-    {
+        _ data: Data, target: PixelSize?, mode: DecodingOptions.TargetMode = .fit,
+        thumbnails: DecodingOptions.EmbeddedThumbnails = .whenLargeEnough
+    ) throws -> ImageContainer {
         var options = DecodingOptions(targetSize: target)
         options.targetMode = mode
-        options.usesEmbeddedThumbnails = thumbnails
+        options.embeddedThumbnails = thumbnails
         return try HEIFDecoder().decode(data, options: options)
     }
 
@@ -107,8 +106,27 @@ struct HEIFEmbeddedThumbnailTests {
             #expect(Self.isNear(decoded.image[pixel: 5, 5], Self.red), "\(target) \(mode)")
         }
         #expect(Self.isNear(try decode(file, target: nil).image[pixel: 5, 5], Self.red))
-        let off = try decode(file, target: PixelSize(width: 64, height: 64), thumbnails: false)
+        let off = try decode(file, target: PixelSize(width: 64, height: 64), thumbnails: .never)
         #expect(off.image.size == PixelSize(width: 64, height: 32) && Self.isNear(off.image[pixel: 32, 16], Self.red))
+    }
+
+    @Test func alwaysTakesTheLargestThumbnailWhateverTheTarget() throws {
+        let file = try HEIFThumbnailFixture.make(
+            width: 256, height: 128, primary: Self.red, thumbnailBox: 128, thumbnail: Self.blue)
+        // Larger than the thumbnail, or no target: the thumbnail, never enlarged
+        for target in [PixelSize(width: 200, height: 200), nil] {
+            let decoded = try decode(file, target: target, thumbnails: .always)
+            #expect(decoded.image.size == PixelSize(width: 128, height: 64), "\(String(describing: target))")
+            #expect(Self.isNear(decoded.image[pixel: 5, 5], Self.blue))
+            #expect(decoded.originalSize == PixelSize(width: 256, height: 128))
+        }
+        // Smaller: the thumbnail, fitted
+        let small = try decode(file, target: PixelSize(width: 32, height: 32), thumbnails: .always)
+        #expect(
+            small.image.size == PixelSize(width: 32, height: 16) && Self.isNear(small.image[pixel: 5, 5], Self.blue))
+        // A file without thumbnails: the image
+        let plain = try decode(try corpusData("heic/gen-kodim03-8bit-420.heic"), target: nil, thumbnails: .always)
+        #expect(plain.image.size == plain.originalSize)
     }
 
     @Test func aThumbnailWithoutTheImagesAlphaIsNotUsed() throws {
@@ -122,8 +140,10 @@ struct HEIFEmbeddedThumbnailTests {
     @Test func theTargetsCacheKeysNameTheOptionOnlyWhenOff() {
         var options = DecodingOptions()
         #expect(!ImageCacheKey.Decoding(options).text.contains("thumbs"))
-        options.usesEmbeddedThumbnails = false
-        #expect(ImageCacheKey.Decoding(options).text.hasSuffix(";thumbs=0"))
+        options.embeddedThumbnails = .never
+        #expect(ImageCacheKey.Decoding(options).text.hasSuffix(";thumbs=never"))
+        options.embeddedThumbnails = .always
+        #expect(ImageCacheKey.Decoding(options).text.hasSuffix(";thumbs=always"))
     }
 
     /// A real file (pillow_heif's, libheif-written): its 32 × 32 thumbnail stands in for the 64 × 64 image at
@@ -132,7 +152,7 @@ struct HEIFEmbeddedThumbnailTests {
         let data = try corpusData("heic/pillowheif-zPug_3.heic")
         let target = PixelSize(width: 32, height: 32)
         let fromThumbnail = try decode(data, target: target).image
-        let fromImage = try decode(data, target: target, thumbnails: false).image
+        let fromImage = try decode(data, target: target, thumbnails: .never).image
         let mean = try #require(meanChannelError(fromThumbnail, fromImage))
         #expect(mean > 0 && mean < 12, "mean absolute difference \(mean)")
     }

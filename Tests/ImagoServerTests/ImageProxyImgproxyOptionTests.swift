@@ -322,4 +322,31 @@ struct ImageProxyImgproxyOptionTests {
         try OptionParser.apply("exp:1", to: &defaults)
         #expect(defaults.canonicalDescription == before)  // headers and checks only: the same output
     }
+
+    /// `enforce_thumbnail`: pillow_heif's 64 × 64 HEIC, whose embedded thumbnail is 32 × 32, rendered from the
+    /// thumbnail (never enlarged) when the URL or the server says so.
+    @Test func enforceThumbnailRendersTheEmbeddedThumbnail() async throws {
+        let heic = try serverCorpus("heic/pillowheif-zPug_3.heic")
+        func size(
+            _ options: String, _ configure: @escaping (inout ImageProxy.Configuration) -> Void = { _ in }
+        )
+            async throws -> PixelSize
+        {
+            let fixture = try ProxyFixture(configure)
+            fixture.origin.setRoute("/t.heic", .bytes(heic, contentType: "image/heic"))
+            let response = await fixture.get(fixture.path(options, "/t.heic", ext: "png"))
+            #expect(response.status == 200, "\(options): \(errorMessage(response))")
+            return try ServerTestImages.decode(response.body).size
+        }
+        #expect(try await size("w:64") == PixelSize(width: 64, height: 64))
+        #expect(try await size("w:64/eth:1") == PixelSize(width: 32, height: 32))
+        #expect(try await size("enforce_thumbnail:true/w:16") == PixelSize(width: 16, height: 16))
+        let enforced: (inout ImageProxy.Configuration) -> Void = { $0.enforcesThumbnail = true }
+        #expect(try await size("w:64", enforced) == PixelSize(width: 32, height: 32))
+        #expect(try await size("w:64/eth:0", enforced) == PixelSize(width: 64, height: 64))
+        var options = ProcessingOptions()
+        try OptionParser.apply("eth:1", to: &options)
+        #expect(options.enforcesThumbnail == true && options.canonicalDescription.hasSuffix("/eth:1"))
+        #expect(throws: ProxyError.self) { try OptionParser.apply("eth:2", to: &options) }
+    }
 }

@@ -36,7 +36,8 @@ enum ServeCommand {
             max_bytes/mb, format/f:{jpeg|png|gif|webp|avif|jxl}, blur/bl, sharpen/sh, pixelate/pix,
             rotate/rot:{0|90|180|270}, auto_rotate/ar, cachebuster/cb, expires/exp, filename/fn,
             return_attachment/att, preset/pr, watermark/wm:OPACITY:POSITION:X:Y:SCALE (with --watermark),
-            skip_processing/skp:EXT:… (a checked source of a listed format is sent as it is);
+            skip_processing/skp:EXT:… (a checked source of a listed format is sent as it is),
+            enforce_thumbnail/eth (a HEIC's embedded thumbnail whatever the size);
             strip_metadata, strip_color_profile and keep_copyright are accepted at their only values.
             Also GET /healthz and /metrics (Prometheus text).
             With --redis, originals and outputs are shared with every process given the same nodes: one origin
@@ -79,6 +80,9 @@ enum ServeCommand {
             OptionSpec(
                 "--max-animation-frames", value: "N",
                 help: "Keep up to N frames of animations, sent as animated WebP or GIF (default 1: the first frame)."),
+            OptionSpec(
+                "--enforce-thumbnail",
+                help: "Render HEIC sources from their embedded thumbnail whatever the size (URLs may say eth:0)."),
             OptionSpec(
                 "--max-result-dimension", value: "N",
                 help: "Scale results down until their longer side is at most N pixels (default 0: up to 8192)."),
@@ -210,6 +214,8 @@ enum ServeCommand {
         var maxAnimationFrames = 1
         /// `--max-result-dimension`: the longest side of a result (0: no limit but 8192).
         var maxResultDimension = 0
+        /// `--enforce-thumbnail`: URLs without `enforce_thumbnail` render embedded thumbnails.
+        var enforcesThumbnail = false
         /// `--base-url`: put before every source URL.
         var baseURL = ""
         /// `--preset`: the named option lists of `preset:`.
@@ -365,6 +371,7 @@ enum ServeCommand {
         configuration.pixelLimit = options.pixelLimit
         configuration.maxAnimationFrames = options.maxAnimationFrames
         configuration.maxResultDimension = options.maxResultDimension
+        configuration.enforcesThumbnail = options.enforcesThumbnail
         configuration.defaultQuality = options.defaultQuality
         configuration.formatQuality = options.formatQuality
         configuration.preferredFormats = options.preferredFormats
@@ -573,6 +580,7 @@ enum ServeCommand {
         if args.has("--enforce-avif") { options.enforcedFormats.insert(.avif) }
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")
+        options.enforcesThumbnail = args.has("--enforce-thumbnail")
         options.sendsDebugHeaders = args.has("--enable-debug-headers")
         options.passesSourceCacheControl = args.has("--cache-control-passthrough")
         if args.has("--only-presets") {

@@ -15,10 +15,11 @@ import ImagoCore
 ///   (HEIF requires writers to reset it), so ``ImageContainer/orientation`` is always `.up`.
 /// - Depth images and other top-level images are ignored. An image sequence (`.heics`) gives its primary image
 ///   when it has one (libheif 1.15 does not read the sequence track).
-/// - Embedded thumbnails (``DecodingOptions/usesEmbeddedThumbnails``, default on): with a ``DecodingOptions/targetSize``
-///   the image is downsampled to, the smallest thumbnail of the primary image that is at least that size, has its
-///   aspect ratio (within a pixel) and has alpha when it does is decoded instead, with the primary image's colour
-///   when it declares none of its own. ``ImageContainer/originalSize`` stays the primary image's.
+/// - Embedded thumbnails (``DecodingOptions/embeddedThumbnails``): by default, with a
+///   ``DecodingOptions/targetSize`` the image is downsampled to, the smallest thumbnail of the primary image that is
+///   at least that size, has its aspect ratio (within a pixel) and has alpha when it does is decoded instead, with
+///   the primary image's colour when it declares none of its own; with `.always`, the largest such thumbnail.
+///   ``ImageContainer/originalSize`` stays the primary image's.
 /// - Limits before decoding: every item's `ispe` (the auxiliary alpha image's too: libheif would allocate it at
 ///   its declared size unchecked), then the displayed and coded sizes from the image handle, against
 ///   ``DecodingOptions/pixelLimit``; libheif's own maximum image size is set to the same bound.
@@ -108,7 +109,7 @@ public struct HEIFDecoder: ImageDecoding {
             let primaryBitDepth = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
             // The smallest embedded thumbnail that gives the target size, when one does: decoded instead.
             let thumbnail =
-                options.usesEmbeddedThumbnails
+                options.embeddedThumbnails != .never
                 ? try Self.thumbnail(
                     of: handle, size: PixelSize(width: width, height: height), hasAlpha: primaryHasAlpha,
                     itemTypes: itemTypes, format: format, options: options) : nil
@@ -177,16 +178,22 @@ public struct HEIFDecoder: ImageDecoding {
         }
     }
 
-    /// The handle of the smallest thumbnail of the primary image `handle` (of displayed `size`) that can stand in
-    /// for it at ``DecodingOptions/targetSize``: at least the size the image would be downsampled to, the same
-    /// aspect ratio within a pixel at the thumbnail's scale, alpha when `hasAlpha`, its auxiliary images checked as
-    /// the primary's. `nil` when the target asks for no downsampling or no thumbnail qualifies.
+    /// The handle of the thumbnail of the primary image `handle` (of displayed `size`) that stands in for it: with
+    /// ``DecodingOptions/EmbeddedThumbnails/whenLargeEnough``, the smallest at least the size the image would be
+    /// downsampled to for ``DecodingOptions/targetSize`` (none when it asks for no downsampling); with
+    /// ``DecodingOptions/EmbeddedThumbnails/always``, the largest. Each has the same aspect ratio within a pixel at
+    /// the thumbnail's scale, alpha when `hasAlpha`, and its auxiliary images checked as the primary's. `nil`
+    /// when none qualifies.
     private static func thumbnail(
         of handle: OpaquePointer, size: PixelSize, hasAlpha: Bool, itemTypes: [UInt32: String],
         format: ImageFormat, options: DecodingOptions
     ) throws -> OpaquePointer? {
-        let wanted = TargetFitting.fittedSize(
-            of: size, within: options.targetSize, orientation: .up, mode: options.targetMode)
+        let always = options.embeddedThumbnails == .always
+        let wanted =
+            always
+            ? PixelSize(width: 1, height: 1)
+            : TargetFitting.fittedSize(
+                of: size, within: options.targetSize, orientation: .up, mode: options.targetMode)
         guard wanted.width < size.width || wanted.height < size.height else { return nil }
         let count = Int(heif_image_handle_get_number_of_thumbnails(handle))
         guard count > 0, count <= 64 else { return nil }
@@ -210,7 +217,8 @@ public struct HEIFDecoder: ImageDecoding {
                 && itemTypes[id] != "iovl"
                 && (try? checkAuxiliaryImages(of: candidate, itemTypes: itemTypes, format: format, options: options))
                     != nil
-            if qualifies, width * height < best?.pixels ?? Int.max {
+            let better = best.map { always ? width * height > $0.pixels : width * height < $0.pixels } ?? true
+            if qualifies, better {
                 best.map { heif_image_handle_release($0.handle) }
                 best = (candidate, width * height)
             } else {

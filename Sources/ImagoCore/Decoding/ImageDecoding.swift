@@ -86,11 +86,24 @@ public struct DecodingOptions: Sendable, Hashable {
     /// How ``targetSize`` bounds the output. Default ``TargetMode/fit``. Not an initialiser parameter: set it on
     /// the options (the pipeline sets ``TargetMode/cover`` for a processor that crops to fill its size).
     public var targetMode: TargetMode = .fit
-    /// Whether a ``targetSize`` smaller than the image may be met from a thumbnail the file embeds (HEIC) instead
-    /// of the full image, as ImageIO and imgproxy do: one at least the fitted size, of the same aspect ratio, with
-    /// alpha when the image has it. An iPhone photo's 4032×3024 image then costs a 320×240 decode. The thumbnail
-    /// was encoded on its own, so its pixels differ a little from the full image downsampled. Default `true`.
-    public var usesEmbeddedThumbnails = true
+    /// When a thumbnail the file embeds (HEIC) is decoded instead of the full image. Default
+    /// ``EmbeddedThumbnails/whenLargeEnough``, as ImageIO and imgproxy do: an iPhone photo's 4032×3024 image then
+    /// costs a 320×240 decode for a 256-px target.
+    public var embeddedThumbnails: EmbeddedThumbnails = .whenLargeEnough
+
+    /// When a file's embedded thumbnail stands in for its image (``DecodingOptions/embeddedThumbnails``). Only a
+    /// thumbnail with the image's aspect ratio (within a pixel) and, when the image has alpha, alpha of its own
+    /// ever does; it was encoded on its own, so its pixels differ a little from the full image downsampled.
+    public enum EmbeddedThumbnails: String, Sendable, Hashable {
+        /// Always the full image.
+        case never
+        /// With a ``DecodingOptions/targetSize`` the image is downsampled to, the smallest thumbnail at least that
+        /// size (the default).
+        case whenLargeEnough
+        /// The largest thumbnail, whatever the target (imgproxy's `enforce_thumbnail`): fast previews that may be
+        /// smaller than asked for. Files without one give the full image.
+        case always
+    }
 
     /// How ``DecodingOptions/targetSize`` bounds the decoded size (aspect ratio always kept, never upscaled).
     public enum TargetMode: Sendable, Hashable {

@@ -74,8 +74,8 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
         public var decodesFirstFrameOnly: Bool
         /// ``DecodingOptions/allowsPartialData``.
         public var allowsPartialData: Bool
-        /// ``DecodingOptions/usesEmbeddedThumbnails``.
-        public var usesEmbeddedThumbnails: Bool
+        /// ``DecodingOptions/embeddedThumbnails``.
+        public var embeddedThumbnails: DecodingOptions.EmbeddedThumbnails
 
         /// The pixel-changing fields of `options`.
         public init(_ options: DecodingOptions) {
@@ -87,17 +87,19 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
             targetMode = options.targetMode
             decodesFirstFrameOnly = options.decodesFirstFrameOnly
             allowsPartialData = options.allowsPartialData
-            usesEmbeddedThumbnails = options.usesEmbeddedThumbnails
+            embeddedThumbnails = options.embeddedThumbnails
         }
 
         /// The stable text of ``ImageCacheKey/dataCacheKey``'s `decoding=` part, e.g.
-        /// `orient=1;color=convertToSRGB;intent=0;bpc=1;bytes=none;mode=fit;first=0;partial=0` (and `;thumbs=0`
-        /// when embedded thumbnails are not used, so keys from before that option stay as they were).
+        /// `orient=1;color=convertToSRGB;intent=0;bpc=1;bytes=none;mode=fit;first=0;partial=0` (and `;thumbs=never`
+        /// or `;thumbs=always` for embedded thumbnails other than the default, so keys from before that option stay
+        /// as they were).
         var text: String {
             "orient=\(appliesOrientation ? 1 : 0);color=\(colorPolicy.rawValue);intent=\(renderingIntent.rawValue)"
                 + ";bpc=\(usesBlackPointCompensation ? 1 : 0);bytes=\(decodedByteLimit.map(String.init) ?? "none")"
                 + ";mode=\(targetMode == .cover ? "cover" : "fit");first=\(decodesFirstFrameOnly ? 1 : 0)"
-                + ";partial=\(allowsPartialData ? 1 : 0)" + (usesEmbeddedThumbnails ? "" : ";thumbs=0")
+                + ";partial=\(allowsPartialData ? 1 : 0)"
+                + (embeddedThumbnails == .whenLargeEnough ? "" : ";thumbs=\(embeddedThumbnails.rawValue)")
         }
     }
 

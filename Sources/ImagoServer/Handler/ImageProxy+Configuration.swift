@@ -36,6 +36,10 @@ extension ImageProxy {
         public var outputCache: OutputCache
         /// The largest image (width × height) decoded; larger sources are answered 422. Default 50 megapixels.
         public var pixelLimit: Int
+        /// Whether URLs that do not say `enforce_thumbnail` render a source's embedded thumbnail (HEIC) instead of its
+        /// image whatever the size asked for (imgproxy's `IMGPROXY_ENFORCE_THUMBNAIL`). A thumbnail large enough for
+        /// the result is used either way. Default `false`.
+        public var enforcesThumbnail: Bool
         /// The longest side of any result in pixels, as imgproxy's `IMGPROXY_MAX_RESULT_DIMENSION`: a larger result
         /// is scaled down, aspect ratio kept, until its longer side fits, extensions and padding included (a source
         /// served without a resize too), rather than refused. 1…8192; default 0: no limit but the 8,192 pixels a
@@ -165,6 +169,7 @@ extension ImageProxy {
             outputCache = OutputCache()
             pixelLimit = 50_000_000
             maxResultDimension = 0
+            enforcesThumbnail = false
             maxAnimationFrames = 1
             signer = nil
             allowsUnsigned = false

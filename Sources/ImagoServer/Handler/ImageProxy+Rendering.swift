@@ -231,7 +231,8 @@ extension ImageProxy {
     /// the first processor. With a rotation in front, a `fit` box is given as the request's target size, turned
     /// when the rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's target
     /// size only fits). A trim or a crop in front needs the source's own pixels, so it decodes at full size.
-    /// Without `auto_rotate` the request decodes with `decoding` but the EXIF orientation left unapplied. With
+    /// Without `auto_rotate` the request decodes with `decoding` but the EXIF orientation left unapplied; with
+    /// `enforce_thumbnail`, from the source's embedded thumbnail whatever the size. With
     /// `original`, the source's bytes already fetched, the request decodes them under the source URL's cache key.
     static func imageRequest(
         for options: ProcessingOptions, source: URL, original: Data? = nil,
@@ -271,9 +272,10 @@ extension ImageProxy {
         var request = ImageRequest(
             source: loaded, processors: processors, targetSize: targetSize,
             options: animates ? [] : [.decodesFirstFrameOnly])
-        if !options.autoRotates || animates {
+        if !options.autoRotates || animates || options.enforcesThumbnail == true {
             var custom = decoding
             if !options.autoRotates { custom.appliesOrientation = false }
+            if options.enforcesThumbnail == true { custom.embeddedThumbnails = .always }
             if animates {
                 // imgproxy's rule: all frames' canvas pixels together within the pixel limit.
                 custom.frameLimit = animationFrames

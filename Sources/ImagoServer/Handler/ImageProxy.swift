@@ -237,6 +237,8 @@ public final class ImageProxy: Sendable {
                 ? ClientHints(headers: request.headers).applied(to: path.options, set: path.hintedFieldsSet)
                 : path.options
             options.maxResultDimension = configuration.maxResultDimension
+            // Resolved here so that the server's default and a URL's eth:1 share keys (eth:0 and unset too).
+            options.enforcesThumbnail = (options.enforcesThumbnail ?? configuration.enforcesThumbnail) ? true : nil
             var key = OutputKey(
                 source: verified.source, options: options, format: choice,
                 watermark: options.watermark == nil ? nil : configuration.watermark?.id)

@@ -8,7 +8,7 @@ enum OptionParser {
         case resize, size, resizingType, width, height, minWidth, minHeight, zoom, dpr, enlarge, extend
         case extendAspectRatio, gravity, crop, trim, padding, background, quality, formatQuality, maxBytes, format, blur
         case sharpen, pixelate, rotate, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
-        case expires, filename, returnAttachment, preset, watermark, skipProcessing, raw
+        case expires, filename, returnAttachment, preset, watermark, skipProcessing, raw, enforceThumbnail
 
         init?(_ text: Substring) {
             switch text {
@@ -49,6 +49,7 @@ enum OptionParser {
             case "watermark", "wm": self = .watermark
             case "skip_processing", "skp": self = .skipProcessing
             case "raw": self = .raw
+            case "enforce_thumbnail", "eth": self = .enforceThumbnail
             default: return nil
             }
         }
@@ -234,6 +235,9 @@ enum OptionParser {
                 throw .invalidOption(
                     name: option, reason: "outputs never carry the source's metadata (only 0 is accepted)")
             }
+        case .enforceThumbnail:
+            try count(1...1)
+            options.enforcesThumbnail = try flag(args[0], option: option)
         case .skipProcessing:
             guard !args.isEmpty else { throw .invalidOption(name: option, reason: "expects at least one format") }
             for name in args {

@@ -222,6 +222,11 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// Whether `Content-Disposition` says `attachment` rather than `inline` (imgproxy's `return_attachment`).
     /// Default `false`.
     public var returnsAttachment = false
+    /// Whether a source's embedded thumbnail (HEIC) is rendered instead of its image whatever the size asked for,
+    /// for fast previews (imgproxy's `enforce_thumbnail`; ``DecodingOptions/EmbeddedThumbnails/always``). A
+    /// thumbnail large enough for the result is used anyway. `nil` (the default): the server's
+    /// ``ImageProxy/Configuration/enforcesThumbnail``.
+    public var enforcesThumbnail: Bool?
     /// The longest side of the result in pixels (imgproxy's `IMGPROXY_MAX_RESULT_DIMENSION`, set by the server
     /// from ``ImageProxy/Configuration/maxResultDimension``): a larger result is scaled down, aspect ratio kept,
     /// until its longer side fits, extensions and padding included. Default 0: no limit but
@@ -279,6 +284,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if !skippedFormats.isEmpty { text += "/skp:" + skippedFormats.map(\.rawValue).sorted().joined(separator: ":") }
         if !cacheBuster.isEmpty { text += "/cb:\(cacheBuster)" }
         if maxResultDimension != 0 { text += "/mrd:\(maxResultDimension)" }
+        if enforcesThumbnail == true { text += "/eth:1" }
         return text
     }
 
