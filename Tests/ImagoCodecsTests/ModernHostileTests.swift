@@ -64,11 +64,13 @@ import Testing
 }
 
 /// The fuzzers' findings (Tests/Fuzz/avif, Tests/Fuzz/heif), replayed: each fails with a typed error, quickly.
+/// Valid inputs saved to steer `fuzz-replay` down a path (named `seed-*`) are not findings.
 @Suite struct ModernFuzzFindingTests {
     static func findings(_ target: String, filePath: String = #filePath) -> [URL] {
         let folder = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fuzz/\(target)")
         return ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? [])
+            .filter { !$0.lastPathComponent.hasPrefix("seed-") }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 

@@ -3,7 +3,9 @@ import ImagoCore
 
 /// What is known about how an output was made beyond its bytes, kept beside it in every tier of the output cache
 /// (``DataCacheMetadata/extra``, as JSON), so that it survives a restart and is shared by a fleet. Each fact is
-/// `nil` when the render did not learn it.
+/// `nil` when the render did not learn it or the server does not use it (the validators with
+/// ``ImageProxy/Configuration/passesSourceCacheControl``, the rest with
+/// ``ImageProxy/Configuration/sendsDebugHeaders``), so a server with neither stores no facts at all.
 struct RenditionFacts: Sendable, Hashable, Codable {
     /// The source's validators, when the render recorded its freshness
     /// (``ImageProxy/Configuration/passesSourceCacheControl``) and the source had some: an output whose source

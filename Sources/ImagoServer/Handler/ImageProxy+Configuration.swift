@@ -113,8 +113,8 @@ extension ImageProxy {
         /// Whether image responses carry imgproxy's debug headers (`IMGPROXY_ENABLE_DEBUG_HEADERS`):
         /// `X-Origin-Content-Length` (the source's bytes), `X-Origin-Width` and `X-Origin-Height` (its pixels) and
         /// `X-Result-Width` and `X-Result-Height` (the output's), each when known. They are recorded with the
-        /// output in every cache tier, so a cached output carries them too (outputs cached before this was on lack
-        /// the source's byte count). A render then fetches the source's bytes through the pipeline's
+        /// output in every cache tier, so a cached output carries them too (outputs cached while this was off
+        /// carry none). A render then fetches the source's bytes through the pipeline's
         /// ``ImagePipeline/data(for:)`` first, as ``usesLastModified``. Default `false`.
         public var sendsDebugHeaders: Bool
         /// With ``passesSourceCacheControl``, how long an outdated output answered because its origin failed or

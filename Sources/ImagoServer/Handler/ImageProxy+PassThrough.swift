@@ -30,7 +30,7 @@ extension ImageProxy {
     func recordingSource(_ original: ImageDataResponse?, in rendition: Rendition) -> Rendition {
         guard let original else { return rendition }
         var recorded = rendition
-        recorded.facts.sourceByteCount = original.data.count
+        if configuration.sendsDebugHeaders { recorded.facts.sourceByteCount = original.data.count }
         guard let metadata = original.metadata else {
             if configuration.passesSourceCacheControl, original.source == .network { recorded.sourceExpiresAt = Date() }
             return recorded
@@ -89,7 +89,7 @@ extension ImageProxy {
         sameForEveryAccept.settings = nil
         var rendition = recordingSource(
             original, in: Rendition(data: original.data, format: original.format, key: sameForEveryAccept))
-        if case .success(let size) = checked {
+        if configuration.sendsDebugHeaders, case .success(let size) = checked {
             rendition.facts.sourceSize = size
             rendition.facts.resultSize = size
         }

@@ -196,8 +196,10 @@ extension ImageProxy {
             return .failure(.internalFailure("encoding \(format)"))
         }
         var rendition = recordingSource(original, in: Rendition(data: data, format: format, key: key))
-        rendition.facts.sourceSize = image.originalSize
-        rendition.facts.resultSize = image.image.size
+        if configuration.sendsDebugHeaders {  // kept only when sent: other outputs' entries stay as they were
+            rendition.facts.sourceSize = image.originalSize
+            rendition.facts.resultSize = image.image.size
+        }
         let storing = ContinuousClock.now
         configuration.outputCache.store(rendition, for: key)
         var timings = response.metrics
