@@ -8,8 +8,8 @@ import Imago
 /// let status = await CLI.run(["decode", "photo.jpg", "--json"], console: console)
 /// ```
 public enum CLI {
-    /// The tool's version, printed by `imago --version`.
-    public static let version = "0.1.0"
+    /// The tool's version, printed by `imago --version`: the library's (``ImagoVersion/current``).
+    public static let version = ImagoVersion.current
 
     /// Every subcommand, in the order `--help` lists them.
     package static let commands: [Command] = [

@@ -138,7 +138,7 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
         // Request headers: the configuration's, the request's (winning), the validators.
         var fields: [(String, String)] = []
         let given = Set(request.headers.keys.map { $0.lowercased() })
-        for (name, value) in loading.additionalHeaders where !given.contains(name.lowercased()) {
+        for (name, value) in loading.defaultHeaders where !given.contains(name.lowercased()) {
             fields.append((name, value))
         }
         fields += request.headers.map { ($0.key, $0.value) }

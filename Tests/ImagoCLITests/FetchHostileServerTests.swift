@@ -199,6 +199,31 @@ import Testing
         #expect(defaults.network == NetworkOptions())
     }
 
+    @Test func theUserAgentReachesTheOrigin() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setRoute(
+            "/a.png",
+            .bytes(
+                try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 2, height: 2), as: .png),
+                contentType: "image/png"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ua-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (extra, expected) in [
+            ([], "Imago/\(ImagoVersion.current)"),
+            (["--user-agent", "Gallery/2.0 (+ops@example.com)"], "Gallery/2.0 (+ops@example.com)"),
+            (["--user-agent", ""], nil),
+        ] as [([String], String?)] {
+            let fresh = directory.appendingPathComponent(UUID().uuidString)
+            let run = await runCLI(
+                ["fetch", server.url(for: "/a.png").absoluteString, "--cache-dir", fresh.path, "-o", fresh.path] + extra
+            )
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(server.lastRequestHeaders(for: "/a.png")?["User-Agent"] == expected, "\(extra)")
+        }
+        #expect(await runCLI(["fetch", "http://h/a.jpg", "--user-agent", "a\nb"]).status == 2)
+    }
+
     @Test(arguments: [
         ["--timeout", "0"], ["--timeout", "soon"], ["--timeout", "nan"], ["--timeout", "-1"], ["--max-bytes", "0"],
         ["--max-bytes", "lots"], ["--retries", "11"], ["--retries", "-1"],

@@ -88,6 +88,27 @@ extension LoadingNetworkTests {
             #expect(headers["Accept"] == "image/png")  // the request's own header wins
         }
 
+        @Test func requestsCarryTheUserAgentUnlessTheySetTheirOwn() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setRoute("/a", .bytes(testBytes(10), contentType: "image/png"))
+            func userAgent(
+                _ configure: (inout HTTPDataLoader.Configuration) -> Void, headers: [String: String] = [:]
+            ) async throws -> String? {
+                var configuration = testLoaderConfiguration()
+                configure(&configuration)
+                _ = try await makeTestLoader(configuration).data(
+                    for: DataRequest(url: server.url(for: "/a"), headers: headers))
+                return server.lastRequestHeaders(for: "/a")?["User-Agent"]
+            }
+            #expect(try await userAgent({ _ in }) == "Imago/\(ImagoVersion.current)")
+            #expect(try await userAgent({ $0.userAgent = "Gallery/2.0" }) == "Gallery/2.0")
+            #expect(try await userAgent({ $0.additionalHeaders["user-agent"] = "Mine/1" }) == "Mine/1")
+            #expect(try await userAgent({ _ in }, headers: ["User-Agent": "Request/3"]) == "Request/3")
+            // nil: none of Imago's (libcurl sends none at all; FoundationNetworking may add its own)
+            #expect(try await userAgent({ $0.userAgent = nil }) != HTTPDataLoader.defaultUserAgent)
+        }
+
         @Test func throwingModifierFailsTheLoad() async throws {
             struct NoToken: Error {}
             let server = try LoopbackServer()

@@ -1,9 +1,10 @@
 import Foundation
 import Imago
 
-/// The network settings `fetch` and `show` share: `--timeout`, `--max-bytes` and `--retries` (each `nil` when not
-/// given, which keeps ``HTTPDataLoader/Configuration``'s default: 15 s idle / 60 s total, 64 MiB, 2 retries), and
-/// for the libcurl loader `--public-only` (the SSRF guard) and `--cacert FILE`.
+/// The network settings `fetch`, `show` and `serve` share: `--timeout`, `--max-bytes`, `--retries` and
+/// `--user-agent` (each `nil` when not given, which keeps ``HTTPDataLoader/Configuration``'s default: 15 s idle /
+/// 60 s total, 64 MiB, 2 retries, `Imago/VERSION`), and for the libcurl loader `--public-only` (the SSRF guard) and
+/// `--cacert FILE`.
 struct NetworkOptions: Sendable, Equatable {
     /// `--timeout`: the idle and total limit of one attempt.
     var timeout: Duration?
@@ -15,11 +16,14 @@ struct NetworkOptions: Sendable, Equatable {
     var isPublicOnly = false
     /// `--cacert`: a PEM file of certificate authorities to trust instead of the system's.
     var caBundlePath: String?
+    /// `--user-agent`: the `User-Agent` sent (empty: none).
+    var userAgent: String?
 
     /// The options' synopsis, for a command's usage line.
-    static let synopsis = "[--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--public-only] [--cacert FILE]"
+    static let synopsis =
+        "[--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--public-only] [--cacert FILE] [--user-agent UA]"
 
-    /// The three options, for a command's option list.
+    /// The options, for a command's option list.
     static let specs = [
         OptionSpec(
             "--timeout", value: "SECONDS",
@@ -35,6 +39,9 @@ struct NetworkOptions: Sendable, Equatable {
             help: "Connect only to public addresses: refuse loopback, private, link-local and metadata addresses."),
         OptionSpec(
             "--cacert", value: "FILE", help: "Trust the certificate authorities in FILE (PEM) instead of the system's."),
+        OptionSpec(
+            "--user-agent", value: "UA",
+            help: "Send UA as the User-Agent (default Imago/\(ImagoVersion.current); empty sends none)."),
     ]
 
     /// No limits given: the loader's defaults.
@@ -64,6 +71,12 @@ struct NetworkOptions: Sendable, Equatable {
             }
             caBundlePath = path
         }
+        if let text = args.value("--user-agent") {
+            guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw UsageError("option '--user-agent' must not contain control characters")
+            }
+            userAgent = text
+        }
     }
 
     /// The libcurl loader with these settings, running at most `concurrency` transfers (default 6), its `Accept`
@@ -85,6 +98,7 @@ struct NetworkOptions: Sendable, Equatable {
             loader.idleTimeout = min(loader.idleTimeout, timeout)
         }
         if let maximumBodySize { loader.maximumBodySize = Int64(maximumBodySize) }
+        if let userAgent { loader.userAgent = userAgent.isEmpty ? nil : userAgent }
         if let retries {
             var policy = loader.retryPolicy
             policy.maximumRetries = retries

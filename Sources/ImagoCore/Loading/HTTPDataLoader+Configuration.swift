@@ -1,6 +1,9 @@
 import Foundation
 
 extension HTTPDataLoader {
+    /// The default ``Configuration/userAgent``: `Imago/` and the library's version (``ImagoVersion/current``).
+    public static let defaultUserAgent = "Imago/" + ImagoVersion.current
+
     /// Changes a request just before it goes out (for example to add a fresh access token); may suspend. A thrown
     /// error fails the load with ``DataLoadingError/requestModifierFailed(url:reason:)``.
     public typealias RequestModifier = @Sendable (DataRequest) async throws -> DataRequest
@@ -99,6 +102,21 @@ extension HTTPDataLoader {
         ]
         /// Headers sent with every request unless the request sets them. Default none.
         public var additionalHeaders: [String: String] = [:]
+        /// The `User-Agent` of requests that name none, in their own headers or in ``additionalHeaders``. Many
+        /// origins refuse or slow down requests without one (Wikimedia answers 403), so one is sent by default, as
+        /// SDWebImage, imgproxy and thumbor do. `nil`: none. Default ``HTTPDataLoader/defaultUserAgent``.
+        public var userAgent: String? = HTTPDataLoader.defaultUserAgent
+
+        /// What every request is sent before its own headers: ``additionalHeaders``, with ``userAgent`` when they
+        /// name no `User-Agent`.
+        package var defaultHeaders: [String: String] {
+            guard let userAgent, !additionalHeaders.keys.contains(where: { $0.lowercased() == "user-agent" }) else {
+                return additionalHeaders
+            }
+            var headers = additionalHeaders
+            headers["User-Agent"] = userAgent
+            return headers
+        }
 
         /// The defaults listed on each field.
         public init() {}

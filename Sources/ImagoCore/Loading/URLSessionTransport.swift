@@ -93,7 +93,7 @@ final class URLSessionTransport: LoadTransporting {
             url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
             timeoutInterval: HTTPDataLoader.idleTimeoutSeconds(configuration.idleTimeout))
         let given = Set(request.headers.keys.map { $0.lowercased() })
-        for (name, value) in configuration.additionalHeaders where !given.contains(name.lowercased()) {
+        for (name, value) in configuration.defaultHeaders where !given.contains(name.lowercased()) {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
