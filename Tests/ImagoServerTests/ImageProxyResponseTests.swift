@@ -191,20 +191,17 @@ struct ImageProxyResponseTests {
 
     @Test(.timeLimit(.minutes(1)))
     func outputsComeFromTheDiskCacheAfterARestart() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let origin = try LoopbackServer()
-        defer { origin.stop() }
-        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
-        let path = "/_/w:40/plain/" + origin.url(for: "/a.jpg").absoluteString
+        let fixture = try RestartFixture()
+        fixture.origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let path = fixture.path("w:40", "/a.jpg")
         var etags: [String?] = []
         for _ in 0..<2 {
-            let response = try await respondAfterRestart(path, directory: directory)
+            let response = try await fixture.respondAfterRestart(path)
             #expect(response.status == 200)
             etags.append(response.header("ETag"))
         }
         #expect(etags[0] != nil && etags[0] == etags[1])
-        #expect(origin.requestCount(for: "/a.jpg") == 1)
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
     }
 }
 

@@ -94,10 +94,8 @@ struct ImageProxySourceHeadersTests {
 
     @Test(.timeLimit(.minutes(1)))
     func theSourcesFactsOutliveARestartInTheDiskCache() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let origin = try LoopbackServer()
-        defer { origin.stop() }
+        let fixture = try RestartFixture()
+        let origin = fixture.origin
         origin.setRoute(
             "/m.jpg",
             .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg").withLastModified(Self.modified)
@@ -106,7 +104,7 @@ struct ImageProxySourceHeadersTests {
         var answers: [ServerResponse] = []
         for _ in 0..<2 {
             answers.append(
-                try await respondAfterRestart(path, directory: directory) {
+                try await fixture.respondAfterRestart(path) {
                     $0.usesLastModified = true
                     $0.passesSourceCacheControl = true
                 })
@@ -188,22 +186,20 @@ struct ImageProxySourceHeadersTests {
 extension ImageProxySourceHeadersTests {
     @Test(.timeLimit(.minutes(1)))
     func aSourceThatRevalidatesUnchangedAfterARestartIsNotRenderedAgain() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let origin = try LoopbackServer()
-        defer { origin.stop() }
+        let fixture = try RestartFixture()
+        let origin = fixture.origin
         func serve(_ data: Data) {
             origin.setRoute(
                 "/v.jpg", .bytes(data, contentType: "image/jpeg").withETag("\"v1\"").withCacheControl("max-age=1"))
         }
         serve(try ServerTestImages.jpeg())
         let path = "/_/w:40/plain/" + origin.url(for: "/v.jpg").absoluteString
-        let first = try await respondAfterRestart(path, directory: directory) { $0.passesSourceCacheControl = true }
+        let first = try await fixture.respondAfterRestart(path) { $0.passesSourceCacheControl = true }
         // Other bytes under the same validator: only a render would show them. The source's validators were kept
         // on disk with the output, so the next process, once the second has passed, keeps the output instead.
         serve(try ImageEncoderRegistry.makeDefault().encode(ServerTestImages.checkeredQuarter(), as: .jpeg))
         try await Task.sleep(for: .milliseconds(1_100))
-        let second = try await respondAfterRestart(path, directory: directory) { $0.passesSourceCacheControl = true }
+        let second = try await fixture.respondAfterRestart(path) { $0.passesSourceCacheControl = true }
         #expect(first.status == 200 && second.status == 200)
         #expect(second.body == first.body && second.header("ETag") == first.header("ETag"))
         #expect(origin.requestCount(for: "/v.jpg") == 2)
@@ -211,10 +207,8 @@ extension ImageProxySourceHeadersTests {
 
     @Test(.timeLimit(.minutes(1)))
     func debugHeadersTellTheSourceAndResultSizesFromEveryTier() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let origin = try LoopbackServer()
-        defer { origin.stop() }
+        let fixture = try RestartFixture()
+        let origin = fixture.origin
         let jpeg = try ServerTestImages.jpeg()
         origin.setRoute("/d.jpg", .bytes(jpeg, contentType: "image/jpeg"))
         let source = origin.url(for: "/d.jpg").absoluteString
@@ -225,7 +219,7 @@ extension ImageProxySourceHeadersTests {
         }
         // Rendered, then (a new process) from the disk: the same headers, one origin fetch
         for _ in 0..<2 {
-            let response = try await respondAfterRestart("/_/w:100/plain/" + source, directory: directory) {
+            let response = try await fixture.respondAfterRestart("/_/w:100/plain/" + source) {
                 $0.sendsDebugHeaders = true
             }
             #expect(response.status == 200)
@@ -233,12 +227,12 @@ extension ImageProxySourceHeadersTests {
         }
         #expect(origin.requestCount(for: "/d.jpg") == 1)
         // The source's own bytes (skip_processing): its size twice
-        let passed = try await respondAfterRestart("/_/skp:jpg/plain/" + source, directory: directory) {
+        let passed = try await fixture.respondAfterRestart("/_/skp:jpg/plain/" + source) {
             $0.sendsDebugHeaders = true
         }
         #expect(headers(passed) == ["\(jpeg.count)", "400", "200", "400", "200"])
         // Off (the default): none
-        let plain = try await respondAfterRestart("/_/w:100/plain/" + source, directory: directory)
+        let plain = try await fixture.respondAfterRestart("/_/w:100/plain/" + source)
         #expect(plain.status == 200 && headers(plain).allSatisfy { $0 == nil })
     }
 }

@@ -93,20 +93,42 @@ final class ProxyFixture: Sendable {
     }
 }
 
-/// The answer to a GET of `path` from a fresh proxy (unsigned URLs, private addresses) whose output cache is a
-/// disk cache in `directory`, closed before returning: each call is one run of a server, so calls in turn see
-/// what earlier runs left on disk. `configure` changes the configuration first.
-func respondAfterRestart(
-    _ path: String, directory: URL, _ configure: (inout ImageProxy.Configuration) -> Void = { _ in }
-) async throws -> ServerResponse {
-    let disk = try DiskCache(directory: directory)
-    defer { disk.close() }
-    var configuration = ImageProxy.Configuration()
-    configuration.allowsUnsigned = true
-    configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
-    configuration.outputCache = OutputCache(disk: disk)
-    configure(&configuration)
-    return await ImageProxy(configuration: configuration).respond(to: ServerRequest(method: "GET", path: path))
+/// A loopback origin and a scratch directory for proxies that restart over one disk cache of outputs; both go
+/// away with the fixture.
+final class RestartFixture: Sendable {
+    let origin: LoopbackServer
+    let directory: URL
+
+    init() throws {
+        origin = try LoopbackServer()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
+    }
+
+    deinit {
+        origin.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// An unsigned path with `options` for the origin's `sourcePath`.
+    func path(_ options: String, _ sourcePath: String) -> String {
+        "/_/" + options + "/plain/" + origin.url(for: sourcePath).absoluteString
+    }
+
+    /// The answer to a GET of `path` from a fresh proxy (unsigned URLs, private addresses) whose output cache is a
+    /// disk cache in ``directory``, closed before returning: each call is one run of a server, so calls in turn see
+    /// what earlier runs left on disk. `configure` changes the configuration first.
+    func respondAfterRestart(
+        _ path: String, _ configure: (inout ImageProxy.Configuration) -> Void = { _ in }
+    ) async throws -> ServerResponse {
+        let disk = try DiskCache(directory: directory)
+        defer { disk.close() }
+        var configuration = ImageProxy.Configuration()
+        configuration.allowsUnsigned = true
+        configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
+        configuration.outputCache = OutputCache(disk: disk)
+        configure(&configuration)
+        return await ImageProxy(configuration: configuration).respond(to: ServerRequest(method: "GET", path: path))
+    }
 }
 
 /// The JSON error sentence of a response.
