@@ -287,7 +287,8 @@ struct ImageProxyOutputSettingsTests {
         #expect(!defaults.usesClientHints)
         #expect(try parse(["--enable-client-hints"]).usesClientHints)
         #expect(try parse(["--format-quality", "avif=50"]).formatQuality == [.avif: 50])
-        #expect(defaults.maxResultDimension == 0)
+        #expect(defaults.maxResultDimension == 0 && defaults.staleRetrySeconds == 10)
+        #expect(try parse(["--stale-retry", "30"]).staleRetrySeconds == 30)
         #expect(try parse(["--max-result-dimension", "512"]).maxResultDimension == 512)
         // AVIF at imgproxy's speed 9 unless told
         #expect(defaults.avifSpeed == 9)
@@ -298,7 +299,7 @@ struct ImageProxyOutputSettingsTests {
             ["--quality", "0"], ["--format-quality", "jpeg=101"], ["--format-quality", "jpeg"],
             ["--format-quality", "tiff=50"], ["--preferred-formats", "heic"], ["--preferred-formats", ","],
             ["--avif-speed", "11"], ["--trusted-signatures", ","], ["--detect-formats", "jpeg"],
-            ["--max-result-dimension", "8193"], ["--max-result-dimension", "-1"],
+            ["--max-result-dimension", "8193"], ["--max-result-dimension", "-1"], ["--stale-retry", "0"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }
         }

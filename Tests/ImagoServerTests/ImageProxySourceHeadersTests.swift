@@ -122,6 +122,7 @@ struct ImageProxySourceHeadersTests {
             $0.passesSourceCacheControl = true
             $0.originalCache = keepsOriginals ? MockDataCache() : nil
             $0.staleRetryInterval = .seconds(1)
+            $0.maximumStaleRetryInterval = .seconds(1)  // no growth here: see aFailingOriginIsAskedLessOften
         }
         func serve(_ data: Data, etag: String) {
             fixture.origin.setRoute(
@@ -234,5 +235,58 @@ extension ImageProxySourceHeadersTests {
         // Off (the default): none
         let plain = try await fixture.respondAfterRestart("/_/w:100/plain/" + source)
         #expect(plain.status == 200 && headers(plain).allSatisfy { $0 == nil })
+    }
+
+    /// The stale-if-error interval doubles while the origin keeps failing (1 s, 2 s, then the 2 s cap here), and
+    /// starts again from 1 s once the origin has answered.
+    @Test(.timeLimit(.minutes(1)))
+    func aFailingOriginIsAskedLessOften() async throws {
+        let fixture = try ProxyFixture {
+            $0.passesSourceCacheControl = true
+            $0.staleRetryInterval = .seconds(1)
+            $0.maximumStaleRetryInterval = .seconds(2)
+        }
+        func serve() {
+            fixture.origin.setRoute(
+                "/f.jpg",
+                .bytes(fixture.jpeg, contentType: "image/jpeg").withETag("\"f1\"").withCacheControl("max-age=1"))
+        }
+        func wait(_ milliseconds: Int) async throws { try await Task.sleep(for: .milliseconds(milliseconds)) }
+        func maxAge(_ response: ServerResponse) -> Int? {
+            response.header("Cache-Control")?.split(separator: "=").last.flatMap { Int($0) }
+        }
+        let path = fixture.path("rs:fit:40:40", "/f.jpg")
+        var asked: Int { fixture.origin.requestCount(for: "/f.jpg") }
+        serve()
+        let first = await fixture.get(path)
+        #expect(first.status == 200)
+        fixture.origin.setRoute("/f.jpg", .status(500))
+        try await wait(1_100)
+        // Failure 1: answered stale for 1 s
+        let stale1 = await fixture.get(path)
+        #expect(stale1.status == 200 && stale1.body == first.body && (maxAge(stale1) ?? 9) <= 1)
+        try await wait(1_100)
+        // Failure 2: the origin was asked again after 1 s; now 2 s
+        let before2 = asked
+        let stale2 = await fixture.get(path)
+        #expect(asked > before2 && stale2.status == 200 && maxAge(stale2).map { (1...2).contains($0) } == true)
+        try await wait(1_100)
+        // 1.1 s into the 2 s: not asked
+        let quiet = asked
+        #expect(await fixture.get(path).body == first.body)
+        #expect(asked == quiet)
+        try await wait(1_000)
+        // Failure 3: asked after 2 s; still 2 s (the cap)
+        let stale3 = await fixture.get(path)
+        #expect(asked > quiet && stale3.status == 200 && maxAge(stale3).map { (1...2).contains($0) } == true)
+        // The origin answers again: the output is renewed, and a later failure starts again from 1 s
+        serve()
+        try await wait(2_100)
+        #expect(await fixture.get(path).status == 200)
+        fixture.origin.setRoute("/f.jpg", .status(500))
+        try await wait(1_100)
+        let again = await fixture.get(path)
+        #expect(
+            again.status == 200 && (maxAge(again) ?? 9) <= 1, "\(String(describing: again.header("Cache-Control")))")
     }
 }

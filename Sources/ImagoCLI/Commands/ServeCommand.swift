@@ -118,6 +118,10 @@ enum ServeCommand {
                     + "outputs past it are rendered again from the revalidated source."
             ),
             OptionSpec(
+                "--stale-retry", value: "SECONDS",
+                help: "With --cache-control-passthrough, answer an output stale for SECONDS after its origin fails, "
+                    + "doubling while it keeps failing (default 10, at most 300)."),
+            OptionSpec(
                 "--use-last-modified",
                 help: "Send the source's Last-Modified and answer If-Modified-Since with 304, as imgproxy does."),
             OptionSpec(
@@ -236,6 +240,8 @@ enum ServeCommand {
         var usesLastModified = false
         /// `--enable-debug-headers`: responses carry imgproxy's debug headers.
         var sendsDebugHeaders = false
+        /// `--stale-retry`: seconds a stale answer stands before the failing origin is asked again.
+        var staleRetrySeconds = 10
         /// `--cache-control-passthrough`: `Cache-Control` follows the source's freshness.
         var passesSourceCacheControl = false
         /// `--path-prefix`: the path every image URL starts with (no trailing `/`), or empty.
@@ -360,6 +366,8 @@ enum ServeCommand {
         configuration.onlyPresets = options.onlyPresets
         configuration.usesLastModified = options.usesLastModified
         configuration.sendsDebugHeaders = options.sendsDebugHeaders
+        configuration.staleRetryInterval = .seconds(options.staleRetrySeconds)
+        configuration.maximumStaleRetryInterval = .seconds(max(300, options.staleRetrySeconds))
         configuration.passesSourceCacheControl = options.passesSourceCacheControl
         configuration.localRoot = options.localRoot
         configuration.secret = options.secret
@@ -582,6 +590,9 @@ enum ServeCommand {
         options.usesLastModified = args.has("--use-last-modified")
         options.enforcesThumbnail = args.has("--enforce-thumbnail")
         options.sendsDebugHeaders = args.has("--enable-debug-headers")
+        if let text = args.value("--stale-retry") {
+            options.staleRetrySeconds = try parseInteger(text, option: "--stale-retry", range: 1...86_400)
+        }
         options.passesSourceCacheControl = args.has("--cache-control-passthrough")
         if args.has("--only-presets") {
             guard !options.presets.names.isEmpty else { throw UsageError("option '--only-presets' needs --preset") }

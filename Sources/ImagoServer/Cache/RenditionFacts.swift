@@ -17,6 +17,10 @@ struct RenditionFacts: Sendable, Hashable, Codable {
     var sourceSize: PixelSize?
     /// The output's pixel size (its first frame's, for an animation).
     var resultSize: PixelSize?
+    /// How many times in a row the output was answered stale because its origin failed or timed out; `nil`
+    /// since the origin last answered. The retry interval doubles with each
+    /// (``ImageProxy/Configuration/staleRetryInterval``).
+    var staleAnswers: Int?
 
     /// No facts.
     init() {}

@@ -119,8 +119,12 @@ extension ImageProxy {
         public var sendsDebugHeaders: Bool
         /// With ``passesSourceCacheControl``, how long an outdated output answered because its origin failed or
         /// timed out is answered again before the origin is asked again (stale-if-error), so that a failing origin
-        /// costs one waiting request per interval rather than every request. Default 10 seconds.
+        /// costs one waiting request per interval rather than every request. The interval doubles with each
+        /// failure in a row, up to ``maximumStaleRetryInterval``, and starts again from this once the origin
+        /// answers. Its responses say `max-age` the time left of it. Default 10 seconds.
         public var staleRetryInterval: Duration
+        /// The longest ``staleRetryInterval`` grows to while an origin keeps failing. Default 5 minutes.
+        public var maximumStaleRetryInterval: Duration
         /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the
         /// cores anyway (decodes, resizes and encodes share one queue with a slot per core, encodes first); more
         /// renders than cores overlap their origin fetches with other renders' decoding. Default: 4 × the number
@@ -188,6 +192,7 @@ extension ImageProxy {
             usesLastModified = false
             passesSourceCacheControl = false
             staleRetryInterval = .seconds(10)
+            maximumStaleRetryInterval = .seconds(300)
             sendsDebugHeaders = false
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256

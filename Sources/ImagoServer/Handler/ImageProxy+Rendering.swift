@@ -64,12 +64,18 @@ extension ImageProxy {
     }
 
     /// `outdated`, answered as it was because its origin could not be asked: stored again as fresh for
-    /// ``Configuration/staleRetryInterval``, so the next requests are answered at once and the origin is asked
-    /// again only after that.
+    /// ``Configuration/staleRetryInterval``, doubled for each failure in a row before this one (at most
+    /// ``Configuration/maximumStaleRetryInterval``), so the next requests are answered at once and the origin is
+    /// asked again only after that.
     private func answeredStale(_ outdated: RenderedOutput, for key: OutputKey) -> RenderedOutput {
         var answered = outdated
         answered.renewal = .stale
-        answered.rendition.sourceExpiresAt = Date().addingTimeInterval(configuration.staleRetryInterval.timeInterval)
+        let failures = answered.rendition.facts.staleAnswers ?? 0
+        answered.rendition.facts.staleAnswers = failures + 1
+        let base = configuration.staleRetryInterval.timeInterval
+        let interval = min(
+            base * Double(1 << min(failures, 30)), max(base, configuration.maximumStaleRetryInterval.timeInterval))
+        answered.rendition.sourceExpiresAt = Date().addingTimeInterval(interval)
         configuration.outputCache.store(answered.rendition, for: key)
         return answered
     }
@@ -121,6 +127,7 @@ extension ImageProxy {
                     {
                         // The source the output was made from, fresh again: the output too, without a render.
                         outdated.rendition = recordingSource(fetched, in: outdated.rendition)
+                        outdated.rendition.facts.staleAnswers = nil  // the origin answered
                         configuration.outputCache.store(outdated.rendition, for: key)
                         outdated.renewal = .unchanged
                         return .success(outdated)
