@@ -349,4 +349,49 @@ struct ImageProxyImgproxyOptionTests {
         #expect(options.enforcesThumbnail == true && options.canonicalDescription.hasSuffix("/eth:1"))
         #expect(throws: ProxyError.self) { try OptionParser.apply("eth:2", to: &options) }
     }
+
+    /// imgproxy's security options: refused unless the server allows them, and then only tightening its limits.
+    @Test func securityOptionsTightenTheServersLimitsWhenAllowed() async throws {
+        let off = try ProxyFixture()
+        for (options, name) in [
+            ("mrd:100", "max_result_dimension"), ("msr:1", "max_src_resolution"), ("msfs:10", "max_src_file_size"),
+            ("maf:1", "max_animation_frames"),
+        ] {
+            let refused = await off.get(off.path(options, ext: "png"))
+            #expect(refused.status == 400 && errorMessage(refused).contains(name), "\(options)")
+        }
+        let gif = try serverCorpus("gif/samples/moon_impact.gif")
+        let on = try ProxyFixture {
+            $0.allowsSecurityOptions = true
+            $0.maxResultDimension = 300
+            $0.maxAnimationFrames = 50
+        }
+        on.origin.setRoute("/anim.gif", .bytes(gif, contentType: "image/gif"))
+        on.origin.setRoute("/b.png", .bytes(try ServerTestImages.pngWithAlpha(), contentType: "image/png"))
+        func get(_ options: String, _ source: String = "/a.jpg", ext: String = "png") async -> ServerResponse {
+            await on.get(on.path(options, source, ext: ext))
+        }
+        // The 400 × 200 source: the URL's result limit, or the server's when it is the smaller
+        #expect(try ServerTestImages.decode(await get("mrd:100").body).size == PixelSize(width: 100, height: 50))
+        #expect(try ServerTestImages.decode(await get("mrd:1000").body).size == PixelSize(width: 300, height: 150))
+        // The 64 × 64 PNG, 4,096 pixels: over 0.004 megapixels is a 422, within 0.005 is served (as with
+        // --max-pixels, a JPEG that DCT scaling decodes within the limit for a smaller result is served)
+        #expect(await get("msr:0.004", "/b.png").status == 422)
+        #expect(await get("msr:0.005", "/b.png").status == 200)
+        // Its bytes: one over the URL's limit is a 413
+        #expect(await get("msfs:\(on.jpeg.count - 1)").status == 413)
+        #expect(await get("msfs:\(on.jpeg.count)").status == 200)
+        // An animation: the URL's one frame, within the server's 50
+        let animated = await get("", "/anim.gif", ext: "gif")
+        let still = await get("maf:1", "/anim.gif", ext: "gif")
+        #expect(try ImageDecoderRegistry.makeDefault().decode(animated.body).frameCount > 1)
+        #expect(try ImageDecoderRegistry.makeDefault().decode(still.body).frameCount == 1)
+        // Limits are part of the options' key text; invalid values are 400s naming the option
+        var options = ProcessingOptions()
+        for segment in ["msr:2.5", "msfs:1000", "maf:3"] { try OptionParser.apply(segment[...], to: &options) }
+        #expect(options.canonicalDescription.hasSuffix("/msr:2500000/msfs:1000/maf:3"))
+        for bad in ["msr:0", "msfs:0", "maf:0", "mrd:9000", "msr:x"] {
+            #expect(throws: ProxyError.self, "\(bad)") { try OptionParser.apply(bad[...], to: &options) }
+        }
+    }
 }

@@ -37,7 +37,8 @@ enum ServeCommand {
             rotate/rot:{0|90|180|270}, auto_rotate/ar, cachebuster/cb, expires/exp, filename/fn,
             return_attachment/att, preset/pr, watermark/wm:OPACITY:POSITION:X:Y:SCALE (with --watermark),
             skip_processing/skp:EXT:… (a checked source of a listed format is sent as it is),
-            enforce_thumbnail/eth (a HEIC's embedded thumbnail whatever the size);
+            enforce_thumbnail/eth (a HEIC's embedded thumbnail whatever the size), with --allow-security-options
+            max_src_resolution/msr, max_src_file_size/msfs, max_animation_frames/maf, max_result_dimension/mrd;
             strip_metadata, strip_color_profile and keep_copyright are accepted at their only values.
             Also GET /healthz and /metrics (Prometheus text).
             With --redis, originals and outputs are shared with every process given the same nodes: one origin
@@ -80,6 +81,10 @@ enum ServeCommand {
             OptionSpec(
                 "--max-animation-frames", value: "N",
                 help: "Keep up to N frames of animations, sent as animated WebP or GIF (default 1: the first frame)."),
+            OptionSpec(
+                "--allow-security-options",
+                help: "Let URLs tighten the limits for themselves: max_src_resolution, max_src_file_size, "
+                    + "max_animation_frames, max_result_dimension."),
             OptionSpec(
                 "--enforce-thumbnail",
                 help: "Render HEIC sources from their embedded thumbnail whatever the size (URLs may say eth:0)."),
@@ -220,6 +225,8 @@ enum ServeCommand {
         var maxResultDimension = 0
         /// `--enforce-thumbnail`: URLs without `enforce_thumbnail` render embedded thumbnails.
         var enforcesThumbnail = false
+        /// `--allow-security-options`: URLs may tighten the limits for themselves.
+        var allowsSecurityOptions = false
         /// `--base-url`: put before every source URL.
         var baseURL = ""
         /// `--preset`: the named option lists of `preset:`.
@@ -380,6 +387,7 @@ enum ServeCommand {
         configuration.maxAnimationFrames = options.maxAnimationFrames
         configuration.maxResultDimension = options.maxResultDimension
         configuration.enforcesThumbnail = options.enforcesThumbnail
+        configuration.allowsSecurityOptions = options.allowsSecurityOptions
         configuration.defaultQuality = options.defaultQuality
         configuration.formatQuality = options.formatQuality
         configuration.preferredFormats = options.preferredFormats
@@ -589,6 +597,7 @@ enum ServeCommand {
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")
         options.enforcesThumbnail = args.has("--enforce-thumbnail")
+        options.allowsSecurityOptions = args.has("--allow-security-options")
         options.sendsDebugHeaders = args.has("--enable-debug-headers")
         if let text = args.value("--stale-retry") {
             options.staleRetrySeconds = try parseInteger(text, option: "--stale-retry", range: 1...86_400)

@@ -36,6 +36,10 @@ extension ImageProxy {
         public var outputCache: OutputCache
         /// The largest image (width × height) decoded; larger sources are answered 422. Default 50 megapixels.
         public var pixelLimit: Int
+        /// Whether URLs may set imgproxy's security options (``SecurityLimits``: `max_src_resolution`,
+        /// `max_src_file_size`, `max_animation_frames`, `max_result_dimension`), which only tighten this server's
+        /// limits (imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS`). Default `false`: such URLs are answered 400.
+        public var allowsSecurityOptions: Bool
         /// Whether URLs that do not say `enforce_thumbnail` render a source's embedded thumbnail (HEIC) instead of its
         /// image whatever the size asked for (imgproxy's `IMGPROXY_ENFORCE_THUMBNAIL`). A thumbnail large enough for
         /// the result is used either way. Default `false`.
@@ -174,6 +178,7 @@ extension ImageProxy {
             pixelLimit = 50_000_000
             maxResultDimension = 0
             enforcesThumbnail = false
+            allowsSecurityOptions = false
             maxAnimationFrames = 1
             signer = nil
             allowsUnsigned = false

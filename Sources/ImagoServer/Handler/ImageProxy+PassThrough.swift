@@ -61,6 +61,7 @@ extension ImageProxy {
         }
         let fetched = ContinuousClock.now
         var options = pipeline.configuration.decodingOptions
+        options.pixelLimit = min(options.pixelLimit, key.options.security.maxSourcePixels ?? .max)
         options.targetSize = PixelSize(width: 1, height: 1)
         options.decodesFirstFrameOnly = true
         options.appliesOrientation = false

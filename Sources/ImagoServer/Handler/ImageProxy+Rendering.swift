@@ -113,12 +113,16 @@ extension ImageProxy {
         // the pipeline to load them again.
         var original: ImageDataResponse?
         let skips = !key.options.skippedFormats.isEmpty
+        let byteLimit = key.options.security.maxSourceBytes
         if given == nil,
             skips || configuration.usesLastModified || configuration.passesSourceCacheControl
-                || configuration.sendsDebugHeaders
+                || configuration.sendsDebugHeaders || byteLimit != nil
         {
-            do {
+            do throws(ProxyError) {
                 let fetched = try await sourceData(source)
+                if let byteLimit, fetched.data.count > byteLimit {
+                    throw ProxyError.sourceTooLarge(limit: Int64(byteLimit))
+                }
                 if var outdated {
                     // The origin could not be asked: the output as it was, not one of stale bytes.
                     if fetched.isStale { return .success(answeredStale(outdated, for: key)) }
@@ -241,7 +245,8 @@ extension ImageProxy {
     /// when the rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's target
     /// size only fits). A trim or a crop in front needs the source's own pixels, so it decodes at full size.
     /// Without `auto_rotate` the request decodes with `decoding` but the EXIF orientation left unapplied; with
-    /// `enforce_thumbnail`, from the source's embedded thumbnail whatever the size. With
+    /// `enforce_thumbnail`, from the source's embedded thumbnail whatever the size; with `max_src_resolution`,
+    /// within the smaller pixel limit. With
     /// `original`, the source's bytes already fetched, the request decodes them under the source URL's cache key.
     static func imageRequest(
         for options: ProcessingOptions, source: URL, original: Data? = nil,
@@ -281,8 +286,10 @@ extension ImageProxy {
         var request = ImageRequest(
             source: loaded, processors: processors, targetSize: targetSize,
             options: animates ? [] : [.decodesFirstFrameOnly])
-        if !options.autoRotates || animates || options.enforcesThumbnail == true {
+        let pixelLimit = options.security.maxSourcePixels
+        if !options.autoRotates || animates || options.enforcesThumbnail == true || pixelLimit != nil {
             var custom = decoding
+            if let pixelLimit { custom.pixelLimit = min(custom.pixelLimit, pixelLimit) }
             if !options.autoRotates { custom.appliesOrientation = false }
             if options.enforcesThumbnail == true { custom.embeddedThumbnails = .always }
             if animates {

@@ -236,7 +236,14 @@ public final class ImageProxy: Sendable {
                 configuration.usesClientHints
                 ? ClientHints(headers: request.headers).applied(to: path.options, set: path.hintedFieldsSet)
                 : path.options
-            options.maxResultDimension = configuration.maxResultDimension
+            if let option = options.security.firstSetOption, !configuration.allowsSecurityOptions {
+                throw ProxyError.invalidOption(
+                    name: option, reason: "security options are not allowed on this server (--allow-security-options)")
+            }
+            options.maxResultDimension =
+                SecurityLimits.tighter(
+                    configuration.maxResultDimension > 0 ? configuration.maxResultDimension : nil,
+                    options.security.maxResultDimension) ?? 0
             // Resolved here so that the server's default and a URL's eth:1 share keys (eth:0 and unset too).
             options.enforcesThumbnail = (options.enforcesThumbnail ?? configuration.enforcesThumbnail) ? true : nil
             var key = OutputKey(
@@ -244,7 +251,7 @@ public final class ImageProxy: Sendable {
                 watermark: options.watermark == nil ? nil : configuration.watermark?.id)
             if configuration.maxAnimationFrames > 1 {
                 key.animation = OutputKey.Animation(
-                    frames: configuration.maxAnimationFrames,
+                    frames: min(configuration.maxAnimationFrames, options.security.maxAnimationFrames ?? .max),
                     format: FormatNegotiation.animatedFormat(
                         for: choice, accept: request.headers["accept"], encoders: configuration.encoders,
                         preferred: outputSettings.preferred))

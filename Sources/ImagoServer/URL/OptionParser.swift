@@ -9,6 +9,7 @@ enum OptionParser {
         case extendAspectRatio, gravity, crop, trim, padding, background, quality, formatQuality, maxBytes, format, blur
         case sharpen, pixelate, rotate, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
         case expires, filename, returnAttachment, preset, watermark, skipProcessing, raw, enforceThumbnail
+        case maxSourceResolution, maxSourceFileSize, maxAnimationFrames, maxResultDimension
 
         init?(_ text: Substring) {
             switch text {
@@ -50,6 +51,10 @@ enum OptionParser {
             case "skip_processing", "skp": self = .skipProcessing
             case "raw": self = .raw
             case "enforce_thumbnail", "eth": self = .enforceThumbnail
+            case "max_src_resolution", "msr": self = .maxSourceResolution
+            case "max_src_file_size", "msfs": self = .maxSourceFileSize
+            case "max_animation_frames", "maf": self = .maxAnimationFrames
+            case "max_result_dimension", "mrd": self = .maxResultDimension
             default: return nil
             }
         }
@@ -238,6 +243,19 @@ enum OptionParser {
         case .enforceThumbnail:
             try count(1...1)
             options.enforcesThumbnail = try flag(args[0], option: option)
+        case .maxSourceResolution:
+            try count(1...1)
+            let megapixels = try number(args[0], option: option, above: 0, atMost: 1_000)
+            options.security.maxSourcePixels = max(1, Int((megapixels * 1_000_000).rounded()))
+        case .maxSourceFileSize:
+            try count(1...1)
+            options.security.maxSourceBytes = try integer(args[0], option: option, range: 1...(1 << 40))
+        case .maxAnimationFrames:
+            try count(1...1)
+            options.security.maxAnimationFrames = try integer(args[0], option: option, range: 1...10_000)
+        case .maxResultDimension:
+            try count(1...1)
+            options.security.maxResultDimension = try integer(args[0], option: option, range: 1...maximumSide)
         case .skipProcessing:
             guard !args.isEmpty else { throw .invalidOption(name: option, reason: "expects at least one format") }
             for name in args {

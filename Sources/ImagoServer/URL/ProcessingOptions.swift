@@ -227,6 +227,9 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// thumbnail large enough for the result is used anyway. `nil` (the default): the server's
     /// ``ImageProxy/Configuration/enforcesThumbnail``.
     public var enforcesThumbnail: Bool?
+    /// Limits the URL sets for itself (imgproxy's security options), taken only with
+    /// ``ImageProxy/Configuration/allowsSecurityOptions``. Default none.
+    public var security = SecurityLimits()
     /// The longest side of the result in pixels (imgproxy's `IMGPROXY_MAX_RESULT_DIMENSION`, set by the server
     /// from ``ImageProxy/Configuration/maxResultDimension``): a larger result is scaled down, aspect ratio kept,
     /// until its longer side fits, extensions and padding included. Default 0: no limit but
@@ -285,6 +288,9 @@ public struct ProcessingOptions: Sendable, Hashable {
         if !cacheBuster.isEmpty { text += "/cb:\(cacheBuster)" }
         if maxResultDimension != 0 { text += "/mrd:\(maxResultDimension)" }
         if enforcesThumbnail == true { text += "/eth:1" }
+        if let pixels = security.maxSourcePixels { text += "/msr:\(pixels)" }
+        if let bytes = security.maxSourceBytes { text += "/msfs:\(bytes)" }
+        if let frames = security.maxAnimationFrames { text += "/maf:\(frames)" }
         return text
     }
 
