@@ -11,9 +11,6 @@ enum StartupImage: Sendable, Equatable {
     /// A URL still to fetch (``load(with:option:)``).
     case url(URL)
 
-    /// The largest file read: 64 MiB, checked before reading.
-    static let maximumFileSize = 64 << 20
-
     /// The form given for `option` (e.g. `--watermark`, with `--watermark-data` and `--watermark-url`), or `nil`
     /// when none is.
     ///
@@ -25,16 +22,10 @@ enum StartupImage: Sendable, Equatable {
             throw UsageError("options '\(given.joined(separator: "', '"))' each give the image: pass one")
         }
         if let path = args.value(option) {
-            let url = URL(fileURLWithPath: path)
-            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-            guard let size else { throw UsageError("option '\(option)': cannot read '\(path)'") }
-            guard size <= maximumFileSize else {
-                throw UsageError("option '\(option)': '\(path)' is \(size) bytes, over \(maximumFileSize)")
-            }
-            do {
-                return .bytes(try Data(contentsOf: url))
-            } catch {
-                throw UsageError("option '\(option)': cannot read '\(path)': \(error)")
+            // ImagoCore's file reader: a regular file, its size checked against 64 MiB before it is read.
+            switch FileDataLoader().read(URL(fileURLWithPath: path)) {
+            case .success(let response): return .bytes(response.data)
+            case .failure(let error): throw UsageError("option '\(option)': cannot use '\(path)': \(error)")
             }
         }
         if let text = args.value(option + "-data") {
