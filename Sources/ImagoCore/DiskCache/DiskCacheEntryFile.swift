@@ -68,7 +68,7 @@ package enum DiskCacheEntryFile {
             }
             fieldBytes.append(bytes)
         }
-        let extra = metadata.extra.map { Array($0) } ?? []
+        let extra = metadata.extra ?? Data()
         guard extra.count <= maxFieldLength else {
             return .failure(.entryRejected(reason: "its extra bytes are \(extra.count) long, over \(maxFieldLength)"))
         }
