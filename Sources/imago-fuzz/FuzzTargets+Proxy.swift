@@ -47,7 +47,8 @@ extension FuzzTargets {
         (try? PresetTable(definitions: ["thumb=rs:fill:32:32/q:50", "small=pr:thumb/s:8:8", "default=cb:0"]))
         ?? PresetTable()
 
-    /// A proxy whose only origin is an in-memory 16 × 12 PNG with transparency, with a 4 × 4 watermark.
+    /// A proxy whose only origin is an in-memory 16 × 12 PNG with transparency, with a 4 × 4 watermark, that allows
+    /// security options and keeps up to 4 frames of 1,000 pixels.
     private static let fuzzProxy: ImageProxy = {
         let loader = MockDataLoader()
         var image = try! PixelBuffer(width: 16, height: 12)
@@ -59,6 +60,10 @@ extension FuzzTargets {
         var configuration = ImageProxy.Configuration(dataLoader: loader)
         configuration.allowsUnsigned = true
         configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
+        // URLs may tighten the limits, and animations keep frames, so those paths are parsed and resolved too.
+        configuration.allowsSecurityOptions = true
+        configuration.maxAnimationFrames = 4
+        configuration.maxAnimationFramePixels = 1_000
         configuration.watermark = try? WatermarkImage(
             data: try! encoders.encode(try! PixelBuffer(width: 4, height: 4), as: .png))
         return ImageProxy(configuration: configuration)

@@ -8,11 +8,15 @@ import Testing
 @Suite("ImageProxy: animations kept frame by frame up to --max-animation-frames")
 struct ImageProxyAnimationTests {
     /// The corpus's 116 × 100 animated GIF of 14 frames at `/anim.gif`, and a proxy keeping up to `frames` frames.
-    func fixture(frames: Int, pixelLimit: Int? = nil) throws -> (ProxyFixture, ImageContainer) {
+    func fixture(
+        frames: Int, pixelLimit: Int? = nil, framePixels: Int = 0, securityOptions: Bool = false
+    ) throws -> (ProxyFixture, ImageContainer) {
         let gif = try serverCorpus("gif/samples/moon_impact.gif")
         let fixture = try ProxyFixture {
             $0.maxAnimationFrames = frames
             if let pixelLimit { $0.pixelLimit = pixelLimit }
+            $0.maxAnimationFramePixels = framePixels
+            $0.allowsSecurityOptions = securityOptions
         }
         fixture.origin.setRoute("/anim.gif", .bytes(gif, contentType: "image/gif"))
         let source = try ImageDecoderRegistry.makeDefault().decode(gif)
@@ -124,13 +128,91 @@ struct ImageProxyAnimationTests {
         #expect(try decode(bounded1).frameCount == 1)
     }
 
+    /// imgproxy's `IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION`: each frame held to its own limit instead of all frames
+    /// together to the pixel limit.
+    @Test func aFramePixelLimitHoldsEachFrameInsteadOfAllTogether() async throws {
+        let canvas = 116 * 100
+        // All 14 frames together are over this pixel limit: by default, the first frame
+        let (summed, source) = try fixture(frames: 100, pixelLimit: canvas * 3)
+        let first = await summed.get(summed.path("rs:fit:58:58/f:webp", "/anim.gif"))
+        #expect(first.status == 200, "\(errorMessage(first))")
+        #expect(try decode(first).frameCount == 1)
+        // With a frame limit the canvas meets, every frame is kept
+        let (perFrame, _) = try fixture(frames: 100, pixelLimit: canvas * 3, framePixels: canvas)
+        let kept = await perFrame.get(perFrame.path("rs:fit:58:58/f:gif", "/anim.gif"))
+        #expect(kept.status == 200, "\(errorMessage(kept))")
+        #expect(try decode(kept).frameCount == source.frameCount)
+        // A canvas one pixel over it: the first frame, held to the pixel limit as a still, not an error
+        let (tight, _) = try fixture(frames: 100, pixelLimit: canvas * 3, framePixels: canvas - 1)
+        let still = await tight.get(tight.path("rs:fit:58:58/f:gif", "/anim.gif"))
+        #expect(still.status == 200, "\(errorMessage(still))")
+        #expect(try decode(still).frameCount == 1)
+        #expect(try decode(still).frames[0].buffer.size == PixelSize(width: 58, height: 50))
+        // ... and over the pixel limit too: 422, as any still over it
+        let (small, _) = try fixture(frames: 100, pixelLimit: canvas - 1, framePixels: canvas - 1)
+        #expect(await small.get(small.path("rs:fit:58:58/f:gif", "/anim.gif")).status == 422)
+    }
+
+    /// A URL's `mafr` only tightens: within the server's frame limit, and beside the sum of a server without one.
+    @Test func aURLsFramePixelLimitOnlyTightens() async throws {
+        let canvas = 116 * 100
+        func frameCount(_ fixture: ProxyFixture, _ options: String) async throws -> Int {
+            let response = await fixture.get(fixture.path("rs:fit:58:58/f:gif" + options, "/anim.gif"))
+            try #require(response.status == 200, "\(options): \(errorMessage(response))")
+            return try decode(response).frameCount
+        }
+        let (perFrame, _) = try fixture(frames: 100, framePixels: canvas, securityOptions: true)
+        #expect(try await frameCount(perFrame, "/mafr:0.0116") == 14)
+        #expect(try await frameCount(perFrame, "/mafr:0.0115") == 1)
+        #expect(try await frameCount(perFrame, "/mafr:1") == 14)  // the server's limit is the smaller
+        // A server summing its frames keeps summing: mafr cannot let more frames through
+        let (summed, _) = try fixture(frames: 100, pixelLimit: canvas * 3, securityOptions: true)
+        #expect(try await frameCount(summed, "/mafr:1") == 1)
+        let (roomy, _) = try fixture(frames: 100, securityOptions: true)
+        #expect(try await frameCount(roomy, "/mafr:0.0115") == 1)
+        #expect(try await frameCount(roomy, "") == 14)
+        // Refused, naming the option, where security options are not allowed; invalid values are 400s
+        let (off, _) = try fixture(frames: 100)
+        let refused = await off.get(off.path("mafr:1", "/anim.gif"))
+        #expect(refused.status == 400 && errorMessage(refused).contains("max_animation_frame_resolution"))
+        var options = ProcessingOptions()
+        try OptionParser.apply("max_animation_frame_resolution:2.5", to: &options)
+        #expect(options.security.maxAnimationFramePixels == 2_500_000)
+        #expect(options.canonicalDescription.hasSuffix("/mafr:2500000"))
+        for bad in ["mafr:0", "mafr:-1", "mafr:x", "mafr:1:2", "mafr:1001"] {
+            #expect(throws: ProxyError.self, "\(bad)") { try OptionParser.apply(bad[...], to: &options) }
+        }
+    }
+
+    /// Limits a URL sets that the server's match or undercut key the same output as no limit.
+    @Test func aURLsResolvedAnimationLimitsShareTheOutputOfNoLimit() async throws {
+        let (proxy, _) = try fixture(frames: 20, framePixels: 116 * 100, securityOptions: true)
+        let plain = await proxy.get(proxy.path("rs:fit:58:58/f:gif", "/anim.gif"))
+        let same = await proxy.get(proxy.path("rs:fit:58:58/f:gif/maf:100/mafr:5", "/anim.gif"))
+        #expect(plain.status == 200 && same.status == 200, "\(errorMessage(same))")
+        #expect(same.body == plain.body && same.header("ETag") == plain.header("ETag"))
+        let samples = prometheusSamples(proxy.proxy.metrics.prometheusText())
+        #expect(samples["imago_serve_cache_hits_total{tier=\"output_memory\"}"] == 1)
+        // A tighter one is its own output, held to its limit though the pipeline's memory has the whole animation
+        let fewer = await proxy.get(proxy.path("rs:fit:58:58/f:gif/maf:2", "/anim.gif"))
+        #expect(fewer.status == 200 && fewer.header("ETag") != plain.header("ETag"))
+        #expect(try decode(fewer).frameCount == 1)
+        let smaller = await proxy.get(proxy.path("rs:fit:58:58/f:gif/mafr:0.01", "/anim.gif"))
+        #expect(try decode(smaller).frameCount == 1)
+        let within = await proxy.get(proxy.path("rs:fit:58:58/f:gif/msr:0.01", "/anim.gif"))
+        #expect(within.status == 422, "a still first frame over msr too")
+    }
+
     @Test func theFrameSettingAndTheAnimatedFormatAreInTheKey() throws {
         var key = OutputKey(source: "https://a.example/x.gif", options: ProcessingOptions(), format: .sourceDerived)
         let still = key.diskKey
         key.animation = OutputKey.Animation(frames: 10, format: .webp)
         let animated = key.diskKey
         key.animation = OutputKey.Animation(frames: 10, format: nil)
-        #expect(Set([still, animated, key.diskKey]).count == 3)
+        let first = key.diskKey
+        key.animation = OutputKey.Animation(frames: 10, format: .webp, framePixels: 1_000)
+        #expect(Set([still, animated, first, key.diskKey]).count == 4)
+        #expect(animated.hasSuffix("animation=10:webp"), "keys without a frame limit are as before")
         #expect(!still.contains("animation"))
         let encoders = ImageEncoderRegistry.makeDefault()
         #expect(FormatNegotiation.animatedFormat(for: .explicit(.png), accept: nil, encoders: encoders) == nil)

@@ -406,10 +406,14 @@ struct ServeCommandTests {
             ).secret == "env-token")
         #expect(try Self.parseUnsigned([]).maxAnimationFrames == 1)
         #expect(try Self.parseUnsigned(["--max-animation-frames", "64"]).maxAnimationFrames == 64)
+        #expect(try Self.parseUnsigned([]).maxAnimationFramePixels == 0)
+        #expect(
+            try Self.parseUnsigned(["--max-animation-frame-pixels", "2000000"]).maxAnimationFramePixels == 2_000_000)
         for bad in [
             ["--path-prefix", "images"], ["--path-prefix", "/"], ["--path-prefix", "/a//b"], ["--path-prefix", "/a b"],
             ["--allow-origin", ""], ["--allow-origin", "https://a.example, https://b.example"], ["--only-presets"],
-            ["--max-animation-frames", "0"], ["--local-root", "/no/such/directory"], ["--secret", "two words"],
+            ["--max-animation-frames", "0"], ["--max-animation-frame-pixels", "-1"],
+            ["--local-root", "/no/such/directory"], ["--secret", "two words"],
             ["--allow-source", "cdn.example.com/images/"],
             ["--allow-source", "ftp://cdn.example.com/"], ["--allow-source", "local://host/p/"],
         ] {

@@ -9,7 +9,7 @@ import ImagoServer
 
 /// `imago serve [--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]… [--allow-private]
 /// [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
-/// [--max-animation-frames N]
+/// [--max-animation-frames N [--max-animation-frame-pixels N]]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
 /// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
@@ -21,7 +21,7 @@ enum ServeCommand {
         synopsis:
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
-            + " [--max-pixels N] [--max-animation-frames N] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
+            + " [--max-pixels N] [--max-animation-frames N [--max-animation-frame-pixels N]] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
             + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
@@ -82,9 +82,13 @@ enum ServeCommand {
                 "--max-animation-frames", value: "N",
                 help: "Keep up to N frames of animations, sent as animated WebP or GIF (default 1: the first frame)."),
             OptionSpec(
+                "--max-animation-frame-pixels", value: "N",
+                help: "Hold each kept frame's canvas to N pixels instead of all frames together to --max-pixels "
+                    + "(imgproxy's IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION; default 0: all frames together)."),
+            OptionSpec(
                 "--allow-security-options",
                 help: "Let URLs tighten the limits for themselves: max_src_resolution, max_src_file_size, "
-                    + "max_animation_frames, max_result_dimension."),
+                    + "max_animation_frames, max_animation_frame_resolution, max_result_dimension."),
             OptionSpec(
                 "--enforce-thumbnail",
                 help: "Render HEIC sources from their embedded thumbnail whatever the size (URLs may say eth:0)."),
@@ -221,6 +225,8 @@ enum ServeCommand {
         var pixelLimit = 50_000_000
         /// `--max-animation-frames`: the most frames of an animation kept (1: its first frame only).
         var maxAnimationFrames = 1
+        /// `--max-animation-frame-pixels`: each kept frame's limit (0: all frames together within the pixel limit).
+        var maxAnimationFramePixels = 0
         /// `--max-result-dimension`: the longest side of a result (0: no limit but 8192).
         var maxResultDimension = 0
         /// `--enforce-thumbnail`: URLs without `enforce_thumbnail` render embedded thumbnails.
@@ -385,6 +391,7 @@ enum ServeCommand {
         configuration.queueLimit = options.queueLimit
         configuration.pixelLimit = options.pixelLimit
         configuration.maxAnimationFrames = options.maxAnimationFrames
+        configuration.maxAnimationFramePixels = options.maxAnimationFramePixels
         configuration.maxResultDimension = options.maxResultDimension
         configuration.enforcesThumbnail = options.enforcesThumbnail
         configuration.allowsSecurityOptions = options.allowsSecurityOptions
@@ -511,6 +518,10 @@ enum ServeCommand {
         }
         if let text = args.value("--max-animation-frames") {
             options.maxAnimationFrames = try parseInteger(text, option: "--max-animation-frames", range: 1...10_000)
+        }
+        if let text = args.value("--max-animation-frame-pixels") {
+            options.maxAnimationFramePixels = try parseInteger(
+                text, option: "--max-animation-frame-pixels", range: 0...1_000_000_000)
         }
         if let text = args.value("--max-result-dimension") {
             options.maxResultDimension = try parseInteger(text, option: "--max-result-dimension", range: 0...8192)

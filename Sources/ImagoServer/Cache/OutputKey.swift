@@ -25,6 +25,9 @@ struct OutputKey: Hashable, Sendable {
         /// the server's preferred formats that keeps them (GIF by default) when the format is derived from the
         /// source (``FormatNegotiation/animatedFormat(for:accept:encoders:preferred:)``); `nil`: the first frame.
         var format: ImageFormat?
+        /// The largest frame kept, in canvas pixels (``ImageProxy/Configuration/maxAnimationFramePixels`` or a
+        /// URL's `mafr`, the smaller); `nil`: none but the server's rule.
+        var framePixels: Int? = nil
     }
 
     /// A stable name for the disk cache (which keys by string): the versioned fields on separate lines. Version 2:
@@ -33,7 +36,10 @@ struct OutputKey: Hashable, Sendable {
     var diskKey: String {
         var text = "imago-serve-output/v2\n\(source)\n\(options.canonicalDescription)\n\(format.keyText)"
         if let watermark { text += "\nwatermark=" + watermark }
-        if let animation { text += "\nanimation=\(animation.frames):\(animation.format?.rawValue ?? "none")" }
+        if let animation {
+            text += "\nanimation=\(animation.frames):\(animation.format?.rawValue ?? "none")"
+            if let pixels = animation.framePixels { text += ":frame-pixels=\(pixels)" }
+        }
         if let settings { text += "\nsettings=" + settings }
         return text
     }

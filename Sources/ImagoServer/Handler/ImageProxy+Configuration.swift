@@ -53,10 +53,17 @@ extension ImageProxy {
         /// `IMGPROXY_MAX_ANIMATION_FRAMES`: above 1, an animation is resized frame by frame and sent as an animated
         /// WebP when the URL asks for WebP, or names no format and `Accept` takes WebP, and as an animated GIF when
         /// the URL asks for GIF, or names no format and `Accept` takes no WebP; frames × canvas pixels
-        /// must be within ``pixelLimit``. An animation over either limit, one a trim or smart crop would cut frame
-        /// by frame, and one whose output format cannot animate are sent as their first frame. Default 1: every
-        /// source is rendered from its first frame.
+        /// must be within ``pixelLimit`` (unless ``maxAnimationFramePixels`` is set). An animation over the limits,
+        /// one a trim or smart crop would cut frame by frame, and one whose output format cannot animate are sent
+        /// as their first frame. Default 1: every source is rendered from its first frame.
         public var maxAnimationFrames: Int
+        /// The largest frame, in canvas pixels, of an animation whose frames are kept, as imgproxy's
+        /// `IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION`: above 0, each frame is held to this instead of all frames
+        /// together to ``pixelLimit``, so a long animation of small frames keeps its frames. Over it, the first
+        /// frame is sent (held to ``pixelLimit`` as any still). The decoded frames' memory stays bounded by the
+        /// pipeline's ``DecodingOptions/animationByteLimit`` and ``DecodingOptions/animationMemoryBudget``.
+        /// Default 0: all frames' pixels together within ``pixelLimit``.
+        public var maxAnimationFramePixels: Int
         /// The signature checker; `nil` (the default) accepts no signed URL.
         public var signer: URLSigner?
         /// A token every request but `/healthz` must carry as `Authorization: Bearer TOKEN` (imgproxy's
@@ -180,6 +187,7 @@ extension ImageProxy {
             enforcesThumbnail = false
             allowsSecurityOptions = false
             maxAnimationFrames = 1
+            maxAnimationFramePixels = 0
             signer = nil
             allowsUnsigned = false
             trustedSignatures = []

@@ -162,15 +162,19 @@ extension ImageProxy {
             var request = Self.imageRequest(
                 for: key.options, source: source, original: given ?? original?.data,
                 decoding: pipeline.configuration.decodingOptions, watermark: configuration.watermark,
-                animationFrames: frames)
-            if isNewSource { request.options.insert(.skipsMemoryCacheReads) }
+                animationFrames: frames, framePixelLimit: key.animation?.framePixels,
+                sumsFramePixels: configuration.maxAnimationFramePixels == 0)
+            if isNewSource || hasOwnDecodingLimits(key) { request.options.insert(.skipsMemoryCacheReads) }
             return request
         }
         let response: ImageResponse
         do {
             do {
                 response = try await pipeline.response(for: request(frames: keptFrames))
-            } catch .decodingFailed(_, let underlying) where keptFrames > 1 && Self.isAnimationLimit(underlying) {
+            } catch .decodingFailed(_, let underlying)
+                where keptFrames > 1
+                && (Self.isAnimationLimit(underlying) || Self.isFramePixelLimit(underlying, key.animation))
+            {
                 response = try await pipeline.response(for: request(frames: 1))
             }
         } catch {
@@ -246,12 +250,14 @@ extension ImageProxy {
     /// size only fits). A trim or a crop in front needs the source's own pixels, so it decodes at full size.
     /// Without `auto_rotate` the request decodes with `decoding` but the EXIF orientation left unapplied; with
     /// `enforce_thumbnail`, from the source's embedded thumbnail whatever the size; with `max_src_resolution`,
-    /// within the smaller pixel limit. With
+    /// within the smaller pixel limit. An animation of `animationFrames` frames is held, with `sumsFramePixels`, to
+    /// all its frames' pixels together within the pixel limit, and each frame's to `framePixelLimit`. With
     /// `original`, the source's bytes already fetched, the request decodes them under the source URL's cache key.
     static func imageRequest(
         for options: ProcessingOptions, source: URL, original: Data? = nil,
         decoding: DecodingOptions = DecodingOptions(),
-        watermark: WatermarkImage? = nil, animationFrames: Int = 1
+        watermark: WatermarkImage? = nil, animationFrames: Int = 1, framePixelLimit: Int? = nil,
+        sumsFramePixels: Bool = true
     ) -> ImageRequest {
         var processors: [any ImageProcessing] = []
         if let trim = options.trim { processors.append(trim) }
@@ -293,11 +299,15 @@ extension ImageProxy {
             if !options.autoRotates { custom.appliesOrientation = false }
             if options.enforcesThumbnail == true { custom.embeddedThumbnails = .always }
             if animates {
-                // imgproxy's rule: all frames' canvas pixels together within the pixel limit.
                 custom.frameLimit = animationFrames
-                custom.animationWorkLimit = min(custom.animationWorkLimit, custom.pixelLimit)
-                let (bytes, overflows) = custom.pixelLimit.multipliedReportingOverflow(by: 4)
-                custom.animationByteLimit = min(custom.animationByteLimit, overflows ? Int.max : bytes)
+                if sumsFramePixels {
+                    // imgproxy's rule without a frame limit: all frames' canvas pixels together within the pixel limit.
+                    custom.animationWorkLimit = min(custom.animationWorkLimit, custom.pixelLimit)
+                    let (bytes, overflows) = custom.pixelLimit.multipliedReportingOverflow(by: 4)
+                    custom.animationByteLimit = min(custom.animationByteLimit, overflows ? Int.max : bytes)
+                }
+                // With one (imgproxy's IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION), each frame's canvas within it.
+                if let framePixelLimit { custom.pixelLimit = min(custom.pixelLimit, framePixelLimit) }
             }
             request.decodingOptions = custom
         }
@@ -308,6 +318,27 @@ extension ImageProxy {
     /// which look at the pixels, would cut each frame its own way.
     static func keepsFrames(_ options: ProcessingOptions) -> Bool {
         options.trim == nil && options.gravity != .smart && options.crop?.placement?.gravity != .smart
+    }
+
+    /// Whether `key`'s URL holds its source to tighter decoding limits than the server's (`msr`, or `maf` or `mafr`
+    /// below the server's). The pipeline's memory cache holds images without the limits they were decoded under
+    /// (the limits decide only whether an image decodes), so such a request decodes again rather than take an
+    /// image a looser request let through.
+    func hasOwnDecodingLimits(_ key: OutputKey) -> Bool {
+        if let pixels = key.options.security.maxSourcePixels, pixels < configuration.pixelLimit { return true }
+        guard let animation = key.animation else { return false }
+        let serverFramePixels = configuration.maxAnimationFramePixels > 0 ? configuration.maxAnimationFramePixels : nil
+        return animation.frames < configuration.maxAnimationFrames || animation.framePixels != serverFramePixels
+    }
+
+    /// Whether a decode of an animation failed only because its canvas is over `animation`'s frame limit (a frame
+    /// over it is sent as the still first frame, held to the server's pixel limit).
+    static func isFramePixelLimit(_ error: CodecError, _ animation: OutputKey.Animation?) -> Bool {
+        guard case .tooManyPixels(let width, let height, _) = error, let limit = animation?.framePixels else {
+            return false
+        }
+        let (pixels, overflows) = width.multipliedReportingOverflow(by: height)
+        return overflows || pixels > limit
     }
 
     /// Whether a decode failed only because an animation is over the frame, byte or work limits.

@@ -254,8 +254,16 @@ public final class ImageProxy: Sendable {
                     frames: min(configuration.maxAnimationFrames, options.security.maxAnimationFrames ?? .max),
                     format: FormatNegotiation.animatedFormat(
                         for: choice, accept: request.headers["accept"], encoders: configuration.encoders,
-                        preferred: outputSettings.preferred))
+                        preferred: outputSettings.preferred),
+                    framePixels: SecurityLimits.tighter(
+                        configuration.maxAnimationFramePixels > 0 ? configuration.maxAnimationFramePixels : nil,
+                        options.security.maxAnimationFramePixels))
             }
+            // Resolved into the key's animation (or moot without one): a URL's limit that the server's matches or
+            // undercuts keys the same output as no limit at all.
+            key.options.security.maxAnimationFrames = nil
+            key.options.security.maxAnimationFramePixels = nil
+            key.options.security.maxResultDimension = nil
             key.settings = outputSettings.keyText(
                 for: choice, options: options, animatedFormat: key.animation?.format)
             guard let rendition = configuration.outputCache.memoryRendition(for: key), !isOutdated(rendition) else {

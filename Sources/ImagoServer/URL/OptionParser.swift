@@ -9,7 +9,7 @@ enum OptionParser {
         case extendAspectRatio, gravity, crop, trim, padding, background, quality, formatQuality, maxBytes, format, blur
         case sharpen, pixelate, rotate, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
         case expires, filename, returnAttachment, preset, watermark, skipProcessing, raw, enforceThumbnail
-        case maxSourceResolution, maxSourceFileSize, maxAnimationFrames, maxResultDimension
+        case maxSourceResolution, maxSourceFileSize, maxAnimationFrames, maxAnimationFrameResolution, maxResultDimension
 
         init?(_ text: Substring) {
             switch text {
@@ -54,6 +54,7 @@ enum OptionParser {
             case "max_src_resolution", "msr": self = .maxSourceResolution
             case "max_src_file_size", "msfs": self = .maxSourceFileSize
             case "max_animation_frames", "maf": self = .maxAnimationFrames
+            case "max_animation_frame_resolution", "mafr": self = .maxAnimationFrameResolution
             case "max_result_dimension", "mrd": self = .maxResultDimension
             default: return nil
             }
@@ -245,14 +246,16 @@ enum OptionParser {
             options.enforcesThumbnail = try flag(args[0], option: option)
         case .maxSourceResolution:
             try count(1...1)
-            let megapixels = try number(args[0], option: option, above: 0, atMost: 1_000)
-            options.security.maxSourcePixels = max(1, Int((megapixels * 1_000_000).rounded()))
+            options.security.maxSourcePixels = try megapixels(args[0], option: option)
         case .maxSourceFileSize:
             try count(1...1)
             options.security.maxSourceBytes = try integer(args[0], option: option, range: 1...(1 << 40))
         case .maxAnimationFrames:
             try count(1...1)
             options.security.maxAnimationFrames = try integer(args[0], option: option, range: 1...10_000)
+        case .maxAnimationFrameResolution:
+            try count(1...1)
+            options.security.maxAnimationFramePixels = try megapixels(args[0], option: option)
         case .maxResultDimension:
             try count(1...1)
             options.security.maxResultDimension = try integer(args[0], option: option, range: 1...maximumSide)
@@ -527,6 +530,11 @@ enum OptionParser {
             )
         }
         return value
+    }
+
+    /// Pixels from a number of megapixels above 0 and at most 1,000 (imgproxy's resolutions), at least 1.
+    private static func megapixels(_ text: Substring, option: String) throws(ProxyError) -> Int {
+        max(1, Int((try number(text, option: option, above: 0, atMost: 1_000) * 1_000_000).rounded()))
     }
 
     private static func flag(_ text: Substring, option: String) throws(ProxyError) -> Bool {

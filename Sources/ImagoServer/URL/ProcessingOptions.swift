@@ -291,6 +291,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if let pixels = security.maxSourcePixels { text += "/msr:\(pixels)" }
         if let bytes = security.maxSourceBytes { text += "/msfs:\(bytes)" }
         if let frames = security.maxAnimationFrames { text += "/maf:\(frames)" }
+        if let pixels = security.maxAnimationFramePixels { text += "/mafr:\(pixels)" }
         return text
     }
 

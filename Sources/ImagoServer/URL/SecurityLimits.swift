@@ -1,5 +1,6 @@
 /// imgproxy's security options: limits a URL sets for itself (`max_src_resolution`/`msr`,
-/// `max_src_file_size`/`msfs`, `max_animation_frames`/`maf`, `max_result_dimension`/`mrd`), refused (400) unless
+/// `max_src_file_size`/`msfs`, `max_animation_frames`/`maf`, `max_animation_frame_resolution`/`mafr`,
+/// `max_result_dimension`/`mrd`), refused (400) unless
 /// the server allows them (``ImageProxy/Configuration/allowsSecurityOptions``, imgproxy's
 /// `IMGPROXY_ALLOW_SECURITY_OPTIONS`). Unlike imgproxy's, they only tighten the server's own limits, never loosen
 /// them, so a URL cannot make the server decode more than it was configured to. `nil` (each default): the
@@ -15,6 +16,10 @@ public struct SecurityLimits: Sendable, Hashable {
     /// The most frames of an animation kept (`maf`), within the server's
     /// ``ImageProxy/Configuration/maxAnimationFrames``.
     public var maxAnimationFrames: Int?
+    /// The largest frame of an animation kept, in canvas pixels (`mafr`, given in megapixels), within the server's
+    /// ``ImageProxy/Configuration/maxAnimationFramePixels``. On a server that sums its frames (imgproxy's default),
+    /// both rules hold; an animation over either is sent as its first frame.
+    public var maxAnimationFramePixels: Int?
     /// The longest side of the result (`mrd`), within the server's
     /// ``ImageProxy/Configuration/maxResultDimension``.
     public var maxResultDimension: Int?
@@ -27,6 +32,7 @@ public struct SecurityLimits: Sendable, Hashable {
         if maxSourcePixels != nil { return "max_src_resolution" }
         if maxSourceBytes != nil { return "max_src_file_size" }
         if maxAnimationFrames != nil { return "max_animation_frames" }
+        if maxAnimationFramePixels != nil { return "max_animation_frame_resolution" }
         if maxResultDimension != nil { return "max_result_dimension" }
         return nil
     }
