@@ -188,6 +188,14 @@ struct ImageProxyOutputSettingsTests {
         let filled = try ServerTestImages.decode(try await body("rs:fill:200:200", ext: "png", limited(100)).body)
         try #require(filled.size == PixelSize(width: 100, height: 100))
         #expect(isRed(filled[pixel: 10, 50]) && isBlue(filled[pixel: 90, 50]))
+        // Gravity offsets shrink with the limit, as imgproxy's DPR scale: 150 pixels in from the west edge puts the
+        // red/blue edge (x = 200) mid-crop with the limit or without
+        for (limit, width) in [(0, 100), (100, 50)] {
+            let offset = try ServerTestImages.decode(
+                try await body("rs:fill:100:200/g:we:150:0", ext: "png", limited(limit)).body)
+            try #require(offset.size == PixelSize(width: width, height: 2 * width), "limit \(limit)")
+            #expect(isRed(offset[pixel: width / 2 - 5, width]) && isBlue(offset[pixel: width / 2 + 5, width]))
+        }
         // Padding and extensions count, and shrink with the image: 200 × 100 + 50 a side = 300 × 200, halved
         let padded = try ServerTestImages.decode(
             try await body("rs:fit:200/pd:50/bg:0:255:0", ext: "png", limited(150)).body)

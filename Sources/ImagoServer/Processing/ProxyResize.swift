@@ -10,7 +10,8 @@ import ImagoCore
 /// A result limit (``ProcessingOptions/maxResultDimension``) is folded into the resize, as imgproxy's: when the
 /// result (the crop of a `fill`, else the scaled image) would be longer than the limit, the scale and the box
 /// shrink together until it fits, so the image is resampled once (and a JPEG decoded at the smallest DCT scale
-/// that gives it). When extensions or padding follow, which the limit counts too, ``ProxyResultLimit`` applies
+/// that gives it); a `fill`'s gravity offsets in pixels shrink with them, so the crop shows what it would without
+/// the limit. When extensions or padding follow, which the limit counts too, ``ProxyResultLimit`` applies
 /// it to the finished canvas instead.
 struct ProxyResize: ImageProcessing {
     var type: ProcessingOptions.ResizingType
@@ -89,14 +90,16 @@ struct ProxyResize: ImageProcessing {
         let plan = plan(for: image.size)
         let scaled = plan.scaled == image.size ? image : try image.resampled(to: plan.scaled)
         guard let crop = plan.crop else { return scaled }
-        let origin = try placement.origin(of: crop, in: scaled, dpr: dpr)
+        // Offsets in pixels shrink with a result limit, as imgproxy's DPR scale does, so the crop shows what it
+        // would without the limit.
+        let origin = try placement.origin(of: crop, in: scaled, dpr: dpr * plan.shrink)
         return try ImageProcessors.Crop(x: origin.x, y: origin.y, width: crop.width, height: crop.height).process(
             scaled)
     }
 
-    /// The size a `source` is resampled to and, for `fill` and `fill-down`, the size then cropped out of it (`nil`
-    /// when nothing is cropped).
-    func plan(for source: PixelSize) -> (scaled: PixelSize, crop: PixelSize?) {
+    /// The size a `source` is resampled to; for `fill` and `fill-down`, the size then cropped out of it (`nil`
+    /// when nothing is cropped); and the factor the result limit shrank them by (1 when it did not).
+    func plan(for source: PixelSize) -> (scaled: PixelSize, crop: PixelSize?, shrink: Double) {
         let w = Double(source.width)
         let h = Double(source.height)
         var type = type
@@ -137,7 +140,9 @@ struct ProxyResize: ImageProcessing {
         }
         let plan = layout(source, sx: sx, sy: sy, type: type, box: PixelSize(width: width, height: height))
         let result = plan.crop ?? plan.scaled
-        guard resultLimit > 0, max(result.width, result.height) > resultLimit else { return plan }
+        guard resultLimit > 0, max(result.width, result.height) > resultLimit else {
+            return (plan.scaled, plan.crop, 1)
+        }
         // Over the result limit: the scales and the box shrink by the same factor (no side below 1 pixel), and
         // what rounding leaves over it is cut.
         let shrink = Double(resultLimit) / Double(max(result.width, result.height))
@@ -149,7 +154,7 @@ struct ProxyResize: ImageProcessing {
             PixelSize(width: min(size.width, resultLimit), height: min(size.height, resultLimit))
         }
         if let crop = shrunk.crop { shrunk.crop = fitted(crop) } else { shrunk.scaled = fitted(shrunk.scaled) }
-        return shrunk
+        return (shrunk.scaled, shrunk.crop, shrink)
     }
 
     /// The scaled size for scales `sx` and `sy`, at most ``OptionParser/maximumSide`` a side (aspect ratio kept),
