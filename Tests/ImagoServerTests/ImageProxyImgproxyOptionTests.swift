@@ -249,6 +249,31 @@ struct ImageProxyImgproxyOptionTests {
         #expect(slash.status == 400 && errorMessage(slash).contains("'fn'"))
     }
 
+    /// imgproxy's `IMGPROXY_SET_CANONICAL_HEADER`: the source named canonical, for http(s) sources only.
+    @Test func aCanonicalLinkNamesTheSourceWhenAsked() async throws {
+        let plain = try ProxyFixture()
+        #expect(await plain.get(plain.path("w:20")).header("Link") == nil)
+        let fixture = try ProxyFixture { $0.setsCanonicalHeader = true }
+        let path = fixture.path("w:20")
+        let response = await fixture.get(path)
+        #expect(response.status == 200, "\(errorMessage(response))")
+        #expect(response.header("Link") == "<\(fixture.source())>; rel=\"canonical\"")
+        // The same from the output cache
+        #expect(await fixture.get(path).header("Link") == response.header("Link"))
+        // A local: source has none
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("imago-canonical-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try fixture.jpeg.write(to: root.appendingPathComponent("a.jpg"))
+        let local = try ProxyFixture {
+            $0.setsCanonicalHeader = true
+            $0.localRoot = root
+        }
+        let localResponse = await local.get("/_/w:20/plain/local:///a.jpg")
+        #expect(localResponse.status == 200, "\(errorMessage(localResponse))")
+        #expect(localResponse.header("Link") == nil)
+    }
+
     @Test func presetsApplyInPlaceAndTheDefaultOneFirst() async throws {
         let fixture = try ProxyFixture {
             $0.presets = try PresetTable(definitions: ["thumb=rs:fill:50:50/f:png", "small=pr:thumb/s:20:20"])

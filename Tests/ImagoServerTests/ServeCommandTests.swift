@@ -407,6 +407,8 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned([]).maxAnimationFrames == 1)
         #expect(try Self.parseUnsigned(["--max-animation-frames", "64"]).maxAnimationFrames == 64)
         #expect(try Self.parseUnsigned([]).maxAnimationFramePixels == 0)
+        #expect(try !Self.parseUnsigned([]).setsCanonicalHeader)
+        #expect(try Self.parseUnsigned(["--set-canonical-header"]).setsCanonicalHeader)
         #expect(
             try Self.parseUnsigned(["--max-animation-frame-pixels", "2000000"]).maxAnimationFramePixels == 2_000_000)
         for bad in [

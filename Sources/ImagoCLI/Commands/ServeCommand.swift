@@ -139,6 +139,9 @@ enum ServeCommand {
                     "Send X-Origin-Content-Length, X-Origin-Width/-Height and X-Result-Width/-Height, as imgproxy does."
             ),
             OptionSpec(
+                "--set-canonical-header",
+                help: "Send Link: <source>; rel=\"canonical\" for http(s) sources, as imgproxy does."),
+            OptionSpec(
                 "--only-presets",
                 help: "Accept only preset names in URLs: /SIGNATURE/NAME[:NAME…]/SOURCE (needs --preset)."),
             OptionSpec(
@@ -253,6 +256,8 @@ enum ServeCommand {
         var usesLastModified = false
         /// `--enable-debug-headers`: responses carry imgproxy's debug headers.
         var sendsDebugHeaders = false
+        /// `--set-canonical-header`: responses name their http(s) source as canonical.
+        var setsCanonicalHeader = false
         /// `--stale-retry`: seconds a stale answer stands before the failing origin is asked again.
         var staleRetrySeconds = 10
         /// `--cache-control-passthrough`: `Cache-Control` follows the source's freshness.
@@ -379,6 +384,7 @@ enum ServeCommand {
         configuration.onlyPresets = options.onlyPresets
         configuration.usesLastModified = options.usesLastModified
         configuration.sendsDebugHeaders = options.sendsDebugHeaders
+        configuration.setsCanonicalHeader = options.setsCanonicalHeader
         configuration.staleRetryInterval = .seconds(options.staleRetrySeconds)
         configuration.maximumStaleRetryInterval = .seconds(max(300, options.staleRetrySeconds))
         configuration.passesSourceCacheControl = options.passesSourceCacheControl
@@ -610,6 +616,7 @@ enum ServeCommand {
         options.enforcesThumbnail = args.has("--enforce-thumbnail")
         options.allowsSecurityOptions = args.has("--allow-security-options")
         options.sendsDebugHeaders = args.has("--enable-debug-headers")
+        options.setsCanonicalHeader = args.has("--set-canonical-header")
         if let text = args.value("--stale-retry") {
             options.staleRetrySeconds = try parseInteger(text, option: "--stale-retry", range: 1...86_400)
         }

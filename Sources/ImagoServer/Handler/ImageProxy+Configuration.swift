@@ -128,6 +128,10 @@ extension ImageProxy {
         /// carry none). A render then fetches the source's bytes through the pipeline's
         /// ``ImagePipeline/data(for:)`` first, as ``usesLastModified``. Default `false`.
         public var sendsDebugHeaders: Bool
+        /// Whether image responses for `http` and `https` sources carry `Link: <source URL>; rel="canonical"`, so
+        /// search engines index the source rather than each of its renditions (imgproxy's
+        /// `IMGPROXY_SET_CANONICAL_HEADER`). Default `false`.
+        public var setsCanonicalHeader: Bool
         /// With ``passesSourceCacheControl``, how long an outdated output answered because its origin failed or
         /// timed out is answered again before the origin is asked again (stale-if-error), so that a failing origin
         /// costs one waiting request per interval rather than every request. The interval doubles with each
@@ -207,6 +211,7 @@ extension ImageProxy {
             staleRetryInterval = .seconds(10)
             maximumStaleRetryInterval = .seconds(300)
             sendsDebugHeaders = false
+            setsCanonicalHeader = false
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
             retryAfterSeconds = 1

@@ -385,6 +385,11 @@ public final class ImageProxy: Sendable {
         headers.append(
             ServerResponse.Header(
                 "Content-Disposition", verified.disposition.value(for: rendition.format)))
+        if configuration.setsCanonicalHeader, let scheme = verified.path.source.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
+        {
+            headers.append(ServerResponse.Header("Link", "<\(verified.source)>; rel=\"canonical\""))
+        }
         headers.insert(
             ServerResponse.Header(
                 "Content-Type", rendition.format.mimeType),
