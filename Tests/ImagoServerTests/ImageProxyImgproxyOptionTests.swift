@@ -247,6 +247,47 @@ struct ImageProxyImgproxyOptionTests {
             unicode.header("Content-Disposition") == "inline; filename=\"h_llo.png\"; filename*=UTF-8''h%C3%A9llo.png")
         let slash = await fixture.get(fixture.path("fn:a%2Fb"))
         #expect(slash.status == 400 && errorMessage(slash).contains("'fn'"))
+        // The server's default (imgproxy's IMGPROXY_RETURN_ATTACHMENT), which a URL's att:0 turns off
+        let attaching = try ProxyFixture { $0.returnsAttachment = true }
+        #expect(
+            await attaching.get(attaching.path("f:png")).header("Content-Disposition")?.hasPrefix("attachment;") == true
+        )
+        #expect(
+            await attaching.get(attaching.path("att:0/f:png")).header("Content-Disposition")?.hasPrefix("inline;")
+                == true)
+    }
+
+    /// imgproxy's `IMGPROXY_ETAG_BUSTER`: every ETag changes with it, conditional requests follow the new ones, and
+    /// the output itself is the same (from the same cache).
+    @Test func anETagBusterChangesEveryETag() async throws {
+        let outputs = OutputCache()
+        func proxy(_ buster: String) throws -> ProxyFixture {
+            try ProxyFixture {
+                $0.outputCache = outputs
+                $0.etagBuster = buster
+            }
+        }
+        let plain = try proxy("")
+        let path = plain.path("w:20/f:png")  // every proxy asks the first's origin
+        let first = await plain.get(path)
+        let etag = try #require(first.header("ETag"))
+        #expect(etag.hasPrefix("\"") && etag.hasSuffix("\""))
+        var etags: Set<String> = [etag]
+        for buster in ["v2", "v3"] {
+            let busted = try proxy(buster)
+            let response = await busted.get(path)
+            #expect(response.body == first.body)
+            let new = try #require(response.header("ETag"))
+            #expect(new.hasPrefix("\"") && new.hasSuffix("\"") && !new.dropFirst().dropLast().contains("\""))
+            etags.insert(new)
+            #expect(await busted.get(path, headers: ["if-none-match": new]).status == 304)
+            #expect(await busted.get(path, headers: ["if-none-match": etag]).status == 200)
+        }
+        #expect(plain.origin.requestCount(for: "/a.jpg") == 1, "answered from the shared output cache")
+        #expect(etags.count == 3)
+        // The same text gives the same ETags (another process, a restart)
+        let again = try proxy("v2")
+        #expect(etags.contains(try #require(await again.get(path).header("ETag"))))
     }
 
     /// imgproxy's `IMGPROXY_SET_CANONICAL_HEADER`: the source named canonical, for http(s) sources only.

@@ -409,6 +409,9 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned([]).maxAnimationFramePixels == 0)
         #expect(try !Self.parseUnsigned([]).setsCanonicalHeader)
         #expect(try Self.parseUnsigned(["--set-canonical-header"]).setsCanonicalHeader)
+        #expect(try Self.parseUnsigned(["--return-attachment"]).returnsAttachment)
+        #expect(try Self.parseUnsigned(["--etag-buster", "v2"]).etagBuster == "v2")
+        #expect(try Self.parseUnsigned([]).etagBuster.isEmpty)
         #expect(
             try Self.parseUnsigned(["--max-animation-frame-pixels", "2000000"]).maxAnimationFramePixels == 2_000_000)
         for bad in [

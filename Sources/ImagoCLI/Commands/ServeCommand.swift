@@ -142,6 +142,12 @@ enum ServeCommand {
                 "--set-canonical-header",
                 help: "Send Link: <source>; rel=\"canonical\" for http(s) sources, as imgproxy does."),
             OptionSpec(
+                "--return-attachment",
+                help: "Content-Disposition: attachment for URLs without return_attachment, as imgproxy's option."),
+            OptionSpec(
+                "--etag-buster", value: "TEXT",
+                help: "Change every output's ETag (change TEXT to have clients and CDNs fetch outputs again)."),
+            OptionSpec(
                 "--only-presets",
                 help: "Accept only preset names in URLs: /SIGNATURE/NAME[:NAME…]/SOURCE (needs --preset)."),
             OptionSpec(
@@ -258,6 +264,10 @@ enum ServeCommand {
         var sendsDebugHeaders = false
         /// `--set-canonical-header`: responses name their http(s) source as canonical.
         var setsCanonicalHeader = false
+        /// `--return-attachment`: `Content-Disposition: attachment` unless the URL says otherwise.
+        var returnsAttachment = false
+        /// `--etag-buster`: text mixed into every `ETag`.
+        var etagBuster = ""
         /// `--stale-retry`: seconds a stale answer stands before the failing origin is asked again.
         var staleRetrySeconds = 10
         /// `--cache-control-passthrough`: `Cache-Control` follows the source's freshness.
@@ -385,6 +395,8 @@ enum ServeCommand {
         configuration.usesLastModified = options.usesLastModified
         configuration.sendsDebugHeaders = options.sendsDebugHeaders
         configuration.setsCanonicalHeader = options.setsCanonicalHeader
+        configuration.returnsAttachment = options.returnsAttachment
+        configuration.etagBuster = options.etagBuster
         configuration.staleRetryInterval = .seconds(options.staleRetrySeconds)
         configuration.maximumStaleRetryInterval = .seconds(max(300, options.staleRetrySeconds))
         configuration.passesSourceCacheControl = options.passesSourceCacheControl
@@ -617,6 +629,8 @@ enum ServeCommand {
         options.allowsSecurityOptions = args.has("--allow-security-options")
         options.sendsDebugHeaders = args.has("--enable-debug-headers")
         options.setsCanonicalHeader = args.has("--set-canonical-header")
+        options.returnsAttachment = args.has("--return-attachment")
+        options.etagBuster = args.value("--etag-buster") ?? ""
         if let text = args.value("--stale-retry") {
             options.staleRetrySeconds = try parseInteger(text, option: "--stale-retry", range: 1...86_400)
         }

@@ -12,8 +12,9 @@ struct ContentDisposition: Sendable {
     /// The stem percent-encoded for `filename*`, when it is not all ASCII.
     private let encoded: String?
 
-    /// The disposition of `path`'s responses.
-    init(_ path: ProxyPath) {
+    /// The disposition of `path`'s responses; `attachment` when the path says so, or says nothing and
+    /// `attachmentByDefault`.
+    init(_ path: ProxyPath, attachmentByDefault: Bool = false) {
         var stem = path.options.filename ?? ""
         if stem.isEmpty {
             let last = path.source.lastPathComponent
@@ -26,7 +27,8 @@ struct ContentDisposition: Sendable {
                 stem.unicodeScalars.map { scalar in
                     (0x20..<0x7F).contains(scalar.value) && scalar != "\"" && scalar != "\\" ? scalar : "_"
                 }))
-        quoted = "\(path.options.returnsAttachment ? "attachment" : "inline"); filename=\"\(ascii)"
+        let attachment = path.options.returnsAttachment ?? attachmentByDefault
+        quoted = "\(attachment ? "attachment" : "inline"); filename=\"\(ascii)"
         if ascii != stem {
             // RFC 8187 attr-chars, ASCII only (Foundation's `.alphanumerics` would let Unicode letters through).
             let allowed = CharacterSet(

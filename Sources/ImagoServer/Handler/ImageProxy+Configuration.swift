@@ -132,6 +132,13 @@ extension ImageProxy {
         /// search engines index the source rather than each of its renditions (imgproxy's
         /// `IMGPROXY_SET_CANONICAL_HEADER`). Default `false`.
         public var setsCanonicalHeader: Bool
+        /// Whether responses say `Content-Disposition: attachment` (browsers download the file) rather than
+        /// `inline` for URLs without `return_attachment` (imgproxy's `IMGPROXY_RETURN_ATTACHMENT`). Default `false`.
+        public var returnsAttachment: Bool
+        /// Text that changes every output's `ETag` when it changes, so that clients and CDNs holding outputs by their
+        /// `ETag` fetch them again without the caches being emptied (imgproxy's `IMGPROXY_ETAG_BUSTER`), e.g. after a
+        /// fix to how outputs are encoded. Default empty: the ETags as made.
+        public var etagBuster: String
         /// With ``passesSourceCacheControl``, how long an outdated output answered because its origin failed or
         /// timed out is answered again before the origin is asked again (stale-if-error), so that a failing origin
         /// costs one waiting request per interval rather than every request. The interval doubles with each
@@ -212,6 +219,8 @@ extension ImageProxy {
             maximumStaleRetryInterval = .seconds(300)
             sendsDebugHeaders = false
             setsCanonicalHeader = false
+            returnsAttachment = false
+            etagBuster = ""
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
             retryAfterSeconds = 1

@@ -33,12 +33,17 @@ public final class ImageProxy: Sendable {
     let outputSettings: OutputSettings
     /// The formats `Accept` may pick for a URL that names none: the detected and the enforced ones.
     let negotiableFormats: Set<ImageFormat>
+    /// What every `ETag` ends with before its closing quote: `-` and a digest of ``Configuration/etagBuster``, or
+    /// nothing when it is empty.
+    let etagSuffix: String
 
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
         self.configuration = configuration
         outputSettings = OutputSettings(configuration)
         negotiableFormats = configuration.detectedFormats.union(configuration.enforcedFormats)
+        etagSuffix =
+            configuration.etagBuster.isEmpty ? "" : "-" + SHA256.hash(configuration.etagBuster).hex.prefix(16)
         cacheControl = Self.publicMaxAge(Int(configuration.maxAge.timeInterval))
         secretDigest = configuration.secret.map { SHA256.hash("Bearer \($0)") }
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
@@ -319,7 +324,7 @@ public final class ImageProxy: Sendable {
             }
         let verified = VerifiedPath(
             path: path, source: path.source.absoluteString, explicitChoice: explicitChoice,
-            disposition: ContentDisposition(path))
+            disposition: ContentDisposition(path, attachmentByDefault: configuration.returnsAttachment))
         let released = verifiedPaths.withLock {
             $0.setValue(verified, for: rawPath, cost: rawPath.utf8.count + verified.source.utf8.count + 512)
         }
@@ -364,8 +369,9 @@ public final class ImageProxy: Sendable {
         let path = verified.path
         let vary = varyValue(
             negotiatesFormat: path.options.format == nil && !negotiableFormats.isEmpty)
+        let etag = etagSuffix.isEmpty ? rendition.etag : String(rendition.etag.dropLast()) + etagSuffix + "\""
         var headers = [
-            ServerResponse.Header("ETag", rendition.etag),
+            ServerResponse.Header("ETag", etag),
             ServerResponse.Header("Cache-Control", cacheControl(for: rendition)),
         ]
         let lastModified = configuration.usesLastModified ? rendition.sourceLastModified : nil
@@ -373,7 +379,7 @@ public final class ImageProxy: Sendable {
         if let vary { headers.append(ServerResponse.Header("Vary", vary)) }
         if configuration.sendsDebugHeaders { headers += Self.debugHeaders(rendition.facts) }
         if let match = request.headers["if-none-match"] {
-            if Self.matches(match, etag: rendition.etag) {
+            if Self.matches(match, etag: etag) {
                 return ServerResponse(status: 304, headers: headers, body: Data())
             }
         } else if let lastModified, let since = request.headers["if-modified-since"],

@@ -220,8 +220,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// takes it from the source URL's last path segment (imgproxy's `filename`).
     public var filename: String?
     /// Whether `Content-Disposition` says `attachment` rather than `inline` (imgproxy's `return_attachment`).
-    /// Default `false`.
-    public var returnsAttachment = false
+    /// Default `nil`: the server's ``ImageProxy/Configuration/returnsAttachment``.
+    public var returnsAttachment: Bool?
     /// Whether a source's embedded thumbnail (HEIC) is rendered instead of its image whatever the size asked for,
     /// for fast previews (imgproxy's `enforce_thumbnail`; ``DecodingOptions/EmbeddedThumbnails/always``). A
     /// thumbnail large enough for the result is used anyway. `nil` (the default): the server's
