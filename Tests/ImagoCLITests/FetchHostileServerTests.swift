@@ -224,6 +224,38 @@ import Testing
         #expect(await runCLI(["fetch", "http://h/a.jpg", "--user-agent", "a\nb"]).status == 2)
     }
 
+    /// `--max-redirects` (imgproxy's `IMGPROXY_MAX_REDIRECTS`): a chain of three redirects needs three.
+    @Test func maxRedirectsBoundsTheChain() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setRoute(
+            "/a.png",
+            .bytes(
+                try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 2, height: 2), as: .png),
+                contentType: "image/png"))
+        server.setRoute("/r1", .redirect(to: "/r2"))
+        server.setRoute("/r2", .redirect(to: "/r3"))
+        server.setRoute("/r3", .redirect(to: "/a.png"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("redir-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func fetch(_ extra: [String]) async -> CLIRun {
+            let fresh = directory.appendingPathComponent(UUID().uuidString)
+            return await runCLI(
+                ["fetch", server.url(for: "/r1").absoluteString, "--cache-dir", fresh.path, "-o", fresh.path] + extra)
+        }
+        let refused = await fetch(["--max-redirects", "2"])
+        let message = refused.stdout + refused.stderr
+        #expect(refused.status != 0 && message.contains("redirected more than 2"), "\(message)")
+        #expect(server.requestCount(for: "/a.png") == 0)
+        let followed = await fetch(["--max-redirects", "3"])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        #expect(server.requestCount(for: "/a.png") == 1)
+        #expect(await fetch([]).status == 0, "the default, 10, follows it")
+        let none = await fetch(["--max-redirects", "0"])
+        #expect(none.status != 0, "\(none.stderr)")
+        #expect(await runCLI(["fetch", "http://h/a.jpg", "--max-redirects", "51"]).status == 2)
+    }
+
     @Test(arguments: [
         ["--timeout", "0"], ["--timeout", "soon"], ["--timeout", "nan"], ["--timeout", "-1"], ["--max-bytes", "0"],
         ["--max-bytes", "lots"], ["--retries", "11"], ["--retries", "-1"],

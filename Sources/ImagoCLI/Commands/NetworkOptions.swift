@@ -1,9 +1,9 @@
 import Foundation
 import Imago
 
-/// The network settings `fetch`, `show` and `serve` share: `--timeout`, `--max-bytes`, `--retries` and
-/// `--user-agent` (each `nil` when not given, which keeps ``HTTPDataLoader/Configuration``'s default: 15 s idle /
-/// 60 s total, 64 MiB, 2 retries, `Imago/VERSION`), and for the libcurl loader `--public-only` (the SSRF guard) and
+/// The network settings `fetch`, `show` and `serve` share: `--timeout`, `--max-bytes`, `--retries`,
+/// `--max-redirects` and `--user-agent` (each `nil` when not given, which keeps ``HTTPDataLoader/Configuration``'s
+/// default: 15 s idle / 60 s total, 64 MiB, 2 retries, 10 redirects, `Imago/VERSION`), and for the libcurl loader `--public-only` (the SSRF guard) and
 /// `--cacert FILE`.
 struct NetworkOptions: Sendable, Equatable {
     /// `--timeout`: the idle and total limit of one attempt.
@@ -18,10 +18,13 @@ struct NetworkOptions: Sendable, Equatable {
     var caBundlePath: String?
     /// `--user-agent`: the `User-Agent` sent (empty: none).
     var userAgent: String?
+    /// `--max-redirects`: the most redirects followed (0: none).
+    var maximumRedirects: Int?
 
     /// The options' synopsis, for a command's usage line.
     static let synopsis =
-        "[--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--public-only] [--cacert FILE] [--user-agent UA]"
+        "[--timeout SECONDS] [--max-bytes SIZE] [--retries N] [--max-redirects N] [--public-only] [--cacert FILE]"
+        + " [--user-agent UA]"
 
     /// The options, for a command's option list.
     static let specs = [
@@ -34,6 +37,9 @@ struct NetworkOptions: Sendable, Equatable {
         OptionSpec(
             "--retries", value: "N",
             help: "Retry a transient failure (timeout, reset, 503 …) up to N times (default 2; 0 never)."),
+        OptionSpec(
+            "--max-redirects", value: "N",
+            help: "Follow up to N redirects, each checked as the first request was (default 10; 0 follows none)."),
         OptionSpec(
             "--public-only",
             help: "Connect only to public addresses: refuse loopback, private, link-local and metadata addresses."),
@@ -63,6 +69,9 @@ struct NetworkOptions: Sendable, Equatable {
         }
         if let text = args.value("--retries") {
             retries = try parseInteger(text, option: "--retries", range: 0...10)
+        }
+        if let text = args.value("--max-redirects") {
+            maximumRedirects = try parseInteger(text, option: "--max-redirects", range: 0...50)
         }
         isPublicOnly = args.has("--public-only")
         if let path = args.value("--cacert") {
@@ -99,6 +108,7 @@ struct NetworkOptions: Sendable, Equatable {
         }
         if let maximumBodySize { loader.maximumBodySize = Int64(maximumBodySize) }
         if let userAgent { loader.userAgent = userAgent.isEmpty ? nil : userAgent }
+        if let maximumRedirects { loader.maximumRedirects = maximumRedirects }
         if let retries {
             var policy = loader.retryPolicy
             policy.maximumRetries = retries
