@@ -55,6 +55,31 @@ struct ImageProxySkipProcessingTests {
         #expect(try ServerTestImages.decode(rendered.body).size == PixelSize(width: 20, height: 10))
     }
 
+    /// imgproxy's `IMGPROXY_SKIP_PROCESSING_FORMATS`: the server's formats skipped for every URL, a URL's added.
+    @Test func theServersFormatsAreSkippedForEveryURL() async throws {
+        let (fixture, gif) = try fixture { $0.skippedFormats = [.gif] }
+        let passed = await fixture.get(fixture.path("rs:fit:20:20", "/anim.gif"))
+        #expect(passed.status == 200 && passed.body == gif, "\(errorMessage(passed))")
+        // The same output as a URL that names the format itself
+        let named = await fixture.get(fixture.path("rs:fit:20:20/skp:gif", "/anim.gif"))
+        #expect(named.header("ETag") == passed.header("ETag"))
+        #expect(fixture.origin.requestCount(for: "/anim.gif") == 1)
+        // A JPEG is still rendered, unless the URL adds its format
+        let jpeg = await fixture.get(fixture.path("rs:fit:20:20", ext: "png"))
+        #expect(try ServerTestImages.decode(jpeg.body).size == PixelSize(width: 20, height: 10))
+        let kept = await fixture.get(fixture.path("rs:fit:20:20/skp:jpg"))
+        #expect(kept.body == fixture.jpeg)
+        // Parsed as imgproxy's list; SVG and unknown names are refused
+        #expect(
+            try ImageProxy.Configuration.sourceFormats(parsing: "gif, png,heic", option: "x")
+                == [.gif, .png, .apng, .heic, .heif])
+        for bad in ["", "svg", "gif,nope", ","] {
+            #expect(throws: ProxyError.self, "\(bad)") {
+                try ImageProxy.Configuration.sourceFormats(parsing: bad, option: "x")
+            }
+        }
+    }
+
     @Test func anUnlistedSourceIsRenderedFromTheOneFetch() async throws {
         let (fixture, _) = try fixture()
 

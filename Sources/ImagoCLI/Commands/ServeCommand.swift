@@ -142,6 +142,9 @@ enum ServeCommand {
                 "--set-canonical-header",
                 help: "Send Link: <source>; rel=\"canonical\" for http(s) sources, as imgproxy does."),
             OptionSpec(
+                "--skip-processing-formats", value: "LIST",
+                help: "Answer sources of these formats (e.g. gif,webp) with their own bytes, as skp: in every URL."),
+            OptionSpec(
                 "--return-attachment",
                 help: "Content-Disposition: attachment for URLs without return_attachment, as imgproxy's option."),
             OptionSpec(
@@ -266,6 +269,8 @@ enum ServeCommand {
         var setsCanonicalHeader = false
         /// `--return-attachment`: `Content-Disposition: attachment` unless the URL says otherwise.
         var returnsAttachment = false
+        /// `--skip-processing-formats`: source formats answered as they are for every URL.
+        var skippedFormats: Set<ImageFormat> = []
         /// `--etag-buster`: text mixed into every `ETag`.
         var etagBuster = ""
         /// `--stale-retry`: seconds a stale answer stands before the failing origin is asked again.
@@ -396,6 +401,7 @@ enum ServeCommand {
         configuration.sendsDebugHeaders = options.sendsDebugHeaders
         configuration.setsCanonicalHeader = options.setsCanonicalHeader
         configuration.returnsAttachment = options.returnsAttachment
+        configuration.skippedFormats = options.skippedFormats
         configuration.etagBuster = options.etagBuster
         configuration.staleRetryInterval = .seconds(options.staleRetrySeconds)
         configuration.maximumStaleRetryInterval = .seconds(max(300, options.staleRetrySeconds))
@@ -609,6 +615,10 @@ enum ServeCommand {
                     }
                     options.detectedFormats = Set(formats)
                 }
+            }
+            if let text = args.value("--skip-processing-formats") {
+                options.skippedFormats = try ImageProxy.Configuration.sourceFormats(
+                    parsing: text, option: "--skip-processing-formats")
             }
             if let text = args.value("--preferred-formats") {
                 options.preferredFormats = try ImageProxy.Configuration.formats(

@@ -135,6 +135,10 @@ extension ImageProxy {
         /// Whether responses say `Content-Disposition: attachment` (browsers download the file) rather than
         /// `inline` for URLs without `return_attachment` (imgproxy's `IMGPROXY_RETURN_ATTACHMENT`). Default `false`.
         public var returnsAttachment: Bool
+        /// Source formats answered with the source's own bytes unless the URL asks for another format, for every URL
+        /// (imgproxy's `IMGPROXY_SKIP_PROCESSING_FORMATS`); a URL's `skip_processing` adds to them. The source is
+        /// still checked as `skip_processing` checks it. Default empty.
+        public var skippedFormats: Set<ImageFormat>
         /// Text that changes every output's `ETag` when it changes, so that clients and CDNs holding outputs by their
         /// `ETag` fetch them again without the caches being emptied (imgproxy's `IMGPROXY_ETAG_BUSTER`), e.g. after a
         /// fix to how outputs are encoded. Default empty: the ETags as made.
@@ -220,6 +224,7 @@ extension ImageProxy {
             sendsDebugHeaders = false
             setsCanonicalHeader = false
             returnsAttachment = false
+            skippedFormats = []
             etagBuster = ""
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
@@ -290,6 +295,20 @@ extension ImageProxy.Configuration {
             if !formats.contains(format) { formats.append(format) }
         }
         guard !formats.isEmpty else { throw .invalidOption(name: option, reason: "expects formats such as jpeg,png") }
+        return formats
+    }
+
+    /// Source formats from imgproxy's comma-separated form, `gif,webp` (names of the `skip_processing` option:
+    /// `png` is PNG and APNG, `heic` all HEIF), for ``skippedFormats``.
+    ///
+    /// - Throws: ``ProxyError/invalidOption(name:reason:)`` naming `option`.
+    public static func sourceFormats(parsing text: String, option: String) throws(ProxyError) -> Set<ImageFormat> {
+        var formats: Set<ImageFormat> = []
+        for name in text.split(separator: ",") {
+            formats.formUnion(
+                try OptionParser.sourceFormats(named: name.trimmingCharacters(in: .whitespaces), option: option))
+        }
+        guard !formats.isEmpty else { throw .invalidOption(name: option, reason: "expects formats such as gif,webp") }
         return formats
     }
 }

@@ -249,6 +249,8 @@ public final class ImageProxy: Sendable {
                 SecurityLimits.tighter(
                     configuration.maxResultDimension > 0 ? configuration.maxResultDimension : nil,
                     options.security.maxResultDimension) ?? 0
+            // The server's formats are the URL's too, so that a URL naming them shares their outputs.
+            options.skippedFormats.formUnion(configuration.skippedFormats)
             // Resolved here so that the server's default and a URL's eth:1 share keys (eth:0 and unset too).
             options.enforcesThumbnail = (options.enforcesThumbnail ?? configuration.enforcesThumbnail) ? true : nil
             var key = OutputKey(
