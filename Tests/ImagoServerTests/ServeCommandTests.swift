@@ -262,6 +262,45 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try parse(["--unsigned", "--base-url", "images/"]) }
     }
 
+    /// Every option from the environment as IMAGO_NAME (twelve-factor deployments), the command line winning.
+    @Test func everyOptionMayComeFromTheEnvironment() throws {
+        func parse(_ arguments: [String], _ environment: [String: String]) throws -> ServeCommand.Options {
+            try ServeCommand.parse(
+                parseArguments(arguments, options: ServeCommand.command.options), environment: environment)
+        }
+        let options = try parse(
+            [],
+            [
+                "IMAGO_UNSIGNED": "true", "IMAGO_LISTEN": "0.0.0.0:9090", "IMAGO_MAX_PIXELS": "1000",
+                "IMAGO_ALLOW_HOST": "a.example, *.b.example,", "IMAGO_SET_CANONICAL_HEADER": "1",
+                "IMAGO_USE_LAST_MODIFIED": "no", "IMAGO_PRESET": "thumb=rs:fit:20:20,small=s:8:8",
+                "IMAGO_MAX_REDIRECTS": "3", "IMAGO_CACHE_DIR": "/tmp/imago-env", "IMAGO_HELP": "1",
+                "IMAGO_QUALITY": "",  // empty: ignored
+            ])
+        #expect(options.allowsUnsigned && options.host == "0.0.0.0" && options.port == 9090)
+        #expect(options.pixelLimit == 1000 && options.setsCanonicalHeader && !options.usesLastModified)
+        #expect(options.sourcePolicy.allowedHosts == ["a.example", "*.b.example"])
+        #expect(options.presets.names == ["small", "thumb"])
+        #expect(options.network.maximumRedirects == 3 && options.cacheDirectory.path == "/tmp/imago-env")
+        // The command line wins, value and flag alike
+        let overridden = try parse(
+            ["--unsigned", "--max-pixels", "2000", "--allow-host", "c.example"],
+            ["IMAGO_MAX_PIXELS": "1000", "IMAGO_ALLOW_HOST": "a.example", "IMAGO_UNSIGNED": "false"])
+        #expect(overridden.pixelLimit == 2000 && overridden.sourcePolicy.allowedHosts == ["c.example"])
+        #expect(overridden.allowsUnsigned)
+        // The signing key and the secret, as before
+        let signed = try parse([], ["IMAGO_KEY": "0011", "IMAGO_SALT": "44", "IMAGO_SECRET": "token"])
+        #expect(signed.signer != nil && signed.secret == "token")
+        // A flag that is neither true nor false, and a bad value, are usage errors naming what to fix
+        #expect(throws: UsageError("environment variable IMAGO_UNSIGNED expects true or false (got 'maybe')")) {
+            try parse([], ["IMAGO_UNSIGNED": "maybe"])
+        }
+        #expect(throws: UsageError.self) { try parse([], ["IMAGO_UNSIGNED": "1", "IMAGO_MAX_PIXELS": "many"]) }
+        #expect(
+            ParsedArguments.environmentName(of: OptionSpec("--max-animation-frame-pixels", help: ""), prefix: "IMAGO_")
+                == "IMAGO_MAX_ANIMATION_FRAME_PIXELS")
+    }
+
     /// `imago serve --unsigned` with `extra` arguments, parsed.
     static func parseUnsigned(_ extra: [String]) throws -> ServeCommand.Options {
         try ServeCommand.parse(

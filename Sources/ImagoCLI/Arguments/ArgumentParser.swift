@@ -40,6 +40,45 @@ package struct ParsedArguments: Sendable {
     func has(_ name: String) -> Bool { flags.contains(name) }
 }
 
+extension ParsedArguments {
+    /// The environment variable that gives `option` when the command line does not: `prefix` and its long name
+    /// in capitals, `-` as `_` (`--max-pixels` → `IMAGO_MAX_PIXELS`).
+    package static func environmentName(of option: OptionSpec, prefix: String) -> String {
+        prefix + option.name.dropFirst(2).uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    /// These arguments with each of `options` the command line leaves out taken from `environment`, as twelve-factor
+    /// deployments configure a server (``environmentName(of:prefix:)``). A value is taken as given; a repeatable
+    /// option's is split at commas; a flag is on for `1`, `true`, `yes` or `on` and off for `0`, `false`, `no`,
+    /// `off` (any case). Empty variables are ignored, and `--help` is never read.
+    ///
+    /// - Throws: ``UsageError`` naming the variable when a flag's value is none of those.
+    package func fillingIn(
+        from environment: [String: String], prefix: String, options: [OptionSpec]
+    ) throws -> ParsedArguments {
+        var filled = self
+        for option in options where option.name != Command.helpOption.name {
+            let name = Self.environmentName(of: option, prefix: prefix)
+            guard let text = environment[name], !text.isEmpty, values[option.name] == nil,
+                !flags.contains(option.name)
+            else { continue }
+            if !option.takesValue {
+                switch text.lowercased() {
+                case "1", "true", "yes", "on": filled.flags.insert(option.name)
+                case "0", "false", "no", "off": break
+                default: throw UsageError("environment variable \(name) expects true or false (got '\(text)')")
+                }
+            } else if option.isRepeatable {
+                let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                filled.values[option.name] = parts.filter { !$0.isEmpty }
+            } else {
+                filled.values[option.name] = [text]
+            }
+        }
+        return filled
+    }
+}
+
 /// A mistake in how the tool was called: exit status 2, a one-line message and the usage.
 package struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     let message: String

@@ -38,13 +38,16 @@ enum ServeCommand {
             return_attachment/att, preset/pr, watermark/wm:OPACITY:POSITION:X:Y:SCALE (with --watermark),
             skip_processing/skp:EXT:… (a checked source of a listed format is sent as it is),
             enforce_thumbnail/eth (a HEIC's embedded thumbnail whatever the size), with --allow-security-options
-            max_src_resolution/msr, max_src_file_size/msfs, max_animation_frames/maf, max_result_dimension/mrd;
+            max_src_resolution/msr, max_src_file_size/msfs, max_animation_frames/maf,
+            max_animation_frame_resolution/mafr, max_result_dimension/mrd;
             strip_metadata, strip_color_profile and keep_copyright are accepted at their only values.
             Also GET /healthz and /metrics (Prometheus text).
             With --redis, originals and outputs are shared with every process given the same nodes: one origin
             fetch per image across the fleet; Redis being down or slow is never an error (its breaker opens and
             the local caches carry on).
-            The key and salt may also come from IMAGO_KEY and IMAGO_SALT. One access-log line per request goes to
+            Every option may also be set in the environment as IMAGO_ and its name in capitals, - as _
+            (--max-pixels as IMAGO_MAX_PIXELS, --key as IMAGO_KEY): flags as true or false, repeatable options
+            comma-separated; the command line wins. One access-log line per request goes to
             stdout (source URLs redacted); startup messages go to stderr.
             SIGTERM or Ctrl-C: stop accepting, finish the requests in flight for up to 10 s, exit 0.
             Exit status: 0 after a clean stop, 1 when the server cannot start, 2 for bad usage.
@@ -480,7 +483,8 @@ enum ServeCommand {
     }
 
     /// Checks the arguments.
-    static func parse(_ args: ParsedArguments, environment: [String: String]) throws -> Options {
+    static func parse(_ given: ParsedArguments, environment: [String: String]) throws -> Options {
+        let args = try given.fillingIn(from: environment, prefix: "IMAGO_", options: command.options)
         var options = Options(
             cacheDirectory: args.value("--cache-dir").map { URL(fileURLWithPath: $0) }
                 ?? ImagePipeline.Configuration.defaultCacheDirectory(environment: environment)
@@ -489,8 +493,8 @@ enum ServeCommand {
             throw UsageError("unexpected argument '\(args.positionals[0])' (serve takes options only)")
         }
         if let listen = args.value("--listen") { (options.host, options.port) = try parseListen(listen) }
-        let key = args.value("--key") ?? environment["IMAGO_KEY"].flatMap { $0.isEmpty ? nil : $0 }
-        let salt = args.value("--salt") ?? environment["IMAGO_SALT"] ?? ""
+        let key = args.value("--key")
+        let salt = args.value("--salt") ?? ""
         if let key {
             do {
                 // Comma-separated lists: key rotation, pairs taken in order (imgproxy's IMGPROXY_KEY/IMGPROXY_SALT).
@@ -582,7 +586,7 @@ enum ServeCommand {
                 throw UsageError("option '--watermark-opacity' needs --watermark, --watermark-data or --watermark-url")
             }
         }
-        if let secret = args.value("--secret") ?? environment["IMAGO_SECRET"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        if let secret = args.value("--secret") {
             guard secret.allSatisfy({ $0.isASCII && !$0.isWhitespace && !$0.isNewline }) else {
                 throw UsageError("option '--secret' expects a token of visible ASCII characters")
             }
