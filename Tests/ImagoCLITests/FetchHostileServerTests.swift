@@ -199,25 +199,33 @@ import Testing
         #expect(defaults.network == NetworkOptions())
     }
 
-    @Test func theUserAgentReachesTheOrigin() async throws {
+    /// A loopback origin with a 2 × 2 PNG at `/a.png`, and a scratch folder for ``fetchFresh(_:into:_:)``.
+    func pngOrigin() throws -> (LoopbackServer, URL) {
         let server = try LoopbackServer()
-        defer { server.stop() }
         server.setRoute(
             "/a.png",
             .bytes(
                 try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 2, height: 2), as: .png),
                 contentType: "image/png"))
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ua-\(UUID().uuidString)")
+        return (server, FileManager.default.temporaryDirectory.appendingPathComponent("fetch-\(UUID().uuidString)"))
+    }
+
+    /// `imago fetch URL` with `extra` arguments, over a new cache and output folder in `directory`.
+    func fetchFresh(_ url: URL, into directory: URL, _ extra: [String]) async -> CLIRun {
+        let fresh = directory.appendingPathComponent(UUID().uuidString)
+        return await runCLI(["fetch", url.absoluteString, "--cache-dir", fresh.path, "-o", fresh.path] + extra)
+    }
+
+    @Test func theUserAgentReachesTheOrigin() async throws {
+        let (server, directory) = try pngOrigin()
+        defer { server.stop() }
         defer { try? FileManager.default.removeItem(at: directory) }
         for (extra, expected) in [
             ([], "Imago/\(ImagoVersion.current)"),
             (["--user-agent", "Gallery/2.0 (+ops@example.com)"], "Gallery/2.0 (+ops@example.com)"),
             (["--user-agent", ""], nil),
         ] as [([String], String?)] {
-            let fresh = directory.appendingPathComponent(UUID().uuidString)
-            let run = await runCLI(
-                ["fetch", server.url(for: "/a.png").absoluteString, "--cache-dir", fresh.path, "-o", fresh.path] + extra
-            )
+            let run = await fetchFresh(server.url(for: "/a.png"), into: directory, extra)
             #expect(run.status == 0, "\(run.stderr)")
             #expect(server.lastRequestHeaders(for: "/a.png")?["User-Agent"] == expected, "\(extra)")
         }
@@ -226,22 +234,14 @@ import Testing
 
     /// `--max-redirects` (imgproxy's `IMGPROXY_MAX_REDIRECTS`): a chain of three redirects needs three.
     @Test func maxRedirectsBoundsTheChain() async throws {
-        let server = try LoopbackServer()
+        let (server, directory) = try pngOrigin()
         defer { server.stop() }
-        server.setRoute(
-            "/a.png",
-            .bytes(
-                try ImageEncoderRegistry.makeDefault().encode(try PixelBuffer(width: 2, height: 2), as: .png),
-                contentType: "image/png"))
+        defer { try? FileManager.default.removeItem(at: directory) }
         server.setRoute("/r1", .redirect(to: "/r2"))
         server.setRoute("/r2", .redirect(to: "/r3"))
         server.setRoute("/r3", .redirect(to: "/a.png"))
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("redir-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
         func fetch(_ extra: [String]) async -> CLIRun {
-            let fresh = directory.appendingPathComponent(UUID().uuidString)
-            return await runCLI(
-                ["fetch", server.url(for: "/r1").absoluteString, "--cache-dir", fresh.path, "-o", fresh.path] + extra)
+            await fetchFresh(server.url(for: "/r1"), into: directory, extra)
         }
         let refused = await fetch(["--max-redirects", "2"])
         let message = refused.stdout + refused.stderr
