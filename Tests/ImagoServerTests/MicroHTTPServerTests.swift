@@ -107,3 +107,96 @@ struct MicroHTTPServerTests {
         #expect(samples["imago_serve_queue_length"] == 0)
     }
 }
+
+/// Slow and surplus clients (imgproxy's `IMGPROXY_MAX_CLIENTS` and its timeouts): an idle connection is closed after
+/// the connection timeout, mid-request or between requests, and connections over the limit wait in the listen queue.
+@Suite("MicroHTTPServer: connection limits")
+struct MicroHTTPServerConnectionLimitTests {
+    /// A raw TCP connection to 127.0.0.1:`port`, closed on deinit.
+    final class RawConnection: @unchecked Sendable {  // one test uses each
+        let fd: Int32
+
+        init(port: UInt16) throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let status = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard fd >= 0, status == 0 else { throw CocoaError(.fileReadUnknown) }
+        }
+
+        deinit { close(fd) }
+
+        func send(_ text: String) {
+            _ = text.utf8CString.withUnsafeBufferPointer { Glibc.send(fd, $0.baseAddress, $0.count - 1, 0) }
+        }
+
+        /// What the server sent until it closed the connection or `seconds` passed, and whether it closed it. The
+        /// blocking reads run on a Dispatch thread, so they never hold one of the concurrency pool's few threads
+        /// that the server's handler needs.
+        func read(for seconds: Int) async -> (text: String, closed: Bool) {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: self.blockingRead(for: seconds)) }
+            }
+        }
+
+        private func blockingRead(for seconds: Int) -> (text: String, closed: Bool) {
+            var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var received = [UInt8]()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count == 0 { return (String(decoding: received, as: UTF8.self), true) }
+                if count < 0 { return (String(decoding: received, as: UTF8.self), false) }  // timed out (or reset)
+                received += buffer[0..<count]
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anIdleConnectionIsClosedAfterTheTimeout() async throws {
+        let fixture = try ProxyFixture()
+        let proxy = fixture.proxy
+        let server = try MicroHTTPServer(host: "127.0.0.1", port: 0, connectionTimeout: 1) {
+            await proxy.respond(to: $0)
+        }
+        defer { server.stop() }
+        // Half a request, never finished: closed, with nothing answered
+        let slow = try RawConnection(port: server.port)
+        slow.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        let halfway = await slow.read(for: 10)
+        #expect(halfway.closed && halfway.text.isEmpty)
+        // A kept-alive connection after its answer: closed once idle
+        let idle = try RawConnection(port: server.port)
+        idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let answered = await idle.read(for: 10)
+        #expect(answered.text.hasPrefix("HTTP/1.1 200") && answered.closed)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func connectionsOverTheLimitWaitUntilOneCloses() async throws {
+        let fixture = try ProxyFixture()
+        let proxy = fixture.proxy
+        let server = try MicroHTTPServer(host: "127.0.0.1", port: 0, connectionLimit: 2) {
+            await proxy.respond(to: $0)
+        }
+        defer { server.stop() }
+        var open = [try RawConnection(port: server.port), try RawConnection(port: server.port)]
+        // A third client waits in the listen queue, unanswered, while two are open
+        let waiting = try RawConnection(port: server.port)
+        waiting.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let meanwhile = await waiting.read(for: 1)
+        #expect(!meanwhile.closed && meanwhile.text.isEmpty, "\(meanwhile.text)")
+        // and is answered once one of them goes
+        open.removeFirst()
+        let answer = await waiting.read(for: 10)
+        #expect(answer.text.hasPrefix("HTTP/1.1 200") && answer.closed, "\(answer.text)")
+        #expect(open.count == 1)
+    }
+}

@@ -449,6 +449,9 @@ struct ServeCommandTests {
         #expect(try !Self.parseUnsigned([]).setsCanonicalHeader)
         #expect(try Self.parseUnsigned(["--set-canonical-header"]).setsCanonicalHeader)
         #expect(try Self.parseUnsigned(["--return-attachment"]).returnsAttachment)
+        #expect(try Self.parseUnsigned([]).connectionLimit == 1024 && Self.parseUnsigned([]).connectionTimeout == 30)
+        let limits = try Self.parseUnsigned(["--max-clients", "64", "--connection-timeout", "5"])
+        #expect(limits.connectionLimit == 64 && limits.connectionTimeout == 5)
         #expect(try Self.parseUnsigned(["--skip-processing-formats", "gif,webp"]).skippedFormats == [.gif, .webp])
         #expect(try Self.parseUnsigned(["--etag-buster", "v2"]).etagBuster == "v2")
         #expect(try Self.parseUnsigned([]).etagBuster.isEmpty)
@@ -458,7 +461,8 @@ struct ServeCommandTests {
             ["--path-prefix", "images"], ["--path-prefix", "/"], ["--path-prefix", "/a//b"], ["--path-prefix", "/a b"],
             ["--allow-origin", ""], ["--allow-origin", "https://a.example, https://b.example"], ["--only-presets"],
             ["--max-animation-frames", "0"], ["--max-animation-frame-pixels", "-1"],
-            ["--skip-processing-formats", "svg"],
+            ["--skip-processing-formats", "svg"], ["--max-clients", "0"],
+            ["--connection-timeout", "0"],
             ["--local-root", "/no/such/directory"], ["--secret", "two words"],
             ["--allow-source", "cdn.example.com/images/"],
             ["--allow-source", "ftp://cdn.example.com/"], ["--allow-source", "local://host/p/"],

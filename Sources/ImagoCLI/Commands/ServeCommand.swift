@@ -76,6 +76,12 @@ enum ServeCommand {
                 help: "libmicrohttpd polling threads (default 1; a pool was seen to stall, see RELIABILITY.md)."),
             OptionSpec("--queue", value: "N", help: "Renders waiting before new ones get 503 (default 256)."),
             OptionSpec(
+                "--max-clients", value: "N",
+                help: "Connections open at once; more are closed on arrival (default 1024; imgproxy's MAX_CLIENTS)."),
+            OptionSpec(
+                "--connection-timeout", value: "SECONDS",
+                help: "Close a connection idle for SECONDS, mid-request or between requests (default 30)."),
+            OptionSpec(
                 "--cache-dir", value: "DIR",
                 help: "The cache directory (default $XDG_CACHE_HOME/imago/serve, else ~/.cache/imago/serve)."),
             OptionSpec(
@@ -235,6 +241,10 @@ enum ServeCommand {
         var workers = 4 * ProcessInfo.processInfo.activeProcessorCount
         var queueLimit = 256
         var threads = 1
+        /// `--max-clients`: connections open at once.
+        var connectionLimit = 1024
+        /// `--connection-timeout`: seconds an idle connection stays open.
+        var connectionTimeout = 30
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         var pixelLimit = 50_000_000
@@ -445,7 +455,8 @@ enum ServeCommand {
         let server: MicroHTTPServer
         do {
             server = try MicroHTTPServer(
-                host: options.host, port: options.port, threads: options.threads,
+                host: options.host, port: options.port, connectionLimit: options.connectionLimit,
+                connectionTimeout: options.connectionTimeout, threads: options.threads,
                 immediate: { proxy.immediateResponse(to: $0) }
             ) { await proxy.respond(to: $0) }
         } catch {
@@ -540,6 +551,12 @@ enum ServeCommand {
         }
         if let text = args.value("--threads") {
             options.threads = try parseInteger(text, option: "--threads", range: 1...256)
+        }
+        if let text = args.value("--max-clients") {
+            options.connectionLimit = try parseInteger(text, option: "--max-clients", range: 1...65_536)
+        }
+        if let text = args.value("--connection-timeout") {
+            options.connectionTimeout = try parseInteger(text, option: "--connection-timeout", range: 1...3_600)
         }
         if let text = args.value("--queue") {
             options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000)
