@@ -211,6 +211,45 @@ struct ServeCommandTests {
         #expect(origin.requestCount(for: "/a.jpg") == 0)
     }
 
+    /// `--allow-network`: an intranet range reachable while the metadata address (link-local) stays refused, at
+    /// the literal-host check and at the loader's connect-time check after a redirect.
+    @Test(.timeLimit(.minutes(1)))
+    func anAllowedNetworkLetsItsOriginsThroughAndNothingElse() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        origin.setRoute("/metadata", .redirect(to: "http://169.254.169.254/latest/meta-data/"))
+        origin.setRoute("/other", .redirect(to: "http://10.255.255.1/x.jpg"))
+        let options = try ServeCommand.parse(
+            parseArguments(["--unsigned", "--allow-network", "127.0.0.0/8"], options: ServeCommand.command.options),
+            environment: [:])
+        #expect(options.sourcePolicy.allowedNetworks == [IPNetwork("127.0.0.0/8")])
+        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
+        configuration.allowsUnsigned = true
+        configuration.sourcePolicy = options.sourcePolicy
+        let proxy = ImageProxy(configuration: configuration)
+        func status(_ source: String) async -> Int {
+            await proxy.respond(to: ServerRequest(method: "GET", path: "/_/w:20/plain/" + source)).status
+        }
+        #expect(await status(origin.url(for: "/a.jpg").absoluteString) == 200)
+        #expect(await status(origin.url(for: "/metadata").absoluteString) == 403)
+        #expect(await status(origin.url(for: "/other").absoluteString) == 403)
+        #expect(await status("http://169.254.169.254/latest/meta-data/") == 403)
+        #expect(await status("http://10.0.0.1/a.jpg") == 403)
+        #expect(await status("http://[::1]/a.jpg") == 403)
+        #expect(origin.requestCount(for: "/a.jpg") == 1)
+        // Without it, the origin itself is refused
+        let strict = try ServeCommand.parse(
+            parseArguments(["--unsigned"], options: ServeCommand.command.options), environment: [:])
+        #expect(throws: ProxyError.self) { try strict.sourcePolicy.check(origin.url(for: "/a.jpg")) }
+        #expect(throws: UsageError.self) {
+            try ServeCommand.parse(
+                parseArguments(
+                    ["--unsigned", "--allow-network", "10.0.0.0/33"], options: ServeCommand.command.options),
+                environment: [:])
+        }
+    }
+
     @Test func logFormatOffTurnsTheAccessLogOff() throws {
         func format(_ value: String) throws -> ServeCommand.LogFormat {
             try ServeCommand.parse(

@@ -67,6 +67,9 @@ enum ServeCommand {
                 help: "Only fetch from hosts matching GLOB, e.g. '*.example.com' (repeatable; default any host)."),
             OptionSpec(
                 "--allow-private", help: "Also fetch from loopback and private addresses (for tests and intranets)."),
+            OptionSpec(
+                "--allow-network", value: "CIDR", repeatable: true,
+                help: "Also fetch from this range, e.g. 10.0.0.0/8; loopback and metadata addresses stay refused."),
             OptionSpec("--max-age", value: "SECONDS", help: "Cache-Control max-age of images (default 31536000)."),
             OptionSpec(
                 "--workers", value: "N",
@@ -489,7 +492,9 @@ enum ServeCommand {
             loading: options.network.applied(to: HTTPDataLoader.Configuration()))
         configuration.loading.maximumConcurrentTransfers = 32
         configuration.maximumConnectionsPerHost = 32
-        configuration.addressPolicy = options.sourcePolicy.allowsPrivateAddresses ? .any : .publicOnly
+        configuration.addressPolicy =
+            options.sourcePolicy.allowsPrivateAddresses
+            ? .any : AddressPolicy(mode: .publicOnly, allowedNetworks: options.sourcePolicy.allowedNetworks)
         return CurlDataLoader(configuration: configuration)
     }
 
@@ -543,6 +548,12 @@ enum ServeCommand {
         options.sourcePolicy = SourcePolicy(
             allowedHosts: args.values["--allow-host"] ?? [], allowsPrivateAddresses: args.has("--allow-private"),
             allowedSources: sources)
+        for text in args.values["--allow-network"] ?? [] {
+            guard let network = IPNetwork(text) else {
+                throw UsageError("option '--allow-network' expects an address range such as 10.0.0.0/8 (got '\(text)')")
+            }
+            options.sourcePolicy.allowedNetworks.append(network)
+        }
         if let text = args.value("--max-age") {
             options.maxAge = try parseInteger(text, option: "--max-age", range: 0...315_360_000)
         }

@@ -1,12 +1,14 @@
 import Foundation
+import ImagoCore
 
 /// Which sources the proxy fetches: URLs starting with one of ``allowedSources`` (none: any), hosts matching an allow
-/// list of globs (none: any host), and only public addresses unless ``allowsPrivateAddresses``.
+/// list of globs (none: any host), and only public addresses (and those in ``allowedNetworks``) unless
+/// ``allowsPrivateAddresses``.
 ///
 /// This check sees the URL as given. Redirects and host names that resolve to private addresses can only be
 /// refused by the loader that connects (the libcurl loader's address policy): give the proxy such a loader, set
-/// to public addresses only unless ``allowsPrivateAddresses`` (`imago serve` does this in one place,
-/// `ServeCommand.makeSourceLoader`).
+/// to public addresses only (``AddressPolicy/allowedNetworks`` being ``allowedNetworks``) unless
+/// ``allowsPrivateAddresses`` (`imago serve` does this in one place, `ServeCommand.makeSourceLoader`).
 public struct SourcePolicy: Sendable, Hashable {
     /// Host globs (`*` matches any run of characters, case-insensitive), e.g. `*.example.com`. Default none: any
     /// host.
@@ -14,6 +16,11 @@ public struct SourcePolicy: Sendable, Hashable {
     /// Whether loopback, private, link-local and unspecified addresses (and `localhost`) may be fetched. Default
     /// `false`.
     public var allowsPrivateAddresses: Bool
+    /// Address ranges allowed although not public, e.g. `10.0.0.0/8` for origins inside a private network, while
+    /// loopback, link-local (the cloud metadata address `169.254.169.254`) and other private ranges stay refused
+    /// (imgproxy's separate `IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES`, `…_LOOPBACK_…` and `…_LINK_LOCAL_…`).
+    /// Default none.
+    public var allowedNetworks: [IPNetwork] = []
     /// URL prefixes a source must start with, as imgproxy's `IMGPROXY_ALLOWED_SOURCES`, e.g.
     /// `https://cdn.example.com/images/` or `local:///public/`; `*` matches any run of characters but `/`. They
     /// are matched against the URL without user info, its path's `.` and `..` segments resolved, and a prefix that
@@ -43,7 +50,20 @@ public struct SourcePolicy: Sendable, Hashable {
         if !allowedHosts.isEmpty, !allowedHosts.contains(where: { Self.wildcard($0.lowercased(), matches: host) }) {
             throw .sourceNotAllowed(host: host)
         }
-        if !allowsPrivateAddresses, Self.isPrivate(host: host) { throw .sourceNotAllowed(host: host) }
+        if !allowsPrivateAddresses, Self.isPrivate(host: host), !isInAllowedNetwork(host: host) {
+            throw .sourceNotAllowed(host: host)
+        }
+    }
+
+    /// Whether `host` is an address literal (or `localhost`, taken as `127.0.0.1`) in ``allowedNetworks``. Other
+    /// spellings of an address (`127.1`) are not recognised, so they stay refused.
+    private func isInAllowedNetwork(host: String) -> Bool {
+        guard !allowedNetworks.isEmpty else { return false }
+        var literal = host
+        if literal.hasPrefix("[") && literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+        if literal == "localhost" || literal.hasSuffix(".localhost") { literal = "127.0.0.1" }
+        guard let address = IPAddress(literal) else { return false }
+        return allowedNetworks.contains { $0.contains(address) }
     }
 
     /// `url` as prefixes are matched against: `scheme://host[:port]` lowercased, without user info, then the path
