@@ -218,6 +218,23 @@ def main():
         for _ in range(n):
             encode_gif(frames, durations, loop)
         out["cpu_seconds"] = (time.thread_time() - c0) / n
+    elif mode == "encode-png-palette":
+        # One RGB image written as a palette PNG of at most COLORS colours N times after one untimed call, as a
+        # Python user quantizes: Image.quantize (median cut, Floyd-Steinberg) then save as PNG. Mean CPU seconds.
+        path, n, colors = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        im = Image.open(path).convert("RGB")
+        im.load()
+
+        def encode_palette():
+            buf = io.BytesIO()
+            im.quantize(colors, dither=Image.Dither.FLOYDSTEINBERG).save(buf, "PNG")
+            return buf.getbuffer().nbytes
+
+        out["bytes"] = encode_palette()
+        c0 = time.thread_time()
+        for _ in range(n):
+            encode_palette()
+        out["cpu_seconds"] = (time.thread_time() - c0) / n
     elif mode == "decode-icc":
         # Decode + convert the embedded ICC profile to sRGB (ImageCms defaults: perceptual intent), N times after
         # one untimed warm-up: mean CPU seconds per call on this thread.

@@ -13,11 +13,27 @@ import ImagoCore
 /// - One compression pass: the image is written into a buffer of the worst-case size and the result copied out
 ///   at its exact size; should libpng ever need more, it reports the size and the write is repeated once.
 ///   (`EncodingOptions` has no PNG settings; zlib's default level is used.)
+/// - With ``paletteColors`` (imgproxy's `IMGPROXY_PNG_QUANTIZE`, pngquant's idea), an RGBA image whose pixels are
+///   all opaque or all fully transparent is written as a palette PNG of at most that many colours: its colours as
+///   they are when there are few enough, else a median-cut colour map with Floyd–Steinberg dithering (the GIF
+///   encoder's quantizer), fully transparent pixels as one `tRNS` entry. Files shrink several times for
+///   illustrations and screenshots; photographs lose a little (dithered) colour. Images with partial alpha
+///   (soft edges) and grayscale images stay as they are (lossless).
 ///
 /// Thread-safe: every encode has its own `png_image`.
 public struct PNGEncoder: ImageEncoding {
-    /// An encoder with the behaviour described on the type.
-    public init() {}
+    /// At most this many colours (2…256) in a palette PNG for images that can be written so (see the type);
+    /// `nil`: every image lossless, in truecolor or grayscale.
+    public let paletteColors: Int?
+
+    /// An encoder with the behaviour described on the type; `paletteColors` (clamped to 2…256) turns on palette
+    /// output. Default `nil`: lossless.
+    public init(paletteColors: Int? = nil) {
+        self.paletteColors = paletteColors.map { min(256, max(2, $0)) }
+    }
+
+    /// `palette=N` with ``paletteColors``, else `nil`.
+    public var settingsIdentifier: String? { paletteColors.map { "palette=\($0)" } }
 
     /// `.png`.
     public var format: ImageFormat { .png }
@@ -31,7 +47,13 @@ public struct PNGEncoder: ImageEncoding {
         var pngFormat = image.format == .gray8 ? cimago_png_format_gray : cimago_png_format_rgba
         var bytesPerPixel = image.format.bytesPerPixel
         var pixels = image.bytes
-        if image.format == .rgba8 && !image.hasTransparency {
+        var colormap: [UInt8]?
+        if let paletteColors, image.format == .rgba8, let indexed = Self.indexed(image, colors: paletteColors) {
+            pixels = indexed.indices
+            colormap = indexed.colormap
+            pngFormat = cimago_png_format_rgba_colormap
+            bytesPerPixel = 1
+        } else if image.format == .rgba8 && !image.hasTransparency {
             pixels = Self.packedRGB(image)
             pngFormat = cimago_png_format_rgb
             bytesPerPixel = 3
@@ -53,11 +75,15 @@ public struct PNGEncoder: ImageEncoding {
             png.width = UInt32(width)
             png.height = UInt32(height)
             png.format = pngFormat
+            png.colormap_entries = UInt32((colormap?.count ?? 0) / 4)
             defer { png_image_free(&png) }
             var size = png_alloc_size_t(capacity)
             let ok = pixels.withUnsafeBytes { pixels in
-                png_image_write_to_memory(
-                    &png, buffer.baseAddress, &size, 0, pixels.baseAddress, Int32(rowBytes), nil)
+                (colormap ?? []).withUnsafeBytes { map in
+                    png_image_write_to_memory(
+                        &png, buffer.baseAddress, &size, 0, pixels.baseAddress, Int32(rowBytes),
+                        colormap == nil ? nil : map.baseAddress)
+                }
             }
             if ok != 0 {
                 let encoded = Data(UnsafeRawBufferPointer(rebasing: buffer[..<min(Int(size), capacity)]))
@@ -73,6 +99,49 @@ public struct PNGEncoder: ImageEncoding {
             capacity = Int(size)  // libpng reported the size it needs: one more pass
         }
         throw CodecError.encodingFailed(format: .png, reason: "libpng's output kept outgrowing its buffer")
+    }
+
+    /// `image` (straight RGBA) as one index a pixel and its RGBA colour map, at most `colors` entries; `nil` when
+    /// a pixel is neither opaque nor fully transparent (a palette would cut its alpha). The transparent entry,
+    /// when there is one, comes first, so that libpng's `tRNS` chunk holds one byte.
+    static func indexed(_ image: PixelBuffer, colors: Int) -> (indices: [UInt8], colormap: [UInt8])? {
+        let area = image.width * image.height
+        var drawn = [UInt8](repeating: 1, count: area)
+        let binaryAlpha = image.withUnsafeBytes { bytes in
+            for i in 0..<area {
+                let alpha = bytes[i * 4 + 3]
+                if alpha == 0 {
+                    drawn[i] = 0
+                } else if alpha != 255 {
+                    return false
+                }
+            }
+            return true
+        }
+        guard binaryAlpha else { return nil }
+        let frame = image.withUnsafeBytes { bytes in
+            GIFQuantizer.frame(
+                of: bytes.bindMemory(to: UInt8.self), canvasWidth: image.width,
+                rect: GIFRect(x: 0, y: 0, width: image.width, height: image.height), drawn: drawn,
+                reservesTransparency: false, scratch: GIFScratch(), maximumColors: colors)
+        }
+        // RGBA entries, the transparent one (if any) moved to the front.
+        let transparent = frame.transparentIndex
+        var order = Array(0..<frame.colorCount)
+        if let transparent { order = [transparent] + order.filter { $0 != transparent } }
+        var position = [UInt8](repeating: 0, count: 256)
+        var colormap: [UInt8] = []
+        colormap.reserveCapacity(order.count * 4)
+        for (newIndex, entry) in order.enumerated() {
+            position[entry] = UInt8(newIndex)
+            if entry == transparent {
+                colormap += [0, 0, 0, 0]
+            } else {
+                colormap += [frame.colors[entry * 3], frame.colors[entry * 3 + 1], frame.colors[entry * 3 + 2], 255]
+            }
+        }
+        let indices = transparent == nil ? frame.indices : frame.indices.map { position[Int($0)] }
+        return (indices, colormap)
     }
 
     /// The RGB bytes of an RGBA image (alpha dropped), 3 a pixel.

@@ -40,5 +40,28 @@ enum GIFEncodeBench {
                 },
                 peer: { try env.runPeer(["encode-gif", path, "\(n)"]).figure("cpu_seconds") * 1000 })
         }
+        try paletteRows(env, decoders: decoders, only: only)
+    }
+
+    /// Palette PNGs (`PNGEncoder(paletteColors:)`, imgproxy's `IMGPROXY_PNG_QUANTIZE`) against Pillow's
+    /// `quantize()` then PNG save, on the same Kodak photo (the hard case for a palette), at 256 and 64 colours;
+    /// with the lossless file's size for scale.
+    static func paletteRows(_ env: PeerEnvironment, decoders: ImageDecoderRegistry, only: String?) throws {
+        let path = env.corpus + "/kodak/23.png"
+        let image = try decoders.decode(Data(contentsOf: URL(fileURLWithPath: path))).image
+        let lossless = try PNGEncoder().encode(image, options: EncodingOptions()).count
+        for colors in [256, 64] where only.map({ "png palette".contains($0) }) ?? true {
+            let encoder = PNGEncoder(paletteColors: colors)
+            let bytes = try encoder.encode(image, options: EncodingOptions()).count
+            let peerBytes = try env.runPeer(["encode-png-palette", path, "1", "\(colors)"]).figure("bytes")
+            print(
+                "png-palette: Kodak 23, \(colors) colours: Imago \(bytes) bytes, Pillow \(Int(peerBytes)) bytes, lossless \(lossless) bytes"
+            )
+            try compare(
+                "peers: PNG palette encode, Kodak 23 768×512, \(colors) colours, vs Pillow", unit: "ms CPU", goal: 1.0,
+                peerName: "Pillow quantize() + save(PNG)", rounds: 5,
+                imago: { try DecodeBench.msPerOp(5) { _ = try encoder.encode(image, options: EncodingOptions()) } },
+                peer: { try env.runPeer(["encode-png-palette", path, "5", "\(colors)"]).figure("cpu_seconds") * 1000 })
+        }
     }
 }

@@ -108,6 +108,26 @@ struct ImageProxyOutputSettingsTests {
         #expect(first.origin.requestCount(for: "/a.jpg") == 3)
     }
 
+    /// imgproxy's `IMGPROXY_PNG_QUANTIZE`: palette PNG outputs, under their own output keys.
+    @Test func quantizedPNGOutputsAreSmallerAndKeyedApart() async throws {
+        let outputs = OutputCache()
+        let plain = try ProxyFixture { $0.outputCache = outputs }
+        let path = plain.path("w:200", ext: "png")
+        let lossless = await plain.get(path)
+        let quantizing = try ProxyFixture {
+            $0.outputCache = outputs
+            $0.encoders.register(PNGEncoder(paletteColors: 64))
+        }
+        let quantized = await quantizing.get(path)
+        #expect(lossless.status == 200 && quantized.status == 200)
+        #expect(quantized.body[25] == 3 && lossless.body[25] != 3, "colour type: palette only when asked")
+        #expect(quantized.body.count < lossless.body.count)
+        #expect(quantized.header("ETag") != lossless.header("ETag"))
+        #expect(plain.origin.requestCount(for: "/a.jpg") == 2, "rendered again, not answered from the cache")
+        let image = try ServerTestImages.decode(quantized.body)
+        #expect(image.size == PixelSize(width: 200, height: 100) && isRed(image[pixel: 20, 50]))
+    }
+
     @Test func preferredFormatsFollowImgproxysRules() async throws {
         let encoders = ImageEncoderRegistry.makeDefault()
         func format(_ source: ImageFormat, opaque: Bool, _ preferred: [ImageFormat]) -> ImageFormat {
@@ -292,6 +312,10 @@ struct ImageProxyOutputSettingsTests {
         #expect(try parse(["--detect-formats", "webp"]).detectedFormats == [.webp])
         #expect(!defaults.jpegProgressive)
         #expect(try parse(["--jpeg-progressive"]).jpegProgressive)
+        #expect(try defaults.pngPaletteColors == nil && parse(["--png-quantize"]).pngPaletteColors == 256)
+        #expect(try parse(["--png-quantize", "--png-quantization-colors", "64"]).pngPaletteColors == 64)
+        #expect(throws: UsageError.self) { try parse(["--png-quantization-colors", "64"]) }
+        #expect(throws: UsageError.self) { try parse(["--png-quantize", "--png-quantization-colors", "1"]) }
         #expect(!defaults.usesClientHints)
         #expect(try parse(["--enable-client-hints"]).usesClientHints)
         #expect(try parse(["--format-quality", "avif=50"]).formatQuality == [.avif: 50])

@@ -28,6 +28,10 @@ static const unsigned int cimago_png_format_linear_rgb_alpha = PNG_FORMAT_LINEAR
 static const unsigned int cimago_png_format_flag_alpha = PNG_FORMAT_FLAG_ALPHA;
 /// `PNG_FORMAT_FLAG_COLOR`: the file's format is colour (else grayscale).
 static const unsigned int cimago_png_format_flag_color = PNG_FORMAT_FLAG_COLOR;
+/// `PNG_FORMAT_RGB_COLORMAP`: one index a pixel into a colour map of RGB entries (a palette PNG).
+static const unsigned int cimago_png_format_rgb_colormap = PNG_FORMAT_RGB_COLORMAP;
+/// `PNG_FORMAT_RGBA_COLORMAP`: one index a pixel into a colour map of RGBA entries (a palette PNG with tRNS).
+static const unsigned int cimago_png_format_rgba_colormap = PNG_FORMAT_RGBA_COLORMAP;
 /// `PNG_FORMAT_FLAG_COLORMAP`: the file is palette-based.
 static const unsigned int cimago_png_format_flag_colormap = PNG_FORMAT_FLAG_COLORMAP;
 /// `PNG_IMAGE_FLAG_16BIT_sRGB`: treat 16-bit files without gAMA/sRGB as sRGB-encoded rather than linear.

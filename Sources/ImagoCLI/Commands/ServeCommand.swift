@@ -202,6 +202,12 @@ enum ServeCommand {
             OptionSpec(
                 "--jpeg-progressive", help: "Write progressive JPEGs (IMGPROXY_JPEG_PROGRESSIVE; default baseline)."),
             OptionSpec(
+                "--png-quantize",
+                help: "Write PNGs without partial alpha as palette PNGs (IMGPROXY_PNG_QUANTIZE; default lossless)."),
+            OptionSpec(
+                "--png-quantization-colors", value: "N",
+                help: "The most colours of a quantized PNG, 2 to 256 (default 256)."),
+            OptionSpec(
                 "--enable-client-hints",
                 help: "Take dpr and width from Sec-CH-DPR/DPR and Sec-CH-Width/Width where the URL sets none."),
             OptionSpec(
@@ -345,6 +351,8 @@ enum ServeCommand {
         var preferredFormats = ImageProxy.Configuration.defaultPreferredFormats
         /// `--jpeg-progressive`: JPEG outputs are progressive.
         var jpegProgressive = false
+        /// `--png-quantize` (with `--png-quantization-colors`): PNG outputs' palette size, if quantized.
+        var pngPaletteColors: Int?
         /// `--trusted-signatures`: signatures accepted without checking.
         var trustedSignatures: Set<String> = []
         /// `--enable-client-hints`: `dpr` and `width` from the request's client hints.
@@ -443,6 +451,7 @@ enum ServeCommand {
         configuration.usesClientHints = options.usesClientHints
         configuration.trustedSignatures = options.trustedSignatures
         if options.jpegProgressive { configuration.encoders.register(JPEGEncoder(isProgressive: true)) }
+        if let colors = options.pngPaletteColors { configuration.encoders.register(PNGEncoder(paletteColors: colors)) }
         if options.avifSpeed != ImageProxy.Configuration.defaultAVIFSpeed {
             configuration.encoders.register(AVIFEncoder(speed: options.avifSpeed))
         }
@@ -664,6 +673,14 @@ enum ServeCommand {
         }
         options.usesClientHints = args.has("--enable-client-hints")
         options.jpegProgressive = args.has("--jpeg-progressive")
+        if let text = args.value("--png-quantization-colors") {
+            guard args.has("--png-quantize") else {
+                throw UsageError("option '--png-quantization-colors' needs --png-quantize")
+            }
+            options.pngPaletteColors = try parseInteger(text, option: "--png-quantization-colors", range: 2...256)
+        } else if args.has("--png-quantize") {
+            options.pngPaletteColors = 256
+        }
         if args.has("--enforce-avif") { options.enforcedFormats.insert(.avif) }
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")

@@ -9,19 +9,21 @@ import ImagoCore
 ///   default. Error never crosses a pixel that is not drawn.
 /// - Pixels that are not drawn get the transparent entry, which is always the last.
 ///
-/// Deterministic: the same pixels give the same bytes.
+/// Deterministic: the same pixels give the same bytes. `PNGEncoder` uses it too, for palette PNGs.
 enum GIFQuantizer {
     /// The frame for `rect` of `canvas` (RGBA, straight, `canvasWidth` pixels a row) where `drawn` (one byte a
-    /// pixel of `rect`, non-zero for drawn) marks the pixels that are drawn. A transparent entry is added when
-    /// some pixel is not drawn or `reservesTransparency` is set.
+    /// pixel of `rect`, non-zero for drawn) marks the pixels that are drawn, in at most `maximumColors` entries
+    /// (2…256). A transparent entry, one of them, is added when some pixel is not drawn or `reservesTransparency`
+    /// is set.
     static func frame(
         of canvas: UnsafeBufferPointer<UInt8>, canvasWidth: Int, rect: GIFRect, drawn: [UInt8],
-        reservesTransparency: Bool, scratch: GIFScratch
+        reservesTransparency: Bool, scratch: GIFScratch, maximumColors: Int = 256
     ) -> GIFIndexedFrame {
         let area = rect.width * rect.height
         let drawnCount = drawn.reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
         let needsTransparency = reservesTransparency || drawnCount < area
-        let capacity = needsTransparency ? 255 : 256
+        let maximumColors = min(256, max(2, maximumColors))
+        let capacity = needsTransparency ? maximumColors - 1 : maximumColors
         let region = Region(canvas: canvas, canvasWidth: canvasWidth, rect: rect, drawn: drawn, scratch: scratch)
         var frame =
             region.exactColors(capacity: capacity) ?? region.dithered(capacity: capacity, drawnCount: drawnCount)

@@ -1,0 +1,102 @@
+import Foundation
+import ImagoCodecs
+import ImagoCore
+import Testing
+
+/// `PNGEncoder(paletteColors:)`: palette PNGs for images without partial alpha (imgproxy's `IMGPROXY_PNG_QUANTIZE`).
+@Suite("PNGEncoder: palette output")
+struct PNGPaletteEncoderTests {
+    /// The IHDR's bit depth and colour type, and the length of the `tRNS` chunk (nil when there is none).
+    func header(_ png: Data) -> (bitDepth: UInt8, colorType: UInt8, transparencyEntries: Int?) {
+        let bytes = [UInt8](png)
+        var transparency: Int?
+        var at = 8
+        while at + 8 <= bytes.count {
+            let length = Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+            if String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self) == "tRNS" { transparency = length }
+            at += 12 + length
+        }
+        return (bytes[24], bytes[25], transparency)
+    }
+
+    /// A 40 × 30 image of `colors` flat bands, its right quarter fully transparent when `transparent`.
+    func bands(colors: Int, transparent: Bool) throws -> PixelBuffer {
+        var image = try PixelBuffer(width: 40, height: 30)
+        for y in 0..<30 {
+            for x in 0..<40 {
+                let band = x * colors / 40
+                image[pixel: x, y] =
+                    transparent && x >= 30
+                    ? RGBA(r: 0, g: 0, b: 0, a: 0)
+                    : RGBA(r: UInt8(band * 255 / max(1, colors - 1)), g: UInt8((band * 37) % 256), b: 90, a: 255)
+            }
+        }
+        return image
+    }
+
+    @Test func fewColoursAreKeptExactlyInAPackedPalette() throws {
+        let image = try bands(colors: 15, transparent: true)
+        let png = try PNGEncoder(paletteColors: 256).encode(image, options: EncodingOptions())
+        let (depth, type, transparency) = header(png)
+        // 15 colours and the transparent entry: 4 bits a pixel, one tRNS byte (the transparent entry first)
+        #expect(type == 3 && depth == 4 && transparency == 1)
+        let decoded = try PNGDecoder().decode(png, options: DecodingOptions()).image.convertedToRGBA()
+        for y in 0..<30 {
+            for x in 0..<40 where image[pixel: x, y] != decoded[pixel: x, y] {
+                Issue.record("pixel \(x),\(y): \(image[pixel: x, y]) became \(decoded[pixel: x, y])")
+                return
+            }
+        }
+        // Smaller than the truecolor file
+        #expect(png.count < (try PNGEncoder().encode(image, options: EncodingOptions())).count)
+        // Opaque: no tRNS at all
+        let opaque = try PNGEncoder(paletteColors: 256).encode(
+            try bands(colors: 15, transparent: false), options: EncodingOptions())
+        #expect(header(opaque).colorType == 3 && header(opaque).transparencyEntries == nil)
+    }
+
+    @Test func aPhotographIsDitheredOntoTheColourLimit() throws {
+        let source = try PNGDecoder().decode(
+            try Data(contentsOf: corpusURL("kodak/01.png")), options: DecodingOptions()
+        ).image.convertedToRGBA()
+        let photo = try source.resampled(to: PixelSize(width: 192, height: 128))
+        let truecolor = try PNGEncoder().encode(photo, options: EncodingOptions())
+        for colors in [256, 16] {
+            let png = try PNGEncoder(paletteColors: colors).encode(photo, options: EncodingOptions())
+            let decoded = try PNGDecoder().decode(png, options: DecodingOptions()).image.convertedToRGBA()
+            var distinct = Set<UInt32>()
+            for y in 0..<decoded.height {
+                for x in 0..<decoded.width {
+                    let p = decoded[pixel: x, y]
+                    distinct.insert(UInt32(p.r) << 16 | UInt32(p.g) << 8 | UInt32(p.b))
+                }
+            }
+            #expect(header(png).colorType == 3 && distinct.count <= colors, "\(colors)")
+            let error = try #require(meanChannelError(photo, decoded))
+            // Dithering keeps the mean error per channel small; far smaller files
+            #expect(error < (colors == 256 ? 4.0 : 12.0), "\(colors): mean error \(error)")
+            let ratio = Double(png.count) / Double(truecolor.count)
+            #expect(ratio < 0.6, "\(colors): \(png.count) vs \(truecolor.count)")
+        }
+    }
+
+    @Test func partialAlphaAndGrayStayLossless() throws {
+        var soft = try bands(colors: 4, transparent: false)
+        soft[pixel: 3, 3] = RGBA(r: 10, g: 20, b: 30, a: 128)
+        let encoder = PNGEncoder(paletteColors: 64)
+        #expect(
+            try encoder.encode(soft, options: EncodingOptions())
+                == PNGEncoder().encode(soft, options: EncodingOptions()))
+        let gray = try PixelBuffer(width: 8, height: 8, format: .gray8)
+        #expect(
+            try encoder.encode(gray, options: EncodingOptions())
+                == PNGEncoder().encode(gray, options: EncodingOptions()))
+        // Two colours at the least, and the setting names itself for cache keys
+        #expect(PNGEncoder(paletteColors: 1).paletteColors == 2 && PNGEncoder(paletteColors: 999).paletteColors == 256)
+        #expect(
+            PNGEncoder(paletteColors: 64).settingsIdentifier == "palette=64" && PNGEncoder().settingsIdentifier == nil)
+        let two = try PNGEncoder(paletteColors: 2).encode(
+            try bands(colors: 8, transparent: true), options: EncodingOptions())
+        #expect(header(two).bitDepth == 1)  // one colour and the transparent entry
+    }
+}
