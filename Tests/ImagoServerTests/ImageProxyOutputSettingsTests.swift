@@ -106,6 +106,13 @@ struct ImageProxyOutputSettingsTests {
         // the shared output cache.
         #expect(d.body == a.body)
         #expect(first.origin.requestCount(for: "/a.jpg") == 3)
+        // An encoder registered after the proxy is made does not reach it: its outputs stay what its keys name
+        let registry = ImageEncoderRegistry.makeDefault()
+        let late = try ProxyFixture { $0.encoders = registry }  // its own output cache: it renders
+        registry.register(JPEGEncoder(isProgressive: true))
+        let e = await late.get(path)
+        #expect(e.body == a.body && e.body.range(of: Data([0xFF, 0xC2])) == nil)
+        #expect(first.origin.requestCount(for: "/a.jpg") == 4)
     }
 
     /// imgproxy's `IMGPROXY_PNG_QUANTIZE`: palette PNG outputs, under their own output keys.

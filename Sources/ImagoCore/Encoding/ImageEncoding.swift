@@ -71,6 +71,12 @@ public final class ImageEncoderRegistry: Sendable {
         for encoder in encoders { register(encoder) }
     }
 
+    /// A registry of the encoders `other` holds now, in the same order; later registrations on either do not
+    /// reach the other.
+    public init(copying other: ImageEncoderRegistry) {
+        encoders.withLock { $0 = other.encoders.withLock { $0 } }
+    }
+
     /// Adds `encoder`; it takes precedence over earlier encoders of the same format.
     public func register(_ encoder: any ImageEncoding) {
         encoders.withLock { $0.insert(encoder, at: 0) }

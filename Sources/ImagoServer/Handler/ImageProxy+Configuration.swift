@@ -21,7 +21,8 @@ extension ImageProxy {
         /// rather than the library's 6: a browser's `Accept` picks AVIF, and speed 6 costs about five times the
         /// CPU per output for a few percent fewer bytes (BENCHMARKS.md, "AVIF speed in imago serve"). Output keys
         /// name each encoder's ``ImageEncoding/settingsIdentifier`` where it differs from this default's, so outputs
-        /// cached under other encoders are not answered.
+        /// cached under other encoders are not answered. The proxy takes a copy when it is made: register encoders
+        /// before making it (one registered afterwards would encode outputs the keys do not name).
         public var encoders: ImageEncoderRegistry
         /// The pipeline's disk cache of original bytes. Default `nil` (none).
         public var originalCache: (any DataCaching)?

@@ -39,6 +39,9 @@ public final class ImageProxy: Sendable {
 
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
+        var configuration = configuration
+        // A copy: keys name the encoders' settings as they are now, and the encoders that make outputs must stay them.
+        configuration.encoders = ImageEncoderRegistry(copying: configuration.encoders)
         self.configuration = configuration
         outputSettings = OutputSettings(configuration)
         negotiableFormats = configuration.detectedFormats.union(configuration.enforcedFormats)
