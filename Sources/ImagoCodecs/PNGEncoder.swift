@@ -17,8 +17,9 @@ import ImagoCore
 ///   all opaque or all fully transparent is written as a palette PNG of at most that many colours: its colours as
 ///   they are when there are few enough, else a median-cut colour map with Floyd–Steinberg dithering (the GIF
 ///   encoder's quantizer), fully transparent pixels as one `tRNS` entry. Files shrink several times for
-///   illustrations and screenshots; photographs lose a little (dithered) colour. Images with partial alpha
-///   (soft edges) and grayscale images stay as they are (lossless).
+///   illustrations and screenshots; photographs lose a little (dithered) colour. An image with partial alpha is
+///   written as a palette only when it has no more than that many RGBA colours (then exactly, each entry with
+///   its alpha); otherwise it stays truecolor, as grayscale images do (lossless).
 ///
 /// Thread-safe: every encode has its own `png_image`.
 public struct PNGEncoder: ImageEncoding {
@@ -101,10 +102,12 @@ public struct PNGEncoder: ImageEncoding {
         throw CodecError.encodingFailed(format: .png, reason: "libpng's output kept outgrowing its buffer")
     }
 
-    /// `image` (straight RGBA) as one index a pixel and its RGBA colour map, at most `colors` entries; `nil` when
-    /// a pixel is neither opaque nor fully transparent (a palette would cut its alpha). The transparent entry,
-    /// when there is one, comes first, so that libpng's `tRNS` chunk holds one byte.
+    /// `image` (straight RGBA) as one index a pixel and its RGBA colour map, at most `colors` entries: its own
+    /// colours when it has few enough (``exactly(_:colors:)``), else quantized; `nil` when it has too many and a
+    /// pixel is neither opaque nor fully transparent (the quantizer would cut its alpha). Entries with alpha come
+    /// first, so that libpng's `tRNS` chunk is as short as it can be.
     static func indexed(_ image: PixelBuffer, colors: Int) -> (indices: [UInt8], colormap: [UInt8])? {
+        if let exact = exactly(image, colors: colors) { return exact }
         let area = image.width * image.height
         var drawn = [UInt8](repeating: 1, count: area)
         let binaryAlpha = image.withUnsafeBytes { bytes in
@@ -142,6 +145,61 @@ public struct PNGEncoder: ImageEncoding {
         }
         let indices = transparent == nil ? frame.indices : frame.indices.map { position[Int($0)] }
         return (indices, colormap)
+    }
+
+    /// `image`'s own RGBA colours as a colour map when there are at most `colors` of them (one pass with an
+    /// open-addressing table that stops at the first colour too many; fully transparent pixels are one colour
+    /// whatever their RGB), entries with alpha below 255 first.
+    static func exactly(_ image: PixelBuffer, colors: Int) -> (indices: [UInt8], colormap: [UInt8])? {
+        let area = image.width * image.height
+        let slots = 1024  // at most 256 keys: a quarter full at most
+        var keys = [UInt32](repeating: 0, count: slots)
+        var entries = [Int16](repeating: -1, count: slots)  // -1: an empty slot
+        var found: [UInt32] = []
+        var indices = [UInt8](repeating: 0, count: area)
+        let fits = image.withUnsafeBytes { bytes -> Bool in
+            for i in 0..<area {
+                let p = i * 4
+                let alpha = bytes[p + 3]
+                let colour =
+                    alpha == 0
+                    ? 0
+                    : UInt32(bytes[p]) << 24 | UInt32(bytes[p + 1]) << 16 | UInt32(bytes[p + 2]) << 8 | UInt32(alpha)
+                var slot = Int((colour &* 2_654_435_761) >> 22) & (slots - 1)
+                while true {
+                    let entry = entries[slot]
+                    if entry < 0 {
+                        guard found.count < colors else { return false }
+                        keys[slot] = colour
+                        entries[slot] = Int16(found.count)
+                        indices[i] = UInt8(found.count)
+                        found.append(colour)
+                        break
+                    }
+                    if keys[slot] == colour {
+                        indices[i] = UInt8(entry)
+                        break
+                    }
+                    slot = (slot + 1) & (slots - 1)
+                }
+            }
+            return true
+        }
+        guard fits else { return nil }
+        let order = found.indices.sorted {
+            let a = found[$0] & 0xFF < 255 ? 0 : 1
+            let b = found[$1] & 0xFF < 255 ? 0 : 1
+            return a != b ? a < b : $0 < $1
+        }
+        var position = [UInt8](repeating: 0, count: found.count)
+        var colormap: [UInt8] = []
+        colormap.reserveCapacity(found.count * 4)
+        for (newIndex, entry) in order.enumerated() {
+            position[entry] = UInt8(newIndex)
+            let c = found[entry]
+            colormap += [UInt8(c >> 24), UInt8((c >> 16) & 0xFF), UInt8((c >> 8) & 0xFF), UInt8(c & 0xFF)]
+        }
+        return (indices.map { position[Int($0)] }, colormap)
     }
 
     /// The RGB bytes of an RGBA image (alpha dropped), 3 a pixel.

@@ -80,13 +80,22 @@ struct PNGPaletteEncoderTests {
         }
     }
 
-    @Test func partialAlphaAndGrayStayLossless() throws {
+    @Test func partialAlphaOverManyColoursAndGrayStayLossless() throws {
+        // Soft edges over more colours than the palette holds: lossless truecolor
         var soft = try bands(colors: 4, transparent: false)
-        soft[pixel: 3, 3] = RGBA(r: 10, g: 20, b: 30, a: 128)
-        let encoder = PNGEncoder(paletteColors: 64)
+        for x in 0..<40 { soft[pixel: x, 3] = RGBA(r: UInt8(x), g: 20, b: 30, a: UInt8(100 + x)) }
+        let encoder = PNGEncoder(paletteColors: 16)
         #expect(
             try encoder.encode(soft, options: EncodingOptions())
                 == PNGEncoder().encode(soft, options: EncodingOptions()))
+        // Soft edges over few colours: a palette with each entry's alpha, exactly (partial alpha first in tRNS)
+        var icon = try bands(colors: 4, transparent: true)
+        icon[pixel: 3, 3] = RGBA(r: 10, g: 20, b: 30, a: 128)
+        icon[pixel: 4, 3] = RGBA(r: 10, g: 20, b: 30, a: 64)
+        let palette = try encoder.encode(icon, options: EncodingOptions())
+        #expect(header(palette).colorType == 3 && header(palette).transparencyEntries == 3)
+        let decoded = try PNGDecoder().decode(palette, options: DecodingOptions()).image.convertedToRGBA()
+        #expect(decoded.bytes == icon.bytes)
         let gray = try PixelBuffer(width: 8, height: 8, format: .gray8)
         #expect(
             try encoder.encode(gray, options: EncodingOptions())
