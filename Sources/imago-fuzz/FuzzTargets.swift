@@ -31,11 +31,19 @@ enum FuzzTargets {
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
 
-    /// The CLI's argument parser and value parsers: NUL-separated arguments.
+    /// The CLI's argument parser and value parsers: NUL-separated arguments; and the same words as `NAME=VALUE`
+    /// environment variables filling in each command's options (`ParsedArguments.fillingIn`).
     static func cliArguments(_ data: Data) {
         let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        var environment: [String: String] = [:]
+        for word in words {
+            guard let equals = word.firstIndex(of: "=") else { continue }
+            environment[String(word[..<equals])] = String(word[word.index(after: equals)...])
+        }
         for command in CLI.commands {
-            _ = try? parseArguments(words, options: command.options + [Command.helpOption])
+            let options = command.options + [Command.helpOption]
+            let parsed = (try? parseArguments(words, options: options)) ?? ParsedArguments()
+            _ = try? parsed.fillingIn(from: environment, prefix: "IMAGO_", options: options)
         }
         for word in words.prefix(8) {
             _ = try? parsePixelSize(word, option: "--resize")

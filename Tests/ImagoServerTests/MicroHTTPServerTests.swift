@@ -200,3 +200,36 @@ struct MicroHTTPServerConnectionLimitTests {
         #expect(open.count == 1)
     }
 }
+
+/// imgproxy's `IMGPROXY_SO_REUSEPORT`: several processes on one port.
+@Suite("MicroHTTPServer: SO_REUSEPORT")
+struct MicroHTTPServerReusePortTests {
+    @Test(.timeLimit(.minutes(1)))
+    func twoServersShareAPortOnlyWhenBothAsk() async throws {
+        let first = try MicroHTTPServer(host: "127.0.0.1", port: 0, reusesPort: true) { _ in
+            ServerResponse(status: 200, headers: [], body: Data("first".utf8))
+        }
+        defer { first.stop() }
+        let second = try MicroHTTPServer(host: "127.0.0.1", port: first.port, reusesPort: true) { _ in
+            ServerResponse(status: 200, headers: [], body: Data("second".utf8))
+        }
+        defer { second.stop() }
+        #expect(second.port == first.port)
+        // Connections reach both (the kernel spreads them by their source ports)
+        var seen = Set<String>()
+        for _ in 0..<64 where seen.count < 2 {
+            let connection = try MicroHTTPServerConnectionLimitTests.RawConnection(port: first.port)
+            connection.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let text = await connection.read(for: 5).text
+            if text.hasSuffix("first") { seen.insert("first") }
+            if text.hasSuffix("second") { seen.insert("second") }
+        }
+        #expect(seen == ["first", "second"])
+        // Without the option on the newcomer, the port is taken
+        #expect(throws: MicroHTTPServer.Error.self) {
+            try MicroHTTPServer(host: "127.0.0.1", port: first.port) { _ in
+                ServerResponse(status: 200, headers: [], body: Data())
+            }
+        }
+    }
+}

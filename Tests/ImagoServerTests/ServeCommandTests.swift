@@ -250,6 +250,42 @@ struct ServeCommandTests {
         }
     }
 
+    /// imgproxy's `IMGPROXY_PROMETHEUS_BIND` and `IMGPROXY_HEALTH_CHECK_PATH`: the metrics on a listener of their own
+    /// (gone from the public port), and another health-check path.
+    @Test(.timeLimit(.minutes(1)))
+    func metricsOnTheirOwnListenerAndAnotherHealthPath() async throws {
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try await InProcessServe.start([
+            "--listen", "127.0.0.1:0", "--unsigned", "--cache-dir", directory.path, "--log-format", "off",
+            "--metrics-listen", "127.0.0.1:0", "--health-check-path", "/ping", "--secret", "token",
+        ])
+        let announced = try #require(
+            await ImagoTesting.eventually { serve.output.stderr.contains("/metrics") } ? serve.output.stderr : nil)
+        let line = try #require(announced.split(separator: "\n").first { $0.contains("metrics on") })
+        let metricsPort = try #require(
+            line.split(separator: ":").last.flatMap { UInt16($0.split(separator: "/").first ?? "") })
+        let client = TestHTTPClient()
+        let main = "http://127.0.0.1:\(serve.port)"
+        let bearer = ["Authorization": "Bearer token"]
+        #expect(try await client.send(URL(string: main + "/metrics")!, headers: bearer).status == 404)
+        #expect(try await client.send(URL(string: main + "/ping")!).status == 200, "open without the secret")
+        #expect(try await client.send(URL(string: main + "/pong")!).status == 403)
+        let metrics = try await client.send(URL(string: "http://127.0.0.1:\(metricsPort)/metrics")!)
+        #expect(metrics.status == 200)
+        #expect(String(decoding: metrics.body, as: UTF8.self).contains("imago_serve_requests_total"))
+        #expect(try await client.send(URL(string: "http://127.0.0.1:\(metricsPort)/_/plain/x")!).status == 404)
+        #expect(await serve.stop() == 0)
+        // Bad values are usage errors
+        for bad in [["--metrics-listen", "9100"], ["--health-check-path", "ping"], ["--health-check-path", "/a b"]] {
+            #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
+        }
+        #expect(throws: UsageError.self) {
+            try Self.parseUnsigned(["--listen", "127.0.0.1:9000", "--metrics-listen", "127.0.0.1:9000"])
+        }
+        #expect(try Self.parseUnsigned(["--reuse-port"]).reusesPort)
+    }
+
     @Test func logFormatOffTurnsTheAccessLogOff() throws {
         func format(_ value: String) throws -> ServeCommand.LogFormat {
             try ServeCommand.parse(

@@ -33,6 +33,9 @@ package struct ParsedArguments: Sendable {
     /// Arguments that are not options, in order.
     var positionals: [String] = []
 
+    /// Nothing given.
+    package init() {}
+
     /// The last value given for `name`, if any.
     func value(_ name: String) -> String? { values[name]?.last }
 

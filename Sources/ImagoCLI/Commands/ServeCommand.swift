@@ -79,6 +79,15 @@ enum ServeCommand {
                 help: "libmicrohttpd polling threads (default 1; a pool was seen to stall, see RELIABILITY.md)."),
             OptionSpec("--queue", value: "N", help: "Renders waiting before new ones get 503 (default 256)."),
             OptionSpec(
+                "--reuse-port",
+                help: "Let several imago serve processes listen on one port, one per core (IMGPROXY_SO_REUSEPORT)."),
+            OptionSpec(
+                "--metrics-listen", value: "HOST:PORT",
+                help: "Serve /metrics there only, not on --listen (IMGPROXY_PROMETHEUS_BIND)."),
+            OptionSpec(
+                "--health-check-path", value: "PATH",
+                help: "Answer PATH as /healthz too, e.g. /ping (IMGPROXY_HEALTH_CHECK_PATH)."),
+            OptionSpec(
                 "--max-clients", value: "N",
                 help: "Connections open at once; more are closed on arrival (default 1024; imgproxy's MAX_CLIENTS)."),
             OptionSpec(
@@ -250,6 +259,12 @@ enum ServeCommand {
         var workers = 4 * ProcessInfo.processInfo.activeProcessorCount
         var queueLimit = 256
         var threads = 1
+        /// `--reuse-port`: `SO_REUSEPORT` on the listening socket.
+        var reusesPort = false
+        /// `--metrics-listen`: the address that serves `/metrics` instead of the main one.
+        var metricsAddress: (host: String, port: UInt16)?
+        /// `--health-check-path`: another path answered as `/healthz`.
+        var healthCheckPath: String?
         /// `--max-clients`: connections open at once.
         var connectionLimit = 1024
         /// `--connection-timeout`: seconds an idle connection stays open.
@@ -424,6 +439,8 @@ enum ServeCommand {
         configuration.usesLastModified = options.usesLastModified
         configuration.sendsDebugHeaders = options.sendsDebugHeaders
         configuration.setsCanonicalHeader = options.setsCanonicalHeader
+        configuration.healthCheckPath = options.healthCheckPath
+        configuration.servesMetrics = options.metricsAddress == nil
         configuration.returnsAttachment = options.returnsAttachment
         configuration.skippedFormats = options.skippedFormats
         configuration.etagBuster = options.etagBuster
@@ -468,15 +485,33 @@ enum ServeCommand {
         do {
             server = try MicroHTTPServer(
                 host: options.host, port: options.port, connectionLimit: options.connectionLimit,
-                connectionTimeout: options.connectionTimeout, threads: options.threads,
+                connectionTimeout: options.connectionTimeout, reusesPort: options.reusesPort, threads: options.threads,
                 immediate: { proxy.immediateResponse(to: $0) }
             ) { await proxy.respond(to: $0) }
         } catch {
             console.printError("imago serve: \(error)")
             return 1
         }
+        var metricsServer: MicroHTTPServer?
+        if let address = options.metricsAddress {
+            do {
+                metricsServer = try MicroHTTPServer(
+                    host: address.host, port: address.port, connectionLimit: 64,
+                    immediate: { proxy.metricsListenerResponse(to: $0) }
+                ) { proxy.metricsListenerResponse(to: $0) }
+            } catch {
+                server.stop()
+                console.printError("imago serve: metrics: \(error)")
+                return 1
+            }
+        }
+        defer { metricsServer?.stop() }
         let shown = options.host.contains(":") ? "[\(options.host)]" : options.host
         console.printError("imago serve: listening on http://\(shown):\(server.port)")
+        if let metricsServer, let address = options.metricsAddress {
+            let shownMetrics = address.host.contains(":") ? "[\(address.host)]" : address.host
+            console.printError("imago serve: metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
+        }
         onListening(server.port)
         await withCheckedContinuation { continuation in trigger.onFire { continuation.resume() } }
         console.printError("imago serve: stopping; finishing \(server.inFlightCount) request(s) in flight")
@@ -571,6 +606,20 @@ enum ServeCommand {
         }
         if let text = args.value("--threads") {
             options.threads = try parseInteger(text, option: "--threads", range: 1...256)
+        }
+        options.reusesPort = args.has("--reuse-port")
+        if let text = args.value("--metrics-listen") {
+            let (host, port) = try parseListen(text, option: "--metrics-listen")
+            guard host != options.host || port != options.port || port == 0 else {
+                throw UsageError("option '--metrics-listen' must differ from --listen")
+            }
+            options.metricsAddress = (host, port)
+        }
+        if let path = args.value("--health-check-path") {
+            guard path.hasPrefix("/"), path.count > 1,
+                !path.contains(where: { $0 == "?" || $0 == "#" || $0.isWhitespace })
+            else { throw UsageError("option '--health-check-path' expects a path such as /ping (got '\(path)')") }
+            options.healthCheckPath = path
         }
         if let text = args.value("--max-clients") {
             options.connectionLimit = try parseInteger(text, option: "--max-clients", range: 1...65_536)
@@ -750,15 +799,15 @@ enum ServeCommand {
     }
 
     /// `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (all on 127.0.0.1).
-    static func parseListen(_ text: String) throws -> (String, UInt16) {
+    static func parseListen(_ text: String, option: String = "--listen") throws -> (String, UInt16) {
         guard let colon = text.lastIndex(of: ":") else {
-            throw UsageError("option '--listen' expects HOST:PORT, e.g. 127.0.0.1:8080 (got '\(text)')")
+            throw UsageError("option '\(option)' expects HOST:PORT, e.g. 127.0.0.1:8080 (got '\(text)')")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.isEmpty { host = "127.0.0.1" }
         if host == "localhost" { host = "127.0.0.1" }
-        let port = try parseInteger(String(text[text.index(after: colon)...]), option: "--listen", range: 0...65535)
+        let port = try parseInteger(String(text[text.index(after: colon)...]), option: option, range: 0...65535)
         return (host, UInt16(port))
     }
 

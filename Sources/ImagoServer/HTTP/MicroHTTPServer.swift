@@ -61,6 +61,9 @@ public final class MicroHTTPServer: @unchecked Sendable {
     /// - Parameters:
     ///   - connectionLimit: the most connections open at once (default 1024).
     ///   - connectionTimeout: seconds an idle connection stays open (default 30).
+    ///   - reusesPort: whether other processes may listen on the same port at once (`SO_REUSEPORT`; imgproxy's
+    ///     `IMGPROXY_SO_REUSEPORT`), the kernel spreading connections among them: one server process per core.
+    ///     Default `false`.
     ///   - threads: libmicrohttpd's polling threads, each with its own epoll set, sharing the listening socket
     ///     (default 1: with a pool, some resumed connections were seen to stall until the client gave up;
     ///     RELIABILITY.md records it).
@@ -70,7 +73,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
     /// - Throws: ``Error``.
     public init(
         host: String, port: UInt16, connectionLimit: Int = 1024, connectionTimeout: Int = 30,
-        threads: Int = 1,
+        reusesPort: Bool = false, threads: Int = 1,
         immediate: (@Sendable (ServerRequest) -> ServerResponse?)? = nil,
         handler: @escaping @Sendable (ServerRequest) async -> ServerResponse
     ) throws {
@@ -90,7 +93,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                     imago_mhd_start(
                         flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128, poolSize,
-                        microHTTPAccess, context, microHTTPCompleted, context)
+                        microHTTPAccess, context, microHTTPCompleted, context, reusesPort ? 1 : 0)
                 }
             }
         } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
@@ -101,7 +104,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                     imago_mhd_start(
                         flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128, poolSize,
-                        microHTTPAccess, context, microHTTPCompleted, context)
+                        microHTTPAccess, context, microHTTPCompleted, context, reusesPort ? 1 : 0)
                 }
             }
         } else {

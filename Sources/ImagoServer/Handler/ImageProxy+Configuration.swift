@@ -94,6 +94,14 @@ extension ImageProxy {
         /// `https://app.example.com`), so pages may draw the images on a canvas; with it, `OPTIONS` preflights are
         /// answered 204. Default `nil`: no CORS headers, and `OPTIONS` is a 405.
         public var allowedOrigin: String?
+        /// Another path answered as `/healthz` is (imgproxy's `IMGPROXY_HEALTH_CHECK_PATH`), e.g. `/ping` for a
+        /// load balancer that probes a fixed path; open without ``secret`` too. Default `nil`: `/healthz` and
+        /// `/health` only.
+        public var healthCheckPath: String?
+        /// Whether `/metrics` is answered on this proxy's routes. Default `true`; `false` when the metrics are served
+        /// on a listener of their own (`imago serve --metrics-listen`, imgproxy's `IMGPROXY_PROMETHEUS_BIND`), so
+        /// the public port does not show them.
+        public var servesMetrics: Bool
         /// The image `watermark:` draws; URLs asking for a watermark are refused (400) without one. Default `nil`.
         public var watermark: WatermarkImage?
         /// The image answered, rendered with the URL's options, when a source cannot be had (404, origin
@@ -217,6 +225,8 @@ extension ImageProxy {
             baseURL = ""
             pathPrefix = ""
             allowedOrigin = nil
+            healthCheckPath = nil
+            servesMetrics = true
             maxAge = .seconds(365 * 24 * 3600)
             usesLastModified = false
             passesSourceCacheControl = false

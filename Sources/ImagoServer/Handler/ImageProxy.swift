@@ -204,19 +204,20 @@ public final class ImageProxy: Sendable {
         }
         let routed = unprefixed(request.path)
         let route = routed ?? request.path
-        if let secretDigest, route != "/healthz", route != "/health",
-            !Self.authorizes(request.headers["authorization"], digest: secretDigest)
-        {
+        let isHealthCheck = route == "/healthz" || route == "/health" || route == configuration.healthCheckPath
+        if let secretDigest, !isHealthCheck, !Self.authorizes(request.headers["authorization"], digest: secretDigest) {
             throw ProxyError.unauthorized
         }
-        switch route {
-        case "/healthz", "/health":
+        if isHealthCheck {
             record.route = "healthz"
             return .answered(Self.plain(200, "application/json", Data("{\"status\":\"ok\"}\n".utf8)), nil)
-        case "/metrics":
+        }
+        switch route {
+        case "/metrics" where configuration.servesMetrics:
             record.route = "metrics"
-            return .answered(
-                Self.plain(200, "text/plain; version=0.0.4; charset=utf-8", Data(metrics.prometheusText().utf8)), nil)
+            return .answered(metricsResponse(), nil)
+        case "/metrics":
+            throw ProxyError.notFound("the metrics are served on a listener of their own")
         default:
             guard let routed else { throw ProxyError.notFound("no image URL outside \(configuration.pathPrefix)/") }
             let verified = try verifiedPath(routed)
@@ -457,6 +458,20 @@ public final class ImageProxy: Sendable {
             let tag = candidate.trimmingCharacters(in: .whitespaces)
             return tag == "*" || tag == bare || tag == "W/" + bare
         }
+    }
+
+    /// The answer of a listener that serves only the metrics (`imago serve --metrics-listen`, imgproxy's
+    /// `IMGPROXY_PROMETHEUS_BIND`): `/metrics` in the Prometheus text format, anything else a 404.
+    public func metricsListenerResponse(to request: ServerRequest) -> ServerResponse {
+        guard request.path == "/metrics" else {
+            return Self.plain(404, "application/json", Data("{\"error\":\"not found: only /metrics here\"}\n".utf8))
+        }
+        return metricsResponse()
+    }
+
+    /// `/metrics`: the counters in the Prometheus text format.
+    func metricsResponse() -> ServerResponse {
+        Self.plain(200, "text/plain; version=0.0.4; charset=utf-8", Data(metrics.prometheusText().utf8))
     }
 
     static func plain(_ status: Int, _ type: String, _ body: Data) -> ServerResponse {
