@@ -156,34 +156,42 @@ public struct PNGEncoder: ImageEncoding {
         var keys = [UInt32](repeating: 0, count: slots)
         var entries = [Int16](repeating: -1, count: slots)  // -1: an empty slot
         var found: [UInt32] = []
-        var indices = [UInt8](repeating: 0, count: area)
-        let fits = image.withUnsafeBytes { bytes -> Bool in
-            for i in 0..<area {
-                let p = i * 4
-                let alpha = bytes[p + 3]
-                let colour =
-                    alpha == 0
-                    ? 0
-                    : UInt32(bytes[p]) << 24 | UInt32(bytes[p + 1]) << 16 | UInt32(bytes[p + 2]) << 8 | UInt32(alpha)
-                var slot = Int((colour &* 2_654_435_761) >> 22) & (slots - 1)
-                while true {
-                    let entry = entries[slot]
-                    if entry < 0 {
-                        guard found.count < colors else { return false }
-                        keys[slot] = colour
-                        entries[slot] = Int16(found.count)
-                        indices[i] = UInt8(found.count)
-                        found.append(colour)
-                        break
+        var fits = true
+        // Not zero-filled: a photograph stops within its first few hundred pixels, before touching the rest.
+        let indices = image.withUnsafeBytes { bytes in
+            [UInt8](unsafeUninitializedCapacity: area) { indices, initialized in
+                initialized = 0
+                for i in 0..<area {
+                    let p = i * 4
+                    let alpha = bytes[p + 3]
+                    let colour =
+                        alpha == 0
+                        ? 0
+                        : UInt32(bytes[p]) << 24 | UInt32(bytes[p + 1]) << 16 | UInt32(bytes[p + 2]) << 8
+                            | UInt32(alpha)
+                    var slot = Int((colour &* 2_654_435_761) >> 22) & (slots - 1)
+                    while true {
+                        let entry = entries[slot]
+                        if entry < 0 {
+                            guard found.count < colors else {
+                                fits = false
+                                return
+                            }
+                            keys[slot] = colour
+                            entries[slot] = Int16(found.count)
+                            indices[i] = UInt8(found.count)
+                            found.append(colour)
+                            break
+                        }
+                        if keys[slot] == colour {
+                            indices[i] = UInt8(entry)
+                            break
+                        }
+                        slot = (slot + 1) & (slots - 1)
                     }
-                    if keys[slot] == colour {
-                        indices[i] = UInt8(entry)
-                        break
-                    }
-                    slot = (slot + 1) & (slots - 1)
                 }
+                initialized = area
             }
-            return true
         }
         guard fits else { return nil }
         let order = found.indices.sorted {
