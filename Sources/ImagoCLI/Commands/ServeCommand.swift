@@ -89,7 +89,7 @@ enum ServeCommand {
                 help: "Answer PATH as /healthz too, e.g. /ping (IMGPROXY_HEALTH_CHECK_PATH)."),
             OptionSpec(
                 "--max-clients", value: "N",
-                help: "Connections open at once; more are closed on arrival (default 1024; imgproxy's MAX_CLIENTS)."),
+                help: "Connections open at once; more wait to be accepted (default 1024; imgproxy's MAX_CLIENTS)."),
             OptionSpec(
                 "--connection-timeout", value: "SECONDS",
                 help: "Close a connection idle for SECONDS, mid-request or between requests (default 30)."),
