@@ -26,20 +26,6 @@ static inline struct MHD_Daemon *imago_mhd_start(
     unsigned int flags, const struct sockaddr *address, unsigned int connectionLimit, unsigned int connectionTimeout,
     unsigned int listenBacklog, unsigned int threadPoolSize, MHD_AccessHandlerCallback handler, void *handlerContext,
     MHD_RequestCompletedCallback completed, void *completedContext, unsigned int reusePort) {
-    if (reusePort) {
-        return MHD_start_daemon(
-            flags, 0, NULL, NULL, handler, handlerContext,
-            MHD_OPTION_SOCK_ADDR, address,
-            MHD_OPTION_CONNECTION_LIMIT, connectionLimit,
-            MHD_OPTION_CONNECTION_TIMEOUT, connectionTimeout,
-            MHD_OPTION_LISTEN_BACKLOG_SIZE, listenBacklog,
-            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
-            MHD_OPTION_THREAD_POOL_SIZE, threadPoolSize,
-            MHD_OPTION_NOTIFY_COMPLETED, completed, completedContext,
-            MHD_OPTION_UNESCAPE_CALLBACK, imago_mhd_keep_escaped, NULL,
-            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
-            MHD_OPTION_END);
-    }
     return MHD_start_daemon(
         flags, 0, NULL, NULL, handler, handlerContext,
         MHD_OPTION_SOCK_ADDR, address,
@@ -50,6 +36,8 @@ static inline struct MHD_Daemon *imago_mhd_start(
         MHD_OPTION_THREAD_POOL_SIZE, threadPoolSize,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completedContext,
         MHD_OPTION_UNESCAPE_CALLBACK, imago_mhd_keep_escaped, NULL,
+        // Last, so that without it the list ends here and the value after it is never read.
+        reusePort ? MHD_OPTION_LISTENING_ADDRESS_REUSE : MHD_OPTION_END, (unsigned int)1,
         MHD_OPTION_END);
 }
 

@@ -10,6 +10,16 @@ import Testing
     "ImageProxy: the server's qualities, preferred and enforced formats, as imgproxy's IMGPROXY_QUALITY, IMGPROXY_FORMAT_QUALITY, IMGPROXY_PREFERRED_FORMATS and IMGPROXY_ENFORCE_AVIF/WEBP"
 )
 struct ImageProxyOutputSettingsTests {
+    /// A proxy over `outputs`, the output cache the test's proxies share, then configured by `configure`.
+    func proxy(
+        sharing outputs: OutputCache, _ configure: (inout ImageProxy.Configuration) -> Void = { _ in }
+    ) throws -> ProxyFixture {
+        try ProxyFixture {
+            $0.outputCache = outputs
+            configure(&$0)
+        }
+    }
+
     /// The body of `options` for the fixture's JPEG from a proxy configured by `configure`.
     func body(
         _ options: String, ext: String? = nil, accept: String? = nil,
@@ -83,20 +93,14 @@ struct ImageProxyOutputSettingsTests {
 
         // So a cache filled under other settings does not answer: proxies sharing one output cache and one origin
         let outputs = OutputCache()
-        let first = try ProxyFixture { $0.outputCache = outputs }
+        let first = try proxy(sharing: outputs)
         let path = first.path("w:120", ext: "jpeg")
         let a = await first.get(path)
-        let lowered = try ProxyFixture {
-            $0.outputCache = outputs
-            $0.defaultQuality = 50
-        }
+        let lowered = try proxy(sharing: outputs) { $0.defaultQuality = 50 }
         let b = await lowered.get(path)
-        let progressive = try ProxyFixture {
-            $0.outputCache = outputs
-            $0.encoders.register(JPEGEncoder(isProgressive: true))
-        }
+        let progressive = try proxy(sharing: outputs) { $0.encoders.register(JPEGEncoder(isProgressive: true)) }
         let c = await progressive.get(path)
-        let again = try ProxyFixture { $0.outputCache = outputs }
+        let again = try proxy(sharing: outputs)
         let d = await again.get(path)
         #expect([a, b, c, d].allSatisfy { $0.status == 200 })
         #expect(a.body != b.body && a.body != c.body && b.body != c.body)
@@ -118,13 +122,10 @@ struct ImageProxyOutputSettingsTests {
     /// imgproxy's `IMGPROXY_PNG_QUANTIZE`: palette PNG outputs, under their own output keys.
     @Test func quantizedPNGOutputsAreSmallerAndKeyedApart() async throws {
         let outputs = OutputCache()
-        let plain = try ProxyFixture { $0.outputCache = outputs }
+        let plain = try proxy(sharing: outputs)
         let path = plain.path("w:200", ext: "png")
         let lossless = await plain.get(path)
-        let quantizing = try ProxyFixture {
-            $0.outputCache = outputs
-            $0.encoders.register(PNGEncoder(paletteColors: 64))
-        }
+        let quantizing = try proxy(sharing: outputs) { $0.encoders.register(PNGEncoder(paletteColors: 64)) }
         let quantized = await quantizing.get(path)
         #expect(lossless.status == 200 && quantized.status == 200)
         #expect(quantized.body[25] == 3 && lossless.body[25] != 3, "colour type: palette only when asked")
@@ -241,13 +242,10 @@ struct ImageProxyOutputSettingsTests {
         #expect(!ProcessingOptions().canonicalDescription.contains("mrd"), "keys without a limit are unchanged")
         // So an output cache filled without the limit does not answer for a proxy with one
         let outputs = OutputCache()
-        let first = try ProxyFixture { $0.outputCache = outputs }
+        let first = try proxy(sharing: outputs)
         let path = first.path("", ext: "png")
         #expect(try ServerTestImages.decode(await first.get(path).body).size.width == 400)
-        let second = try ProxyFixture {
-            $0.outputCache = outputs
-            $0.maxResultDimension = 100
-        }
+        let second = try proxy(sharing: outputs) { $0.maxResultDimension = 100 }
         #expect(try ServerTestImages.decode(await second.get(path).body).size.width == 100)
     }
 

@@ -117,17 +117,7 @@ struct MicroHTTPServerConnectionLimitTests {
         let fd: Int32
 
         init(port: UInt16) throws {
-            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let status = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard fd >= 0, status == 0 else { throw CocoaError(.fileReadUnknown) }
+            fd = try LoopbackSocket.connect(port: port)
         }
 
         deinit { close(fd) }

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoTesting
 
 #if canImport(Glibc)
     import Glibc
@@ -26,20 +27,10 @@ final class RawHTTPClient {
     private var buffer: [UInt8] = []
 
     init(port: UInt16, receiveTimeout: Duration = .seconds(5)) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(socket)
-            throw Failure.connectFailed(code)
+        do {
+            socket = try LoopbackSocket.connect(port: port)
+        } catch {
+            throw Failure.connectFailed(error.code.rawValue)
         }
         let (seconds, attoseconds) = receiveTimeout.components
         var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
