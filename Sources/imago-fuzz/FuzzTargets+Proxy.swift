@@ -12,7 +12,8 @@ extension FuzzTargets {
     /// resampling large images. Every answer must be a response, never a crash or a hang.
     static func proxyURL(_ data: Data) {
         let text = String(decoding: data.prefix(4096), as: UTF8.self)
-        _ = try? ProxyPath(parsing: text, presets: proxyPresets)
+        _ = proxyReplacements.applied(to: text)
+        _ = try? ProxyPath(parsing: text, presets: proxyPresets, replacements: proxyReplacements)
         _ = try? ProxyPath(parsing: text, presets: proxyPresets, baseURL: "http://fuzz.example/")
         _ = try? ProxyPath(parsing: text, presets: proxyPresets, onlyPresets: true)
         // A local: source never maps outside the root, whatever its path says.
@@ -43,6 +44,11 @@ extension FuzzTargets {
     private static let localSources = LocalSourceLoader(
         root: URL(fileURLWithPath: "/nonexistent/imago-fuzz-root"), remote: MockDataLoader())
 
+    /// Source URL rewrites with stars and captures (the matcher runs on every input as a URL too).
+    private static let proxyReplacements =
+        (try? URLReplacement.list(parsing: "img://*/*=http://fuzz.example/${2}/${1};a*b*c=http://fuzz.example/${3}"))
+        ?? []
+
     private static let proxyPresets =
         (try? PresetTable(definitions: ["thumb=rs:fill:32:32/q:50", "small=pr:thumb/s:8:8", "default=cb:0"]))
         ?? PresetTable()
@@ -64,6 +70,7 @@ extension FuzzTargets {
         configuration.allowsSecurityOptions = true
         configuration.maxAnimationFrames = 4
         configuration.maxAnimationFramePixels = 1_000
+        configuration.urlReplacements = proxyReplacements
         configuration.watermark = try? WatermarkImage(
             data: try! encoders.encode(try! PixelBuffer(width: 4, height: 4), as: .png))
         return ImageProxy(configuration: configuration)

@@ -121,6 +121,9 @@ enum ServeCommand {
                 help: "Put before every source URL, so URLs may carry paths relative to it (e.g. https://img.example/)."
             ),
             OptionSpec(
+                "--url-replacements", value: "LIST",
+                help: "Rewrite source URLs' starts: PATTERN=REPLACEMENT;… with * and ${N} (IMGPROXY_URL_REPLACEMENTS)."),
+            OptionSpec(
                 "--watermark", value: "FILE", help: "The image watermark:/wm: draws (any format Imago decodes)."),
             OptionSpec(
                 "--watermark-data", value: "BASE64", help: "The watermark image's bytes in base64, instead of a file."),
@@ -284,6 +287,8 @@ enum ServeCommand {
         var allowsSecurityOptions = false
         /// `--base-url`: put before every source URL.
         var baseURL = ""
+        /// `--url-replacements`: rewrites of source URLs' starts.
+        var urlReplacements: [URLReplacement] = []
         /// `--preset`: the named option lists of `preset:`.
         var presets = PresetTable()
         /// `--watermark` or `--watermark-data` (and `--watermark-opacity`): the image `watermark:` draws, if any.
@@ -451,6 +456,7 @@ enum ServeCommand {
         configuration.secret = options.secret
         configuration.allowedOrigin = options.allowedOrigin
         configuration.baseURL = options.baseURL
+        configuration.urlReplacements = options.urlReplacements
         configuration.maxAge = .seconds(options.maxAge)
         configuration.workers = options.workers
         configuration.queueLimit = options.queueLimit
@@ -648,6 +654,13 @@ enum ServeCommand {
                 options.presets = try PresetTable(definitions: definitions)
             } catch {
                 throw UsageError("option '--preset': \(error.description)")
+            }
+        }
+        if let text = args.value("--url-replacements") {
+            do {
+                options.urlReplacements = try URLReplacement.list(parsing: text)
+            } catch {
+                throw UsageError("option '--url-replacements': \(error.description)")
             }
         }
         if let base = args.value("--base-url") {

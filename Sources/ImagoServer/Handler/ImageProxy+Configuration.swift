@@ -86,6 +86,10 @@ extension ImageProxy {
         /// Put before every source URL, so URLs may carry paths relative to it (imgproxy's `IMGPROXY_BASE_URL`),
         /// e.g. `https://images.example.com/`. Default empty (sources are absolute URLs).
         public var baseURL: String
+        /// Rewrites of source URLs' starts, applied in order before ``baseURL`` and before the source policy sees
+        /// the URL (imgproxy's `IMGPROXY_URL_REPLACEMENTS`), e.g. `img://` for `https://images.example.com/`, so
+        /// that URLs in content outlive a move of the images. Default none.
+        public var urlReplacements: [URLReplacement]
         /// A path every image URL starts with, as imgproxy's `IMGPROXY_PATH_PREFIX` (e.g. `/images` behind a
         /// reverse proxy that shares the domain): image paths without it are answered 404, and the signature covers
         /// what follows the signature, as ever. `/healthz` and `/metrics` answer with and without it. Default empty.
@@ -223,6 +227,7 @@ extension ImageProxy {
             watermark = nil
             fallbackImage = nil
             baseURL = ""
+            urlReplacements = []
             pathPrefix = ""
             allowedOrigin = nil
             healthCheckPath = nil

@@ -310,7 +310,8 @@ public final class ImageProxy: Sendable {
     private func verifiedPath(_ rawPath: String) throws(ProxyError) -> VerifiedPath {
         if let hit = verifiedPaths.withLock({ $0.value(for: rawPath, now: { .zero }) }) { return hit }
         let path = try ProxyPath(
-            parsing: rawPath, presets: configuration.presets, baseURL: configuration.baseURL,
+            parsing: rawPath, presets: configuration.presets, replacements: configuration.urlReplacements,
+            baseURL: configuration.baseURL,
             onlyPresets: configuration.onlyPresets, allowsLocal: configuration.localRoot != nil)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }

@@ -26,16 +26,18 @@ public struct ProxyPath: Sendable, Hashable {
     public var isUnsigned: Bool { signature == "insecure" || signature == "_" }
 
     /// Parses `path` (raw, still percent-encoded, without the query); `preset:` options name entries of `presets`,
-    /// whose `default` preset applies first (default: no presets); `baseURL` is put before every source URL
-    /// (imgproxy's `IMGPROXY_BASE_URL`; default none), so URLs may carry paths relative to it. With `onlyPresets`
+    /// whose `default` preset applies first (default: no presets); `replacements` rewrite the start of source URLs
+    /// (imgproxy's `IMGPROXY_URL_REPLACEMENTS`; default none); then `baseURL` is put before every source URL that
+    /// does not already start with it (imgproxy's `IMGPROXY_BASE_URL`; default none), so URLs may carry paths
+    /// relative to it. With `onlyPresets`
     /// (imgproxy's `IMGPROXY_ONLY_PRESETS`; default `false`), the one segment after the signature names presets
     /// (`/{signature}/{preset}:{preset}…/{source}`) and no other option is read from the URL. With `allowsLocal`
     /// (default `false`), `local:///path` sources are accepted too (imgproxy's local files).
     ///
     /// - Throws: ``ProxyError`` with status 400 naming what is wrong.
     public init(
-        parsing path: String, presets: PresetTable = PresetTable(), baseURL: String = "", onlyPresets: Bool = false,
-        allowsLocal: Bool = false
+        parsing path: String, presets: PresetTable = PresetTable(), replacements: [URLReplacement] = [],
+        baseURL: String = "", onlyPresets: Bool = false, allowsLocal: Bool = false
     ) throws(ProxyError) {
         guard path.hasPrefix("/") else { throw .malformedURL("the path must start with /") }
         let afterSlash = path.dropFirst()
@@ -73,7 +75,9 @@ public struct ProxyPath: Sendable, Hashable {
         }
         guard let parsedSource, !parsedSource.url.isEmpty else { throw .malformedURL("no source URL") }
         if let format = parsedSource.format, options.format == nil { options.format = format }
-        guard let url = URL(string: baseURL + parsedSource.url), let scheme = url.scheme?.lowercased() else {
+        let replaced = replacements.applied(to: parsedSource.url)
+        let absolute = baseURL.isEmpty || replaced.hasPrefix(baseURL) ? replaced : baseURL + replaced
+        guard let url = URL(string: absolute), let scheme = url.scheme?.lowercased() else {
             throw .invalidSource("expected an absolute http or https URL")
         }
         if scheme == "local" {
