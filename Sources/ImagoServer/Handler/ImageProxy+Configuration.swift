@@ -257,6 +257,12 @@ extension ImageProxy {
 }
 
 extension ImageProxy.Configuration {
+    /// ``maxResultDimension`` as a limit: `nil` for 0, none.
+    var resultDimensionLimit: Int? { maxResultDimension > 0 ? maxResultDimension : nil }
+
+    /// ``maxAnimationFramePixels`` as a limit: `nil` for 0, none (all frames summed within ``pixelLimit``).
+    var framePixelLimit: Int? { maxAnimationFramePixels > 0 ? maxAnimationFramePixels : nil }
+
     /// The libavif speed of the default configuration's AVIF encoder: 9, imgproxy's default.
     public static let defaultAVIFSpeed = 9
     /// The default ``formatQuality``: imgproxy's `avif=65`.

@@ -163,7 +163,7 @@ extension ImageProxy {
                 for: key.options, source: source, original: given ?? original?.data,
                 decoding: pipeline.configuration.decodingOptions, watermark: configuration.watermark,
                 animationFrames: frames, framePixelLimit: key.animation?.framePixels,
-                sumsFramePixels: configuration.maxAnimationFramePixels == 0)
+                sumsFramePixels: configuration.framePixelLimit == nil)
             if isNewSource || hasOwnDecodingLimits(key) { request.options.insert(.skipsMemoryCacheReads) }
             return request
         }
@@ -327,8 +327,8 @@ extension ImageProxy {
     func hasOwnDecodingLimits(_ key: OutputKey) -> Bool {
         if let pixels = key.options.security.maxSourcePixels, pixels < configuration.pixelLimit { return true }
         guard let animation = key.animation else { return false }
-        let serverFramePixels = configuration.maxAnimationFramePixels > 0 ? configuration.maxAnimationFramePixels : nil
-        return animation.frames < configuration.maxAnimationFrames || animation.framePixels != serverFramePixels
+        return animation.frames < configuration.maxAnimationFrames
+            || animation.framePixels != configuration.framePixelLimit
     }
 
     /// Whether a decode of an animation failed only because its canvas is over `animation`'s frame limit (a frame
