@@ -250,9 +250,7 @@ public final class ImageProxy: Sendable {
                     name: option, reason: "security options are not allowed on this server (--allow-security-options)")
             }
             options.maxResultDimension =
-                SecurityLimits.tighter(
-                    configuration.maxResultDimension > 0 ? configuration.maxResultDimension : nil,
-                    options.security.maxResultDimension) ?? 0
+                SecurityLimits.tighter(configuration.resultDimensionLimit, options.security.maxResultDimension) ?? 0
             // The server's formats are the URL's too, so that a URL naming them shares their outputs.
             options.skippedFormats.formUnion(configuration.skippedFormats)
             // Resolved here so that the server's default and a URL's eth:1 share keys (eth:0 and unset too).
@@ -267,8 +265,7 @@ public final class ImageProxy: Sendable {
                         for: choice, accept: request.headers["accept"], encoders: configuration.encoders,
                         preferred: outputSettings.preferred),
                     framePixels: SecurityLimits.tighter(
-                        configuration.maxAnimationFramePixels > 0 ? configuration.maxAnimationFramePixels : nil,
-                        options.security.maxAnimationFramePixels))
+                        configuration.framePixelLimit, options.security.maxAnimationFramePixels))
             }
             // Resolved into the key's animation (or moot without one): a URL's limit that the server's matches or
             // undercuts keys the same output as no limit at all.
@@ -329,9 +326,13 @@ public final class ImageProxy: Sendable {
             } else {
                 nil
             }
+        let source = path.source.absoluteString
+        let scheme = path.source.scheme?.lowercased()
         let verified = VerifiedPath(
-            path: path, source: path.source.absoluteString, explicitChoice: explicitChoice,
-            disposition: ContentDisposition(path, attachmentByDefault: configuration.returnsAttachment))
+            path: path, source: source, explicitChoice: explicitChoice,
+            disposition: ContentDisposition(path, attachmentByDefault: configuration.returnsAttachment),
+            canonicalLink: configuration.setsCanonicalHeader && (scheme == "http" || scheme == "https")
+                ? "<\(source)>; rel=\"canonical\"" : nil)
         let released = verifiedPaths.withLock {
             $0.setValue(verified, for: rawPath, cost: rawPath.utf8.count + verified.source.utf8.count + 512)
         }
@@ -398,11 +399,7 @@ public final class ImageProxy: Sendable {
         headers.append(
             ServerResponse.Header(
                 "Content-Disposition", verified.disposition.value(for: rendition.format)))
-        if configuration.setsCanonicalHeader, let scheme = verified.path.source.scheme?.lowercased(),
-            scheme == "http" || scheme == "https"
-        {
-            headers.append(ServerResponse.Header("Link", "<\(verified.source)>; rel=\"canonical\""))
-        }
+        if let link = verified.canonicalLink { headers.append(ServerResponse.Header("Link", link)) }
         headers.insert(
             ServerResponse.Header(
                 "Content-Type", rendition.format.mimeType),
@@ -505,4 +502,7 @@ struct VerifiedPath: Sendable {
     var explicitChoice: FormatChoice?
     /// The `Content-Disposition` of its responses.
     var disposition: ContentDisposition
+    /// The `Link` of its responses naming the source canonical (``ImageProxy/Configuration/setsCanonicalHeader``,
+    /// for `http` and `https` sources), if any.
+    var canonicalLink: String?
 }
