@@ -104,8 +104,8 @@ public struct PNGEncoder: ImageEncoding {
 
     /// `image` (straight RGBA) as one index a pixel and its RGBA colour map, at most `colors` entries: its own
     /// colours when it has few enough (``exactly(_:colors:)``), else quantized; `nil` when it has too many and a
-    /// pixel is neither opaque nor fully transparent (the quantizer would cut its alpha). Entries with alpha come
-    /// first, so that libpng's `tRNS` chunk is as short as it can be.
+    /// pixel is neither opaque nor fully transparent (the quantizer would cut its alpha). Ordered by
+    /// ``colourMap(indices:colours:)``.
     static func indexed(_ image: PixelBuffer, colors: Int) -> (indices: [UInt8], colormap: [UInt8])? {
         if let exact = exactly(image, colors: colors) { return exact }
         let area = image.width * image.height
@@ -128,28 +128,17 @@ public struct PNGEncoder: ImageEncoding {
                 rect: GIFRect(x: 0, y: 0, width: image.width, height: image.height), drawn: drawn,
                 reservesTransparency: false, scratch: GIFScratch(), maximumColors: colors)
         }
-        // RGBA entries, the transparent one (if any) moved to the front.
-        let transparent = frame.transparentIndex
-        var order = Array(0..<frame.colorCount)
-        if let transparent { order = [transparent] + order.filter { $0 != transparent } }
-        var position = [UInt8](repeating: 0, count: 256)
-        var colormap: [UInt8] = []
-        colormap.reserveCapacity(order.count * 4)
-        for (newIndex, entry) in order.enumerated() {
-            position[entry] = UInt8(newIndex)
-            if entry == transparent {
-                colormap += [0, 0, 0, 0]
-            } else {
-                colormap += [frame.colors[entry * 3], frame.colors[entry * 3 + 1], frame.colors[entry * 3 + 2], 255]
-            }
+        let colours = (0..<frame.colorCount).map { entry -> UInt32 in
+            guard entry != frame.transparentIndex else { return 0 }
+            let c = frame.colors
+            return UInt32(c[entry * 3]) << 24 | UInt32(c[entry * 3 + 1]) << 16 | UInt32(c[entry * 3 + 2]) << 8 | 0xFF
         }
-        let indices = transparent == nil ? frame.indices : frame.indices.map { position[Int($0)] }
-        return (indices, colormap)
+        return colourMap(indices: frame.indices, colours: colours)
     }
 
     /// `image`'s own RGBA colours as a colour map when there are at most `colors` of them (one pass with an
     /// open-addressing table that stops at the first colour too many; fully transparent pixels are one colour
-    /// whatever their RGB), entries with alpha below 255 first.
+    /// whatever their RGB).
     static func exactly(_ image: PixelBuffer, colors: Int) -> (indices: [UInt8], colormap: [UInt8])? {
         let area = image.width * image.height
         let slots = 1024  // at most 256 keys: a quarter full at most
@@ -194,19 +183,24 @@ public struct PNGEncoder: ImageEncoding {
             }
         }
         guard fits else { return nil }
-        let order = found.indices.sorted {
-            let a = found[$0] & 0xFF < 255 ? 0 : 1
-            let b = found[$1] & 0xFF < 255 ? 0 : 1
-            return a != b ? a < b : $0 < $1
-        }
-        var position = [UInt8](repeating: 0, count: found.count)
+        return colourMap(indices: indices, colours: found)
+    }
+
+    /// `indices` into `colours` (RGBA as `0xRRGGBBAA`) as libpng takes them: the entries with alpha below 255
+    /// moved first, in order, then the rest in order, so that the `tRNS` chunk, which runs to the last such entry,
+    /// is as short as it can be; the indices renumbered to match.
+    private static func colourMap(indices: [UInt8], colours: [UInt32]) -> (indices: [UInt8], colormap: [UInt8]) {
+        let order =
+            colours.indices.filter { colours[$0] & 0xFF < 255 } + colours.indices.filter { colours[$0] & 0xFF == 255 }
+        var position = [UInt8](repeating: 0, count: colours.count)
         var colormap: [UInt8] = []
-        colormap.reserveCapacity(found.count * 4)
+        colormap.reserveCapacity(colours.count * 4)
         for (newIndex, entry) in order.enumerated() {
             position[entry] = UInt8(newIndex)
-            let c = found[entry]
+            let c = colours[entry]
             colormap += [UInt8(c >> 24), UInt8((c >> 16) & 0xFF), UInt8((c >> 8) & 0xFF), UInt8(c & 0xFF)]
         }
+        guard !order.elementsEqual(colours.indices) else { return (indices, colormap) }  // nothing moved
         return (indices.map { position[Int($0)] }, colormap)
     }
 
