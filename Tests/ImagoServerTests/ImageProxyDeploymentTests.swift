@@ -55,8 +55,7 @@ struct ImageProxyDeploymentTests {
             $0.allowedOrigin = "*"
             $0.pathPrefix = "/img"
         }
-        let proxy = fixture.proxy
-        let server = try MicroHTTPServer(host: "127.0.0.1", port: 0) { await proxy.respond(to: $0) }
+        let server = try fixture.served()
         defer { server.stop() }
         let client = TestHTTPClient()
         let url = URL(string: "http://127.0.0.1:\(server.port)/img" + fixture.path("rs:fit:20:20"))!

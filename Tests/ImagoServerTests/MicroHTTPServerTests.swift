@@ -6,16 +6,10 @@ import Testing
 
 @Suite("MicroHTTPServer: the proxy over libmicrohttpd")
 struct MicroHTTPServerTests {
-    /// A fixture served on a free loopback port.
-    func serve(_ fixture: ProxyFixture) throws -> MicroHTTPServer {
-        let proxy = fixture.proxy
-        return try MicroHTTPServer(host: "127.0.0.1", port: 0) { await proxy.respond(to: $0) }
-    }
-
     @Test(.timeLimit(.minutes(1)))
     func servesGETHEADAnd304OverTheWire() async throws {
         let fixture = try ProxyFixture()
-        let server = try serve(fixture)
+        let server = try fixture.served()
         defer { server.stop() }
         let client = TestHTTPClient()
         let base = "http://127.0.0.1:\(server.port)"
@@ -45,7 +39,7 @@ struct MicroHTTPServerTests {
     @Test(.timeLimit(.minutes(1)))
     func hundredConcurrentIdenticalRequestsCostOneFetchDecodeAndEncode() async throws {
         let fixture = try ProxyFixture()
-        let server = try serve(fixture)
+        let server = try fixture.served()
         defer { server.stop() }
         let client = TestHTTPClient()
         let url = URL(string: "http://127.0.0.1:\(server.port)" + fixture.path("rs:fill:64:64/f:webp"))!
@@ -76,7 +70,7 @@ struct MicroHTTPServerTests {
     @Test(.timeLimit(.minutes(1)))
     func metricsCountWhatWasSent() async throws {
         let fixture = try ProxyFixture()
-        let server = try serve(fixture)
+        let server = try fixture.served()
         defer { server.stop() }
         let client = TestHTTPClient()
         let base = "http://127.0.0.1:\(server.port)"
@@ -151,11 +145,7 @@ struct MicroHTTPServerConnectionLimitTests {
 
     @Test(.timeLimit(.minutes(1)))
     func anIdleConnectionIsClosedAfterTheTimeout() async throws {
-        let fixture = try ProxyFixture()
-        let proxy = fixture.proxy
-        let server = try MicroHTTPServer(host: "127.0.0.1", port: 0, connectionTimeout: 1) {
-            await proxy.respond(to: $0)
-        }
+        let server = try ProxyFixture().served(connectionTimeout: 1)
         defer { server.stop() }
         // Half a request, never finished: closed, with nothing answered
         let slow = try RawConnection(port: server.port)
@@ -171,11 +161,7 @@ struct MicroHTTPServerConnectionLimitTests {
 
     @Test(.timeLimit(.minutes(1)))
     func connectionsOverTheLimitWaitUntilOneCloses() async throws {
-        let fixture = try ProxyFixture()
-        let proxy = fixture.proxy
-        let server = try MicroHTTPServer(host: "127.0.0.1", port: 0, connectionLimit: 2) {
-            await proxy.respond(to: $0)
-        }
+        let server = try ProxyFixture().served(connectionLimit: 2)
         defer { server.stop() }
         var open = [try RawConnection(port: server.port), try RawConnection(port: server.port)]
         // A third client waits in the listen queue, unanswered, while two are open

@@ -87,6 +87,15 @@ final class ProxyFixture: Sendable {
         "/_/" + (options.isEmpty ? "" : options + "/") + "plain/" + source(sourcePath) + (ext.map { "@" + $0 } ?? "")
     }
 
+    /// The proxy served by libmicrohttpd on a free loopback port, with the connection limit and idle timeout given
+    /// (libmicrohttpd's defaults as the server's: 1,024 and 30 s).
+    func served(connectionLimit: Int = 1024, connectionTimeout: Int = 30) throws -> MicroHTTPServer {
+        let proxy = proxy
+        return try MicroHTTPServer(
+            host: "127.0.0.1", port: 0, connectionLimit: connectionLimit, connectionTimeout: connectionTimeout
+        ) { await proxy.respond(to: $0) }
+    }
+
     /// The proxy's answer to a GET of `path`.
     func get(_ path: String, headers: [String: String] = [:], method: String = "GET") async -> ServerResponse {
         await proxy.respond(to: ServerRequest(method: method, path: path, headers: headers))
