@@ -3,8 +3,8 @@ import Imago
 
 /// The network settings `fetch`, `show` and `serve` share: `--timeout`, `--max-bytes`, `--retries`,
 /// `--max-redirects` and `--user-agent` (each `nil` when not given, which keeps ``HTTPDataLoader/Configuration``'s
-/// default: 15 s idle / 60 s total, 64 MiB, 2 retries, 10 redirects, `Imago/VERSION`), and for the libcurl loader `--public-only` (the SSRF guard) and
-/// `--cacert FILE`.
+/// default: 15 s idle / 60 s total, 64 MiB, 2 retries, 10 redirects, `Imago/VERSION`), and for the libcurl loader
+/// `--public-only` (the SSRF guard) and `--cacert FILE`.
 struct NetworkOptions: Sendable, Equatable {
     /// `--timeout`: the idle and total limit of one attempt.
     var timeout: Duration?
