@@ -235,6 +235,37 @@ def main():
         for _ in range(n):
             encode_palette()
         out["cpu_seconds"] = (time.thread_time() - c0) / n
+    elif mode == "encode-png-palette-rgba":
+        # One RGBA image with soft alpha written as a palette PNG of at most COLORS colours N times after one
+        # untimed call whose file goes to OUT, by TOOL at its defaults: "pillow" (Image.quantize, which takes RGBA
+        # only with its fast octree; Floyd-Steinberg) or "pngquant" (the CLI, libimagequant's reference, one
+        # subprocess a call, its CPU from RUSAGE_CHILDREN). Mean CPU seconds.
+        import subprocess
+
+        path, n, colors, tool, dest = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
+        im = Image.open(path).convert("RGBA")
+        im.load()
+        source = open(path, "rb").read()
+
+        def encode_palette():
+            if tool == "pngquant":
+                return subprocess.run(
+                    ["pngquant", "--force", str(colors), "-"], input=source, capture_output=True, check=True
+                ).stdout
+            buf = io.BytesIO()
+            im.quantize(colors, dither=Image.Dither.FLOYDSTEINBERG).save(buf, "PNG")
+            return buf.getvalue()
+
+        data = encode_palette()
+        open(dest, "wb").write(data)
+        out["bytes"] = len(data)
+        c0 = time.thread_time()
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        for _ in range(n):
+            encode_palette()
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        children = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        out["cpu_seconds"] = ((time.thread_time() - c0) + children) / n
     elif mode == "decode-icc":
         # Decode + convert the embedded ICC profile to sRGB (ImageCms defaults: perceptual intent), N times after
         # one untimed warm-up: mean CPU seconds per call on this thread.

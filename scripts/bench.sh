@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 bash scripts/install-deps.sh nginx:/usr/sbin/nginx libvips-tools:/usr/bin/vipsthumbnail curl:/usr/bin/curl \
-  libjpeg-turbo-progs:/usr/bin/djpeg \
+  libjpeg-turbo-progs:/usr/bin/djpeg pngquant:/usr/bin/pngquant \
   libjxl-tools:/usr/bin/djxl \
   libavif-bin:/usr/bin/avifdec libheif-examples:/usr/bin/heif-convert
 

@@ -17,9 +17,10 @@ import ImagoCore
 ///   all opaque or all fully transparent is written as a palette PNG of at most that many colours: its colours as
 ///   they are when there are few enough, else a median-cut colour map with Floyd–Steinberg dithering (the GIF
 ///   encoder's quantizer), fully transparent pixels as one `tRNS` entry. Files shrink several times for
-///   illustrations and screenshots; photographs lose a little (dithered) colour. An image with partial alpha is
-///   written as a palette only when it has no more than that many RGBA colours (then exactly, each entry with
-///   its alpha); otherwise it stays truecolor, as grayscale images do (lossless).
+///   illustrations and screenshots; photographs lose a little (dithered) colour. An image with partial alpha
+///   (soft edges, shadows) is written as a palette too: exactly when it has no more than that many RGBA colours,
+///   else quantized in premultiplied RGBA and dithered in all four channels, each entry with its alpha, as
+///   pngquant does. Grayscale images stay grayscale (lossless).
 ///
 /// Thread-safe: every encode has its own `png_image`.
 public struct PNGEncoder: ImageEncoding {
@@ -33,8 +34,9 @@ public struct PNGEncoder: ImageEncoding {
         self.paletteColors = paletteColors.map { min(256, max(2, $0)) }
     }
 
-    /// `palette=N` with ``paletteColors``, else `nil`.
-    public var settingsIdentifier: String? { paletteColors.map { "palette=\($0)" } }
+    /// `palette=N;alpha` with ``paletteColors``, else `nil`. (`;alpha` since partial alpha is quantized too:
+    /// earlier versions wrote such images lossless under `palette=N`, and their cached outputs are not these.)
+    public var settingsIdentifier: String? { paletteColors.map { "palette=\($0);alpha" } }
 
     /// `.png`.
     public var format: ImageFormat { .png }
@@ -49,7 +51,8 @@ public struct PNGEncoder: ImageEncoding {
         var bytesPerPixel = image.format.bytesPerPixel
         var pixels = image.bytes
         var colormap: [UInt8]?
-        if let paletteColors, image.format == .rgba8, let indexed = Self.indexed(image, colors: paletteColors) {
+        if let paletteColors, image.format == .rgba8 {
+            let indexed = Self.indexed(image, colors: paletteColors)
             pixels = indexed.indices
             colormap = indexed.colormap
             pngFormat = cimago_png_format_rgba_colormap
@@ -103,10 +106,10 @@ public struct PNGEncoder: ImageEncoding {
     }
 
     /// `image` (straight RGBA) as one index a pixel and its RGBA colour map, at most `colors` entries: its own
-    /// colours when it has few enough (``exactly(_:colors:)``), else quantized; `nil` when it has too many and a
-    /// pixel is neither opaque nor fully transparent (the quantizer would cut its alpha). Ordered by
-    /// ``colourMap(indices:colours:)``.
-    static func indexed(_ image: PixelBuffer, colors: Int) -> (indices: [UInt8], colormap: [UInt8])? {
+    /// colours when it has few enough (``exactly(_:colors:)``), else quantized: in RGB with one transparent entry
+    /// when every pixel is opaque or fully transparent (as GIF is), else in premultiplied RGBA
+    /// (``GIFQuantizer/translucent(_:width:height:maximumColors:)``). Ordered by ``colourMap(indices:colours:)``.
+    static func indexed(_ image: PixelBuffer, colors: Int) -> (indices: [UInt8], colormap: [UInt8]) {
         if let exact = exactly(image, colors: colors) { return exact }
         let area = image.width * image.height
         var drawn = [UInt8](repeating: 1, count: area)
@@ -121,7 +124,13 @@ public struct PNGEncoder: ImageEncoding {
             }
             return true
         }
-        guard binaryAlpha else { return nil }
+        guard binaryAlpha else {
+            let quantized = image.withUnsafeBytes { bytes in
+                GIFQuantizer.translucent(
+                    bytes.bindMemory(to: UInt8.self), width: image.width, height: image.height, maximumColors: colors)
+            }
+            return colourMap(indices: quantized.indices, colours: quantized.colours)
+        }
         let frame = image.withUnsafeBytes { bytes in
             GIFQuantizer.frame(
                 of: bytes.bindMemory(to: UInt8.self), canvasWidth: image.width,

@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoTesting
 
 /// `gif-encode`: writing GIF (GIFEncoder) against Pillow's GIF writer (bench/peer.py `encode-gif`: `Image.save`,
 /// which quantizes each frame to an adaptive palette and writes the changed box of each frame), in CPU
@@ -62,6 +63,91 @@ enum GIFEncodeBench {
                 peerName: "Pillow quantize() + save(PNG)", rounds: 5,
                 imago: { try DecodeBench.msPerOp(5) { _ = try encoder.encode(image, options: EncodingOptions()) } },
                 peer: { try env.runPeer(["encode-png-palette", path, "5", "\(colors)"]).figure("cpu_seconds") * 1000 })
+        }
+        try translucentPaletteRows(env, image: image.convertedToRGBA(), decoders: decoders, only: only)
+    }
+
+    /// Palette PNGs of an image with soft alpha (Kodak 23 as a feathered round cut-out,
+    /// `ImagoTesting.featheredCutOut`) against pngquant (libimagequant, the reference for alpha) and Pillow
+    /// (`quantize()`, its fast octree, the only method it has for RGBA), at 256 and 64 colours: CPU, bytes and
+    /// each output's errors against the source (``PaletteErrors``).
+    static func translucentPaletteRows(
+        _ env: PeerEnvironment, image: PixelBuffer, decoders: ImageDecoderRegistry, only: String?
+    ) throws {
+        guard only.map({ "png palette alpha".contains($0) }) ?? true else { return }
+        let cutOut = try ImagoTesting.featheredCutOut(image)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imago-bench-palette-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("cutout.png").path
+        try PNGEncoder().encode(cutOut, options: EncodingOptions()).write(to: URL(fileURLWithPath: source))
+        func errors(_ png: Data) throws -> PaletteErrors {
+            PaletteErrors(source: cutOut, decoded: try decoders.decode(png).image.convertedToRGBA(), bytes: png.count)
+        }
+        for colors in [256, 64] {
+            let encoder = PNGEncoder(paletteColors: colors)
+            print(
+                "png-palette-alpha: \(colors) colours, Imago: \(try errors(encoder.encode(cutOut, options: EncodingOptions())))"
+            )
+            for tool in ["pngquant", "pillow"] {
+                let output = folder.appendingPathComponent("\(tool)-\(colors).png").path
+                _ = try env.runPeer(["encode-png-palette-rgba", source, "1", "\(colors)", tool, output])
+                print(
+                    "png-palette-alpha: \(colors) colours, \(tool): \(try errors(Data(contentsOf: URL(fileURLWithPath: output))))"
+                )
+            }
+            for (tool, name) in [("pngquant", "pngquant (CLI, defaults)"), ("pillow", "Pillow quantize() + save(PNG)")]
+            {
+                try compare(
+                    "peers: PNG palette encode, Kodak 23 feathered cut-out (soft alpha), \(colors) colours, vs \(tool)",
+                    unit: "ms CPU", goal: 1.0, peerName: name, rounds: 5,
+                    imago: {
+                        try DecodeBench.msPerOp(5) { _ = try encoder.encode(cutOut, options: EncodingOptions()) }
+                    },
+                    peer: {
+                        try env.runPeer([
+                            "encode-png-palette-rgba", source, "5", "\(colors)", tool,
+                            folder.appendingPathComponent("timed.png").path,
+                        ]).figure("cpu_seconds") * 1000
+                    })
+            }
+        }
+    }
+
+    /// How far a palette PNG's pixels are from its source's: the mean alpha error of the pixels whose alpha is
+    /// partial, the mean error of every channel as it shows (premultiplied), and how many opaque or fully
+    /// transparent pixels changed their alpha.
+    struct PaletteErrors: CustomStringConvertible {
+        var bytes: Int
+        var alphaError = 0.0
+        var colourError = 0.0
+        var alphaChanged = 0
+
+        init(source: PixelBuffer, decoded: PixelBuffer, bytes: Int) {
+            self.bytes = bytes
+            var translucent = 0
+            for y in 0..<source.height {
+                for x in 0..<source.width {
+                    let (was, now) = (source[pixel: x, y], decoded[pixel: x, y])
+                    if was.a == 0 || was.a == 255 {
+                        if now.a != was.a { alphaChanged += 1 }
+                    } else {
+                        translucent += 1
+                        alphaError += abs(Double(now.a) - Double(was.a))
+                    }
+                    for (c, d) in [(was.r, now.r), (was.g, now.g), (was.b, now.b)] {
+                        colourError += abs(Double(c) * Double(was.a) - Double(d) * Double(now.a)) / 255
+                    }
+                }
+            }
+            alphaError /= Double(max(1, translucent))
+            colourError /= Double(3 * source.width * source.height)
+        }
+
+        var description: String {
+            "\(bytes) bytes, alpha error \(String(format: "%.2f", alphaError)) (partial-alpha pixels), "
+                + "colour error \(String(format: "%.2f", colourError)) (premultiplied), "
+                + "\(alphaChanged) opaque/transparent pixels changed alpha"
         }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import ImagoCodecs
 import ImagoCore
+import ImagoTesting
 import Testing
 
-/// `PNGEncoder(paletteColors:)`: palette PNGs for images without partial alpha (imgproxy's `IMGPROXY_PNG_QUANTIZE`).
+/// `PNGEncoder(paletteColors:)`: palette PNGs, partial alpha included (imgproxy's `IMGPROXY_PNG_QUANTIZE`).
 @Suite("PNGEncoder: palette output")
 struct PNGPaletteEncoderTests {
     /// The IHDR's bit depth and colour type, and the length of the `tRNS` chunk (nil when there is none).
@@ -80,14 +81,62 @@ struct PNGPaletteEncoderTests {
         }
     }
 
-    @Test func partialAlphaOverManyColoursAndGrayStayLossless() throws {
-        // Soft edges over more colours than the palette holds: lossless truecolor
-        var soft = try bands(colors: 4, transparent: false)
-        for x in 0..<40 { soft[pixel: x, 3] = RGBA(r: UInt8(x), g: 20, b: 30, a: UInt8(100 + x)) }
-        let encoder = PNGEncoder(paletteColors: 16)
+    /// Kodak 01 at 192 × 128 under a soft round mask (``ImagoTesting/featheredCutOut(_:)``).
+    func feathered() throws -> PixelBuffer {
+        let source = try PNGDecoder().decode(
+            try Data(contentsOf: corpusURL("kodak/01.png")), options: DecodingOptions()
+        ).image.convertedToRGBA()
+        return try ImagoTesting.featheredCutOut(try source.resampled(to: PixelSize(width: 192, height: 128)))
+    }
+
+    @Test func partialAlphaOverManyColoursIsQuantizedWithItsAlpha() throws {
+        let image = try feathered()
+        let truecolor = try PNGEncoder().encode(image, options: EncodingOptions())
+        for colors in [256, 32] {
+            let png = try PNGEncoder(paletteColors: colors).encode(image, options: EncodingOptions())
+            let (_, type, transparency) = header(png)
+            // A palette whose tRNS holds many alphas, not just the transparent entry
+            #expect(
+                type == 3 && (transparency ?? 0) > colors / 8, "\(colors): tRNS \(String(describing: transparency))")
+            let decoded = try PNGDecoder().decode(png, options: DecodingOptions()).image.convertedToRGBA()
+            var distinct = Set<RGBA>()
+            var (alphaError, colourError, translucent) = (0.0, 0.0, 0)
+            for y in 0..<128 {
+                for x in 0..<192 {
+                    let (was, now) = (image[pixel: x, y], decoded[pixel: x, y])
+                    distinct.insert(now)
+                    // Fully transparent and opaque pixels keep their alpha exactly
+                    if was.a == 0 || was.a == 255 {
+                        if now.a != was.a {
+                            Issue.record("\(colors): pixel \(x),\(y) alpha \(was.a) became \(now.a)")
+                            return
+                        }
+                    } else {
+                        translucent += 1
+                    }
+                    alphaError += abs(Double(now.a) - Double(was.a))
+                    // Colour as it shows: premultiplied
+                    for (c, d) in [(was.r, now.r), (was.g, now.g), (was.b, now.b)] {
+                        colourError += abs(Double(c) * Double(was.a) - Double(d) * Double(now.a)) / 255
+                    }
+                }
+            }
+            let area = Double(192 * 128)
+            #expect(distinct.count <= colors && translucent > 3000)
+            // Dithered: small mean errors in alpha and in premultiplied colour; the file far smaller
+            #expect(alphaError / area < (colors == 256 ? 2 : 4), "\(colors): alpha error \(alphaError / area)")
+            #expect(
+                colourError / area / 3 < (colors == 256 ? 3 : 8), "\(colors): colour error \(colourError / area / 3)")
+            #expect(Double(png.count) < 0.6 * Double(truecolor.count), "\(colors): \(png.count) vs \(truecolor.count)")
+        }
+        // Deterministic
         #expect(
-            try encoder.encode(soft, options: EncodingOptions())
-                == PNGEncoder().encode(soft, options: EncodingOptions()))
+            try PNGEncoder(paletteColors: 64).encode(image, options: EncodingOptions())
+                == PNGEncoder(paletteColors: 64).encode(image, options: EncodingOptions()))
+    }
+
+    @Test func fewRGBAColoursStayExactAndGrayStaysLossless() throws {
+        let encoder = PNGEncoder(paletteColors: 16)
         // Soft edges over few colours: a palette with each entry's alpha, exactly (partial alpha first in tRNS)
         var icon = try bands(colors: 4, transparent: true)
         icon[pixel: 3, 3] = RGBA(r: 10, g: 20, b: 30, a: 128)
@@ -103,7 +152,8 @@ struct PNGPaletteEncoderTests {
         // Two colours at the least, and the setting names itself for cache keys
         #expect(PNGEncoder(paletteColors: 1).paletteColors == 2 && PNGEncoder(paletteColors: 999).paletteColors == 256)
         #expect(
-            PNGEncoder(paletteColors: 64).settingsIdentifier == "palette=64" && PNGEncoder().settingsIdentifier == nil)
+            PNGEncoder(paletteColors: 64).settingsIdentifier == "palette=64;alpha"
+                && PNGEncoder().settingsIdentifier == nil)
         let two = try PNGEncoder(paletteColors: 2).encode(
             try bands(colors: 8, transparent: true), options: EncodingOptions())
         #expect(header(two).bitDepth == 1)  // one colour and the transparent entry

@@ -215,7 +215,7 @@ enum ServeCommand {
                 "--jpeg-progressive", help: "Write progressive JPEGs (IMGPROXY_JPEG_PROGRESSIVE; default baseline)."),
             OptionSpec(
                 "--png-quantize",
-                help: "Write PNGs without partial alpha as palette PNGs (IMGPROXY_PNG_QUANTIZE; default lossless)."),
+                help: "Write PNGs as palette PNGs, partial alpha included (IMGPROXY_PNG_QUANTIZE; default lossless)."),
             OptionSpec(
                 "--png-quantization-colors", value: "N",
                 help: "The most colours of a quantized PNG, 2 to 256 (default 256)."),

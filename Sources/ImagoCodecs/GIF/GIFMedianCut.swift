@@ -2,27 +2,34 @@
 /// squared error, along its widest channel, where the two halves' error is least (Wu's criterion on the
 /// histogram), each entry the mean of its pixels.
 ///
+/// Colours with alpha (palette PNGs) are cut in premultiplied RGBA, as pngquant works, so that colours hardly
+/// seen through their alpha take few entries: opaque pixels keep the 5-bit RGB bins, translucent ones (alpha
+/// 1…254) have bins of their own, 4 bits of each premultiplied colour channel and 5 of alpha, and boxes of their
+/// own from the start, so that the opaque pixels' entries are opaque.
+///
 /// Why not giflib's `GifQuantizeBuffer` (deprecated in giflib 5.2): it splits the *widest* box whatever it
 /// holds, so sparse colours take entries that dense ones need; its maps measured well behind Pillow's median cut
 /// and this one (BENCHMARKS.md, "GIF output").
 struct GIFMedianCut {
-    /// The pixels of one 5-bit bin: count, colour sums and the sum of squares of all three channels.
+    /// The pixels of one bin: count, channel sums and the sum of squares of all channels (alpha 0 for GIF's
+    /// colours, which have none).
     struct Bin {
         var key: Int
         var count = 0
         var red = 0
         var green = 0
         var blue = 0
+        var alpha = 0
         var squares = 0
 
-        /// The channel's sum: 0 red, 1 green, 2 blue.
-        func sum(_ channel: Int) -> Int { channel == 0 ? red : channel == 1 ? green : blue }
+        /// The channel's sum: 0 red, 1 green, 2 blue, 3 alpha.
+        func sum(_ channel: Int) -> Int { channel == 0 ? red : channel == 1 ? green : channel == 2 ? blue : alpha }
 
         /// The pixels' squared error: the squares less what their mean accounts for.
         var error: Double {
             guard count > 0 else { return 0 }
-            let (r, g, b) = (Double(red), Double(green), Double(blue))
-            return Double(squares) - (r * r + g * g + b * b) / Double(count)
+            let (r, g, b, a) = (Double(red), Double(green), Double(blue), Double(alpha))
+            return Double(squares) - (r * r + g * g + b * b + GIFMedianCut.alphaWeight * a * a) / Double(count)
         }
 
         /// Adds `other`'s pixels (`sign` 1) or takes them away (`sign` -1).
@@ -31,12 +38,34 @@ struct GIFMedianCut {
             red += sign * other.red
             green += sign * other.green
             blue += sign * other.blue
+            alpha += sign * other.alpha
             squares += sign * other.squares
         }
     }
 
-    /// The bin key of a colour: 5 bits of red, green and blue.
+    /// How much more a difference of alpha counts than one of a colour channel, in squared errors (the cut) and
+    /// distances (the mapping): soft edges show alpha errors more than colour ones, as pngquant weighs them.
+    /// 4 was measured against 1 and 2 (BENCHMARKS.md, "PNG palette output"). No effect without alpha.
+    static let alphaWeight = 4.0
+
+    /// The number of bin keys: opaque colours below `1 << 15`, translucent ones from there.
+    static let keyCount = (1 << 15) + (1 << 17)
+
+    /// The bin key of an opaque colour: 5 bits of red, green and blue.
     static func key(_ r: Int, _ g: Int, _ b: Int) -> Int { (r >> 3) << 10 | (g >> 3) << 5 | (b >> 3) }
+
+    /// The bin key of a premultiplied colour: ``key(_:_:_:)`` when opaque, else above it with 4 bits of each
+    /// colour channel and 5 of alpha.
+    static func key(_ r: Int, _ g: Int, _ b: Int, alpha a: Int) -> Int {
+        a == 255 ? key(r, g, b) : (1 << 15) + ((r >> 4) << 13 | (g >> 4) << 9 | (b >> 4) << 5 | (a >> 3))
+    }
+
+    /// A bin key's coordinate (0…31) on a channel (0 red, 1 green, 2 blue, 3 alpha).
+    private static func coordinate(_ key: Int, _ channel: Int) -> Int {
+        if key < 1 << 15 { return channel == 3 ? 31 : (key >> (10 - channel * 5)) & 31 }
+        let translucent = key - (1 << 15)
+        return channel == 3 ? translucent & 31 : ((translucent >> (13 - channel * 4)) & 15) << 1
+    }
 
     /// A run of ``bins`` and its totals.
     private struct Box {
@@ -54,33 +83,54 @@ struct GIFMedianCut {
     }
 
     /// The used bins of the pixels of `canvas` (RGBA bytes) at the byte `offsets` given, in key order, summed in
-    /// `scratch` (left zeroed again).
-    static func histogram(_ canvas: UnsafeBufferPointer<UInt8>, offsets: [Int], scratch: GIFScratch) -> [Bin] {
-        let sums = scratch.sums  // count, red, green, blue and squares per bin, flat
+    /// `scratch` (left zeroed again): their RGB, or with `withAlpha` their premultiplied RGBA.
+    static func histogram(
+        _ canvas: UnsafeBufferPointer<UInt8>, offsets: [Int], withAlpha: Bool, scratch: GIFScratch
+    ) -> [Bin] {
+        let sums = scratch.sums  // count, red, green, blue, alpha and squares per bin, flat
         for p in offsets {
-            let (r, g, b) = (Int(canvas[p]), Int(canvas[p + 1]), Int(canvas[p + 2]))
-            let at = key(r, g, b) * 5
+            var (r, g, b, a) = (Int(canvas[p]), Int(canvas[p + 1]), Int(canvas[p + 2]), 0)
+            let at: Int
+            if withAlpha {
+                a = Int(canvas[p + 3])
+                (r, g, b) = (premultiplied(r, a), premultiplied(g, a), premultiplied(b, a))
+                at = key(r, g, b, alpha: a) * 6
+            } else {
+                at = key(r, g, b) * 6
+            }
             sums[at] += 1
             sums[at + 1] += r
             sums[at + 2] += g
             sums[at + 3] += b
-            sums[at + 4] += r * r + g * g + b * b
+            sums[at + 4] += a
+            sums[at + 5] += r * r + g * g + b * b + Int(alphaWeight) * a * a
         }
         var bins: [Bin] = []
-        for key in 0..<(1 << 15) where sums[key * 5] > 0 {
-            let at = key * 5
+        for key in 0..<(withAlpha ? keyCount : 1 << 15) where sums[key * 6] > 0 {
+            let at = key * 6
             bins.append(
                 Bin(
                     key: key, count: sums[at], red: sums[at + 1], green: sums[at + 2], blue: sums[at + 3],
-                    squares: sums[at + 4]))
-            (sums + at).update(repeating: 0, count: 5)
+                    alpha: sums[at + 4], squares: sums[at + 5]))
+            (sums + at).update(repeating: 0, count: 6)
         }
         return bins
     }
 
-    /// At most `capacity` entries (red, green, blue bytes) and, for every bin key with pixels, its entry.
-    mutating func palette(capacity: Int) -> (colors: [UInt8], entryOfBin: [UInt16]) {
-        var boxes = [Self.box(bins, 0, bins.count)]
+    /// A channel value times `alpha`, rounded (0…255).
+    @inline(__always)
+    static func premultiplied(_ value: Int, _ alpha: Int) -> Int { (value * alpha + 127) / 255 }
+
+    /// At most `capacity` entries (red, green and blue bytes, then premultiplied alpha with `withAlpha`) and, for
+    /// every bin key with pixels, its entry.
+    mutating func palette(capacity: Int, withAlpha: Bool) -> (colors: [UInt8], entryOfBin: [UInt16]) {
+        // With alpha, opaque and translucent pixels start in boxes of their own (the opaque bins come first, in
+        // key order), so that opaque pixels have entries that are opaque.
+        let firstTranslucent = bins.firstIndex { $0.key >= 1 << 15 } ?? bins.count
+        var boxes =
+            withAlpha && capacity > 1 && firstTranslucent > 0 && firstTranslucent < bins.count
+            ? [Self.box(bins, 0, firstTranslucent), Self.box(bins, firstTranslucent, bins.count)]
+            : [Self.box(bins, 0, bins.count)]
         while boxes.count < capacity {
             // The splittable box with the most error.
             var chosen = -1
@@ -93,10 +143,10 @@ struct GIFMedianCut {
             boxes.append(high)
         }
         var colors: [UInt8] = []
-        var entryOfBin = [UInt16](repeating: .max, count: 1 << 15)
+        var entryOfBin = [UInt16](repeating: .max, count: withAlpha ? Self.keyCount : 1 << 15)
         for (entry, box) in boxes.enumerated() {
             let n = box.total.count
-            for channel in 0..<3 { colors.append(UInt8((box.total.sum(channel) + n / 2) / n)) }
+            for channel in 0..<(withAlpha ? 4 : 3) { colors.append(UInt8((box.total.sum(channel) + n / 2) / n)) }
             for bin in bins[box.start..<box.end] { entryOfBin[bin.key] = UInt16(entry) }
         }
         return (colors, entryOfBin)
@@ -113,23 +163,24 @@ struct GIFMedianCut {
     private mutating func split(_ box: Box) -> (Box, Box)? {
         guard box.end - box.start > 1 else { return nil }
         // The channel whose bin coordinates spread widest, weighted by pixels.
-        var spread = [0.0, 0.0, 0.0]
+        var spread = [0.0, 0.0, 0.0, 0.0]
         let n = Double(box.total.count)
         for bin in bins[box.start..<box.end] {
-            for channel in 0..<3 {
+            for channel in 0..<4 {
                 let mean = Double(bin.sum(channel)) / Double(bin.count) - Double(box.total.sum(channel)) / n
-                spread[channel] += Double(bin.count) * mean * mean
+                spread[channel] += Double(bin.count) * mean * mean * (channel == 3 ? Self.alphaWeight : 1)
             }
         }
-        let channel = spread[0] >= spread[1] && spread[0] >= spread[2] ? 0 : spread[1] >= spread[2] ? 1 : 2
+        // The first of the widest (alpha, 0 without it, only when strictly wider).
+        var channel = 0
+        for other in 1..<4 where spread[other] > spread[channel] { channel = other }
         // A stable counting sort of the box's bins by their coordinate on that channel (32 values).
-        let shift = 10 - channel * 5
         var starts = [Int](repeating: 0, count: 33)
-        for bin in bins[box.start..<box.end] { starts[(bin.key >> shift) & 31 + 1] += 1 }
+        for bin in bins[box.start..<box.end] { starts[Self.coordinate(bin.key, channel) + 1] += 1 }
         for coordinate in 0..<32 { starts[coordinate + 1] += starts[coordinate] }
         let unsorted = Array(bins[box.start..<box.end])
         for bin in unsorted {
-            let coordinate = (bin.key >> shift) & 31
+            let coordinate = Self.coordinate(bin.key, channel)
             bins[box.start + starts[coordinate]] = bin
             starts[coordinate] += 1
         }

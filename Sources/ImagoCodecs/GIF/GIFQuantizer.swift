@@ -9,7 +9,8 @@ import ImagoCore
 ///   default. Error never crosses a pixel that is not drawn.
 /// - Pixels that are not drawn get the transparent entry, which is always the last.
 ///
-/// Deterministic: the same pixels give the same bytes. `PNGEncoder` uses it too, for palette PNGs.
+/// Deterministic: the same pixels give the same bytes. `PNGEncoder` uses it too, for palette PNGs, where
+/// ``translucent(_:width:height:maximumColors:)`` also quantizes partial alpha.
 enum GIFQuantizer {
     /// The frame for `rect` of `canvas` (RGBA, straight, `canvasWidth` pixels a row) where `drawn` (one byte a
     /// pixel of `rect`, non-zero for drawn) marks the pixels that are drawn, in at most `maximumColors` entries
@@ -24,7 +25,8 @@ enum GIFQuantizer {
         let needsTransparency = reservesTransparency || drawnCount < area
         let maximumColors = min(256, max(2, maximumColors))
         let capacity = needsTransparency ? maximumColors - 1 : maximumColors
-        let region = Region(canvas: canvas, canvasWidth: canvasWidth, rect: rect, drawn: drawn, scratch: scratch)
+        let region = Region(
+            canvas: canvas, canvasWidth: canvasWidth, rect: rect, drawn: drawn, scratch: scratch, withAlpha: false)
         var frame =
             region.exactColors(capacity: capacity) ?? region.dithered(capacity: capacity, drawnCount: drawnCount)
         if needsTransparency {
@@ -36,6 +38,41 @@ enum GIFQuantizer {
         return frame
     }
 
+    /// `pixels` (straight RGBA, `width × height`) as one index a pixel into at most `maximumColors` (2…256)
+    /// colours `0xRRGGBBAA` (straight): a median cut of the premultiplied colours (``GIFMedianCut``), partial
+    /// alpha included, the pixels dithered onto it in all four channels; fully transparent pixels share one entry,
+    /// the last. For palette PNGs of images whose soft edges have more colours than the palette holds (pngquant's
+    /// and imgproxy's case).
+    static func translucent(
+        _ pixels: UnsafeBufferPointer<UInt8>, width: Int, height: Int, maximumColors: Int
+    ) -> (indices: [UInt8], colours: [UInt32]) {
+        let area = width * height
+        var drawn = [UInt8](repeating: 1, count: area)
+        var drawnCount = area
+        for i in 0..<area where pixels[i * 4 + 3] == 0 {
+            drawn[i] = 0
+            drawnCount -= 1
+        }
+        let maximumColors = min(256, max(2, maximumColors))
+        let rect = GIFRect(x: 0, y: 0, width: width, height: height)
+        let region = Region(
+            canvas: pixels, canvasWidth: width, rect: rect, drawn: drawn, scratch: GIFScratch(withAlpha: true),
+            withAlpha: true)
+        var frame = region.dithered(
+            capacity: drawnCount < area ? maximumColors - 1 : maximumColors, drawnCount: drawnCount)
+        var colours = (0..<(frame.colors.count / 4)).map { entry -> UInt32 in
+            let c = frame.colors[(entry * 4)..<(entry * 4 + 4)].map { UInt32($0) }
+            let a = c[3]
+            func straight(_ value: UInt32) -> UInt32 { min(255, (value * 255 + a / 2) / a) }
+            return straight(c[0]) << 24 | straight(c[1]) << 16 | straight(c[2]) << 8 | a
+        }
+        if drawnCount < area {
+            for i in 0..<area where drawn[i] == 0 { frame.indices[i] = UInt8(colours.count) }
+            colours.append(0)
+        }
+        return (frame.indices, colours)
+    }
+
     /// The pixels being indexed.
     private struct Region {
         let canvas: UnsafeBufferPointer<UInt8>
@@ -43,6 +80,8 @@ enum GIFQuantizer {
         let rect: GIFRect
         let drawn: [UInt8]
         let scratch: GIFScratch
+        /// Whether colours are premultiplied RGBA (four bytes an entry) rather than RGB.
+        let withAlpha: Bool
 
         /// The byte offset in `canvas` of the pixel at (`x`, `y`) of the rectangle.
         func offset(_ x: Int, _ y: Int) -> Int { ((rect.y + y) * canvasWidth + rect.x + x) * 4 }
@@ -85,20 +124,52 @@ enum GIFQuantizer {
             for y in 0..<rect.height {
                 for x in 0..<rect.width where drawn[y * rect.width + x] != 0 { offsets.append(offset(x, y)) }
             }
-            var cut = GIFMedianCut(bins: GIFMedianCut.histogram(canvas, offsets: offsets, scratch: scratch))
-            let (colors, hints) = cut.palette(capacity: capacity)
-            let indices = diffuse(onto: NearestColor(colors, hints: hints, cells: scratch.cells))
+            var cut = GIFMedianCut(
+                bins: GIFMedianCut.histogram(canvas, offsets: offsets, withAlpha: withAlpha, scratch: scratch))
+            var (colors, hints) = cut.palette(capacity: capacity, withAlpha: withAlpha)
+            if withAlpha { (colors, hints) = refined(colors, hints: hints, bins: cut.bins, passes: 2) }
+            let nearest = NearestColor(colors, withAlpha: withAlpha, hints: hints, cells: scratch.cells)
+            let indices = diffuse(onto: nearest)
             return GIFIndexedFrame(rect: rect, indices: indices, colors: colors, transparentIndex: nil)
         }
 
-        /// The index of every drawn pixel after Floyd–Steinberg error diffusion onto `colors`, rows in
-        /// serpentine order.
+        /// `colors` (premultiplied RGBA) moved by k-means passes over the histogram, as pngquant refines its
+        /// median cut: each bin goes to its nearest entry of its own kind (opaque or translucent), and each entry
+        /// becomes the mean of its bins' pixels. Returns the new entries and each bin's entry.
+        private func refined(
+            _ colors: [UInt8], hints: [UInt16], bins: [GIFMedianCut.Bin], passes: Int
+        ) -> ([UInt8], [UInt16]) {
+            var (colors, hints) = (colors, hints)
+            for _ in 0..<passes {
+                let nearest = NearestColor(colors, withAlpha: true, hints: hints, cells: scratch.cells)
+                var totals = [GIFMedianCut.Bin](repeating: GIFMedianCut.Bin(key: -1), count: colors.count / 4)
+                for bin in bins {
+                    let n = bin.count
+                    var entry = nearest.index(
+                        Int32((bin.red + n / 2) / n), Int32((bin.green + n / 2) / n), Int32((bin.blue + n / 2) / n),
+                        Int32((bin.alpha + n / 2) / n))
+                    // A translucent bin stays with its entry rather than make an opaque one translucent.
+                    if bin.key >= 1 << 15, colors[entry * 4 + 3] == 255 { entry = Int(hints[bin.key]) }
+                    hints[bin.key] = UInt16(entry)
+                    totals[entry].add(bin)
+                }
+                for (entry, total) in totals.enumerated() where total.count > 0 {
+                    let n = total.count
+                    for channel in 0..<4 { colors[entry * 4 + channel] = UInt8((total.sum(channel) + n / 2) / n) }
+                }
+            }
+            return (colors, hints)
+        }
+
+        /// The index of every drawn pixel after Floyd–Steinberg error diffusion onto `colors` (in premultiplied
+        /// RGBA with ``withAlpha``), rows in serpentine order.
         private func diffuse(onto nearest: NearestColor) -> [UInt8] {
             let colors = nearest.colors
+            let stride = withAlpha ? 4 : 3
             let width = rect.width
             var indices = [UInt8](repeating: 0, count: width * rect.height)
             // Errors ×16 for the row being mapped and the next, one pixel of margin each side.
-            var current = [Int32](repeating: 0, count: (width + 2) * 3)
+            var current = [Int32](repeating: 0, count: (width + 2) * 4)
             var next = current
             for y in 0..<rect.height {
                 let step = y & 1 == 0 ? 1 : -1
@@ -107,21 +178,36 @@ enum GIFQuantizer {
                     defer { x += step }
                     guard drawn[y * width + x] != 0 else { continue }
                     let p = offset(x, y)
-                    let e = (x + 1) * 3
-                    let ahead = e + step * 3
-                    let behind = e - step * 3
-                    let r = min(255, max(0, Int32(canvas[p]) + current[e] / 16))
-                    let g = min(255, max(0, Int32(canvas[p + 1]) + current[e + 1] / 16))
-                    let b = min(255, max(0, Int32(canvas[p + 2]) + current[e + 2] / 16))
-                    let index = nearest.index(r, g, b)
+                    let e = (x + 1) * 4
+                    let ahead = e + step * 4
+                    let behind = e - step * 4
+                    var (r, g, b) = (Int32(canvas[p]), Int32(canvas[p + 1]), Int32(canvas[p + 2]))
+                    var a: Int32 = 0
+                    if withAlpha {
+                        // Opaque pixels stay opaque: their alpha takes no error (and, matched to an opaque
+                        // entry, gives none).
+                        a = Int32(canvas[p + 3])
+                        if a < 255 {
+                            (r, g, b) = ((r * a + 127) / 255, (g * a + 127) / 255, (b * a + 127) / 255)
+                            a = min(254, max(1, a + current[e + 3] / 16))
+                        }
+                    }
+                    r = min(255, max(0, r + current[e] / 16))
+                    g = min(255, max(0, g + current[e + 1] / 16))
+                    b = min(255, max(0, b + current[e + 2] / 16))
+                    let index = nearest.index(r, g, b, a)
                     indices[y * width + x] = UInt8(index)
-                    let errors = (
-                        r - Int32(colors[index * 3]), g - Int32(colors[index * 3 + 1]),
-                        b - Int32(colors[index * 3 + 2])
-                    )
-                    GIFQuantizer.spread(errors.0, at: e, ahead: ahead, behind: behind, &current, &next)
-                    GIFQuantizer.spread(errors.1, at: e + 1, ahead: ahead + 1, behind: behind + 1, &current, &next)
-                    GIFQuantizer.spread(errors.2, at: e + 2, ahead: ahead + 2, behind: behind + 2, &current, &next)
+                    let c = index * stride
+                    GIFQuantizer.spread(r - Int32(colors[c]), at: e, ahead: ahead, behind: behind, &current, &next)
+                    GIFQuantizer.spread(
+                        g - Int32(colors[c + 1]), at: e + 1, ahead: ahead + 1, behind: behind + 1, &current, &next)
+                    GIFQuantizer.spread(
+                        b - Int32(colors[c + 2]), at: e + 2, ahead: ahead + 2, behind: behind + 2, &current, &next)
+                    if withAlpha {
+                        GIFQuantizer.spread(
+                            a - Int32(colors[c + 3]), at: e + 3, ahead: ahead + 3, behind: behind + 3, &current,
+                            &next)
+                    }
                 }
                 swap(&current, &next)
                 for i in next.indices { next[i] = 0 }
@@ -141,55 +227,81 @@ enum GIFQuantizer {
         next[ahead] += error
     }
 
-    /// The nearest entry of a colour map (squared RGB distance), remembered per cell of 4 × 4 × 4 colours: the
-    /// first colour of a cell to ask is searched, and the cell's later colours get its answer (error diffusion
-    /// absorbs the difference; a flat area of one colour always gets that colour's own nearest entry).
+    /// The nearest entry of a colour map (squared distance in RGB, or premultiplied RGBA), remembered per cell
+    /// (4 × 4 × 4 colours; translucent colours: 8 × 8 × 8 × 16 alphas): the first colour of a cell to ask is
+    /// searched, and the cell's later colours get its answer (error diffusion absorbs the difference; a flat area
+    /// of one colour always gets that colour's own nearest entry).
     ///
-    /// The search starts from the entry of the colour's 5-bit bin when one is known (giflib's box for the bin,
-    /// usually the nearest or close), then walks the entries in order of green outwards from the colour's green
-    /// and stops on each side once the green difference alone is farther than the best entry so far: a few
-    /// entries rather than all, and an entry as near as comparing them all would find.
+    /// The search starts from the entry of the colour's bin when one is known (its median-cut box, usually the
+    /// nearest or close), then walks the entries in order of green outwards from the colour's green and stops on
+    /// each side once the green difference alone is farther than the best entry so far: a few entries rather
+    /// than all, and an entry as near as comparing them all would find.
     private struct NearestColor {
         let colors: [UInt8]
-        /// The entries as (red, green, blue, entry number), sorted by green.
+        /// Whether entries and colours have alpha (four bytes an entry in ``colors``).
+        let withAlpha: Bool
+        /// The entries as (red, green, blue, alpha; 0 without), sorted by green, and their entry numbers: all of
+        /// them for translucent colours, the opaque ones (all without alpha) for opaque colours; all when no
+        /// entry is opaque.
         private let sorted: [SIMD4<Int32>]
-        /// Per 5-bit bin (15 bits), an entry to try first; `.max` when none.
+        private let numbers: [Int32]
+        private let opaqueSorted: [SIMD4<Int32>]
+        private let opaqueNumbers: [Int32]
+        /// Per bin key (``GIFMedianCut/key(_:_:_:alpha:)``), an entry to try first; `.max` when none.
         private let hints: [UInt16]
-        /// Per 6-bit cell, the answer given (`.max`: none yet).
+        /// Per cell, the answer given (`.max`: none yet).
         private let cells: UnsafeMutablePointer<UInt16>
 
-        /// A search over `colors`, starting from `hints`, remembering answers in `cells` (``GIFScratch/cells``,
-        /// emptied here).
-        init(_ colors: [UInt8], hints: [UInt16], cells: UnsafeMutablePointer<UInt16>) {
+        /// A search over `colors` (with `withAlpha`, premultiplied RGBA), starting from `hints`, remembering
+        /// answers in `cells` (``GIFScratch/cells``, emptied here).
+        init(_ colors: [UInt8], withAlpha: Bool, hints: [UInt16], cells: UnsafeMutablePointer<UInt16>) {
             self.colors = colors
+            self.withAlpha = withAlpha
             self.hints = hints
             self.cells = cells
-            cells.update(repeating: .max, count: GIFScratch.cellCount)
-            var entries: [SIMD4<Int32>] = []
-            for entry in 0..<(colors.count / 3) {
-                let red = Int32(colors[entry * 3])
-                let green = Int32(colors[entry * 3 + 1])
-                let blue = Int32(colors[entry * 3 + 2])
-                entries.append(SIMD4(red, green, blue, Int32(entry)))
+            let stride = withAlpha ? 4 : 3
+            cells.update(repeating: .max, count: withAlpha ? (1 << 18) + (1 << 19) : 1 << 18)
+            var entries: [(SIMD4<Int32>, Int32)] = []
+            for entry in 0..<(colors.count / stride) {
+                let c = entry * stride
+                let alpha = withAlpha ? Int32(colors[c + 3]) : 0
+                entries.append(
+                    (SIMD4(Int32(colors[c]), Int32(colors[c + 1]), Int32(colors[c + 2]), alpha), Int32(entry)))
             }
-            sorted = entries.sorted { $0.y != $1.y ? $0.y < $1.y : $0.w < $1.w }
+            entries.sort { $0.0.y != $1.0.y ? $0.0.y < $1.0.y : $0.1 < $1.1 }
+            sorted = entries.map(\.0)
+            numbers = entries.map(\.1)
+            let opaque = withAlpha ? entries.filter { $0.0.w == 255 } : entries
+            opaqueSorted = opaque.isEmpty ? sorted : opaque.map(\.0)
+            opaqueNumbers = opaque.isEmpty ? numbers : opaque.map(\.1)
         }
 
-        func index(_ r: Int32, _ g: Int32, _ b: Int32) -> Int {
-            let cell = Int(r >> 2) << 12 | Int(g >> 2) << 6 | Int(b >> 2)
+        /// The entry nearest to (`r`, `g`, `b`, `a`), each 0…255 (`a` 0 without alpha).
+        func index(_ r: Int32, _ g: Int32, _ b: Int32, _ a: Int32) -> Int {
+            let alphaWeight = Int32(GIFMedianCut.alphaWeight)
+            let opaque = !withAlpha || a == 255
+            let cell =
+                opaque
+                ? Int(r >> 2) << 12 | Int(g >> 2) << 6 | Int(b >> 2)
+                : 1 << 18 | Int(r >> 3) << 14 | Int(g >> 3) << 9 | Int(b >> 3) << 4 | Int(a >> 4)
             if cells[cell] != .max { return Int(cells[cell]) }
-            var best = sorted[0].w
+            let numbers = opaque ? opaqueNumbers : numbers
+            var best = numbers[0]
             var bestDistance = Int32.max
-            let hint = hints[GIFMedianCut.key(Int(r), Int(g), Int(b))]
+            let key =
+                opaque
+                ? GIFMedianCut.key(Int(r), Int(g), Int(b)) : GIFMedianCut.key(Int(r), Int(g), Int(b), alpha: Int(a))
+            let hint = hints[key]
             if hint != .max {
-                let entry = Int(hint)
-                let dr = r - Int32(colors[entry * 3])
-                let dg = g - Int32(colors[entry * 3 + 1])
-                let db = b - Int32(colors[entry * 3 + 2])
-                (best, bestDistance) = (Int32(entry), dr * dr + dg * dg + db * db)
+                let c = Int(hint) * (withAlpha ? 4 : 3)
+                let dr = r - Int32(colors[c])
+                let dg = g - Int32(colors[c + 1])
+                let db = b - Int32(colors[c + 2])
+                let da = withAlpha ? a - Int32(colors[c + 3]) : 0
+                (best, bestDistance) = (Int32(hint), dr * dr + dg * dg + db * db + alphaWeight * da * da)
             }
             // Components are 0…255, so no distance overflows: wrapping arithmetic only drops the checks.
-            sorted.withUnsafeBufferPointer { entries in
+            (opaque ? opaqueSorted : sorted).withUnsafeBufferPointer { entries in
                 let count = entries.count
                 // The first position whose green is at least `g`, then outwards both ways.
                 var above = 0
@@ -206,10 +318,9 @@ enum GIFQuantizer {
                         if dg &* dg >= bestDistance {
                             above = count
                         } else {
-                            let dr = entry.x &- r
-                            let db = entry.z &- b
-                            let distance = dr &* dr &+ dg &* dg &+ db &* db
-                            if distance < bestDistance { (best, bestDistance) = (entry.w, distance) }
+                            let (dr, db, da) = (entry.x &- r, entry.z &- b, entry.w &- a)
+                            let distance = dr &* dr &+ dg &* dg &+ db &* db &+ da &* da &* alphaWeight
+                            if distance < bestDistance { (best, bestDistance) = (numbers[above], distance) }
                             above &+= 1
                         }
                     }
@@ -219,10 +330,9 @@ enum GIFQuantizer {
                         if dg &* dg >= bestDistance {
                             below = -1
                         } else {
-                            let dr = entry.x &- r
-                            let db = entry.z &- b
-                            let distance = dr &* dr &+ dg &* dg &+ db &* db
-                            if distance < bestDistance { (best, bestDistance) = (entry.w, distance) }
+                            let (dr, db, da) = (entry.x &- r, entry.z &- b, entry.w &- a)
+                            let distance = dr &* dr &+ dg &* dg &+ db &* db &+ da &* da &* alphaWeight
+                            if distance < bestDistance { (best, bestDistance) = (numbers[below], distance) }
                             below &-= 1
                         }
                     }
