@@ -18,27 +18,35 @@ static size_t imago_mhd_keep_escaped(void *cls, struct MHD_Connection *connectio
 /// `threadPoolSize` polling threads (1: the daemon's own thread only) share the listening socket, each with its own
 /// epoll set. Each connection has 16 KiB for the request and the response headers (libmicrohttpd clears a
 /// connection's memory between requests, so its default 32 KiB costs a 32 KiB memset per keep-alive request; nginx
-/// reads a request line of up to 8 KiB). `address` is a `sockaddr_in` or (with `MHD_USE_IPv6` in `flags`) a `sockaddr_in6`; its port 0 picks a free one.
-/// `reusePort` non-zero sets `SO_REUSEPORT` on the listening socket, so that several processes can listen on one
-/// port and the kernel spreads connections among them; zero leaves libmicrohttpd's default (`SO_REUSEADDR` only:
-/// passing the option as false would turn that off too).
+/// reads a request line of up to 8 KiB).
+///
+/// It listens on `listenSocket` when that is not -1 (a socket already bound and listening, such as a Unix domain
+/// socket: libmicrohttpd closes it when the daemon stops), else on `address`, a `sockaddr_in` or (with
+/// `MHD_USE_IPv6` in `flags`) a `sockaddr_in6`; its port 0 picks a free one. `reusePort` non-zero sets
+/// `SO_REUSEPORT` on the listening socket it opens, so that several processes can listen on one port and the
+/// kernel spreads connections among them; zero leaves libmicrohttpd's default (`SO_REUSEADDR` only: passing the
+/// option as false would turn that off too).
 static inline struct MHD_Daemon *imago_mhd_start(
-    unsigned int flags, const struct sockaddr *address, unsigned int connectionLimit, unsigned int connectionTimeout,
-    unsigned int listenBacklog, unsigned int threadPoolSize, MHD_AccessHandlerCallback handler, void *handlerContext,
-    MHD_RequestCompletedCallback completed, void *completedContext, unsigned int reusePort) {
+    unsigned int flags, const struct sockaddr *address, int listenSocket, unsigned int connectionLimit,
+    unsigned int connectionTimeout, unsigned int listenBacklog, unsigned int threadPoolSize,
+    MHD_AccessHandlerCallback handler, void *handlerContext, MHD_RequestCompletedCallback completed,
+    void *completedContext, unsigned int reusePort) {
+// The options after the listening one, the same for both.
+#define IMAGO_MHD_OPTIONS                                                                                          \
+    MHD_OPTION_CONNECTION_LIMIT, connectionLimit, MHD_OPTION_CONNECTION_TIMEOUT, connectionTimeout,                \
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, listenBacklog, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),    \
+        MHD_OPTION_THREAD_POOL_SIZE, threadPoolSize, MHD_OPTION_NOTIFY_COMPLETED, completed, completedContext,     \
+        MHD_OPTION_UNESCAPE_CALLBACK, imago_mhd_keep_escaped, NULL
+    if (listenSocket != -1) {
+        return MHD_start_daemon(
+            flags, 0, NULL, NULL, handler, handlerContext, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listenSocket,
+            IMAGO_MHD_OPTIONS, MHD_OPTION_END);
+    }
     return MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, handlerContext,
-        MHD_OPTION_SOCK_ADDR, address,
-        MHD_OPTION_CONNECTION_LIMIT, connectionLimit,
-        MHD_OPTION_CONNECTION_TIMEOUT, connectionTimeout,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, listenBacklog,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
-        MHD_OPTION_THREAD_POOL_SIZE, threadPoolSize,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, completedContext,
-        MHD_OPTION_UNESCAPE_CALLBACK, imago_mhd_keep_escaped, NULL,
+        flags, 0, NULL, NULL, handler, handlerContext, MHD_OPTION_SOCK_ADDR, address, IMAGO_MHD_OPTIONS,
         // Last, so that without it the list ends here and the value after it is never read.
-        reusePort ? MHD_OPTION_LISTENING_ADDRESS_REUSE : MHD_OPTION_END, (unsigned int)1,
-        MHD_OPTION_END);
+        reusePort ? MHD_OPTION_LISTENING_ADDRESS_REUSE : MHD_OPTION_END, (unsigned int)1, MHD_OPTION_END);
+#undef IMAGO_MHD_OPTIONS
 }
 
 /// The port the daemon listens on (the chosen one when started on port 0); 0 if MHD cannot say.

@@ -6,20 +6,36 @@ import Foundation
     import Musl
 #endif
 
-/// A TCP connection to `127.0.0.1:port`, for tests that talk to a server byte by byte.
+/// A stream connection to a server on this machine, by TCP to `127.0.0.1:port` or by a Unix domain socket, for
+/// tests that talk to a server byte by byte.
 public enum LoopbackSocket {
     /// The connected socket's descriptor (the caller closes it), or the `errno` of the failed `socket` or
     /// `connect` as a `POSIXError`.
     public static func connect(port: UInt16) throws(POSIXError) -> Int32 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return try connect(AF_INET, to: &address)
+    }
+
+    /// The descriptor of a connection to the Unix domain socket at `socketPath` (the caller closes it), or the
+    /// `errno` of the failed `socket` or `connect` (`ENAMETOOLONG` for a path too long for an address).
+    public static func connect(socketPath: String) throws(POSIXError) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(socketPath.utf8) + [0]
+        guard bytes.count <= MemoryLayout.size(ofValue: address.sun_path) else { throw POSIXError(.ENAMETOOLONG) }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        return try connect(AF_UNIX, to: &address)
+    }
+
+    private static func connect<Address>(_ family: Int32, to address: inout Address) throws(POSIXError) -> Int32 {
+        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<Address>.size))
             }
         }
         guard result == 0 else {

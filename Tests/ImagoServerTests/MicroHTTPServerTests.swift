@@ -106,12 +106,16 @@ struct MicroHTTPServerTests {
 /// the connection timeout, mid-request or between requests, and connections over the limit wait in the listen queue.
 @Suite("MicroHTTPServer: connection limits")
 struct MicroHTTPServerConnectionLimitTests {
-    /// A raw TCP connection to 127.0.0.1:`port`, closed on deinit.
+    /// A raw TCP connection to 127.0.0.1:`port`, or to a Unix socket, closed on deinit.
     final class RawConnection: @unchecked Sendable {  // one test uses each
         let fd: Int32
 
         init(port: UInt16) throws {
             fd = try LoopbackSocket.connect(port: port)
+        }
+
+        init(socketPath: String) throws {
+            fd = try LoopbackSocket.connect(socketPath: socketPath)
         }
 
         deinit { close(fd) }
@@ -206,6 +210,90 @@ struct MicroHTTPServerReusePortTests {
             try MicroHTTPServer(host: "127.0.0.1", port: first.port) { _ in
                 ServerResponse(status: 200, headers: [], body: Data())
             }
+        }
+    }
+}
+
+/// imgproxy's `IMGPROXY_NETWORK=unix`: listening on a Unix domain socket for a front server on the same machine.
+@Suite("MicroHTTPServer: Unix domain socket")
+struct MicroHTTPServerUnixSocketTests {
+    typealias RawConnection = MicroHTTPServerConnectionLimitTests.RawConnection
+
+    /// A new empty folder, removed by the caller.
+    func folder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "imago-unix-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func servesOnTheSocketAndRemovesItWhenStopped() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("imago.sock").path
+        let server = try MicroHTTPServer(socketPath: path) { request in
+            try? await Task.sleep(for: .milliseconds(20))  // suspended and resumed, as the proxy's requests are
+            return ServerResponse(status: 200, headers: [.init("X-Path", request.path)], body: Data("over unix".utf8))
+        }
+        #expect(server.socketPath == path && server.port == 0)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect(attributes[.type] as? FileAttributeType == .typeSocket)
+        // Two requests on one keep-alive connection, then one that closes it
+        let connection = try RawConnection(socketPath: path)
+        connection.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let (text, closed) = await connection.read(for: 5)
+        #expect(closed && text.components(separatedBy: "HTTP/1.1 200").count == 3, "\(text)")
+        #expect(text.contains("X-Path: /a") && text.contains("X-Path: /b") && text.hasSuffix("over unix"))
+        // A second server cannot take the socket while the first listens on it
+        #expect(throws: MicroHTTPServer.Error.socketFailed(path: path, reason: "another process is listening on it")) {
+            try MicroHTTPServer(socketPath: path) { _ in ServerResponse(status: 200, headers: [], body: Data()) }
+        }
+        server.stop()
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(throws: POSIXError.self) { try LoopbackSocket.connect(socketPath: path) }
+    }
+
+    @Test func aStaleSocketIsReplacedAndOtherFilesAreNeverTouched() async throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A socket file whose process is gone: bound, never listened on, closed
+        let stale = dir.appendingPathComponent("stale.sock").path
+        let leftover = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(stale.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(leftover, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        close(leftover)
+        #expect(bound == 0 && FileManager.default.fileExists(atPath: stale))
+        let server = try MicroHTTPServer(socketPath: stale) { _ in
+            ServerResponse(status: 204, headers: [], body: Data())
+        }
+        let connection = try RawConnection(socketPath: stale)
+        connection.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(await connection.read(for: 5).text.hasPrefix("HTTP/1.1 204"))
+        server.stop()
+        // A regular file at the path stays, and so does what it holds
+        let file = dir.appendingPathComponent("data.txt")
+        try Data("keep me".utf8).write(to: file)
+        #expect(
+            throws: MicroHTTPServer.Error.socketFailed(path: file.path, reason: "the file exists and is not a socket")
+        ) {
+            try MicroHTTPServer(socketPath: file.path) { _ in ServerResponse(status: 200, headers: [], body: Data()) }
+        }
+        #expect(try Data(contentsOf: file) == Data("keep me".utf8))
+        // A path too long for an address, and a folder that does not exist: typed errors
+        let long = dir.path + "/" + String(repeating: "s", count: 120)
+        #expect(throws: MicroHTTPServer.Error.socketFailed(path: long, reason: "the path is longer than 107 bytes")) {
+            try MicroHTTPServer(socketPath: long) { _ in ServerResponse(status: 200, headers: [], body: Data()) }
+        }
+        let missing = dir.path + "/no/such/folder.sock"
+        #expect(throws: MicroHTTPServer.Error.socketFailed(path: missing, reason: "No such file or directory")) {
+            try MicroHTTPServer(socketPath: missing) { _ in ServerResponse(status: 200, headers: [], body: Data()) }
         }
     }
 }

@@ -188,6 +188,52 @@ struct ServeCommandTests {
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func listensOnAUnixSocketAndRemovesItOnSIGTERM() async throws {
+        let executable = try #require(imagoExecutable(), "build the imago executable first (swift build)")
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let socketPath = directory.appendingPathComponent("imago.sock").path
+        let stderrFile = directory.appendingPathComponent("stderr")
+        #expect(FileManager.default.createFile(atPath: stderrFile.path, contents: nil))
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [
+            "serve", "--listen", "unix:" + socketPath, "--unsigned", "--allow-private", "--log-format", "off",
+            "--cache-dir", directory.appendingPathComponent("cache").path,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: stderrFile)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        #expect(
+            await ImagoTesting.eventually {
+                ((try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "").contains(
+                    "listening on unix:\(socketPath)")
+            })
+        // An image through the socket, as nginx's proxy_pass http://unix:… sends it
+        let connection = try MicroHTTPServerConnectionLimitTests.RawConnection(socketPath: socketPath)
+        let path = "/_/rs:fit:20:20/f:png/plain/" + origin.url(for: "/a.jpg").absoluteString
+        connection.send("GET \(path) HTTP/1.1\r\nHost: images\r\nConnection: close\r\n\r\n")
+        let (text, closed) = await connection.read(for: 10)
+        #expect(
+            closed && text.hasPrefix("HTTP/1.1 200") && text.contains("Content-Type: image/png"), "\(text.prefix(300))")
+        #expect(origin.requestCount(for: "/a.jpg") == 1)
+        // SIGTERM: exit 0, the socket file gone
+        kill(process.processIdentifier, SIGTERM)
+        #expect(await ImagoTesting.eventually(timeout: .seconds(15)) { !process.isRunning })
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: socketPath))
+        // Usage errors: an empty path, and --reuse-port (one listener per socket file)
+        #expect(throws: UsageError.self) { try Self.parseUnsigned(["--listen", "unix:"]) }
+        #expect(throws: UsageError.self) { try Self.parseUnsigned(["--listen", "unix:/tmp/x.sock", "--reuse-port"]) }
+        #expect(try Self.parseUnsigned(["--listen", "unix:/run/imago.sock"]).socketPath == "/run/imago.sock")
+    }
+
     /// Once `ServeCommand.makeSourceLoader` returns the libcurl loader with its `.publicOnly` address policy, a
     /// source that redirects to a loopback address is refused (403) without --allow-private.
     @Test(.enabled(if: ServeCommand.sourceLoaderRefusesPrivateAddresses), .timeLimit(.minutes(1)))

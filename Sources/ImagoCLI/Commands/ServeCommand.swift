@@ -53,7 +53,9 @@ enum ServeCommand {
             Exit status: 0 after a clean stop, 1 when the server cannot start, 2 for bad usage.
             """,
         options: [
-            OptionSpec("--listen", value: "HOST:PORT", help: "The address to listen on (default 127.0.0.1:8080)."),
+            OptionSpec(
+                "--listen", value: "HOST:PORT",
+                help: "The address to listen on (default 127.0.0.1:8080), or unix:PATH for a Unix socket."),
             OptionSpec(
                 "--key", value: "HEX", help: "The signing key, hex (default $IMAGO_KEY); HEX,HEX… for key rotation."),
             OptionSpec(
@@ -255,6 +257,9 @@ enum ServeCommand {
     struct Options: Sendable {
         var host = "127.0.0.1"
         var port: UInt16 = 8080
+        /// `--listen unix:PATH`: the Unix domain socket listened on instead of `host` and `port` (imgproxy's
+        /// `IMGPROXY_NETWORK=unix` with `IMGPROXY_BIND=PATH`).
+        var socketPath: String?
         var signer: URLSigner?
         var allowsUnsigned = false
         var sourcePolicy = SourcePolicy()
@@ -489,11 +494,19 @@ enum ServeCommand {
         defer { trimmer?.cancel() }
         let server: MicroHTTPServer
         do {
-            server = try MicroHTTPServer(
-                host: options.host, port: options.port, connectionLimit: options.connectionLimit,
-                connectionTimeout: options.connectionTimeout, reusesPort: options.reusesPort, threads: options.threads,
-                immediate: { proxy.immediateResponse(to: $0) }
-            ) { await proxy.respond(to: $0) }
+            if let socketPath = options.socketPath {
+                server = try MicroHTTPServer(
+                    socketPath: socketPath, connectionLimit: options.connectionLimit,
+                    connectionTimeout: options.connectionTimeout, threads: options.threads,
+                    immediate: { proxy.immediateResponse(to: $0) }
+                ) { await proxy.respond(to: $0) }
+            } else {
+                server = try MicroHTTPServer(
+                    host: options.host, port: options.port, connectionLimit: options.connectionLimit,
+                    connectionTimeout: options.connectionTimeout, reusesPort: options.reusesPort,
+                    threads: options.threads, immediate: { proxy.immediateResponse(to: $0) }
+                ) { await proxy.respond(to: $0) }
+            }
         } catch {
             console.printError("imago serve: \(error)")
             return 1
@@ -512,8 +525,12 @@ enum ServeCommand {
             }
         }
         defer { metricsServer?.stop() }
-        let shown = options.host.contains(":") ? "[\(options.host)]" : options.host
-        console.printError("imago serve: listening on http://\(shown):\(server.port)")
+        if let socketPath = server.socketPath {
+            console.printError("imago serve: listening on unix:\(socketPath)")
+        } else {
+            let shown = options.host.contains(":") ? "[\(options.host)]" : options.host
+            console.printError("imago serve: listening on http://\(shown):\(server.port)")
+        }
         if let metricsServer, let address = options.metricsAddress {
             let shownMetrics = address.host.contains(":") ? "[\(address.host)]" : address.host
             console.printError("imago serve: metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
@@ -558,7 +575,17 @@ enum ServeCommand {
         guard args.positionals.isEmpty else {
             throw UsageError("unexpected argument '\(args.positionals[0])' (serve takes options only)")
         }
-        if let listen = args.value("--listen") { (options.host, options.port) = try parseListen(listen) }
+        if let listen = args.value("--listen") {
+            if listen.hasPrefix("unix:") {
+                let path = String(listen.dropFirst(5))
+                guard !path.isEmpty else {
+                    throw UsageError("option '--listen' expects unix:PATH, e.g. unix:/run/imago.sock")
+                }
+                options.socketPath = path
+            } else {
+                (options.host, options.port) = try parseListen(listen)
+            }
+        }
         let key = args.value("--key")
         let salt = args.value("--salt") ?? ""
         if let key {
@@ -614,9 +641,12 @@ enum ServeCommand {
             options.threads = try parseInteger(text, option: "--threads", range: 1...256)
         }
         options.reusesPort = args.has("--reuse-port")
+        if options.reusesPort, options.socketPath != nil {
+            throw UsageError("option '--reuse-port' needs a TCP address: a Unix socket has one listener")
+        }
         if let text = args.value("--metrics-listen") {
             let (host, port) = try parseListen(text, option: "--metrics-listen")
-            guard host != options.host || port != options.port || port == 0 else {
+            guard options.socketPath != nil || host != options.host || port != options.port || port == 0 else {
                 throw UsageError("option '--metrics-listen' must differ from --listen")
             }
             options.metricsAddress = (host, port)

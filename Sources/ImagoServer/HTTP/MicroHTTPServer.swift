@@ -26,6 +26,9 @@ public final class MicroHTTPServer: @unchecked Sendable {
         case invalidHost(String)
         /// libmicrohttpd refused to start (the port is taken, or the address is not this machine's).
         case startFailed(host: String, port: UInt16)
+        /// The Unix domain socket could not be made at `path` (`reason` says why: too long, in use, not a socket,
+        /// or the system's error).
+        case socketFailed(path: String, reason: String)
 
         /// A sentence naming what to change.
         public var description: String {
@@ -33,12 +36,17 @@ public final class MicroHTTPServer: @unchecked Sendable {
             case .invalidHost(let host): "'\(host)' is not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1 or ::1)"
             case .startFailed(let host, let port):
                 "could not listen on \(host):\(port) (is the port in use, or the address not this machine's?)"
+            case .socketFailed(let path, let reason): "could not listen on the Unix socket \(path): \(reason)"
             }
         }
     }
 
-    /// The port listened on (the chosen one when started with port 0).
+    /// The port listened on (the chosen one when started with port 0); 0 on a Unix socket.
     public private(set) var port: UInt16 = 0
+    /// The Unix domain socket listened on, if the server was started on one; removed when the server stops.
+    public let socketPath: String?
+    /// The socket file's inode, so that `stop` removes only the file it made.
+    private var socketInode: ino_t = 0
     private var daemon: OpaquePointer?
     private let handler: @Sendable (ServerRequest) async -> ServerResponse
     private let immediate: (@Sendable (ServerRequest) -> ServerResponse?)?
@@ -79,34 +87,27 @@ public final class MicroHTTPServer: @unchecked Sendable {
     ) throws {
         self.handler = handler
         self.immediate = immediate
-        var flags =
-            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-        let poolSize = UInt32(clamping: max(1, threads))
+        socketPath = nil
+        var flags = Self.flags
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
         let context = Unmanaged.passUnretained(self).toOpaque()
         let started: OpaquePointer?
+        func start(_ address: UnsafePointer<sockaddr>) -> OpaquePointer? {
+            imago_mhd_start(
+                flags, address, -1, UInt32(connectionLimit), UInt32(connectionTimeout), Self.backlog,
+                UInt32(clamping: max(1, threads)), microHTTPAccess, context, microHTTPCompleted, context,
+                reusesPort ? 1 : 0)
+        }
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = port.bigEndian
-            started = withUnsafePointer(to: &v4) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    imago_mhd_start(
-                        flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128, poolSize,
-                        microHTTPAccess, context, microHTTPCompleted, context, reusesPort ? 1 : 0)
-                }
-            }
+            started = withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start) }
         } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = port.bigEndian
             flags |= MHD_USE_IPv6.rawValue
-            started = withUnsafePointer(to: &v6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    imago_mhd_start(
-                        flags, address, UInt32(connectionLimit), UInt32(connectionTimeout), 128, poolSize,
-                        microHTTPAccess, context, microHTTPCompleted, context, reusesPort ? 1 : 0)
-                }
-            }
+            started = withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start) }
         } else {
             throw Error.invalidHost(host)
         }
@@ -114,6 +115,43 @@ public final class MicroHTTPServer: @unchecked Sendable {
         daemon = started
         self.port = imago_mhd_bound_port(started)
     }
+
+    /// Starts listening on a Unix domain socket at `socketPath` (imgproxy's `IMGPROXY_NETWORK=unix`), for a
+    /// front server such as nginx on the same machine (`proxy_pass http://unix:PATH;`). The socket file is made
+    /// with the process's umask and removed when the server stops. A socket file left by a process that is gone
+    /// (nothing accepts on it) is replaced; one still in use, or a file that is not a socket, is an error, so
+    /// that no file is ever deleted that the server did not make.
+    ///
+    /// - Parameters: as ``init(host:port:connectionLimit:connectionTimeout:reusesPort:threads:immediate:handler:)``
+    ///   (without a port to reuse).
+    /// - Throws: ``Error/socketFailed(path:reason:)``, ``Error/startFailed(host:port:)``.
+    public init(
+        socketPath: String, connectionLimit: Int = 1024, connectionTimeout: Int = 30, threads: Int = 1,
+        immediate: (@Sendable (ServerRequest) -> ServerResponse?)? = nil,
+        handler: @escaping @Sendable (ServerRequest) async -> ServerResponse
+    ) throws {
+        self.handler = handler
+        self.immediate = immediate
+        self.socketPath = socketPath
+        let (listener, inode) = try UnixListener.open(socketPath, backlog: Int32(Self.backlog))
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let started = imago_mhd_start(
+            Self.flags, nil, listener, UInt32(connectionLimit), UInt32(connectionTimeout), Self.backlog,
+            UInt32(clamping: max(1, threads)), microHTTPAccess, context, microHTTPCompleted, context, 0)
+        guard let started else {
+            close(listener)
+            UnixListener.remove(socketPath, inode: inode)
+            throw Error.startFailed(host: "unix:" + socketPath, port: 0)
+        }
+        daemon = started
+        socketInode = inode
+    }
+
+    /// The daemon's flags: its own epoll thread (or pool), connections suspended while the handler works.
+    private static let flags =
+        MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+    /// Connections the kernel queues before they are accepted.
+    private static let backlog: UInt32 = 128
 
     deinit { stop() }
 
@@ -162,6 +200,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
         }
         if let daemon { MHD_stop_daemon(daemon) }
         if let listener { close(listener) }
+        if daemon != nil, let socketPath { UnixListener.remove(socketPath, inode: socketInode) }
     }
 
     // MARK: - Called on libmicrohttpd's thread
