@@ -101,6 +101,28 @@ struct ImageProxyDeploymentTests {
         }
     }
 
+    @Test func onlyTheAllowedProcessingOptionsMayBeUsed() async throws {
+        // imgproxy's own test case: w, h and pr allowed, a preset that blurs
+        let fixture = try ProxyFixture {
+            $0.presets = try PresetTable(definitions: ["soft=bl:2"])
+            $0.allowedProcessingOptions = ["w", "h", "pr"]
+        }
+        let source = "/plain/" + fixture.source()
+        for allowed in ["/_/w:20/h:10", "/_/w:20/h:10/pr:soft", "/_"] {
+            let response = await fixture.get(allowed + source)
+            #expect(response.status == 200, "\(allowed): \(errorMessage(response))")
+        }
+        #expect(try ServerTestImages.decode(await fixture.get("/_/w:20" + source).body).size.width == 20)
+        // Another option, an alias of an allowed one, or an option after an allowed preset: 403 naming it
+        for (path, name) in [("/_/w:20/bl:2", "bl"), ("/_/width:20", "width"), ("/_/pr:soft/blur:3", "blur")] {
+            let response = await fixture.get(path + source)
+            #expect(response.status == 403, "\(path): \(response.status)")
+            #expect(errorMessage(response).contains("'\(name)' is not allowed"), "\(errorMessage(response))")
+        }
+        #expect(ProxyPath.isOptionName("rs") && ProxyPath.isOptionName("max_src_resolution"))
+        #expect(!ProxyPath.isOptionName("resize_to") && !ProxyPath.isOptionName(""))
+    }
+
     @Test func aSecretIsRequiredOfEveryRequestButTheHealthCheck() async throws {
         let fixture = try ProxyFixture { $0.secret = "s3cret-token" }
         let path = fixture.path("rs:fit:20:20")

@@ -552,6 +552,16 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned(["--path-prefix", "/a/b"]).pathPrefix == "/a/b")
         #expect(try Self.parseUnsigned(["--allow-origin", "*"]).allowedOrigin == "*")
         #expect(try Self.parseUnsigned(["--only-presets", "--preset", "t=w:10"]).onlyPresets)
+        #expect(
+            try Self.parseUnsigned(["--allowed-processing-options", "w, h,pr"]).allowedProcessingOptions == [
+                "w", "h", "pr",
+            ])
+        #expect(try Self.parseUnsigned([]).allowedProcessingOptions == nil)
+        for bad in ["", "w,,h", "w,size_to"] {
+            #expect(throws: UsageError.self, "\(bad)") {
+                try Self.parseUnsigned(["--allowed-processing-options", bad])
+            }
+        }
         #expect(try Self.parseUnsigned(["--local-root", NSTemporaryDirectory()]).localRoot != nil)
         #expect(
             try Self.parseUnsigned([

@@ -11,7 +11,7 @@ import ImagoServer
 /// [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--max-animation-frames N [--max-animation-frame-pixels N]]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
@@ -22,7 +22,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N [--max-animation-frame-pixels N]] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--only-presets] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -177,6 +177,9 @@ enum ServeCommand {
                 "--etag-buster", value: "TEXT",
                 help: "Change every output's ETag (change TEXT to have clients and CDNs fetch outputs again)."),
             OptionSpec(
+                "--allowed-processing-options", value: "NAME,…",
+                help: "Refuse (403) URL options not named here, e.g. w,h,pr (IMGPROXY_ALLOWED_PROCESSING_OPTIONS)."),
+            OptionSpec(
                 "--only-presets",
                 help: "Accept only preset names in URLs: /SIGNATURE/NAME[:NAME…]/SOURCE (needs --preset)."),
             OptionSpec(
@@ -308,6 +311,8 @@ enum ServeCommand {
         var localRoot: URL?
         /// `--only-presets`: URLs name presets only.
         var onlyPresets = false
+        /// `--allowed-processing-options`: the option names URLs may use; `nil`: all.
+        var allowedProcessingOptions: Set<String>?
         /// `--use-last-modified`: responses carry the source's `Last-Modified`.
         var usesLastModified = false
         /// `--enable-debug-headers`: responses carry imgproxy's debug headers.
@@ -446,6 +451,7 @@ enum ServeCommand {
         configuration.fallbackImage = options.fallbackImage
         configuration.pathPrefix = options.pathPrefix
         configuration.onlyPresets = options.onlyPresets
+        configuration.allowedProcessingOptions = options.allowedProcessingOptions
         configuration.usesLastModified = options.usesLastModified
         configuration.sendsDebugHeaders = options.sendsDebugHeaders
         configuration.setsCanonicalHeader = options.setsCanonicalHeader
@@ -789,6 +795,18 @@ enum ServeCommand {
         if args.has("--only-presets") {
             guard !options.presets.names.isEmpty else { throw UsageError("option '--only-presets' needs --preset") }
             options.onlyPresets = true
+        }
+        if let list = args.value("--allowed-processing-options") {
+            let names = list.split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard !names.isEmpty, names.allSatisfy({ !$0.isEmpty }) else {
+                throw UsageError("option '--allowed-processing-options' expects NAME,NAME…, e.g. w,h,pr")
+            }
+            if let unknown = names.first(where: { !ProxyPath.isOptionName($0) }) {
+                throw UsageError("option '--allowed-processing-options': '\(unknown)' is not an option name")
+            }
+            options.allowedProcessingOptions = Set(names)
         }
         if let prefix = args.value("--path-prefix") {
             var trimmed = Substring(prefix)

@@ -115,6 +115,11 @@ extension ImageProxy {
         /// is a `:`-separated list of ``presets`` and nothing else is read as an option, so clients cannot ask for
         /// sizes of their own (a cache-busting and CPU guard for unsigned deployments). Default `false`.
         public var onlyPresets: Bool
+        /// The option names URLs may use, as written (`w` does not allow `width`), imgproxy's
+        /// `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`: any other is refused with 403
+        /// (``ProxyError/forbiddenOption(name:)``). Presets' own options are not checked; allow `pr` or `preset`
+        /// to let URLs name them. Default `nil`: every option.
+        public var allowedProcessingOptions: Set<String>?
         /// Named option lists for `preset:` (and the `default` preset every URL starts from). Default none.
         public var presets: PresetTable
         /// `Cache-Control: public, max-age=` of image responses. Default one year (365 days).
@@ -224,6 +229,7 @@ extension ImageProxy {
             localRoot = nil
             presets = PresetTable()
             onlyPresets = false
+            allowedProcessingOptions = nil
             watermark = nil
             fallbackImage = nil
             baseURL = ""

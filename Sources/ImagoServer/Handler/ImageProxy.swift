@@ -309,7 +309,8 @@ public final class ImageProxy: Sendable {
         let path = try ProxyPath(
             parsing: rawPath, presets: configuration.presets, replacements: configuration.urlReplacements,
             baseURL: configuration.baseURL,
-            onlyPresets: configuration.onlyPresets, allowsLocal: configuration.localRoot != nil)
+            onlyPresets: configuration.onlyPresets, allowsLocal: configuration.localRoot != nil,
+            allowedOptions: configuration.allowedProcessingOptions)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
         } else if !configuration.trustedSignatures.contains(path.signature) {

@@ -9,6 +9,9 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownOption(name: String)
     /// 400: an option's arguments are invalid (`name` as given; `reason` says what it accepts).
     case invalidOption(name: String, reason: String)
+    /// 403: an option the server does not allow in URLs (`name` as given; imgproxy's
+    /// `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`, ``ImageProxy/Configuration/allowedProcessingOptions``).
+    case forbiddenOption(name: String)
     /// 400: the source is not an absolute `http` or `https` URL.
     case invalidSource(String)
     /// 400: the output format asked for has no encoder here.
@@ -44,7 +47,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     public var status: Int {
         switch self {
         case .malformedURL, .unknownOption, .invalidOption, .invalidSource, .formatNotAvailable: 400
-        case .badSignature, .unsignedURL, .unauthorized, .sourceNotAllowed: 403
+        case .badSignature, .unsignedURL, .unauthorized, .sourceNotAllowed, .forbiddenOption: 403
         case .notFound: 404
         case .methodNotAllowed: 405
         case .sourceTooLarge: 413
@@ -63,6 +66,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .malformedURL(let reason): "malformed URL: \(reason)"
         case .unknownOption(let name): "unknown option '\(name)'"
         case .invalidOption(let name, let reason): "invalid option '\(name)': \(reason)"
+        case .forbiddenOption(let name): "option '\(name)' is not allowed on this server"
         case .invalidSource(let reason): "invalid source URL: \(reason)"
         case .formatNotAvailable(let format): "option 'format': no encoder for \(format) is available on this server"
         case .badSignature: "invalid signature"

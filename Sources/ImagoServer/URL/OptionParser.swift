@@ -4,7 +4,7 @@ import ImagoCore
 /// Reads one `name:arg:…` segment of an imgproxy URL into ``ProcessingOptions`` (imgproxy's names and aliases).
 enum OptionParser {
     /// The option names and their aliases, each to the field it sets.
-    private enum Name {
+    enum Name {
         case resize, size, resizingType, width, height, minWidth, minHeight, zoom, dpr, enlarge, extend
         case extendAspectRatio, gravity, crop, trim, padding, background, quality, formatQuality, maxBytes, format, blur
         case sharpen, pixelate, rotate, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster

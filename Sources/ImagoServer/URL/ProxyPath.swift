@@ -32,12 +32,16 @@ public struct ProxyPath: Sendable, Hashable {
     /// relative to it. With `onlyPresets`
     /// (imgproxy's `IMGPROXY_ONLY_PRESETS`; default `false`), the one segment after the signature names presets
     /// (`/{signature}/{preset}:{preset}…/{source}`) and no other option is read from the URL. With `allowsLocal`
-    /// (default `false`), `local:///path` sources are accepted too (imgproxy's local files).
+    /// (default `false`), `local:///path` sources are accepted too (imgproxy's local files). With
+    /// `allowedOptions` (imgproxy's `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`; default `nil`: all), an option whose
+    /// name, as written, is not in the set is refused; the options inside presets are not checked (allow
+    /// `preset` or `pr` to let URLs name presets).
     ///
-    /// - Throws: ``ProxyError`` with status 400 naming what is wrong.
+    /// - Throws: ``ProxyError`` with status 400 naming what is wrong, or 403 (``ProxyError/forbiddenOption(name:)``).
     public init(
         parsing path: String, presets: PresetTable = PresetTable(), replacements: [URLReplacement] = [],
-        baseURL: String = "", onlyPresets: Bool = false, allowsLocal: Bool = false
+        baseURL: String = "", onlyPresets: Bool = false, allowsLocal: Bool = false,
+        allowedOptions: Set<String>? = nil
     ) throws(ProxyError) {
         guard path.hasPrefix("/") else { throw .malformedURL("the path must start with /") }
         let afterSlash = path.dropFirst()
@@ -65,7 +69,10 @@ public struct ProxyPath: Sendable, Hashable {
                 break
             }
             if segment == "enc" { throw .malformedURL("encrypted source URLs (enc/) are not supported") }
-            if segment.contains(":"), !onlyPresets {
+            if let colon = segment.firstIndex(of: ":"), !onlyPresets {
+                if let allowedOptions, !allowedOptions.contains(String(segment[..<colon])) {
+                    throw .forbiddenOption(name: String(segment[..<colon]))
+                }
                 try OptionParser.apply(segment, to: &options, presets: presets, setting: &fields)
                 index += 1
                 continue
@@ -94,6 +101,10 @@ public struct ProxyPath: Sendable, Hashable {
         self.options = options
         hintedFieldsSet = fields
     }
+
+    /// Whether `name` is an option name or alias URLs may use (`resize`, `rs`, `w` …), for checking a
+    /// configuration's ``ImageProxy/Configuration/allowedProcessingOptions``.
+    public static func isOptionName(_ name: String) -> Bool { OptionParser.Name(Substring(name)) != nil }
 
     /// `plain/` sources: percent-encoded, `@ext` after the last `@`.
     private static func plainSource(_ text: String) throws(ProxyError) -> (url: String, format: ImageFormat?) {
