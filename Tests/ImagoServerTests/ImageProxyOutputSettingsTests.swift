@@ -90,6 +90,14 @@ struct ImageProxyOutputSettingsTests {
         same.encoders.register(AVIFEncoder(speed: ImageProxy.Configuration.defaultAVIFSpeed))
         same.encoders.register(JPEGEncoder())
         #expect(OutputSettings(same).keyText(for: .sourceDerived, options: q70) == nil)
+        // JPEG XL's default effort became 4 (imgproxy's): named against the effort 7 the first keys were made with,
+        // so outputs cached before are not answered; WebP's method only when not 4
+        #expect(base.keyText(for: .explicit(.jpegXL), options: q70) == "encoders=jxl:effort=4")
+        let efforts = ImageProxy.Configuration()
+        efforts.encoders.register(WebPEncoder(method: 2))
+        efforts.encoders.register(JPEGXLEncoder(effort: 7))
+        #expect(OutputSettings(efforts).keyText(for: .explicit(.webp), options: q70) == "encoders=webp:method=2")
+        #expect(OutputSettings(efforts).keyText(for: .explicit(.jpegXL), options: q70) == nil)
 
         // So a cache filled under other settings does not answer: proxies sharing one output cache and one origin
         let outputs = OutputCache()
@@ -193,6 +201,45 @@ struct ImageProxyOutputSettingsTests {
         let plain = try await body("w:64", ext: "png", accept: "image/avif,image/webp")
         #expect(plain.header("Content-Type") == "image/png")
         #expect(plain.header("Vary") == nil)
+    }
+
+    @Test func jpegXLIsNegotiatedFirstWhenDetectedOrEnforced() async throws {
+        let safari = "image/jxl,image/avif,image/webp,image/*;q=0.8"
+        // Not detected by default (opt-in, as imgproxy's IMGPROXY_AUTO_JXL): AVIF
+        #expect(try await body("w:64", accept: safari).header("Content-Type") == "image/avif")
+        let detected = try await body("w:64", accept: safari) { $0.detectedFormats = [.jpegXL, .avif, .webp] }
+        #expect(detected.header("Content-Type") == "image/jxl" && detected.header("Vary") == "Accept")
+        #expect(ImageFormat(sniffing: detected.body) == .jpegXL)
+        #expect(try ServerTestImages.decode(detected.body).size.width == 64)
+        // A client without it gets the next; enforced, it replaces the URL's format for clients that take it
+        let chrome = try await body("w:64", accept: "image/avif,image/webp") { $0.detectedFormats = [.jpegXL, .avif] }
+        #expect(chrome.header("Content-Type") == "image/avif")
+        let enforced = try await body("w:64", ext: "png", accept: safari) { $0.enforcedFormats = [.jpegXL, .avif] }
+        #expect(enforced.header("Content-Type") == "image/jxl")
+    }
+
+    @Test func theEncodersEffortsChangeTheBytesAndTheirKeys() async throws {
+        // WebP's method: 0 and 6 write other bytes than the default 4 (on a busy picture, seeded)
+        var random = ImagoTesting.SeededGenerator(seed: 7)
+        var image = try PixelBuffer(width: 96, height: 96)
+        for y in 0..<96 {
+            for x in 0..<96 {
+                let noise = UInt8.random(in: 0...63, using: &random)
+                image[pixel: x, y] = RGBA(r: UInt8(x * 2) &+ noise, g: UInt8(y * 2), b: noise &* 3, a: 255)
+            }
+        }
+        let options = EncodingOptions(quality: 0.8)
+        let sizes = try [0, 4, 6].map { try WebPEncoder(method: $0).encode(image, options: options).count }
+        #expect(Set(sizes).count == 3, "\(sizes)")
+        #expect(WebPEncoder().settingsIdentifier == nil && WebPEncoder(method: 9).method == 6)
+        #expect(WebPEncoder(method: -1).settingsIdentifier == "method=0")
+        // Through the proxy: the server's effort, under its own key
+        let fast = try await body("w:96", ext: "webp") { $0.encoders.register(WebPEncoder(method: 0)) }
+        let normal = try await body("w:96", ext: "webp")
+        #expect(fast.body != normal.body && fast.header("ETag") != normal.header("ETag"))
+        #expect(
+            (ImageProxy.Configuration().encoders.encoder(for: .jpegXL) as? JPEGXLEncoder)?.effort
+                == ImageProxy.Configuration.defaultJPEGXLEffort)
     }
 
     @Test func theResultLimitScalesResultsDownAsImgproxys() async throws {
@@ -315,6 +362,11 @@ struct ImageProxyOutputSettingsTests {
         #expect(defaults.detectedFormats == [.avif, .webp])
         #expect(try parse(["--detect-formats", "none"]).detectedFormats.isEmpty)
         #expect(try parse(["--detect-formats", "webp"]).detectedFormats == [.webp])
+        #expect(try parse(["--detect-formats", "jxl,avif"]).detectedFormats == [.jpegXL, .avif])
+        #expect(try parse(["--enforce-jxl"]).enforcedFormats == [.jpegXL])
+        #expect(defaults.webpEffort == 4 && defaults.jxlEffort == 4)
+        #expect(try parse(["--webp-effort", "0", "--jxl-effort", "9"]).webpEffort == 0)
+        #expect(try parse(["--jxl-effort", "9"]).jxlEffort == 9)
         #expect(!defaults.jpegProgressive)
         #expect(try parse(["--jpeg-progressive"]).jpegProgressive)
         #expect(try defaults.pngPaletteColors == nil && parse(["--png-quantize"]).pngPaletteColors == 256)
@@ -336,6 +388,7 @@ struct ImageProxyOutputSettingsTests {
             ["--quality", "0"], ["--format-quality", "jpeg=101"], ["--format-quality", "jpeg"],
             ["--format-quality", "tiff=50"], ["--preferred-formats", "heic"], ["--preferred-formats", ","],
             ["--avif-speed", "11"], ["--trusted-signatures", ","], ["--detect-formats", "jpeg"],
+            ["--webp-effort", "7"], ["--jxl-effort", "0"],
             ["--max-result-dimension", "8193"], ["--max-result-dimension", "-1"], ["--stale-retry", "0"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }

@@ -217,6 +217,15 @@ enum ServeCommand {
                 "--avif-speed", value: "N",
                 help: "libavif's speed for AVIF outputs, 0 (slowest, smallest) to 10 (default 9; IMGPROXY_AVIF_SPEED)."),
             OptionSpec(
+                "--webp-effort", value: "N",
+                help:
+                    "libwebp's method for WebP outputs, 0 (fastest) to 6 (smallest) (default 4; IMGPROXY_WEBP_EFFORT)."),
+            OptionSpec(
+                "--jxl-effort", value: "N",
+                help:
+                    "libjxl's effort for JPEG XL outputs, 1 (fastest) to 9 (smallest) (default 4; IMGPROXY_JXL_EFFORT)."
+            ),
+            OptionSpec(
                 "--jpeg-progressive", help: "Write progressive JPEGs (IMGPROXY_JPEG_PROGRESSIVE; default baseline)."),
             OptionSpec(
                 "--png-quantize",
@@ -230,12 +239,15 @@ enum ServeCommand {
             OptionSpec(
                 "--detect-formats", value: "F,…|none",
                 help:
-                    "Formats Accept picks for URLs naming none (default avif,webp; none for a CDN not varying on Accept)."
+                    "Formats Accept picks for URLs naming none (default avif,webp; jxl too; none for a CDN not varying on Accept)."
             ),
+            OptionSpec(
+                "--enforce-jxl", help: "JPEG XL for clients that accept it, even when the URL names another format."),
             OptionSpec(
                 "--enforce-avif", help: "AVIF for clients that accept it, even when the URL names another format."),
             OptionSpec(
-                "--enforce-webp", help: "WebP for clients that accept it (AVIF first), even when the URL names another."
+                "--enforce-webp",
+                help: "WebP for clients that accept it (JPEG XL and AVIF first), even when the URL names another."
             ),
             OptionSpec(
                 "--preset", value: "NAME=OPTIONS", repeatable: true,
@@ -389,9 +401,13 @@ enum ServeCommand {
         var usesClientHints = false
         /// `--avif-speed`: libavif's speed for AVIF outputs.
         var avifSpeed = ImageProxy.Configuration.defaultAVIFSpeed
+        /// `--webp-effort`: libwebp's method for WebP outputs.
+        var webpEffort = 4
+        /// `--jxl-effort`: libjxl's effort for JPEG XL outputs.
+        var jxlEffort = ImageProxy.Configuration.defaultJPEGXLEffort
         /// `--detect-formats`: formats `Accept` picks for URLs that name none.
         var detectedFormats = ImageProxy.Configuration.defaultDetectedFormats
-        /// `--enforce-avif`, `--enforce-webp`: formats `Accept` picks over the URL's.
+        /// `--enforce-jxl`, `--enforce-avif`, `--enforce-webp`: formats `Accept` picks over the URL's.
         var enforcedFormats: Set<ImageFormat> = []
         /// `--malloc-trim`: seconds between `MallocTrimmer` trims; `nil` (the default): no trimming.
         var mallocTrimInterval: Int?
@@ -488,6 +504,10 @@ enum ServeCommand {
         if let colors = options.pngPaletteColors { configuration.encoders.register(PNGEncoder(paletteColors: colors)) }
         if options.avifSpeed != ImageProxy.Configuration.defaultAVIFSpeed {
             configuration.encoders.register(AVIFEncoder(speed: options.avifSpeed))
+        }
+        if options.webpEffort != 4 { configuration.encoders.register(WebPEncoder(method: options.webpEffort)) }
+        if options.jxlEffort != ImageProxy.Configuration.defaultJPEGXLEffort {
+            configuration.encoders.register(JPEGXLEncoder(effort: options.jxlEffort))
         }
         switch options.logFormat {
         case .json: configuration.accessLog = { record in console.print(record.jsonLine) }
@@ -749,8 +769,8 @@ enum ServeCommand {
                     options.detectedFormats = []
                 } else {
                     let formats = try ImageProxy.Configuration.formats(parsing: text, option: "--detect-formats")
-                    guard formats.allSatisfy({ $0 == .avif || $0 == .webp }) else {
-                        throw UsageError("option '--detect-formats' takes avif, webp or none (got '\(text)')")
+                    guard formats.allSatisfy({ $0 == .avif || $0 == .webp || $0 == .jpegXL }) else {
+                        throw UsageError("option '--detect-formats' takes jxl, avif, webp or none (got '\(text)')")
                     }
                     options.detectedFormats = Set(formats)
                 }
@@ -769,6 +789,12 @@ enum ServeCommand {
         if let text = args.value("--avif-speed") {
             options.avifSpeed = try parseInteger(text, option: "--avif-speed", range: 0...10)
         }
+        if let text = args.value("--webp-effort") {
+            options.webpEffort = try parseInteger(text, option: "--webp-effort", range: 0...6)
+        }
+        if let text = args.value("--jxl-effort") {
+            options.jxlEffort = try parseInteger(text, option: "--jxl-effort", range: 1...9)
+        }
         options.usesClientHints = args.has("--enable-client-hints")
         options.jpegProgressive = args.has("--jpeg-progressive")
         if let text = args.value("--png-quantization-colors") {
@@ -779,6 +805,7 @@ enum ServeCommand {
         } else if args.has("--png-quantize") {
             options.pngPaletteColors = 256
         }
+        if args.has("--enforce-jxl") { options.enforcedFormats.insert(.jpegXL) }
         if args.has("--enforce-avif") { options.enforcedFormats.insert(.avif) }
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")

@@ -5,9 +5,9 @@ import ImagoCore
 /// Encodes still WebP with libwebp: lossy at ``EncodingOptions/quality``, or lossless with
 /// ``EncodingOptions/isLossless``.
 ///
-/// - Lossy: quality 0…1 maps to libwebp's 0…100 (default 0.85 → 85), method 4; alpha is kept, compressed
-///   losslessly.
-/// - Lossless: libwebp's default effort (quality 75, method 4), and `exact` set so that even the colour under
+/// - Lossy: quality 0…1 maps to libwebp's 0…100 (default 0.85 → 85), at ``method`` (default 4); alpha is kept,
+///   compressed losslessly.
+/// - Lossless: libwebp's default effort (quality 75) at ``method``, and `exact` set so that even the colour under
 ///   fully transparent pixels survives: decoding gives back exactly the input bytes.
 /// - Colour: ``EncodingOptions/colorProfile`` is written as an `ICCP` chunk, byte-identical.
 /// - `gray8` input is expanded to opaque RGBA first. WebP images are at most 16383×16383.
@@ -21,8 +21,19 @@ import ImagoCore
 /// let data = try WebPEncoder().encode(buffer, options: EncodingOptions(isLossless: true))
 /// ```
 public struct WebPEncoder: ImageEncoding {
-    /// A WebP encoder; it has no settings (they come with each call's ``EncodingOptions``).
-    public init() {}
+    /// libwebp's `method`, 0 (fastest) … 6 (smallest files): imgproxy's `IMGPROXY_WEBP_EFFORT`. Default 4
+    /// (libwebp's and imgproxy's default).
+    public let method: Int
+
+    /// A WebP encoder at `method` (clamped to 0…6; default 4); quality and losslessness come with each call's
+    /// ``EncodingOptions``.
+    public init(method: Int = 4) {
+        self.method = min(6, max(0, method))
+    }
+
+    /// `method=N` when ``method`` is not the default 4, else `nil` (so keys made before the setting existed stay
+    /// valid).
+    public var settingsIdentifier: String? { method == 4 ? nil : "method=\(method)" }
 
     /// `.webp`.
     public var format: ImageFormat { .webp }
@@ -61,7 +72,7 @@ public struct WebPEncoder: ImageEncoding {
         } else {
             config.quality = Float(min(max(options.quality, 0), 1) * 100)
         }
-        config.method = 4
+        config.method = Int32(method)
         guard WebPValidateConfig(&config) != 0 else { throw failure("invalid encoder configuration") }
         return config
     }

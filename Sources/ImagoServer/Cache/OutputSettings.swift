@@ -1,3 +1,4 @@
+import Imago
 import ImagoCore
 
 /// The server's settings that decide an output's bytes beyond its URL: the default qualities
@@ -23,9 +24,18 @@ struct OutputSettings: Sendable {
     /// `derivedQualityText` only) the qualities of those formats that are not the base quality.
     private let derivedText: String?
     private let derivedQualityText: String?
-    /// The key text of each format whose encoder's settings differ from those of the default configuration's
-    /// (``ImageProxy/Configuration/makeDefaultEncoders()``), which keys of version 2 were made with.
+    /// The key text of each format whose encoder's settings differ from those keys of version 2 were made with
+    /// (``keyBaseEncoders()``).
     private let encoderText: [ImageFormat: String]
+
+    /// The encoders keys of version 2 were made with: the library's, AVIF at speed 9. Fixed, not the current
+    /// defaults (``ImageProxy/Configuration/makeDefaultEncoders()``), so that a default that changes (JPEG XL's
+    /// effort 7 became 4) is named in keys and outputs cached under the old one are not answered.
+    static func keyBaseEncoders() -> ImageEncoderRegistry {
+        let encoders = ImageEncoderRegistry.makeDefault()
+        encoders.register(AVIFEncoder(speed: 9))
+        return encoders
+    }
 
     /// The settings of `configuration`.
     init(_ configuration: ImageProxy.Configuration) {
@@ -44,7 +54,7 @@ struct OutputSettings: Sendable {
         let qualityText = qualities.isEmpty ? nil : qualities.joined(separator: ";")
         derivedText = preferredText
         derivedQualityText = [preferredText, qualityText].compactMap { $0 }.joined(separator: ";").nilIfEmpty
-        let base = ImageProxy.Configuration.makeDefaultEncoders()
+        let base = Self.keyBaseEncoders()
         var encoderText: [ImageFormat: String] = [:]
         for format in FormatNegotiation.outputFormats {
             guard let encoder = configuration.encoders.encoder(for: format) else { continue }

@@ -5,7 +5,7 @@ import ImagoCore
 enum FormatChoice: Hashable, Sendable {
     /// The URL named it (`format:` or the extension).
     case explicit(ImageFormat)
-    /// The client's `Accept` allows it and an encoder is registered (AVIF before WebP).
+    /// The client's `Accept` allows it and an encoder is registered (JPEG XL, then AVIF, then WebP).
     case negotiated(ImageFormat)
     /// Neither: one of the server's preferred formats, chosen once the image is known
     /// (``FormatNegotiation/format(for:source:isOpaque:encoders:preferred:)``).
@@ -24,8 +24,8 @@ enum FormatChoice: Hashable, Sendable {
 /// Picks output formats and names their media types. Never switches over every ``ImageFormat``: formats are
 /// compared by value, so new formats (and encoders) fit in without changes here.
 enum FormatNegotiation {
-    /// The formats `Accept` can select, in order of preference.
-    static let preferred: [ImageFormat] = [.avif, .webp]
+    /// The formats `Accept` can select, in order of preference (imgproxy's: JPEG XL, AVIF, WebP).
+    static let preferred: [ImageFormat] = [.jpegXL, .avif, .webp]
 
     /// The formats the proxy renders into (named by ``ImageFormat/mimeType`` in `Accept` and `Content-Type`).
     static let outputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .jpegXL, .gif]
@@ -34,12 +34,13 @@ enum FormatNegotiation {
     static let alphaFormats: Set<ImageFormat> = [.png, .gif, .webp, .avif, .jpegXL]
 
     /// The choice for a request with `explicit` format (or none) and the `Accept` header, given `encoders`:
-    /// without an explicit one, the first of `detected` (default: both of ``preferred``) that `Accept` lists.
+    /// without an explicit one, the first of `detected` (default AVIF and WebP) in ``preferred``'s order that
+    /// `Accept` lists.
     ///
     /// - Throws: ``ProxyError/formatNotAvailable(_:)`` when the explicit format has no encoder.
     static func choice(
         explicit: ImageFormat?, accept: String?, encoders: ImageEncoderRegistry,
-        detected: Set<ImageFormat> = Set(preferred)
+        detected: Set<ImageFormat> = ImageProxy.Configuration.defaultDetectedFormats
     ) throws(ProxyError) -> FormatChoice {
         if let explicit {
             guard encoders.encoder(for: explicit) != nil, outputFormats.contains(explicit) else {

@@ -19,9 +19,10 @@ extension ImageProxy {
         /// Encoders the output can be made with; a format without one is never negotiated. Default: every
         /// encoder Imago ships, AVIF at libavif speed ``defaultAVIFSpeed`` (9, imgproxy's `IMGPROXY_AVIF_SPEED`)
         /// rather than the library's 6: a browser's `Accept` picks AVIF, and speed 6 costs about five times the
-        /// CPU per output for a few percent fewer bytes (BENCHMARKS.md, "AVIF speed in imago serve"). Output keys
-        /// name each encoder's ``ImageEncoding/settingsIdentifier`` where it differs from this default's, so outputs
-        /// cached under other encoders are not answered. The proxy takes a copy when it is made: register encoders
+        /// CPU per output for a few percent fewer bytes (BENCHMARKS.md, "AVIF speed in imago serve"); JPEG XL at
+        /// effort ``defaultJPEGXLEffort`` (4, imgproxy's `IMGPROXY_JXL_EFFORT`) rather than libjxl's 7. Output keys
+        /// name each encoder's ``ImageEncoding/settingsIdentifier`` where it differs from the encoders the first
+        /// keys were made with, so outputs cached under other encoders are not answered. The proxy takes a copy when it is made: register encoders
         /// before making it (one registered afterwards would encode outputs the keys do not name).
         public var encoders: ImageEncoderRegistry
         /// The pipeline's disk cache of original bytes. Default `nil` (none).
@@ -194,14 +195,16 @@ extension ImageProxy {
         /// `Vary` on those fields. Headers are not signed: a client can ask for any width up to the hint's bound.
         /// Default `false`.
         public var usesClientHints: Bool
-        /// Formats `Accept` picks for URLs that name none (imgproxy's `IMGPROXY_ENABLE_AVIF_DETECTION` and
-        /// `IMGPROXY_ENABLE_WEBP_DETECTION`), AVIF before WebP; responses to such URLs carry `Vary: Accept`.
-        /// Empty: those URLs get one of ``preferredFormats`` whatever the client accepts, for a CDN that does not
-        /// vary its cache on `Accept`. Default `[.avif, .webp]` (imgproxy's default is none).
+        /// Formats `Accept` picks for URLs that name none (imgproxy's `IMGPROXY_ENABLE_AVIF_DETECTION`,
+        /// `IMGPROXY_ENABLE_WEBP_DETECTION` and `IMGPROXY_AUTO_JXL`), JPEG XL before AVIF before WebP; responses to
+        /// such URLs carry `Vary: Accept`. Empty: those URLs get one of ``preferredFormats`` whatever the client
+        /// accepts, for a CDN that does not vary its cache on `Accept`. Default `[.avif, .webp]` (imgproxy's
+        /// default is none; JPEG XL is opt-in in both).
         public var detectedFormats: Set<ImageFormat>
-        /// Formats that `Accept` picks even when the URL names another (imgproxy's `IMGPROXY_ENFORCE_AVIF` and
-        /// `IMGPROXY_ENFORCE_WEBP`): a client whose `Accept` lists one gets it (AVIF before WebP), and such
-        /// responses carry `Vary: Accept`. Default empty: a format in the URL is the output's.
+        /// Formats that `Accept` picks even when the URL names another (imgproxy's `IMGPROXY_ENFORCE_JXL`,
+        /// `IMGPROXY_ENFORCE_AVIF` and `IMGPROXY_ENFORCE_WEBP`): a client whose `Accept` lists one gets it (JPEG
+        /// XL, then AVIF, then WebP), and such responses carry `Vary: Accept`. Default empty: a format in the URL
+        /// is the output's.
         public var enforcedFormats: Set<ImageFormat>
         /// Receives one record per request (source URLs redacted). Called on an arbitrary thread. Default `nil`.
         public var accessLog: (@Sendable (AccessLogRecord) -> Void)?
@@ -271,17 +274,21 @@ extension ImageProxy.Configuration {
 
     /// The libavif speed of the default configuration's AVIF encoder: 9, imgproxy's default.
     public static let defaultAVIFSpeed = 9
+    /// The libjxl effort of the default configuration's JPEG XL encoder: 4, imgproxy's default.
+    public static let defaultJPEGXLEffort = 4
     /// The default ``formatQuality``: imgproxy's `avif=65`.
     public static let defaultFormatQuality: [ImageFormat: Int] = [.avif: 65]
     /// The default ``preferredFormats``: JPEG, PNG and GIF, the formats every client shows (imgproxy's).
     public static let defaultPreferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
-    /// The default ``detectedFormats``: AVIF and WebP.
+    /// The default ``detectedFormats``: AVIF and WebP (JPEG XL is opt-in, as in imgproxy).
     public static let defaultDetectedFormats: Set<ImageFormat> = [.avif, .webp]
 
-    /// A new registry of the default ``encoders``: every encoder Imago ships, AVIF at ``defaultAVIFSpeed``.
+    /// A new registry of the default ``encoders``: every encoder Imago ships, AVIF at ``defaultAVIFSpeed`` and
+    /// JPEG XL at ``defaultJPEGXLEffort``.
     public static func makeDefaultEncoders() -> ImageEncoderRegistry {
         let encoders = ImageEncoderRegistry.makeDefault()
         encoders.register(AVIFEncoder(speed: defaultAVIFSpeed))
+        encoders.register(JPEGXLEncoder(effort: defaultJPEGXLEffort))
         return encoders
     }
 
