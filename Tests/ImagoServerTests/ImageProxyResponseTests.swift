@@ -132,6 +132,37 @@ struct ImageProxyResponseTests {
         #expect(await first.value.status == 200)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aRequestOverTheTimeoutIs503AndItsRenderIsCachedForTheRetry() async throws {
+        let fixture = try ProxyFixture { $0.requestTimeout = .milliseconds(300) }
+        fixture.origin.suspend("/a.jpg")
+        let path = fixture.path("w:10")
+        // Two requests for one output wait on one render; both give up at the timeout
+        let clock = ContinuousClock()
+        let started = clock.now
+        async let first = fixture.get(path)
+        async let second = fixture.get(path)
+        let (a, b) = await (first, second)
+        let waited = clock.now - started
+        #expect(a.status == 503 && b.status == 503 && a.header("Retry-After") == "1", "\(errorMessage(a))")
+        #expect(errorMessage(a).contains("longer than 300 ms"), "\(errorMessage(a))")
+        #expect(waited >= .milliseconds(300), "\(waited)")
+        // The render goes on once the origin answers, and the retry is served from the output cache
+        fixture.origin.resume("/a.jpg")
+        var retried = await fixture.get(path)
+        for _ in 0..<200 where retried.status != 200 {
+            try await Task.sleep(for: .milliseconds(50))
+            retried = await fixture.get(path)
+        }
+        #expect(retried.status == 200 && (try? ServerTestImages.decode(retried.body).width) == 10)
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
+        // Without a timeout a slow render is waited for
+        let patient = try ProxyFixture()
+        patient.origin.setRoute(
+            "/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg").delayed(by: .milliseconds(400)))
+        #expect(await patient.get(patient.path("w:10")).status == 200)
+    }
+
     @Test func acceptChoosesWebPThenTheSourceFormatThenJPEGOrPNG() async throws {
         let fixture = try ProxyFixture()
         let webp = await fixture.get(fixture.path("w:50"), headers: ["Accept": "image/avif;q=0,image/webp,*/*"])

@@ -557,6 +557,9 @@ struct ServeCommandTests {
                 "w", "h", "pr",
             ])
         #expect(try Self.parseUnsigned([]).allowedProcessingOptions == nil)
+        #expect(try Self.parseUnsigned([]).requestTimeout == nil)
+        #expect(try Self.parseUnsigned(["--request-timeout", "10"]).requestTimeout == 10)
+        #expect(throws: UsageError.self) { try Self.parseUnsigned(["--request-timeout", "0"]) }
         for bad in ["", "w,,h", "w,size_to"] {
             #expect(throws: UsageError.self, "\(bad)") {
                 try Self.parseUnsigned(["--allowed-processing-options", bad])

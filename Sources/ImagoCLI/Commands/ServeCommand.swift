@@ -96,6 +96,9 @@ enum ServeCommand {
                 "--connection-timeout", value: "SECONDS",
                 help: "Close a connection idle for SECONDS, mid-request or between requests (default 30)."),
             OptionSpec(
+                "--request-timeout", value: "SECONDS",
+                help: "Answer 503 to a request whose output takes longer (IMGPROXY_TIMEOUT; default none)."),
+            OptionSpec(
                 "--cache-dir", value: "DIR",
                 help: "The cache directory (default $XDG_CACHE_HOME/imago/serve, else ~/.cache/imago/serve)."),
             OptionSpec(
@@ -292,6 +295,8 @@ enum ServeCommand {
         var connectionLimit = 1024
         /// `--connection-timeout`: seconds an idle connection stays open.
         var connectionTimeout = 30
+        /// `--request-timeout`: seconds a request waits for its output; `nil`: no limit.
+        var requestTimeout: Int?
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         var pixelLimit = 50_000_000
@@ -487,6 +492,7 @@ enum ServeCommand {
         configuration.maxAge = .seconds(options.maxAge)
         configuration.workers = options.workers
         configuration.queueLimit = options.queueLimit
+        configuration.requestTimeout = options.requestTimeout.map { .seconds($0) }
         configuration.pixelLimit = options.pixelLimit
         configuration.maxAnimationFrames = options.maxAnimationFrames
         configuration.maxAnimationFramePixels = options.maxAnimationFramePixels
@@ -688,6 +694,9 @@ enum ServeCommand {
         }
         if let text = args.value("--connection-timeout") {
             options.connectionTimeout = try parseInteger(text, option: "--connection-timeout", range: 1...3_600)
+        }
+        if let text = args.value("--request-timeout") {
+            options.requestTimeout = try parseInteger(text, option: "--request-timeout", range: 1...3_600)
         }
         if let text = args.value("--queue") {
             options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000)

@@ -179,6 +179,12 @@ extension ImageProxy {
         public var queueLimit: Int
         /// The `Retry-After` seconds of a 503. Default 1.
         public var retryAfterSeconds: Int
+        /// The longest a request waits for its output to be fetched, decoded and encoded (imgproxy's
+        /// `IMGPROXY_TIMEOUT`) before it is answered 503 with `Retry-After`
+        /// (``ProxyError/requestTimedOut(after:)``). The render goes on: other requests waiting for it get it,
+        /// and its output is cached for the retry. Default `nil`: a request waits for the render, whose origin
+        /// fetch has its own timeouts (504 when they pass).
+        public var requestTimeout: Duration?
         /// Output quality 1…100 when the URL does not say (imgproxy's `IMGPROXY_QUALITY`). Default 80.
         public var defaultQuality: Int
         /// Output qualities 1…100 by format, used before ``defaultQuality`` when the URL gives neither `quality` nor
@@ -254,6 +260,7 @@ extension ImageProxy {
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
             retryAfterSeconds = 1
+            requestTimeout = nil
             defaultQuality = 80
             formatQuality = Self.defaultFormatQuality
             preferredFormats = Self.defaultPreferredFormats

@@ -51,7 +51,23 @@ extension ImageProxy {
             renders[key] = task
             return (task, true)
         }
-        let result = await task.value
+        let result: Result<RenderedOutput, ProxyError>
+        if let timeout = configuration.requestTimeout {
+            guard let value = await RenderDeadline.value(of: task, within: timeout) else {
+                // Given up on: the render goes on for the others and the cache. A leader still removes the
+                // entry, once the render ends.
+                if isLeader {
+                    Task {
+                        _ = await task.value
+                        self.renders.withLock { _ = $0.removeValue(forKey: key) }
+                    }
+                }
+                throw .requestTimedOut(after: timeout)
+            }
+            result = value
+        } else {
+            result = await task.value
+        }
         // The leader removes the entry (not the task itself, which could finish before it was inserted); the
         // output is in the cache by then.
         if isLeader { renders.withLock { _ = $0.removeValue(forKey: key) } }

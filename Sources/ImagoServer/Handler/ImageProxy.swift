@@ -490,6 +490,7 @@ public final class ImageProxy: Sendable {
             ?? Data("{\"error\":\"error\"}".utf8)
         var response = plain(error.status, "application/json", body + Data("\n".utf8))
         if case .overloaded(let seconds) = error { response.headers.append(.init("Retry-After", "\(seconds)")) }
+        if case .requestTimedOut = error { response.headers.append(.init("Retry-After", "\(retryAfter)")) }
         return response
     }
 }

@@ -40,6 +40,9 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     case upstreamTimedOut
     /// 503: the render queue is full; retry after `retryAfterSeconds`.
     case overloaded(retryAfterSeconds: Int)
+    /// 503 with `Retry-After`: the request waited longer than ``ImageProxy/Configuration/requestTimeout`` for its
+    /// output (imgproxy's `IMGPROXY_TIMEOUT`); the render goes on and caches it for the retry.
+    case requestTimedOut(after: Duration)
     /// 500: the proxy itself failed (an encoder error).
     case internalFailure(String)
 
@@ -55,9 +58,16 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .imageTooLarge: 422
         case .upstreamFailed: 502
         case .upstreamTimedOut: 504
-        case .overloaded: 503
+        case .overloaded, .requestTimedOut: 503
         case .internalFailure: 500
         }
+    }
+
+    /// `duration` as whole seconds (`10 s`) or, below a second or with a fraction, milliseconds (`300 ms`).
+    private static func text(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return milliseconds % 1000 == 0 ? "\(seconds) s" : "\(milliseconds) ms"
     }
 
     /// A sentence for the JSON body (never contains a source URL's secrets).
@@ -81,6 +91,8 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .upstreamFailed(let reason): "the origin failed: \(reason)"
         case .upstreamTimedOut: "the origin timed out"
         case .overloaded: "the server is busy; retry later"
+        case .requestTimedOut(let after):
+            "the output took longer than \(Self.text(after)); it is still being made, retry later"
         case .internalFailure(let reason): "internal error: \(reason)"
         }
     }

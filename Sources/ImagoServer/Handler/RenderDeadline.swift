@@ -1,0 +1,34 @@
+import ImagoCore
+
+/// Waits for a render shared by several requests no longer than a request may take
+/// (``ImageProxy/Configuration/requestTimeout``). A request that gives up leaves the render running: the other
+/// requests waiting for it still get it, and its output is cached for the retry the 503 asks for.
+enum RenderDeadline {
+    /// `task`'s value, or `nil` when `timeout` passes first. The task is not cancelled either way.
+    static func value<Value: Sendable>(of task: Task<Value, Never>, within timeout: Duration) async -> Value? {
+        let state = Locked(State<Value>())
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
+            state.withLock { $0.continuation = continuation }
+            let timer = Task {
+                try? await Task.sleep(for: timeout)
+                state.withLock { $0.finish(nil) }?.resume(returning: nil)
+            }
+            Task {
+                let value = await task.value
+                timer.cancel()  // a sleeping timer ends at once
+                state.withLock { $0.finish(value) }?.resume(returning: value)
+            }
+        }
+    }
+
+    /// Who resumes the continuation: the first to finish.
+    private struct State<Value: Sendable> {
+        var continuation: CheckedContinuation<Value?, Never>?
+
+        /// The continuation to resume, the first time only.
+        mutating func finish(_ value: Value?) -> CheckedContinuation<Value?, Never>? {
+            defer { continuation = nil }
+            return continuation
+        }
+    }
+}
