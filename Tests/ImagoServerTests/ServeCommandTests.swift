@@ -234,6 +234,33 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned(["--listen", "unix:/run/imago.sock"]).socketPath == "/run/imago.sock")
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func theGracefulStopTimeoutBoundsTheWaitForRequestsInFlight() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        origin.suspend("/a.jpg")
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try await InProcessServe.start([
+            "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path,
+            "--log-format", "off", "--graceful-stop-timeout", "1",
+        ])
+        let url = URL(
+            string: "http://127.0.0.1:\(serve.port)/_/w:20/plain/" + origin.url(for: "/a.jpg").absoluteString)!
+        let request = Task { try await TestHTTPClient().send(url).status }
+        #expect(await origin.waitUntil { $0.suspendedRequestCount(for: "/a.jpg") == 1 })
+        // Stopped while the origin never answers: after about a second the request is answered 503 and it exits 0
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(await serve.stop() == 0)
+        let took = clock.now - started
+        #expect(took >= .milliseconds(900) && took < .seconds(8), "\(took)")
+        #expect(try await request.value == 503)
+        #expect(serve.output.stderr.contains("still in flight after 1 s"))
+        origin.resume("/a.jpg")
+    }
+
     /// Once `ServeCommand.makeSourceLoader` returns the libcurl loader with its `.publicOnly` address policy, a
     /// source that redirects to a loopback address is refused (403) without --allow-private.
     @Test(.enabled(if: ServeCommand.sourceLoaderRefusesPrivateAddresses), .timeLimit(.minutes(1)))
@@ -558,6 +585,8 @@ struct ServeCommandTests {
             ])
         #expect(try Self.parseUnsigned([]).allowedProcessingOptions == nil)
         #expect(try Self.parseUnsigned([]).requestTimeout == nil)
+        #expect(try Self.parseUnsigned([]).gracefulStopSeconds == 10)
+        #expect(try Self.parseUnsigned(["--graceful-stop-timeout", "25"]).gracefulStopSeconds == 25)
         #expect(try Self.parseUnsigned(["--request-timeout", "10"]).requestTimeout == 10)
         #expect(throws: UsageError.self) { try Self.parseUnsigned(["--request-timeout", "0"]) }
         for bad in ["", "w,,h", "w,size_to"] {

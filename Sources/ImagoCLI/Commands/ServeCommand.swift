@@ -49,7 +49,8 @@ enum ServeCommand {
             (--max-pixels as IMAGO_MAX_PIXELS, --key as IMAGO_KEY): flags as true or false, repeatable options
             comma-separated; the command line wins. One access-log line per request goes to
             stdout (source URLs redacted); startup messages go to stderr.
-            SIGTERM or Ctrl-C: stop accepting, finish the requests in flight for up to 10 s, exit 0.
+            SIGTERM or Ctrl-C: stop accepting, finish the requests in flight for up to 10 s (--graceful-stop-timeout),
+            exit 0.
             Exit status: 0 after a clean stop, 1 when the server cannot start, 2 for bad usage.
             """,
         options: [
@@ -95,6 +96,11 @@ enum ServeCommand {
             OptionSpec(
                 "--connection-timeout", value: "SECONDS",
                 help: "Close a connection idle for SECONDS, mid-request or between requests (default 30)."),
+            OptionSpec(
+                "--graceful-stop-timeout", value: "SECONDS",
+                help:
+                    "On SIGTERM, finish requests in flight for up to SECONDS (default 10; IMGPROXY_GRACEFUL_STOP_TIMEOUT)."
+            ),
             OptionSpec(
                 "--request-timeout", value: "SECONDS",
                 help: "Answer 503 to a request whose output takes longer (IMGPROXY_TIMEOUT; default none)."),
@@ -295,6 +301,8 @@ enum ServeCommand {
         var connectionLimit = 1024
         /// `--connection-timeout`: seconds an idle connection stays open.
         var connectionTimeout = 30
+        /// `--graceful-stop-timeout`: seconds SIGTERM waits for the requests in flight.
+        var gracefulStopSeconds = 10
         /// `--request-timeout`: seconds a request waits for its output; `nil`: no limit.
         var requestTimeout: Int?
         var cacheDirectory: URL
@@ -570,9 +578,12 @@ enum ServeCommand {
         onListening(server.port)
         await withCheckedContinuation { continuation in trigger.onFire { continuation.resume() } }
         console.printError("imago serve: stopping; finishing \(server.inFlightCount) request(s) in flight")
-        let finished = await server.drain(timeout: .seconds(10))
+        let finished = await server.drain(timeout: .seconds(options.gracefulStopSeconds))
         server.stop()
-        if !finished { console.printError("imago serve: requests still in flight after 10 s were answered 503") }
+        if !finished {
+            console.printError(
+                "imago serve: requests still in flight after \(options.gracefulStopSeconds) s were answered 503")
+        }
         return 0
     }
 
@@ -694,6 +705,9 @@ enum ServeCommand {
         }
         if let text = args.value("--connection-timeout") {
             options.connectionTimeout = try parseInteger(text, option: "--connection-timeout", range: 1...3_600)
+        }
+        if let text = args.value("--graceful-stop-timeout") {
+            options.gracefulStopSeconds = try parseInteger(text, option: "--graceful-stop-timeout", range: 0...3_600)
         }
         if let text = args.value("--request-timeout") {
             options.requestTimeout = try parseInteger(text, option: "--request-timeout", range: 1...3_600)
