@@ -135,6 +135,33 @@ struct PNGPaletteEncoderTests {
                 == PNGEncoder(paletteColors: 64).encode(image, options: EncodingOptions()))
     }
 
+    @Test func flatTranslucentAreasKeepTheirOwnEntry() throws {
+        // Two flat translucent areas whose red differs by 128 (a quantizer that confused their nearest-entry
+        // cells maps one onto the other's entry), beside a strip of 200 translucent colours that forces a cut
+        var image = try PixelBuffer(width: 80, height: 50)
+        for y in 0..<50 {
+            for x in 0..<80 {
+                image[pixel: x, y] =
+                    y >= 40
+                    ? RGBA(r: UInt8(x * 3), g: UInt8(y * 5), b: UInt8((x * 7 + y) % 256), a: UInt8(60 + (x + y) % 150))
+                    : RGBA(r: x < 40 ? 4 : 132, g: 100, b: 100, a: 254)
+            }
+        }
+        let png = try PNGEncoder(paletteColors: 16).encode(image, options: EncodingOptions())
+        #expect(header(png).colorType == 3)
+        let decoded = try PNGDecoder().decode(png, options: DecodingOptions()).image.convertedToRGBA()
+        for (from, red) in [(0, 4), (40, 132)] {
+            var close = 0
+            for y in 0..<40 {
+                for x in from..<(from + 40) {
+                    let p = decoded[pixel: x, y]
+                    if abs(Int(p.r) - red) <= 3, abs(Int(p.g) - 100) <= 3, abs(Int(p.a) - 254) <= 3 { close += 1 }
+                }
+            }
+            #expect(close >= 1520, "red \(red): \(close) of 1600 pixels within 3 levels")
+        }
+    }
+
     @Test func fewRGBAColoursStayExactAndGrayStaysLossless() throws {
         let encoder = PNGEncoder(paletteColors: 16)
         // Soft edges over few colours: a palette with each entry's alpha, exactly (partial alpha first in tRNS)

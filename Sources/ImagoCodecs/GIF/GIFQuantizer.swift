@@ -283,7 +283,7 @@ enum GIFQuantizer {
             let cell =
                 opaque
                 ? Int(r >> 2) << 12 | Int(g >> 2) << 6 | Int(b >> 2)
-                : 1 << 18 | Int(r >> 3) << 14 | Int(g >> 3) << 9 | Int(b >> 3) << 4 | Int(a >> 4)
+                : (1 << 18) + (Int(r >> 3) << 14 | Int(g >> 3) << 9 | Int(b >> 3) << 4 | Int(a >> 4))
             if cells[cell] != .max { return Int(cells[cell]) }
             let numbers = opaque ? opaqueNumbers : numbers
             var best = numbers[0]
