@@ -13,7 +13,7 @@ swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,a
   -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
 BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
 ALL="decode disk-entry http-headers cli-arguments exif jpeg jpeg-dc png apng bmp-ico"
-ALL="$ALL avif heif tiff jxl proxy-url gif-roundtrip"
+ALL="$ALL avif heif tiff jxl proxy-url gif-roundtrip png-palette"
 TARGETS=${TARGETS:-$ALL}
 summary=()
 for target in $TARGETS; do
@@ -30,6 +30,7 @@ for target in $TARGETS; do
     avif) seeds=("$CORPUS/avif" "$CORPUS/hostile-modern");;
     heif) seeds=("$CORPUS/heic" "$CORPUS/hostile-modern");;
     tiff) seeds=();;  # Tests/Fuzz/tiff holds small TIFFs of each kind, written with libtiff
+    png-palette) seeds=();;  # Tests/Fuzz/png-palette: raw pixels (width, colours, RGBA bytes), not files
     jxl) seeds=("$CORPUS/jxl");;
     apng) seeds=("$CORPUS/apng" "$CORPUS/hostile-modern");;
     gif-roundtrip) seeds=("$CORPUS/gif/samples" "$CORPUS/gif/malformed" "$CORPUS/gif/regression");;

@@ -20,7 +20,9 @@ import ImagoCore
 ///   illustrations and screenshots; photographs lose a little (dithered) colour. An image with partial alpha
 ///   (soft edges, shadows) is written as a palette too: exactly when it has no more than that many RGBA colours,
 ///   else quantized in premultiplied RGBA and dithered in all four channels, each entry with its alpha, as
-///   pngquant does. Grayscale images stay grayscale (lossless).
+///   pngquant does; opaque and fully transparent pixels keep their alpha exactly (with only 2 colours for
+///   transparent, translucent and opaque pixels, which cannot be, the image stays truecolor). Grayscale images
+///   stay grayscale (lossless).
 ///
 /// Thread-safe: every encode has its own `png_image`.
 public struct PNGEncoder: ImageEncoding {
@@ -51,8 +53,7 @@ public struct PNGEncoder: ImageEncoding {
         var bytesPerPixel = image.format.bytesPerPixel
         var pixels = image.bytes
         var colormap: [UInt8]?
-        if let paletteColors, image.format == .rgba8 {
-            let indexed = Self.indexed(image, colors: paletteColors)
+        if let paletteColors, image.format == .rgba8, let indexed = Self.indexed(image, colors: paletteColors) {
             pixels = indexed.indices
             colormap = indexed.colormap
             pngFormat = cimago_png_format_rgba_colormap
@@ -108,8 +109,10 @@ public struct PNGEncoder: ImageEncoding {
     /// `image` (straight RGBA) as one index a pixel and its RGBA colour map, at most `colors` entries: its own
     /// colours when it has few enough (``exactly(_:colors:)``), else quantized: in RGB with one transparent entry
     /// when every pixel is opaque or fully transparent (as GIF is), else in premultiplied RGBA
-    /// (``GIFQuantizer/translucent(_:width:height:maximumColors:)``). Ordered by ``colourMap(indices:colours:)``.
-    static func indexed(_ image: PixelBuffer, colors: Int) -> (indices: [UInt8], colormap: [UInt8]) {
+    /// (``GIFQuantizer/translucent(_:width:height:maximumColors:)``); `nil` when opaque pixels could not keep
+    /// entries of their own (two colours for transparent, translucent and opaque pixels): the image is then
+    /// written truecolor. Ordered by ``colourMap(indices:colours:)``.
+    static func indexed(_ image: PixelBuffer, colors: Int) -> (indices: [UInt8], colormap: [UInt8])? {
         if let exact = exactly(image, colors: colors) { return exact }
         let area = image.width * image.height
         var drawn = [UInt8](repeating: 1, count: area)
@@ -129,7 +132,7 @@ public struct PNGEncoder: ImageEncoding {
                 GIFQuantizer.translucent(
                     bytes.bindMemory(to: UInt8.self), width: image.width, height: image.height, maximumColors: colors)
             }
-            return colourMap(indices: quantized.indices, colours: quantized.colours)
+            return quantized.map { colourMap(indices: $0.indices, colours: $0.colours) }
         }
         let frame = image.withUnsafeBytes { bytes in
             GIFQuantizer.frame(

@@ -27,6 +27,7 @@ enum FuzzTargets {
         FuzzTarget(name: "bmp-ico", run: bmpICO),
         FuzzTarget(name: "proxy-url", run: proxyURL),
         FuzzTarget(name: "gif-roundtrip", run: gifRoundTrip),
+        FuzzTarget(name: "png-palette", run: pngPalette),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -184,5 +184,13 @@ struct PNGPaletteEncoderTests {
         let two = try PNGEncoder(paletteColors: 2).encode(
             try bands(colors: 8, transparent: true), options: EncodingOptions())
         #expect(header(two).bitDepth == 1)  // one colour and the transparent entry
+        // Two colours for transparent, translucent and opaque pixels cannot keep opaque pixels opaque: truecolor
+        // (found by the png-palette fuzz target)
+        var three = try bands(colors: 8, transparent: true)
+        three[pixel: 0, 0] = RGBA(r: 10, g: 20, b: 30, a: 128)
+        let kept = try PNGEncoder(paletteColors: 2).encode(three, options: EncodingOptions())
+        #expect(header(kept).colorType == 6)
+        #expect(try PNGDecoder().decode(kept, options: DecodingOptions()).image.convertedToRGBA().bytes == three.bytes)
+        #expect(header(try PNGEncoder(paletteColors: 3).encode(three, options: EncodingOptions())).colorType == 3)
     }
 }

@@ -41,25 +41,34 @@ enum GIFQuantizer {
     /// `pixels` (straight RGBA, `width × height`) as one index a pixel into at most `maximumColors` (2…256)
     /// colours `0xRRGGBBAA` (straight): a median cut of the premultiplied colours (``GIFMedianCut``), partial
     /// alpha included, the pixels dithered onto it in all four channels; fully transparent pixels share one entry,
-    /// the last. For palette PNGs of images whose soft edges have more colours than the palette holds (pngquant's
-    /// and imgproxy's case).
+    /// the last. Opaque pixels get opaque entries, so they stay opaque; `nil` when that cannot be (one entry for
+    /// both opaque and translucent pixels). For palette PNGs of images whose soft edges have more colours than the
+    /// palette holds (pngquant's and imgproxy's case).
     static func translucent(
         _ pixels: UnsafeBufferPointer<UInt8>, width: Int, height: Int, maximumColors: Int
-    ) -> (indices: [UInt8], colours: [UInt32]) {
+    ) -> (indices: [UInt8], colours: [UInt32])? {
         let area = width * height
         var drawn = [UInt8](repeating: 1, count: area)
         var drawnCount = area
-        for i in 0..<area where pixels[i * 4 + 3] == 0 {
-            drawn[i] = 0
-            drawnCount -= 1
+        var opaque = false
+        for i in 0..<area {
+            let alpha = pixels[i * 4 + 3]
+            if alpha == 0 {
+                drawn[i] = 0
+                drawnCount -= 1
+            } else if alpha == 255 {
+                opaque = true
+            }
         }
         let maximumColors = min(256, max(2, maximumColors))
+        let capacity = drawnCount < area ? maximumColors - 1 : maximumColors
+        // Opaque pixels keep opaque entries of their own: with one entry for both kinds, no palette can.
+        if capacity < 2, opaque { return nil }
         let rect = GIFRect(x: 0, y: 0, width: width, height: height)
         let region = Region(
             canvas: pixels, canvasWidth: width, rect: rect, drawn: drawn, scratch: GIFScratch(withAlpha: true),
             withAlpha: true)
-        var frame = region.dithered(
-            capacity: drawnCount < area ? maximumColors - 1 : maximumColors, drawnCount: drawnCount)
+        var frame = region.dithered(capacity: capacity, drawnCount: drawnCount)
         var colours = (0..<(frame.colors.count / 4)).map { entry -> UInt32 in
             let c = frame.colors[(entry * 4)..<(entry * 4 + 4)].map { UInt32($0) }
             let a = c[3]
