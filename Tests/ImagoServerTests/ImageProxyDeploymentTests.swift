@@ -123,6 +123,23 @@ struct ImageProxyDeploymentTests {
         #expect(!ProxyPath.isOptionName("resize_to") && !ProxyPath.isOptionName(""))
     }
 
+    @Test func aBase64SourceMayEndWithAFileName() async throws {
+        let encoded = Base64URL.encode(Array("https://img.example/a/b.jpg".utf8))
+        let path = "/_/w:10/" + encoded.prefix(12) + "/" + encoded.dropFirst(12) + ".png/holiday.png"
+        let named = try ProxyPath(parsing: path, base64IncludesFilename: true)
+        #expect(named.source.absoluteString == "https://img.example/a/b.jpg" && named.options.format == .png)
+        // A single segment is the source itself, file name or not
+        let whole = try ProxyPath(parsing: "/_/w:10/" + encoded + ".webp", base64IncludesFilename: true)
+        #expect(whole.source.absoluteString == "https://img.example/a/b.jpg" && whole.options.format == .webp)
+        // Without the setting the name is read as part of the source: an error
+        #expect(throws: ProxyError.self) { try ProxyPath(parsing: path) }
+        // Through the proxy
+        let fixture = try ProxyFixture { $0.base64URLIncludesFilename = true }
+        let source = Base64URL.encode(Array(fixture.source().utf8))
+        let response = await fixture.get("/_/w:20/" + source + ".png/my-photo.png")
+        #expect(response.status == 200 && response.header("Content-Type") == "image/png", "\(errorMessage(response))")
+    }
+
     @Test func aSecretIsRequiredOfEveryRequestButTheHealthCheck() async throws {
         let fixture = try ProxyFixture { $0.secret = "s3cret-token" }
         let path = fixture.path("rs:fit:20:20")

@@ -579,6 +579,19 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned(["--path-prefix", "/a/b"]).pathPrefix == "/a/b")
         #expect(try Self.parseUnsigned(["--allow-origin", "*"]).allowedOrigin == "*")
         #expect(try Self.parseUnsigned(["--only-presets", "--preset", "t=w:10"]).onlyPresets)
+        // Presets from a file (imgproxy's IMGPROXY_PRESETS_PATH): comments and blank lines skipped, added to --preset
+        let file = Self.scratch().appendingPathComponent("presets.txt")
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        try Data("# thumbnails\n\n  thumb=rs:fill:64:64  \nbig=w:1024/q:70\r\n".utf8).write(to: file)
+        let fromFile = try Self.parseUnsigned(["--presets-path", file.path, "--preset", "x=w:1", "--only-presets"])
+        #expect(fromFile.presets.names == ["big", "thumb", "x"] && fromFile.onlyPresets)
+        #expect(throws: UsageError.self) { try Self.parseUnsigned(["--presets-path", file.path + ".missing"]) }
+        #expect(throws: UsageError.self) {
+            try Self.parseUnsigned(["--presets-path", file.path, "--preset", "big=w:2"])
+        }
+        #expect(try Self.parseUnsigned(["--base64-url-includes-filename"]).base64URLIncludesFilename)
         #expect(
             try Self.parseUnsigned(["--allowed-processing-options", "w, h,pr"]).allowedProcessingOptions == [
                 "w", "h", "pr",

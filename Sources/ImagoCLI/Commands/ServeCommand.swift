@@ -262,6 +262,15 @@ enum ServeCommand {
                 "--preset", value: "NAME=OPTIONS", repeatable: true,
                 help: "A preset for preset:NAME, e.g. 'thumb=rs:fill:256:256/q:70'; 'default' applies to every URL."),
             OptionSpec(
+                "--presets-path", value: "FILE",
+                help: "Presets from FILE, NAME=OPTIONS a line, # comments (IMGPROXY_PRESETS_PATH), after --preset ones."
+            ),
+            OptionSpec(
+                "--base64-url-includes-filename",
+                help:
+                    "Drop a file name after base64 sources: /SIG/OPTIONS/BASE64.EXT/NAME (IMGPROXY_BASE64_URL_INCLUDES_FILENAME)."
+            ),
+            OptionSpec(
                 "--malloc-trim", value: "SECONDS",
                 help: "Return malloc's free arena pages to the kernel every SECONDS (glibc; default off)."),
         ] + NetworkOptions.specs + RedisOptions.specs,
@@ -334,6 +343,8 @@ enum ServeCommand {
         var secret: String?
         /// `--local-root`: the directory `local:///path` sources are read from, if any.
         var localRoot: URL?
+        /// `--base64-url-includes-filename`: base64 sources may end with a file name.
+        var base64URLIncludesFilename = false
         /// `--only-presets`: URLs name presets only.
         var onlyPresets = false
         /// `--allowed-processing-options`: the option names URLs may use; `nil`: all.
@@ -476,6 +487,7 @@ enum ServeCommand {
         configuration.allowsUnsigned = options.allowsUnsigned
         configuration.sourcePolicy = options.sourcePolicy
         configuration.presets = options.presets
+        configuration.base64URLIncludesFilename = options.base64URLIncludesFilename
         configuration.watermark = options.watermark
         configuration.fallbackImage = options.fallbackImage
         configuration.pathPrefix = options.pathPrefix
@@ -728,13 +740,21 @@ enum ServeCommand {
         if let text = args.value("--max-pixels") {
             options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)
         }
-        if let definitions = args.values["--preset"] {
+        var definitions = args.values["--preset"] ?? []
+        if let path = args.value("--presets-path") {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw UsageError("option '--presets-path': cannot read '\(path)' as UTF-8 text")
+            }
+            definitions += PresetTable.definitions(inFile: text)
+        }
+        if !definitions.isEmpty {
             do {
                 options.presets = try PresetTable(definitions: definitions)
             } catch {
                 throw UsageError("option '--preset': \(error.description)")
             }
         }
+        options.base64URLIncludesFilename = args.has("--base64-url-includes-filename")
         if let text = args.value("--url-replacements") {
             do {
                 options.urlReplacements = try URLReplacement.list(parsing: text)

@@ -87,6 +87,10 @@ extension ImageProxy {
         /// Put before every source URL, so URLs may carry paths relative to it (imgproxy's `IMGPROXY_BASE_URL`),
         /// e.g. `https://images.example.com/`. Default empty (sources are absolute URLs).
         public var baseURL: String
+        /// Whether a base64 source split by `/` ends with a file name that is not part of it (imgproxy's
+        /// `IMGPROXY_BASE64_URL_INCLUDES_FILENAME`): `/{signature}/{options}/{base64}.{ext}/{name}`, so that a
+        /// browser saving the image names the file. Default `false`.
+        public var base64URLIncludesFilename: Bool
         /// Rewrites of source URLs' starts, applied in order before ``baseURL`` and before the source policy sees
         /// the URL (imgproxy's `IMGPROXY_URL_REPLACEMENTS`), e.g. `img://` for `https://images.example.com/`, so
         /// that URLs in content outlive a move of the images. Default none.
@@ -242,6 +246,7 @@ extension ImageProxy {
             watermark = nil
             fallbackImage = nil
             baseURL = ""
+            base64URLIncludesFilename = false
             urlReplacements = []
             pathPrefix = ""
             allowedOrigin = nil

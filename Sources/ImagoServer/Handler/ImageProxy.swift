@@ -310,7 +310,8 @@ public final class ImageProxy: Sendable {
             parsing: rawPath, presets: configuration.presets, replacements: configuration.urlReplacements,
             baseURL: configuration.baseURL,
             onlyPresets: configuration.onlyPresets, allowsLocal: configuration.localRoot != nil,
-            allowedOptions: configuration.allowedProcessingOptions)
+            allowedOptions: configuration.allowedProcessingOptions,
+            base64IncludesFilename: configuration.base64URLIncludesFilename)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
         } else if !configuration.trustedSignatures.contains(path.signature) {

@@ -39,6 +39,14 @@ public struct PresetTable: Sendable, Hashable {
         }
     }
 
+    /// The preset definitions of a presets file (imgproxy's `IMGPROXY_PRESETS_PATH`): one `name=options` a line,
+    /// spaces around it trimmed; empty lines and lines starting with `#` skipped. For ``init(definitions:)``.
+    public static func definitions(inFile text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty && !$0.hasPrefix("#")
+        }
+    }
+
     /// The names of the presets, sorted.
     public var names: [String] { table.keys.sorted() }
 

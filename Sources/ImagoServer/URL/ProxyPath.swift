@@ -35,13 +35,15 @@ public struct ProxyPath: Sendable, Hashable {
     /// (default `false`), `local:///path` sources are accepted too (imgproxy's local files). With
     /// `allowedOptions` (imgproxy's `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`; default `nil`: all), an option whose
     /// name, as written, is not in the set is refused; the options inside presets are not checked (allow
-    /// `preset` or `pr` to let URLs name presets).
+    /// `preset` or `pr` to let URLs name presets). With `base64IncludesFilename` (imgproxy's
+    /// `IMGPROXY_BASE64_URL_INCLUDES_FILENAME`; default `false`), a base64 source split by `/` ends with a file name
+    /// for the browser's sake, which is dropped: `/{signature}/{options}/{base64}.{ext}/{name}`.
     ///
     /// - Throws: ``ProxyError`` with status 400 naming what is wrong, or 403 (``ProxyError/forbiddenOption(name:)``).
     public init(
         parsing path: String, presets: PresetTable = PresetTable(), replacements: [URLReplacement] = [],
         baseURL: String = "", onlyPresets: Bool = false, allowsLocal: Bool = false,
-        allowedOptions: Set<String>? = nil
+        allowedOptions: Set<String>? = nil, base64IncludesFilename: Bool = false
     ) throws(ProxyError) {
         guard path.hasPrefix("/") else { throw .malformedURL("the path must start with /") }
         let afterSlash = path.dropFirst()
@@ -77,7 +79,9 @@ public struct ProxyPath: Sendable, Hashable {
                 index += 1
                 continue
             }
-            parsedSource = try Self.encodedSource(segments[index...].joined())
+            let encoded = segments[index...]
+            parsedSource = try Self.encodedSource(
+                (base64IncludesFilename && encoded.count > 1 ? encoded.dropLast() : encoded).joined())
             break
         }
         guard let parsedSource, !parsedSource.url.isEmpty else { throw .malformedURL("no source URL") }
