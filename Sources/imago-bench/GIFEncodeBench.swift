@@ -75,7 +75,17 @@ enum GIFEncodeBench {
         _ env: PeerEnvironment, image: PixelBuffer, decoders: ImageDecoderRegistry, only: String?
     ) throws {
         guard only.map({ "png palette alpha".contains($0) }) ?? true else { return }
-        let cutOut = try ImagoTesting.featheredCutOut(image)
+        try translucentPaletteRows(env, cutOut: ImagoTesting.featheredCutOut(image), label: "", decoders: decoders)
+        // A thumbnail's size, where the encoder's fixed costs (its tables) show.
+        let small = try image.resampled(to: PixelSize(width: 192, height: 128))
+        try translucentPaletteRows(
+            env, cutOut: ImagoTesting.featheredCutOut(small), label: " at 192×128", decoders: decoders)
+    }
+
+    /// The rows of ``translucentPaletteRows(_:image:decoders:only:)`` for one cut-out.
+    static func translucentPaletteRows(
+        _ env: PeerEnvironment, cutOut: PixelBuffer, label: String, decoders: ImageDecoderRegistry
+    ) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imago-bench-palette-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -87,19 +97,19 @@ enum GIFEncodeBench {
         for colors in [256, 64] {
             let encoder = PNGEncoder(paletteColors: colors)
             print(
-                "png-palette-alpha: \(colors) colours, Imago: \(try errors(encoder.encode(cutOut, options: EncodingOptions())))"
+                "png-palette-alpha\(label): \(colors) colours, Imago: \(try errors(encoder.encode(cutOut, options: EncodingOptions())))"
             )
             for tool in ["pngquant", "pillow"] {
                 let output = folder.appendingPathComponent("\(tool)-\(colors).png").path
                 _ = try env.runPeer(["encode-png-palette-rgba", source, "1", "\(colors)", tool, output])
                 print(
-                    "png-palette-alpha: \(colors) colours, \(tool): \(try errors(Data(contentsOf: URL(fileURLWithPath: output))))"
+                    "png-palette-alpha\(label): \(colors) colours, \(tool): \(try errors(Data(contentsOf: URL(fileURLWithPath: output))))"
                 )
             }
             for (tool, name) in [("pngquant", "pngquant (CLI, defaults)"), ("pillow", "Pillow quantize() + save(PNG)")]
             {
                 try compare(
-                    "peers: PNG palette encode, Kodak 23 feathered cut-out (soft alpha), \(colors) colours, vs \(tool)",
+                    "peers: PNG palette encode, Kodak 23 feathered cut-out (soft alpha)\(label), \(colors) colours, vs \(tool)",
                     unit: "ms CPU", goal: 1.0, peerName: name, rounds: 5,
                     imago: {
                         try DecodeBench.msPerOp(5) { _ = try encoder.encode(cutOut, options: EncodingOptions()) }

@@ -88,6 +88,8 @@ struct GIFMedianCut {
         _ canvas: UnsafeBufferPointer<UInt8>, offsets: [Int], withAlpha: Bool, scratch: GIFScratch
     ) -> [Bin] {
         let sums = scratch.sums  // count, red, green, blue, alpha and squares per bin, flat
+        // The keys used, so that only they are read and zeroed again (not all 32,768 or 163,840 bins).
+        var used: [Int] = []
         for p in offsets {
             var (r, g, b, a) = (Int(canvas[p]), Int(canvas[p + 1]), Int(canvas[p + 2]), 0)
             let at: Int
@@ -98,6 +100,7 @@ struct GIFMedianCut {
             } else {
                 at = key(r, g, b) * 6
             }
+            if sums[at] == 0 { used.append(at / 6) }
             sums[at] += 1
             sums[at + 1] += r
             sums[at + 2] += g
@@ -106,7 +109,8 @@ struct GIFMedianCut {
             sums[at + 5] += r * r + g * g + b * b + Int(alphaWeight) * a * a
         }
         var bins: [Bin] = []
-        for key in 0..<(withAlpha ? keyCount : 1 << 15) where sums[key * 6] > 0 {
+        bins.reserveCapacity(used.count)
+        for key in used.sorted() {
             let at = key * 6
             bins.append(
                 Bin(

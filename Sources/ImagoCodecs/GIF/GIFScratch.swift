@@ -1,3 +1,5 @@
+import Foundation
+
 /// Tables one GIF encode reuses from frame to frame, so that an animation of small frames does not allocate and
 /// fault in 2 MB of fresh memory for each: the histogram's sums (32,768 bins × 6) and the nearest-colour cells
 /// (262,144). Each is allocated when first asked for (frames of at most 256 colours need neither), once per
@@ -22,11 +24,14 @@ final class GIFScratch {
         cellCount = withAlpha ? (1 << 18) + (1 << 19) : 1 << 18
     }
 
-    /// Count, red, green, blue, alpha and squares per bin; all 0 between uses.
+    /// Count, red, green, blue, alpha and squares per bin; all 0 between uses. Zeroed by `calloc`, whose large
+    /// blocks are fresh pages the kernel zeroes only when touched: a histogram of few colours costs few pages.
     var sums: UnsafeMutablePointer<Int> {
         if let allocatedSums { return allocatedSums }
-        let sums = UnsafeMutablePointer<Int>.allocate(capacity: sumCount)
-        sums.initialize(repeating: 0, count: sumCount)
+        guard let raw = calloc(sumCount, MemoryLayout<Int>.stride) else {
+            fatalError("GIFScratch: cannot allocate \(sumCount * MemoryLayout<Int>.stride) bytes")
+        }
+        let sums = raw.bindMemory(to: Int.self, capacity: sumCount)
         allocatedSums = sums
         return sums
     }
@@ -41,7 +46,7 @@ final class GIFScratch {
     }
 
     deinit {
-        allocatedSums?.deallocate()
+        free(allocatedSums)
         allocatedCells?.deallocate()
     }
 }
