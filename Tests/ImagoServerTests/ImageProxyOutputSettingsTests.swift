@@ -232,6 +232,17 @@ struct ImageProxyOutputSettingsTests {
         let sizes = try [0, 4, 6].map { try WebPEncoder(method: $0).encode(image, options: options).count }
         #expect(Set(sizes).count == 3, "\(sizes)")
         #expect(WebPEncoder().settingsIdentifier == nil && WebPEncoder(method: 9).method == 6)
+        // Presets tune the lossy encoder: other bytes, named in keys with the method
+        let photo = try WebPEncoder(preset: .photo).encode(image, options: options)
+        #expect(photo != (try WebPEncoder().encode(image, options: options)))
+        #expect(ImageFormat(sniffing: photo) == .webp)
+        #expect(WebPEncoder(method: 2, preset: .text).settingsIdentifier == "method=2;preset=text")
+        #expect(WebPEncoder(preset: .icon).settingsIdentifier == "preset=icon")
+        // Lossless ignores the preset
+        let lossless = EncodingOptions(isLossless: true)
+        #expect(
+            try WebPEncoder(preset: .drawing).encode(image, options: lossless)
+                == WebPEncoder().encode(image, options: lossless))
         #expect(WebPEncoder(method: -1).settingsIdentifier == "method=0")
         // Through the proxy: the server's effort, under its own key
         let fast = try await body("w:96", ext: "webp") { $0.encoders.register(WebPEncoder(method: 0)) }
@@ -367,6 +378,8 @@ struct ImageProxyOutputSettingsTests {
         #expect(defaults.webpEffort == 4 && defaults.jxlEffort == 4)
         #expect(try parse(["--webp-effort", "0", "--jxl-effort", "9"]).webpEffort == 0)
         #expect(try parse(["--jxl-effort", "9"]).jxlEffort == 9)
+        #expect(defaults.webpPreset == .default)
+        #expect(try parse(["--webp-preset", "photo"]).webpPreset == .photo)
         #expect(!defaults.jpegProgressive)
         #expect(try parse(["--jpeg-progressive"]).jpegProgressive)
         #expect(try defaults.pngPaletteColors == nil && parse(["--png-quantize"]).pngPaletteColors == 256)
@@ -388,7 +401,7 @@ struct ImageProxyOutputSettingsTests {
             ["--quality", "0"], ["--format-quality", "jpeg=101"], ["--format-quality", "jpeg"],
             ["--format-quality", "tiff=50"], ["--preferred-formats", "heic"], ["--preferred-formats", ","],
             ["--avif-speed", "11"], ["--trusted-signatures", ","], ["--detect-formats", "jpeg"],
-            ["--webp-effort", "7"], ["--jxl-effort", "0"],
+            ["--webp-effort", "7"], ["--jxl-effort", "0"], ["--webp-preset", "portrait"],
             ["--max-result-dimension", "8193"], ["--max-result-dimension", "-1"], ["--stale-retry", "0"],
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }

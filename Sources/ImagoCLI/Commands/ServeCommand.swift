@@ -230,6 +230,11 @@ enum ServeCommand {
                 help:
                     "libwebp's method for WebP outputs, 0 (fastest) to 6 (smallest) (default 4; IMGPROXY_WEBP_EFFORT)."),
             OptionSpec(
+                "--webp-preset", value: "NAME",
+                help:
+                    "libwebp's preset for WebP outputs: default, picture, photo, drawing, icon, text (IMGPROXY_WEBP_PRESET)."
+            ),
+            OptionSpec(
                 "--jxl-effort", value: "N",
                 help:
                     "libjxl's effort for JPEG XL outputs, 1 (fastest) to 9 (smallest) (default 4; IMGPROXY_JXL_EFFORT)."
@@ -427,6 +432,8 @@ enum ServeCommand {
         var avifSpeed = ImageProxy.Configuration.defaultAVIFSpeed
         /// `--webp-effort`: libwebp's method for WebP outputs.
         var webpEffort = 4
+        /// `--webp-preset`: libwebp's preset for WebP outputs.
+        var webpPreset = WebPEncoder.Preset.default
         /// `--jxl-effort`: libjxl's effort for JPEG XL outputs.
         var jxlEffort = ImageProxy.Configuration.defaultJPEGXLEffort
         /// `--detect-formats`: formats `Accept` picks for URLs that name none.
@@ -531,7 +538,9 @@ enum ServeCommand {
         if options.avifSpeed != ImageProxy.Configuration.defaultAVIFSpeed {
             configuration.encoders.register(AVIFEncoder(speed: options.avifSpeed))
         }
-        if options.webpEffort != 4 { configuration.encoders.register(WebPEncoder(method: options.webpEffort)) }
+        if options.webpEffort != 4 || options.webpPreset != .default {
+            configuration.encoders.register(WebPEncoder(method: options.webpEffort, preset: options.webpPreset))
+        }
         if options.jxlEffort != ImageProxy.Configuration.defaultJPEGXLEffort {
             configuration.encoders.register(JPEGXLEncoder(effort: options.jxlEffort))
         }
@@ -834,6 +843,13 @@ enum ServeCommand {
         }
         if let text = args.value("--webp-effort") {
             options.webpEffort = try parseInteger(text, option: "--webp-effort", range: 0...6)
+        }
+        if let text = args.value("--webp-preset") {
+            guard let preset = WebPEncoder.Preset(rawValue: text) else {
+                let names = WebPEncoder.Preset.allCases.map(\.rawValue).joined(separator: ", ")
+                throw UsageError("option '--webp-preset' takes \(names) (got '\(text)')")
+            }
+            options.webpPreset = preset
         }
         if let text = args.value("--jxl-effort") {
             options.jxlEffort = try parseInteger(text, option: "--jxl-effort", range: 1...9)

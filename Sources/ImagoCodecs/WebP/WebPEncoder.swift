@@ -5,8 +5,8 @@ import ImagoCore
 /// Encodes still WebP with libwebp: lossy at ``EncodingOptions/quality``, or lossless with
 /// ``EncodingOptions/isLossless``.
 ///
-/// - Lossy: quality 0…1 maps to libwebp's 0…100 (default 0.85 → 85), at ``method`` (default 4); alpha is kept,
-///   compressed losslessly.
+/// - Lossy: quality 0…1 maps to libwebp's 0…100 (default 0.85 → 85), at ``method`` (default 4) and with
+///   ``preset``'s tuning (default libwebp's); alpha is kept, compressed losslessly.
 /// - Lossless: libwebp's default effort (quality 75) at ``method``, and `exact` set so that even the colour under
 ///   fully transparent pixels survives: decoding gives back exactly the input bytes.
 /// - Colour: ``EncodingOptions/colorProfile`` is written as an `ICCP` chunk, byte-identical.
@@ -21,19 +21,54 @@ import ImagoCore
 /// let data = try WebPEncoder().encode(buffer, options: EncodingOptions(isLossless: true))
 /// ```
 public struct WebPEncoder: ImageEncoding {
+    /// libwebp's presets for lossy encoding (`WebPConfigPreset`): tunings of its noise shaping and filters for a
+    /// kind of picture, imgproxy's `IMGPROXY_WEBP_PRESET`.
+    public enum Preset: String, Sendable, Hashable, CaseIterable {
+        /// libwebp's defaults.
+        case `default`
+        /// Digital pictures such as portraits and indoor shots.
+        case picture
+        /// Outdoor photographs in natural light.
+        case photo
+        /// Hand or line drawings with high-contrast details.
+        case drawing
+        /// Small colourful images.
+        case icon
+        /// Text-like images.
+        case text
+
+        var libwebp: WebPPreset {
+            switch self {
+            case .default: WEBP_PRESET_DEFAULT
+            case .picture: WEBP_PRESET_PICTURE
+            case .photo: WEBP_PRESET_PHOTO
+            case .drawing: WEBP_PRESET_DRAWING
+            case .icon: WEBP_PRESET_ICON
+            case .text: WEBP_PRESET_TEXT
+            }
+        }
+    }
+
     /// libwebp's `method`, 0 (fastest) … 6 (smallest files): imgproxy's `IMGPROXY_WEBP_EFFORT`. Default 4
     /// (libwebp's and imgproxy's default).
     public let method: Int
+    /// The lossy preset. Default ``Preset/default``.
+    public let preset: Preset
 
-    /// A WebP encoder at `method` (clamped to 0…6; default 4); quality and losslessness come with each call's
-    /// ``EncodingOptions``.
-    public init(method: Int = 4) {
+    /// A WebP encoder at `method` (clamped to 0…6; default 4) and `preset` (default ``Preset/default``); quality
+    /// and losslessness come with each call's ``EncodingOptions``.
+    public init(method: Int = 4, preset: Preset = .default) {
         self.method = min(6, max(0, method))
+        self.preset = preset
     }
 
-    /// `method=N` when ``method`` is not the default 4, else `nil` (so keys made before the setting existed stay
-    /// valid).
-    public var settingsIdentifier: String? { method == 4 ? nil : "method=\(method)" }
+    /// `method=N` when ``method`` is not the default 4 and `preset=NAME` when ``preset`` is not the default,
+    /// joined by `;`; `nil` for the defaults (so keys made before these settings existed stay valid).
+    public var settingsIdentifier: String? {
+        let parts = [method == 4 ? nil : "method=\(method)", preset == .default ? nil : "preset=\(preset.rawValue)"]
+        let text = parts.compactMap { $0 }.joined(separator: ";")
+        return text.isEmpty ? nil : text
+    }
 
     /// `.webp`.
     public var format: ImageFormat { .webp }
@@ -64,13 +99,13 @@ public struct WebPEncoder: ImageEncoding {
     /// libwebp's configuration for `options` (shared by still and animated encoding).
     func configuration(_ options: EncodingOptions) throws -> WebPConfig {
         var config = WebPConfig()
-        guard WebPConfigInit(&config) != 0 else { throw failure("libwebp version mismatch") }
+        let quality = Float(min(max(options.quality, 0), 1) * 100)
+        guard WebPConfigPreset(&config, options.isLossless ? WEBP_PRESET_DEFAULT : preset.libwebp, quality) != 0
+        else { throw failure("libwebp version mismatch") }
         if options.isLossless {
             config.lossless = 1
             config.exact = 1
             config.quality = 75
-        } else {
-            config.quality = Float(min(max(options.quality, 0), 1) * 100)
         }
         config.method = Int32(method)
         guard WebPValidateConfig(&config) != 0 else { throw failure("invalid encoder configuration") }
