@@ -132,22 +132,14 @@ struct ServeCommandTests {
         origin.suspend("/a.jpg")
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let stderrFile = directory.appendingPathComponent("stderr")
-        #expect(FileManager.default.createFile(atPath: stderrFile.path, contents: nil))
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [
-            "serve", "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir",
-            directory.appendingPathComponent("cache").path,
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: stderrFile)
-        try process.run()
+        let serve = try ServeProcess(
+            executable, ["--listen", "127.0.0.1:0", "--unsigned", "--allow-private"], in: directory)
+        let process = serve.process
         defer { if process.isRunning { process.terminate() } }
         var port = 0
         #expect(
             await ImagoTesting.eventually {
-                let text = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+                let text = serve.stderr
                 guard let range = text.range(of: "listening on http://127.0.0.1:") else { return false }
                 port = Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
                 return port != 0
@@ -177,9 +169,7 @@ struct ServeCommandTests {
         // When SIGTERM arrives, then the origin answers
         kill(process.processIdentifier, SIGTERM)
         #expect(
-            await ImagoTesting.eventually {
-                ((try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "").contains("stopping")
-            })
+            await ImagoTesting.eventually { serve.stderr.contains("stopping") })
         origin.resume("/a.jpg")
         // Then every request in flight completes and the process exits 0
         let statuses = try await requests.value
@@ -198,23 +188,12 @@ struct ServeCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socketPath = directory.appendingPathComponent("imago.sock").path
-        let stderrFile = directory.appendingPathComponent("stderr")
-        #expect(FileManager.default.createFile(atPath: stderrFile.path, contents: nil))
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [
-            "serve", "--listen", "unix:" + socketPath, "--unsigned", "--allow-private", "--log-format", "off",
-            "--cache-dir", directory.appendingPathComponent("cache").path,
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: stderrFile)
-        try process.run()
+        let serve = try ServeProcess(
+            executable, ["--listen", "unix:" + socketPath, "--unsigned", "--allow-private", "--log-format", "off"],
+            in: directory)
+        let process = serve.process
         defer { if process.isRunning { process.terminate() } }
-        #expect(
-            await ImagoTesting.eventually {
-                ((try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "").contains(
-                    "listening on unix:\(socketPath)")
-            })
+        #expect(await ImagoTesting.eventually { serve.stderr.contains("listening on unix:\(socketPath)") })
         // An image through the socket, as nginx's proxy_pass http://unix:… sends it
         let connection = try MicroHTTPServerConnectionLimitTests.RawConnection(socketPath: socketPath)
         let path = "/_/rs:fit:20:20/f:png/plain/" + origin.url(for: "/a.jpg").absoluteString
@@ -692,4 +671,27 @@ struct InProcessServe {
         trigger.fire()
         return await run.value
     }
+}
+
+/// `imago serve` as a child process, its standard error in a file, for the tests that signal it.
+struct ServeProcess {
+    let process = Process()
+    let stderrFile: URL
+
+    /// Starts `executable serve ARGUMENTS --cache-dir DIRECTORY/cache`, standard error to `DIRECTORY/stderr`.
+    init(_ executable: URL, _ arguments: [String], in directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        stderrFile = directory.appendingPathComponent("stderr")
+        guard FileManager.default.createFile(atPath: stderrFile.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        process.executableURL = executable
+        process.arguments = ["serve"] + arguments + ["--cache-dir", directory.appendingPathComponent("cache").path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: stderrFile)
+        try process.run()
+    }
+
+    /// What it has written to standard error so far.
+    var stderr: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
 }
