@@ -186,7 +186,6 @@ struct ServeCommandTests {
         origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
         let directory = Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socketPath = directory.appendingPathComponent("imago.sock").path
         let serve = try ServeProcess(
             executable, ["--listen", "unix:" + socketPath, "--unsigned", "--allow-private", "--log-format", "off"],
