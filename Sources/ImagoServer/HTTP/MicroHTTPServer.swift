@@ -139,7 +139,8 @@ public final class MicroHTTPServer: @unchecked Sendable {
             Self.flags, nil, listener, UInt32(connectionLimit), UInt32(connectionTimeout), Self.backlog,
             UInt32(clamping: max(1, threads)), microHTTPAccess, context, microHTTPCompleted, context, 0)
         guard let started else {
-            close(listener)
+            // Not closed here: libmicrohttpd closes a socket it was given when it fails to start (its
+            // free_and_fail path), and closing it again could close a descriptor another thread just opened.
             UnixListener.remove(socketPath, inode: inode)
             throw Error.startFailed(host: "unix:" + socketPath, port: 0)
         }
