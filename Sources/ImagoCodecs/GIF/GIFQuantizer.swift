@@ -242,20 +242,21 @@ enum GIFQuantizer {
     /// of one colour always gets that colour's own nearest entry).
     ///
     /// The search starts from the entry of the colour's bin when one is known (its median-cut box, usually the
-    /// nearest or close), then walks the entries in order of green outwards from the colour's green and stops on
-    /// each side once the green difference alone is farther than the best entry so far: a few entries rather
-    /// than all, and an entry as near as comparing them all would find.
+    /// nearest or close), then walks the entries in order of green (opaque colours) or alpha (translucent ones)
+    /// outwards from the colour's and stops on each side once that difference alone is farther than the best
+    /// entry so far: a few entries rather than all, and an entry as near as comparing them all would find.
     private struct NearestColor {
         let colors: [UInt8]
         /// Whether entries and colours have alpha (four bytes an entry in ``colors``).
         let withAlpha: Bool
-        /// The entries as (red, green, blue, alpha; 0 without), sorted by green, and their entry numbers: all of
-        /// them for translucent colours, the opaque ones (all without alpha) for opaque colours; all when no
-        /// entry is opaque.
-        private let sorted: [SIMD4<Int32>]
-        private let numbers: [Int32]
+        /// For opaque colours: the opaque entries (all of them without alpha, or when none is opaque) as (red,
+        /// green, blue, alpha; 0 without), sorted by green, and their entry numbers.
         private let opaqueSorted: [SIMD4<Int32>]
         private let opaqueNumbers: [Int32]
+        /// For translucent colours: every entry as (red, alpha, blue, green), sorted by alpha, which weighs most
+        /// (``GIFMedianCut/alphaWeight``) and so ends the search soonest, and their entry numbers.
+        private let sorted: [SIMD4<Int32>]
+        private let numbers: [Int32]
         /// Per bin key (``GIFMedianCut/key(_:_:_:alpha:)``), an entry to try first; `.max` when none.
         private let hints: [UInt16]
         /// Per cell, the answer given (`.max`: none yet).
@@ -278,11 +279,14 @@ enum GIFQuantizer {
                     (SIMD4(Int32(colors[c]), Int32(colors[c + 1]), Int32(colors[c + 2]), alpha), Int32(entry)))
             }
             entries.sort { $0.0.y != $1.0.y ? $0.0.y < $1.0.y : $0.1 < $1.1 }
-            sorted = entries.map(\.0)
-            numbers = entries.map(\.1)
             let opaque = withAlpha ? entries.filter { $0.0.w == 255 } : entries
-            opaqueSorted = opaque.isEmpty ? sorted : opaque.map(\.0)
-            opaqueNumbers = opaque.isEmpty ? numbers : opaque.map(\.1)
+            opaqueSorted = (opaque.isEmpty ? entries : opaque).map(\.0)
+            opaqueNumbers = (opaque.isEmpty ? entries : opaque).map(\.1)
+            let byAlpha = entries.map { (SIMD4($0.0.x, $0.0.w, $0.0.z, $0.0.y), $0.1) }.sorted {
+                $0.0.y != $1.0.y ? $0.0.y < $1.0.y : $0.1 < $1.1
+            }
+            sorted = byAlpha.map(\.0)
+            numbers = byAlpha.map(\.1)
         }
 
         /// The entry nearest to (`r`, `g`, `b`, `a`), each 0…255 (`a` 0 without alpha).
@@ -309,38 +313,41 @@ enum GIFQuantizer {
                 let da = withAlpha ? a - Int32(colors[c + 3]) : 0
                 (best, bestDistance) = (Int32(hint), dr * dr + dg * dg + db * db + alphaWeight * da * da)
             }
+            // The walk's axis is the entries' second lane: green for opaque colours, alpha for translucent ones
+            // (stored as red, alpha, blue, green); `wy` and `ww` weigh the second and fourth lanes.
+            let (y, w, wy, ww) = opaque ? (g, a, 1, alphaWeight) : (a, g, alphaWeight, 1)
             // Components are 0…255, so no distance overflows: wrapping arithmetic only drops the checks.
             (opaque ? opaqueSorted : sorted).withUnsafeBufferPointer { entries in
                 let count = entries.count
-                // The first position whose green is at least `g`, then outwards both ways.
+                // The first position whose axis value is at least `y`, then outwards both ways.
                 var above = 0
                 var end = count
                 while above < end {
                     let middle = (above + end) / 2
-                    if entries[middle].y < g { above = middle + 1 } else { end = middle }
+                    if entries[middle].y < y { above = middle + 1 } else { end = middle }
                 }
                 var below = above - 1
                 while above < count || below >= 0 {
                     if above < count {
                         let entry = entries[above]
-                        let dg = entry.y &- g
-                        if dg &* dg >= bestDistance {
+                        let dy = entry.y &- y
+                        if dy &* dy &* wy >= bestDistance {
                             above = count
                         } else {
-                            let (dr, db, da) = (entry.x &- r, entry.z &- b, entry.w &- a)
-                            let distance = dr &* dr &+ dg &* dg &+ db &* db &+ da &* da &* alphaWeight
+                            let (dr, db, dw) = (entry.x &- r, entry.z &- b, entry.w &- w)
+                            let distance = dr &* dr &+ dy &* dy &* wy &+ db &* db &+ dw &* dw &* ww
                             if distance < bestDistance { (best, bestDistance) = (numbers[above], distance) }
                             above &+= 1
                         }
                     }
                     if below >= 0 {
                         let entry = entries[below]
-                        let dg = g &- entry.y
-                        if dg &* dg >= bestDistance {
+                        let dy = y &- entry.y
+                        if dy &* dy &* wy >= bestDistance {
                             below = -1
                         } else {
-                            let (dr, db, da) = (entry.x &- r, entry.z &- b, entry.w &- a)
-                            let distance = dr &* dr &+ dg &* dg &+ db &* db &+ da &* da &* alphaWeight
+                            let (dr, db, dw) = (entry.x &- r, entry.z &- b, entry.w &- w)
+                            let distance = dr &* dr &+ dy &* dy &* wy &+ db &* db &+ dw &* dw &* ww
                             if distance < bestDistance { (best, bestDistance) = (numbers[below], distance) }
                             below &-= 1
                         }
