@@ -25,6 +25,9 @@ struct GIFMedianCut {
         /// The channel's sum: 0 red, 1 green, 2 blue, 3 alpha.
         func sum(_ channel: Int) -> Int { channel == 0 ? red : channel == 1 ? green : channel == 2 ? blue : alpha }
 
+        /// The channel's mean over the pixels, rounded (0…255); the bin must hold some.
+        func mean(_ channel: Int) -> Int { (sum(channel) + count / 2) / count }
+
         /// The pixels' squared error: the squares less what their mean accounts for.
         var error: Double {
             guard count > 0 else { return 0 }
@@ -123,7 +126,9 @@ struct GIFMedianCut {
 
     /// A channel value times `alpha`, rounded (0…255).
     @inline(__always)
-    static func premultiplied(_ value: Int, _ alpha: Int) -> Int { (value * alpha + 127) / 255 }
+    static func premultiplied<Value: FixedWidthInteger>(_ value: Value, _ alpha: Value) -> Value {
+        (value * alpha + 127) / 255
+    }
 
     /// At most `capacity` entries (red, green and blue bytes, then premultiplied alpha with `withAlpha`) and, for
     /// every bin key with pixels, its entry.
@@ -149,8 +154,7 @@ struct GIFMedianCut {
         var colors: [UInt8] = []
         var entryOfBin = [UInt16](repeating: .max, count: withAlpha ? Self.keyCount : 1 << 15)
         for (entry, box) in boxes.enumerated() {
-            let n = box.total.count
-            for channel in 0..<(withAlpha ? 4 : 3) { colors.append(UInt8((box.total.sum(channel) + n / 2) / n)) }
+            for channel in 0..<(withAlpha ? 4 : 3) { colors.append(UInt8(box.total.mean(channel))) }
             for bin in bins[box.start..<box.end] { entryOfBin[bin.key] = UInt16(entry) }
         }
         return (colors, entryOfBin)

@@ -137,8 +137,7 @@ enum GIFQuantizer {
                 bins: GIFMedianCut.histogram(canvas, offsets: offsets, withAlpha: withAlpha, scratch: scratch))
             var (colors, hints) = cut.palette(capacity: capacity, withAlpha: withAlpha)
             if withAlpha { (colors, hints) = refined(colors, hints: hints, bins: cut.bins, passes: 2) }
-            let nearest = NearestColor(colors, withAlpha: withAlpha, hints: hints, cells: scratch.cells)
-            let indices = diffuse(onto: nearest)
+            let indices = diffuse(onto: NearestColor(colors, withAlpha: withAlpha, hints: hints, scratch: scratch))
             return GIFIndexedFrame(rect: rect, indices: indices, colors: colors, transparentIndex: nil)
         }
 
@@ -150,21 +149,18 @@ enum GIFQuantizer {
         ) -> ([UInt8], [UInt16]) {
             var (colors, hints) = (colors, hints)
             for _ in 0..<passes {
-                let nearest = NearestColor(colors, withAlpha: true, hints: hints, cells: scratch.cells)
+                let nearest = NearestColor(colors, withAlpha: true, hints: hints, scratch: scratch)
                 var totals = [GIFMedianCut.Bin](repeating: GIFMedianCut.Bin(key: -1), count: colors.count / 4)
                 for bin in bins {
-                    let n = bin.count
                     var entry = nearest.index(
-                        Int32((bin.red + n / 2) / n), Int32((bin.green + n / 2) / n), Int32((bin.blue + n / 2) / n),
-                        Int32((bin.alpha + n / 2) / n))
+                        Int32(bin.mean(0)), Int32(bin.mean(1)), Int32(bin.mean(2)), Int32(bin.mean(3)))
                     // A translucent bin stays with its entry rather than make an opaque one translucent.
                     if bin.key >= 1 << 15, colors[entry * 4 + 3] == 255 { entry = Int(hints[bin.key]) }
                     hints[bin.key] = UInt16(entry)
                     totals[entry].add(bin)
                 }
                 for (entry, total) in totals.enumerated() where total.count > 0 {
-                    let n = total.count
-                    for channel in 0..<4 { colors[entry * 4 + channel] = UInt8((total.sum(channel) + n / 2) / n) }
+                    for channel in 0..<4 { colors[entry * 4 + channel] = UInt8(total.mean(channel)) }
                 }
             }
             return (colors, hints)
@@ -197,7 +193,10 @@ enum GIFQuantizer {
                         // entry, gives none).
                         a = Int32(canvas[p + 3])
                         if a < 255 {
-                            (r, g, b) = ((r * a + 127) / 255, (g * a + 127) / 255, (b * a + 127) / 255)
+                            (r, g, b) = (
+                                GIFMedianCut.premultiplied(r, a), GIFMedianCut.premultiplied(g, a),
+                                GIFMedianCut.premultiplied(b, a)
+                            )
                             a = min(254, max(1, a + current[e + 3] / 16))
                         }
                     }
@@ -263,14 +262,15 @@ enum GIFQuantizer {
         private let cells: UnsafeMutablePointer<UInt16>
 
         /// A search over `colors` (with `withAlpha`, premultiplied RGBA), starting from `hints`, remembering
-        /// answers in `cells` (``GIFScratch/cells``, emptied here).
-        init(_ colors: [UInt8], withAlpha: Bool, hints: [UInt16], cells: UnsafeMutablePointer<UInt16>) {
+        /// answers in `scratch`'s cells (``GIFScratch/cells``, emptied here; with `withAlpha`, a scratch made
+        /// with room for translucent cells).
+        init(_ colors: [UInt8], withAlpha: Bool, hints: [UInt16], scratch: GIFScratch) {
             self.colors = colors
             self.withAlpha = withAlpha
             self.hints = hints
-            self.cells = cells
+            cells = scratch.cells
             let stride = withAlpha ? 4 : 3
-            cells.update(repeating: .max, count: withAlpha ? (1 << 18) + (1 << 19) : 1 << 18)
+            cells.update(repeating: .max, count: scratch.cellCount)
             var entries: [(SIMD4<Int32>, Int32)] = []
             for entry in 0..<(colors.count / stride) {
                 let c = entry * stride

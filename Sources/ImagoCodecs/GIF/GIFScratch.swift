@@ -7,8 +7,6 @@ import Foundation
 /// measured and gained nothing above the noise.) With alpha (palette PNGs), both have room for the translucent
 /// bins and cells too: 163,840 bins and 786,432 cells (9.4 MB).
 final class GIFScratch {
-    /// Whether the tables have room for translucent colours.
-    let withAlpha: Bool
     /// The number of entries of ``sums``.
     let sumCount: Int
     /// The number of entries of ``cells``: 6-bit RGB cells, then with alpha 5-bit premultiplied RGB and 4-bit
@@ -19,7 +17,6 @@ final class GIFScratch {
 
     /// Tables for opaque colours, or with `withAlpha` translucent ones too.
     init(withAlpha: Bool = false) {
-        self.withAlpha = withAlpha
         sumCount = 6 * (withAlpha ? GIFMedianCut.keyCount : 1 << 15)
         cellCount = withAlpha ? (1 << 18) + (1 << 19) : 1 << 18
     }
