@@ -46,31 +46,25 @@ extension ImageProxy {
         let (task, isLeader) = renders.withLock { renders in
             if let task = renders[key] { return (task, false) }
             let task = Task { [outdated] in
-                await self.render(key, source: source, original: original, outdated: outdated)
+                let result = await self.render(key, source: source, original: original, outdated: outdated)
+                // The render removes its own entry once its output is in the cache, whether or not anyone still
+                // waits for it. It cannot get here before the entry is inserted: that happens under this lock.
+                self.renders.withLock { _ = $0.removeValue(forKey: key) }
+                return result
             }
             renders[key] = task
             return (task, true)
         }
         let result: Result<RenderedOutput, ProxyError>
         if let timeout = configuration.requestTimeout {
+            // Given up on, the render goes on for the other requests and the cache.
             guard let value = await RenderDeadline.value(of: task, within: timeout) else {
-                // Given up on: the render goes on for the others and the cache. A leader still removes the
-                // entry, once the render ends.
-                if isLeader {
-                    Task {
-                        _ = await task.value
-                        self.renders.withLock { _ = $0.removeValue(forKey: key) }
-                    }
-                }
                 throw .requestTimedOut(after: timeout)
             }
             result = value
         } else {
             result = await task.value
         }
-        // The leader removes the entry (not the task itself, which could finish before it was inserted); the
-        // output is in the cache by then.
-        if isLeader { renders.withLock { _ = $0.removeValue(forKey: key) } }
         if isLeader, outdated != nil, case .success(let output) = result { metrics.outputRenewed(output.renewal) }
         switch result {
         case .success(let output):
