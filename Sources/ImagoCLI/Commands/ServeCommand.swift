@@ -431,7 +431,7 @@ enum ServeCommand {
         /// `--avif-speed`: libavif's speed for AVIF outputs.
         var avifSpeed = ImageProxy.Configuration.defaultAVIFSpeed
         /// `--webp-effort`: libwebp's method for WebP outputs.
-        var webpEffort = 4
+        var webpEffort = WebPEncoder().method
         /// `--webp-preset`: libwebp's preset for WebP outputs.
         var webpPreset = WebPEncoder.Preset.default
         /// `--jxl-effort`: libjxl's effort for JPEG XL outputs.
@@ -538,9 +538,8 @@ enum ServeCommand {
         if options.avifSpeed != ImageProxy.Configuration.defaultAVIFSpeed {
             configuration.encoders.register(AVIFEncoder(speed: options.avifSpeed))
         }
-        if options.webpEffort != 4 || options.webpPreset != .default {
-            configuration.encoders.register(WebPEncoder(method: options.webpEffort, preset: options.webpPreset))
-        }
+        let webp = WebPEncoder(method: options.webpEffort, preset: options.webpPreset)
+        if webp.settingsIdentifier != nil { configuration.encoders.register(webp) }  // not the default one
         if options.jxlEffort != ImageProxy.Configuration.defaultJPEGXLEffort {
             configuration.encoders.register(JPEGXLEncoder(effort: options.jxlEffort))
         }
@@ -821,8 +820,10 @@ enum ServeCommand {
                     options.detectedFormats = []
                 } else {
                     let formats = try ImageProxy.Configuration.formats(parsing: text, option: "--detect-formats")
-                    guard formats.allSatisfy({ $0 == .avif || $0 == .webp || $0 == .jpegXL }) else {
-                        throw UsageError("option '--detect-formats' takes jxl, avif, webp or none (got '\(text)')")
+                    let negotiable = ImageProxy.Configuration.negotiableFormats
+                    guard formats.allSatisfy(negotiable.contains) else {
+                        let names = negotiable.map(\.rawValue).joined(separator: ", ")
+                        throw UsageError("option '--detect-formats' takes \(names) or none (got '\(text)')")
                     }
                     options.detectedFormats = Set(formats)
                 }

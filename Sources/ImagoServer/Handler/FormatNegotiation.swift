@@ -24,8 +24,8 @@ enum FormatChoice: Hashable, Sendable {
 /// Picks output formats and names their media types. Never switches over every ``ImageFormat``: formats are
 /// compared by value, so new formats (and encoders) fit in without changes here.
 enum FormatNegotiation {
-    /// The formats `Accept` can select, in order of preference (imgproxy's: JPEG XL, AVIF, WebP).
-    static let preferred: [ImageFormat] = [.jpegXL, .avif, .webp]
+    /// The formats `Accept` can select, in order of preference (``ImageProxy/Configuration/negotiableFormats``).
+    static let preferred = ImageProxy.Configuration.negotiableFormats
 
     /// The formats the proxy renders into (named by ``ImageFormat/mimeType`` in `Accept` and `Content-Type`).
     static let outputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .jpegXL, .gif]

@@ -292,6 +292,9 @@ extension ImageProxy.Configuration {
     public static let defaultFormatQuality: [ImageFormat: Int] = [.avif: 65]
     /// The default ``preferredFormats``: JPEG, PNG and GIF, the formats every client shows (imgproxy's).
     public static let defaultPreferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
+    /// The formats ``detectedFormats`` and ``enforcedFormats`` may hold, in the order `Accept` picks them
+    /// (imgproxy's: JPEG XL, AVIF, WebP).
+    public static let negotiableFormats: [ImageFormat] = [.jpegXL, .avif, .webp]
     /// The default ``detectedFormats``: AVIF and WebP (JPEG XL is opt-in, as in imgproxy).
     public static let defaultDetectedFormats: Set<ImageFormat> = [.avif, .webp]
 

@@ -490,8 +490,11 @@ public final class ImageProxy: Sendable {
             (try? JSONSerialization.data(withJSONObject: ["error": error.description], options: [.sortedKeys]))
             ?? Data("{\"error\":\"error\"}".utf8)
         var response = plain(error.status, "application/json", body + Data("\n".utf8))
-        if case .overloaded(let seconds) = error { response.headers.append(.init("Retry-After", "\(seconds)")) }
-        if case .requestTimedOut = error { response.headers.append(.init("Retry-After", "\(retryAfter)")) }
+        switch error {
+        case .overloaded(let seconds): response.headers.append(.init("Retry-After", "\(seconds)"))
+        case .requestTimedOut: response.headers.append(.init("Retry-After", "\(retryAfter)"))
+        default: break
+        }
         return response
     }
 }
