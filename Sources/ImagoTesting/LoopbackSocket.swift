@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 #if canImport(Glibc)
     import Glibc
@@ -22,11 +23,7 @@ public enum LoopbackSocket {
     /// The descriptor of a connection to the Unix domain socket at `socketPath` (the caller closes it), or the
     /// `errno` of the failed `socket` or `connect` (`ENAMETOOLONG` for a path too long for an address).
     public static func connect(socketPath: String) throws(POSIXError) -> Int32 {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(socketPath.utf8) + [0]
-        guard bytes.count <= MemoryLayout.size(ofValue: address.sun_path) else { throw POSIXError(.ENAMETOOLONG) }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        guard var address = UnixSocketAddress.make(socketPath) else { throw POSIXError(.ENAMETOOLONG) }
         return try connect(AF_UNIX, to: &address)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Imago
+import ImagoCore
 import ImagoServer
 import ImagoTesting
 import Testing
@@ -260,9 +261,7 @@ struct MicroHTTPServerUnixSocketTests {
         // A socket file whose process is gone: bound, never listened on, closed
         let stale = dir.appendingPathComponent("stale.sock").path
         let leftover = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(stale.utf8) + [0]) }
+        var address = try #require(UnixSocketAddress.make(stale))
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(leftover, $0, socklen_t(MemoryLayout<sockaddr_un>.size))

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 /// The listening Unix domain socket of a ``MicroHTTPServer`` started with a `socketPath`: made, bound and
 /// listening here, then handed to libmicrohttpd, which accepts on it and closes it.
@@ -9,13 +10,10 @@ enum UnixListener {
     /// - Throws: ``MicroHTTPServer/Error/socketFailed(path:reason:)``.
     static func open(_ path: String, backlog: Int32) throws -> (descriptor: Int32, inode: ino_t) {
         func failure(_ reason: String) -> MicroHTTPServer.Error { .socketFailed(path: path, reason: reason) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        let bytes = Array(path.utf8)
-        guard !bytes.isEmpty, !bytes.contains(0) else { throw failure("the path is empty or holds a NUL byte") }
-        guard bytes.count < capacity else { throw failure("the path is longer than \(capacity - 1) bytes") }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
+        guard !path.isEmpty, !path.utf8.contains(0) else { throw failure("the path is empty or holds a NUL byte") }
+        guard var address = UnixSocketAddress.make(path) else {
+            throw failure("the path is longer than \(UnixSocketAddress.maximumPathLength) bytes")
+        }
         var status = stat()
         if lstat(path, &status) == 0 {
             guard status.st_mode & S_IFMT == S_IFSOCK else { throw failure("the file exists and is not a socket") }
