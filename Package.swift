@@ -45,6 +45,9 @@ let package = Package(
         // decoders' step to their fitted size), chosen at run time like CColorKernel's; ImagoCore keeps the Swift
         // loops.
         .target(name: "CResampleKernel"),
+        // The colour quantizer's nearest-colour search (GIF and palette PNG output), AVX2 or SSE2 chosen at run
+        // time, plain C elsewhere.
+        .target(name: "CPaletteKernel"),
         // imago-bench's own C (glibc's malloc statistics), linked by nothing that ships.
         .target(name: "CBenchShims"),
         // libcurl, wrapped once in ImagoCurl (the network layer: HTTP/2, address policy, TLS and proxy control).
@@ -95,7 +98,7 @@ let package = Package(
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
                 "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "CZlib", "CColorKernel", "CJPEGStrips",
-                "CResampleKernel",
+                "CResampleKernel", "CPaletteKernel",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl", "CImagoShims"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
@@ -128,7 +131,7 @@ let package = Package(
             name: "ImagoCodecsTests",
             dependencies: [
                 "ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting",
-                "CTIFF", "CWebP", "CAVIF", "CJXL", "CLCMS2", "CHEIF",
+                "CTIFF", "CWebP", "CAVIF", "CJXL", "CLCMS2", "CHEIF", "CPaletteKernel",
             ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),

@@ -74,8 +74,11 @@ enum GIFEncodeBench {
     static func translucentPaletteRows(
         _ env: PeerEnvironment, image: PixelBuffer, decoders: ImageDecoderRegistry, only: String?
     ) throws {
-        guard only.map({ "png palette alpha".contains($0) }) ?? true else { return }
-        try translucentPaletteRows(env, cutOut: ImagoTesting.featheredCutOut(image), label: "", decoders: decoders)
+        guard only.map({ "png palette alpha thumbnail".contains($0) }) ?? true else { return }
+        // IMAGO_BENCH_GIF=thumbnail runs only the thumbnail's rows.
+        if only != "thumbnail" {
+            try translucentPaletteRows(env, cutOut: ImagoTesting.featheredCutOut(image), label: "", decoders: decoders)
+        }
         // A thumbnail's size, where the encoder's fixed costs (its tables) show.
         let small = try image.resampled(to: PixelSize(width: 192, height: 128))
         try translucentPaletteRows(

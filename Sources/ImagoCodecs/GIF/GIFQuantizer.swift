@@ -137,7 +137,7 @@ enum GIFQuantizer {
                 bins: GIFMedianCut.histogram(canvas, offsets: offsets, withAlpha: withAlpha, scratch: scratch))
             var (colors, hints) = cut.palette(capacity: capacity, withAlpha: withAlpha)
             if withAlpha { (colors, hints) = refined(colors, hints: hints, bins: cut.bins, passes: 2) }
-            let indices = diffuse(onto: NearestColor(colors, withAlpha: withAlpha, hints: hints, scratch: scratch))
+            let indices = diffuse(onto: GIFNearestColor(colors, withAlpha: withAlpha))
             return GIFIndexedFrame(rect: rect, indices: indices, colors: colors, transparentIndex: nil)
         }
 
@@ -149,7 +149,7 @@ enum GIFQuantizer {
         ) -> ([UInt8], [UInt16]) {
             var (colors, hints) = (colors, hints)
             for _ in 0..<passes {
-                let nearest = NearestColor(colors, withAlpha: true, hints: hints, scratch: scratch)
+                let nearest = GIFNearestColor(colors, withAlpha: true)
                 var totals = [GIFMedianCut.Bin](repeating: GIFMedianCut.Bin(key: -1), count: colors.count / 4)
                 for bin in bins {
                     var entry = nearest.index(
@@ -168,7 +168,7 @@ enum GIFQuantizer {
 
         /// The index of every drawn pixel after Floyd–Steinberg error diffusion onto `colors` (in premultiplied
         /// RGBA with ``withAlpha``), rows in serpentine order.
-        private func diffuse(onto nearest: NearestColor) -> [UInt8] {
+        private func diffuse(onto nearest: GIFNearestColor) -> [UInt8] {
             let colors = nearest.colors
             let stride = withAlpha ? 4 : 3
             let width = rect.width
@@ -233,129 +233,5 @@ enum GIFQuantizer {
         next[behind] += error * 3
         next[here] += error * 5
         next[ahead] += error
-    }
-
-    /// The nearest entry of a colour map (squared distance in RGB, or premultiplied RGBA), remembered per cell
-    /// (4 × 4 × 4 colours; translucent colours: 8 × 8 × 8 × 16 alphas): the first colour of a cell to ask is
-    /// searched, and the cell's later colours get its answer (error diffusion absorbs the difference; a flat area
-    /// of one colour always gets that colour's own nearest entry).
-    ///
-    /// The search starts from the entry of the colour's bin when one is known (its median-cut box, usually the
-    /// nearest or close), then walks the entries in order of green (opaque colours) or alpha (translucent ones)
-    /// outwards from the colour's and stops on each side once that difference alone is farther than the best
-    /// entry so far: a few entries rather than all, and an entry as near as comparing them all would find.
-    private struct NearestColor {
-        let colors: [UInt8]
-        /// Whether entries and colours have alpha (four bytes an entry in ``colors``).
-        let withAlpha: Bool
-        /// For opaque colours: the opaque entries (all of them without alpha, or when none is opaque) as (red,
-        /// green, blue, alpha; 0 without), sorted by green, and their entry numbers.
-        private let opaqueSorted: [SIMD4<Int32>]
-        private let opaqueNumbers: [Int32]
-        /// For translucent colours: every entry as (red, alpha, blue, green), sorted by alpha, which weighs most
-        /// (``GIFMedianCut/alphaWeight``) and so ends the search soonest, and their entry numbers.
-        private let sorted: [SIMD4<Int32>]
-        private let numbers: [Int32]
-        /// Per bin key (``GIFMedianCut/key(_:_:_:alpha:)``), an entry to try first; `.max` when none.
-        private let hints: [UInt16]
-        /// Per cell, the answer given (`.max`: none yet).
-        private let cells: UnsafeMutablePointer<UInt16>
-
-        /// A search over `colors` (with `withAlpha`, premultiplied RGBA), starting from `hints`, remembering
-        /// answers in `scratch`'s cells (``GIFScratch/cells``, emptied here; with `withAlpha`, a scratch made
-        /// with room for translucent cells).
-        init(_ colors: [UInt8], withAlpha: Bool, hints: [UInt16], scratch: GIFScratch) {
-            self.colors = colors
-            self.withAlpha = withAlpha
-            self.hints = hints
-            cells = scratch.cells
-            let stride = withAlpha ? 4 : 3
-            cells.update(repeating: .max, count: scratch.cellCount)
-            var entries: [(SIMD4<Int32>, Int32)] = []
-            for entry in 0..<(colors.count / stride) {
-                let c = entry * stride
-                let alpha = withAlpha ? Int32(colors[c + 3]) : 0
-                entries.append(
-                    (SIMD4(Int32(colors[c]), Int32(colors[c + 1]), Int32(colors[c + 2]), alpha), Int32(entry)))
-            }
-            entries.sort { $0.0.y != $1.0.y ? $0.0.y < $1.0.y : $0.1 < $1.1 }
-            let opaque = withAlpha ? entries.filter { $0.0.w == 255 } : entries
-            opaqueSorted = (opaque.isEmpty ? entries : opaque).map(\.0)
-            opaqueNumbers = (opaque.isEmpty ? entries : opaque).map(\.1)
-            let byAlpha = entries.map { (SIMD4($0.0.x, $0.0.w, $0.0.z, $0.0.y), $0.1) }.sorted {
-                $0.0.y != $1.0.y ? $0.0.y < $1.0.y : $0.1 < $1.1
-            }
-            sorted = byAlpha.map(\.0)
-            numbers = byAlpha.map(\.1)
-        }
-
-        /// The entry nearest to (`r`, `g`, `b`, `a`), each 0…255 (`a` 0 without alpha).
-        func index(_ r: Int32, _ g: Int32, _ b: Int32, _ a: Int32) -> Int {
-            let alphaWeight = Int32(GIFMedianCut.alphaWeight)
-            let opaque = !withAlpha || a == 255
-            let cell =
-                opaque
-                ? Int(r >> 2) << 12 | Int(g >> 2) << 6 | Int(b >> 2)
-                : (1 << 18) + (Int(r >> 3) << 14 | Int(g >> 3) << 9 | Int(b >> 3) << 4 | Int(a >> 4))
-            if cells[cell] != .max { return Int(cells[cell]) }
-            let numbers = opaque ? opaqueNumbers : numbers
-            var best = numbers[0]
-            var bestDistance = Int32.max
-            let key =
-                opaque
-                ? GIFMedianCut.key(Int(r), Int(g), Int(b)) : GIFMedianCut.key(Int(r), Int(g), Int(b), alpha: Int(a))
-            let hint = hints[key]
-            if hint != .max {
-                let c = Int(hint) * (withAlpha ? 4 : 3)
-                let dr = r - Int32(colors[c])
-                let dg = g - Int32(colors[c + 1])
-                let db = b - Int32(colors[c + 2])
-                let da = withAlpha ? a - Int32(colors[c + 3]) : 0
-                (best, bestDistance) = (Int32(hint), dr * dr + dg * dg + db * db + alphaWeight * da * da)
-            }
-            // The walk's axis is the entries' second lane: green for opaque colours, alpha for translucent ones
-            // (stored as red, alpha, blue, green); `wy` and `ww` weigh the second and fourth lanes.
-            let (y, w, wy, ww) = opaque ? (g, a, 1, alphaWeight) : (a, g, alphaWeight, 1)
-            // Components are 0…255, so no distance overflows: wrapping arithmetic only drops the checks.
-            (opaque ? opaqueSorted : sorted).withUnsafeBufferPointer { entries in
-                let count = entries.count
-                // The first position whose axis value is at least `y`, then outwards both ways.
-                var above = 0
-                var end = count
-                while above < end {
-                    let middle = (above + end) / 2
-                    if entries[middle].y < y { above = middle + 1 } else { end = middle }
-                }
-                var below = above - 1
-                while above < count || below >= 0 {
-                    if above < count {
-                        let entry = entries[above]
-                        let dy = entry.y &- y
-                        if dy &* dy &* wy >= bestDistance {
-                            above = count
-                        } else {
-                            let (dr, db, dw) = (entry.x &- r, entry.z &- b, entry.w &- w)
-                            let distance = dr &* dr &+ dy &* dy &* wy &+ db &* db &+ dw &* dw &* ww
-                            if distance < bestDistance { (best, bestDistance) = (numbers[above], distance) }
-                            above &+= 1
-                        }
-                    }
-                    if below >= 0 {
-                        let entry = entries[below]
-                        let dy = y &- entry.y
-                        if dy &* dy &* wy >= bestDistance {
-                            below = -1
-                        } else {
-                            let (dr, db, dw) = (entry.x &- r, entry.z &- b, entry.w &- w)
-                            let distance = dr &* dr &+ dy &* dy &* wy &+ db &* db &+ dw &* dw &* ww
-                            if distance < bestDistance { (best, bestDistance) = (numbers[below], distance) }
-                            below &-= 1
-                        }
-                    }
-                }
-            }
-            cells[cell] = UInt16(best)
-            return Int(best)
-        }
     }
 }

@@ -1,49 +1,37 @@
 import Foundation
 
-/// Tables one GIF encode reuses from frame to frame, so that an animation of small frames does not allocate and
-/// fault in 2 MB of fresh memory for each: the histogram's sums (32,768 bins × 6) and the nearest-colour cells
-/// (262,144). Each is allocated when first asked for (frames of at most 256 colours need neither), once per
-/// encode, and left zeroed / empty between uses. One encode, one thread. (Keeping them across encodes too was
-/// measured and gained nothing above the noise.) With alpha (palette PNGs), both have room for the translucent
-/// bins and cells too: 163,840 bins and 786,432 cells (9.4 MB).
+/// The table one GIF encode reuses from frame to frame, so that an animation of small frames does not allocate and
+/// fault in fresh memory for each: the histogram's bin slots (32,768; with alpha, for palette PNGs, 163,840, room
+/// for the translucent bins too: 640 KB). Allocated when first asked for (frames of at most 256 colours need
+/// none), once per encode, and left zeroed between uses. One encode, one thread. (Keeping it across encodes too was
+/// measured and gained nothing above the noise.)
 final class GIFScratch {
-    /// The number of entries of ``sums``.
-    let sumCount: Int
-    /// The number of entries of ``cells``: 6-bit RGB cells, then with alpha 5-bit premultiplied RGB and 4-bit
-    /// alpha ones.
-    let cellCount: Int
-    private var allocatedSums: UnsafeMutablePointer<Int>?
-    private var allocatedCells: UnsafeMutablePointer<UInt16>?
+    /// The number of entries of ``slots``: one a bin key (``GIFMedianCut/keyCount`` with alpha).
+    let slotCount: Int
+    private var allocatedSlots: UnsafeMutablePointer<Int32>?
 
-    /// Tables for opaque colours, or with `withAlpha` translucent ones too.
+    /// A table for opaque colours, or with `withAlpha` translucent ones too.
     init(withAlpha: Bool = false) {
-        sumCount = 6 * (withAlpha ? GIFMedianCut.keyCount : 1 << 15)
-        cellCount = withAlpha ? (1 << 18) + (1 << 19) : 1 << 18
+        slotCount = withAlpha ? GIFMedianCut.keyCount : 1 << 15
     }
 
-    /// Count, red, green, blue, alpha and squares per bin; all 0 between uses. Zeroed by `calloc`, whose large
-    /// blocks are fresh pages the kernel zeroes only when touched: a histogram of few colours costs few pages.
-    var sums: UnsafeMutablePointer<Int> {
-        if let allocatedSums { return allocatedSums }
-        guard let raw = calloc(sumCount, MemoryLayout<Int>.stride) else {
-            fatalError("GIFScratch: cannot allocate \(sumCount * MemoryLayout<Int>.stride) bytes")
+    /// Per bin key, where the histogram keeps that bin's sums (1 + its number in the order first seen), 0 for a
+    /// key without pixels; all 0 between uses. Zeroed by `calloc`, whose large blocks are fresh pages the kernel
+    /// zeroes only when touched. The sums themselves are packed in the order first seen, so a thumbnail's few
+    /// thousand bins touch few pages: one sum table indexed by key (163,840 × 48 bytes) cost a 192 × 128
+    /// thumbnail more in page faults than its whole histogram now takes (BENCHMARKS.md, "The quantizer's
+    /// nearest-colour search").
+    var slots: UnsafeMutablePointer<Int32> {
+        if let allocatedSlots { return allocatedSlots }
+        guard let raw = calloc(slotCount, MemoryLayout<Int32>.stride) else {
+            fatalError("GIFScratch: cannot allocate \(slotCount * MemoryLayout<Int32>.stride) bytes")
         }
-        let sums = raw.bindMemory(to: Int.self, capacity: sumCount)
-        allocatedSums = sums
-        return sums
-    }
-
-    /// Per cell, the nearest entry found; refilled with `.max` by each `NearestColor` that uses it.
-    var cells: UnsafeMutablePointer<UInt16> {
-        if let allocatedCells { return allocatedCells }
-        let cells = UnsafeMutablePointer<UInt16>.allocate(capacity: cellCount)
-        cells.initialize(repeating: .max, count: cellCount)
-        allocatedCells = cells
-        return cells
+        let slots = raw.bindMemory(to: Int32.self, capacity: slotCount)
+        allocatedSlots = slots
+        return slots
     }
 
     deinit {
-        free(allocatedSums)
-        allocatedCells?.deallocate()
+        free(allocatedSlots)
     }
 }
