@@ -16,6 +16,7 @@ extension FuzzTargets {
         _ = try? ProxyPath(parsing: text, presets: proxyPresets, replacements: proxyReplacements)
         _ = try? ProxyPath(parsing: text, presets: proxyPresets, baseURL: "http://fuzz.example/")
         _ = try? ProxyPath(parsing: text, presets: proxyPresets, onlyPresets: true)
+        _ = try? ProxyPath(parsing: text, presets: proxyPresets, onlyPresets: true, argumentsSeparator: ",")
         // A local: source never maps outside the root, whatever its path says.
         if let local = URL(string: "local:///" + text), let file = localSources.fileURL(for: local) {
             let root = localSources.root.path.hasSuffix("/") ? localSources.root.path : localSources.root.path + "/"

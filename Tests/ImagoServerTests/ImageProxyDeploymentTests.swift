@@ -140,6 +140,43 @@ struct ImageProxyDeploymentTests {
         #expect(response.status == 200 && response.header("Content-Type") == "image/png", "\(errorMessage(response))")
     }
 
+    @Test func anArgumentsSeparatorOtherThanTheColon() async throws {
+        // imgproxy's IMGPROXY_ARGUMENTS_SEPARATOR: options, presets and the only-presets segment all use it
+        let source = "http://img.example/a.jpg"
+        let path = try ProxyPath(parsing: "/_/rs,fill,30,20/g,no/plain/\(source)@png", argumentsSeparator: ",")
+        #expect(path.options.resizingType == .fill && path.options.width == 30 && path.options.height == 20)
+        #expect(path.options.gravity == .north && path.options.format == .png && path.source.absoluteString == source)
+        // A colon is then part of the source, which is not base64: an error, as in imgproxy
+        #expect(throws: ProxyError.self) { try ProxyPath(parsing: "/_/w:10/plain/\(source)", argumentsSeparator: ",") }
+        let presets = try PresetTable(
+            definitions: ["thumb=rs,fill,64,64/q,70", "gray=pr,thumb/bl,2"], argumentsSeparator: ",")
+        let named = try ProxyPath(parsing: "/_/pr,gray/plain/\(source)", presets: presets, argumentsSeparator: ",")
+        #expect(named.options.width == 64 && named.options.quality == 70 && named.options.blurSigma == 2)
+        let only = try ProxyPath(
+            parsing: "/_/thumb,gray/plain/\(source)", presets: presets, onlyPresets: true, argumentsSeparator: ",")
+        #expect(only.options.width == 64 && only.options.blurSigma == 2)
+        // Presets keep the separator they were written with when URLs use another
+        let colonPresets = try PresetTable(definitions: ["thumb=rs:fill:64:64"])
+        #expect(
+            try ProxyPath(parsing: "/_/pr;thumb/plain/\(source)", presets: colonPresets, argumentsSeparator: ";")
+                .options.width == 64)
+        #expect(throws: ProxyError.self) {
+            try PresetTable(definitions: ["thumb=rs:fill:64:64"], argumentsSeparator: ",")
+        }
+        for bad: Character in ["/", ".", "@", "%", "-", "_", "=", "a", "7", " ", "é"] {
+            #expect(!ProxyPath.isArgumentsSeparator(bad), "\(bad)")
+            #expect(throws: ProxyError.self) { try PresetTable(definitions: [], argumentsSeparator: bad) }
+            #expect(throws: ProxyError.self) { try ProxyPath(parsing: "/_/plain/\(source)", argumentsSeparator: bad) }
+        }
+        #expect([":", ",", ";", "!", "~", "|", "*", "+", "$"].allSatisfy { ProxyPath.isArgumentsSeparator($0) })
+        // Through the proxy
+        let fixture = try ProxyFixture { $0.argumentsSeparator = "," }
+        let response = await fixture.get("/_/rs,fit,20,20/f,png/plain/" + fixture.source())
+        try #require(response.status == 200, "\(errorMessage(response))")
+        #expect(try ServerTestImages.decode(response.body).size == PixelSize(width: 20, height: 10))
+        #expect(await fixture.get(fixture.path("rs:fit:20:20")).status == 400)
+    }
+
     @Test func aSecretIsRequiredOfEveryRequestButTheHealthCheck() async throws {
         let fixture = try ProxyFixture { $0.secret = "s3cret-token" }
         let path = fixture.path("rs:fit:20:20")

@@ -570,6 +570,15 @@ struct ServeCommandTests {
             try Self.parseUnsigned(["--presets-path", file.path, "--preset", "big=w:2"])
         }
         #expect(try Self.parseUnsigned(["--base64-url-includes-filename"]).base64URLIncludesFilename)
+        // IMGPROXY_ARGUMENTS_SEPARATOR: URLs and the presets given alongside are written with it
+        let commas = try Self.parseUnsigned(["--arguments-separator", ",", "--preset", "thumb=rs,fill,64,64"])
+        #expect(commas.argumentsSeparator == "," && commas.presets.argumentsSeparator == ",")
+        for bad in ["", "ab", "/", ".", "x"] {
+            #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(["--arguments-separator", bad]) }
+        }
+        #expect(throws: UsageError.self) {
+            try Self.parseUnsigned(["--arguments-separator", ",", "--preset", "thumb=rs:fill:64:64"])
+        }
         #expect(
             try Self.parseUnsigned(["--allowed-processing-options", "w, h,pr"]).allowedProcessingOptions == [
                 "w", "h", "pr",

@@ -271,6 +271,11 @@ enum ServeCommand {
                 help: "Presets from FILE, NAME=OPTIONS a line, # comments (IMGPROXY_PRESETS_PATH), after --preset ones."
             ),
             OptionSpec(
+                "--arguments-separator", value: "CHAR",
+                help:
+                    "Separate options' arguments with CHAR, e.g. ',' for rs,fill,300,200 (IMGPROXY_ARGUMENTS_SEPARATOR)."
+            ),
+            OptionSpec(
                 "--base64-url-includes-filename",
                 help:
                     "Drop a file name after base64 sources: /SIG/OPTIONS/BASE64.EXT/NAME (IMGPROXY_BASE64_URL_INCLUDES_FILENAME)."
@@ -350,6 +355,8 @@ enum ServeCommand {
         var localRoot: URL?
         /// `--base64-url-includes-filename`: base64 sources may end with a file name.
         var base64URLIncludesFilename = false
+        /// `--arguments-separator`: what separates options' names and arguments, in URLs and presets.
+        var argumentsSeparator: Character = ":"
         /// `--only-presets`: URLs name presets only.
         var onlyPresets = false
         /// `--allowed-processing-options`: the option names URLs may use; `nil`: all.
@@ -495,6 +502,7 @@ enum ServeCommand {
         configuration.sourcePolicy = options.sourcePolicy
         configuration.presets = options.presets
         configuration.base64URLIncludesFilename = options.base64URLIncludesFilename
+        configuration.argumentsSeparator = options.argumentsSeparator
         configuration.watermark = options.watermark
         configuration.fallbackImage = options.fallbackImage
         configuration.pathPrefix = options.pathPrefix
@@ -755,9 +763,18 @@ enum ServeCommand {
             }
             definitions += PresetTable.definitions(inFile: text)
         }
+        if let text = args.value("--arguments-separator") {
+            guard text.count == 1, let separator = text.first, ProxyPath.isArgumentsSeparator(separator) else {
+                throw UsageError(
+                    "option '--arguments-separator': expected one punctuation character other than / ? # % @ . - _ =, got '\(text)'"
+                )
+            }
+            options.argumentsSeparator = separator
+        }
         if !definitions.isEmpty {
             do {
-                options.presets = try PresetTable(definitions: definitions)
+                options.presets = try PresetTable(
+                    definitions: definitions, argumentsSeparator: options.argumentsSeparator)
             } catch {
                 throw UsageError("option '--preset': \(error.description)")
             }

@@ -91,6 +91,10 @@ extension ImageProxy {
         /// `IMGPROXY_BASE64_URL_INCLUDES_FILENAME`): `/{signature}/{options}/{base64}.{ext}/{name}`, so that a
         /// browser saving the image names the file. Default `false`.
         public var base64URLIncludesFilename: Bool
+        /// What separates an option's name and arguments in URLs (imgproxy's `IMGPROXY_ARGUMENTS_SEPARATOR`): with
+        /// `,`, `/rs,fill,300,200/…`. ``presets`` keep their own (``PresetTable/argumentsSeparator``). A character
+        /// ``ProxyPath/isArgumentsSeparator(_:)`` refuses makes every URL a 400. Default `:`.
+        public var argumentsSeparator: Character
         /// Rewrites of source URLs' starts, applied in order before ``baseURL`` and before the source policy sees
         /// the URL (imgproxy's `IMGPROXY_URL_REPLACEMENTS`), e.g. `img://` for `https://images.example.com/`, so
         /// that URLs in content outlive a move of the images. Default none.
@@ -247,6 +251,7 @@ extension ImageProxy {
             fallbackImage = nil
             baseURL = ""
             base64URLIncludesFilename = false
+            argumentsSeparator = ":"
             urlReplacements = []
             pathPrefix = ""
             allowedOrigin = nil

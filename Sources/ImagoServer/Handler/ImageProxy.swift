@@ -311,7 +311,8 @@ public final class ImageProxy: Sendable {
             baseURL: configuration.baseURL,
             onlyPresets: configuration.onlyPresets, allowsLocal: configuration.localRoot != nil,
             allowedOptions: configuration.allowedProcessingOptions,
-            base64IncludesFilename: configuration.base64URLIncludesFilename)
+            base64IncludesFilename: configuration.base64URLIncludesFilename,
+            argumentsSeparator: configuration.argumentsSeparator)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
         } else if !configuration.trustedSignatures.contains(path.signature) {

@@ -78,27 +78,62 @@ enum OptionParser {
         static let width = HintedFields(rawValue: 2)
     }
 
-    /// Applies `segment` to `options`; `presets` are the named option lists `preset:` may use.
+    /// imgproxy's arguments separator, between an option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`).
+    static let defaultSeparator: Character = ":"
+
+    /// Applies `segment`, its name and arguments separated by `separator` (default `:`), to `options`; `presets`
+    /// are the named option lists `preset:` may use.
     static func apply(
-        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable = PresetTable()
+        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable = PresetTable(),
+        separator: Character = defaultSeparator
     ) throws(ProxyError) {
         var fields: HintedFields = []
-        try apply(segment, to: &options, presets: presets, depth: 0, setting: &fields)
+        try apply(segment, to: &options, presets: presets, separator: separator, depth: 0, setting: &fields)
     }
 
-    /// Applies `segment` to `options` as ``apply(_:to:presets:)``, adding to `fields` the hinted fields it sets.
+    /// Applies `segment` to `options` as ``apply(_:to:presets:separator:)``, adding to `fields` the hinted fields
+    /// it sets.
     static func apply(
-        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable,
+        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable, separator: Character,
         setting fields: inout HintedFields
     ) throws(ProxyError) {
-        try apply(segment, to: &options, presets: presets, depth: 0, setting: &fields)
+        try apply(segment, to: &options, presets: presets, separator: separator, depth: 0, setting: &fields)
+    }
+
+    /// Applies the presets `names` of `presets` in order, as `preset:name:…` does, adding to `fields` the hinted
+    /// fields they set.
+    static func applyPresets(
+        _ names: [Substring], to options: inout ProcessingOptions, presets: PresetTable,
+        setting fields: inout HintedFields
+    ) throws(ProxyError) {
+        try applyPresets(names, option: "preset", to: &options, presets: presets, depth: 0, setting: &fields)
+    }
+
+    private static func applyPresets(
+        _ names: [Substring], option: String, to options: inout ProcessingOptions, presets: PresetTable, depth: Int,
+        setting fields: inout HintedFields
+    ) throws(ProxyError) {
+        guard !names.isEmpty else { throw .invalidOption(name: option, reason: "expects preset names") }
+        guard depth < maximumPresetDepth else {
+            throw .invalidOption(name: option, reason: "presets name each other more than \(maximumPresetDepth) deep")
+        }
+        for presetName in names {
+            guard let segments = presets.segments(named: String(presetName)) else {
+                throw .invalidOption(name: option, reason: "no preset named '\(presetName)'")
+            }
+            for presetSegment in segments {
+                try apply(
+                    presetSegment[...], to: &options, presets: presets, separator: presets.argumentsSeparator,
+                    depth: depth + 1, setting: &fields)
+            }
+        }
     }
 
     private static func apply(
-        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable, depth: Int,
-        setting fields: inout HintedFields
+        _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable, separator: Character,
+        depth: Int, setting fields: inout HintedFields
     ) throws(ProxyError) {
-        let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+        let parts = segment.split(separator: separator, omittingEmptySubsequences: false)
         let nameText = parts[0]
         let args = Array(parts.dropFirst())
         guard let name = Name(nameText) else { throw .unknownOption(name: String(nameText)) }
@@ -317,19 +352,7 @@ enum OptionParser {
             try count(1...1)
             options.returnsAttachment = try flag(args[0], option: option)
         case .preset:
-            guard !args.isEmpty else { throw .invalidOption(name: option, reason: "expects preset names") }
-            guard depth < maximumPresetDepth else {
-                throw .invalidOption(
-                    name: option, reason: "presets name each other more than \(maximumPresetDepth) deep")
-            }
-            for presetName in args {
-                guard let segments = presets.segments(named: String(presetName)) else {
-                    throw .invalidOption(name: option, reason: "no preset named '\(presetName)'")
-                }
-                for presetSegment in segments {
-                    try apply(presetSegment[...], to: &options, presets: presets, depth: depth + 1, setting: &fields)
-                }
-            }
+            try applyPresets(args, option: option, to: &options, presets: presets, depth: depth, setting: &fields)
         }
         let box = options.scaledBox
         guard box.width <= maximumSide, box.height <= maximumSide else {

@@ -10,15 +10,24 @@
 public struct PresetTable: Sendable, Hashable {
     /// Each preset's option segments, by name.
     private var table: [String: [String]] = [:]
+    /// What separates an option's name and arguments in the definitions (imgproxy's
+    /// `IMGPROXY_ARGUMENTS_SEPARATOR`, which its presets are written with too). Default `:`.
+    public private(set) var argumentsSeparator = OptionParser.defaultSeparator
 
     /// No presets.
     public init() {}
 
-    /// Presets from `definitions`, each `name=option/option/…` (imgproxy's `IMGPROXY_PRESETS` entries). Every
-    /// preset is checked as it would apply, so a bad one fails here rather than in a request.
+    /// Presets from `definitions`, each `name=option/option/…` (imgproxy's `IMGPROXY_PRESETS` entries), each
+    /// option's name and arguments separated by `argumentsSeparator` (default `:`; see
+    /// ``ProxyPath/isArgumentsSeparator(_:)``). Every preset is checked as it would apply, so a bad one fails
+    /// here rather than in a request.
     ///
     /// - Throws: ``ProxyError`` naming the preset and what is wrong with it.
-    public init(definitions: [String]) throws(ProxyError) {
+    public init(definitions: [String], argumentsSeparator: Character = ":") throws(ProxyError) {
+        guard ProxyPath.isArgumentsSeparator(argumentsSeparator) else {
+            throw .invalidOption(name: "preset", reason: "'\(argumentsSeparator)' cannot separate arguments")
+        }
+        self.argumentsSeparator = argumentsSeparator
         for definition in definitions {
             guard let equals = definition.firstIndex(of: "="), equals != definition.startIndex else {
                 throw .invalidOption(name: "preset", reason: "'\(definition)' is not name=options")
@@ -31,8 +40,9 @@ public struct PresetTable: Sendable, Hashable {
         }
         for name in table.keys.sorted() {
             var options = ProcessingOptions()
+            var fields: OptionParser.HintedFields = []
             do {
-                try OptionParser.apply("preset:\(name)", to: &options, presets: self)
+                try OptionParser.applyPresets([name[...]], to: &options, presets: self, setting: &fields)
             } catch {
                 throw .invalidOption(name: "preset", reason: "'\(name)': \(error.description)")
             }
@@ -58,7 +68,7 @@ public struct PresetTable: Sendable, Hashable {
     func defaultOptions(setting fields: inout OptionParser.HintedFields) throws(ProxyError) -> ProcessingOptions {
         var options = ProcessingOptions()
         if table["default"] != nil {
-            try OptionParser.apply("preset:default", to: &options, presets: self, setting: &fields)
+            try OptionParser.applyPresets(["default"], to: &options, presets: self, setting: &fields)
         }
         return options
     }

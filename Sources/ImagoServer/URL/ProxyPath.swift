@@ -37,14 +37,20 @@ public struct ProxyPath: Sendable, Hashable {
     /// name, as written, is not in the set is refused; the options inside presets are not checked (allow
     /// `preset` or `pr` to let URLs name presets). With `base64IncludesFilename` (imgproxy's
     /// `IMGPROXY_BASE64_URL_INCLUDES_FILENAME`; default `false`), a base64 source split by `/` ends with a file name
-    /// for the browser's sake, which is dropped: `/{signature}/{options}/{base64}.{ext}/{name}`.
+    /// for the browser's sake, which is dropped: `/{signature}/{options}/{base64}.{ext}/{name}`. With
+    /// `argumentsSeparator` (imgproxy's `IMGPROXY_ARGUMENTS_SEPARATOR`; default `:`), options are written
+    /// `name,arg,arg` for `,`, and so is the presets segment of `onlyPresets`; presets' own options are read with
+    /// their table's ``PresetTable/argumentsSeparator``.
     ///
     /// - Throws: ``ProxyError`` with status 400 naming what is wrong, or 403 (``ProxyError/forbiddenOption(name:)``).
     public init(
         parsing path: String, presets: PresetTable = PresetTable(), replacements: [URLReplacement] = [],
         baseURL: String = "", onlyPresets: Bool = false, allowsLocal: Bool = false,
-        allowedOptions: Set<String>? = nil, base64IncludesFilename: Bool = false
+        allowedOptions: Set<String>? = nil, base64IncludesFilename: Bool = false, argumentsSeparator: Character = ":"
     ) throws(ProxyError) {
+        guard Self.isArgumentsSeparator(argumentsSeparator) else {
+            throw .malformedURL("'\(argumentsSeparator)' cannot separate arguments")
+        }
         guard path.hasPrefix("/") else { throw .malformedURL("the path must start with /") }
         let afterSlash = path.dropFirst()
         guard let slash = afterSlash.firstIndex(of: "/"), slash != afterSlash.startIndex else {
@@ -60,7 +66,9 @@ public struct ProxyPath: Sendable, Hashable {
             guard let names = segments.first, segments.count > 1 else {
                 throw .malformedURL("expected /{signature}/{presets}/{source}")
             }
-            try OptionParser.apply("preset:" + names, to: &options, presets: presets, setting: &fields)
+            try OptionParser.applyPresets(
+                names.split(separator: argumentsSeparator, omittingEmptySubsequences: false), to: &options,
+                presets: presets, setting: &fields)
             index = 1
         }
         var parsedSource: (url: String, format: ImageFormat?)?
@@ -71,11 +79,12 @@ public struct ProxyPath: Sendable, Hashable {
                 break
             }
             if segment == "enc" { throw .malformedURL("encrypted source URLs (enc/) are not supported") }
-            if let colon = segment.firstIndex(of: ":"), !onlyPresets {
+            if let colon = segment.firstIndex(of: argumentsSeparator), !onlyPresets {
                 if let allowedOptions, !allowedOptions.contains(String(segment[..<colon])) {
                     throw .forbiddenOption(name: String(segment[..<colon]))
                 }
-                try OptionParser.apply(segment, to: &options, presets: presets, setting: &fields)
+                try OptionParser.apply(
+                    segment, to: &options, presets: presets, separator: argumentsSeparator, setting: &fields)
                 index += 1
                 continue
             }
@@ -104,6 +113,14 @@ public struct ProxyPath: Sendable, Hashable {
         source = url
         self.options = options
         hintedFieldsSet = fields
+    }
+
+    /// Whether `character` may separate options' names and arguments (``init(parsing:presets:replacements:baseURL:onlyPresets:allowsLocal:allowedOptions:base64IncludesFilename:argumentsSeparator:)``):
+    /// ASCII punctuation that neither structures the path (`/ ? # % @ .`) nor occurs in base64url or option names
+    /// (`- _ =`), such as `:` (the default), `,`, `;`, `!`, `~` or `|`.
+    public static func isArgumentsSeparator(_ character: Character) -> Bool {
+        guard let ascii = character.asciiValue, character.isPunctuation || character.isSymbol else { return false }
+        return !"/?#%@.-_=".utf8.contains(ascii)
     }
 
     /// Whether `name` is an option name or alias URLs may use (`resize`, `rs`, `w` …), for checking a
