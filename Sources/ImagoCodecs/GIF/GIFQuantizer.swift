@@ -135,19 +135,19 @@ enum GIFQuantizer {
             }
             var cut = GIFMedianCut(
                 bins: GIFMedianCut.histogram(canvas, offsets: offsets, withAlpha: withAlpha, scratch: scratch))
-            var (colors, hints) = cut.palette(capacity: capacity, withAlpha: withAlpha)
-            if withAlpha { (colors, hints) = refined(colors, hints: hints, bins: cut.bins, passes: 2) }
+            var (colors, entryOfBin) = cut.palette(capacity: capacity, withAlpha: withAlpha)
+            if withAlpha { colors = refined(colors, entryOfBin: entryOfBin, bins: cut.bins, passes: 2) }
             let indices = diffuse(onto: GIFNearestColor(colors, withAlpha: withAlpha))
             return GIFIndexedFrame(rect: rect, indices: indices, colors: colors, transparentIndex: nil)
         }
 
         /// `colors` (premultiplied RGBA) moved by k-means passes over the histogram, as pngquant refines its
         /// median cut: each bin goes to its nearest entry of its own kind (opaque or translucent), and each entry
-        /// becomes the mean of its bins' pixels. Returns the new entries and each bin's entry.
+        /// becomes the mean of its bins' pixels. `entryOfBin` is each bin key's entry in `colors`.
         private func refined(
-            _ colors: [UInt8], hints: [UInt16], bins: [GIFMedianCut.Bin], passes: Int
-        ) -> ([UInt8], [UInt16]) {
-            var (colors, hints) = (colors, hints)
+            _ colors: [UInt8], entryOfBin: [UInt16], bins: [GIFMedianCut.Bin], passes: Int
+        ) -> [UInt8] {
+            var (colors, hints) = (colors, entryOfBin)
             for _ in 0..<passes {
                 let nearest = GIFNearestColor(colors, withAlpha: true)
                 var totals = [GIFMedianCut.Bin](repeating: GIFMedianCut.Bin(key: -1), count: colors.count / 4)
@@ -163,7 +163,7 @@ enum GIFQuantizer {
                     for channel in 0..<4 { colors[entry * 4 + channel] = UInt8(total.mean(channel)) }
                 }
             }
-            return (colors, hints)
+            return colors
         }
 
         /// The index of every drawn pixel after Floyd–Steinberg error diffusion onto `colors` (in premultiplied
