@@ -23,6 +23,9 @@ long cimago_palette_nearest_scalar(
 }
 
 #if defined(__x86_64__)
+/// Two 16-bit components as one 32-bit lane, `low` first, as the entries' pairs are laid out.
+static int32_t pair(int low, int high) { return (int32_t)((uint32_t)(uint16_t)low | ((uint32_t)(uint16_t)high << 16)); }
+
 /// The lane of `best` with the least distance, the lowest position among equals; positions in `index`.
 static long lowest(const int32_t *best, const int32_t *index, int lanes, int32_t *distance) {
     long position = index[0];
@@ -39,8 +42,8 @@ static long lowest(const int32_t *best, const int32_t *index, int lanes, int32_t
 
 __attribute__((target("avx2"))) static long nearest_avx2(
     const int16_t *rg, const int16_t *bw, long count, int r, int g, int b, int w, int32_t *distance) {
-    const __m256i qrg = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)r | ((uint32_t)(uint16_t)g << 16)));
-    const __m256i qbw = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)b | ((uint32_t)(uint16_t)w << 16)));
+    const __m256i qrg = _mm256_set1_epi32(pair(r, g));
+    const __m256i qbw = _mm256_set1_epi32(pair(b, w));
     __m256i best = _mm256_set1_epi32(INT32_MAX);
     __m256i bestIndex = _mm256_setzero_si256();
     __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -62,8 +65,8 @@ __attribute__((target("avx2"))) static long nearest_avx2(
 
 long cimago_palette_nearest_sse2(
     const int16_t *rg, const int16_t *bw, long count, int r, int g, int b, int w, int32_t *distance) {
-    const __m128i qrg = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)r | ((uint32_t)(uint16_t)g << 16)));
-    const __m128i qbw = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)b | ((uint32_t)(uint16_t)w << 16)));
+    const __m128i qrg = _mm_set1_epi32(pair(r, g));
+    const __m128i qbw = _mm_set1_epi32(pair(b, w));
     __m128i best = _mm_set1_epi32(INT32_MAX);
     __m128i bestIndex = _mm_setzero_si128();
     __m128i index = _mm_setr_epi32(0, 1, 2, 3);
