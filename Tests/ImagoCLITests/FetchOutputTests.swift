@@ -46,6 +46,36 @@ import Testing
         #expect(decodedB.image.width == 32 && decodedB.image.height == 24)
     }
 
+    @Test func qualityAndPaletteColoursSetTheWrittenFiles() async throws {
+        let f = try FetchFixture()
+        defer { f.finish() }
+        func written(_ extra: [String], _ name: String) async throws -> Data {
+            let out = f.scratch.appendingPathComponent("out-\(extra.joined())")
+            let run = await runCLI(["fetch", f.a.absoluteString, "--out", out.path, "--cache-dir", f.cacheDir] + extra)
+            try #require(run.status == 0, "\(run.stderr)")
+            return try Data(contentsOf: out.appendingPathComponent(name))
+        }
+        // A lower quality, a smaller JPEG of the same size
+        let low = try await written(["--format", "jpeg", "--quality", "10"], "a.jpg")
+        let high = try await written(["--format", "jpeg", "--quality", "95"], "a.jpg")
+        let decodedLow = try ImageDecoderRegistry.makeDefault().decode(low, options: DecodingOptions())
+        #expect(low.count < high.count && decodedLow.image.width == 64, "\(low.count) vs \(high.count) bytes")
+        // --quality alone re-encodes in the source's format
+        #expect(try await written(["--quality", "10"], "a.jpg") == low)
+        // A palette PNG: colour type 3 in IHDR (byte 25), at most 16 colours in PLTE
+        let palette = try await written(["--format", "png", "--png-colors", "16"], "a.png")
+        let truecolor = try await written(["--format", "png"], "a.png")
+        #expect(palette[25] == 3 && truecolor[25] != 3)
+        let decoded = try ImageDecoderRegistry.makeDefault().decode(palette, options: DecodingOptions())
+        var colours = Set<UInt32>()
+        decoded.image.convertedToRGBA().withUnsafeBytes { bytes in
+            for i in stride(from: 0, to: bytes.count, by: 4) {
+                colours.insert(UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]))
+            }
+        }
+        #expect(colours.count <= 16 && colours.count > 1)
+    }
+
     @Test func resizeAloneKeepsTheSourceFormat() async throws {
         let f = try FetchFixture()
         defer { f.finish() }

@@ -49,6 +49,12 @@ enum FetchCommand {
                     "Write the files --out saves as jpeg, png, gif, webp, avif or jxl (when this build has that encoder)."
             ),
             OptionSpec(
+                "--quality", value: "Q",
+                help: "Re-encode the files --out saves at quality Q, 1 to 100 (JPEG, WebP, AVIF, JPEG XL; default 85)."),
+            OptionSpec(
+                "--png-colors", value: "N",
+                help: "Write --format png files as palette PNGs of at most N colours, 2 to 256 (dithered, alpha kept)."),
+            OptionSpec(
                 "--concurrency", short: "-j", value: "N", help: "How many images are in flight at once (default 6)."),
         ] + NetworkOptions.specs + RedisOptions.specs + [
             OptionSpec("--json", help: "Print one JSON object per URL (the default when stdout is not a terminal).")
@@ -63,6 +69,10 @@ enum FetchCommand {
         var outputDirectory: URL?
         var resize: PixelSize?
         var format: ImageFormat?
+        /// `--quality`: the quality files are re-encoded at (1…100), if given.
+        var quality: Int?
+        /// `--png-colors`: PNG files' palette size, if they are quantized.
+        var pngColors: Int?
         var concurrency = 6
         /// `--timeout`, `--max-bytes` and `--retries`; each nil keeps the loader's default.
         var network = NetworkOptions()
@@ -124,6 +134,18 @@ enum FetchCommand {
                 throw UsageError("option '--format' needs --out DIR (it sets the format of the files written there)")
             }
             options.format = format
+        }
+        if let text = args.value("--quality") {
+            guard options.outputDirectory != nil else {
+                throw UsageError("option '--quality' needs --out DIR (it sets the quality of the files written there)")
+            }
+            options.quality = try parseInteger(text, option: "--quality", range: 1...100)
+        }
+        if let text = args.value("--png-colors") {
+            guard options.format == .png else {
+                throw UsageError("option '--png-colors' needs --format png --out DIR (it quantizes the PNGs written)")
+            }
+            options.pngColors = try parseInteger(text, option: "--png-colors", range: 2...256)
         }
         if let text = args.value("--concurrency") {
             options.concurrency = try parseInteger(text, option: "--concurrency", range: 1...256)

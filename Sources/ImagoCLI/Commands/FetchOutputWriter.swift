@@ -21,10 +21,14 @@ struct FetchOutputWriter: Sendable {
     let format: ImageFormat?
     let reencodes: Bool
     let encoders: ImageEncoderRegistry
+    /// The settings re-encoded files are written with (`--quality`).
+    let encoding: EncodingOptions
 
-    /// Creates `directory` when missing and names every URL's file.
+    /// Creates `directory` when missing and names every URL's file; re-encoded files are written with `encoding`
+    /// (default: the encoders' defaults).
     init(
-        directory: URL, urls: [String], format: ImageFormat?, reencodes: Bool, encoders: ImageEncoderRegistry
+        directory: URL, urls: [String], format: ImageFormat?, reencodes: Bool, encoders: ImageEncoderRegistry,
+        encoding: EncodingOptions = EncodingOptions()
     )
         throws
     {
@@ -41,6 +45,7 @@ struct FetchOutputWriter: Sendable {
         self.format = format
         self.reencodes = reencodes
         self.encoders = encoders
+        self.encoding = encoding
         let names = urls.map(Self.baseName)
         stems = Self.uniqued(names.map(\.stem))
         extensions = names.map(\.ext)
@@ -53,7 +58,7 @@ struct FetchOutputWriter: Sendable {
         if reencodes {
             written = format ?? (encoders.encoder(for: image.format) != nil ? image.format : .png)
             do {
-                data = try encoders.encode(image, as: written)
+                data = try encoders.encode(image, as: written, options: encoding)
             } catch {
                 throw Failure(description: "could not encode \(urls[index]) as \(written): \(error)")
             }

@@ -41,9 +41,14 @@ struct FetchRun: Sendable {
         var writer: FetchOutputWriter?
         if let directory = options.outputDirectory {
             do {
+                // The files' own encoders: a palette PNG encoder is theirs only, not the pipeline's.
+                let encoders = ImageEncoderRegistry(copying: configuration.encoders)
+                if let colors = options.pngColors { encoders.register(PNGEncoder(paletteColors: colors)) }
                 writer = try FetchOutputWriter(
                     directory: directory, urls: options.urls.map(URLRedaction.redacted), format: options.format,
-                    reencodes: options.resize != nil || options.format != nil, encoders: configuration.encoders)
+                    reencodes: options.resize != nil || options.format != nil || options.quality != nil,
+                    encoders: encoders,
+                    encoding: EncodingOptions(quality: options.quality.map { Double($0) / 100 } ?? 0.85))
             } catch {
                 console.printError("imago fetch: \(error)")
                 return 1
