@@ -177,6 +177,51 @@ struct ImageProxyDeploymentTests {
         #expect(await fixture.get(fixture.path("rs:fit:20:20")).status == 400)
     }
 
+    @Test func cookiesGoToTheOriginAndTheirOutputsStayPrivate() async throws {
+        // imgproxy's IMGPROXY_COOKIE_PASSTHROUGH_ALL
+        let fixture = try ProxyFixture { $0.cookiePassthrough = .all }
+        let path = fixture.path("rs:fit:20:20")
+        let alice = await fixture.get(path, headers: ["cookie": "session=alice"])
+        #expect(alice.status == 200 && alice.header("Cache-Control")?.hasPrefix("private, max-age=") == true)
+        #expect(fixture.origin.lastRequestHeaders(for: "/a.jpg")?["Cookie"] == "session=alice")
+        // Another client's cookies: fetched again, never answered from the first one's output
+        let bob = await fixture.get(path, headers: ["cookie": "session=bob"])
+        #expect(bob.status == 200 && fixture.origin.requestCount(for: "/a.jpg") == 2)
+        #expect(fixture.origin.lastRequestHeaders(for: "/a.jpg")?["Cookie"] == "session=bob")
+        // Without cookies: fetched without any, public and cached
+        let plain = await fixture.get(path)
+        #expect(plain.status == 200 && plain.header("Cache-Control")?.hasPrefix("public") == true)
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 3)
+        #expect(fixture.origin.lastRequestHeaders(for: "/a.jpg")?["Cookie"] == nil)
+        #expect(await fixture.get(path).status == 200 && fixture.origin.requestCount(for: "/a.jpg") == 3)
+        // The cached public output is not the answer to a request with cookies either
+        #expect(await fixture.get(path, headers: ["cookie": "session=alice"]).status == 200)
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 4)
+    }
+
+    @Test func cookiesGoOnlyToTheHostTheyAreFor() async throws {
+        // imgproxy's IMGPROXY_COOKIE_PASSTHROUGH: the request's own host, or IMGPROXY_COOKIE_BASE_URL's
+        func sentCookie(_ passthrough: CookiePassthrough, headers: [String: String]) async throws -> String? {
+            let fixture = try ProxyFixture { $0.cookiePassthrough = passthrough }
+            let response = await fixture.get(fixture.path("w:10"), headers: headers.merging(["cookie": "s=1"]) { $1 })
+            try #require(response.status == 200, "\(errorMessage(response))")
+            return fixture.origin.lastRequestHeaders(for: "/a.jpg")?["Cookie"]
+        }
+        let own = CookiePassthrough.sameHost(baseURL: nil)
+        #expect(try await sentCookie(own, headers: ["host": "127.0.0.1:8080"]) == "s=1")
+        #expect(try await sentCookie(own, headers: ["host": "images.example"]) == nil)
+        #expect(try await sentCookie(own, headers: [:]) == nil)
+        #expect(
+            try await sentCookie(
+                own, headers: ["host": "images.example", "x-forwarded-host": "127.0.0.1, proxy.example"])
+                == "s=1")
+        let base = CookiePassthrough.sameHost(baseURL: URL(string: "http://127.0.0.1/app/"))
+        #expect(try await sentCookie(base, headers: ["host": "images.example"]) == "s=1")
+        let other = CookiePassthrough.sameHost(baseURL: URL(string: "https://app.example.com/"))
+        #expect(try await sentCookie(other, headers: ["host": "127.0.0.1"]) == nil)
+        #expect(CookiePassthrough.bare("[::1]:8080") == "::1" && CookiePassthrough.bare("a.example:80") == "a.example")
+    }
+
     @Test func aSecretIsRequiredOfEveryRequestButTheHealthCheck() async throws {
         let fixture = try ProxyFixture { $0.secret = "s3cret-token" }
         let path = fixture.path("rs:fit:20:20")

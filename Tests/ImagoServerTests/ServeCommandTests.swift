@@ -570,6 +570,18 @@ struct ServeCommandTests {
             try Self.parseUnsigned(["--presets-path", file.path, "--preset", "big=w:2"])
         }
         #expect(try Self.parseUnsigned(["--base64-url-includes-filename"]).base64URLIncludesFilename)
+        // IMGPROXY_COOKIE_PASSTHROUGH, _ALL and IMGPROXY_COOKIE_BASE_URL
+        #expect(try Self.parseUnsigned([]).cookiePassthrough == nil)
+        #expect(try Self.parseUnsigned(["--cookie-passthrough"]).cookiePassthrough == .sameHost(baseURL: nil))
+        #expect(try Self.parseUnsigned(["--cookie-passthrough-all"]).cookiePassthrough == .all)
+        #expect(
+            try Self.parseUnsigned(["--cookie-passthrough", "--cookie-base-url", "https://app.example/"])
+                .cookiePassthrough == .sameHost(baseURL: URL(string: "https://app.example/")))
+        for bad in [
+            ["--cookie-base-url", "https://app.example/"], ["--cookie-passthrough", "--cookie-base-url", "app"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
+        }
         // IMGPROXY_ARGUMENTS_SEPARATOR: URLs and the presets given alongside are written with it
         let commas = try Self.parseUnsigned(["--arguments-separator", ",", "--preset", "thumb=rs,fill,64,64"])
         #expect(commas.argumentsSeparator == "," && commas.presets.argumentsSeparator == ",")

@@ -271,6 +271,20 @@ enum ServeCommand {
                 help: "Presets from FILE, NAME=OPTIONS a line, # comments (IMGPROXY_PRESETS_PATH), after --preset ones."
             ),
             OptionSpec(
+                "--cookie-passthrough",
+                help:
+                    "Send the client's cookies to sources on its Host or --cookie-base-url's (IMGPROXY_COOKIE_PASSTHROUGH)."
+            ),
+            OptionSpec(
+                "--cookie-passthrough-all",
+                help:
+                    "Send the client's cookies to every source (IMGPROXY_COOKIE_PASSTHROUGH_ALL); outputs stay private."
+            ),
+            OptionSpec(
+                "--cookie-base-url", value: "URL",
+                help: "The site the client's cookies are for, e.g. https://app.example.com/ (IMGPROXY_COOKIE_BASE_URL)."
+            ),
+            OptionSpec(
                 "--arguments-separator", value: "CHAR",
                 help:
                     "Separate options' arguments with CHAR, e.g. ',' for rs,fill,300,200 (IMGPROXY_ARGUMENTS_SEPARATOR)."
@@ -357,6 +371,9 @@ enum ServeCommand {
         var base64URLIncludesFilename = false
         /// `--arguments-separator`: what separates options' names and arguments, in URLs and presets.
         var argumentsSeparator: Character = ":"
+        /// `--cookie-passthrough`, `--cookie-passthrough-all` and `--cookie-base-url`: which sources get the
+        /// client's cookies, if any.
+        var cookiePassthrough: CookiePassthrough?
         /// `--only-presets`: URLs name presets only.
         var onlyPresets = false
         /// `--allowed-processing-options`: the option names URLs may use; `nil`: all.
@@ -503,6 +520,7 @@ enum ServeCommand {
         configuration.presets = options.presets
         configuration.base64URLIncludesFilename = options.base64URLIncludesFilename
         configuration.argumentsSeparator = options.argumentsSeparator
+        configuration.cookiePassthrough = options.cookiePassthrough
         configuration.watermark = options.watermark
         configuration.fallbackImage = options.fallbackImage
         configuration.pathPrefix = options.pathPrefix
@@ -762,6 +780,25 @@ enum ServeCommand {
                 throw UsageError("option '--presets-path': cannot read '\(path)' as UTF-8 text")
             }
             definitions += PresetTable.definitions(inFile: text)
+        }
+        if args.value("--cookie-base-url") != nil,
+            !args.has("--cookie-passthrough") || args.has("--cookie-passthrough-all")
+        {
+            throw UsageError("option '--cookie-base-url' needs --cookie-passthrough (every source gets them with -all)")
+        }
+        if args.has("--cookie-passthrough-all") {
+            options.cookiePassthrough = .all
+        } else if args.has("--cookie-passthrough") {
+            var base: URL?
+            if let text = args.value("--cookie-base-url") {
+                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                    scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty
+                else {
+                    throw UsageError("option '--cookie-base-url': expected an http or https URL, got '\(text)'")
+                }
+                base = url
+            }
+            options.cookiePassthrough = .sameHost(baseURL: base)
         }
         if let text = args.value("--arguments-separator") {
             guard text.count == 1, let separator = text.first, ProxyPath.isArgumentsSeparator(separator) else {

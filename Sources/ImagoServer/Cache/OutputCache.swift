@@ -4,7 +4,7 @@ import ImagoCore
 /// The cache of encoded outputs: a memory LRU in front of an optional disk cache and an optional shared tier
 /// (Redis), so that a repeated request is answered without loading, decoding or encoding. Thread-safe; the memory
 /// tier is bounded by `memoryCostLimit` bytes (default 64 MiB), the disk and shared tiers by their own
-/// configuration.
+/// configuration. Outputs made with the client's cookies (``OutputKey/cookie``) are neither kept nor answered.
 public final class OutputCache: Sendable {
     /// Which tier answered a lookup.
     enum Tier: String, Sendable {
@@ -29,7 +29,7 @@ public final class OutputCache: Sendable {
     /// The output for `key` in the shared tier, copied into memory and onto disk; `nil` on a miss or when the
     /// tier fails (a failure is never the request's).
     func sharedRendition(for key: OutputKey) async -> Rendition? {
-        guard let shared, let entry = try? await shared.entry(for: key.diskKey) else { return nil }
+        guard key.cookie == nil, let shared, let entry = try? await shared.entry(for: key.diskKey) else { return nil }
         let rendition = Self.rendition(entry, key: key)
         storeInMemory(rendition, for: key)
         disk?.store(entry.data, for: key.diskKey, metadata: entry.metadata)
@@ -49,13 +49,14 @@ public final class OutputCache: Sendable {
 
     /// The output for `key` if the memory tier holds it: no I/O, so a server may call it on its event thread.
     func memoryRendition(for key: OutputKey) -> Rendition? {
-        memory.withLock { $0.value(for: key, now: { .zero }) }
+        guard key.cookie == nil else { return nil }
+        return memory.withLock { $0.value(for: key, now: { .zero }) }
     }
 
     /// The output for `key` and the tier that held it (a disk hit is copied into memory).
     func rendition(for key: OutputKey) -> (Rendition, Tier)? {
         if let hit = memoryRendition(for: key) { return (hit, .memory) }
-        guard let entry = disk?.entry(for: key.diskKey) else { return nil }
+        guard key.cookie == nil, let entry = disk?.entry(for: key.diskKey) else { return nil }
         let rendition = Self.rendition(entry, key: key)
         storeInMemory(rendition, for: key)
         return (rendition, .disk)
@@ -63,6 +64,7 @@ public final class OutputCache: Sendable {
 
     /// Stores `rendition` in every tier (the shared one in the background).
     func store(_ rendition: Rendition, for key: OutputKey) {
+        guard key.cookie == nil else { return }
         storeInMemory(rendition, for: key)
         // The entry's validators and freshness are the output's ETag and the source's facts, read back above; the
         // other facts ride in `extra`.

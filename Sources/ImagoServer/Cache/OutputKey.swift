@@ -16,6 +16,9 @@ struct OutputKey: Hashable, Sendable {
     /// The server settings the output depends on beyond its URL (``OutputSettings/keyText(for:options:)``), when
     /// they differ from those of the first version-2 keys; `nil`: those.
     var settings: String? = nil
+    /// The client's `Cookie` header passed on to the origin (``ImageProxy/Configuration/cookiePassthrough``), when it
+    /// is: the output is the client's own, and ``OutputCache`` neither keeps nor answers it.
+    var cookie: String? = nil
 
     /// How many frames an animated source may keep, and the format they are encoded in.
     struct Animation: Hashable, Sendable {
@@ -41,6 +44,7 @@ struct OutputKey: Hashable, Sendable {
             if let pixels = animation.framePixels { text += ":frame-pixels=\(pixels)" }
         }
         if let settings { text += "\nsettings=" + settings }
+        if let cookie { text += "\ncookie=" + SHA256.hash(cookie).hex }
         return text
     }
 }

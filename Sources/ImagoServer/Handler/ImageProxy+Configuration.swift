@@ -95,6 +95,10 @@ extension ImageProxy {
         /// `,`, `/rs,fill,300,200/…`. ``presets`` keep their own (``PresetTable/argumentsSeparator``). A character
         /// ``ProxyPath/isArgumentsSeparator(_:)`` refuses makes every URL a 400. Default `:`.
         public var argumentsSeparator: Character
+        /// Which sources get the client's `Cookie` header (imgproxy's `IMGPROXY_COOKIE_PASSTHROUGH`,
+        /// `IMGPROXY_COOKIE_PASSTHROUGH_ALL` and `IMGPROXY_COOKIE_BASE_URL`): outputs made with cookies are never
+        /// cached nor shared and are answered `Cache-Control: private`. Default `nil`: cookies are never sent.
+        public var cookiePassthrough: CookiePassthrough?
         /// Rewrites of source URLs' starts, applied in order before ``baseURL`` and before the source policy sees
         /// the URL (imgproxy's `IMGPROXY_URL_REPLACEMENTS`), e.g. `img://` for `https://images.example.com/`, so
         /// that URLs in content outlive a move of the images. Default none.
@@ -252,6 +256,7 @@ extension ImageProxy {
             baseURL = ""
             base64URLIncludesFilename = false
             argumentsSeparator = ":"
+            cookiePassthrough = nil
             urlReplacements = []
             pathPrefix = ""
             allowedOrigin = nil

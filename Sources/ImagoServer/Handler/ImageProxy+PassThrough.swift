@@ -14,13 +14,29 @@ extension ImageProxy {
     /// origin policy), with what its response said (``ImageDataResponse/metadata``). With
     /// ``Configuration/passesSourceCacheControl``, a stale original is revalidated before it is rendered
     /// (``ImageRequest/Options/revalidatesBeforeDelivery``), so an output records the freshness it really has.
-    func sourceData(_ source: URL) async throws(ProxyError) -> ImageDataResponse {
+    /// With the client's `cookie` (``Configuration/cookiePassthrough``), sent along, the bytes are fetched for
+    /// this request alone (``privately(_:cookie:)``).
+    func sourceData(_ source: URL, cookie: String? = nil) async throws(ProxyError) -> ImageDataResponse {
         let options: ImageRequest.Options = configuration.passesSourceCacheControl ? [.revalidatesBeforeDelivery] : []
         do {
-            return try await pipeline.data(for: ImageRequest(url: source, options: options))
+            return try await pipeline.data(
+                for: Self.privately(ImageRequest(url: source, options: options), cookie: cookie))
         } catch {
             throw Self.proxyError(for: error)
         }
+    }
+
+    /// `request` sending `cookie`, the client's, when there is one: then loaded for itself alone, in no cache of
+    /// the pipeline (memory, disk, shared tier or failures) and with no other request's work.
+    static func privately(_ request: ImageRequest, cookie: String?) -> ImageRequest {
+        guard let cookie else { return request }
+        var request = request
+        request.headers["Cookie"] = cookie
+        request.options.formUnion([
+            .skipsMemoryCacheReads, .skipsMemoryCacheWrites, .skipsDiskCacheReads, .skipsDiskCacheWrites,
+            .skipsFailureCacheReads, .skipsFailureCacheWrites, .disablesCoalescing,
+        ])
+        return request
     }
 
     /// `rendition` with the source facts of `original` that the configuration passes on: its `Last-Modified`

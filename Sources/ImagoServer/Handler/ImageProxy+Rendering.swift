@@ -129,7 +129,7 @@ extension ImageProxy {
                 || configuration.sendsDebugHeaders || byteLimit != nil
         {
             do throws(ProxyError) {
-                let fetched = try await sourceData(source)
+                let fetched = try await sourceData(source, cookie: key.cookie)
                 if let byteLimit, fetched.data.count > byteLimit {
                     throw ProxyError.sourceTooLarge(limit: Int64(byteLimit))
                 }
@@ -175,7 +175,7 @@ extension ImageProxy {
                 animationFrames: frames, framePixelLimit: key.animation?.framePixels,
                 sumsFramePixels: configuration.framePixelLimit == nil)
             if isNewSource || hasOwnDecodingLimits(key) { request.options.insert(.skipsMemoryCacheReads) }
-            return request
+            return Self.privately(request, cookie: key.cookie)
         }
         let response: ImageResponse
         do {

@@ -274,6 +274,8 @@ public final class ImageProxy: Sendable {
             key.options.security.maxResultDimension = nil
             key.settings = outputSettings.keyText(
                 for: choice, options: options, animatedFormat: key.animation?.format)
+            // The client's own output when its cookies go to the origin: the output cache neither keeps nor answers it.
+            key.cookie = configuration.cookiePassthrough?.cookie(for: request, source: path.source)
             guard let rendition = configuration.outputCache.memoryRendition(for: key), !isOutdated(rendition) else {
                 return .needsRender(verified, key)
             }
@@ -381,9 +383,11 @@ public final class ImageProxy: Sendable {
         let vary = varyValue(
             negotiatesFormat: path.options.format == nil && !negotiableFormats.isEmpty)
         let etag = etagSuffix.isEmpty ? rendition.etag : String(rendition.etag.dropLast()) + etagSuffix + "\""
+        // Made with the client's cookies: for the client's cache alone.
+        let isPrivate = configuration.cookiePassthrough?.cookie(for: request, source: path.source) != nil
         var headers = [
             ServerResponse.Header("ETag", etag),
-            ServerResponse.Header("Cache-Control", cacheControl(for: rendition)),
+            ServerResponse.Header("Cache-Control", cacheControl(for: rendition, isPrivate: isPrivate)),
         ]
         let lastModified = configuration.usesLastModified ? rendition.sourceLastModified : nil
         if let lastModified { headers.append(ServerResponse.Header("Last-Modified", lastModified)) }
@@ -440,13 +444,15 @@ public final class ImageProxy: Sendable {
     }
 
     /// `Cache-Control` for `rendition`: the configured one, or with ``Configuration/passesSourceCacheControl`` and a
-    /// source that said when it stops being fresh, the seconds left until then (0 once past).
-    func cacheControl(for rendition: Rendition, now: Date = Date()) -> String {
-        guard configuration.passesSourceCacheControl, let expiresAt = rendition.sourceExpiresAt else {
-            return cacheControl
+    /// source that said when it stops being fresh, the seconds left until then (0 once past); `private` instead of
+    /// `public` with `isPrivate` (an output made with the client's cookies).
+    func cacheControl(for rendition: Rendition, isPrivate: Bool = false, now: Date = Date()) -> String {
+        var value = cacheControl
+        if configuration.passesSourceCacheControl, let expiresAt = rendition.sourceExpiresAt {
+            let seconds = max(0, expiresAt.timeIntervalSince(now).rounded(.down))
+            value = Self.publicMaxAge(Int(min(seconds, Double(Int32.max))))
         }
-        let seconds = max(0, expiresAt.timeIntervalSince(now).rounded(.down))
-        return Self.publicMaxAge(Int(min(seconds, Double(Int32.max))))
+        return isPrivate ? "private" + value.dropFirst("public".count) : value
     }
 
     /// The `Cache-Control` value that lets any cache keep a response for `seconds`.
