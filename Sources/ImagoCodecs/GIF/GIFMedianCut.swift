@@ -142,8 +142,8 @@ struct GIFMedianCut {
         (value * alpha + 127) / 255
     }
 
-    /// At most `capacity` entries (red, green and blue bytes, then premultiplied alpha with `withAlpha`) and, for
-    /// every bin key with pixels, its entry.
+    /// At most `capacity` entries (red, green and blue bytes, then premultiplied alpha with `withAlpha`) and each
+    /// bin's entry, by its position in ``bins`` as the cut leaves them.
     mutating func palette(capacity: Int, withAlpha: Bool) -> (colors: [UInt8], entryOfBin: [UInt16]) {
         // With alpha, opaque and translucent pixels start in boxes of their own (the opaque bins come first, in
         // key order), so that opaque pixels have entries that are opaque.
@@ -164,10 +164,10 @@ struct GIFMedianCut {
             boxes.append(high)
         }
         var colors: [UInt8] = []
-        var entryOfBin = [UInt16](repeating: .max, count: withAlpha ? Self.keyCount : 1 << 15)
+        var entryOfBin = [UInt16](repeating: 0, count: bins.count)
         for (entry, box) in boxes.enumerated() {
             for channel in 0..<(withAlpha ? 4 : 3) { colors.append(UInt8(box.total.mean(channel))) }
-            for bin in bins[box.start..<box.end] { entryOfBin[bin.key] = UInt16(entry) }
+            for position in box.start..<box.end { entryOfBin[position] = UInt16(entry) }
         }
         return (colors, entryOfBin)
     }

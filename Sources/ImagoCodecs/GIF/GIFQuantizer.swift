@@ -143,7 +143,7 @@ enum GIFQuantizer {
 
         /// `colors` (premultiplied RGBA) moved by k-means passes over the histogram, as pngquant refines its
         /// median cut: each bin goes to its nearest entry of its own kind (opaque or translucent), and each entry
-        /// becomes the mean of its bins' pixels. `entryOfBin` is each bin key's entry in `colors`.
+        /// becomes the mean of its bins' pixels. `entryOfBin` is each bin's entry in `colors`, by position in `bins`.
         private func refined(
             _ colors: [UInt8], entryOfBin: [UInt16], bins: [GIFMedianCut.Bin], passes: Int
         ) -> [UInt8] {
@@ -151,12 +151,12 @@ enum GIFQuantizer {
             for _ in 0..<passes {
                 let nearest = GIFNearestColor(colors, withAlpha: true)
                 var totals = [GIFMedianCut.Bin](repeating: GIFMedianCut.Bin(key: -1), count: colors.count / 4)
-                for bin in bins {
+                for (position, bin) in bins.enumerated() {
                     var entry = nearest.index(
                         Int32(bin.mean(0)), Int32(bin.mean(1)), Int32(bin.mean(2)), Int32(bin.mean(3)))
                     // A translucent bin stays with its entry rather than make an opaque one translucent.
-                    if bin.key >= 1 << 15, colors[entry * 4 + 3] == 255 { entry = Int(hints[bin.key]) }
-                    hints[bin.key] = UInt16(entry)
+                    if bin.key >= 1 << 15, colors[entry * 4 + 3] == 255 { entry = Int(hints[position]) }
+                    hints[position] = UInt16(entry)
                     totals[entry].add(bin)
                 }
                 for (entry, total) in totals.enumerated() where total.count > 0 {
