@@ -51,6 +51,28 @@ struct ImageProxySourceHeadersTests {
         #expect(fixture.origin.requestCount(for: "/m.jpg") == 1)
     }
 
+    @Test func aLastModifiedBusterIsTheEarliestDateSent() async throws {
+        // imgproxy's IMGPROXY_LAST_MODIFIED_BUSTER: a source modified before it is said to be modified then
+        let buster = Self.modified.addingTimeInterval(3_600)
+        let busterText = HTTPDateParser.imfFixdate(from: buster)
+        let fixture = try fixture {
+            $0.usesLastModified = true
+            $0.lastModifiedBuster = buster
+        }
+        let path = fixture.path("rs:fit:40:40", "/m.jpg")
+        #expect(await fixture.get(path).header("Last-Modified") == busterText)
+        // A client holding the output from before the buster gets it again; one from after gets 304
+        let before = await fixture.get(path, headers: ["if-modified-since": Self.modifiedText])
+        #expect(before.status == 200 && before.header("Last-Modified") == busterText)
+        #expect(await fixture.get(path, headers: ["if-modified-since": busterText]).status == 304)
+        // A source modified after the buster keeps its own date
+        let early = try self.fixture {
+            $0.usesLastModified = true
+            $0.lastModifiedBuster = Self.modified.addingTimeInterval(-3_600)
+        }
+        #expect(await early.get(early.path("rs:fit:40:40", "/m.jpg")).header("Last-Modified") == Self.modifiedText)
+    }
+
     @Test func withoutTheSettingsNothingOfTheSourceIsPassedOn() async throws {
         let fixture = try fixture { _ in }
         let response = await fixture.get(fixture.path("rs:fit:40:40", "/m.jpg"))

@@ -570,6 +570,16 @@ struct ServeCommandTests {
             try Self.parseUnsigned(["--presets-path", file.path, "--preset", "big=w:2"])
         }
         #expect(try Self.parseUnsigned(["--base64-url-includes-filename"]).base64URLIncludesFilename)
+        // IMGPROXY_LAST_MODIFIED_BUSTER, an RFC 3339 date-time
+        #expect(
+            try Self.parseUnsigned(["--use-last-modified", "--last-modified-buster", "2026-12-01T00:00:00Z"])
+                .lastModifiedBuster == Date(timeIntervalSince1970: 1_796_083_200))
+        for bad in [
+            ["--last-modified-buster", "2026-12-01T00:00:00Z"],
+            ["--use-last-modified", "--last-modified-buster", "yesterday"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
+        }
         // IMGPROXY_COOKIE_PASSTHROUGH, _ALL and IMGPROXY_COOKIE_BASE_URL
         #expect(try Self.parseUnsigned([]).cookiePassthrough == nil)
         #expect(try Self.parseUnsigned(["--cookie-passthrough"]).cookiePassthrough == .sameHost(baseURL: nil))

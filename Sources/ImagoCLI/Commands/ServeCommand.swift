@@ -186,6 +186,11 @@ enum ServeCommand {
                 "--etag-buster", value: "TEXT",
                 help: "Change every output's ETag (change TEXT to have clients and CDNs fetch outputs again)."),
             OptionSpec(
+                "--last-modified-buster", value: "DATE",
+                help:
+                    "Send Last-Modified no earlier than DATE, RFC 3339 (IMGPROXY_LAST_MODIFIED_BUSTER; needs --use-last-modified)."
+            ),
+            OptionSpec(
                 "--allowed-processing-options", value: "NAME,…",
                 help: "Refuse (403) URL options not named here, e.g. w,h,pr (IMGPROXY_ALLOWED_PROCESSING_OPTIONS)."),
             OptionSpec(
@@ -390,6 +395,8 @@ enum ServeCommand {
         var skippedFormats: Set<ImageFormat> = []
         /// `--etag-buster`: text mixed into every `ETag`.
         var etagBuster = ""
+        /// `--last-modified-buster`: the earliest `Last-Modified` sent, if any.
+        var lastModifiedBuster: Date?
         /// `--stale-retry`: seconds a stale answer stands before the failing origin is asked again.
         var staleRetrySeconds = 10
         /// `--cache-control-passthrough`: `Cache-Control` follows the source's freshness.
@@ -534,6 +541,7 @@ enum ServeCommand {
         configuration.returnsAttachment = options.returnsAttachment
         configuration.skippedFormats = options.skippedFormats
         configuration.etagBuster = options.etagBuster
+        configuration.lastModifiedBuster = options.lastModifiedBuster
         configuration.staleRetryInterval = .seconds(options.staleRetrySeconds)
         configuration.maximumStaleRetryInterval = .seconds(max(300, options.staleRetrySeconds))
         configuration.passesSourceCacheControl = options.passesSourceCacheControl
@@ -929,6 +937,17 @@ enum ServeCommand {
         options.setsCanonicalHeader = args.has("--set-canonical-header")
         options.returnsAttachment = args.has("--return-attachment")
         options.etagBuster = args.value("--etag-buster") ?? ""
+        if let text = args.value("--last-modified-buster") {
+            guard args.has("--use-last-modified") else {
+                throw UsageError("option '--last-modified-buster' needs --use-last-modified")
+            }
+            guard let date = try? Date(text, strategy: .iso8601) else {
+                throw UsageError(
+                    "option '--last-modified-buster': expected an RFC 3339 date-time such as 2026-12-01T00:00:00Z, got '\(text)'"
+                )
+            }
+            options.lastModifiedBuster = date
+        }
         if let text = args.value("--stale-retry") {
             options.staleRetrySeconds = try parseInteger(text, option: "--stale-retry", range: 1...86_400)
         }

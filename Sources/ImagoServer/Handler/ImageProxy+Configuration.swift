@@ -174,6 +174,11 @@ extension ImageProxy {
         /// `ETag` fetch them again without the caches being emptied (imgproxy's `IMGPROXY_ETAG_BUSTER`), e.g. after a
         /// fix to how outputs are encoded. Default empty: the ETags as made.
         public var etagBuster: String
+        /// With ``usesLastModified``, the earliest `Last-Modified` sent (imgproxy's `IMGPROXY_LAST_MODIFIED_BUSTER`): a
+        /// source modified before it is said to be modified then, so that clients and CDNs revalidating by date
+        /// fetch outputs again after a change to how they are made, as ``etagBuster`` does for ETags. Default
+        /// `nil`: the source's dates as they are.
+        public var lastModifiedBuster: Date?
         /// With ``passesSourceCacheControl``, how long an outdated output answered because its origin failed or
         /// timed out is answered again before the origin is asked again (stale-if-error), so that a failing origin
         /// costs one waiting request per interval rather than every request. The interval doubles with each
@@ -272,6 +277,7 @@ extension ImageProxy {
             returnsAttachment = false
             skippedFormats = []
             etagBuster = ""
+            lastModifiedBuster = nil
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
             retryAfterSeconds = 1

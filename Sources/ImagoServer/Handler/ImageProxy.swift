@@ -389,7 +389,7 @@ public final class ImageProxy: Sendable {
             ServerResponse.Header("ETag", etag),
             ServerResponse.Header("Cache-Control", cacheControl(for: rendition, isPrivate: isPrivate)),
         ]
-        let lastModified = configuration.usesLastModified ? rendition.sourceLastModified : nil
+        let lastModified = configuration.usesLastModified ? busted(rendition.sourceLastModified) : nil
         if let lastModified { headers.append(ServerResponse.Header("Last-Modified", lastModified)) }
         if let vary { headers.append(ServerResponse.Header("Vary", vary)) }
         if configuration.sendsDebugHeaders { headers += Self.debugHeaders(rendition.facts) }
@@ -453,6 +453,15 @@ public final class ImageProxy: Sendable {
             value = Self.publicMaxAge(Int(min(seconds, Double(Int32.max))))
         }
         return isPrivate ? "private" + value.dropFirst("public".count) : value
+    }
+
+    /// A source's `Last-Modified` as sent: ``Configuration/lastModifiedBuster`` instead when the source's is
+    /// earlier; `nil` for none, or one that is not an HTTP date (as imgproxy, which does not pass such values on
+    /// once a buster is set).
+    func busted(_ lastModified: String?) -> String? {
+        guard let lastModified, let buster = configuration.lastModifiedBuster else { return lastModified }
+        guard let date = HTTPDateParser.date(from: lastModified) else { return nil }
+        return date < buster ? HTTPDateParser.imfFixdate(from: buster) : lastModified
     }
 
     /// The `Cache-Control` value that lets any cache keep a response for `seconds`.
