@@ -27,7 +27,7 @@ struct GIFNearestColor {
 
         init(_ colors: [UInt8], stride: Int, where included: (Int) -> Bool) {
             let entries = (0..<(colors.count / stride)).filter(included)
-            count = (entries.count + 15) / 16 * 16
+            count = max(16, (entries.count + 15) / 16 * 16)  // never empty: a search always has an answer
             rg = .allocate(capacity: 2 * count)
             bw = .allocate(capacity: 2 * count)
             numbers = .allocate(capacity: count)
