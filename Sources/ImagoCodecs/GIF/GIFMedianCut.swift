@@ -125,7 +125,7 @@ struct GIFMedianCut {
         var bins: [Bin] = []
         bins.reserveCapacity(used)
         // In key order: a scan of the slots (163,840 at most) costs less than sorting a thumbnail's ~8,000 keys.
-        for key in 0..<(withAlpha ? keyCount : 1 << 15) where slots[key] != 0 {
+        for key in 0..<scratch.slotCount where slots[key] != 0 {
             let at = (Int(slots[key]) - 1) * 6
             bins.append(
                 Bin(

@@ -17,8 +17,12 @@ struct GIFNearestColor {
     private let opaqueEntries: Entries
     private let allEntries: Entries
 
-    /// Entries packed for `cimago_palette_nearest`: red and green, blue and alpha × 2 (alpha's weight of 4 is
-    /// 2 squared) interleaved, padded to a multiple of 16 with entries no colour is near, and each one's number.
+    /// What alpha is multiplied by for the kernel, which weighs every component alike: the square root of
+    /// ``GIFMedianCut/alphaWeight`` (2), for entries and colours both.
+    private static let alphaScale = Int32(GIFMedianCut.alphaWeight.squareRoot())
+
+    /// Entries packed for `cimago_palette_nearest`: red and green, blue and alpha × ``alphaScale`` interleaved,
+    /// padded to a multiple of 16 with entries no colour is near, and each one's number.
     private final class Entries {
         let count: Int
         let rg: UnsafeMutablePointer<Int16>
@@ -35,13 +39,12 @@ struct GIFNearestColor {
             rg.initialize(repeating: far, count: 2 * count)
             bw.initialize(repeating: far, count: 2 * count)
             numbers.initialize(repeating: Int32(entries.first ?? 0), count: count)
-            let alphaScale = Int16(GIFMedianCut.alphaWeight.squareRoot())
             for (position, entry) in entries.enumerated() {
                 let c = entry * stride
                 rg[2 * position] = Int16(colors[c])
                 rg[2 * position + 1] = Int16(colors[c + 1])
                 bw[2 * position] = Int16(colors[c + 2])
-                bw[2 * position + 1] = stride == 4 ? Int16(colors[c + 3]) * alphaScale : 0
+                bw[2 * position + 1] = stride == 4 ? Int16(Int32(colors[c + 3]) * GIFNearestColor.alphaScale) : 0
                 numbers[position] = Int32(entry)
             }
         }
@@ -73,7 +76,7 @@ struct GIFNearestColor {
     /// The entry nearest to (`r`, `g`, `b`, `a`), each 0…255 (`a` 0 without alpha).
     func index(_ r: Int32, _ g: Int32, _ b: Int32, _ a: Int32) -> Int {
         if !withAlpha { return allEntries.nearest(r, g, b, 0) }
-        if a == 255 { return opaqueEntries.nearest(r, g, b, a * 2) }
-        return allEntries.nearest(r, g, b, a * 2)
+        if a == 255 { return opaqueEntries.nearest(r, g, b, a * Self.alphaScale) }
+        return allEntries.nearest(r, g, b, a * Self.alphaScale)
     }
 }
