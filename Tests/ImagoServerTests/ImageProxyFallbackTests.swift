@@ -41,6 +41,26 @@ struct ImageProxyFallbackTests {
         #expect(real.header("Cache-Control") == "public, max-age=31536000")
     }
 
+    @Test func aFallbackForARequestWithCookiesIsPrivateButRenderedOnce() async throws {
+        let fallback = try FallbackImage(
+            data: try ServerTestImages.jpeg(width: 40, height: 20), status: 200, maxAge: .seconds(60))
+        let fixture = try ProxyFixture {
+            $0.fallbackImage = fallback
+            $0.cookiePassthrough = .all
+        }
+        let path = fixture.path("rs:fit:20:20", "/gone.jpg", ext: "png")
+        let alice = await fixture.get(path, headers: ["cookie": "session=alice"])
+        #expect(alice.status == 200 && alice.header("Cache-Control") == "private, max-age=60")
+        // Another client's cookies: the source is asked again, the fallback's render is the cached one
+        let bob = await fixture.get(path, headers: ["cookie": "session=bob"])
+        #expect(bob.header("Cache-Control") == "private, max-age=60" && bob.body == alice.body)
+        #expect(fixture.origin.requestCount(for: "/gone.jpg") == 2)
+        let samples = prometheusSamples(fixture.proxy.metrics.prometheusText())
+        #expect(samples["imago_serve_cache_hits_total{tier=\"output_memory\"}"] == 1)
+        // Without cookies the same fallback is public
+        #expect(await fixture.get(path).header("Cache-Control") == "public, max-age=60")
+    }
+
     @Test func aSourceThatIsNotAnImageIsAnsweredWithTheFallbackToo() async throws {
         let (fixture, _) = try fixture()
 

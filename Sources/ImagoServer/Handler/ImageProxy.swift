@@ -104,7 +104,8 @@ public final class ImageProxy: Sendable {
             case .needsRender(let verified, let key):
                 do throws(ProxyError) {
                     let rendered = try await output(for: key, source: verified.path.source)
-                    response = imageResponse(rendered.rendition, verified: verified, request: request)
+                    response = imageResponse(
+                        rendered.rendition, verified: verified, request: request, isPrivate: key.cookie != nil)
                     tier = rendered.tier
                     if configuration.accessLog != nil { record.stages = rendered.stages }
                 } catch let failure {
@@ -279,7 +280,9 @@ public final class ImageProxy: Sendable {
             guard let rendition = configuration.outputCache.memoryRendition(for: key), !isOutdated(rendition) else {
                 return .needsRender(verified, key)
             }
-            return .answered(imageResponse(rendition, verified: verified, request: request), .outputMemory)
+            return .answered(
+                imageResponse(rendition, verified: verified, request: request, isPrivate: key.cookie != nil),
+                .outputMemory)
         }
     }
 
@@ -354,6 +357,10 @@ public final class ImageProxy: Sendable {
     ) async throws(ProxyError) -> (ServerResponse, ServerMetrics.CacheTier?) {
         var fallbackKey = key
         fallbackKey.source = fallback.sourceURL.absoluteString
+        // The fallback's pixels owe nothing to the client's cookies: one render, cached, for everyone. Its answer
+        // to a request with cookies stays private, since the failure it stands for may be that client's own.
+        fallbackKey.cookie = nil
+        let isPrivate = key.cookie != nil
         let rendered: RenderedOutput
         do {
             rendered = try await output(for: fallbackKey, source: fallback.sourceURL, original: fallback.data)
@@ -363,12 +370,13 @@ public final class ImageProxy: Sendable {
         let status = fallback.status ?? failure.status
         var conditional = request
         if status != 200 { conditional.headers["if-none-match"] = nil }
-        var response = imageResponse(rendered.rendition, verified: verified, request: conditional)
+        var response = imageResponse(
+            rendered.rendition, verified: verified, request: conditional, isPrivate: isPrivate)
         if response.status == 200 { response.status = status }
         if let maxAge = fallback.maxAge, let index = response.headers.firstIndex(where: { $0.name == "Cache-Control" })
         {
             response.headers[index] = ServerResponse.Header(
-                "Cache-Control", Self.publicMaxAge(Int(maxAge.timeInterval)))
+                "Cache-Control", Self.privatized(Self.publicMaxAge(Int(maxAge.timeInterval)), isPrivate))
         }
         // A fresh render of the fallback fetched nothing: no tier to count.
         return (response, rendered.tier == .origin ? nil : rendered.tier)
@@ -376,15 +384,15 @@ public final class ImageProxy: Sendable {
 
     /// The image response for `rendition`: its headers, or a 304 for a matching `If-None-Match` (or, without one,
     /// an `If-Modified-Since` not older than the source's `Last-Modified` it carries).
+    /// With `isPrivate` (an output made with the client's cookies, ``OutputKey/cookie``), `Cache-Control` is
+    /// `private`.
     private func imageResponse(
-        _ rendition: Rendition, verified: VerifiedPath, request: ServerRequest
+        _ rendition: Rendition, verified: VerifiedPath, request: ServerRequest, isPrivate: Bool
     ) -> ServerResponse {
         let path = verified.path
         let vary = varyValue(
             negotiatesFormat: path.options.format == nil && !negotiableFormats.isEmpty)
         let etag = etagSuffix.isEmpty ? rendition.etag : String(rendition.etag.dropLast()) + etagSuffix + "\""
-        // Made with the client's cookies: for the client's cache alone.
-        let isPrivate = configuration.cookiePassthrough?.cookie(for: request, source: path.source) != nil
         var headers = [
             ServerResponse.Header("ETag", etag),
             ServerResponse.Header("Cache-Control", cacheControl(for: rendition, isPrivate: isPrivate)),
@@ -452,7 +460,12 @@ public final class ImageProxy: Sendable {
             let seconds = max(0, expiresAt.timeIntervalSince(now).rounded(.down))
             value = Self.publicMaxAge(Int(min(seconds, Double(Int32.max))))
         }
-        return isPrivate ? "private" + value.dropFirst("public".count) : value
+        return Self.privatized(value, isPrivate)
+    }
+
+    /// A `public` `Cache-Control` value made `private` when `isPrivate`, for the client's cache alone.
+    static func privatized(_ value: String, _ isPrivate: Bool) -> String {
+        isPrivate ? "private" + value.dropFirst("public".count) : value
     }
 
     /// A source's `Last-Modified` as sent: ``Configuration/lastModifiedBuster`` instead when the source's is
