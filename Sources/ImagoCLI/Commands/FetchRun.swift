@@ -196,6 +196,12 @@ struct FetchRun: Sendable {
         return url
     }
 
+    /// `text` as an http or https URL with a host (``parseURL(_:)``), for options that name one; `nil` otherwise.
+    static func parseHTTPURL(_ text: String) -> URL? {
+        guard let url = parseURL(text), ["http", "https"].contains(url.scheme?.lowercased()) else { return nil }
+        return url
+    }
+
     /// A sentence for a failed load that names the URL (`url`: already redacted).
     static func message(for error: ImagePipeline.Error, url: String) -> String {
         switch error {

@@ -799,10 +799,8 @@ enum ServeCommand {
         } else if args.has("--cookie-passthrough") {
             var base: URL?
             if let text = args.value("--cookie-base-url") {
-                guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-                    scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty
-                else {
-                    throw UsageError("option '--cookie-base-url': expected an http or https URL, got '\(text)'")
+                guard let url = FetchRun.parseHTTPURL(text) else {
+                    throw UsageError("option '--cookie-base-url' expects an http or https URL (got '\(text)')")
                 }
                 base = url
             }
@@ -833,7 +831,7 @@ enum ServeCommand {
             }
         }
         if let base = args.value("--base-url") {
-            guard let url = FetchRun.parseURL(base), ["http", "https"].contains(url.scheme?.lowercased()) else {
+            guard FetchRun.parseHTTPURL(base) != nil else {
                 throw UsageError("option '--base-url' expects an http or https URL (got '\(base)')")
             }
             options.baseURL = base

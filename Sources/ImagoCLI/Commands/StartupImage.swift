@@ -35,7 +35,7 @@ enum StartupImage: Sendable, Equatable {
             return .bytes(data)
         }
         if let text = args.value(option + "-url") {
-            guard let url = FetchRun.parseURL(text), ["http", "https"].contains(url.scheme?.lowercased()) else {
+            guard let url = FetchRun.parseHTTPURL(text) else {
                 throw UsageError("option '\(option)-url' expects an http or https URL (got '\(text)')")
             }
             return .url(url)
