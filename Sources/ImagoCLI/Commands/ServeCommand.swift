@@ -375,7 +375,7 @@ enum ServeCommand {
         /// `--base64-url-includes-filename`: base64 sources may end with a file name.
         var base64URLIncludesFilename = false
         /// `--arguments-separator`: what separates options' names and arguments, in URLs and presets.
-        var argumentsSeparator: Character = ":"
+        var argumentsSeparator = ProxyPath.defaultArgumentsSeparator
         /// `--cookie-passthrough`, `--cookie-passthrough-all` and `--cookie-base-url`: which sources get the
         /// client's cookies, if any.
         var cookiePassthrough: CookiePassthrough?

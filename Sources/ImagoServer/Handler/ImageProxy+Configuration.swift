@@ -260,7 +260,7 @@ extension ImageProxy {
             fallbackImage = nil
             baseURL = ""
             base64URLIncludesFilename = false
-            argumentsSeparator = ":"
+            argumentsSeparator = ProxyPath.defaultArgumentsSeparator
             cookiePassthrough = nil
             urlReplacements = []
             pathPrefix = ""

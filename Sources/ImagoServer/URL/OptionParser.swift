@@ -78,14 +78,11 @@ enum OptionParser {
         static let width = HintedFields(rawValue: 2)
     }
 
-    /// imgproxy's arguments separator, between an option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`).
-    static let defaultSeparator: Character = ":"
-
     /// Applies `segment`, its name and arguments separated by `separator` (default `:`), to `options`; `presets`
     /// are the named option lists `preset:` may use.
     static func apply(
         _ segment: Substring, to options: inout ProcessingOptions, presets: PresetTable = PresetTable(),
-        separator: Character = defaultSeparator
+        separator: Character = ProxyPath.defaultArgumentsSeparator
     ) throws(ProxyError) {
         var fields: HintedFields = []
         try apply(segment, to: &options, presets: presets, separator: separator, depth: 0, setting: &fields)

@@ -12,7 +12,7 @@ public struct PresetTable: Sendable, Hashable {
     private var table: [String: [String]] = [:]
     /// What separates an option's name and arguments in the definitions (imgproxy's
     /// `IMGPROXY_ARGUMENTS_SEPARATOR`, which its presets are written with too). Default `:`.
-    public private(set) var argumentsSeparator = OptionParser.defaultSeparator
+    public private(set) var argumentsSeparator = ProxyPath.defaultArgumentsSeparator
 
     /// No presets.
     public init() {}
@@ -23,7 +23,9 @@ public struct PresetTable: Sendable, Hashable {
     /// here rather than in a request.
     ///
     /// - Throws: ``ProxyError`` naming the preset and what is wrong with it.
-    public init(definitions: [String], argumentsSeparator: Character = ":") throws(ProxyError) {
+    public init(
+        definitions: [String], argumentsSeparator: Character = ProxyPath.defaultArgumentsSeparator
+    ) throws(ProxyError) {
         guard ProxyPath.isArgumentsSeparator(argumentsSeparator) else {
             throw .invalidOption(name: "preset", reason: "'\(argumentsSeparator)' cannot separate arguments")
         }

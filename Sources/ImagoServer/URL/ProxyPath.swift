@@ -46,7 +46,8 @@ public struct ProxyPath: Sendable, Hashable {
     public init(
         parsing path: String, presets: PresetTable = PresetTable(), replacements: [URLReplacement] = [],
         baseURL: String = "", onlyPresets: Bool = false, allowsLocal: Bool = false,
-        allowedOptions: Set<String>? = nil, base64IncludesFilename: Bool = false, argumentsSeparator: Character = ":"
+        allowedOptions: Set<String>? = nil, base64IncludesFilename: Bool = false,
+        argumentsSeparator: Character = defaultArgumentsSeparator
     ) throws(ProxyError) {
         guard Self.isArgumentsSeparator(argumentsSeparator) else {
             throw .malformedURL("'\(argumentsSeparator)' cannot separate arguments")
@@ -114,6 +115,9 @@ public struct ProxyPath: Sendable, Hashable {
         self.options = options
         hintedFieldsSet = fields
     }
+
+    /// imgproxy's default separator of an option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`): `:`.
+    public static let defaultArgumentsSeparator: Character = ":"
 
     /// Whether `character` may separate options' names and arguments (``init(parsing:presets:replacements:baseURL:onlyPresets:allowsLocal:allowedOptions:base64IncludesFilename:argumentsSeparator:)``):
     /// ASCII punctuation that neither structures the path (`/ ? # % @ .`) nor occurs in base64url or option names
