@@ -44,11 +44,13 @@ struct FetchRun: Sendable {
                 // The files' own encoders: a palette PNG encoder is theirs only, not the pipeline's.
                 let encoders = ImageEncoderRegistry(copying: configuration.encoders)
                 if let colors = options.pngColors { encoders.register(PNGEncoder(paletteColors: colors)) }
+                var encoding = EncodingOptions()
+                if let quality = options.quality { encoding.quality = Double(quality) / 100 }
                 writer = try FetchOutputWriter(
                     directory: directory, urls: options.urls.map(URLRedaction.redacted), format: options.format,
                     reencodes: options.resize != nil || options.format != nil || options.quality != nil,
                     encoders: encoders,
-                    encoding: EncodingOptions(quality: options.quality.map { Double($0) / 100 } ?? 0.85))
+                    encoding: encoding)
             } catch {
                 console.printError("imago fetch: \(error)")
                 return 1
