@@ -102,6 +102,9 @@ extension CurlDataLoader {
         /// rest with `Range` and `If-Range`; a `206` is appended, a `200` starts over. Oldest evicted first; 0
         /// turns resuming off. Default 32 MiB.
         public var resumableBytesLimit: Int = 32 << 20
+        /// AWS Signature Version 4 for the requests to some hosts (private S3 objects); the first signing whose
+        /// hosts match a request's URL signs it, and requests no signing matches go unsigned. Default none.
+        public var awsSigning: [AWSSigning] = []
 
         /// The defaults listed on each field.
         public init() {}

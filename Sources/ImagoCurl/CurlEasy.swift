@@ -146,6 +146,13 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
             if let etag = validators.etag { fields.append(("If-None-Match", etag)) }
             if let date = validators.lastModified { fields.append(("If-Modified-Since", date)) }
         }
+        // AWS Signature Version 4 for the hosts a signing names: curl signs host, x-amz-date and every field.
+        if let signing = configuration.awsSigning.first(where: { $0.signs(request.url) }) {
+            fields += signing.headerFields.filter { !given.contains($0.0) }
+            _ = imago_easy_setopt_string(h, CURLOPT_AWS_SIGV4, signing.curlProvider)
+            _ = imago_easy_setopt_string(h, CURLOPT_USERNAME, signing.credentials.accessKeyID)
+            _ = imago_easy_setopt_string(h, CURLOPT_PASSWORD, signing.credentials.secretAccessKey)
+        }
         for (name, value) in fields {
             // A header line must not carry a line break (request smuggling); such a field is dropped.
             guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else { continue }

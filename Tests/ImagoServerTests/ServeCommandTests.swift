@@ -655,17 +655,17 @@ struct ServeCommandTests {
             #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
         }
     }
+}
 
-    /// The built `imago` beside the test products, or in `.build/debug` of this package.
-    func imagoExecutable(filePath: String = #filePath) -> URL? {
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let candidates =
-            (1...4).map { products.deletingLastPathComponents($0).appendingPathComponent("imago") }
-            + [root.appendingPathComponent(".build/debug/imago")]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath }
-    }
+/// The built `imago` beside the test products, or in `.build/debug` of this package.
+func imagoExecutable(filePath: String = #filePath) -> URL? {
+    let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let candidates =
+        (1...4).map { products.deletingLastPathComponents($0).appendingPathComponent("imago") }
+        + [root.appendingPathComponent(".build/debug/imago")]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath }
 }
 
 extension URL {
@@ -708,14 +708,16 @@ struct ServeProcess {
     let process = Process()
     let stderrFile: URL
 
-    /// Starts `executable serve ARGUMENTS --cache-dir DIRECTORY/cache`, standard error to `DIRECTORY/stderr`.
-    init(_ executable: URL, _ arguments: [String], in directory: URL) throws {
+    /// Starts `executable serve ARGUMENTS --cache-dir DIRECTORY/cache`, standard error to `DIRECTORY/stderr`, with
+    /// `environment` added to this process's.
+    init(_ executable: URL, _ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         stderrFile = directory.appendingPathComponent("stderr")
         guard FileManager.default.createFile(atPath: stderrFile.path, contents: nil) else {
             throw CocoaError(.fileWriteUnknown)
         }
         process.executableURL = executable
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.arguments = ["serve"] + arguments + ["--cache-dir", directory.appendingPathComponent("cache").path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: stderrFile)

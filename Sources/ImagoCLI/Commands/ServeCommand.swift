@@ -11,7 +11,7 @@ import ImagoServer
 /// [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--max-animation-frames N [--max-animation-frame-pixels N]]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
@@ -22,7 +22,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N [--max-animation-frame-pixels N]] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -155,6 +155,20 @@ enum ServeCommand {
             OptionSpec(
                 "--local-root", value: "DIR",
                 help: "Serve local:///PATH sources from files under DIR, as imgproxy's IMGPROXY_LOCAL_FILESYSTEM_ROOT."),
+            OptionSpec(
+                "--s3",
+                help:
+                    "Serve s3://BUCKET/KEY[?VERSION] sources (IMGPROXY_USE_S3), signed with AWS_ACCESS_KEY_ID and "
+                    + "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) when they are set."),
+            OptionSpec(
+                "--s3-region", value: "REGION",
+                help: "The buckets' region (IMGPROXY_S3_REGION; default AWS_REGION, else us-east-1)."),
+            OptionSpec(
+                "--s3-endpoint", value: "URL",
+                help: "An S3-compatible endpoint, e.g. http://minio:9000 (IMGPROXY_S3_ENDPOINT; default AWS's)."),
+            OptionSpec(
+                "--s3-virtual-hosted",
+                help: "Address --s3-endpoint's objects as BUCKET.HOST/KEY, not HOST/BUCKET/KEY (path style)."),
             OptionSpec(
                 "--cache-control-passthrough",
                 help:
@@ -372,6 +386,11 @@ enum ServeCommand {
         var secret: String?
         /// `--local-root`: the directory `local:///path` sources are read from, if any.
         var localRoot: URL?
+        /// `--s3`, `--s3-region`, `--s3-endpoint`, `--s3-virtual-hosted`: where `s3:` sources come from, if served.
+        var s3: S3Sources?
+        /// The credentials `s3:` sources are signed with: `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (with
+        /// `AWS_SESSION_TOKEN`) when `--s3` is given and they are set; else unsigned (public buckets).
+        var s3Credentials: AWSSigning.Credentials?
         /// `--base64-url-includes-filename`: base64 sources may end with a file name.
         var base64URLIncludesFilename = false
         /// `--arguments-separator`: what separates options' names and arguments, in URLs and presets.
@@ -546,6 +565,7 @@ enum ServeCommand {
         configuration.maximumStaleRetryInterval = .seconds(max(300, options.staleRetrySeconds))
         configuration.passesSourceCacheControl = options.passesSourceCacheControl
         configuration.localRoot = options.localRoot
+        configuration.s3 = options.s3
         configuration.secret = options.secret
         configuration.allowedOrigin = options.allowedOrigin
         configuration.baseURL = options.baseURL
@@ -659,7 +679,38 @@ enum ServeCommand {
         configuration.addressPolicy =
             options.sourcePolicy.allowsPrivateAddresses
             ? .any : AddressPolicy(mode: .publicOnly, allowedNetworks: options.sourcePolicy.allowedNetworks)
+        if let s3 = options.s3, let credentials = options.s3Credentials {
+            configuration.awsSigning = [AWSSigning(credentials: credentials, region: s3.region, hosts: s3.signedHosts)]
+        }
         return CurlDataLoader(configuration: configuration)
+    }
+
+    /// `--s3` and the options that need it: the sources, `nil` without `--s3`. The region defaults to the
+    /// environment's `AWS_REGION` (or `AWS_DEFAULT_REGION`), else `us-east-1`.
+    static func parseS3(_ args: ParsedArguments, environment: [String: String]) throws -> S3Sources? {
+        guard args.has("--s3") else {
+            for option in ["--s3-region", "--s3-endpoint", "--s3-virtual-hosted"]
+            where args.has(option) || args.value(option) != nil {
+                throw UsageError("option '\(option)' needs --s3")
+            }
+            return nil
+        }
+        var sources = S3Sources(
+            region: args.value("--s3-region") ?? [environment["AWS_REGION"], environment["AWS_DEFAULT_REGION"]]
+                .compactMap { $0 }.first { !$0.isEmpty } ?? "us-east-1")
+        guard !sources.region.isEmpty,
+            sources.region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+        else { throw UsageError("option '--s3-region' expects a region name such as eu-west-1") }
+        if let text = args.value("--s3-endpoint") {
+            guard let endpoint = S3Sources.endpoint(parsing: text) else {
+                throw UsageError("option '--s3-endpoint' expects an http or https URL such as http://minio:9000")
+            }
+            sources.endpoint = endpoint
+        } else if args.has("--s3-virtual-hosted") {
+            throw UsageError("option '--s3-virtual-hosted' needs --s3-endpoint (AWS's endpoint picks its own style)")
+        }
+        sources.usesPathStyle = !args.has("--s3-virtual-hosted")
+        return sources
     }
 
     /// Checks the arguments.
@@ -865,6 +916,8 @@ enum ServeCommand {
             }
             options.localRoot = URL(fileURLWithPath: root, isDirectory: true)
         }
+        options.s3 = try parseS3(args, environment: environment)
+        if options.s3 != nil { options.s3Credentials = AWSSigning.Credentials(environment: environment) }
         if let text = args.value("--quality") {
             options.defaultQuality = try parseInteger(text, option: "--quality", range: 1...100)
         }

@@ -82,6 +82,11 @@ extension ImageProxy {
         /// missing files are), and files are at most 64 MiB. Outputs are cached by URL, so a file changed in place
         /// needs a new `cachebuster`. Default `nil`: `local:` sources are refused (400).
         public var localRoot: URL?
+        /// Serves `s3://bucket/key` sources (imgproxy's `IMGPROXY_USE_S3`) from AWS S3 or an S3-compatible
+        /// endpoint, through ``dataLoader`` (which signs them when its ``CurlDataLoader/Configuration/awsSigning``
+        /// covers ``S3Sources/signedHosts``). The bucket is the source's host for ``sourcePolicy``'s host list.
+        /// Default `nil`: `s3:` sources are refused (400).
+        public var s3: S3Sources?
         /// Which sources may be fetched. Default: any public host.
         public var sourcePolicy: SourcePolicy
         /// Put before every source URL, so URLs may carry paths relative to it (imgproxy's `IMGPROXY_BASE_URL`),
@@ -253,6 +258,7 @@ extension ImageProxy {
             secret = nil
             sourcePolicy = SourcePolicy()
             localRoot = nil
+            s3 = nil
             presets = PresetTable()
             onlyPresets = false
             allowedProcessingOptions = nil

@@ -64,9 +64,11 @@ public final class ImageProxy: Sendable {
             label: "imago.serve.cpu",
             maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount),
             yieldsAfterEachClosure: true)
-        let sources: any DataLoading =
-            configuration.localRoot.map { LocalSourceLoader(root: $0, remote: configuration.dataLoader) }
+        let remote: any DataLoading =
+            configuration.s3.map { S3SourceLoader(sources: $0, remote: configuration.dataLoader) }
             ?? configuration.dataLoader
+        let sources: any DataLoading =
+            configuration.localRoot.map { LocalSourceLoader(root: $0, remote: remote) } ?? remote
         let loader = CountingDataLoader(base: sources) { metrics.originFetched(bytes: $0) }
         var pipelineConfiguration = ImagePipeline.Configuration(
             dataLoader: loader,
@@ -315,6 +317,7 @@ public final class ImageProxy: Sendable {
             parsing: rawPath, presets: configuration.presets, replacements: configuration.urlReplacements,
             baseURL: configuration.baseURL,
             onlyPresets: configuration.onlyPresets, allowsLocal: configuration.localRoot != nil,
+            allowsS3: configuration.s3 != nil,
             allowedOptions: configuration.allowedProcessingOptions,
             base64IncludesFilename: configuration.base64URLIncludesFilename,
             argumentsSeparator: configuration.argumentsSeparator)
