@@ -2,6 +2,7 @@ import CWebP
 import Foundation
 import ImagoCodecs
 import ImagoCore
+import ImagoTesting
 import Testing
 
 /// Images over the pixel limit: decoded at a reduced codec scale when a target size (or a decoded-byte limit)
@@ -173,18 +174,9 @@ import Testing
         return (process.terminationStatus, output, rss ?? .max)
     }
 
-    /// The `imago` executable beside the test bundle or under `.build/debug`.
+    /// The `imago` executable (``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``; `$IMAGO_CLI`
+    /// overrides).
     static func imagoExecutable(filePath: String = #filePath) -> URL? {
-        var candidates = [Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("imago")]
-        let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/imago"))
-        candidates.append(
-            contentsOf: (0..<4).map { depth in
-                var url = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-                for _ in 0...depth { url = url.deletingLastPathComponent() }
-                return url.appendingPathComponent("imago")
-            })
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", filePath: filePath)
     }
 }

@@ -32,18 +32,9 @@ enum RedisTestSupport {
         return url
     }
 
-    /// The built `imago` beside the test products, or in `.build/debug` of this package.
+    /// The built `imago` executable (``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``;
+    /// `$IMAGO_CLI` overrides).
     static func imagoExecutable(filePath: String = #filePath) -> URL? {
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        var candidates: [URL] = []
-        var folder = products
-        for _ in 1...4 {
-            folder = folder.deletingLastPathComponent()
-            candidates.append(folder.appendingPathComponent("imago"))
-        }
-        candidates.append(root.appendingPathComponent(".build/debug/imago"))
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath }
+        ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", filePath: filePath)
     }
 }

@@ -657,21 +657,10 @@ struct ServeCommandTests {
     }
 }
 
-/// The built `imago` beside the test products, or in `.build/debug` of this package.
+/// The built `imago` executable (``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``;
+/// `$IMAGO_CLI` overrides).
 func imagoExecutable(filePath: String = #filePath) -> URL? {
-    let products = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    let candidates =
-        (1...4).map { products.deletingLastPathComponents($0).appendingPathComponent("imago") }
-        + [root.appendingPathComponent(".build/debug/imago")]
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath }
-}
-
-extension URL {
-    func deletingLastPathComponents(_ count: Int) -> URL {
-        (0..<count).reduce(self) { url, _ in url.deletingLastPathComponent() }
-    }
+    ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", filePath: filePath)
 }
 
 /// `imago serve` with `arguments`, run in-process (the command's own parsing and wiring) until ``stop()``.
