@@ -67,17 +67,7 @@ public struct AWSSigning: Sendable, Hashable {
 
     /// Whether requests to `url` are signed: an http or https URL whose host (or `host:port`, the scheme's
     /// default port filled in) one of ``hosts`` matches.
-    public func signs(_ url: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = url.host(percentEncoded: false)?.lowercased(), !host.isEmpty
-        else { return false }
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        return hosts.contains { pattern in
-            let pattern = pattern.lowercased()
-            if pattern.hasPrefix("*.") { return host.hasSuffix(pattern.dropFirst()) }
-            return pattern == host || pattern == "\(host):\(port)"
-        }
-    }
+    public func signs(_ url: URL) -> Bool { HostPatterns.match(hosts, url) }
 
     /// curl's `CURLOPT_AWS_SIGV4` value: `aws:amz:REGION:SERVICE`.
     var curlProvider: String { "aws:amz:\(region):\(service)" }

@@ -105,6 +105,9 @@ extension CurlDataLoader {
         /// AWS Signature Version 4 for the requests to some hosts (private S3 objects); the first signing whose
         /// hosts match a request's URL signs it, and requests no signing matches go unsigned. Default none.
         public var awsSigning: [AWSSigning] = []
+        /// Azure Storage Shared Key signatures for the requests to some hosts (private blobs); the first signing
+        /// whose hosts match a request's URL signs it. Default none.
+        public var azureSigning: [AzureSharedKeySigning] = []
 
         /// The defaults listed on each field.
         public init() {}

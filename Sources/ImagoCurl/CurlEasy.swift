@@ -153,6 +153,11 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
             _ = imago_easy_setopt_string(h, CURLOPT_USERNAME, signing.credentials.accessKeyID)
             _ = imago_easy_setopt_string(h, CURLOPT_PASSWORD, signing.credentials.secretAccessKey)
         }
+        // Azure Shared Key over the final fields (curl adds none the string-to-sign covers).
+        if let signing = configuration.azureSigning.first(where: { $0.signs(request.url) }) {
+            fields.removeAll { AzureSharedKeySigning.isReplaced($0.0) }
+            fields += signing.signatureFields(method: "GET", url: request.url, fields: fields, date: Date())
+        }
         for (name, value) in fields {
             // A header line must not carry a line break (request smuggling); such a field is dropped.
             guard !name.contains(where: \.isNewline), !value.contains(where: \.isNewline) else { continue }

@@ -11,7 +11,7 @@ import ImagoServer
 /// [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--max-animation-frames N [--max-animation-frame-pixels N]]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
@@ -22,7 +22,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N [--max-animation-frame-pixels N]] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -169,6 +169,19 @@ enum ServeCommand {
             OptionSpec(
                 "--s3-virtual-hosted",
                 help: "Address --s3-endpoint's objects as BUCKET.HOST/KEY, not HOST/BUCKET/KEY (path style)."),
+            OptionSpec(
+                "--abs",
+                help: "Serve abs://CONTAINER/BLOB sources from Azure Blob Storage (IMGPROXY_USE_ABS; needs --abs-name)."
+            ),
+            OptionSpec("--abs-name", value: "ACCOUNT", help: "The storage account (IMGPROXY_ABS_NAME)."),
+            OptionSpec(
+                "--abs-key", value: "KEY",
+                help: "The account key, base64, to sign with (IMGPROXY_ABS_KEY; better IMAGO_ABS_KEY); none: unsigned."),
+            OptionSpec(
+                "--abs-endpoint", value: "URL",
+                help:
+                    "The Blob service URL, e.g. Azurite's http://127.0.0.1:10000/devstoreaccount1 (IMGPROXY_ABS_ENDPOINT)."
+            ),
             OptionSpec(
                 "--cache-control-passthrough",
                 help:
@@ -391,6 +404,10 @@ enum ServeCommand {
         /// The credentials `s3:` sources are signed with: `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (with
         /// `AWS_SESSION_TOKEN`) when `--s3` is given and they are set; else unsigned (public buckets).
         var s3Credentials: AWSSigning.Credentials?
+        /// `--abs`, `--abs-name`, `--abs-endpoint`: where `abs:` sources come from, if served.
+        var azureBlob: AzureBlobSources?
+        /// `--abs-key`: the account key `abs:` sources are signed with, if given.
+        var azureSigning: AzureSharedKeySigning?
         /// `--base64-url-includes-filename`: base64 sources may end with a file name.
         var base64URLIncludesFilename = false
         /// `--arguments-separator`: what separates options' names and arguments, in URLs and presets.
@@ -566,6 +583,7 @@ enum ServeCommand {
         configuration.passesSourceCacheControl = options.passesSourceCacheControl
         configuration.localRoot = options.localRoot
         configuration.s3 = options.s3
+        configuration.azureBlob = options.azureBlob
         configuration.secret = options.secret
         configuration.allowedOrigin = options.allowedOrigin
         configuration.baseURL = options.baseURL
@@ -682,6 +700,7 @@ enum ServeCommand {
         if let s3 = options.s3, let credentials = options.s3Credentials {
             configuration.awsSigning = [AWSSigning(credentials: credentials, region: s3.region, hosts: s3.signedHosts)]
         }
+        if let signing = options.azureSigning { configuration.azureSigning = [signing] }
         return CurlDataLoader(configuration: configuration)
     }
 
@@ -711,6 +730,33 @@ enum ServeCommand {
         }
         sources.usesPathStyle = !args.has("--s3-virtual-hosted")
         return sources
+    }
+
+    /// `--abs` and the options that need it: the sources (`nil` without `--abs`) and, with `--abs-key`, the
+    /// signing of their requests.
+    static func parseAzureBlob(_ args: ParsedArguments) throws -> (AzureBlobSources?, AzureSharedKeySigning?) {
+        guard args.has("--abs") else {
+            for option in ["--abs-name", "--abs-key", "--abs-endpoint"] where args.value(option) != nil {
+                throw UsageError("option '\(option)' needs --abs")
+            }
+            return (nil, nil)
+        }
+        guard let name = args.value("--abs-name"), !name.isEmpty,
+            name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber) })
+        else { throw UsageError("option '--abs' needs --abs-name ACCOUNT (lowercase letters and digits)") }
+        var sources = AzureBlobSources(accountName: name)
+        if let text = args.value("--abs-endpoint") {
+            guard let endpoint = AzureBlobSources.endpoint(parsing: text) else {
+                throw UsageError("option '--abs-endpoint' expects an http or https URL")
+            }
+            sources.endpoint = endpoint
+        }
+        guard let key = args.value("--abs-key") else { return (sources, nil) }
+        do {
+            return (sources, try AzureSharedKeySigning(accountName: name, accountKey: key, hosts: sources.signedHosts))
+        } catch {
+            throw UsageError("option '--abs-key' expects the account key in base64, as the Azure portal shows it")
+        }
     }
 
     /// Checks the arguments.
@@ -918,6 +964,7 @@ enum ServeCommand {
         }
         options.s3 = try parseS3(args, environment: environment)
         if options.s3 != nil { options.s3Credentials = AWSSigning.Credentials(environment: environment) }
+        (options.azureBlob, options.azureSigning) = try parseAzureBlob(args)
         if let text = args.value("--quality") {
             options.defaultQuality = try parseInteger(text, option: "--quality", range: 1...100)
         }

@@ -87,6 +87,16 @@ extension ImageProxy {
         /// covers ``S3Sources/signedHosts``). The bucket is the source's host for ``sourcePolicy``'s host list.
         /// Default `nil`: `s3:` sources are refused (400).
         public var s3: S3Sources?
+        /// Serves `abs://container/blob` sources (imgproxy's `IMGPROXY_USE_ABS`) from an Azure storage account,
+        /// through ``dataLoader`` (which signs them when its ``CurlDataLoader/Configuration/azureSigning`` covers
+        /// ``AzureBlobSources/signedHosts``). The container is the source's host for ``sourcePolicy``'s host list.
+        /// Default `nil`: `abs:` sources are refused (400).
+        public var azureBlob: AzureBlobSources?
+
+        /// The object stores whose sources are served: ``s3`` and ``azureBlob``, those set.
+        var objectStores: [any ObjectStoreMapping] {
+            [s3 as (any ObjectStoreMapping)?, azureBlob].compactMap { $0 }
+        }
         /// Which sources may be fetched. Default: any public host.
         public var sourcePolicy: SourcePolicy
         /// Put before every source URL, so URLs may carry paths relative to it (imgproxy's `IMGPROXY_BASE_URL`),
@@ -259,6 +269,7 @@ extension ImageProxy {
             sourcePolicy = SourcePolicy()
             localRoot = nil
             s3 = nil
+            azureBlob = nil
             presets = PresetTable()
             onlyPresets = false
             allowedProcessingOptions = nil

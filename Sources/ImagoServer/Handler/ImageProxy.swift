@@ -65,8 +65,9 @@ public final class ImageProxy: Sendable {
             maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount),
             yieldsAfterEachClosure: true)
         let remote: any DataLoading =
-            configuration.s3.map { S3SourceLoader(sources: $0, remote: configuration.dataLoader) }
-            ?? configuration.dataLoader
+            configuration.objectStores.isEmpty
+            ? configuration.dataLoader
+            : ObjectStoreLoader(stores: configuration.objectStores, remote: configuration.dataLoader)
         let sources: any DataLoading =
             configuration.localRoot.map { LocalSourceLoader(root: $0, remote: remote) } ?? remote
         let loader = CountingDataLoader(base: sources) { metrics.originFetched(bytes: $0) }
@@ -317,7 +318,7 @@ public final class ImageProxy: Sendable {
             parsing: rawPath, presets: configuration.presets, replacements: configuration.urlReplacements,
             baseURL: configuration.baseURL,
             onlyPresets: configuration.onlyPresets, allowsLocal: configuration.localRoot != nil,
-            allowsS3: configuration.s3 != nil,
+            objectStoreSchemes: Set(configuration.objectStores.map(\.scheme)),
             allowedOptions: configuration.allowedProcessingOptions,
             base64IncludesFilename: configuration.base64URLIncludesFilename,
             argumentsSeparator: configuration.argumentsSeparator)

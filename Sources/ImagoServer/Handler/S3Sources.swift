@@ -9,7 +9,7 @@ import Imago
 /// objects need the loader to sign for ``signedHosts``: ``CurlDataLoader/Configuration/awsSigning`` with an
 /// ``AWSSigning`` for those hosts, as `imago serve --s3` sets up from the `AWS_ACCESS_KEY_ID` and
 /// `AWS_SECRET_ACCESS_KEY` environment variables.
-public struct S3Sources: Sendable, Hashable {
+public struct S3Sources: ObjectStoreMapping, Hashable {
     /// The region of the buckets (`us-east-1`, `eu-west-1` …). Default `us-east-1`.
     public var region: String
     /// An S3-compatible endpoint (`http://minio:9000`; without a scheme, `http://` is assumed, as imgproxy does).
@@ -28,17 +28,6 @@ public struct S3Sources: Sendable, Hashable {
         self.usesPathStyle = usesPathStyle
     }
 
-    /// `endpoint` as ``endpoint`` takes it: with `http://` in front when it has no scheme; `nil` unless the result
-    /// is an http or https URL with a host and nothing after its path.
-    public static func endpoint(parsing text: String) -> URL? {
-        let withScheme = text.contains("://") ? text : "http://" + text
-        guard let url = URL(string: withScheme), let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", url.host()?.isEmpty == false, url.query == nil,
-            url.fragment == nil, url.user == nil
-        else { return nil }
-        return url
-    }
-
     /// The hosts whose requests carry S3 signatures: the ``AWSSigning/hosts`` of these sources.
     public var signedHosts: [String] {
         guard let endpoint, let host = endpoint.host(percentEncoded: false)?.lowercased() else {
@@ -48,16 +37,16 @@ public struct S3Sources: Sendable, Hashable {
         return usesPathStyle ? ["\(host):\(port)"] : ["*.\(host)"]
     }
 
+    /// `s3`.
+    public var scheme: String { "s3" }
+
     /// The HTTP URL of `source` (`s3://bucket/key[?version]`), the key and version encoded as Signature Version 4
     /// canonicalises them (so the signed path is the path sent); `nil` for a URL that is not `s3:` or has no
     /// bucket or key.
     public func httpURL(for source: URL) -> URL? {
-        guard source.scheme?.lowercased() == "s3", let bucket = source.host(percentEncoded: false), !bucket.isEmpty
-        else { return nil }
-        let key = String(source.path(percentEncoded: false).drop { $0 == "/" })
-        guard !key.isEmpty else { return nil }
-        let path = key.split(separator: "/", omittingEmptySubsequences: false).map { Self.encoded(String($0)) }
-            .joined(separator: "/")
+        guard let (bucket, key) = ObjectStoreLoader.bucketAndKey(of: source, scheme: scheme) else { return nil }
+        let path = ObjectStoreLoader.encodedPath(key)
+        let encodedBucket = ObjectStoreLoader.encoded(bucket)
         var text: String
         if let endpoint {
             let scheme = endpoint.scheme?.lowercased() ?? "http"
@@ -67,32 +56,16 @@ public struct S3Sources: Sendable, Hashable {
             let prefix = base.isEmpty ? "" : "/" + base
             text =
                 usesPathStyle
-                ? "\(scheme)://\(host)\(port)\(prefix)/\(Self.encoded(bucket))/\(path)"
-                : "\(scheme)://\(Self.encoded(bucket)).\(host)\(port)\(prefix)/\(path)"
+                ? "\(scheme)://\(host)\(port)\(prefix)/\(encodedBucket)/\(path)"
+                : "\(scheme)://\(encodedBucket).\(host)\(port)\(prefix)/\(path)"
         } else if bucket.contains(".") {
-            text = "https://s3.\(region).amazonaws.com/\(Self.encoded(bucket))/\(path)"
+            text = "https://s3.\(region).amazonaws.com/\(encodedBucket)/\(path)"
         } else {
-            text = "https://\(Self.encoded(bucket)).s3.\(region).amazonaws.com/\(path)"
+            text = "https://\(encodedBucket).s3.\(region).amazonaws.com/\(path)"
         }
         if let version = source.query(percentEncoded: false), !version.isEmpty {
-            text += "?versionId=" + Self.encoded(version)
+            text += "?versionId=" + ObjectStoreLoader.encoded(version)
         }
         return URL(string: text)
-    }
-
-    /// `text` URI-encoded as Signature Version 4 does: every UTF-8 byte but `A–Z a–z 0–9 - . _ ~` as `%XX`.
-    static func encoded(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                result += String(format: "%%%02X", byte)
-            }
-        }
-        return result
     }
 }

@@ -10,8 +10,8 @@ import ImagoCore
 /// to public addresses only (``AddressPolicy/allowedNetworks`` being ``allowedNetworks``) unless
 /// ``allowsPrivateAddresses`` (`imago serve` does this in one place, `ServeCommand.makeSourceLoader`).
 public struct SourcePolicy: Sendable, Hashable {
-    /// Host globs (`*` matches any run of characters, case-insensitive), e.g. `*.example.com`; an `s3:` source's
-    /// host is its bucket. Default none: any host.
+    /// Host globs (`*` matches any run of characters, case-insensitive), e.g. `*.example.com`; an object store's
+    /// source's host is its bucket (`s3:`) or container (`abs:`). Default none: any host.
     public var allowedHosts: [String]
     /// Whether loopback, private, link-local and unspecified addresses (and `localhost`) may be fetched. Default
     /// `false`.
@@ -50,8 +50,9 @@ public struct SourcePolicy: Sendable, Hashable {
         if !allowedHosts.isEmpty, !allowedHosts.contains(where: { Self.wildcard($0.lowercased(), matches: host) }) {
             throw .sourceNotAllowed(host: host)
         }
-        // An s3: host is a bucket name, not an address: the endpoint's address is the loader's to check.
-        if !allowsPrivateAddresses, url.scheme?.lowercased() != "s3", Self.isPrivate(host: host),
+        // An object store's host is a bucket name, not an address: the endpoint's address is the loader's to check.
+        let isHTTP = ["http", "https"].contains(url.scheme?.lowercased() ?? "")
+        if !allowsPrivateAddresses, isHTTP, Self.isPrivate(host: host),
             !isInAllowedNetwork(host: host)
         {
             throw .sourceNotAllowed(host: host)

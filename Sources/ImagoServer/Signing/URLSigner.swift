@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 /// Checks imgproxy URL signatures: base64url (no padding) of HMAC-SHA256(key, salt + the path after the
 /// signature, from its leading `/`), with key and salt given as hex, so imgproxy's URL-signing libraries work as

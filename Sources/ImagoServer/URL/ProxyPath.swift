@@ -32,8 +32,8 @@ public struct ProxyPath: Sendable, Hashable {
     /// relative to it. With `onlyPresets`
     /// (imgproxy's `IMGPROXY_ONLY_PRESETS`; default `false`), the one segment after the signature names presets
     /// (`/{signature}/{preset}:{preset}…/{source}`) and no other option is read from the URL. With `allowsLocal`
-    /// (default `false`), `local:///path` sources are accepted too (imgproxy's local files), and with `allowsS3`
-    /// (default `false`) `s3://bucket/key` sources (imgproxy's `IMGPROXY_USE_S3`). With
+    /// (default `false`), `local:///path` sources are accepted too (imgproxy's local files), and those of
+    /// `objectStoreSchemes` (default none; `s3`, `abs`: ``ObjectStoreMapping``), e.g. `s3://bucket/key`. With
     /// `allowedOptions` (imgproxy's `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`; default `nil`: all), an option whose
     /// name, as written, is not in the set is refused; the options inside presets are not checked (allow
     /// `preset` or `pr` to let URLs name presets). With `base64IncludesFilename` (imgproxy's
@@ -46,7 +46,8 @@ public struct ProxyPath: Sendable, Hashable {
     /// - Throws: ``ProxyError`` with status 400 naming what is wrong, or 403 (``ProxyError/forbiddenOption(name:)``).
     public init(
         parsing path: String, presets: PresetTable = PresetTable(), replacements: [URLReplacement] = [],
-        baseURL: String = "", onlyPresets: Bool = false, allowsLocal: Bool = false, allowsS3: Bool = false,
+        baseURL: String = "", onlyPresets: Bool = false, allowsLocal: Bool = false,
+        objectStoreSchemes: Set<String> = [],
         allowedOptions: Set<String>? = nil, base64IncludesFilename: Bool = false,
         argumentsSeparator: Character = defaultArgumentsSeparator
     ) throws(ProxyError) {
@@ -107,10 +108,12 @@ public struct ProxyPath: Sendable, Hashable {
             guard (url.host() ?? "").isEmpty, url.path().hasPrefix("/"), url.path().count > 1 else {
                 throw .invalidSource("expected local:///path")
             }
-        } else if scheme == "s3" {
-            guard allowsS3 else { throw .invalidSource("s3: sources are not served here (no --s3)") }
+        } else if scheme == "s3" || scheme == "abs" || objectStoreSchemes.contains(scheme) {
+            guard objectStoreSchemes.contains(scheme) else {
+                throw .invalidSource("\(scheme): sources are not served here (no --\(scheme))")
+            }
             guard url.host()?.isEmpty == false, url.path().count > 1 else {
-                throw .invalidSource("expected s3://bucket/key")
+                throw .invalidSource("expected \(scheme)://\(scheme == "abs" ? "container/blob" : "bucket/key")")
             }
         } else {
             guard scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty else {
@@ -125,7 +128,7 @@ public struct ProxyPath: Sendable, Hashable {
     /// imgproxy's default separator of an option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`): `:`.
     public static let defaultArgumentsSeparator: Character = ":"
 
-    /// Whether `character` may separate options' names and arguments (``init(parsing:presets:replacements:baseURL:onlyPresets:allowsLocal:allowsS3:allowedOptions:base64IncludesFilename:argumentsSeparator:)``):
+    /// Whether `character` may separate options' names and arguments (``init(parsing:presets:replacements:baseURL:onlyPresets:allowsLocal:objectStoreSchemes:allowedOptions:base64IncludesFilename:argumentsSeparator:)``):
     /// ASCII punctuation that neither structures the path (`/ ? # % @ .`) nor occurs in base64url or option names
     /// (`- _ =`), such as `:` (the default), `,`, `;`, `!`, `~` or `|`.
     public static func isArgumentsSeparator(_ character: Character) -> Bool {

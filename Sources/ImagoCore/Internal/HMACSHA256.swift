@@ -1,9 +1,8 @@
-import ImagoCore
-
-/// HMAC-SHA256 (RFC 2104) over the package's pure-Swift ``SHA256``: what imgproxy signs its URLs with.
-enum HMACSHA256 {
+/// HMAC-SHA256 (RFC 2104) over the package's pure-Swift ``SHA256``: what imgproxy signs its URLs with, and Azure
+/// Storage's Shared Key requests.
+package enum HMACSHA256 {
     /// The 32-byte authentication code of `message` under `key`.
-    static func authenticationCode(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    package static func authenticationCode(key: [UInt8], message: [UInt8]) -> [UInt8] {
         let blockSize = 64
         var block = key.count > blockSize ? SHA256.hash(key).bytes : key
         block += [UInt8](repeating: 0, count: blockSize - block.count)

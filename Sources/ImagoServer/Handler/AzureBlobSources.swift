@@ -1,0 +1,46 @@
+import Foundation
+import Imago
+
+/// Where `abs://container/blob` sources are fetched from (imgproxy's `IMGPROXY_USE_ABS`, `IMGPROXY_ABS_NAME`,
+/// `IMGPROXY_ABS_ENDPOINT`): the Blob Storage of one Azure storage account, or an emulator's (Azurite).
+///
+/// Private blobs need the loader to sign for ``signedHosts``: ``CurlDataLoader/Configuration/azureSigning`` with an
+/// ``AzureSharedKeySigning`` of the account, as `imago serve --abs` sets up from `--abs-key` (`IMAGO_ABS_KEY`). A
+/// source's query is ignored, as imgproxy ignores it.
+public struct AzureBlobSources: ObjectStoreMapping, Hashable {
+    /// The storage account (`media` of `media.blob.core.windows.net`).
+    public var accountName: String
+    /// The Blob service's URL, e.g. Azurite's `http://127.0.0.1:10000/devstoreaccount1`. Default `nil`:
+    /// `https://ACCOUNT.blob.core.windows.net`.
+    public var endpoint: URL?
+
+    /// The blobs of `accountName`, at `endpoint` (default `nil`: Azure's endpoint of the account).
+    public init(accountName: String, endpoint: URL? = nil) {
+        self.accountName = accountName
+        self.endpoint = endpoint
+    }
+
+    /// `abs`.
+    public var scheme: String { "abs" }
+
+    /// The Blob service's URL: ``endpoint``, else `https://ACCOUNT.blob.core.windows.net`.
+    public var serviceURL: URL? {
+        endpoint ?? URL(string: "https://\(ObjectStoreLoader.encoded(accountName)).blob.core.windows.net")
+    }
+
+    /// The hosts whose requests carry Shared Key signatures: the ``AzureSharedKeySigning/hosts`` of these sources.
+    public var signedHosts: [String] {
+        guard let service = serviceURL, let host = service.host(percentEncoded: false)?.lowercased() else { return [] }
+        return ["\(host):\(service.port ?? (service.scheme?.lowercased() == "https" ? 443 : 80))"]
+    }
+
+    /// The HTTP URL of `source` (`abs://container/blob`), the blob name URI-encoded segment by segment; `nil` for a
+    /// URL that is not `abs:` or has no container or blob.
+    public func httpURL(for source: URL) -> URL? {
+        guard let (container, blob) = ObjectStoreLoader.bucketAndKey(of: source, scheme: scheme),
+            let service = serviceURL?.absoluteString
+        else { return nil }
+        let base = service.hasSuffix("/") ? String(service.dropLast()) : service
+        return URL(string: "\(base)/\(ObjectStoreLoader.encoded(container))/\(ObjectStoreLoader.encodedPath(blob))")
+    }
+}
