@@ -25,6 +25,8 @@ declare -A NEEDED=(
   # the standard CMYK profile for CMYK JPEGs without one (Ghostscript's default_cmyk.icc; data only, no library)
   [/usr/share/color/icc/ghostscript/default_cmyk.icc]=libgs-common
   [/usr/include/hiredis/hiredis.h]=libhiredis-dev
+  # SVG: librsvg and cairo, loaded at run time by CSVGPlugin (no headers needed)
+  [/usr/lib/x86_64-linux-gnu/librsvg-2.so.2]=librsvg2-2
   [/usr/bin/redis-server]=redis-server
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path

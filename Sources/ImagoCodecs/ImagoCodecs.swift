@@ -17,6 +17,7 @@ public enum ImagoCodecs {
             HEIFDecoder(),
             TIFFDecoder(),
             JPEGXLDecoder(),
+            SVGDecoder(),
         ]
     }
     /// Every encoder this module provides, in registration order.

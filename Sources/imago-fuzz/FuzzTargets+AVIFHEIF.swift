@@ -17,4 +17,9 @@ extension FuzzTargets {
     static func tiff(_ data: Data) {
         decodeEveryWay(TIFFDecoder(), data)
     }
+
+    /// SVGDecoder (librsvg, with Imago's check of embedded `data:` images first), as `avif`.
+    static func svg(_ data: Data) {
+        decodeEveryWay(SVGDecoder(), data)
+    }
 }

@@ -22,6 +22,7 @@ enum FuzzTargets {
         FuzzTarget(name: "avif", run: avif),
         FuzzTarget(name: "heif", run: heif),
         FuzzTarget(name: "tiff", run: tiff),
+        FuzzTarget(name: "svg", run: svg),
         FuzzTarget(name: "jxl", run: jxl),
         FuzzTarget(name: "apng", run: apng),
         FuzzTarget(name: "bmp-ico", run: bmpICO),

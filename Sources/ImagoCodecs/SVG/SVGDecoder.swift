@@ -1,0 +1,78 @@
+import CSVGPlugin
+import Foundation
+import ImagoCore
+
+/// Rasterises SVG documents with librsvg (loaded on first use, see `CSVGPlugin`), straight at the size asked for:
+/// a vector has no pixels to downsample, so ``DecodingOptions/targetSize`` is where it is drawn, and a drawing
+/// that declares 100,000 × 100,000 pixels costs what its 256-pixel rendering costs.
+///
+/// - Size: the document's `width` and `height` at 96 dpi, else its `viewBox`'s; a document with neither fails with
+///   ``CodecError/corrupt(format:reason:)``. Fitted to ``DecodingOptions/targetSize`` (never enlarged) and
+///   checked against ``DecodingOptions/pixelLimit`` before the canvas is allocated.
+/// - External resources: nothing outside the document is read (librsvg loads files and URLs only relative to a
+///   base file, and a document from memory has none). Images embedded as `data:` URLs, which librsvg hands to
+///   gdk-pixbuf, are first decoded by Imago's own bounded decoders within the same limits; a document with one
+///   they cannot decode within them, or whose `href` hides a URL behind an entity Imago does not expand, fails
+///   with ``CodecError/corrupt(format:reason:)`` before librsvg sees it (``SVGReferences``).
+/// - Without librsvg 2.52+ (Debian's `librsvg2-2`), decoding fails with ``CodecError/unsupportedFormat(_:)``.
+///
+/// Thread-safe: the decoder has no state; each call parses its own librsvg handle.
+///
+/// ```swift
+/// var options = DecodingOptions()
+/// options.targetSize = PixelSize(width: 256, height: 256)
+/// let container = try SVGDecoder().decode(logo, options: options)  // drawn at 256 px on its long side
+/// ```
+public struct SVGDecoder: ImageDecoding {
+    /// An SVG decoder; it has no settings.
+    public init() {}
+
+    /// `[.svg]`.
+    public var formats: Set<ImageFormat> { [.svg] }
+
+    /// Whether librsvg could be loaded on this machine.
+    public static var isAvailable: Bool { cimago_svg_available() == 1 }
+
+    /// Draws `data` at its intrinsic size fitted to ``DecodingOptions/targetSize``.
+    ///
+    /// - Throws: ``CodecError``: `.empty`, `.corrupt`, `.tooManyPixels`, `.unsupportedFormat` (no librsvg).
+    public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
+        guard !data.isEmpty else { throw CodecError.empty }
+        guard Self.isAvailable else { throw CodecError.unsupportedFormat(.svg) }
+        try SVGReferences.checkEmbeddedImages(in: data, options: options)
+        var message = [CChar](repeating: 0, count: 512)
+        var width = 0.0
+        var height = 0.0
+        let handle = data.withUnsafeBytes { bytes in
+            cimago_svg_open(
+                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &width, &height, &message,
+                message.count)
+        }
+        guard let handle else { throw corrupt(message) }
+        defer { cimago_svg_close(handle) }
+        guard width.isFinite, height.isFinite, width > 0, height > 0, width < 1e9, height < 1e9 else {
+            throw CodecError.corrupt(format: .svg, reason: "the document has no width, height or viewBox")
+        }
+        let intrinsic = PixelSize(width: max(1, Int(width.rounded(.up))), height: max(1, Int(height.rounded(.up))))
+        let size = TargetFitting.fittedSize(
+            of: intrinsic, within: options.targetSize, orientation: .up, mode: options.targetMode)
+        try options.checkDimensions(width: size.width, height: size.height, format: .svg)
+        let image = try PixelBuffer(width: size.width, height: size.height, format: .rgba8, alphaMode: .premultiplied) {
+            pixels in
+            guard
+                cimago_svg_render(
+                    handle, Int32(size.width), Int32(size.height),
+                    pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), &message, message.count) == 1
+            else { throw corrupt(message) }
+        }
+        return ImageContainer(
+            frames: [ImageFrame(buffer: image.unpremultiplied())], format: .svg, orientation: .up,
+            originalSize: intrinsic, bitDepth: 8)
+    }
+
+    private func corrupt(_ message: [CChar]) -> CodecError {
+        .corrupt(
+            format: .svg,
+            reason: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+}

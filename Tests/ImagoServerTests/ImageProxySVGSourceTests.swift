@@ -1,0 +1,39 @@
+import Foundation
+import Imago
+import ImagoServer
+import ImagoTesting
+import Testing
+
+/// SVG sources through the proxy: rasterised by `SVGDecoder` straight at the requested size.
+@Suite("ImageProxy: SVG sources", .enabled(if: SVGDecoder.isAvailable, "librsvg2-2 is not installed"))
+struct ImageProxySVGSourceTests {
+    static let logo = Data(
+        """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 200">
+          <rect width="200" height="200" fill="#ff0000"/>
+          <circle cx="300" cy="100" r="100" fill="#0000ff"/>
+        </svg>
+        """.utf8)
+
+    @Test(.timeLimit(.minutes(1)))
+    func svgSourcesAreDrawnAtTheRequestedSize() async throws {
+        let fixture = try ProxyFixture()
+        fixture.origin.setRoute("/logo.svg", .bytes(Self.logo, contentType: "image/svg+xml"))
+        let png = await fixture.get(fixture.path("rs:fit:100:100/f:png", "/logo.svg"))
+        #expect(png.status == 200, "\(errorMessage(png))")
+        #expect(png.headers.first { $0.name == "Content-Type" }?.value == "image/png")
+        let image = try ServerTestImages.decode(png.body)
+        #expect(image.width == 100 && image.height == 50)
+        #expect(isRed(image[pixel: 20, 25]) && isBlue(image[pixel: 75, 25]))
+        #expect(image[pixel: 99, 0].a == 0)  // outside the circle: transparent
+        // Larger than its viewBox when the URL enlarges (drawn at the viewBox size, then enlarged).
+        let large = await fixture.get(fixture.path("rs:fit:800:800:1/f:png", "/logo.svg"))
+        let enlarged = try ServerTestImages.decode(large.body)
+        #expect(large.status == 200 && enlarged.width == 800 && enlarged.height == 400)
+        // No format and an Accept header taking WebP: WebP, as for any source with alpha.
+        let negotiated = await fixture.get(
+            fixture.path("rs:fit:100:100", "/logo.svg"), headers: ["Accept": "image/webp"])
+        #expect(
+            negotiated.status == 200 && negotiated.headers.first { $0.name == "Content-Type" }?.value == "image/webp")
+    }
+}
