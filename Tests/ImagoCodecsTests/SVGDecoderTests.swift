@@ -89,6 +89,28 @@ struct SVGDecoderTests {
         #expect(try Self.decode(Self.halves(), target: PixelSize(width: 400, height: 400)).width == 40)
     }
 
+    @Test func vectorsAreDrawnLargerOnlyWhenAsked() throws {
+        let small = Self.halves(width: 4, height: 2)
+        var options = DecodingOptions(targetSize: PixelSize(width: 400, height: 400))
+        let kept = try #require(try SVGDecoder().decode(small, options: options).frames.first).buffer
+        #expect(kept.width == 4 && kept.height == 2)
+        options.enlargesVectors = true
+        let drawn = try #require(try SVGDecoder().decode(small, options: options).frames.first).buffer
+        #expect(drawn.width == 400 && drawn.height == 200)
+        #expect(
+            drawn[pixel: 199, 100] == RGBA(r: 255, g: 0, b: 0) && drawn[pixel: 200, 100] == RGBA(r: 0, g: 0, b: 255))
+        options.targetMode = .cover
+        let covering = try #require(try SVGDecoder().decode(small, options: options).frames.first).buffer
+        #expect(covering.width == 800 && covering.height == 400)
+        // Scaled back within the pixel limit instead of refused.
+        options.targetSize = PixelSize(width: 100_000, height: 100_000)
+        options.targetMode = .fit
+        options.pixelLimit = 1_000_000
+        let limited = try #require(try SVGDecoder().decode(small, options: options).frames.first).buffer
+        #expect(
+            limited.width * limited.height <= 1_000_000 && limited.width > 1_000 && limited.width == 2 * limited.height)
+    }
+
     @Test func aHugeDeclaredSizeCostsOnlyItsRenderedSize() throws {
         let huge = Self.halves(width: 100_000, height: 100_000)
         #expect(throws: CodecError.tooManyPixels(width: 100_000, height: 100_000, limit: 100_000_000)) {

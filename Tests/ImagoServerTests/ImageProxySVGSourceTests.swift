@@ -15,6 +15,13 @@ struct ImageProxySVGSourceTests {
         </svg>
         """.utf8)
 
+    /// Red and blue halves of a 4 × 2 drawing.
+    static let tiny = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="4" height="2">
+          <rect width="2" height="2" fill="#ff0000"/><rect x="2" width="2" height="2" fill="#0000ff"/>
+        </svg>
+        """
+
     @Test(.timeLimit(.minutes(1)))
     func svgSourcesAreDrawnAtTheRequestedSize() async throws {
         let fixture = try ProxyFixture()
@@ -26,10 +33,16 @@ struct ImageProxySVGSourceTests {
         #expect(image.width == 100 && image.height == 50)
         #expect(isRed(image[pixel: 20, 25]) && isBlue(image[pixel: 75, 25]))
         #expect(image[pixel: 99, 0].a == 0)  // outside the circle: transparent
-        // Larger than its viewBox when the URL enlarges (drawn at the viewBox size, then enlarged).
-        let large = await fixture.get(fixture.path("rs:fit:800:800:1/f:png", "/logo.svg"))
+        // Larger than its viewBox, as imgproxy draws vectors (no `enlarge` needed): drawn, not resampled, so the
+        // edge between the halves stays a one-pixel step. From a 4 × 2 drawing, resampling would blur it over
+        // dozens of pixels.
+        fixture.origin.setRoute("/tiny.svg", .bytes(Data(Self.tiny.utf8), contentType: "image/svg+xml"))
+        let large = await fixture.get(fixture.path("rs:fit:800:800/f:png", "/tiny.svg"))
         let enlarged = try ServerTestImages.decode(large.body)
         #expect(large.status == 200 && enlarged.width == 800 && enlarged.height == 400)
+        #expect(
+            enlarged[pixel: 399, 200] == RGBA(r: 255, g: 0, b: 0)
+                && enlarged[pixel: 400, 200] == RGBA(r: 0, g: 0, b: 255))
         // No format and an Accept header taking WebP: WebP, as for any source with alpha.
         let negotiated = await fixture.get(
             fixture.path("rs:fit:100:100", "/logo.svg"), headers: ["Accept": "image/webp"])

@@ -7,8 +7,9 @@ import ImagoCore
 /// that declares 100,000 × 100,000 pixels costs what its 256-pixel rendering costs.
 ///
 /// - Size: the document's `width` and `height` at 96 dpi, else its `viewBox`'s; a document with neither fails with
-///   ``CodecError/corrupt(format:reason:)``. Fitted to ``DecodingOptions/targetSize`` (never enlarged) and
-///   checked against ``DecodingOptions/pixelLimit`` before the canvas is allocated.
+///   ``CodecError/corrupt(format:reason:)``. Fitted to ``DecodingOptions/targetSize`` (enlarged only with
+///   ``DecodingOptions/enlargesVectors``) and checked against ``DecodingOptions/pixelLimit`` before the canvas is
+///   allocated.
 /// - External resources: nothing outside the document is read (librsvg loads files and URLs only relative to a
 ///   base file, and a document from memory has none). Images embedded as `data:` URLs, which librsvg hands to
 ///   gdk-pixbuf, are first decoded by Imago's own bounded decoders within the same limits; a document with one
@@ -54,8 +55,10 @@ public struct SVGDecoder: ImageDecoding {
             throw CodecError.corrupt(format: .svg, reason: "the document has no width, height or viewBox")
         }
         let intrinsic = PixelSize(width: max(1, Int(width.rounded(.up))), height: max(1, Int(height.rounded(.up))))
-        let size = TargetFitting.fittedSize(
-            of: intrinsic, within: options.targetSize, orientation: .up, mode: options.targetMode)
+        let size =
+            Self.enlargedSize(of: (width, height), options: options)
+            ?? TargetFitting.fittedSize(
+                of: intrinsic, within: options.targetSize, orientation: .up, mode: options.targetMode)
         try options.checkDimensions(width: size.width, height: size.height, format: .svg)
         let image = try PixelBuffer(width: size.width, height: size.height, format: .rgba8, alphaMode: .premultiplied) {
             pixels in
@@ -68,6 +71,25 @@ public struct SVGDecoder: ImageDecoding {
         return ImageContainer(
             frames: [ImageFrame(buffer: image.unpremultiplied())], format: .svg, orientation: .up,
             originalSize: intrinsic, bitDepth: 8)
+    }
+
+    /// With ``DecodingOptions/enlargesVectors``, the size a drawing of `intrinsic` size is drawn at when the
+    /// target is larger than it: scaled to fit (or cover) the target, then back within the pixel limit and
+    /// cairo's 32,767 pixels a side; `nil` when nothing is enlarged.
+    static func enlargedSize(of intrinsic: (Double, Double), options: DecodingOptions) -> PixelSize? {
+        guard options.enlargesVectors, let target = options.targetSize, target.width > 0, target.height > 0 else {
+            return nil
+        }
+        let (sx, sy) = (Double(target.width) / intrinsic.0, Double(target.height) / intrinsic.1)
+        var scale = options.targetMode == .cover ? max(sx, sy) : min(sx, sy)
+        guard scale > 1 else { return nil }
+        let pixels = intrinsic.0 * intrinsic.1 * scale * scale
+        if pixels > Double(options.pixelLimit) { scale *= (Double(options.pixelLimit) / pixels).squareRoot() }
+        scale = min(scale, 32_767 / max(intrinsic.0, intrinsic.1))
+        guard scale > 1 else { return nil }
+        return PixelSize(
+            width: max(1, min(32_767, Int((intrinsic.0 * scale).rounded()))),
+            height: max(1, min(32_767, Int((intrinsic.1 * scale).rounded()))))
     }
 
     private func corrupt(_ message: [CChar]) -> CodecError {

@@ -86,6 +86,11 @@ public struct DecodingOptions: Sendable, Hashable {
     /// How ``targetSize`` bounds the output. Default ``TargetMode/fit``. Not an initialiser parameter: set it on
     /// the options (the pipeline sets ``TargetMode/cover`` for a processor that crops to fill its size).
     public var targetMode: TargetMode = .fit
+    /// Whether a vector image (SVG) is drawn at ``targetSize`` also where that is larger than its own size (aspect
+    /// ratio kept, as ``targetMode`` says; scaled back to fit ``pixelLimit`` rather than refused), as imgproxy
+    /// draws vectors at any requested size. Default `false`: vectors, like every image, are never enlarged. Not
+    /// an initialiser parameter.
+    public var enlargesVectors = false
     /// When a thumbnail the file embeds (HEIC) is decoded instead of the full image. Default
     /// ``EmbeddedThumbnails/whenLargeEnough``, as ImageIO and imgproxy do: an iPhone photo's 4032×3024 image then
     /// costs a 320×240 decode for a 256-px target.

@@ -85,6 +85,8 @@ public final class ImageProxy: Sendable {
         pipelineConfiguration.decoders = configuration.decoders
         pipelineConfiguration.encoders = configuration.encoders
         pipelineConfiguration.decodingOptions.pixelLimit = configuration.pixelLimit
+        // SVG sources are drawn at the size asked for, larger than their own too, as imgproxy draws vectors.
+        pipelineConfiguration.decodingOptions.enlargesVectors = true
         // The failure cache would turn a 404 or an oversized body into one "failed recently" answer; the proxy
         // reports each failure with its own status instead.
         pipelineConfiguration.failureCache = nil
