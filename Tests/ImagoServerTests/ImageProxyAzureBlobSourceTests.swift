@@ -55,24 +55,7 @@ struct ImageProxyAzureBlobSourceTests {
                 sys.exit("signature mismatch; string to sign was:\n" + to_sign)
             print("ok")
             """#
-        let input: [String: Any] = [
-            "method": request.method, "path": request.path, "query": request.query ?? "",
-            "headers": request.headers.map { [$0.name, $0.value] },
-        ]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, account, key]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stdout
-        try process.run()
-        stdin.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: input))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return try python(script, arguments: [account, key], input: verifierInput(request)).output
     }
 
     /// `imago serve --abs` against `origin` as an Azurite-style endpoint (the account in the path), as the

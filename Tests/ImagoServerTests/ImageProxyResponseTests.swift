@@ -51,16 +51,9 @@ struct ImageProxyResponseTests {
             digest = hmac.new(key, salt + sys.argv[3].encode(), hashlib.sha256).digest()
             print(base64.urlsafe_b64encode(digest).rstrip(b"=").decode())
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, Self.keyHex, Self.saltHex, path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let (status, output) = try python(script, arguments: [Self.keyHex, Self.saltHex, path])
+        try #require(status == 0, "\(output)")
+        return output
     }
 
     @Test(.timeLimit(.minutes(1)))

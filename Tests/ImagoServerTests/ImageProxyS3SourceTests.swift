@@ -75,24 +75,7 @@ struct ImageProxyS3SourceTests {
                 sys.exit("signature mismatch; canonical request was:\n" + canonical)
             print("ok " + key_id + " " + region + " " + service)
             """#
-        let input: [String: Any] = [
-            "method": request.method, "path": request.path, "query": request.query ?? "",
-            "headers": request.headers.map { [$0.name, $0.value] },
-        ]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, secret]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stdout
-        try process.run()
-        stdin.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: input))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return try python(script, arguments: [secret], input: verifierInput(request)).output
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -149,14 +132,7 @@ struct ImageProxyS3SourceTests {
             ])
         let process = serve.process
         defer { if process.isRunning { process.terminate() } }
-        var port = 0
-        #expect(
-            await ImagoTesting.eventually {
-                let text = serve.stderr
-                guard let range = text.range(of: "listening on http://127.0.0.1:") else { return false }
-                port = Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
-                return port != 0
-            })
+        let port = try #require(await serve.listeningPort())
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/_/w:20/f:png/plain/s3://media/a.jpg"))
         let response = try await TestHTTPClient().send(url)
         #expect(response.status == 200)

@@ -136,14 +136,7 @@ struct ServeCommandTests {
             executable, ["--listen", "127.0.0.1:0", "--unsigned", "--allow-private"], in: directory)
         let process = serve.process
         defer { if process.isRunning { process.terminate() } }
-        var port = 0
-        #expect(
-            await ImagoTesting.eventually {
-                let text = serve.stderr
-                guard let range = text.range(of: "listening on http://127.0.0.1:") else { return false }
-                port = Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
-                return port != 0
-            })
+        let port = try #require(await serve.listeningPort())
         let base = "http://127.0.0.1:\(port)"
         let client = TestHTTPClient()
         // Given five different requests waiting on the origin
@@ -715,4 +708,15 @@ struct ServeProcess {
 
     /// What it has written to standard error so far.
     var stderr: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
+
+    /// The loopback port it says it listens on, once it has said so (`nil` if it has not within the wait).
+    func listeningPort() async -> Int? {
+        var port = 0
+        _ = await ImagoTesting.eventually {
+            guard let range = stderr.range(of: "listening on http://127.0.0.1:") else { return false }
+            port = Int(stderr[range.upperBound...].prefix { $0.isNumber }) ?? 0
+            return port != 0
+        }
+        return port == 0 ? nil : port
+    }
 }

@@ -187,3 +187,34 @@ func prometheusSamples(_ text: String) -> [String: Double] {
     }
     return samples
 }
+
+/// What `python3 -c script arguments…` prints (standard output and error, trimmed), `input` on its standard
+/// input: the tests' independent implementations of the signing schemes Imago checks or makes.
+func python(_ script: String, arguments: [String], input: Data? = nil) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script] + arguments
+    let stdin = Pipe()
+    let stdout = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stdout
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(input) }
+    try stdin.fileHandleForWriting.close()
+    let output = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (
+        process.terminationStatus,
+        String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    )
+}
+
+/// `request` as the signature verifiers read it (JSON on standard input): method, path, query, header fields.
+func verifierInput(_ request: LoopbackServer.Request) throws -> Data {
+    let input: [String: Any] = [
+        "method": request.method, "path": request.path, "query": request.query ?? "",
+        "headers": request.headers.map { [$0.name, $0.value] },
+    ]
+    return try JSONSerialization.data(withJSONObject: input)
+}
