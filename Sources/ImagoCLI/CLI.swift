@@ -39,6 +39,8 @@ public enum CLI {
         case "--version", "-V":
             console.print("imago \(version)")
             return 0
+        case svgRenderCommand:  // not listed: the child `imago serve` draws SVGs in (SVGRendering.childProcess)
+            return SVGDecoder.runChild()
         default: break
         }
         guard let command = commands.first(where: { $0.name == first }) else {
@@ -60,6 +62,9 @@ public enum CLI {
         }
         return await command.run(parsed, console)
     }
+
+    /// The hidden command that draws one SVG for a parent's ``SVGRendering/childProcess(executable:arguments:timeout:)``.
+    static let svgRenderCommand = "svg-render"
 
     /// The top-level usage text.
     static var usage: String {

@@ -50,3 +50,58 @@ struct ImageProxySVGSourceTests {
             negotiated.status == 200 && negotiated.headers.first { $0.name == "Content-Type" }?.value == "image/webp")
     }
 }
+
+/// `imago serve`'s SVG rendering in a child process (`imago svg-render`), killed after its timeout.
+@Suite("SVG rendering in a child process", .enabled(if: SVGDecoder.isAvailable, "librsvg2-2 is not installed"))
+struct SVGChildRenderingTests {
+    /// A 600-byte drawing whose filter takes librsvg about 10 s of CPU at 2000 × 2000 (RELIABILITY.md §28).
+    static let slow = Data(
+        """
+        <svg xmlns="http://www.w3.org/2000/svg" width="2000" height="2000"><defs><filter id="m" x="-50%" y="-50%"
+        width="200%" height="200%"><feMorphology radius="400"/></filter></defs>
+        <rect width="2000" height="2000" fill="red" filter="url(#m)"/></svg>
+        """.utf8)
+
+    static func decoder(timeout: Duration) throws -> SVGDecoder {
+        let executable = try #require(imagoExecutable(), "build the imago executable first (swift build)")
+        return SVGDecoder(rendering: .childProcess(executable: executable, arguments: ["svg-render"], timeout: timeout))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theChildDrawsWhatTheParentWouldAndIsKilledAfterItsTimeout() throws {
+        let child = try Self.decoder(timeout: .seconds(20))
+        var options = DecodingOptions(targetSize: PixelSize(width: 100, height: 100))
+        options.enlargesVectors = true
+        let logo = ImageProxySVGSourceTests.logo
+        let here = try SVGDecoder().decode(logo, options: options)
+        let there = try child.decode(logo, options: options)
+        #expect(there.frames.first?.buffer == here.frames.first?.buffer && there.originalSize == here.originalSize)
+        // Typed errors cross over typed.
+        #expect(throws: CodecError.tooManyPixels(width: 400, height: 200, limit: 1_000)) {
+            try child.decode(logo, options: DecodingOptions(pixelLimit: 1_000))
+        }
+        #expect(throws: CodecError.self) { try child.decode(Data("<svg".utf8), options: DecodingOptions()) }
+
+        let start = ContinuousClock.now
+        do {
+            _ = try Self.decoder(timeout: .seconds(1)).decode(Self.slow, options: DecodingOptions())
+            Issue.record("the slow drawing finished")
+        } catch {
+            #expect("\(error)".contains("longer than 1 s"), "\(error)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aDrawingThatTakesTooLongIsAnErrorResponseNotAStuckCore() async throws {
+        let decoder = try Self.decoder(timeout: .seconds(1))
+        let fixture = try ProxyFixture { $0.decoders.register(decoder) }
+        fixture.origin.setRoute("/slow.svg", .bytes(Self.slow, contentType: "image/svg+xml"))
+        fixture.origin.setRoute("/logo.svg", .bytes(ImageProxySVGSourceTests.logo, contentType: "image/svg+xml"))
+        let start = ContinuousClock.now
+        let slow = await fixture.get(fixture.path("f:png", "/slow.svg"))
+        #expect(slow.status == 415, "\(slow.status) \(errorMessage(slow))")  // the source's fault, as a corrupt file
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(await fixture.get(fixture.path("rs:fit:50:50/f:png", "/logo.svg")).status == 200)
+    }
+}

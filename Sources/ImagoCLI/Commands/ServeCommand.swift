@@ -552,6 +552,7 @@ enum ServeCommand {
             return 1
         }
         var configuration = ImageProxy.Configuration(dataLoader: loader)
+        configuration.decoders.register(svgDecoder)
         configuration.originalCache = originals
         let shared = options.redis.makeCache()
         defer { shared?.close() }
@@ -677,6 +678,15 @@ enum ServeCommand {
                 "imago serve: requests still in flight after \(options.gracefulStopSeconds) s were answered 503")
         }
         return 0
+    }
+
+    /// How `imago serve` draws SVG sources: in a child (`imago svg-render`, this executable) killed after 10 s, since
+    /// librsvg cannot be interrupted and a small document's filters can take minutes (RELIABILITY.md §28).
+    static var svgDecoder: SVGDecoder {
+        SVGDecoder(
+            rendering: .childProcess(
+                executable: URL(fileURLWithPath: "/proc/self/exe"), arguments: [CLI.svgRenderCommand],
+                timeout: .seconds(10)))
     }
 
     /// Whether ``makeSourceLoader(_:)`` returns a loader that refuses private addresses after DNS and on

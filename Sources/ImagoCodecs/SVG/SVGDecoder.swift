@@ -25,8 +25,13 @@ import ImagoCore
 /// let container = try SVGDecoder().decode(logo, options: options)  // drawn at 256 px on its long side
 /// ```
 public struct SVGDecoder: ImageDecoding {
-    /// An SVG decoder; it has no settings.
-    public init() {}
+    /// Where librsvg runs. Default ``SVGRendering/inProcess``.
+    public var rendering: SVGRendering
+
+    /// An SVG decoder rendering as `rendering` says (default ``SVGRendering/inProcess``).
+    public init(rendering: SVGRendering = .inProcess) {
+        self.rendering = rendering
+    }
 
     /// `[.svg]`.
     public var formats: Set<ImageFormat> { [.svg] }
@@ -39,6 +44,10 @@ public struct SVGDecoder: ImageDecoding {
     /// - Throws: ``CodecError``: `.empty`, `.corrupt`, `.tooManyPixels`, `.unsupportedFormat` (no librsvg).
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
         guard !data.isEmpty else { throw CodecError.empty }
+        if case .childProcess(let executable, let arguments, let timeout) = rendering {
+            return try SVGChildRendering(executable: executable, arguments: arguments, timeout: timeout)
+                .decode(data, options: options)
+        }
         guard Self.isAvailable else { throw CodecError.unsupportedFormat(.svg) }
         try SVGReferences.checkEmbeddedImages(in: data, options: options)
         var message = [CChar](repeating: 0, count: 512)
