@@ -6,8 +6,8 @@ import Foundation
 /// curl computes the signature for every request it sends, retries and resumed ranges included, over the
 /// request's host, `x-amz-date` and every header the request carries. This type adds `x-amz-content-sha256` (the
 /// hash of the empty body of a `GET`, which S3 requires and libcurl 7.88 does not add) and, with a session token,
-/// `x-amz-security-token`. Requests to hosts ``hosts`` does not match are sent unsigned, and curl does not sign a
-/// redirect to another host.
+/// `x-amz-security-token`. Requests to hosts ``hosts`` does not match are sent unsigned, and a signed request
+/// follows no redirect (its fields, the session token among them, would go to the host the answer names).
 ///
 /// ```swift
 /// var configuration = CurlDataLoader.Configuration()

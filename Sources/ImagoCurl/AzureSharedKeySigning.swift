@@ -7,7 +7,7 @@ import ImagoCore
 /// libcurl has no Azure signing, so the signature is computed here (HMAC-SHA256 of Azure's string-to-sign) for
 /// every attempt, retries and resumed ranges included, over the request's conditional and `Range` fields, its
 /// `x-ms-` fields and its resource, with fresh `x-ms-date` and `x-ms-version` fields. Requests to hosts
-/// ``hosts`` does not match are sent unsigned.
+/// ``hosts`` does not match are sent unsigned, and a signed request follows no redirect.
 ///
 /// ```swift
 /// var configuration = CurlDataLoader.Configuration()

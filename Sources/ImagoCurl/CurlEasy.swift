@@ -147,6 +147,12 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
             if let date = validators.lastModified { fields.append(("If-Modified-Since", date)) }
         }
         // AWS Signature Version 4 for the hosts a signing names: curl signs host, x-amz-date and every field.
+        // A signed request follows no redirect: curl would carry its custom fields (a session token among them)
+        // to whatever host the answer names.
+        let isSigned =
+            configuration.awsSigning.contains { $0.signs(request.url) }
+            || configuration.azureSigning.contains { $0.signs(request.url) }
+        if isSigned { _ = imago_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0) }
         if let signing = configuration.awsSigning.first(where: { $0.signs(request.url) }) {
             fields += signing.headerFields.filter { !given.contains($0.0) }
             _ = imago_easy_setopt_string(h, CURLOPT_AWS_SIGV4, signing.curlProvider)

@@ -160,6 +160,23 @@ struct ImageProxyS3SourceTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aSignedRequestFollowsNoRedirectSoItsTokenStaysHome() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let elsewhere = try LoopbackServer()
+        defer { elsewhere.stop() }
+        elsewhere.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        origin.setRoute("/media/a.jpg", .redirect(to: elsewhere.url(for: "/a.jpg").absoluteString))
+        var credentials = Self.credentials
+        credentials.sessionToken = "FwoGZXIvYXdzEXAMPLETOKEN"
+        let proxy = try Self.proxy(origin: origin, credentials: credentials)
+        let response = await proxy.respond(to: ServerRequest(method: "GET", path: "/_/w:20/plain/s3://media/a.jpg"))
+        #expect(response.status != 200)
+        #expect(origin.requestCount(for: "/media/a.jpg") >= 1)
+        #expect(elsewhere.requestCount(for: "/a.jpg") == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func withoutCredentialsPublicObjectsAreFetchedUnsigned() async throws {
         let origin = try LoopbackServer()
         defer { origin.stop() }
