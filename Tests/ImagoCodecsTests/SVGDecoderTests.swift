@@ -158,6 +158,22 @@ struct SVGDecoderTests {
         } catch let error as CodecError {
             #expect("\(error)".contains("30000x30000"), "\(error)")
         }
+        // CSS that could load another document is refused: url() of anything but #id, and @import.
+        let nested = Self.embedding(href: "data:image/png;base64," + bomb).base64EncodedString()
+        for style in [
+            "fill: url(data:image/svg+xml;base64,\(nested)#g)", "fill: URL( 'data:x' )", "fill: url(\\23 g)",
+            "fill: url(&#35;g)",
+        ] {
+            let document =
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect width=\"4\" height=\"4\" style=\"\(style)\"/></svg>"
+            #expect(throws: CodecError.self, "\(style.prefix(30))") { try Self.decode(Data(document.utf8)) }
+        }
+        let imported =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><style>@import url(#x);</style></svg>"
+        #expect(throws: CodecError.self) { try Self.decode(Data(imported.utf8)) }
+        let local =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><defs><linearGradient id=\"g\"><stop stop-color=\"#0f0\"/></linearGradient></defs><rect width=\"4\" height=\"4\" fill=\"url(#g)\" style=\"stroke: url( '#g' )\"/></svg>"
+        #expect(try Self.decode(Data(local.utf8))[pixel: 2, 2] == RGBA(r: 0, g: 255, b: 0))
         // A DTD entity in an href is refused, not expanded; so is an embedded format Imago does not decode.
         #expect(throws: CodecError.self) { try Self.decode(Self.embedding(href: "&e;")) }
         #expect(throws: CodecError.self) {

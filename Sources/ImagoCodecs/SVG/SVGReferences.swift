@@ -7,16 +7,34 @@ import ImagoCore
 ///
 /// Attribute values are read as an XML parser reads them: character references (`&#100;ata:`) and the five
 /// predefined entities are expanded; an `href` that uses any other entity (one the document's DTD defines) is
-/// refused rather than expanded. Embedded SVG documents are checked the same way, four levels deep at most.
+/// refused rather than expanded. Embedded SVG documents are checked the same way, four levels deep at most. In
+/// CSS (`style` attributes and elements), only `url(#id)` references inside the document pass.
 enum SVGReferences {
     /// Throws ``CodecError/corrupt(format:reason:)`` unless every `data:` URL of `document` decodes within
     /// `options`' limits.
     static func checkEmbeddedImages(in document: Data, options: DecodingOptions, depth: Int = 0) throws {
         guard depth < 4 else { throw refused("SVG documents nested more than four deep") }
-        for value in try hrefValues(in: text(of: document)) {
+        let text = try text(of: document)
+        try checkStyleReferences(in: text)
+        for value in try hrefValues(in: text) {
             let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
             guard trimmed.lowercased().hasPrefix("data:") else { continue }
             try checkImage(dataURLPayload(trimmed), options: options, depth: depth)
+        }
+    }
+
+    /// Refuses CSS that could load another document: a `url(…)` that is not a reference inside this document
+    /// (`url(#id)`), which librsvg would load (a `data:` SVG with images of its own among them), and `@import`.
+    /// Escaped or entity-encoded forms are refused too, since only a literal `#` passes.
+    static func checkStyleReferences(in text: String) throws {
+        let lowered = text.lowercased()
+        guard !lowered.contains("@import") else { throw refused("an @import rule") }
+        var rest = Substring(lowered)
+        while let range = rest.range(of: "url(") {
+            let argument = rest[range.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+            let target = argument.first == "\"" || argument.first == "'" ? argument.dropFirst() : argument
+            guard target.first == "#" else { throw refused("a url() outside the document") }
+            rest = rest[range.upperBound...]
         }
     }
 
