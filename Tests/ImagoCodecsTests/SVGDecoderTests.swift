@@ -174,6 +174,19 @@ struct SVGDecoderTests {
         let local =
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><defs><linearGradient id=\"g\"><stop stop-color=\"#0f0\"/></linearGradient></defs><rect width=\"4\" height=\"4\" fill=\"url(#g)\" style=\"stroke: url( '#g' )\"/></svg>"
         #expect(try Self.decode(Data(local.utf8))[pixel: 2, 2] == RGBA(r: 0, g: 255, b: 0))
+        // Entities may stand only for plain text: not for a style that loads, nor for anything external.
+        for declaration in [
+            "<!ENTITY s \"fill:url(data:image/svg+xml;base64,\(nested))\">",
+            "<!ENTITY s SYSTEM \"file:///etc/passwd\">",
+            "<!ENTITY % p \"x\">", "<!ENTITY s '&#100;ata:'>",
+        ] {
+            let document =
+                "<!DOCTYPE svg [\(declaration)]><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect width=\"4\" height=\"4\" style=\"&s;\"/></svg>"
+            #expect(throws: CodecError.self, "\(declaration)") { try Self.decode(Data(document.utf8)) }
+        }
+        let illustrator =
+            "<!DOCTYPE svg [<!ENTITY ns_svg \"http://www.w3.org/2000/svg\">]><svg xmlns=\"&ns_svg;\" width=\"4\" height=\"4\"><rect width=\"4\" height=\"4\" fill=\"#00f\"/></svg>"
+        #expect(try Self.decode(Data(illustrator.utf8))[pixel: 2, 2] == RGBA(r: 0, g: 0, b: 255))
         // A DTD entity in an href is refused, not expanded; so is an embedded format Imago does not decode.
         #expect(throws: CodecError.self) { try Self.decode(Self.embedding(href: "&e;")) }
         #expect(throws: CodecError.self) {

@@ -8,18 +8,40 @@ import ImagoCore
 /// Attribute values are read as an XML parser reads them: character references (`&#100;ata:`) and the five
 /// predefined entities are expanded; an `href` that uses any other entity (one the document's DTD defines) is
 /// refused rather than expanded. Embedded SVG documents are checked the same way, four levels deep at most. In
-/// CSS (`style` attributes and elements), only `url(#id)` references inside the document pass.
+/// CSS (`style` attributes and elements), only `url(#id)` references inside the document pass; entity
+/// declarations may only stand for plain text.
 enum SVGReferences {
     /// Throws ``CodecError/corrupt(format:reason:)`` unless every `data:` URL of `document` decodes within
     /// `options`' limits.
     static func checkEmbeddedImages(in document: Data, options: DecodingOptions, depth: Int = 0) throws {
         guard depth < 4 else { throw refused("SVG documents nested more than four deep") }
         let text = try text(of: document)
+        try checkEntityDeclarations(in: text)
         try checkStyleReferences(in: text)
         for value in try hrefValues(in: text) {
             let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
             guard trimmed.lowercased().hasPrefix("data:") else { continue }
             try checkImage(dataURLPayload(trimmed), options: options, depth: depth)
+        }
+    }
+
+    /// Refuses entity declarations whose expansion could hide what the other checks look for: external and
+    /// parameter entities, and internal ones whose value holds markup, references, `url(`, `data:`, `href` or
+    /// `@import`. Plain text values (the namespace URIs some editors declare as entities) pass.
+    static func checkEntityDeclarations(in text: String) throws {
+        var rest = Substring(text)
+        while let range = rest.range(of: "<!ENTITY") {
+            var declaration = rest[range.upperBound...].drop { $0.isWhitespace }
+            guard declaration.first != "%" else { throw refused("a parameter entity") }
+            declaration = declaration.drop { !$0.isWhitespace }.drop { $0.isWhitespace }
+            guard let quote = declaration.first, quote == "\"" || quote == "'" else {
+                throw refused("an external entity")
+            }
+            let value = declaration.dropFirst().prefix { $0 != quote }.lowercased()
+            for marker in ["<", "&", "%", "url(", "data:", "href", "@import"] where value.contains(marker) {
+                throw refused("an entity whose value holds '\(marker)'")
+            }
+            rest = rest[range.upperBound...]
         }
     }
 
