@@ -74,7 +74,7 @@ func runFetch(_ arguments: [String], interrupt: InterruptTrigger, isTerminal: Bo
     return CLIRun(status: status, stdout: output.stdout, stderr: output.stderr)
 }
 
-/// The built `imago` executable (see ``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``;
+/// The built `imago` executable (see ``ImagoTesting/builtExecutable(named:environmentVariable:preferringPlainBuild:filePath:)``;
 /// `$IMAGO_CLI` overrides).
 func imagoExecutableURL(filePath: String = #filePath) -> URL? {
     ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", filePath: filePath)

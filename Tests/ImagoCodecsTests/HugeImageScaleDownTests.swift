@@ -174,9 +174,11 @@ import Testing
         return (process.terminationStatus, output, rss ?? .max)
     }
 
-    /// The `imago` executable (``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``; `$IMAGO_CLI`
+    /// The plain `imago` build, for the peak-RSS budgets (a sanitizer build takes several times the memory;
+    /// ``ImagoTesting/builtExecutable(named:environmentVariable:preferringPlainBuild:filePath:)``; `$IMAGO_CLI`
     /// overrides).
     static func imagoExecutable(filePath: String = #filePath) -> URL? {
-        ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", filePath: filePath)
+        ImagoTesting.builtExecutable(
+            named: "imago", environmentVariable: "IMAGO_CLI", preferringPlainBuild: true, filePath: filePath)
     }
 }

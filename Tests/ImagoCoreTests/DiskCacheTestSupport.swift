@@ -74,7 +74,7 @@ func testConfiguration(_ recorder: HookRecorder? = nil, sizeLimit: Int = 256 * 1
     return configuration
 }
 
-/// The `imago-cache-stress` executable (see ``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``;
+/// The `imago-cache-stress` executable (see ``ImagoTesting/builtExecutable(named:environmentVariable:preferringPlainBuild:filePath:)``;
 /// `$IMAGO_CACHE_STRESS` overrides).
 func stressToolURL(filePath: String = #filePath) -> URL? {
     ImagoTesting.builtExecutable(

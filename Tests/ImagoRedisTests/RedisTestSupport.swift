@@ -32,7 +32,7 @@ enum RedisTestSupport {
         return url
     }
 
-    /// The built `imago` executable (``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``;
+    /// The built `imago` executable (``ImagoTesting/builtExecutable(named:environmentVariable:preferringPlainBuild:filePath:)``;
     /// `$IMAGO_CLI` overrides).
     static func imagoExecutable(filePath: String = #filePath) -> URL? {
         ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", filePath: filePath)

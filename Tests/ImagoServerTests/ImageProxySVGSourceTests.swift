@@ -62,8 +62,12 @@ struct SVGChildRenderingTests {
         <rect width="2000" height="2000" fill="red" filter="url(#m)"/></svg>
         """.utf8)
 
+    /// A decoder drawing in the plain `imago` build (under `make test-tsan`, the sanitizer build beside the tests
+    /// starts too slowly for the timeouts here).
     static func decoder(timeout: Duration) throws -> SVGDecoder {
-        let executable = try #require(imagoExecutable(), "build the imago executable first (swift build)")
+        let executable = try #require(
+            ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", preferringPlainBuild: true),
+            "build the imago executable first (swift build)")
         return SVGDecoder(rendering: .childProcess(executable: executable, arguments: ["svg-render"], timeout: timeout))
     }
 

@@ -650,7 +650,7 @@ struct ServeCommandTests {
     }
 }
 
-/// The built `imago` executable (``ImagoTesting/builtExecutable(named:environmentVariable:filePath:)``;
+/// The built `imago` executable (``ImagoTesting/builtExecutable(named:environmentVariable:preferringPlainBuild:filePath:)``;
 /// `$IMAGO_CLI` overrides).
 func imagoExecutable(filePath: String = #filePath) -> URL? {
     ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", filePath: filePath)
