@@ -30,8 +30,8 @@ public struct AzureBlobSources: ObjectStoreMapping, Hashable {
 
     /// The hosts whose requests carry Shared Key signatures: the ``AzureSharedKeySigning/hosts`` of these sources.
     public var signedHosts: [String] {
-        guard let service = serviceURL, let host = service.host(percentEncoded: false)?.lowercased() else { return [] }
-        return ["\(host):\(service.port ?? (service.scheme?.lowercased() == "https" ? 443 : 80))"]
+        guard let service = serviceURL, let (host, port) = HostPatterns.hostAndPort(of: service) else { return [] }
+        return ["\(host):\(port)"]
     }
 
     /// The HTTP URL of `source` (`abs://container/blob`), the blob name URI-encoded segment by segment; `nil` for a

@@ -30,10 +30,8 @@ public struct S3Sources: ObjectStoreMapping, Hashable {
 
     /// The hosts whose requests carry S3 signatures: the ``AWSSigning/hosts`` of these sources.
     public var signedHosts: [String] {
-        guard let endpoint, let host = endpoint.host(percentEncoded: false)?.lowercased() else {
-            return ["*.s3.\(region).amazonaws.com", "s3.\(region).amazonaws.com"]
-        }
-        let port = endpoint.port ?? (endpoint.scheme?.lowercased() == "https" ? 443 : 80)
+        guard let endpoint else { return ["*.s3.\(region).amazonaws.com", "s3.\(region).amazonaws.com"] }
+        guard let (host, port) = HostPatterns.hostAndPort(of: endpoint) else { return [] }
         return usesPathStyle ? ["\(host):\(port)"] : ["*.\(host)"]
     }
 
