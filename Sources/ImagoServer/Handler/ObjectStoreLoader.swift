@@ -71,19 +71,12 @@ package struct ObjectStoreLoader: DataLoading {
         key.split(separator: "/", omittingEmptySubsequences: false).map { encoded(String($0)) }.joined(separator: "/")
     }
 
-    /// `text` URI-encoded: every UTF-8 byte but `A–Z a–z 0–9 - . _ ~` as `%XX`.
+    /// `text` URI-encoded: every UTF-8 byte but `A–Z a–z 0–9 - . _ ~` (RFC 3986's unreserved characters) as `%XX`.
     static func encoded(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                result.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                result += String(format: "%%%02X", byte)
-            }
-        }
-        return result
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
     }
+
+    /// RFC 3986's unreserved characters, ASCII only (Foundation's `.alphanumerics` would let Unicode letters through).
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }
