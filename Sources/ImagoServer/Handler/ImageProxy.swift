@@ -22,8 +22,6 @@ public final class ImageProxy: Sendable {
     let cpuQueue: WorkQueue
     /// Paths that passed every check, by the raw path (bounded: 8 MiB, 50,000 paths).
     let verifiedPaths = Locked(LRUCache<String, VerifiedPath>(costLimit: 8 << 20, countLimit: 50_000))
-    /// `Cache-Control` of image responses (made once).
-    let cacheControl: String
     /// The SHA-256 of `Bearer ` and ``Configuration/secret``, when there is one: digests of equal length are
     /// compared in constant time.
     let secretDigest: SHA256Digest?
@@ -47,7 +45,6 @@ public final class ImageProxy: Sendable {
         negotiableFormats = configuration.detectedFormats.union(configuration.enforcedFormats)
         etagSuffix =
             configuration.etagBuster.isEmpty ? "" : "-" + SHA256.hash(configuration.etagBuster).hex.prefix(16)
-        cacheControl = Self.publicMaxAge(Int(configuration.maxAge.timeInterval))
         secretDigest = configuration.secret.map { SHA256.hash("Bearer \($0)") }
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
         let shared = configuration.sharedCache
@@ -382,7 +379,7 @@ public final class ImageProxy: Sendable {
         if let maxAge = fallback.maxAge, let index = response.headers.firstIndex(where: { $0.name == "Cache-Control" })
         {
             response.headers[index] = ServerResponse.Header(
-                "Cache-Control", Self.privatized(Self.publicMaxAge(Int(maxAge.timeInterval)), isPrivate))
+                "Cache-Control", Self.maxAge(Int(maxAge.timeInterval), isPrivate: isPrivate))
         }
         // A fresh render of the fallback fetched nothing: no tier to count.
         return (response, rendered.tier == .origin ? nil : rendered.tier)
@@ -461,17 +458,11 @@ public final class ImageProxy: Sendable {
     /// source that said when it stops being fresh, the seconds left until then (0 once past); `private` instead of
     /// `public` with `isPrivate` (an output made with the client's cookies).
     func cacheControl(for rendition: Rendition, isPrivate: Bool = false, now: Date = Date()) -> String {
-        var value = cacheControl
+        var seconds = Int(configuration.maxAge.timeInterval)
         if configuration.passesSourceCacheControl, let expiresAt = rendition.sourceExpiresAt {
-            let seconds = max(0, expiresAt.timeIntervalSince(now).rounded(.down))
-            value = Self.publicMaxAge(Int(min(seconds, Double(Int32.max))))
+            seconds = Int(min(max(0, expiresAt.timeIntervalSince(now).rounded(.down)), Double(Int32.max)))
         }
-        return Self.privatized(value, isPrivate)
-    }
-
-    /// A `public` `Cache-Control` value made `private` when `isPrivate`, for the client's cache alone.
-    static func privatized(_ value: String, _ isPrivate: Bool) -> String {
-        isPrivate ? "private" + value.dropFirst("public".count) : value
+        return Self.maxAge(seconds, isPrivate: isPrivate)
     }
 
     /// A source's `Last-Modified` as sent: ``Configuration/lastModifiedBuster`` instead when the source's is
@@ -483,8 +474,11 @@ public final class ImageProxy: Sendable {
         return date < buster ? HTTPDateParser.imfFixdate(from: buster) : lastModified
     }
 
-    /// The `Cache-Control` value that lets any cache keep a response for `seconds`.
-    static func publicMaxAge(_ seconds: Int) -> String { "public, max-age=\(seconds)" }
+    /// The `Cache-Control` value that lets any cache keep a response for `seconds`, or with `isPrivate` (an output
+    /// made with the client's cookies) only the client's.
+    static func maxAge(_ seconds: Int, isPrivate: Bool = false) -> String {
+        "\(isPrivate ? "private" : "public"), max-age=\(seconds)"
+    }
 
     /// Whether an `If-None-Match` value matches `etag` (weak comparison, as RFC 9110 asks for this header).
     static func matches(_ header: String, etag: String) -> Bool {
