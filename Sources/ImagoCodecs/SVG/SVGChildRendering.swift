@@ -34,9 +34,9 @@ struct SVGChildRendering {
             throw CodecError.corrupt(format: .svg, reason: "the SVG renderer could not start: \(error)")
         }
         let pid = process.processIdentifier
-        let killed = Killed()
+        let killed = Locked(false)  // set by the timer that kills the child
         let timer = DispatchWorkItem {
-            killed.mark()
+            killed.withLock { $0 = true }
             kill(pid, SIGKILL)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval, execute: timer)
@@ -49,7 +49,7 @@ struct SVGChildRendering {
         let answer = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         timer.cancel()
-        if killed.isMarked {
+        if killed.value {
             throw CodecError.corrupt(
                 format: .svg, reason: "rendering took longer than \(Int(timeout.timeInterval.rounded())) s")
         }
@@ -112,14 +112,6 @@ struct SVGChildRendering {
             frames: [ImageFrame(buffer: image)], format: .svg, orientation: .up,
             originalSize: PixelSize(width: numbers[2], height: numbers[3]), bitDepth: 8)
     }
-
-    /// Set once by the timer that killed the child.
-    private final class Killed: @unchecked Sendable {
-        private let lock = NSLock()
-        private var marked = false
-        func mark() { lock.withLock { marked = true } }
-        var isMarked: Bool { lock.withLock { marked } }
-    }
 }
 
 extension SVGDecoder {
@@ -139,11 +131,11 @@ extension SVGDecoder {
         else { return answer("usage", "expected a settings line, then the document") }
         do {
             let container = try SVGDecoder().decode(input[input.index(after: newline)...], options: options)
+            // The in-process decode delivers straight alpha, as the parent's container holds it.
             guard let image = container.frames.first?.buffer else { return answer("corrupt", "no image") }
-            let straight = image.alphaMode == .premultiplied ? image.unpremultiplied() : image
-            let original = container.originalSize ?? straight.size
-            output.write(Data("ok \(straight.width) \(straight.height) \(original.width) \(original.height)\n".utf8))
-            straight.withUnsafeBytes { output.write(Data($0)) }
+            let original = container.originalSize ?? image.size
+            output.write(Data("ok \(image.width) \(image.height) \(original.width) \(original.height)\n".utf8))
+            image.withUnsafeBytes { output.write(Data($0)) }
             return 0
         } catch CodecError.unsupportedFormat {
             return answer("unsupported", "librsvg is not installed")
