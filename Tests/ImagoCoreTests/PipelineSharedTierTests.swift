@@ -130,4 +130,66 @@ struct PipelineSharedTierTests {
 
         #expect(shared.readCount == 0)
     }
+
+    @Test(.timeLimit(.minutes(1)), arguments: ["Authorization", "cookie", "Proxy-Authorization"])
+    func requestsWithCredentialHeadersNeitherReadNorFillTheTier(header: String) async throws {
+        // Given a tier that already holds another user's bytes for the URL
+        let shared = MockSharedCache()
+        let f = PipelineFixture { $0.sharedCache = shared }
+        let url = testURL("private-\(header).img")
+        let own = f.serve(url, color: .init(r: 200, g: 0, b: 0, a: 255))
+        let other = MockImageDecoder.make(width: 8, height: 6, color: .init(r: 0, g: 0, b: 200, a: 255))
+        try await shared.store(
+            DataCacheEntry(data: other, metadata: DataCacheMetadata()), for: url.absoluteString, timeToLive: nil)
+
+        // When a request carrying the user's credentials loads it
+        var request = ImageRequest(url: url)
+        request.headers = [header: "secret-of-one-user"]
+        let response = try await f.pipeline.response(for: request)
+        await f.pipeline.waitForPendingCacheWrites()
+
+        // Then the bytes came from the loader with the credentials, the tier was neither read nor written, and the
+        // local disk cache (the user's own) kept them
+        #expect(response.source == .network)
+        #expect(f.loader.loadCount == 1)
+        #expect(shared.readCount == 0)
+        #expect(shared.writeCount == 1)  // the fixture's own store above
+        #expect(try await shared.entry(for: url.absoluteString)?.data == other)
+        #expect(await f.waitForDisk(url.absoluteString))
+        #expect(f.dataCache.entry(for: url.absoluteString)?.data == own)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func privateResponsesStayOutOfTheTierButInTheLocalDisk() async throws {
+        let shared = MockSharedCache()
+        let f = PipelineFixture { $0.sharedCache = shared }
+        let url = testURL("private-response.img")
+        f.serve(url, headers: ["cache-control": "private, max-age=600"])
+
+        let response = try await f.pipeline.response(for: ImageRequest(url: url))
+        await f.pipeline.waitForPendingCacheWrites()
+
+        #expect(response.source == .network)
+        #expect(shared.writeCount == 0)
+        #expect(shared.keys.isEmpty)
+        #expect(await f.waitForDisk(url.absoluteString))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func sharedMaxAgeSetsTheTierEntrysFreshnessAndMaxAgeTheLocalOnes() async throws {
+        let shared = MockSharedCache()
+        let f = PipelineFixture { $0.sharedCache = shared }
+        let url = testURL("s-maxage.img")
+        f.serve(url, headers: ["cache-control": "public, max-age=60, s-maxage=\"3600\""])
+        let before = Date()
+
+        _ = try await f.pipeline.response(for: ImageRequest(url: url))
+        await f.pipeline.waitForPendingCacheWrites()
+
+        let sharedExpiry = try #require(try await shared.entry(for: url.absoluteString)?.metadata.expiresAt)
+        #expect(sharedExpiry.timeIntervalSince(before) > 3500 && sharedExpiry.timeIntervalSince(before) < 3700)
+        #expect(await f.waitForDisk(url.absoluteString))
+        let localExpiry = try #require(f.dataCache.entry(for: url.absoluteString)?.metadata.expiresAt)
+        #expect(localExpiry.timeIntervalSince(before) > 50 && localExpiry.timeIntervalSince(before) < 70)
+    }
 }

@@ -139,6 +139,7 @@ extension ImagePipeline {
                 emit(.loadFinished(source: request.sourceDescription, bytes: response.data.count, duration: elapsed))
                 forgetFailure(for: request)
                 let metadata = makeMetadata(from: response)
+                shareOriginal(response.data, metadata: makeSharedMetadata(from: response), for: request)
                 storeOriginal(response.data, metadata: metadata, for: request)
                 var output = DataOutput(data: response.data, source: .network, metadata: metadata)
                 output.metrics.load = elapsed

@@ -35,12 +35,18 @@ extension ImagePipeline {
         graph.onCancel(node) { task.cancel() }
     }
 
-    /// Whether `request`'s original bytes go through the shared tier: remote URLs without credentials (bytes
-    /// fetched with a password are never shared with other processes).
+    /// Whether `request`'s original bytes go through the shared tier: remote URLs loaded without credentials.
+    /// Bytes fetched with a password in the URL or with an `Authorization`, `Proxy-Authorization` or `Cookie`
+    /// header may be one user's own, so they are neither shared with other processes nor answered from the tier
+    /// (RFC 9111 §3.5); the local caches still keep them.
     func usesSharedTier(_ request: ImageRequest) -> Bool {
-        guard case .url(let url) = request.source, !request.isLocalSource else { return false }
-        return url.user == nil && url.password == nil
+        guard case .url(let url) = request.source, !request.isLocalSource, url.user == nil, url.password == nil
+        else { return false }
+        return !request.headers.keys.contains { Self.credentialHeaders.contains($0.lowercased()) }
     }
+
+    /// Request header fields (lowercased) that carry a user's credentials.
+    private static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
     /// The entry for `key`, counting the hit or miss; a failure counts and reads as a miss.
     private func sharedEntry(
@@ -94,8 +100,8 @@ extension ImagePipeline {
     }
 
     /// After a source load: writes the bytes to the shared tier in the background (whatever the local disk
-    /// policy, when a decoder claims their format and the response may be stored), then releases the lease.
-    /// Never delays delivery.
+    /// policy, when a decoder claims their format and a shared cache may store the response: `metadata` from
+    /// ``makeSharedMetadata(from:now:)``), then releases the lease. Never delays delivery.
     func shareOriginal(_ data: Data, metadata: DataCacheMetadata?, for request: ImageRequest) {
         guard let shared = configuration.sharedCache, usesSharedTier(request) else { return }
         let key = request.sourceKey

@@ -7,6 +7,12 @@ extension ImagePipeline {
         DataCacheMetadata(responseHeaders: response.headers, validators: response.validators, now: now)
     }
 
+    /// Metadata for a loaded response in a cache other users share: as ``makeMetadata(from:now:)``, but `nil` for
+    /// `Cache-Control: private` too, and fresh for `s-maxage` when the response gives it.
+    func makeSharedMetadata(from response: DataResponse, now: Date = Date()) -> DataCacheMetadata? {
+        DataCacheMetadata(sharedResponseHeaders: response.headers, validators: response.validators, now: now)
+    }
+
     /// Waits until every cache write and removal queued so far has been handed to the data cache: processed
     /// images being encoded for the disk, and downloads, encoded images and removals (a download that failed to
     /// decode is removed again) waiting for the disk queue. Writes happen after the image is delivered, so a
@@ -31,7 +37,6 @@ extension ImagePipeline {
     /// when some decoder claims their format (an HTML error page is never cached; bytes of a known format that
     /// then fail to decode are removed again).
     func storeOriginal(_ data: Data, metadata: DataCacheMetadata?, for request: ImageRequest) {
-        shareOriginal(data, metadata: metadata, for: request)
         guard let metadata, let dataCache = configuration.dataCache,
             !request.options.contains(.skipsDiskCacheWrites), !request.isLocalSource,
             configuration.decoders.decoder(for: configuration.decoders.format(of: data)) != nil
