@@ -91,6 +91,7 @@ struct SVGChildRenderingTests {
             _ = try Self.decoder(timeout: .seconds(1)).decode(Self.slow, options: DecodingOptions())
             Issue.record("the slow drawing finished")
         } catch {
+            #expect(error as? CodecError == .renderingTimedOut(format: .svg, limit: .seconds(1)), "\(error)")
             #expect("\(error)".contains("longer than 1 s"), "\(error)")
         }
         #expect(ContinuousClock.now - start < .seconds(5))
@@ -104,8 +105,47 @@ struct SVGChildRenderingTests {
         fixture.origin.setRoute("/logo.svg", .bytes(ImageProxySVGSourceTests.logo, contentType: "image/svg+xml"))
         let start = ContinuousClock.now
         let slow = await fixture.get(fixture.path("f:png", "/slow.svg"))
-        #expect(slow.status == 415, "\(slow.status) \(errorMessage(slow))")  // the source's fault, as a corrupt file
+        // Valid but too costly: 422, as an image over the pixel limit
+        #expect(slow.status == 422, "\(slow.status) \(errorMessage(slow))")
+        #expect(errorMessage(slow).contains("drawing the svg source took longer than 1 s"), "\(errorMessage(slow))")
         #expect(ContinuousClock.now - start < .seconds(5))
         #expect(await fixture.get(fixture.path("rs:fit:50:50/f:png", "/logo.svg")).status == 200)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func imagoServeDrawsInItsChildAndStopsItAfterSVGTimeout() async throws {
+        let executable = try #require(
+            ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", preferringPlainBuild: true),
+            "build the imago executable first (swift build)")
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/slow.svg", .bytes(Self.slow, contentType: "image/svg+xml"))
+        origin.setRoute("/logo.svg", .bytes(ImageProxySVGSourceTests.logo, contentType: "image/svg+xml"))
+        let directory = ServeCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try ServeProcess(
+            executable, ["--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--svg-timeout", "2"],
+            in: directory)
+        let process = serve.process
+        defer { if process.isRunning { process.terminate() } }
+        let port = try #require(await serve.listeningPort())
+        let client = TestHTTPClient()
+        func get(_ options: String, _ path: String) async throws -> (status: Int, body: Data) {
+            let url = "http://127.0.0.1:\(port)/_/\(options)/plain/" + origin.url(for: path).absoluteString
+            let response = try await client.send(URL(string: url)!)
+            return (response.status, response.body)
+        }
+
+        let start = ContinuousClock.now
+        let slow = try await get("f:png", "/slow.svg")
+        let elapsed = ContinuousClock.now - start
+        let logo = try await get("rs:fit:50:50/f:png", "/logo.svg")
+
+        #expect(slow.status == 422, "\(String(decoding: slow.body, as: UTF8.self))")
+        #expect(String(decoding: slow.body, as: UTF8.self).contains("longer than 2 s"))
+        #expect(elapsed >= .seconds(2) && elapsed < .seconds(6), "\(elapsed)")
+        #expect(try logo.status == 200 && ServerTestImages.decode(logo.body).width == 50)
+        kill(process.processIdentifier, SIGTERM)
+        #expect(await ImagoTesting.eventually(timeout: .seconds(15)) { !process.isRunning })
     }
 }

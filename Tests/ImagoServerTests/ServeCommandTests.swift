@@ -603,6 +603,9 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned([]).gracefulStopSeconds == 10)
         #expect(try Self.parseUnsigned(["--graceful-stop-timeout", "25"]).gracefulStopSeconds == 25)
         #expect(try Self.parseUnsigned(["--request-timeout", "10"]).requestTimeout == 10)
+        #expect(try Self.parseUnsigned([]).svgTimeout == 10)
+        #expect(try Self.parseUnsigned(["--svg-timeout", "3"]).svgTimeout == 3)
+        #expect(throws: UsageError.self) { try Self.parseUnsigned(["--svg-timeout", "0"]) }
         #expect(throws: UsageError.self) { try Self.parseUnsigned(["--request-timeout", "0"]) }
         for bad in ["", "w,,h", "w,size_to"] {
             #expect(throws: UsageError.self, "\(bad)") {

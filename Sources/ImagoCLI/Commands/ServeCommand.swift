@@ -105,6 +105,11 @@ enum ServeCommand {
                 "--request-timeout", value: "SECONDS",
                 help: "Answer 503 to a request whose output takes longer (IMGPROXY_TIMEOUT; default none)."),
             OptionSpec(
+                "--svg-timeout", value: "SECONDS",
+                help:
+                    "Stop drawing an SVG source after SECONDS and answer 422 (default 10; librsvg cannot be interrupted, "
+                    + "so it draws in a child process)."),
+            OptionSpec(
                 "--cache-dir", value: "DIR",
                 help: "The cache directory (default $XDG_CACHE_HOME/imago/serve, else ~/.cache/imago/serve)."),
             OptionSpec(
@@ -370,6 +375,8 @@ enum ServeCommand {
         var gracefulStopSeconds = 10
         /// `--request-timeout`: seconds a request waits for its output; `nil`: no limit.
         var requestTimeout: Int?
+        /// `--svg-timeout`: seconds an SVG source may take to draw.
+        var svgTimeout = 10
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         var pixelLimit = 50_000_000
@@ -552,7 +559,7 @@ enum ServeCommand {
             return 1
         }
         var configuration = ImageProxy.Configuration(dataLoader: loader)
-        configuration.decoders.register(svgDecoder)
+        configuration.decoders.register(svgDecoder(timeout: .seconds(options.svgTimeout)))
         configuration.originalCache = originals
         let shared = options.redis.makeCache()
         defer { shared?.close() }
@@ -680,13 +687,14 @@ enum ServeCommand {
         return 0
     }
 
-    /// How `imago serve` draws SVG sources: in a child (`imago svg-render`, this executable) killed after 10 s, since
-    /// librsvg cannot be interrupted and a small document's filters can take minutes (RELIABILITY.md §28).
-    static var svgDecoder: SVGDecoder {
+    /// How `imago serve` draws SVG sources: in a child (`imago svg-render`, this executable) killed after `timeout`
+    /// (`--svg-timeout`, default 10 s), since librsvg cannot be interrupted and a small document's filters can take
+    /// minutes (RELIABILITY.md §28).
+    static func svgDecoder(timeout: Duration) -> SVGDecoder {
         SVGDecoder(
             rendering: .childProcess(
                 executable: URL(fileURLWithPath: "/proc/self/exe"), arguments: [CLI.svgRenderCommand],
-                timeout: .seconds(10)))
+                timeout: timeout))
     }
 
     /// Whether ``makeSourceLoader(_:)`` returns a loader that refuses private addresses after DNS and on
@@ -872,6 +880,9 @@ enum ServeCommand {
         }
         if let text = args.value("--request-timeout") {
             options.requestTimeout = try parseInteger(text, option: "--request-timeout", range: 1...3_600)
+        }
+        if let text = args.value("--svg-timeout") {
+            options.svgTimeout = try parseInteger(text, option: "--svg-timeout", range: 1...600)
         }
         if let text = args.value("--queue") {
             options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000)

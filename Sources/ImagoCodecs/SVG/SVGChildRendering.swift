@@ -50,8 +50,7 @@ struct SVGChildRendering {
         process.waitUntilExit()
         timer.cancel()
         if killed.value {
-            throw CodecError.corrupt(
-                format: .svg, reason: "rendering took longer than \(Int(timeout.timeInterval.rounded())) s")
+            throw CodecError.renderingTimedOut(format: .svg, limit: timeout)
         }
         return try Self.container(from: answer, options: options)
     }
@@ -133,7 +132,7 @@ extension SVGDecoder {
             let container = try SVGDecoder().decode(input[input.index(after: newline)...], options: options)
             // The in-process decode delivers straight alpha, as the parent's container holds it.
             guard let image = container.frames.first?.buffer else { return answer("corrupt", "no image") }
-            let original = container.originalSize ?? image.size
+            let original = container.originalSize
             output.write(Data("ok \(image.width) \(image.height) \(original.width) \(original.height)\n".utf8))
             image.withUnsafeBytes { output.write(Data($0)) }
             return 0

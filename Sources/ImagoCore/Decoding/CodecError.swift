@@ -17,6 +17,9 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Decoding the animation would composite more canvas pixels (frames × canvas size) than the animation work
     /// limit allows, even though its output would fit (a small `targetSize` over a huge canvas).
     case animationTooMuchWork(limit: Int)
+    /// Drawing the image took longer than the decoder's time limit and was stopped: a document that is valid but
+    /// too costly (an SVG filter, for one, under the child-process timeout of `ImagoCodecs`'s `SVGRendering`).
+    case renderingTimedOut(format: ImageFormat, limit: Duration)
     /// The encoder failed.
     case encodingFailed(format: ImageFormat, reason: String)
 
@@ -35,7 +38,15 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
             "animation frames would take more than \(limit) bytes (DecodingOptions.animationByteLimit)"
         case .animationTooMuchWork(let limit):
             "animation would composite more than \(limit) canvas pixels, frames × canvas size (DecodingOptions.animationWorkLimit)"
+        case .renderingTimedOut(let f, let limit):
+            "drawing the \(f) image took longer than \(Self.seconds(limit)) and was stopped"
         case .encodingFailed(let f, let reason): "could not encode \(f): \(reason)"
         }
+    }
+
+    /// `limit` in seconds as a person reads it: `10 s`, `0.5 s`.
+    package static func seconds(_ limit: Duration) -> String {
+        let seconds = limit.timeInterval
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 }

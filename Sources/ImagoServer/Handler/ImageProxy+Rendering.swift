@@ -444,6 +444,8 @@ extension ImageProxy {
             .imageTooLarge("\(width)x\(height) pixels is over the limit of \(limit)")
         case .tooManyFrames(let limit): .imageTooLarge("more than \(limit) frames")
         case .animationTooLarge, .animationTooMuchWork: .imageTooLarge("the animation is over the limits")
+        case .renderingTimedOut(let format, let limit):
+            .imageTooLarge("drawing the \(format) source took longer than \(CodecError.seconds(limit))")
         case .encodingFailed(let format, let reason): .internalFailure("encoding \(format): \(reason)")
         }
     }
