@@ -90,6 +90,10 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        // SVG sanitizing for imago serve's SVG pass-through (the same libxml2 librsvg parses with).
+        .systemLibrary(
+            name: "CXML2", pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]),
         // hiredis, wrapped once in ImagoRedis (the shared cache tier of a fleet).
         .systemLibrary(
             name: "CHiredis", pkgConfig: "hiredis",
@@ -101,7 +105,7 @@ let package = Package(
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
                 "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "CZlib", "CColorKernel", "CJPEGStrips",
-                "CResampleKernel", "CPaletteKernel", "CSVGPlugin",
+                "CResampleKernel", "CPaletteKernel", "CSVGPlugin", "CXML2",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl", "CImagoShims"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),

@@ -22,6 +22,7 @@ declare -A NEEDED=(
   [/usr/include/microhttpd.h]=libmicrohttpd-dev
   [/usr/include/lcms2.h]=liblcms2-dev
   [/usr/include/zlib.h]=zlib1g-dev
+  [/usr/include/libxml2/libxml/parser.h]=libxml2-dev
   # the standard CMYK profile for CMYK JPEGs without one (Ghostscript's default_cmyk.icc; data only, no library)
   [/usr/share/color/icc/ghostscript/default_cmyk.icc]=libgs-common
   [/usr/include/hiredis/hiredis.h]=libhiredis-dev

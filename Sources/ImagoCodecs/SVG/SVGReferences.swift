@@ -28,21 +28,42 @@ enum SVGReferences {
     /// Refuses entity declarations whose expansion could hide what the other checks look for: external and
     /// parameter entities, and internal ones whose value holds markup, references, `url(`, `data:`, `href` or
     /// `@import`. Plain text values (the namespace URIs some editors declare as entities) pass.
-    static func checkEntityDeclarations(in text: String) throws {
+    ///
+    /// - Returns: the length of each declared entity's value, by name.
+    @discardableResult
+    static func checkEntityDeclarations(in text: String) throws -> [Substring: Int] {
+        var lengths: [Substring: Int] = [:]
         var rest = Substring(text)
         while let range = rest.range(of: "<!ENTITY") {
             var declaration = rest[range.upperBound...].drop { $0.isWhitespace }
             guard declaration.first != "%" else { throw refused("a parameter entity") }
+            let name = declaration.prefix { !$0.isWhitespace }
             declaration = declaration.drop { !$0.isWhitespace }.drop { $0.isWhitespace }
             guard let quote = declaration.first, quote == "\"" || quote == "'" else {
                 throw refused("an external entity")
             }
-            let value = declaration.dropFirst().prefix { $0 != quote }.lowercased()
-            for marker in ["<", "&", "%", "url(", "data:", "href", "@import"] where value.contains(marker) {
+            let value = declaration.dropFirst().prefix { $0 != quote }
+            let lowered = value.lowercased()
+            for marker in ["<", "&", "%", "url(", "data:", "href", "@import"] where lowered.contains(marker) {
                 throw refused("an entity whose value holds '\(marker)'")
             }
+            lengths[name] = max(lengths[name] ?? 0, value.utf8.count)
             rest = rest[range.upperBound...]
         }
+        return lengths
+    }
+
+    /// How many bytes replacing every reference to `entities` (lengths by name) in `text` would add, at most.
+    static func expansion(of entities: [Substring: Int], in text: String) -> Int {
+        guard !entities.isEmpty else { return 0 }
+        var added = 0
+        var rest = Substring(text)
+        while let ampersand = rest.firstIndex(of: "&") {
+            let name = rest[rest.index(after: ampersand)...].prefix { $0 != ";" && $0 != "&" && $0 != "<" }
+            if let length = entities[name] { added += length }
+            rest = rest[rest.index(after: ampersand)...]
+        }
+        return added
     }
 
     /// Refuses CSS that could load another document: a `url(…)` that is not a reference inside this document
