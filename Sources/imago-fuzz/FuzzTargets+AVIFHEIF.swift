@@ -22,4 +22,13 @@ extension FuzzTargets {
     static func svg(_ data: Data) {
         decodeEveryWay(SVGDecoder(), data)
     }
+
+    /// SVGSanitizer (libxml2): a document it accepts must come out in a form it accepts again unchanged, so that
+    /// nothing the first pass kept is removed by a second (something the first pass missed).
+    static func svgSanitize(_ data: Data) {
+        guard let first = try? SVGSanitizer().sanitize(data) else { return }
+        guard let second = try? SVGSanitizer().sanitize(first.data), second == first else {
+            fatalError("SVGSanitizer is not idempotent on this input")
+        }
+    }
 }

@@ -23,6 +23,7 @@ enum FuzzTargets {
         FuzzTarget(name: "heif", run: heif),
         FuzzTarget(name: "tiff", run: tiff),
         FuzzTarget(name: "svg", run: svg),
+        FuzzTarget(name: "svg-sanitize", run: svgSanitize),
         FuzzTarget(name: "jxl", run: jxl),
         FuzzTarget(name: "apng", run: apng),
         FuzzTarget(name: "bmp-ico", run: bmpICO),

@@ -43,11 +43,95 @@ struct ImageProxySVGSourceTests {
         #expect(
             enlarged[pixel: 399, 200] == RGBA(r: 255, g: 0, b: 0)
                 && enlarged[pixel: 400, 200] == RGBA(r: 0, g: 0, b: 255))
-        // No format and an Accept header taking WebP: WebP, as for any source with alpha.
-        let negotiated = await fixture.get(
-            fixture.path("rs:fit:100:100", "/logo.svg"), headers: ["Accept": "image/webp"])
-        #expect(
-            negotiated.status == 200 && negotiated.headers.first { $0.name == "Content-Type" }?.value == "image/webp")
+        // With the server rasterising SVGs, no format and an Accept header taking WebP: WebP, as for any source
+        // with alpha.
+        let rasterizing = try ProxyFixture { $0.rasterizesSVG = true }
+        rasterizing.origin.setRoute("/logo.svg", .bytes(Self.logo, contentType: "image/svg+xml"))
+        let negotiated = await rasterizing.get(
+            rasterizing.path("rs:fit:100:100", "/logo.svg"), headers: ["Accept": "image/webp"])
+        #expect(negotiated.status == 200 && negotiated.header("Content-Type") == "image/webp")
+    }
+
+    /// The logo with a script, an event handler and a `javascript:` link.
+    static let scripted = Data(
+        """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 200" onload="alert(1)">
+          <script>alert(2)</script>
+          <a href="javascript:alert(3)"><rect width="200" height="200" fill="#ff0000"/></a>
+          <circle cx="300" cy="100" r="100" fill="#0000ff"/>
+        </svg>
+        """.utf8)
+
+    @Test(.timeLimit(.minutes(1)))
+    func svgSourcesAreAnsweredAsSanitizedSVGUnlessARasterFormatIsNamed() async throws {
+        let fixture = try ProxyFixture { $0.sendsDebugHeaders = true }
+        fixture.origin.setRoute("/logo.svg", .bytes(Self.scripted, contentType: "image/svg+xml"))
+        let expected = try SVGSanitizer().sanitize(Self.scripted).data
+
+        // No format, whatever Accept takes: the document, sanitized (imgproxy's default), with a policy that
+        // would stop any script a browser found in it.
+        let plain = await fixture.get(fixture.path("rs:fit:100:100", "/logo.svg"), headers: ["Accept": "image/webp"])
+        #expect(plain.status == 200, "\(errorMessage(plain))")
+        #expect(plain.header("Content-Type") == "image/svg+xml")
+        #expect(plain.body == expected)
+        let text = String(decoding: plain.body, as: UTF8.self)
+        #expect(!text.contains("alert") && text.contains("<circle"), "\(text)")
+        #expect(plain.header("Content-Security-Policy")?.contains("sandbox") == true)
+        #expect(plain.header("X-Origin-Width") == "400" && plain.header("X-Origin-Height") == "200")
+        // svg named by the option or the extension: the same document
+        let named = await fixture.get(fixture.path("f:svg", "/logo.svg"))
+        #expect(named.status == 200 && named.body == expected)
+        let extended = await fixture.get(fixture.path("w:10", "/logo.svg", ext: "svg"))
+        #expect(extended.status == 200 && extended.body == expected, "\(errorMessage(extended))")
+        // A raster format named: drawn, as before
+        let png = await fixture.get(fixture.path("rs:fit:100:100/f:png", "/logo.svg"))
+        #expect(png.status == 200 && png.header("Content-Type") == "image/png")
+        #expect(try ServerTestImages.decode(png.body).width == 100)
+        // Each output is kept: asking again fetches nothing (this fixture keeps no originals on disk, so each of
+        // the four outputs above fetched once).
+        #expect(fixture.origin.requestCount(for: "/logo.svg") == 4)
+        let again = await fixture.get(fixture.path("rs:fit:100:100", "/logo.svg"), headers: ["Accept": "image/webp"])
+        #expect(again.body == expected && fixture.origin.requestCount(for: "/logo.svg") == 4)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func svgOutputErrorsSayWhoseFaultTheyAre() async throws {
+        let fixture = try ProxyFixture()
+        fixture.origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let huge = Data(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100000\" height=\"100000\"><rect width=\"9\" height=\"9\"/></svg>"
+                .utf8)
+        fixture.origin.setRoute("/huge.svg", .bytes(huge, contentType: "image/svg+xml"))
+        fixture.origin.setRoute(
+            "/cut.svg",
+            .bytes(Data("<svg xmlns=\"http://www.w3.org/2000/svg\"><rect".utf8), contentType: "image/svg+xml"))
+        let entities = Data(
+            "<!DOCTYPE svg [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><svg xmlns=\"http://www.w3.org/2000/svg\">&x;</svg>"
+                .utf8)
+        fixture.origin.setRoute("/entity.svg", .bytes(entities, contentType: "image/svg+xml"))
+
+        let raster = await fixture.get(fixture.path("f:svg", "/a.jpg"))
+        #expect(raster.status == 422 && errorMessage(raster).contains("svg cannot be made from a jpeg source"))
+        let tooLarge = await fixture.get(fixture.path("", "/huge.svg"))
+        #expect(tooLarge.status == 422, "\(errorMessage(tooLarge))")
+        let cut = await fixture.get(fixture.path("", "/cut.svg"))
+        #expect(cut.status == 415, "\(errorMessage(cut))")
+        let external = await fixture.get(fixture.path("", "/entity.svg"))
+        #expect(external.status == 415, "\(errorMessage(external))")
+        #expect(!String(decoding: external.body, as: UTF8.self).contains("root:"))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRasterisingServerStillAnswersSVGWhenTheURLAsks() async throws {
+        let fixture = try ProxyFixture { $0.rasterizesSVG = true }
+        fixture.origin.setRoute("/logo.svg", .bytes(Self.scripted, contentType: "image/svg+xml"))
+        let expected = try SVGSanitizer().sanitize(Self.scripted).data
+        let drawn = await fixture.get(fixture.path("rs:fit:100:100", "/logo.svg"))
+        #expect(drawn.status == 200 && drawn.header("Content-Type") == "image/png", "\(errorMessage(drawn))")
+        let named = await fixture.get(fixture.path("f:svg", "/logo.svg"))
+        #expect(named.status == 200 && named.body == expected)
+        let skipped = await fixture.get(fixture.path("skp:svg", "/logo.svg"))
+        #expect(skipped.status == 200 && skipped.body == expected)
     }
 }
 

@@ -69,11 +69,11 @@ struct ImageProxySkipProcessingTests {
         #expect(try ServerTestImages.decode(jpeg.body).size == PixelSize(width: 20, height: 10))
         let kept = await fixture.get(fixture.path("rs:fit:20:20/skp:jpg"))
         #expect(kept.body == fixture.jpeg)
-        // Parsed as imgproxy's list; SVG and unknown names are refused
+        // Parsed as imgproxy's list; unknown names are refused
         #expect(
-            try ImageProxy.Configuration.sourceFormats(parsing: "gif, png,heic", option: "x")
-                == [.gif, .png, .apng, .heic, .heif])
-        for bad in ["", "svg", "gif,nope", ","] {
+            try ImageProxy.Configuration.sourceFormats(parsing: "gif, png,heic,svg", option: "x")
+                == [.gif, .png, .apng, .heic, .heif, .svg])
+        for bad in ["", "gif,nope", ","] {
             #expect(throws: ProxyError.self, "\(bad)") {
                 try ImageProxy.Configuration.sourceFormats(parsing: bad, option: "x")
             }
@@ -133,7 +133,7 @@ struct ImageProxySkipProcessingTests {
         var raw = ProcessingOptions()
         try OptionParser.apply("raw:0", to: &raw)
         #expect(raw.canonicalDescription == ProcessingOptions().canonicalDescription)
-        for (segment, name) in [("skp", "skp"), ("skp:svg", "skp"), ("skp:mp4", "skp"), ("raw:1", "raw")] {
+        for (segment, name) in [("skp", "skp"), ("skp:mp4", "skp"), ("raw:1", "raw")] {
             var rejected = ProcessingOptions()
             #expect(throws: ProxyError.self, "\(segment)") { try OptionParser.apply(Substring(segment), to: &rejected) }
             do {

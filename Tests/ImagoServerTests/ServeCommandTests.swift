@@ -642,7 +642,7 @@ struct ServeCommandTests {
             ["--path-prefix", "images"], ["--path-prefix", "/"], ["--path-prefix", "/a//b"], ["--path-prefix", "/a b"],
             ["--allow-origin", ""], ["--allow-origin", "https://a.example, https://b.example"], ["--only-presets"],
             ["--max-animation-frames", "0"], ["--max-animation-frame-pixels", "-1"],
-            ["--skip-processing-formats", "svg"], ["--max-clients", "0"],
+            ["--skip-processing-formats", "mp4"], ["--max-clients", "0"],
             ["--connection-timeout", "0"],
             ["--local-root", "/no/such/directory"], ["--secret", "two words"],
             ["--allow-source", "cdn.example.com/images/"],

@@ -127,6 +127,10 @@ enum ServeCommand {
                 help: "Let URLs tighten the limits for themselves: max_src_resolution, max_src_file_size, "
                     + "max_animation_frames, max_animation_frame_resolution, max_result_dimension."),
             OptionSpec(
+                "--always-rasterize-svg",
+                help: "Draw SVG sources into the negotiated raster format when the URL names none "
+                    + "(IMGPROXY_ALWAYS_RASTERIZE_SVG; default: answer them as SVG, sanitized)."),
+            OptionSpec(
                 "--enforce-thumbnail",
                 help: "Render HEIC sources from their embedded thumbnail whatever the size (URLs may say eth:0)."),
             OptionSpec(
@@ -388,6 +392,8 @@ enum ServeCommand {
         var maxResultDimension = 0
         /// `--enforce-thumbnail`: URLs without `enforce_thumbnail` render embedded thumbnails.
         var enforcesThumbnail = false
+        /// `--always-rasterize-svg`: SVG sources drawn into a raster format when the URL names none.
+        var rasterizesSVG = false
         /// `--allow-security-options`: URLs may tighten the limits for themselves.
         var allowsSecurityOptions = false
         /// `--base-url`: put before every source URL.
@@ -605,6 +611,7 @@ enum ServeCommand {
         configuration.maxAnimationFramePixels = options.maxAnimationFramePixels
         configuration.maxResultDimension = options.maxResultDimension
         configuration.enforcesThumbnail = options.enforcesThumbnail
+        configuration.rasterizesSVG = options.rasterizesSVG
         configuration.allowsSecurityOptions = options.allowsSecurityOptions
         configuration.defaultQuality = options.defaultQuality
         configuration.formatQuality = options.formatQuality
@@ -1051,6 +1058,7 @@ enum ServeCommand {
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")
         options.enforcesThumbnail = args.has("--enforce-thumbnail")
+        options.rasterizesSVG = args.has("--always-rasterize-svg")
         options.allowsSecurityOptions = args.has("--allow-security-options")
         options.sendsDebugHeaders = args.has("--enable-debug-headers")
         options.setsCanonicalHeader = args.has("--set-canonical-header")

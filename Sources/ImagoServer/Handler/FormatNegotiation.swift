@@ -37,11 +37,14 @@ enum FormatNegotiation {
     /// without an explicit one, the first of `detected` (default AVIF and WebP) in ``preferred``'s order that
     /// `Accept` lists.
     ///
+    /// `svg` needs no encoder: only SVG sources are answered in it, with their own document.
+    ///
     /// - Throws: ``ProxyError/formatNotAvailable(_:)`` when the explicit format has no encoder.
     static func choice(
         explicit: ImageFormat?, accept: String?, encoders: ImageEncoderRegistry,
         detected: Set<ImageFormat> = ImageProxy.Configuration.defaultDetectedFormats
     ) throws(ProxyError) -> FormatChoice {
+        if explicit == .svg { return .explicit(.svg) }
         if let explicit {
             guard encoders.encoder(for: explicit) != nil, outputFormats.contains(explicit) else {
                 throw .formatNotAvailable(explicit)

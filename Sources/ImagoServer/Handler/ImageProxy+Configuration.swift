@@ -185,6 +185,11 @@ extension ImageProxy {
         /// (imgproxy's `IMGPROXY_SKIP_PROCESSING_FORMATS`); a URL's `skip_processing` adds to them. The source is
         /// still checked as `skip_processing` checks it. Default empty.
         public var skippedFormats: Set<ImageFormat>
+        /// Whether an SVG source is drawn into a raster format when the URL names no format (imgproxy's
+        /// `IMGPROXY_ALWAYS_RASTERIZE_SVG`). Default `false`: it is answered as SVG, its own document made safe by
+        /// `SVGSanitizer` (scripts, event handlers and unsafe links removed), as imgproxy answers it; a URL naming
+        /// a raster format (or `svg`) gets that format either way.
+        public var rasterizesSVG: Bool
         /// Text that changes every output's `ETag` when it changes, so that clients and CDNs holding outputs by their
         /// `ETag` fetch them again without the caches being emptied (imgproxy's `IMGPROXY_ETAG_BUSTER`), e.g. after a
         /// fix to how outputs are encoded. Default empty: the ETags as made.
@@ -293,6 +298,7 @@ extension ImageProxy {
             setsCanonicalHeader = false
             returnsAttachment = false
             skippedFormats = []
+            rasterizesSVG = false
             etagBuster = ""
             lastModifiedBuster = nil
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount

@@ -68,6 +68,9 @@ extension ImageProxy {
     /// passed on, the first frame is decoded at the smallest size its codec offers: a source that is not an image
     /// of its format is a 415, and one over the pixel limit a 422, as for a render. Nothing is resized or
     /// re-encoded, and no `Accept` negotiation applies.
+    ///
+    /// An SVG source is not decoded but sanitized (``SVGSanitizer``): its output is the document made safe, and
+    /// the size it declares is held to the pixel limit.
     func passThrough(
         _ key: OutputKey, original: ImageDataResponse, queued: Duration, started: ContinuousClock.Instant
     ) async throws(ProxyError) -> PassThrough {
@@ -87,17 +90,28 @@ extension ImageProxy {
         let checked = await withCheckedContinuation { continuation in
             cpuQueue.enqueue(priority: .normal) {
                 continuation.resume(
-                    returning: Result { () throws(CodecError) in
-                        try Self.checkedSize(of: original.data, decoders: decoders, options: checkOptions)
+                    returning: Result { () throws(CodecError) -> (data: Data, size: PixelSize?) in
+                        guard original.format == .svg else {
+                            return (
+                                original.data,
+                                try Self.checkedSize(of: original.data, decoders: decoders, options: checkOptions)
+                            )
+                        }
+                        let sanitized = try SVGSanitizer().sanitize(original.data)
+                        return (sanitized.data, sanitized.size)
                     })
             }
         }
         let decoded = ContinuousClock.now
+        let output: Data
         switch checked {
         case .failure(let error): throw Self.proxyError(for: error)
-        case .success(let size) where size.width * size.height > checkOptions.pixelLimit:
-            throw .imageTooLarge("\(size.width)x\(size.height) pixels is over the limit of \(checkOptions.pixelLimit)")
-        case .success: break
+        case .success(let result):
+            if let size = result.size, size.width * size.height > checkOptions.pixelLimit {
+                throw .imageTooLarge(
+                    "\(size.width)x\(size.height) pixels is over the limit of \(checkOptions.pixelLimit)")
+            }
+            output = result.data
         }
         // The same bytes whatever `Accept` said and whatever qualities the server encodes at: one ETag for every
         // negotiated variant of the key.
@@ -105,8 +119,8 @@ extension ImageProxy {
         if case .negotiated = key.format { sameForEveryAccept.format = .sourceDerived }
         sameForEveryAccept.settings = nil
         var rendition = recordingSource(
-            original, in: Rendition(data: original.data, format: original.format, key: sameForEveryAccept))
-        if configuration.sendsDebugHeaders, case .success(let size) = checked {
+            original, in: Rendition(data: output, format: original.format, key: sameForEveryAccept))
+        if configuration.sendsDebugHeaders, case .success(let result) = checked, let size = result.size {
             rendition.facts.sourceSize = size
             rendition.facts.resultSize = size
         }

@@ -122,7 +122,30 @@ extension ImageProxy {
         // Last-Modified or freshness passed on, to read them: a render then decodes those bytes rather than asking
         // the pipeline to load them again.
         var original: ImageDataResponse?
-        let skips = !key.options.skippedFormats.isEmpty
+        // Frames are kept only when the output's format can hold them and no processor would cut each frame
+        // differently; an animation over the limits is rendered again from its first frame.
+        let keptFrames =
+            key.animation.flatMap { $0.format != nil && Self.keepsFrames(key.options) ? $0.frames : nil } ?? 1
+        func request(frames: Int) -> ImageRequest {
+            // Bytes just fetched, or an output being renewed: the pipeline's memory may hold this source's older
+            // pixels.
+            let isNewSource = outdated != nil || original?.source == .network
+            var request = Self.imageRequest(
+                for: key.options, source: source, original: given ?? original?.data,
+                decoding: pipeline.configuration.decodingOptions, watermark: configuration.watermark,
+                animationFrames: frames, framePixelLimit: key.animation?.framePixels,
+                sumsFramePixels: configuration.framePixelLimit == nil)
+            if isNewSource || hasOwnDecodingLimits(key) { request.options.insert(.skipsMemoryCacheReads) }
+            return Self.privately(request, cookie: key.cookie)
+        }
+        var skips = !key.options.skippedFormats.isEmpty
+        // When only SVG sources would pass through (the default for URLs naming no format), an image the
+        // pipeline's memory holds for this request shows the source's format without a fetch.
+        if key.options.skippedFormats == [.svg], key.format != .explicit(.svg), given == nil,
+            let cached = pipeline.cachedImage(for: request(frames: keptFrames)), cached.format != .svg
+        {
+            skips = false
+        }
         let byteLimit = key.options.security.maxSourceBytes
         if given == nil,
             skips || configuration.usesLastModified || configuration.passesSourceCacheControl
@@ -162,20 +185,9 @@ extension ImageProxy {
                 return .failure(error)
             }
         }
-        // Frames are kept only when the output's format can hold them and no processor would cut each frame
-        // differently; an animation over the limits is rendered again from its first frame.
-        let keptFrames =
-            key.animation.flatMap { $0.format != nil && Self.keepsFrames(key.options) ? $0.frames : nil } ?? 1
-        // Bytes just fetched, or an output being renewed: the pipeline's memory may hold this source's older pixels.
-        let isNewSource = outdated != nil || original?.source == .network
-        func request(frames: Int) -> ImageRequest {
-            var request = Self.imageRequest(
-                for: key.options, source: source, original: given ?? original?.data,
-                decoding: pipeline.configuration.decodingOptions, watermark: configuration.watermark,
-                animationFrames: frames, framePixelLimit: key.animation?.framePixels,
-                sumsFramePixels: configuration.framePixelLimit == nil)
-            if isNewSource || hasOwnDecodingLimits(key) { request.options.insert(.skipsMemoryCacheReads) }
-            return Self.privately(request, cookie: key.cookie)
+        // svg is answered only from an SVG source, passed through above.
+        if key.format == .explicit(.svg) {
+            return .failure(.outputFormatUnavailable(.svg, source: original?.format ?? .unknown))
         }
         let response: ImageResponse
         do {

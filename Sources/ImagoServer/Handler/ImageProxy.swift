@@ -256,6 +256,14 @@ public final class ImageProxy: Sendable {
                 SecurityLimits.tighter(configuration.resultDimensionLimit, options.security.maxResultDimension) ?? 0
             // The server's formats are the URL's too, so that a URL naming them shares their outputs.
             options.skippedFormats.formUnion(configuration.skippedFormats)
+            // An SVG source is answered as SVG, sanitized, when the URL asks for svg or, unless the server
+            // rasterises SVGs, for no format (imgproxy's rule): `skip_processing`'s way, which fetches the source
+            // first to see its format.
+            if verified.explicitChoice == nil
+                ? !configuration.rasterizesSVG : verified.explicitChoice == .explicit(.svg)
+            {
+                options.skippedFormats.insert(.svg)
+            }
             // Resolved here so that the server's default and a URL's eth:1 share keys (eth:0 and unset too).
             options.enforcesThumbnail = (options.enforcesThumbnail ?? configuration.enforcesThumbnail) ? true : nil
             var key = OutputKey(
@@ -423,8 +431,13 @@ public final class ImageProxy: Sendable {
                 "Content-Type", rendition.format.mimeType),
             at: 0)
         headers.insert(ServerResponse.Header("Content-Length", "\(rendition.data.count)"), at: 1)
+        headers.append(ServerResponse.Header("Content-Security-Policy", Self.contentSecurityPolicy))
         return ServerResponse(status: 200, headers: headers, body: rendition.data)
     }
+
+    /// The `Content-Security-Policy` of every image response, imgproxy's: an output opened as a document (an SVG
+    /// above all) runs no script, loads nothing but `data:` images and is sandboxed.
+    static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
 
     /// The `Vary` of an image response, if any: `Accept` when the format is negotiated (`negotiatesFormat`: the URL
     /// names none) or may be enforced, and the client-hint fields when they are read.

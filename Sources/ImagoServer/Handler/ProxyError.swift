@@ -34,6 +34,8 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     case unsupportedSource(String)
     /// 422: the image is over the pixel (or frame) limit.
     case imageTooLarge(String)
+    /// 422: the output format asked for cannot be made from the source's format (`svg` from a raster source).
+    case outputFormatUnavailable(ImageFormat, source: ImageFormat)
     /// 502: the origin failed (connection, status, broken body).
     case upstreamFailed(String)
     /// 504: the origin did not answer in time.
@@ -55,7 +57,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .methodNotAllowed: 405
         case .sourceTooLarge: 413
         case .unsupportedSource: 415
-        case .imageTooLarge: 422
+        case .imageTooLarge, .outputFormatUnavailable: 422
         case .upstreamFailed: 502
         case .upstreamTimedOut: 504
         case .overloaded, .requestTimedOut: 503
@@ -88,6 +90,8 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .sourceTooLarge(let limit): "the source is larger than the limit of \(limit) bytes"
         case .unsupportedSource(let reason): "the source is not a supported image: \(reason)"
         case .imageTooLarge(let reason): "the image is too large: \(reason)"
+        case .outputFormatUnavailable(let format, let source):
+            "option 'format': \(format) cannot be made from a \(source) source"
         case .upstreamFailed(let reason): "the origin failed: \(reason)"
         case .upstreamTimedOut: "the origin timed out"
         case .overloaded: "the server is busy; retry later"

@@ -240,7 +240,7 @@ enum OptionParser {
             options.maxBytes = try integer(args[0], option: option, range: 0...(1 << 30))
         case .format:
             try count(1...1)
-            options.format = try format(named: String(args[0]), option: option)
+            options.format = try outputFormat(named: String(args[0]), option: option)
         case .blur:
             try count(1...1)
             options.blurSigma = try number(args[0], option: option, atLeast: 0, atMost: 100)
@@ -478,7 +478,14 @@ enum OptionParser {
         return type
     }
 
-    /// The output format for `name` (`jpeg`, `jpg`, `png`, `webp`, `avif`, `jxl`), case-insensitive.
+    /// The output format a URL's `format` option or extension names: one of ``format(named:option:)``'s, or `svg`,
+    /// which only an SVG source can be answered in (its own document, sanitized).
+    static func outputFormat(named name: String, option: String) throws(ProxyError) -> ImageFormat {
+        name.lowercased() == "svg" ? .svg : try format(named: name, option: option)
+    }
+
+    /// The format an encoder writes for `name` (`jpeg`, `jpg`, `png`, `gif`, `webp`, `avif`, `jxl`),
+    /// case-insensitive.
     static func format(named name: String, option: String) throws(ProxyError) -> ImageFormat {
         switch name.lowercased() {
         case "jpeg", "jpg": return .jpeg
@@ -505,11 +512,11 @@ enum OptionParser {
         case "bmp": [.bmp]
         case "ico": [.ico]
         case "tiff", "tif": [.tiff]
-        case "svg": throw .invalidOption(name: option, reason: "SVG sources are not served (no SVG decoder)")
+        case "svg": [.svg]
         default:
             throw .invalidOption(
                 name: option,
-                reason: "'\(name)' is not a format: jpg, png, gif, webp, avif, heic, jxl, bmp, ico or tiff")
+                reason: "'\(name)' is not a format: jpg, png, gif, webp, avif, heic, jxl, bmp, ico, tiff or svg")
         }
     }
 

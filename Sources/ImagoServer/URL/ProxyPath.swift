@@ -146,7 +146,7 @@ public struct ProxyPath: Sendable, Hashable {
         var format: ImageFormat?
         if let at = body.lastIndex(of: "@") {
             let ext = body[body.index(after: at)...]
-            format = try OptionParser.format(named: String(ext), option: "extension")
+            format = try OptionParser.outputFormat(named: String(ext), option: "extension")
             body = body[..<at]
         }
         guard let decoded = String(body).removingPercentEncoding else {
@@ -160,7 +160,7 @@ public struct ProxyPath: Sendable, Hashable {
         var body = Substring(text)
         var format: ImageFormat?
         if let dot = body.lastIndex(of: ".") {
-            format = try OptionParser.format(named: String(body[body.index(after: dot)...]), option: "extension")
+            format = try OptionParser.outputFormat(named: String(body[body.index(after: dot)...]), option: "extension")
             body = body[..<dot]
         }
         guard let bytes = Base64URL.decode(body), let url = String(validating: bytes, as: UTF8.self) else {
