@@ -26,6 +26,37 @@ struct ServeCommandTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aPrivateHTTPSOriginIsTrustedThroughCacertAndOtherwiseRefused() async throws {
+        // Given nginx over TLS with a certificate made for this run, which no system authority signed
+        let root = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try ServerTestImages.jpeg().write(to: root.appendingPathComponent("a.jpg"))
+        let nginx = try NginxServer(root: root)
+        defer { nginx.stop() }
+        let source = nginx.http2URL.appendingPathComponent("a.jpg").absoluteString
+        let client = TestHTTPClient()
+        func status(_ extra: [String]) async throws -> (Int, String) {
+            let serve = try await InProcessServe.start(
+                [
+                    "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--log-format", "off", "--cache-dir",
+                    root.appendingPathComponent("cache-\(extra.count)").path,
+                ] + extra)
+            let response = try await client.send(
+                URL(string: "http://127.0.0.1:\(serve.port)/_/rs:fit:20:20/f:png/plain/\(source)")!)
+            _ = await serve.stop()
+            return (response.status, String(decoding: response.body, as: UTF8.self))
+        }
+        // Then without --cacert the certificate is refused (verification is never off), with it the image comes
+        let (refused, message) = try await status([])
+        #expect(refused == 502, "\(message)")
+        let (trusted, body) = try await status(["--cacert", nginx.certificatePath])
+        #expect(trusted == 200, "\(body)")
+        // (the refused handshake never became a request)
+        let port = try #require(nginx.http2URL.port)
+        #expect(await ImagoTesting.eventually { nginx.requestCount(port: port) == 1 })
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func inProcessServeAnswersSignedRequestsAndLogsRedactedSources() async throws {
         let origin = try LoopbackServer()
         defer { origin.stop() }

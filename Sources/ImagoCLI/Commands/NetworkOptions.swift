@@ -91,12 +91,19 @@ struct NetworkOptions: Sendable, Equatable {
     /// The libcurl loader with these settings, running at most `concurrency` transfers (default 6), its `Accept`
     /// header listing the formats `decoders` read when given (default: libcurl's `*/*`).
     func makeLoader(concurrency: Int = 6, acceptingImagesFor decoders: ImageDecoderRegistry? = nil) -> CurlDataLoader {
-        var configuration = CurlDataLoader.Configuration(loading: applied(to: HTTPDataLoader.Configuration()))
+        var configuration = curlConfiguration()
         configuration.loading.maximumConcurrentTransfers = concurrency
         if let decoders { configuration.loading.acceptImages(decodableBy: decoders) }
+        return CurlDataLoader(configuration: configuration)
+    }
+
+    /// The libcurl loader's configuration with every one of these settings: the limits, the address policy and
+    /// the certificate authorities.
+    func curlConfiguration() -> CurlDataLoader.Configuration {
+        var configuration = CurlDataLoader.Configuration(loading: applied(to: HTTPDataLoader.Configuration()))
         if isPublicOnly { configuration.addressPolicy = .publicOnly }
         configuration.tls.caBundlePath = caBundlePath
-        return CurlDataLoader(configuration: configuration)
+        return configuration
     }
 
     /// `configuration` with these limits applied (a timeout shorter than the idle timeout lowers it too).

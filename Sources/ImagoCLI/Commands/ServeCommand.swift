@@ -713,10 +713,10 @@ enum ServeCommand {
     /// connected to for every connection and redirect hop (DNS answers and redirects cannot reach a private
     /// host); `SourcePolicy` refuses literal private hosts before any load as well.
     static func makeSourceLoader(_ options: Options) -> any DataLoading {
-        // The limits `--timeout`, `--max-bytes` and `--retries` describe (their defaults are the loader's); only
-        // the transfers at once are raised, to the proxy's default number of renders and more.
-        var configuration = CurlDataLoader.Configuration(
-            loading: options.network.applied(to: HTTPDataLoader.Configuration()))
+        // The limits `--timeout`, `--max-bytes` and `--retries` describe (their defaults are the loader's) and
+        // `--cacert`'s authorities; only the transfers at once are raised, to the proxy's default number of renders
+        // and more.
+        var configuration = options.network.curlConfiguration()
         configuration.loading.maximumConcurrentTransfers = 32
         configuration.maximumConnectionsPerHost = 32
         configuration.addressPolicy =

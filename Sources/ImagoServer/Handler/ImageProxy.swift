@@ -259,9 +259,8 @@ public final class ImageProxy: Sendable {
             // An SVG source is answered as SVG, sanitized, when the URL asks for svg or, unless the server
             // rasterises SVGs, for no format (imgproxy's rule): `skip_processing`'s way, which fetches the source
             // first to see its format.
-            if verified.explicitChoice == nil
-                ? !configuration.rasterizesSVG : verified.explicitChoice == .explicit(.svg)
-            {
+            let namesNoFormat = verified.explicitChoice == nil
+            if verified.explicitChoice == .explicit(.svg) || (namesNoFormat && !configuration.rasterizesSVG) {
                 options.skippedFormats.insert(.svg)
             }
             // Resolved here so that the server's default and a URL's eth:1 share keys (eth:0 and unset too).
