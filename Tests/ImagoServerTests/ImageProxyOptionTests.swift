@@ -1,8 +1,9 @@
 import Foundation
 import Imago
-import ImagoServer
 import ImagoTesting
 import Testing
+
+@testable import ImagoServer
 
 @Suite("ImageProxy: every processing option changes the output as imgproxy's does")
 struct ImageProxyOptionTests {
@@ -68,6 +69,37 @@ struct ImageProxyOptionTests {
         #expect(try await image(fixture, "rot:180/rs:fit:100:100").size == PixelSize(width: 100, height: 50))
 
         #expect(try await image(fixture, "rs:fit:100:100/dpr:2").size == PixelSize(width: 200, height: 100))
+    }
+
+    @Test func flipMirrorsAfterTheRotationAndTheCropIsTheOutputs() async throws {
+        // The source: red on the left half of 400 × 200, blue on the right
+        let fixture = try ProxyFixture()
+        let mirrored = try await image(fixture, "fl:1/f:png")
+        #expect(mirrored.size == PixelSize(width: 400, height: 200))
+        #expect(mirrored[pixel: 10, 100].b > 200 && mirrored[pixel: 390, 100].r > 200)
+        // Turned (red on top), then mirrored top-bottom: blue on top; imgproxy's empty first argument
+        let upsideDown = try await image(fixture, "rot:90/flip::t/f:png")
+        #expect(upsideDown.size == PixelSize(width: 200, height: 400))
+        #expect(upsideDown[pixel: 100, 10].b > 200 && upsideDown[pixel: 100, 390].r > 200)
+        // With a fit box, as imgproxy: rotation and flip before the resize
+        #expect(try await image(fixture, "fl:1:1/rs:fit:100:100").size == PixelSize(width: 100, height: 50))
+        // A crop after a rotation is cut from the turned image: 100 × 50 from its top, all red
+        let cut = try await image(fixture, "rot:90/c:100:50:no/f:png")
+        #expect(cut.size == PixelSize(width: 100, height: 50))
+        #expect(cut[pixel: 5, 5].r > 200 && cut[pixel: 95, 45].r > 200 && cut[pixel: 50, 25].b < 50)
+        // … and after a flip from the mirrored one: the west 100 × 200 of a mirrored source is blue
+        let west = try await image(fixture, "fl:1/c:100:0:we/f:png")
+        #expect(west.size == PixelSize(width: 100, height: 200) && west[pixel: 50, 100].b > 200)
+        for bad in ["fl:x", "fl:1:1:1", "flip:1:yes"] {
+            let response = await fixture.get(fixture.path(bad))
+            #expect(
+                response.status == 400 && errorMessage(response).contains("'fl"), "\(bad): \(errorMessage(response))")
+        }
+        var options = ProcessingOptions()
+        try OptionParser.apply("fl:0:1", to: &options)
+        #expect(options.flipsVertically && !options.flipsHorizontally)
+        #expect(options.canonicalDescription.contains("/fl:0:1"))
+        #expect(!ProcessingOptions().canonicalDescription.contains("fl:"))
     }
 
     @Test func unknownAndInvalidOptionsAre400NamingTheOption() async throws {

@@ -261,15 +261,15 @@ extension ImageProxy {
         }
     }
 
-    /// The pipeline request for `options`, in imgproxy's order whatever the URL's: trim, crop, rotate, resize (with
+    /// The pipeline request for `options`, in imgproxy's order whatever the URL's: trim, rotate, flip, crop, resize (with
     /// gravity and the result limit), blur, sharpen, pixelate, extend / extend to the aspect ratio / pad (then the
     /// result limit, when there is a canvas), background, watermark.
     ///
     /// The resize's decode target (``ProxyResize/decodeTarget``: `fit` fits its box, `fill` and `force` cover it)
     /// has the decoder produce the smallest image the resize needs (JPEG DCT scaling); the pipeline takes it from
-    /// the first processor. With a rotation in front, a `fit` box is given as the request's target size, turned
-    /// when the rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's target
-    /// size only fits). A trim or a crop in front needs the source's own pixels, so it decodes at full size.
+    /// the first processor. With a rotation or flip in front, a `fit` box is given as the request's target size,
+    /// turned when the rotation swaps the sides (a rotated `fill` or `force` decodes at full size: the request's
+    /// target size only fits). A trim or a crop needs the source's own pixels, so it decodes at full size.
     /// Without `auto_rotate` the request decodes with `decoding` but the EXIF orientation left unapplied; with
     /// `enforce_thumbnail`, from the source's embedded thumbnail whatever the size; with `max_src_resolution`,
     /// within the smaller pixel limit. An animation of `animationFrames` frames is held, with `sumsFramePixels`, to
@@ -283,9 +283,13 @@ extension ImageProxy {
     ) -> ImageRequest {
         var processors: [any ImageProcessing] = []
         if let trim = options.trim { processors.append(trim) }
+        // Rotated and flipped before the crop, so that the crop's size and gravity are the output's (imgproxy
+        // crops first with the gravity turned to match, which gives the same pixels).
+        if options.rotation != 0 { processors.append(ImageProcessors.Rotate(degrees: options.rotation)) }
+        if options.flipsHorizontally { processors.append(ImageProcessors.Flip(.horizontal)) }
+        if options.flipsVertically { processors.append(ImageProcessors.Flip(.vertical)) }
         let crop = ProxyCrop(options)
         if let crop { processors.append(crop) }
-        if options.rotation != 0 { processors.append(ImageProcessors.Rotate(degrees: options.rotation)) }
         let resize = ProxyResize(options)
         if let resize { processors.append(resize) }
         if options.blurSigma > 0 {
@@ -302,9 +306,8 @@ extension ImageProxy {
         if let background = options.background { processors.append(ImageProcessors.Background(color: background)) }
         if let watermark = ProxyWatermark(options, watermark: watermark) { processors.append(watermark) }
         var targetSize: PixelSize?
-        if crop == nil, options.trim == nil, options.rotation != 0, let target = resize?.decodeTarget,
-            target.mode == .fit
-        {
+        let turns = options.rotation != 0 || options.flipsHorizontally || options.flipsVertically
+        if crop == nil, options.trim == nil, turns, let target = resize?.decodeTarget, target.mode == .fit {
             let swaps = options.rotation % 180 != 0
             targetSize = swaps ? PixelSize(width: target.size.height, height: target.size.width) : target.size
         }

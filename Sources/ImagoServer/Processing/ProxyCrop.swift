@@ -1,6 +1,7 @@
 import ImagoCore
 
-/// imgproxy's `crop`: an area of the source (as its EXIF orientation shows it) cut out before anything else.
+/// imgproxy's `crop`: an area of the source (as its EXIF orientation, the rotation and the flip show it) cut out
+/// before it is resized.
 /// Each side is pixels when at least 1, a fraction of the source's side when below 1, or the whole side when 0;
 /// the area is placed by its own gravity or the URL's, and never extends past the image.
 struct ProxyCrop: ImageProcessing {

@@ -7,7 +7,7 @@ enum OptionParser {
     enum Name {
         case resize, size, resizingType, width, height, minWidth, minHeight, zoom, dpr, enlarge, extend
         case extendAspectRatio, gravity, crop, trim, padding, background, quality, formatQuality, maxBytes, format, blur
-        case sharpen, pixelate, rotate, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
+        case sharpen, pixelate, rotate, flip, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
         case expires, filename, returnAttachment, preset, watermark, skipProcessing, raw, enforceThumbnail
         case maxSourceResolution, maxSourceFileSize, maxAnimationFrames, maxAnimationFrameResolution, maxResultDimension
 
@@ -38,6 +38,7 @@ enum OptionParser {
             case "sharpen", "sh": self = .sharpen
             case "pixelate", "pix": self = .pixelate
             case "rotate", "rot": self = .rotate
+            case "flip", "fl": self = .flip
             case "auto_rotate", "ar": self = .autoRotate
             case "strip_metadata", "sm": self = .stripMetadata
             case "keep_copyright", "kcr": self = .keepCopyright
@@ -257,6 +258,11 @@ enum OptionParser {
                 throw .invalidOption(name: option, reason: "angle must be a multiple of 90")
             }
             options.rotation = (degrees % 360 + 360) % 360
+        case .flip:
+            // imgproxy's: an empty argument leaves that direction as it was.
+            try count(1...2)
+            if !args[0].isEmpty { options.flipsHorizontally = try flag(args[0], option: option) }
+            if args.count > 1, !args[1].isEmpty { options.flipsVertically = try flag(args[1], option: option) }
         case .autoRotate:
             try count(1...1)
             options.autoRotates = try flag(args[0], option: option)

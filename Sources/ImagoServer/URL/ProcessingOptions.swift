@@ -4,8 +4,8 @@ import ImagoCore
 /// with its meaning. Defaults: fit, no size (keep the source's), centre gravity, default quality, negotiated
 /// format, no crop, no extension, no padding, no background, no filters, no rotation, DPR and zoom 1.
 ///
-/// The order the work is done in is imgproxy's, whatever the order of the options in the URL: trim, crop, rotate,
-/// resize (with `fill`'s crop around the gravity), blur, sharpen, pixelate, extend to the box, extend to its
+/// The order the work is done in is imgproxy's, whatever the order of the options in the URL: trim, rotate, flip,
+/// crop, resize (with `fill`'s crop around the gravity), blur, sharpen, pixelate, extend to the box, extend to its
 /// aspect ratio, padding, the background, then the watermark (and the flattening a format without alpha needs).
 ///
 /// ```swift
@@ -199,9 +199,15 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var sharpenSigma: Double = 0
     /// The side of pixelation blocks in pixels before DPR; 0 or 1 (the default 0) does not pixelate.
     public var pixelateSize = 0
-    /// Clockwise rotation in degrees: 0 (the default), 90, 180 or 270; applied before resizing, so the box is
-    /// the output's.
+    /// Clockwise rotation in degrees: 0 (the default), 90, 180 or 270; applied before cropping and resizing, so
+    /// the crop and the box are the output's.
     public var rotation = 0
+    /// Whether the image is mirrored left-right after the rotation (imgproxy's `flip`, first argument). Default
+    /// `false`.
+    public var flipsHorizontally = false
+    /// Whether the image is mirrored top-bottom after the rotation (imgproxy's `flip`, second argument). Default
+    /// `false`.
+    public var flipsVertically = false
     /// Whether the source's EXIF orientation is applied before anything else (imgproxy's `auto_rotate`). Default
     /// `true`.
     public var autoRotates = true
@@ -259,6 +265,9 @@ public struct ProcessingOptions: Sendable, Hashable {
         text += "/g:\(gravity.rawValue):\(Self.text(gravityOffsetX)):\(Self.text(gravityOffsetY))"
         text += "/q:\(quality ?? 0)/f:\(format?.description ?? "auto")"
         text += "/bl:\(Self.text(blurSigma))/rot:\(rotation)/dpr:\(Self.text(dpr))"
+        if flipsHorizontally || flipsVertically {
+            text += "/fl:\(flipsHorizontally ? 1 : 0):\(flipsVertically ? 1 : 0)"
+        }
         if minWidth != 0 || minHeight != 0 { text += "/min:\(minWidth):\(minHeight)" }
         if zoomX != 1 || zoomY != 1 { text += "/z:\(Self.text(zoomX)):\(Self.text(zoomY))" }
         if let trim {
