@@ -100,6 +100,13 @@ struct ImageProxyOptionTests {
         #expect(options.flipsVertically && !options.flipsHorizontally)
         #expect(options.canonicalDescription.contains("/fl:0:1"))
         #expect(!ProcessingOptions().canonicalDescription.contains("fl:"))
+        // Outputs cropped before the rotation (stop 35 and earlier) are kept under other keys.
+        var turnedCrop = ProcessingOptions()
+        try OptionParser.apply("c:10:10", to: &turnedCrop)
+        let unturned = turnedCrop.canonicalDescription
+        try OptionParser.apply("rot:90", to: &turnedCrop)
+        #expect(!unturned.contains("/rc"))
+        #expect(turnedCrop.canonicalDescription.contains("/rc"))
     }
 
     @Test func unknownAndInvalidOptionsAre400NamingTheOption() async throws {

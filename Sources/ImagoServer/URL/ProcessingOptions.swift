@@ -265,6 +265,9 @@ public struct ProcessingOptions: Sendable, Hashable {
         text += "/g:\(gravity.rawValue):\(Self.text(gravityOffsetX)):\(Self.text(gravityOffsetY))"
         text += "/q:\(quality ?? 0)/f:\(format?.description ?? "auto")"
         text += "/bl:\(Self.text(blurSigma))/rot:\(rotation)/dpr:\(Self.text(dpr))"
+        // A crop of a rotated image has been cut after the rotation since stop 36 (before, from the source): the
+        // mark keeps outputs made the old way from answering such URLs.
+        if crop != nil, rotation != 0 { text += "/rc" }
         if flipsHorizontally || flipsVertically {
             text += "/fl:\(flipsHorizontally ? 1 : 0):\(flipsVertically ? 1 : 0)"
         }
