@@ -341,7 +341,8 @@ struct ImageProxyImgproxyOptionTests {
     @Test(arguments: [
         ("rt:bogus", "'rt'"), ("z:0", "'z'"), ("bg:12", "'bg'"), ("pd:2000", "'pd'"), ("c:-1:5", "'c'"),
         ("g:fp:2:0", "'g'"), ("g:fp", "'g'"), ("fq:jpeg", "'fq'"), ("pr:", "'pr'"), ("sm:0", "'sm'"), ("ar:2", "'ar'"),
-        ("kcr:1", "'kcr'"), ("scp:0", "'scp'"), ("exp:soon", "'exp'"), ("mb:-1", "'mb'"), ("sh:-1", "'sh'"),
+        ("kcr:1", "'kcr'"), ("scp:0", "'scp'"), ("ph:1", "'ph'"), ("preserve_hdr:x", "'preserve_hdr'"),
+        ("exp:soon", "'exp'"), ("mb:-1", "'mb'"), ("sh:-1", "'sh'"),
         ("pix:x", "'pix'"), ("ex:1:up", "'ex'"), ("t:300", "'t'"), ("t:1:nothex", "'t'"), ("wm:2", "'wm'"),
         ("wm:1:fp", "'wm'"),
         ("wm:1:up", "'wm'"),
@@ -370,7 +371,9 @@ struct ImageProxyImgproxyOptionTests {
 
     @Test func acceptedNoOpsAndTheCanonicalTextOfNewOptions() async throws {
         let fixture = try ProxyFixture()
-        for options in ["sm:1", "strip_metadata:t", "scp:true", "kcr:0", "keep_copyright:false"] {
+        for options in [
+            "sm:1", "strip_metadata:t", "scp:true", "kcr:0", "keep_copyright:false", "ph:0", "preserve_hdr:f",
+        ] {
             #expect(await fixture.get(fixture.path(options)).status == 200, "\(options)")
         }
         var defaults = ProcessingOptions()

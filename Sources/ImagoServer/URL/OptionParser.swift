@@ -7,7 +7,8 @@ enum OptionParser {
     enum Name {
         case resize, size, resizingType, width, height, minWidth, minHeight, zoom, dpr, enlarge, extend
         case extendAspectRatio, gravity, crop, trim, padding, background, quality, formatQuality, maxBytes, format, blur
-        case sharpen, pixelate, rotate, flip, autoRotate, stripMetadata, keepCopyright, stripColorProfile, cacheBuster
+        case sharpen, pixelate, rotate, flip, autoRotate, stripMetadata, keepCopyright, stripColorProfile, preserveHDR
+        case cacheBuster
         case expires, filename, returnAttachment, preset, watermark, skipProcessing, raw, enforceThumbnail
         case maxSourceResolution, maxSourceFileSize, maxAnimationFrames, maxAnimationFrameResolution, maxResultDimension
 
@@ -43,6 +44,7 @@ enum OptionParser {
             case "strip_metadata", "sm": self = .stripMetadata
             case "keep_copyright", "kcr": self = .keepCopyright
             case "strip_color_profile", "scp": self = .stripColorProfile
+            case "preserve_hdr", "ph": self = .preserveHDR
             case "cachebuster", "cb": self = .cacheBuster
             case "expires", "exp": self = .expires
             case "filename", "fn": self = .filename
@@ -278,6 +280,11 @@ enum OptionParser {
             guard try !flag(args[0], option: option) else {
                 throw .invalidOption(
                     name: option, reason: "outputs never carry the source's metadata (only 0 is accepted)")
+            }
+        case .preserveHDR:
+            try count(1...1)
+            guard try !flag(args[0], option: option) else {
+                throw .invalidOption(name: option, reason: "outputs are 8 bits a channel, SDR (only 0 is accepted)")
             }
         case .enforceThumbnail:
             try count(1...1)
