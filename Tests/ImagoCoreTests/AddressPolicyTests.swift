@@ -10,6 +10,9 @@ import Testing
         "::", "::1", "fe80::1", "fe80::1%eth0", "[::1]", "fc00::1", "fd12:3456::1", "ff02::1", "fec0::1",
         "::ffff:127.0.0.1", "::ffff:169.254.169.254", "::ffff:10.0.0.1", "::ffff:7f00:1", "::127.0.0.1",
         "64:ff9b::10.0.0.1", "2002:a00:1::", "2001:db8::1",
+        // imgproxy 4.0.12's SSRF fixes: ISATAP interface IDs carrying a private IPv4, local-use NAT64, Teredo
+        "2a00:1450::5efe:10.0.0.1", "2a00:1450::200:5efe:127.0.0.1", "2a00:1450::5efe:a9fe:a9fe",
+        "64:ff9b:1::8.8.8.8", "64:ff9b:1:a00:1::", "2001:0:4136:e378:8000:63bf:3fff:fdd2",
     ])
     func nonPublicAddressesAreRecognised(_ text: String) throws {
         let address = try #require(IPAddress(text), "\(text) should parse")
@@ -21,7 +24,7 @@ import Testing
     @Test(arguments: [
         "1.1.1.1", "8.8.8.8", "93.184.216.34", "172.15.255.255", "172.32.0.1", "100.63.255.255", "100.128.0.1",
         "169.253.255.255", "223.255.255.255", "2606:4700:4700::1111", "2a00:1450:4001:80b::200e",
-        "::ffff:8.8.8.8", "64:ff9b::8.8.8.8",
+        "::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "2a00:1450::5efe:8.8.8.8",
     ])
     func publicAddressesAreAllowed(_ text: String) throws {
         let address = try #require(IPAddress(text), "\(text) should parse")

@@ -46,7 +46,8 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The IPv4 address embedded in an IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), NAT64
-    /// (`64:ff9b::a.b.c.d`) or 6to4 (`2002:AABB:CCDD::`) IPv6 address; `nil` otherwise (and for IPv4 itself).
+    /// (`64:ff9b::a.b.c.d`), 6to4 (`2002:AABB:CCDD::`) or ISATAP (`PREFIX:0:5efe:a.b.c.d`, RFC 5214; `200:5efe`
+    /// too) IPv6 address; `nil` otherwise (and for IPv4 itself).
     public var embeddedIPv4: UInt32? {
         guard case .v6(let b) = self else { return nil }
         func v4(_ offset: Int) -> UInt32 { b[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) } }
@@ -54,13 +55,15 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         if b[0..<12].allSatisfy({ $0 == 0 }), v4(12) > 1 { return v4(12) }  // not :: or ::1
         if b[0] == 0x00, b[1] == 0x64, b[2] == 0xFF, b[3] == 0x9B, b[4..<12].allSatisfy({ $0 == 0 }) { return v4(12) }
         if b[0] == 0x20, b[1] == 0x02 { return v4(2) }
+        if b[8] == 0x00 || b[8] == 0x02, b[9] == 0, b[10] == 0x5E, b[11] == 0xFE { return v4(12) }
         return nil
     }
 
     /// Whether the address is reachable on the public internet: not unspecified, loopback, private (RFC 1918),
     /// carrier-grade NAT (100.64/10), link-local (169.254/16, incl. cloud metadata 169.254.169.254), multicast,
     /// broadcast, reserved or documentation ranges, nor IPv6 loopback, unique-local (fc00::/7), link-local
-    /// (fe80::/10), site-local, multicast, or an IPv6 form embedding any such IPv4 address.
+    /// (fe80::/10), site-local, multicast, Teredo (2001::/32), local-use NAT64 (64:ff9b:1::/48), or an IPv6 form
+    /// embedding any such IPv4 address (``embeddedIPv4``).
     public var isPublic: Bool {
         switch self {
         case .v4(let a): return Self.isPublicV4(a)
@@ -75,6 +78,10 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
             if b[0] == 0x01 && b[1..<8].allSatisfy({ $0 == 0 }) { return false }  // 100::/64 discard
             if b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0D && b[3] == 0xB8 { return false }  // documentation
             if b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x00 && b[3] == 0x00 { return false }  // Teredo
+            // 64:ff9b:1::/48, NAT64 for local use (RFC 8215): translators inside a network, never the internet
+            if b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B && b[4] == 0x00 && b[5] == 0x01 {
+                return false
+            }
             return true
         }
     }
