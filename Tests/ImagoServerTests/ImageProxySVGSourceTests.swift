@@ -95,6 +95,19 @@ struct ImageProxySVGSourceTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aSanitizedSVGComesFromTheDiskCacheAfterARestartAsSVG() async throws {
+        let fixture = try RestartFixture()
+        fixture.origin.setRoute("/logo.svg", .bytes(Self.scripted, contentType: "image/svg+xml"))
+        let expected = try SVGSanitizer().sanitize(Self.scripted).data
+        for _ in 0..<2 {
+            let response = try await fixture.respondAfterRestart(fixture.path("w:10", "/logo.svg"))
+            #expect(response.status == 200 && response.body == expected)
+            #expect(response.header("Content-Type") == "image/svg+xml")
+        }
+        #expect(fixture.origin.requestCount(for: "/logo.svg") == 1)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func svgOutputErrorsSayWhoseFaultTheyAre() async throws {
         let fixture = try ProxyFixture()
         fixture.origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
