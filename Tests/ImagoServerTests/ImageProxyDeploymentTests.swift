@@ -261,6 +261,13 @@ struct ImageProxyDeploymentTests {
         let local = SourcePolicy(allowedSources: ["local:///public/"])
         #expect((try? local.check(URL(string: "local:///public/a.jpg")!)) != nil)
         #expect((try? local.check(URL(string: "local:///private/a.jpg")!)) == nil)
+        // Object stores' buckets (imgproxy's IMGPROXY_S3_ALLOWED_BUCKETS, by prefix)
+        let buckets = SourcePolicy(allowedSources: ["s3://media/", "abs://public-assets"])
+        #expect((try? buckets.check(URL(string: "s3://media/photos/a.jpg")!)) != nil)
+        #expect((try? buckets.check(URL(string: "abs://public-assets/a.jpg")!)) != nil)
+        #expect((try? buckets.check(URL(string: "s3://media-private/a.jpg")!)) == nil)
+        #expect((try? buckets.check(URL(string: "s3://other/media/a.jpg")!)) == nil)
+        #expect((try? buckets.check(URL(string: "abs://public-assets-2/a.jpg")!)) == nil)
     }
 
     @Test func aSourceOutsideTheAllowedPrefixesIsRefusedBeforeAnyFetch() async throws {

@@ -833,11 +833,12 @@ enum ServeCommand {
         let sources = args.values["--allow-source"] ?? []
         for prefix in sources {
             guard let url = URL(string: prefix.replacingOccurrences(of: "*", with: "0")),
-                let scheme = url.scheme?.lowercased(), ["http", "https", "local"].contains(scheme),
+                let scheme = url.scheme?.lowercased(), ["http", "https", "local", "s3", "abs"].contains(scheme),
                 scheme == "local" ? prefix.hasPrefix("local:///") : !(url.host() ?? "").isEmpty
             else {
                 throw UsageError(
-                    "option '--allow-source' expects a URL prefix such as https://cdn.example.com/images/ (got '\(prefix)')"
+                    "option '--allow-source' expects a URL prefix such as https://cdn.example.com/images/ or "
+                        + "s3://bucket/ (got '\(prefix)')"
                 )
             }
         }
