@@ -54,7 +54,11 @@ let package = Package(
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "ImagoCurl", dependencies: ["ImagoCore", "CCurl"]),
+        .target(name: "ImagoCurl", dependencies: ["ImagoCore", "CCurl", "CCrypto"]),
+        // RS256 signatures for Google service accounts (OpenSSL's libcrypto, which libcurl already loads).
+        .systemLibrary(
+            name: "CCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
         .systemLibrary(
             name: "CAVIF", pkgConfig: "libavif",
             providers: [.apt(["libavif-dev"])]),

@@ -14,6 +14,7 @@ declare -A NEEDED=(
   [/usr/include/jxl/decode.h]=libjxl-dev
   [/usr/bin/pkg-config]=pkg-config
   [/usr/include/x86_64-linux-gnu/curl/curl.h]=libcurl4-openssl-dev
+  [/usr/include/openssl/evp.h]=libssl-dev
   [/usr/include/avif/avif.h]=libavif-dev
   [/usr/include/x86_64-linux-gnu/libheif/heif.h]=libheif-dev
   [/usr/include/libde265/de265.h]=libde265-dev

@@ -635,8 +635,9 @@ struct ServeCommandTests {
         #expect(try Self.parseUnsigned(["--graceful-stop-timeout", "25"]).gracefulStopSeconds == 25)
         #expect(try Self.parseUnsigned(["--request-timeout", "10"]).requestTimeout == 10)
         #expect(
-            try Self.parseUnsigned(["--allow-source", "s3://media/", "--allow-source", "abs://assets/"]).sourcePolicy
-                .allowedSources == ["s3://media/", "abs://assets/"])
+            try Self.parseUnsigned([
+                "--allow-source", "s3://media/", "--allow-source", "abs://assets/", "--allow-source", "gs://photos/",
+            ]).sourcePolicy.allowedSources == ["s3://media/", "abs://assets/", "gs://photos/"])
         #expect(try Self.parseUnsigned([]).svgTimeout == 10)
         #expect(try Self.parseUnsigned(["--svg-timeout", "3"]).svgTimeout == 3)
         #expect(throws: UsageError.self) { try Self.parseUnsigned(["--svg-timeout", "0"]) }

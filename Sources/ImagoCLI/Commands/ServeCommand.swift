@@ -192,6 +192,18 @@ enum ServeCommand {
                     "The Blob service URL, e.g. Azurite's http://127.0.0.1:10000/devstoreaccount1 (IMGPROXY_ABS_ENDPOINT)."
             ),
             OptionSpec(
+                "--gcs",
+                help: "Serve gs://BUCKET/OBJECT sources from Google Cloud Storage (IMGPROXY_USE_GCS), with --gcs-key's "
+                    + "tokens, else GOOGLE_APPLICATION_CREDENTIALS's, else unsigned."),
+            OptionSpec(
+                "--gcs-key", value: "KEY",
+                help: "A service account key: its JSON, or a file holding it (IMGPROXY_GCS_KEY; better IMAGO_GCS_KEY)."),
+            OptionSpec(
+                "--gcs-endpoint", value: "URL",
+                help:
+                    "A Cloud Storage XML API endpoint instead of https://storage.googleapis.com (IMGPROXY_GCS_ENDPOINT)."
+            ),
+            OptionSpec(
                 "--cache-control-passthrough",
                 help:
                     "Cache-Control from the source's freshness (time left of its max-age or Expires) instead of --max-age; "
@@ -421,6 +433,8 @@ enum ServeCommand {
         var azureBlob: AzureBlobSources?
         /// `--abs-key`: the account key `abs:` sources are signed with, if given.
         var azureSigning: AzureSharedKeySigning?
+        /// `--gcs`, `--gcs-key`, `--gcs-endpoint`: where `gs:` sources come from and their tokens, if served.
+        var gcs: GoogleCloudStorageSources?
         /// `--base64-url-includes-filename`: base64 sources may end with a file name.
         var base64URLIncludesFilename = false
         /// `--arguments-separator`: what separates options' names and arguments, in URLs and presets.
@@ -598,6 +612,7 @@ enum ServeCommand {
         configuration.localRoot = options.localRoot
         configuration.s3 = options.s3
         configuration.azureBlob = options.azureBlob
+        configuration.gcs = options.gcs
         configuration.secret = options.secret
         configuration.allowedOrigin = options.allowedOrigin
         configuration.baseURL = options.baseURL
@@ -757,6 +772,45 @@ enum ServeCommand {
         return sources
     }
 
+    /// `--gcs` and the options that need it: the sources (`nil` without `--gcs`), with the tokens of the service
+    /// account in `--gcs-key` (its JSON, or a file's path), else in the file `GOOGLE_APPLICATION_CREDENTIALS`
+    /// names, else none (public objects).
+    static func parseGCS(_ args: ParsedArguments, environment: [String: String]) throws -> GoogleCloudStorageSources? {
+        guard args.has("--gcs") else {
+            for option in ["--gcs-key", "--gcs-endpoint"] where args.value(option) != nil {
+                throw UsageError("option '\(option)' needs --gcs")
+            }
+            return nil
+        }
+        var sources = GoogleCloudStorageSources()
+        if let text = args.value("--gcs-endpoint") {
+            guard let endpoint = GoogleCloudStorageSources.endpoint(parsing: text) else {
+                throw UsageError("option '--gcs-endpoint' expects an http or https URL such as http://127.0.0.1:4443")
+            }
+            sources.endpoint = endpoint
+        }
+        let option = args.value("--gcs-key") != nil ? "--gcs-key" : "GOOGLE_APPLICATION_CREDENTIALS"
+        guard let given = args.value("--gcs-key") ?? environment["GOOGLE_APPLICATION_CREDENTIALS"], !given.isEmpty
+        else { return sources }
+        let json: Data
+        if given.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{") {
+            json = Data(given.utf8)
+        } else {
+            let file = URL(fileURLWithPath: given)
+            let size = (try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? .max
+            guard size <= GoogleServiceAccount.maximumKeyLength, let data = try? Data(contentsOf: file) else {
+                throw UsageError("\(option) names '\(given)', which is not a readable key file")
+            }
+            json = data
+        }
+        do {
+            sources.tokens = GoogleAccessTokens(account: try GoogleServiceAccount(json: json))
+        } catch {
+            throw UsageError("\(option): \(error)")
+        }
+        return sources
+    }
+
     /// `--abs` and the options that need it: the sources (`nil` without `--abs`) and, with `--abs-key`, the
     /// signing of their requests.
     static func parseAzureBlob(_ args: ParsedArguments) throws -> (AzureBlobSources?, AzureSharedKeySigning?) {
@@ -833,7 +887,7 @@ enum ServeCommand {
         let sources = args.values["--allow-source"] ?? []
         for prefix in sources {
             guard let url = URL(string: prefix.replacingOccurrences(of: "*", with: "0")),
-                let scheme = url.scheme?.lowercased(), ["http", "https", "local", "s3", "abs"].contains(scheme),
+                let scheme = url.scheme?.lowercased(), ["http", "https", "local", "s3", "abs", "gs"].contains(scheme),
                 scheme == "local" ? prefix.hasPrefix("local:///") : !(url.host() ?? "").isEmpty
             else {
                 throw UsageError(
@@ -994,6 +1048,7 @@ enum ServeCommand {
         options.s3 = try parseS3(args, environment: environment)
         if options.s3 != nil { options.s3Credentials = AWSSigning.Credentials(environment: environment) }
         (options.azureBlob, options.azureSigning) = try parseAzureBlob(args)
+        options.gcs = try parseGCS(args, environment: environment)
         if let text = args.value("--quality") {
             options.defaultQuality = try parseInteger(text, option: "--quality", range: 1...100)
         }

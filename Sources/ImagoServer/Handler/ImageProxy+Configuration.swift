@@ -92,10 +92,14 @@ extension ImageProxy {
         /// ``AzureBlobSources/signedHosts``). The container is the source's host for ``sourcePolicy``'s host list.
         /// Default `nil`: `abs:` sources are refused (400).
         public var azureBlob: AzureBlobSources?
+        /// Serves `gs://bucket/object` sources (imgproxy's `IMGPROXY_USE_GCS`) from Google Cloud Storage, with a
+        /// service account's bearer tokens when ``GoogleCloudStorageSources/tokens`` is set. The bucket is the
+        /// source's host for ``sourcePolicy``'s host list. Default `nil`: `gs:` sources are refused (400).
+        public var gcs: GoogleCloudStorageSources?
 
-        /// The object stores whose sources are served: ``s3`` and ``azureBlob``, those set.
+        /// The object stores whose sources are served: ``s3``, ``azureBlob`` and ``gcs``, those set.
         var objectStores: [any ObjectStoreMapping] {
-            [s3 as (any ObjectStoreMapping)?, azureBlob].compactMap { $0 }
+            [s3 as (any ObjectStoreMapping)?, azureBlob, gcs].compactMap { $0 }
         }
         /// Which sources may be fetched. Default: any public host.
         public var sourcePolicy: SourcePolicy
@@ -275,6 +279,7 @@ extension ImageProxy {
             localRoot = nil
             s3 = nil
             azureBlob = nil
+            gcs = nil
             presets = PresetTable()
             onlyPresets = false
             allowedProcessingOptions = nil

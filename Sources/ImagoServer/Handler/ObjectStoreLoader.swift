@@ -24,6 +24,15 @@ extension ObjectStoreMapping {
     }
 }
 
+/// An object store whose requests carry an `Authorization` field fetched before each load (a bearer token that
+/// expires: ``GoogleCloudStorageSources``), where ``ObjectStoreMapping``'s stores are signed by the loader.
+public protocol ObjectStoreAuthorizing: ObjectStoreMapping {
+    /// The `Authorization` field for a request now; `nil` for none.
+    ///
+    /// - Throws: ``DataLoadingError``, which fails the load.
+    func authorization() async throws(DataLoadingError) -> String?
+}
+
 /// Loads the sources of the object stores it is given (``ObjectStoreMapping``) through `remote` at the HTTP URLs
 /// they map to, and hands every other URL to `remote` unchanged.
 ///
@@ -53,7 +62,10 @@ package struct ObjectStoreLoader: DataLoading {
         }
         var mapped = request
         mapped.url = url
-        return remote.load(mapped, handler: handler)
+        guard let authorizing = store as? any ObjectStoreAuthorizing else {
+            return remote.load(mapped, handler: handler)
+        }
+        return AuthorizedLoadTask(mapped, store: authorizing, remote: remote, handler: handler)
     }
 
     /// The bucket (container) and key (blob name) of `source`, percent-decoded: its host and its path without

@@ -33,7 +33,7 @@ public struct ProxyPath: Sendable, Hashable {
     /// (imgproxy's `IMGPROXY_ONLY_PRESETS`; default `false`), the one segment after the signature names presets
     /// (`/{signature}/{preset}:{preset}…/{source}`) and no other option is read from the URL. With `allowsLocal`
     /// (default `false`), `local:///path` sources are accepted too (imgproxy's local files), and those of
-    /// `objectStoreSchemes` (default none; `s3`, `abs`: ``ObjectStoreMapping``), e.g. `s3://bucket/key`. With
+    /// `objectStoreSchemes` (default none; `s3`, `abs`, `gs`: ``ObjectStoreMapping``), e.g. `s3://bucket/key`. With
     /// `allowedOptions` (imgproxy's `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`; default `nil`: all), an option whose
     /// name, as written, is not in the set is refused; the options inside presets are not checked (allow
     /// `preset` or `pr` to let URLs name presets). With `base64IncludesFilename` (imgproxy's
@@ -108,12 +108,14 @@ public struct ProxyPath: Sendable, Hashable {
             guard (url.host() ?? "").isEmpty, url.path().hasPrefix("/"), url.path().count > 1 else {
                 throw .invalidSource("expected local:///path")
             }
-        } else if scheme == "s3" || scheme == "abs" || objectStoreSchemes.contains(scheme) {
+        } else if let flag = Self.objectStoreFlags[scheme] ?? (objectStoreSchemes.contains(scheme) ? scheme : nil) {
             guard objectStoreSchemes.contains(scheme) else {
-                throw .invalidSource("\(scheme): sources are not served here (no --\(scheme))")
+                throw .invalidSource("\(scheme): sources are not served here (no --\(flag))")
             }
             guard url.host()?.isEmpty == false, url.path().count > 1 else {
-                throw .invalidSource("expected \(scheme)://\(scheme == "abs" ? "container/blob" : "bucket/key")")
+                throw .invalidSource(
+                    "expected \(scheme)://\(scheme == "abs" ? "container/blob" : scheme == "gs" ? "bucket/object" : "bucket/key")"
+                )
             }
         } else {
             guard scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty else {
@@ -127,6 +129,10 @@ public struct ProxyPath: Sendable, Hashable {
 
     /// imgproxy's default separator of an option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`): `:`.
     public static let defaultArgumentsSeparator: Character = ":"
+
+    /// The object stores' schemes `imago serve` knows, each with the flag that serves it, so that a URL of one on
+    /// a server without it says which flag is missing.
+    static let objectStoreFlags = ["s3": "s3", "abs": "abs", "gs": "gcs"]
 
     /// Whether `character` may separate options' names and arguments (``init(parsing:presets:replacements:baseURL:onlyPresets:allowsLocal:objectStoreSchemes:allowedOptions:base64IncludesFilename:argumentsSeparator:)``):
     /// ASCII punctuation that neither structures the path (`/ ? # % @ .`) nor occurs in base64url or option names

@@ -1,0 +1,253 @@
+import Foundation
+import Imago
+import ImagoServer
+import ImagoTesting
+import Testing
+
+@testable import ImagoCLI
+@testable import ImagoCurl
+
+/// `gs://bucket/object` sources (`GoogleCloudStorageSources`, `--gcs`): a service account's RS256 assertion
+/// (checked by OpenSSL's command-line tool, an independent implementation) traded at a loopback token endpoint for
+/// a bearer token that every object request carries.
+@Suite("ImageProxy: Google Cloud Storage sources")
+struct ImageProxyGCSSourceTests {
+    /// Runs `/usr/bin/openssl` with `arguments`; its status and standard output and error.
+    static func openssl(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// A service account key made for the run (RSA 2048, by openssl) for `tokenURI`: its JSON and the path of
+    /// its public key.
+    static func makeKey(
+        tokenURI: URL, algorithm: [String] = ["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"]
+    )
+        throws -> (json: Data, publicKey: String, directory: URL)
+    {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gcs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let privatePath = directory.appendingPathComponent("key.pem").path
+        let publicPath = directory.appendingPathComponent("public.pem").path
+        #expect(try openssl(["genpkey"] + algorithm + ["-out", privatePath]).status == 0)
+        #expect(try openssl(["pkey", "-in", privatePath, "-pubout", "-out", publicPath]).status == 0)
+        let key: [String: String] = [
+            "type": "service_account", "project_id": "imago-test", "private_key_id": "kid-1",
+            "private_key": try String(contentsOfFile: privatePath, encoding: .utf8),
+            "client_email": "reader@imago-test.iam.gserviceaccount.com", "token_uri": tokenURI.absoluteString,
+        ]
+        return (try JSONSerialization.data(withJSONObject: key), publicPath, directory)
+    }
+
+    /// openssl's verdict on the RS256 signature of `jwt` under the public key at `publicKey`.
+    static func verify(_ jwt: String, publicKey: String, in directory: URL) throws -> String {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return "not a JWT" }
+        let input = directory.appendingPathComponent("input")
+        let signature = directory.appendingPathComponent("signature")
+        try Data((parts[0] + "." + parts[1]).utf8).write(to: input)
+        try #require(base64URLDecoded(String(parts[2]))).write(to: signature)
+        return try openssl(["dgst", "-sha256", "-verify", publicKey, "-signature", signature.path, input.path]).output
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func base64URLDecoded(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func assertionsAreRS256JWTsThatOpenSSLVerifies() throws {
+        let tokenURI = URL(string: "https://oauth2.example.test/token")!
+        let key = try Self.makeKey(tokenURI: tokenURI)
+        defer { try? FileManager.default.removeItem(at: key.directory) }
+        let account = try GoogleServiceAccount(json: key.json)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let jwt = try account.assertion(scope: "https://www.googleapis.com/auth/devstorage.read_only", now: now)
+
+        #expect(try Self.verify(jwt, publicKey: key.publicKey, in: key.directory) == "Verified OK")
+        let parts = jwt.split(separator: ".").map(String.init)
+        let header = try JSONSerialization.jsonObject(with: #require(Self.base64URLDecoded(parts[0]))) as? [String: Any]
+        #expect(header?["alg"] as? String == "RS256" && header?["kid"] as? String == "kid-1")
+        let claims = try JSONSerialization.jsonObject(with: #require(Self.base64URLDecoded(parts[1]))) as? [String: Any]
+        #expect(claims?["iss"] as? String == "reader@imago-test.iam.gserviceaccount.com")
+        #expect(claims?["aud"] as? String == tokenURI.absoluteString)
+        #expect(claims?["scope"] as? String == "https://www.googleapis.com/auth/devstorage.read_only")
+        #expect(claims?["iat"] as? Int == 1_800_000_000 && claims?["exp"] as? Int == 1_800_003_600)
+        // The verifier is not a rubber stamp: a changed claim fails it.
+        let forged = parts[0] + "." + parts[1].dropLast() + "A." + parts[2]
+        #expect(try Self.verify(forged, publicKey: key.publicKey, in: key.directory) != "Verified OK")
+
+        // Keys that are not service-account RSA keys are typed errors, and their text never repeats the key.
+        let ec = try Self.makeKey(
+            tokenURI: tokenURI, algorithm: ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
+        defer { try? FileManager.default.removeItem(at: ec.directory) }
+        for bad in [Data("not json".utf8), Data("{}".utf8), Data(#"{"type":"authorized_user"}"#.utf8), ec.json] {
+            #expect(throws: GoogleServiceAccount.Error.self) { try GoogleServiceAccount(json: bad) }
+        }
+        do {
+            _ = try GoogleServiceAccount(json: ec.json)
+        } catch {
+            #expect(!"\(error)".contains("PRIVATE KEY") && "\(error)".contains("RSA"), "\(error)")
+        }
+    }
+
+    /// `imago serve --gcs` with `arguments` after it, as the command wires it: its libcurl loader, its policy,
+    /// its stores.
+    static func served(_ arguments: [String]) throws -> ImageProxy {
+        let options = try ServeCommand.parse(
+            parseArguments(["--unsigned", "--allow-private"] + arguments, options: ServeCommand.command.options),
+            environment: [:])
+        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
+        configuration.allowsUnsigned = true
+        configuration.sourcePolicy = options.sourcePolicy
+        configuration.gcs = options.gcs
+        return ImageProxy(configuration: configuration)
+    }
+
+    static func path(_ options: String, _ source: String) -> String {
+        let encoded = Data(source.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return "/_/\(options)/\(encoded).png"
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func privateObjectsAreFetchedWithTheServiceAccountsBearerToken() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let key = try Self.makeKey(tokenURI: origin.url(for: "/token"))
+        defer { try? FileManager.default.removeItem(at: key.directory) }
+        origin.setRoute(
+            "/token",
+            .handler { request in
+                guard request.method == "POST" else { return LoopbackServer.Response(status: 405) }
+                return LoopbackServer.Response(
+                    status: 200, headers: ["Content-Type": "application/json"],
+                    body: Data(#"{"access_token":"ya29.test-token","expires_in":3599,"token_type":"Bearer"}"#.utf8))
+            })
+        let jpeg = try ServerTestImages.jpeg()
+        let objectPath = "/media/photos/2026%20summer/cat%2B1.jpg"
+        origin.setRoute(
+            objectPath,
+            .handler { request in
+                request.headers["Authorization"] == "Bearer ya29.test-token"
+                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
+                    : LoopbackServer.Response(status: 401)
+            })
+        let proxy = try Self.served([
+            "--gcs", "--gcs-key", String(decoding: key.json, as: UTF8.self), "--gcs-endpoint",
+            origin.url(for: "/").absoluteString,
+        ])
+
+        // Two outputs of the object: each fetched with the token, which was exchanged once
+        for size in [64, 32] {
+            let response = await proxy.respond(
+                to: ServerRequest(
+                    method: "GET",
+                    path: Self.path("rs:fit:\(size):\(size)", "gs://media/photos/2026%20summer/cat%2B1.jpg"))
+            )
+            #expect(response.status == 200, "\(errorMessage(response))")
+            #expect(try ServerTestImages.decode(response.body).width == size)
+        }
+        #expect(origin.requestCount(for: objectPath) == 2)
+        #expect(origin.requestCount(for: "/token") == 1)
+        // The exchange was the JWT bearer grant with an assertion OpenSSL verifies
+        let exchange = try #require(origin.lastRequest(for: "/token"))
+        let form = String(decoding: exchange.body, as: UTF8.self)
+        #expect(exchange.headers["Content-Type"] == "application/x-www-form-urlencoded")
+        #expect(form.hasPrefix("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion="))
+        let assertion = String(form.split(separator: "=").last ?? "")
+        #expect(try Self.verify(assertion, publicKey: key.publicKey, in: key.directory) == "Verified OK")
+
+        // A missing object is the origin's 404; a generation is passed as a query
+        let missing = await proxy.respond(
+            to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://media/none.jpg")))
+        #expect(missing.status == 404, "\(errorMessage(missing))")
+        _ = await proxy.respond(
+            to: ServerRequest(method: "GET", path: Self.path("w:11", "gs://media/g.jpg?1700000000")))
+        #expect(origin.lastRequest(for: "/media/g.jpg")?.query == "generation=1700000000")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func loadsAskingAtOnceShareOneExchange() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let key = try Self.makeKey(tokenURI: origin.url(for: "/token"))
+        defer { try? FileManager.default.removeItem(at: key.directory) }
+        origin.setRoute(
+            "/token",
+            .handler { _ in
+                Thread.sleep(forTimeInterval: 0.3)  // a slow exchange, so that every caller arrives during it
+                return LoopbackServer.Response(
+                    status: 200, body: Data(#"{"access_token":"shared","expires_in":3600}"#.utf8))
+            })
+        let tokens = GoogleAccessTokens(account: try GoogleServiceAccount(json: key.json))
+        let fields = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 { group.addTask { try await tokens.authorization() } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(fields.count == 20 && Set(fields) == ["Bearer shared"])
+        #expect(origin.requestCount(for: "/token") == 1 && tokens.exchangeCount == 1)
+        // Kept: a later call exchanges nothing
+        #expect(try await tokens.authorization() == "Bearer shared" && origin.requestCount(for: "/token") == 1)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRefusedTokenExchangeIsA502AndTheObjectIsNotAsked() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let key = try Self.makeKey(tokenURI: origin.url(for: "/token"))
+        defer { try? FileManager.default.removeItem(at: key.directory) }
+        origin.setRoute(
+            "/token",
+            .handler { _ in
+                LoopbackServer.Response(
+                    status: 400, headers: ["Content-Type": "application/json"],
+                    body: Data(#"{"error":"invalid_grant"}"#.utf8))
+            })
+        origin.setRoute("/media/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let proxy = try Self.served([
+            "--gcs", "--gcs-key", String(decoding: key.json, as: UTF8.self), "--gcs-endpoint",
+            origin.url(for: "/").absoluteString,
+        ])
+        let response = await proxy.respond(
+            to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://media/a.jpg")))
+        #expect(response.status == 502, "\(errorMessage(response))")
+        #expect(origin.requestCount(for: "/media/a.jpg") == 0)
+        #expect(!errorMessage(response).contains("eyJ"))  // no assertion in the answer
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func publicObjectsGoUnsignedAndGSNeedsTheFlag() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/public/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let proxy = try Self.served(["--gcs", "--gcs-endpoint", origin.url(for: "/").absoluteString])
+        let response = await proxy.respond(
+            to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://public/a.jpg")))
+        #expect(response.status == 200, "\(errorMessage(response))")
+        #expect(origin.lastRequest(for: "/public/a.jpg")?.headers["Authorization"] == nil)
+
+        let without = try Self.served([])
+        let refused = await without.respond(
+            to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://public/a.jpg")))
+        #expect(refused.status == 400 && errorMessage(refused).contains("--gcs"), "\(errorMessage(refused))")
+
+        for bad in [
+            ["--gcs-key", "{}"], ["--gcs-endpoint", "http://x"],
+            ["--gcs", "--gcs-key", #"{"type":"authorized_user"}"#],
+            ["--gcs", "--gcs-key", "/no/such/key.json"], ["--gcs", "--gcs-endpoint", "ftp://x"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try Self.served(bad) }
+        }
+    }
+}
