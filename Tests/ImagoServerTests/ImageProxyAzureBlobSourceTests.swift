@@ -61,18 +61,8 @@ struct ImageProxyAzureBlobSourceTests {
     /// `imago serve --abs` against `origin` as an Azurite-style endpoint (the account in the path), as the
     /// command wires it: its libcurl loader, its source policy, its stores.
     static func served(origin: LoopbackServer, extra: [String] = ["--abs-key", key]) throws -> ImageProxy {
-        let options = try ServeCommand.parse(
-            parseArguments(
-                [
-                    "--unsigned", "--allow-private", "--abs", "--abs-name", account, "--abs-endpoint",
-                    origin.url(for: "/\(account)").absoluteString,
-                ] + extra, options: ServeCommand.command.options),
-            environment: [:])
-        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
-        configuration.allowsUnsigned = true
-        configuration.sourcePolicy = options.sourcePolicy
-        configuration.azureBlob = options.azureBlob
-        return ImageProxy(configuration: configuration)
+        try servedProxy(
+            ["--abs", "--abs-name", account, "--abs-endpoint", origin.url(for: "/\(account)").absoluteString] + extra)
     }
 
     @Test(.timeLimit(.minutes(1)))

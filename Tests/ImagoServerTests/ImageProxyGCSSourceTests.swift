@@ -1,11 +1,11 @@
 import Foundation
 import Imago
-import ImagoServer
 import ImagoTesting
 import Testing
 
 @testable import ImagoCLI
 @testable import ImagoCurl
+@testable import ImagoServer
 
 /// `gs://bucket/object` sources (`GoogleCloudStorageSources`, `--gcs`): a service account's RS256 assertion
 /// (checked by OpenSSL's command-line tool, an independent implementation) traded at a loopback token endpoint for
@@ -101,39 +101,50 @@ struct ImageProxyGCSSourceTests {
         }
     }
 
-    /// `imago serve --gcs` with `arguments` after it, as the command wires it: its libcurl loader, its policy,
-    /// its stores.
-    static func served(_ arguments: [String]) throws -> ImageProxy {
-        let options = try ServeCommand.parse(
-            parseArguments(["--unsigned", "--allow-private"] + arguments, options: ServeCommand.command.options),
-            environment: [:])
-        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
-        configuration.allowsUnsigned = true
-        configuration.sourcePolicy = options.sourcePolicy
-        configuration.gcs = options.gcs
-        return ImageProxy(configuration: configuration)
-    }
-
     static func path(_ options: String, _ source: String) -> String {
         let encoded = Data(source.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         return "/_/\(options)/\(encoded).png"
     }
 
+    /// A loopback origin whose `/token` answers the token exchange with `status` and `body` after `delay`, and a
+    /// service account key made for it; stopped and removed when released.
+    final class TokenOrigin: Sendable {
+        let origin: LoopbackServer
+        let key: (json: Data, publicKey: String, directory: URL)
+
+        init(status: Int = 200, body: String, delay: Double = 0) throws {
+            origin = try LoopbackServer()
+            key = try ImageProxyGCSSourceTests.makeKey(tokenURI: origin.url(for: "/token"))
+            origin.setRoute(
+                "/token",
+                .handler { request in
+                    guard request.method == "POST" else { return LoopbackServer.Response(status: 405) }
+                    if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+                    return LoopbackServer.Response(
+                        status: status, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+                })
+        }
+
+        deinit {
+            origin.stop()
+            try? FileManager.default.removeItem(at: key.directory)
+        }
+
+        /// `imago serve --gcs` with this key and this origin as the endpoint.
+        func proxy() throws -> ImageProxy {
+            try servedProxy([
+                "--gcs", "--gcs-key", String(decoding: key.json, as: UTF8.self), "--gcs-endpoint",
+                origin.url(for: "/").absoluteString,
+            ])
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func privateObjectsAreFetchedWithTheServiceAccountsBearerToken() async throws {
-        let origin = try LoopbackServer()
-        defer { origin.stop() }
-        let key = try Self.makeKey(tokenURI: origin.url(for: "/token"))
-        defer { try? FileManager.default.removeItem(at: key.directory) }
-        origin.setRoute(
-            "/token",
-            .handler { request in
-                guard request.method == "POST" else { return LoopbackServer.Response(status: 405) }
-                return LoopbackServer.Response(
-                    status: 200, headers: ["Content-Type": "application/json"],
-                    body: Data(#"{"access_token":"ya29.test-token","expires_in":3599,"token_type":"Bearer"}"#.utf8))
-            })
+        let fixture = try TokenOrigin(
+            body: #"{"access_token":"ya29.test-token","expires_in":3599,"token_type":"Bearer"}"#)
+        let (origin, key) = (fixture.origin, fixture.key)
         let jpeg = try ServerTestImages.jpeg()
         let objectPath = "/media/photos/2026%20summer/cat%2B1.jpg"
         origin.setRoute(
@@ -143,10 +154,7 @@ struct ImageProxyGCSSourceTests {
                     ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
                     : LoopbackServer.Response(status: 401)
             })
-        let proxy = try Self.served([
-            "--gcs", "--gcs-key", String(decoding: key.json, as: UTF8.self), "--gcs-endpoint",
-            origin.url(for: "/").absoluteString,
-        ])
+        let proxy = try fixture.proxy()
 
         // Two outputs of the object: each fetched with the token, which was exchanged once
         for size in [64, 32] {
@@ -179,17 +187,9 @@ struct ImageProxyGCSSourceTests {
 
     @Test(.timeLimit(.minutes(1)))
     func loadsAskingAtOnceShareOneExchange() async throws {
-        let origin = try LoopbackServer()
-        defer { origin.stop() }
-        let key = try Self.makeKey(tokenURI: origin.url(for: "/token"))
-        defer { try? FileManager.default.removeItem(at: key.directory) }
-        origin.setRoute(
-            "/token",
-            .handler { _ in
-                Thread.sleep(forTimeInterval: 0.3)  // a slow exchange, so that every caller arrives during it
-                return LoopbackServer.Response(
-                    status: 200, body: Data(#"{"access_token":"shared","expires_in":3600}"#.utf8))
-            })
+        // A slow exchange, so that every caller arrives during it
+        let fixture = try TokenOrigin(body: #"{"access_token":"shared","expires_in":3600}"#, delay: 0.3)
+        let (origin, key) = (fixture.origin, fixture.key)
         let tokens = GoogleAccessTokens(account: try GoogleServiceAccount(json: key.json))
         let fields = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<20 { group.addTask { try await tokens.authorization() } }
@@ -202,23 +202,37 @@ struct ImageProxyGCSSourceTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func aRefusedTokenExchangeIsA502AndTheObjectIsNotAsked() async throws {
-        let origin = try LoopbackServer()
-        defer { origin.stop() }
-        let key = try Self.makeKey(tokenURI: origin.url(for: "/token"))
-        defer { try? FileManager.default.removeItem(at: key.directory) }
-        origin.setRoute(
-            "/token",
-            .handler { _ in
-                LoopbackServer.Response(
-                    status: 400, headers: ["Content-Type": "application/json"],
-                    body: Data(#"{"error":"invalid_grant"}"#.utf8))
-            })
+    func aLoadCancelledWhileItsTokenIsExchangedEndsAtOnceAndAsksNothing() async throws {
+        let fixture = try TokenOrigin(body: #"{"access_token":"late","expires_in":3600}"#, delay: 1)
+        let (origin, key) = (fixture.origin, fixture.key)
         origin.setRoute("/media/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
-        let proxy = try Self.served([
-            "--gcs", "--gcs-key", String(decoding: key.json, as: UTF8.self), "--gcs-endpoint",
-            origin.url(for: "/").absoluteString,
-        ])
+        let store = GoogleCloudStorageSources(
+            endpoint: origin.url(for: "/"),
+            tokens: GoogleAccessTokens(account: try GoogleServiceAccount(json: key.json)))
+        let loader = ObjectStoreLoader(stores: [store], remote: CurlDataLoader())
+        let events = Locked<[DataLoadEvent]>([])
+        let started = ContinuousClock.now
+        let task = loader.load(DataRequest(url: URL(string: "gs://media/a.jpg")!)) { event in
+            events.withLock { $0.append(event) }
+        }
+        #expect(await ImagoTesting.eventually { origin.requestCount(for: "/token") == 1 })
+        task.cancel()
+        #expect(await ImagoTesting.eventually { events.value.count == 1 })
+        guard case .failed(.cancelled) = events.value.first else {
+            Issue.record("expected .failed(.cancelled), got \(events.value)")
+            return
+        }
+        #expect(ContinuousClock.now - started < .seconds(1))  // not after the exchange
+        try await Task.sleep(for: .milliseconds(1500))  // the exchange ends; nothing follows it
+        #expect(events.value.count == 1 && origin.requestCount(for: "/media/a.jpg") == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRefusedTokenExchangeIsA502AndTheObjectIsNotAsked() async throws {
+        let fixture = try TokenOrigin(status: 400, body: #"{"error":"invalid_grant"}"#)
+        let origin = fixture.origin
+        origin.setRoute("/media/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let proxy = try fixture.proxy()
         let response = await proxy.respond(
             to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://media/a.jpg")))
         #expect(response.status == 502, "\(errorMessage(response))")
@@ -231,13 +245,13 @@ struct ImageProxyGCSSourceTests {
         let origin = try LoopbackServer()
         defer { origin.stop() }
         origin.setRoute("/public/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
-        let proxy = try Self.served(["--gcs", "--gcs-endpoint", origin.url(for: "/").absoluteString])
+        let proxy = try servedProxy(["--gcs", "--gcs-endpoint", origin.url(for: "/").absoluteString])
         let response = await proxy.respond(
             to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://public/a.jpg")))
         #expect(response.status == 200, "\(errorMessage(response))")
         #expect(origin.lastRequest(for: "/public/a.jpg")?.headers["Authorization"] == nil)
 
-        let without = try Self.served([])
+        let without = try servedProxy([])
         let refused = await without.respond(
             to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://public/a.jpg")))
         #expect(refused.status == 400 && errorMessage(refused).contains("--gcs"), "\(errorMessage(refused))")
@@ -247,7 +261,7 @@ struct ImageProxyGCSSourceTests {
             ["--gcs", "--gcs-key", #"{"type":"authorized_user"}"#],
             ["--gcs", "--gcs-key", "/no/such/key.json"], ["--gcs", "--gcs-endpoint", "ftp://x"],
         ] {
-            #expect(throws: UsageError.self, "\(bad)") { try Self.served(bad) }
+            #expect(throws: UsageError.self, "\(bad)") { try servedProxy(bad) }
         }
     }
 }

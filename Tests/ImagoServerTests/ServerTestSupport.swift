@@ -4,9 +4,25 @@ import ImagoServer
 import ImagoTesting
 import Testing
 
+@testable import ImagoCLI
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+
+/// `imago serve --unsigned --allow-private` with `arguments` after it, as the command wires it: its libcurl loader,
+/// its source policy, its object stores.
+func servedProxy(_ arguments: [String]) throws -> ImageProxy {
+    let options = try ServeCommand.parse(
+        parseArguments(["--unsigned", "--allow-private"] + arguments, options: ServeCommand.command.options),
+        environment: [:])
+    var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
+    configuration.allowsUnsigned = true
+    configuration.sourcePolicy = options.sourcePolicy
+    configuration.azureBlob = options.azureBlob
+    configuration.gcs = options.gcs
+    return ImageProxy(configuration: configuration)
+}
 
 /// Images the tests serve, made in memory so every pixel is known.
 enum ServerTestImages {

@@ -32,7 +32,9 @@ final class AuthorizedLoadTask: DataLoadTask {
             }
             var authorized = request
             if let field { authorized.headers["Authorization"] = field }
-            authorized.priority = state.withLock { $0.priority }
+            // Cancelled while the field was on its way (an exchange shared with other loads runs on): no load.
+            guard let priority = state.withLock({ $0.isCancelled ? nil : $0.priority }) else { return }
+            authorized.priority = priority
             let inner = remote.load(authorized) { sink.send($0) }
             let cancelled = state.withLock { state -> Bool in
                 state.inner = inner
