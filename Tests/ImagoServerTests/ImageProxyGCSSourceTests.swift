@@ -241,7 +241,7 @@ struct ImageProxyGCSSourceTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func publicObjectsGoUnsignedAndGSNeedsTheFlag() async throws {
+    func publicObjectsGoUnsignedAndTheFlagsAndKeyFileAreChecked() async throws {
         let origin = try LoopbackServer()
         defer { origin.stop() }
         origin.setRoute("/public/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
@@ -256,6 +256,19 @@ struct ImageProxyGCSSourceTests {
             to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://public/a.jpg")))
         #expect(refused.status == 400 && errorMessage(refused).contains("--gcs"), "\(errorMessage(refused))")
 
+        // The key file GOOGLE_APPLICATION_CREDENTIALS names, when --gcs-key is not given
+        let key = try Self.makeKey(tokenURI: origin.url(for: "/token"))
+        defer { try? FileManager.default.removeItem(at: key.directory) }
+        let file = key.directory.appendingPathComponent("key.json")
+        try key.json.write(to: file)
+        let options = try parseArguments(["--gcs"], options: ServeCommand.command.options)
+        let fromEnvironment = try ServeCommand.parseGCS(
+            options, environment: ["GOOGLE_APPLICATION_CREDENTIALS": file.path])
+        #expect(fromEnvironment?.tokens?.account.clientEmail == "reader@imago-test.iam.gserviceaccount.com")
+        #expect(try ServeCommand.parseGCS(options, environment: [:])?.tokens == nil)
+        #expect(throws: UsageError.self) {
+            try ServeCommand.parseGCS(options, environment: ["GOOGLE_APPLICATION_CREDENTIALS": "/no/such/key.json"])
+        }
         for bad in [
             ["--gcs-key", "{}"], ["--gcs-endpoint", "http://x"],
             ["--gcs", "--gcs-key", #"{"type":"authorized_user"}"#],

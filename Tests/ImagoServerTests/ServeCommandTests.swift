@@ -638,6 +638,8 @@ struct ServeCommandTests {
             try Self.parseUnsigned([
                 "--allow-source", "s3://media/", "--allow-source", "abs://assets/", "--allow-source", "gs://photos/",
             ]).sourcePolicy.allowedSources == ["s3://media/", "abs://assets/", "gs://photos/"])
+        #expect(try Self.parseUnsigned(["--always-rasterize-svg"]).rasterizesSVG)
+        #expect(try !Self.parseUnsigned([]).rasterizesSVG)
         #expect(try Self.parseUnsigned([]).svgTimeout == 10)
         #expect(try Self.parseUnsigned(["--svg-timeout", "3"]).svgTimeout == 3)
         #expect(throws: UsageError.self) { try Self.parseUnsigned(["--svg-timeout", "0"]) }
