@@ -85,9 +85,9 @@ public struct GoogleServiceAccount: Sendable, Hashable {
         guard let headerJSON = try? encoder.encode(header), let claimsJSON = try? encoder.encode(claims) else {
             throw .signingFailed("the assertion could not be written")
         }
-        let signingInput = Self.base64URL(headerJSON) + "." + Self.base64URL(claimsJSON)
+        let signingInput = Base64URL.encode(Array(headerJSON)) + "." + Base64URL.encode(Array(claimsJSON))
         let signature = try Self.signature(of: Data(signingInput.utf8), privateKey: privateKey)
-        return signingInput + "." + Self.base64URL(signature)
+        return signingInput + "." + Base64URL.encode(Array(signature))
     }
 
     private struct Claims: Encodable {
@@ -96,12 +96,6 @@ public struct GoogleServiceAccount: Sendable, Hashable {
         var aud: String
         var iat: Int
         var exp: Int
-    }
-
-    /// `data` in base64url without padding (RFC 7515).
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 
     /// The RSASSA-PKCS1-v1_5 SHA-256 signature of `data` by the PEM `privateKey`, made by libcrypto; its size is

@@ -72,10 +72,9 @@ struct ImageProxyAzureBlobSourceTests {
         let blobPath = "/\(Self.account)/photos/2026%20summer/cat%2B1.jpg"
         origin.setRoute(blobPath, .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
         let proxy = try Self.served(origin: origin)
-        let source = Data("abs://photos/2026%20summer/cat%2B1.jpg".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-        let response = await proxy.respond(to: ServerRequest(method: "GET", path: "/_/rs:fit:64:64/\(source).png"))
+        let response = await proxy.respond(
+            to: ServerRequest(method: "GET", path: base64Path("rs:fit:64:64", "abs://photos/2026%20summer/cat%2B1.jpg"))
+        )
         #expect(response.status == 200, "\(errorMessage(response))")
         #expect(try ServerTestImages.decode(response.body).width == 64)
         let request = try #require(origin.lastRequest(for: blobPath))

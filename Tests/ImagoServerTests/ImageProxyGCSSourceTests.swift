@@ -101,12 +101,6 @@ struct ImageProxyGCSSourceTests {
         }
     }
 
-    static func path(_ options: String, _ source: String) -> String {
-        let encoded = Data(source.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        return "/_/\(options)/\(encoded).png"
-    }
-
     /// A loopback origin whose `/token` answers the token exchange with `status` and `body` after `delay`, and a
     /// service account key made for it; stopped and removed when released.
     final class TokenOrigin: Sendable {
@@ -161,7 +155,7 @@ struct ImageProxyGCSSourceTests {
             let response = await proxy.respond(
                 to: ServerRequest(
                     method: "GET",
-                    path: Self.path("rs:fit:\(size):\(size)", "gs://media/photos/2026%20summer/cat%2B1.jpg"))
+                    path: base64Path("rs:fit:\(size):\(size)", "gs://media/photos/2026%20summer/cat%2B1.jpg"))
             )
             #expect(response.status == 200, "\(errorMessage(response))")
             #expect(try ServerTestImages.decode(response.body).width == size)
@@ -178,10 +172,10 @@ struct ImageProxyGCSSourceTests {
 
         // A missing object is the origin's 404; a generation is passed as a query
         let missing = await proxy.respond(
-            to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://media/none.jpg")))
+            to: ServerRequest(method: "GET", path: base64Path("w:10", "gs://media/none.jpg")))
         #expect(missing.status == 404, "\(errorMessage(missing))")
         _ = await proxy.respond(
-            to: ServerRequest(method: "GET", path: Self.path("w:11", "gs://media/g.jpg?1700000000")))
+            to: ServerRequest(method: "GET", path: base64Path("w:11", "gs://media/g.jpg?1700000000")))
         #expect(origin.lastRequest(for: "/media/g.jpg")?.query == "generation=1700000000")
     }
 
@@ -234,7 +228,7 @@ struct ImageProxyGCSSourceTests {
         origin.setRoute("/media/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
         let proxy = try fixture.proxy()
         let response = await proxy.respond(
-            to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://media/a.jpg")))
+            to: ServerRequest(method: "GET", path: base64Path("w:10", "gs://media/a.jpg")))
         #expect(response.status == 502, "\(errorMessage(response))")
         #expect(origin.requestCount(for: "/media/a.jpg") == 0)
         #expect(!errorMessage(response).contains("eyJ"))  // no assertion in the answer
@@ -247,13 +241,13 @@ struct ImageProxyGCSSourceTests {
         origin.setRoute("/public/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
         let proxy = try servedProxy(["--gcs", "--gcs-endpoint", origin.url(for: "/").absoluteString])
         let response = await proxy.respond(
-            to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://public/a.jpg")))
+            to: ServerRequest(method: "GET", path: base64Path("w:10", "gs://public/a.jpg")))
         #expect(response.status == 200, "\(errorMessage(response))")
         #expect(origin.lastRequest(for: "/public/a.jpg")?.headers["Authorization"] == nil)
 
         let without = try servedProxy([])
         let refused = await without.respond(
-            to: ServerRequest(method: "GET", path: Self.path("w:10", "gs://public/a.jpg")))
+            to: ServerRequest(method: "GET", path: base64Path("w:10", "gs://public/a.jpg")))
         #expect(refused.status == 400 && errorMessage(refused).contains("--gcs"), "\(errorMessage(refused))")
 
         // The key file GOOGLE_APPLICATION_CREDENTIALS names, when --gcs-key is not given

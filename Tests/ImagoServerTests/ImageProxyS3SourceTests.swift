@@ -89,10 +89,8 @@ struct ImageProxyS3SourceTests {
         origin.setRoute("/media/plain.jpg", .bytes(jpeg, contentType: "image/jpeg"))
         let proxy = try Self.proxy(origin: origin)
 
-        let source = Data("s3://media/photos%202026/cat%2B1.jpg".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-        let response = await proxy.respond(to: ServerRequest(method: "GET", path: "/_/rs:fit:64:64/\(source).png"))
+        let response = await proxy.respond(
+            to: ServerRequest(method: "GET", path: base64Path("rs:fit:64:64", "s3://media/photos%202026/cat%2B1.jpg")))
         #expect(response.status == 200, "\(errorMessage(response))")
         let image = try ServerTestImages.decode(response.body)
         #expect(image.width == 64 && image.height == 32)

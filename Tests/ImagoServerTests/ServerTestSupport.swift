@@ -10,6 +10,11 @@ import Testing
     import FoundationNetworking
 #endif
 
+/// An unsigned proxy path with `options` whose source is `source` in base64url, with `.png` for the output.
+func base64Path(_ options: String, _ source: String) -> String {
+    "/_/\(options)/\(Base64URL.encode(Array(source.utf8))).png"
+}
+
 /// `imago serve --unsigned --allow-private` with `arguments` after it, as the command wires it: its libcurl loader,
 /// its source policy, its object stores.
 func servedProxy(_ arguments: [String]) throws -> ImageProxy {

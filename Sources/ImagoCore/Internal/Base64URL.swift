@@ -1,10 +1,10 @@
 import Foundation
 
-/// URL-safe base64 (RFC 4648 §5) as imgproxy uses it: `-` and `_` for `+` and `/`, padding optional on input and
-/// left off on output.
-enum Base64URL {
+/// URL-safe base64 (RFC 4648 §5) as imgproxy's signatures and sources and JSON Web Tokens use it: `-` and `_` for
+/// `+` and `/`, padding optional on input and left off on output.
+package enum Base64URL {
     /// `bytes` in base64url without padding.
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
@@ -12,7 +12,7 @@ enum Base64URL {
     }
 
     /// The bytes of base64url `text` (padded or not), or `nil` when it is not base64url.
-    static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var standard = String(text)
         guard !standard.contains("+"), !standard.contains("/") else { return nil }
         standard = standard.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
