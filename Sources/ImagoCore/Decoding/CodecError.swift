@@ -39,14 +39,8 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
         case .animationTooMuchWork(let limit):
             "animation would composite more than \(limit) canvas pixels, frames × canvas size (DecodingOptions.animationWorkLimit)"
         case .renderingTimedOut(let f, let limit):
-            "drawing the \(f) image took longer than \(Self.seconds(limit)) and was stopped"
+            "drawing the \(f) image took longer than \(limit.readableText) and was stopped"
         case .encodingFailed(let f, let reason): "could not encode \(f): \(reason)"
         }
-    }
-
-    /// `limit` in seconds as a person reads it: `10 s`, `0.5 s`.
-    package static func seconds(_ limit: Duration) -> String {
-        let seconds = limit.timeInterval
-        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 }

@@ -11,4 +11,11 @@ extension Duration {
         let (seconds, attoseconds) = components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
+
+    /// The duration as a person reads it in a message: whole seconds (`10 s`) or, below a second or with a
+    /// fraction, whole milliseconds (`300 ms`).
+    package var readableText: String {
+        let milliseconds = milliseconds
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
+    }
 }

@@ -65,13 +65,6 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// `duration` as whole seconds (`10 s`) or, below a second or with a fraction, milliseconds (`300 ms`).
-    private static func text(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return milliseconds % 1000 == 0 ? "\(seconds) s" : "\(milliseconds) ms"
-    }
-
     /// A sentence for the JSON body (never contains a source URL's secrets).
     public var description: String {
         switch self {
@@ -96,7 +89,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .upstreamTimedOut: "the origin timed out"
         case .overloaded: "the server is busy; retry later"
         case .requestTimedOut(let after):
-            "the output took longer than \(Self.text(after)); it is still being made, retry later"
+            "the output took longer than \(after.readableText); it is still being made, retry later"
         case .internalFailure(let reason): "internal error: \(reason)"
         }
     }
