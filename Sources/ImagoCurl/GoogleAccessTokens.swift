@@ -26,9 +26,16 @@ public final class GoogleAccessTokens: Sendable {
     private struct State {
         var token: Token?
         var exchange: Task<Token, any Error>?
+        var exchangeCount = 0
     }
 
     private let state = Locked(State())
+
+    /// What a call finds: a token still good, or the exchange to wait for.
+    private enum Lookup {
+        case kept(Token)
+        case exchange(Task<Token, any Error>)
+    }
 
     /// Tokens for `account` in `scope` (default read-only Cloud Storage), each exchange bounded by `timeout`
     /// (default 10 s).
@@ -47,20 +54,24 @@ public final class GoogleAccessTokens: Sendable {
     ///   fails (its status or libcurl's error; never the assertion).
     public func authorization() async throws(DataLoadingError) -> String {
         let now = ContinuousClock.now
-        let kept = state.withLock { state in
-            state.token.flatMap { now < $0.expiresAt - .seconds(300) ? $0 : nil }
-        }
-        if let kept { return "Bearer " + kept.value }
-        let task: Task<Token, any Error> = state.withLock { state in
-            if let exchange = state.exchange { return exchange }
+        // The token kept while it has five minutes left, else the exchange in flight or a new one.
+        let lookup = state.withLock { state -> Lookup in
+            if let token = state.token, now < token.expiresAt - .seconds(300) { return .kept(token) }
+            if let exchange = state.exchange { return .exchange(exchange) }
             let exchange = Task { [self] in try await exchangeAssertion() }
             state.exchange = exchange
-            return exchange
+            state.exchangeCount += 1
+            return .exchange(exchange)
+        }
+        let exchange: Task<Token, any Error>
+        switch lookup {
+        case .kept(let token): return "Bearer " + token.value
+        case .exchange(let running): exchange = running
         }
         do {
-            let token = try await task.value
+            let token = try await exchange.value
             state.withLock { state in
-                if state.token == nil || state.token!.expiresAt < token.expiresAt { state.token = token }
+                if state.token.map({ $0.expiresAt < token.expiresAt }) ?? true { state.token = token }
                 state.exchange = nil
             }
             return "Bearer " + token.value
@@ -70,12 +81,10 @@ public final class GoogleAccessTokens: Sendable {
         }
     }
 
-    /// Number of exchanges made (for tests).
-    package var exchangeCount: Int { counter.withLock { $0 } }
-    private let counter = Locked(0)
+    /// Number of exchanges started (for tests).
+    package var exchangeCount: Int { state.withLock { $0.exchangeCount } }
 
     private func exchangeAssertion() async throws -> Token {
-        counter.withLock { $0 += 1 }
         let assertion = try account.assertion(scope: scope)
         let body = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + assertion
         let started = ContinuousClock.now

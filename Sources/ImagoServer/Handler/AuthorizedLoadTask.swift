@@ -13,7 +13,6 @@ final class AuthorizedLoadTask: DataLoadTask {
 
     private let state: Locked<State>
     private let sink: EventSink
-    private let waiting = Locked<Task<Void, Never>?>(nil)
 
     init(
         _ request: DataRequest, store: any ObjectStoreAuthorizing, remote: any DataLoading,
@@ -22,7 +21,9 @@ final class AuthorizedLoadTask: DataLoadTask {
         let sink = EventSink(handler)
         self.sink = sink
         state = Locked(State(priority: request.priority))
-        let task = Task { [state] in
+        // Not kept to be cancelled: the field may come from an exchange other loads share, which runs on whatever
+        // one caller does; `isCancelled` is what stops this load from starting.
+        Task { [state] in
             let field: String?
             do throws(DataLoadingError) {
                 field = try await store.authorization()
@@ -42,7 +43,6 @@ final class AuthorizedLoadTask: DataLoadTask {
             }
             if cancelled { inner.cancel() }
         }
-        waiting.withLock { $0 = task }
     }
 
     func cancel() {
@@ -50,7 +50,6 @@ final class AuthorizedLoadTask: DataLoadTask {
             state.isCancelled = true
             return state.inner
         }
-        waiting.withLock { $0 }?.cancel()
         inner?.cancel()
         sink.send(.failed(.cancelled))
     }
