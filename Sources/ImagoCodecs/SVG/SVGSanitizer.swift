@@ -75,8 +75,7 @@ public struct SVGSanitizer: Sendable {
             xmlUnlinkNode(UnsafeMutablePointer<xmlNode>(OpaquePointer(dtd)))
             xmlFreeDtd(dtd)
         }
-        Self.removeProcessingInstructions(from: document)
-        Self.clean(root)
+        Self.cleanNodes(from: document.pointee.children)  // the root and the instructions around it
         var output: UnsafeMutablePointer<xmlChar>?
         var count: Int32 = 0
         xmlDocDumpMemoryEnc(document, &output, &count, "UTF-8")
@@ -116,7 +115,13 @@ public struct SVGSanitizer: Sendable {
                 || (attributeName == "href" && !isSafeReference(value(of: current, in: element), on: name))
             if isUnsafe { xmlRemoveProp(current) }
         }
-        var child = element.pointee.children
+        cleanNodes(from: element.pointee.children)
+    }
+
+    /// Cleans `first` and the nodes after it: an element removed with its content or cleaned, a processing
+    /// instruction removed.
+    private static func cleanNodes(from first: xmlNodePtr?) {
+        var child = first
         while let current = child {
             child = current.pointee.next
             switch current.pointee.type {
@@ -143,9 +148,9 @@ public struct SVGSanitizer: Sendable {
         while let current = attribute {
             if localName(current.pointee.name) == "attributename" {
                 let target = value(of: current, in: element).lowercased()
-                let local = target.split(separator: ":").last.map(String.init) ?? target
-                return local.trimmingCharacters(in: .whitespaces) == "href"
-                    || local.trimmingCharacters(in: .whitespaces).hasPrefix("on")
+                let local = (target.split(separator: ":").last.map(String.init) ?? target)
+                    .trimmingCharacters(in: .whitespaces)
+                return local == "href" || local.hasPrefix("on")
             }
             attribute = current.pointee.next
         }
@@ -174,17 +179,6 @@ public struct SVGSanitizer: Sendable {
             })
         else { return nil }
         return candidate.lowercased()
-    }
-
-    private static func removeProcessingInstructions(from document: xmlDocPtr) {
-        var child = document.pointee.children
-        while let current = child {
-            child = current.pointee.next
-            if current.pointee.type == XML_PI_NODE {
-                xmlUnlinkNode(current)
-                xmlFreeNode(current)
-            }
-        }
     }
 
     // MARK: - libxml2 values

@@ -37,10 +37,8 @@ public struct AzureBlobSources: ObjectStoreMapping, Hashable {
     /// The HTTP URL of `source` (`abs://container/blob`), the blob name URI-encoded segment by segment; `nil` for a
     /// URL that is not `abs:` or has no container or blob.
     public func httpURL(for source: URL) -> URL? {
-        guard let (container, blob) = ObjectStoreLoader.bucketAndKey(of: source, scheme: scheme),
-            let service = serviceURL?.absoluteString
+        guard let (container, blob) = ObjectStoreLoader.bucketAndKey(of: source, scheme: scheme), let serviceURL
         else { return nil }
-        let base = service.hasSuffix("/") ? String(service.dropLast()) : service
-        return URL(string: "\(base)/\(ObjectStoreLoader.encoded(container))/\(ObjectStoreLoader.encodedPath(blob))")
+        return URL(string: ObjectStoreLoader.pathStyleURL(base: serviceURL, bucket: container, key: blob))
     }
 }

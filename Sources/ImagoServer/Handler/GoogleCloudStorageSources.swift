@@ -28,9 +28,8 @@ public struct GoogleCloudStorageSources: ObjectStoreAuthorizing {
     /// each path segment percent-encoded; `nil` for a URL that is not `gs:` or has no bucket or object.
     public func httpURL(for source: URL) -> URL? {
         guard let (bucket, key) = ObjectStoreLoader.bucketAndKey(of: source, scheme: scheme) else { return nil }
-        let base = (endpoint ?? URL(string: "https://storage.googleapis.com")!).absoluteString
-        var text = base.hasSuffix("/") ? String(base.dropLast()) : base
-        text += "/\(ObjectStoreLoader.encoded(bucket))/\(ObjectStoreLoader.encodedPath(key))"
+        let base = endpoint ?? URL(string: "https://storage.googleapis.com")!
+        var text = ObjectStoreLoader.pathStyleURL(base: base, bucket: bucket, key: key)
         if let generation = source.query(percentEncoded: false), !generation.isEmpty {
             text += "?generation=" + ObjectStoreLoader.encoded(generation)
         }

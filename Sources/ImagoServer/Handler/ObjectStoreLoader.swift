@@ -77,6 +77,13 @@ package struct ObjectStoreLoader: DataLoading {
         return key.isEmpty ? nil : (bucket, key)
     }
 
+    /// `base` (an endpoint URL, without its trailing `/`), then `/BUCKET/KEY`, each URI-encoded as
+    /// ``encodedPath(_:)`` encodes: the path-style address of an object.
+    static func pathStyleURL(base: URL, bucket: String, key: String) -> String {
+        let text = base.absoluteString
+        return (text.hasSuffix("/") ? String(text.dropLast()) : text) + "/\(encoded(bucket))/\(encodedPath(key))"
+    }
+
     /// `key` with each `/`-separated segment URI-encoded as the stores' signatures canonicalise paths: every
     /// UTF-8 byte but `A–Z a–z 0–9 - . _ ~` as `%XX`.
     static func encodedPath(_ key: String) -> String {
