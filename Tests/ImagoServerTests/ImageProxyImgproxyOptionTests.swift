@@ -26,7 +26,10 @@ struct ImageProxyImgproxyOptionTests {
             ("rs:fill-down:100:50", 100, 50), ("rs:fill:800:800", 400, 200),
             ("rt:auto/s:300:100", 300, 100),  // landscape box, landscape source: fill
             ("rt:auto/s:100:300", 100, 50),  // portrait box: fit
-            ("w:100/mw:200", 200, 100), ("h:20/mh:50", 100, 50), ("mw:200", 400, 200),
+            // A minimum past the box scales past it, then the result is cut to the box (imgproxy's warning)
+            ("w:100/mw:200", 100, 100), ("h:20/mh:50", 100, 20), ("mw:200", 400, 200),
+            ("rt:auto/s:100:100", 100, 100),  // a square box counts as landscape: fill
+            ("rs:fill:100:100/z:2", 200, 200),  // the cut is the box times the zoom
             ("z:0.5", 200, 100), ("zoom:0.5:0.25", 200, 50), ("s:100:100/z:2", 200, 100),
             ("z:2", 400, 200),  // zoom does not enlarge unless asked
             ("z:2/el:1", 800, 400), ("rs:force:800:100", 400, 50),  // force without enlarge: the larger scale is 1
@@ -35,6 +38,35 @@ struct ImageProxyImgproxyOptionTests {
         for (options, width, height) in cases {
             #expect(try await size(fixture, options) == PixelSize(width: width, height: height), "\(options)")
         }
+    }
+
+    /// imgproxy bounds the DPR by what keeps the image from being enlarged, and pads, extends and offsets with the
+    /// DPR applied: a `dpr:2` request for a source too small for twice the box gets the box's shape at the size the
+    /// source has, with padding for that size.
+    @Test func theDPRIsBoundedSoThatTheImageIsNotEnlarged() async throws {
+        let fixture = try ProxyFixture()
+        let cases: [(String, Int, Int)] = [
+            ("rs:fill:300:100/dpr:2", 400, 133),  // 3:1 at 400 pixels wide (DPR 4/3), not 400 × 200 in a 600 × 200 box
+            ("rs:fill:100:50/dpr:2", 200, 100),  // room enough: the whole DPR
+            ("rs:fit:300:300/dpr:2/pd:10", 426, 226),  // 10 × 4/3 = 13.3 pixels of padding, not 20
+            ("rs:fit:300:300:0:1/dpr:2", 400, 400),  // extended to 300 × 4/3, not to 600
+            ("dpr:0.5", 200, 100),  // without a box, a DPR below 1 still scales
+            ("dpr:2", 400, 200), ("dpr:2/el:1", 800, 400),  // and one above 1 only with enlarge
+            ("rs:fill:300:100:1/dpr:2", 600, 200),  // enlarge: the whole DPR
+        ]
+        for (options, width, height) in cases {
+            #expect(try await size(fixture, options) == PixelSize(width: width, height: height), "\(options)")
+        }
+        // A 10-pixel offset from the west edge is 13 pixels at the DPR applied (4/3): the crop starts at source
+        // x 13, so the red/blue edge (source x 200) is at output x 187, not at 180 as with the URL's DPR.
+        let offset = try await image(fixture, "rs:fill:150:150/g:we:10/dpr:2/f:png")
+        try #require(offset.size == PixelSize(width: 200, height: 200))
+        #expect(isRed(offset[pixel: 183, 100]) && isBlue(offset[pixel: 191, 100]))
+        // Blur is in result pixels whatever the DPR, as imgproxy's: a 400-pixel result blurred by 3 is the same
+        // image whether asked as w:400 or as w:200 at DPR 2.
+        let direct = try await image(fixture, "w:400/bl:3/f:png")
+        let doubled = try await image(fixture, "w:200/dpr:2/bl:3/f:png")
+        #expect(direct.size == doubled.size && direct.bytes == doubled.bytes)
     }
 
     @Test func resultsAreCappedAtTheLargestSide() throws {
@@ -390,6 +422,19 @@ struct ImageProxyImgproxyOptionTests {
         try OptionParser.apply("fn:x", to: &defaults)
         try OptionParser.apply("exp:1", to: &defaults)
         #expect(defaults.canonicalDescription == before)  // headers and checks only: the same output
+        // Options whose images stop 37's resize changed are marked, so outputs made before are not answered;
+        // the others keep their keys.
+        func text(_ segments: String) throws -> String {
+            var options = ProcessingOptions()
+            for segment in segments.split(separator: "/") { try OptionParser.apply(segment, to: &options) }
+            return options.canonicalDescription
+        }
+        for changed in ["dpr:2", "rt:auto/s:10:10", "w:10/mw:20", "s:10:10/z:2"] {
+            #expect(try text(changed).contains("/l2/") || text(changed).hasSuffix("/l2"), "\(changed)")
+        }
+        for unchanged in ["s:10:10", "rs:fill:10:10", "rt:auto/w:10", "mw:20", "z:2", "bl:2"] {
+            #expect(try !text(unchanged).contains("/l2"), "\(unchanged)")
+        }
     }
 
     /// `enforce_thumbnail`: pillow_heif's 64 × 64 HEIC, whose embedded thumbnail is 32 × 32, rendered from the

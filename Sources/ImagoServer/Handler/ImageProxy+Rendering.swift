@@ -290,24 +290,11 @@ extension ImageProxy {
         if options.flipsVertically { processors.append(ImageProcessors.Flip(.vertical)) }
         let crop = ProxyCrop(options)
         if let crop { processors.append(crop) }
-        let resize = ProxyResize(options)
-        if let resize { processors.append(resize) }
-        if options.blurSigma > 0 {
-            processors.append(ImageProcessors.GaussianBlur(radius: options.blurSigma * options.dpr))
-        }
-        if options.sharpenSigma > 0 {
-            processors.append(ImageProcessors.Sharpen(sigma: options.sharpenSigma * options.dpr))
-        }
-        if options.pixelateSize > 1 {
-            processors.append(ImageProcessors.Pixelate(size: max(1, options.scaled(options.pixelateSize))))
-        }
-        if let canvas = ProxyCanvas(options) { processors.append(canvas) }
-        if let limit = ProxyResultLimit(options) { processors.append(limit) }
-        if let background = options.background { processors.append(ImageProcessors.Background(color: background)) }
-        if let watermark = ProxyWatermark(options, watermark: watermark) { processors.append(watermark) }
+        let layout = ProxyLayout(options, watermark: watermark)
+        if let layout { processors.append(layout) }
         var targetSize: PixelSize?
         let turns = options.rotation != 0 || options.flipsHorizontally || options.flipsVertically
-        if crop == nil, options.trim == nil, turns, let target = resize?.decodeTarget, target.mode == .fit {
+        if crop == nil, options.trim == nil, turns, let target = layout?.resize?.decodeTarget, target.mode == .fit {
             let swaps = options.rotation % 180 != 0
             targetSize = swaps ? PixelSize(width: target.size.height, height: target.size.width) : target.size
         }

@@ -1,30 +1,32 @@
 import ImagoCore
 
-/// imgproxy's `extend`, `extend_aspect_ratio` and `padding`, as one canvas: an image smaller than the box is
-/// extended to it; then to the box's aspect ratio; then padded. The image is placed by each step's gravity and
+/// imgproxy's `extend`, `extend_aspect_ratio` and `padding`, as one canvas: an image smaller than the target is
+/// extended to it; then to the target's aspect ratio; then padded. The image is placed by each step's gravity and
 /// the new area filled with the background (transparent when there is none). Extensions never make a side
-/// longer than ``OptionParser/maximumSide``.
+/// longer than ``OptionParser/maximumSide``. Sizes and offsets in pixels are times the DPR applied
+/// (``ProxyLayout``).
 struct ProxyCanvas: ImageProcessing {
-    /// The box in output pixels (DPR applied); 0 on an axis derives it.
+    /// The resize's target in output pixels (the box times the DPR applied and the zoom); 0 on an axis derives it.
     var width: Int
     var height: Int
     var extend: ProcessingOptions.Placement?
     var extendAspectRatio: ProcessingOptions.Placement?
-    /// In output pixels (DPR applied).
+    /// In output pixels (times the DPR applied, rounded half to even as imgproxy's).
     var padding: ProcessingOptions.Padding
     var fill: RGBA
+    /// The DPR applied, for offsets in pixels.
     var dpr: Double
 
-    /// The canvas `options` ask for, or `nil` when they ask for none.
-    init?(_ options: ProcessingOptions) {
+    /// The canvas `options` ask for around an image resized to `target`, or `nil` when they ask for none.
+    init?(_ options: ProcessingOptions, target: PixelSize) {
         guard options.extend != nil || options.extendAspectRatio != nil || !options.padding.isEmpty else { return nil }
-        (width, height) = options.scaledBox
+        (width, height) = (target.width, target.height)
         extend = options.extend
         extendAspectRatio = options.extendAspectRatio
         let p = options.padding
+        func scaled(_ pixels: Int) -> Int { Int((Double(pixels) * options.dpr).rounded(.toNearestOrEven)) }
         padding = ProcessingOptions.Padding(
-            top: options.scaled(p.top), right: options.scaled(p.right), bottom: options.scaled(p.bottom),
-            left: options.scaled(p.left))
+            top: scaled(p.top), right: scaled(p.right), bottom: scaled(p.bottom), left: scaled(p.left))
         fill = options.background ?? RGBA(r: 0, g: 0, b: 0, a: 0)
         dpr = options.dpr
     }

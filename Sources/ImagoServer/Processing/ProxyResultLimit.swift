@@ -9,7 +9,9 @@ struct ProxyResultLimit: ImageProcessing {
 
     /// The limit `options` ask for when a canvas (``ProxyCanvas``) follows the resize, else `nil`.
     init?(_ options: ProcessingOptions) {
-        guard options.maxResultDimension > 0, ProxyCanvas(options) != nil else { return nil }
+        guard options.maxResultDimension > 0,
+            options.extend != nil || options.extendAspectRatio != nil || !options.padding.isEmpty
+        else { return nil }
         limit = options.maxResultDimension
     }
 

@@ -193,11 +193,11 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var maxBytes = 0
     /// The output format asked for (`format:` or the URL's extension); `nil` (the default) negotiates it.
     public var format: ImageFormat?
-    /// Gaussian blur sigma in output pixels; 0 (the default) does not blur.
+    /// Gaussian blur sigma in output pixels, whatever the DPR (as imgproxy's); 0 (the default) does not blur.
     public var blurSigma: Double = 0
-    /// Unsharp-mask sigma in output pixels; 0 (the default) does not sharpen.
+    /// Unsharp-mask sigma in output pixels, whatever the DPR; 0 (the default) does not sharpen.
     public var sharpenSigma: Double = 0
-    /// The side of pixelation blocks in pixels before DPR; 0 or 1 (the default 0) does not pixelate.
+    /// The side of pixelation blocks in output pixels, whatever the DPR; 0 or 1 (the default 0) does not pixelate.
     public var pixelateSize = 0
     /// Clockwise rotation in degrees: 0 (the default), 90, 180 or 270; applied before cropping and resizing, so
     /// the crop and the box are the output's.
@@ -211,7 +211,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// Whether the source's EXIF orientation is applied before anything else (imgproxy's `auto_rotate`). Default
     /// `true`.
     public var autoRotates = true
-    /// Device pixel ratio multiplying the box, offsets, padding, blur and sharpen. Default 1.
+    /// Device pixel ratio multiplying the box, the minimum sizes, offsets in pixels and padding; at most what keeps
+    /// the image from being enlarged unless ``enlarges`` (``ProxyResize``). Default 1.
     public var dpr: Double = 1
     /// Source formats answered with the source's own bytes, never resized or re-encoded, when the URL names no
     /// other output format (imgproxy's `skip_processing`; `png` covers APNG, `heic` all HEIF). The source is still
@@ -268,6 +269,11 @@ public struct ProcessingOptions: Sendable, Hashable {
         // A crop of a rotated image has been cut after the rotation since stop 36 (before, from the source): the
         // mark keeps outputs made the old way from answering such URLs.
         if crop != nil, rotation != 0 { text += "/rc" }
+        // Since stop 37 the resize follows imgproxy's sizes (``ProxyLayout``): the DPR is bounded to keep the image
+        // from being enlarged and no longer scales blur, sharpen and pixelate; `auto` counts a square as landscape;
+        // a minimum size or a zoom with a box cuts to the box times the zoom. The mark keeps outputs made the old
+        // way from answering the URLs whose images changed.
+        if layoutChanged { text += "/l2" }
         if flipsHorizontally || flipsVertically {
             text += "/fl:\(flipsHorizontally ? 1 : 0):\(flipsVertically ? 1 : 0)"
         }
@@ -305,6 +311,13 @@ public struct ProcessingOptions: Sendable, Hashable {
         if let frames = security.maxAnimationFrames { text += "/maf:\(frames)" }
         if let pixels = security.maxAnimationFramePixels { text += "/mafr:\(pixels)" }
         return text
+    }
+
+    /// Whether stop 37's resize (imgproxy's sizes) may make another image for these options than the one before.
+    private var layoutChanged: Bool {
+        let hasBox = width > 0 || height > 0
+        return dpr != 1 || (resizingType == .auto && width > 0 && height > 0)
+            || (hasBox && (minWidth > 0 || minHeight > 0 || zoomX != 1 || zoomY != 1))
     }
 
     /// A number as the same text in every process: the processors' identifiers' form (integers plainly, others in
