@@ -26,6 +26,7 @@ func servedProxy(_ arguments: [String]) throws -> ImageProxy {
     configuration.sourcePolicy = options.sourcePolicy
     configuration.azureBlob = options.azureBlob
     configuration.gcs = options.gcs
+    configuration.swift = options.swift
     return ImageProxy(configuration: configuration)
 }
 

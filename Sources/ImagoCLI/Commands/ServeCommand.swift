@@ -11,7 +11,7 @@ import ImagoServer
 /// [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--max-animation-frames N [--max-animation-frame-pixels N]]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--swift --swift-auth-url URL --swift-username NAME --swift-api-key KEY [--swift-domain NAME] [--swift-tenant NAME] [--swift-auth-version N]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
@@ -22,7 +22,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N [--max-animation-frame-pixels N]] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--swift --swift-auth-url URL --swift-username NAME --swift-api-key KEY [--swift-domain NAME] [--swift-tenant NAME] [--swift-auth-version N]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -203,6 +203,27 @@ enum ServeCommand {
                 help:
                     "A Cloud Storage XML API endpoint instead of https://storage.googleapis.com (IMGPROXY_GCS_ENDPOINT)."
             ),
+            OptionSpec(
+                "--swift",
+                help: "Serve swift://CONTAINER/OBJECT sources from OpenStack Swift (IMGPROXY_USE_SWIFT), signing in at "
+                    + "--swift-auth-url with --swift-username and --swift-api-key."),
+            OptionSpec(
+                "--swift-auth-url", value: "URL",
+                help: "The identity service: Keystone's .../v3 or .../v2.0, or .../auth/v1.0 (IMGPROXY_SWIFT_AUTH_URL)."
+            ),
+            OptionSpec("--swift-username", value: "NAME", help: "The user (IMGPROXY_SWIFT_USERNAME)."),
+            OptionSpec(
+                "--swift-api-key", value: "KEY",
+                help: "The password or API key (IMGPROXY_SWIFT_API_KEY; better IMAGO_SWIFT_API_KEY)."),
+            OptionSpec(
+                "--swift-domain", value: "NAME",
+                help: "The user's and project's domain, v3 (IMGPROXY_SWIFT_DOMAIN; default: Default)."),
+            OptionSpec(
+                "--swift-tenant", value: "NAME",
+                help: "The project (tenant) to scope to, v2 and v3 (IMGPROXY_SWIFT_TENANT)."),
+            OptionSpec(
+                "--swift-auth-version", value: "N",
+                help: "1, 2 or 3; 0 (the default) reads it from --swift-auth-url (IMGPROXY_SWIFT_AUTH_VERSION)."),
             OptionSpec(
                 "--cache-control-passthrough",
                 help:
@@ -435,6 +456,8 @@ enum ServeCommand {
         var azureSigning: AzureSharedKeySigning?
         /// `--gcs`, `--gcs-key`, `--gcs-endpoint`: where `gs:` sources come from and their tokens, if served.
         var gcs: GoogleCloudStorageSources?
+        /// `--swift` and its `--swift-…` options: the OpenStack account `swift:` sources come from, if served.
+        var swift: OpenStackSwiftSources?
         /// `--base64-url-includes-filename`: base64 sources may end with a file name.
         var base64URLIncludesFilename = false
         /// `--arguments-separator`: what separates options' names and arguments, in URLs and presets.
@@ -613,6 +636,7 @@ enum ServeCommand {
         configuration.s3 = options.s3
         configuration.azureBlob = options.azureBlob
         configuration.gcs = options.gcs
+        configuration.swift = options.swift
         configuration.secret = options.secret
         configuration.allowedOrigin = options.allowedOrigin
         configuration.baseURL = options.baseURL
@@ -811,6 +835,39 @@ enum ServeCommand {
         return sources
     }
 
+    /// `--swift` and the options that need it: the sources (`nil` without `--swift`), signing in with the
+    /// `--swift-…` credentials.
+    static func parseSwift(_ args: ParsedArguments) throws -> OpenStackSwiftSources? {
+        let options = [
+            "--swift-auth-url", "--swift-username", "--swift-api-key", "--swift-domain", "--swift-tenant",
+            "--swift-auth-version",
+        ]
+        guard args.has("--swift") else {
+            for option in options where args.value(option) != nil {
+                throw UsageError("option '\(option)' needs --swift")
+            }
+            return nil
+        }
+        for option in options.prefix(3) where (args.value(option) ?? "").isEmpty {
+            throw UsageError("option '--swift' needs \(option)")
+        }
+        guard let text = args.value("--swift-auth-url"), let url = OpenStackSwiftSources.endpoint(parsing: text) else {
+            throw UsageError(
+                "option '--swift-auth-url' expects an http or https URL such as https://keystone.example/v3")
+        }
+        let version = try parseInteger(
+            args.value("--swift-auth-version") ?? "0", option: "--swift-auth-version", range: 0...3)
+        let credentials = OpenStackCredentials(
+            authURL: url, username: args.value("--swift-username") ?? "", apiKey: args.value("--swift-api-key") ?? "",
+            domain: args.value("--swift-domain") ?? "", tenant: args.value("--swift-tenant") ?? "",
+            authVersion: version)
+        guard credentials.resolvedVersion != nil else {
+            throw UsageError(
+                "option '--swift-auth-url' names no auth version (v1, v2 or v3): give --swift-auth-version")
+        }
+        return OpenStackSwiftSources(tokens: OpenStackTokens(credentials: credentials))
+    }
+
     /// `--abs` and the options that need it: the sources (`nil` without `--abs`) and, with `--abs-key`, the
     /// signing of their requests.
     static func parseAzureBlob(_ args: ParsedArguments) throws -> (AzureBlobSources?, AzureSharedKeySigning?) {
@@ -887,7 +944,8 @@ enum ServeCommand {
         let sources = args.values["--allow-source"] ?? []
         for prefix in sources {
             guard let url = URL(string: prefix.replacingOccurrences(of: "*", with: "0")),
-                let scheme = url.scheme?.lowercased(), ["http", "https", "local", "s3", "abs", "gs"].contains(scheme),
+                let scheme = url.scheme?.lowercased(),
+                ["http", "https", "local"].contains(scheme) || ProxyPath.objectStoreFlags[scheme] != nil,
                 scheme == "local" ? prefix.hasPrefix("local:///") : !(url.host() ?? "").isEmpty
             else {
                 throw UsageError(
@@ -1049,6 +1107,7 @@ enum ServeCommand {
         if options.s3 != nil { options.s3Credentials = AWSSigning.Credentials(environment: environment) }
         (options.azureBlob, options.azureSigning) = try parseAzureBlob(args)
         options.gcs = try parseGCS(args, environment: environment)
+        options.swift = try parseSwift(args)
         if let text = args.value("--quality") {
             options.defaultQuality = try parseInteger(text, option: "--quality", range: 1...100)
         }

@@ -1,9 +1,11 @@
 import Foundation
 import Imago
 
-/// A load from an ``ObjectStoreAuthorizing`` store: asks the store for its `Authorization` field, then loads
-/// through `remote` with it. Cancelling before the field comes ends the load at once (`.failed(.cancelled)`); after,
-/// it cancels the remote load. A priority set while waiting is passed on when the load starts.
+/// A load from an ``ObjectStoreAuthorizing`` store: asks the store for the request as it is sent now (its token,
+/// its address), then loads through `remote`. When the store refuses it with HTTP 401 and says to try again
+/// (``ObjectStoreAuthorizing/refused(_:)``), it is asked once more and the load made again. Cancelling before a
+/// load starts ends it at once (`.failed(.cancelled)`); after, it cancels the remote load. A priority set while
+/// waiting is passed on when the load starts.
 final class AuthorizedLoadTask: DataLoadTask {
     private struct State {
         var inner: (any DataLoadTask)?
@@ -13,30 +15,45 @@ final class AuthorizedLoadTask: DataLoadTask {
 
     private let state: Locked<State>
     private let sink: EventSink
+    private let request: DataRequest
+    private let store: any ObjectStoreAuthorizing
+    private let remote: any DataLoading
 
     init(
         _ request: DataRequest, store: any ObjectStoreAuthorizing, remote: any DataLoading,
         handler: @escaping @Sendable (DataLoadEvent) -> Void
     ) {
-        let sink = EventSink(handler)
-        self.sink = sink
+        sink = EventSink(handler)
         state = Locked(State(priority: request.priority))
-        // Not kept to be cancelled: the field may come from an exchange other loads share, which runs on whatever
-        // one caller does; `isCancelled` is what stops this load from starting.
-        Task { [state] in
-            let field: String?
+        self.request = request
+        self.store = store
+        self.remote = remote
+        start(retrying: true)
+    }
+
+    /// Asks the store for the request, then loads it; with `retrying`, a 401 the store lets be tried again starts
+    /// another attempt instead of failing. Not kept to be cancelled: the store's token may come from an exchange
+    /// other loads share, which runs on whatever one caller does; `isCancelled` is what stops a load from starting.
+    private func start(retrying: Bool) {
+        Task { [self] in
+            let authorized: DataRequest
             do throws(DataLoadingError) {
-                field = try await store.authorization()
+                authorized = try await store.authorized(request)
             } catch {
                 sink.send(.failed(error))
                 return
             }
-            var authorized = request
-            if let field { authorized.headers["Authorization"] = field }
-            // Cancelled while the field was on its way (an exchange shared with other loads runs on): no load.
+            // Cancelled while the token was on its way (an exchange shared with other loads runs on): no load.
             guard let priority = state.withLock({ $0.isCancelled ? nil : $0.priority }) else { return }
-            authorized.priority = priority
-            let inner = remote.load(authorized) { sink.send($0) }
+            var sent = authorized
+            sent.priority = priority
+            let inner = remote.load(sent) { [self, sent] event in
+                if retrying, case .failed(.statusCode(401, _)) = event, store.refused(sent) {
+                    start(retrying: false)
+                } else {
+                    sink.send(event)
+                }
+            }
             let cancelled = state.withLock { state -> Bool in
                 state.inner = inner
                 return state.isCancelled

@@ -36,9 +36,11 @@ public struct GoogleCloudStorageSources: ObjectStoreAuthorizing {
         return URL(string: text)
     }
 
-    /// `Bearer TOKEN` from ``tokens``, or `nil` without them.
-    public func authorization() async throws(DataLoadingError) -> String? {
-        guard let tokens else { return nil }
-        return try await tokens.authorization()
+    /// `request` with `Authorization: Bearer TOKEN` from ``tokens``; unchanged without them.
+    public func authorized(_ request: DataRequest) async throws(DataLoadingError) -> DataRequest {
+        guard let tokens else { return request }
+        var authorized = request
+        authorized.headers["Authorization"] = try await tokens.authorization()
+        return authorized
     }
 }

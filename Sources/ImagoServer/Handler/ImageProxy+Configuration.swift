@@ -96,10 +96,14 @@ extension ImageProxy {
         /// service account's bearer tokens when ``GoogleCloudStorageSources/tokens`` is set. The bucket is the
         /// source's host for ``sourcePolicy``'s host list. Default `nil`: `gs:` sources are refused (400).
         public var gcs: GoogleCloudStorageSources?
+        /// Serves `swift://container/object` sources (imgproxy's `IMGPROXY_USE_SWIFT`) from OpenStack Swift, at the
+        /// storage URL its identity service names, with its tokens. The container is the source's host for
+        /// ``sourcePolicy``'s host list. Default `nil`: `swift:` sources are refused (400).
+        public var swift: OpenStackSwiftSources?
 
-        /// The object stores whose sources are served: ``s3``, ``azureBlob`` and ``gcs``, those set.
+        /// The object stores whose sources are served: ``s3``, ``azureBlob``, ``gcs`` and ``swift``, those set.
         var objectStores: [any ObjectStoreMapping] {
-            [s3 as (any ObjectStoreMapping)?, azureBlob, gcs].compactMap { $0 }
+            [s3 as (any ObjectStoreMapping)?, azureBlob, gcs, swift].compactMap { $0 }
         }
         /// Which sources may be fetched. Default: any public host.
         public var sourcePolicy: SourcePolicy
@@ -280,6 +284,7 @@ extension ImageProxy {
             s3 = nil
             azureBlob = nil
             gcs = nil
+            swift = nil
             presets = PresetTable()
             onlyPresets = false
             allowedProcessingOptions = nil

@@ -24,13 +24,25 @@ extension ObjectStoreMapping {
     }
 }
 
-/// An object store whose requests carry an `Authorization` field fetched before each load (a bearer token that
-/// expires: ``GoogleCloudStorageSources``), where ``ObjectStoreMapping``'s stores are signed by the loader.
+/// An object store whose requests carry a token fetched before each load (a bearer token that expires:
+/// ``GoogleCloudStorageSources``; a token that comes with the storage's address: ``OpenStackSwiftSources``),
+/// where ``ObjectStoreMapping``'s stores are signed by the loader.
 public protocol ObjectStoreAuthorizing: ObjectStoreMapping {
-    /// The `Authorization` field for a request now; `nil` for none.
+    /// `request` as it is sent now: at ``ObjectStoreMapping/httpURL(for:)``'s URL (which, for a store whose address
+    /// comes with its token, is relative to that address, and resolved here), with the header fields a token
+    /// gives.
     ///
     /// - Throws: ``DataLoadingError``, which fails the load.
-    func authorization() async throws(DataLoadingError) -> String?
+    func authorized(_ request: DataRequest) async throws(DataLoadingError) -> DataRequest
+
+    /// Whether a load of `request` (as ``authorized(_:)`` made it) that the store refused with HTTP 401 is tried
+    /// once more, with a token fetched again: the store dropped the one refused. Default `false`.
+    func refused(_ request: DataRequest) -> Bool
+}
+
+extension ObjectStoreAuthorizing {
+    /// `false`: a refused load fails.
+    public func refused(_ request: DataRequest) -> Bool { false }
 }
 
 /// Loads the sources of the object stores it is given (``ObjectStoreMapping``) through `remote` at the HTTP URLs

@@ -114,7 +114,7 @@ public struct ProxyPath: Sendable, Hashable {
             }
             guard url.host()?.isEmpty == false, url.path().count > 1 else {
                 throw .invalidSource(
-                    "expected \(scheme)://\(scheme == "abs" ? "container/blob" : scheme == "gs" ? "bucket/object" : "bucket/key")"
+                    "expected \(scheme)://\(Self.objectStorePathForms[scheme] ?? "bucket/key")"
                 )
             }
         } else {
@@ -132,7 +132,12 @@ public struct ProxyPath: Sendable, Hashable {
 
     /// The object stores' schemes `imago serve` knows, each with the flag that serves it, so that a URL of one on
     /// a server without it says which flag is missing.
-    static let objectStoreFlags = ["s3": "s3", "abs": "abs", "gs": "gcs"]
+    package static let objectStoreFlags = ["s3": "s3", "abs": "abs", "gs": "gcs", "swift": "swift"]
+
+    /// How each object store's sources name an object, for the error of one that does not.
+    static let objectStorePathForms = [
+        "s3": "bucket/key", "abs": "container/blob", "gs": "bucket/object", "swift": "container/object",
+    ]
 
     /// Whether `character` may separate options' names and arguments (``init(parsing:presets:replacements:baseURL:onlyPresets:allowsLocal:objectStoreSchemes:allowedOptions:base64IncludesFilename:argumentsSeparator:)``):
     /// ASCII punctuation that neither structures the path (`/ ? # % @ .`) nor occurs in base64url or option names

@@ -1,0 +1,95 @@
+import CCurl
+import Foundation
+import ImagoCore
+
+/// One small HTTP exchange with an identity service (a token endpoint), by libcurl on a thread of its own: no
+/// redirects, certificates verified, one timeout for the whole exchange, at most ``maximumAnswerLength`` bytes of
+/// answer kept. The credential services (``GoogleAccessTokens``, ``OpenStackTokens``) share it.
+struct CurlExchange {
+    /// `GET`, or `POST` when there is a ``body``.
+    var url: URL
+    /// Request header fields, `Name: value` each.
+    var fields: [String] = []
+    /// The POST body; `nil` for a GET.
+    var body: String?
+    /// How long the whole exchange may take.
+    var timeout: Duration
+    /// The response header fields to read, by name.
+    var answerFields: [String] = []
+
+    /// What the service answered.
+    struct Answer {
+        var status: Int
+        var data: Data
+        /// The fields asked for in ``answerFields`` that came, by the name asked for.
+        var fields: [String: String]
+    }
+
+    /// The most bytes of an answer kept (a Keystone catalog of a large cloud is tens of kilobytes).
+    static let maximumAnswerLength = 1 << 20
+
+    /// The exchange's answer.
+    ///
+    /// - Throws: ``Failure`` when libcurl fails (the connection, the timeout, an answer over the maximum).
+    func perform() async throws -> Answer {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try performNow() })
+            }
+        }
+    }
+
+    /// Why an exchange got no answer.
+    struct Failure: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { "the exchange with the identity service failed: \(reason)" }
+    }
+
+    private final class Received {
+        var data = Data()
+    }
+
+    private func performNow() throws -> Answer {
+        guard let handle = curl_easy_init() else { throw Failure(reason: "libcurl could not start") }
+        defer { curl_easy_cleanup(handle) }
+        let received = Received()
+        let context = Unmanaged.passUnretained(received).toOpaque()
+        _ = imago_easy_setopt_string(handle, CURLOPT_URL, url.absoluteString)
+        if let body { _ = imago_easy_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, body) }
+        _ = imago_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = imago_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, CurlEasy.milliseconds(timeout))
+        _ = imago_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = imago_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = imago_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
+        var list: UnsafeMutablePointer<curl_slist>?
+        for field in fields { list = curl_slist_append(list, field) }
+        defer { curl_slist_free_all(list) }
+        _ = imago_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list)
+        _ = imago_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
+        _ = imago_easy_setopt_writefunction(handle, Self.answerCallback)
+        let code = withExtendedLifetime(received) { curl_easy_perform(handle) }
+        guard code == CURLE_OK else { throw Failure(reason: String(cString: curl_easy_strerror(code))) }
+        var status = 0
+        _ = imago_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        var answered: [String: String] = [:]
+        for name in answerFields {
+            var header: UnsafeMutablePointer<curl_header>?
+            // The last response's field (CURLH_HEADER: a server header; request -1: the last request).
+            if curl_easy_header(handle, name, 0, UInt32(CURLH_HEADER), -1, &header) == CURLHE_OK,
+                let value = header?.pointee.value
+            {
+                answered[name] = String(cString: value)
+            }
+        }
+        return Answer(status: status, data: received.data, fields: answered)
+    }
+
+    private static let answerCallback: imago_data_callback = { buffer, size, count, userdata in
+        guard let userdata, let buffer else { return 0 }
+        let received = Unmanaged<Received>.fromOpaque(userdata).takeUnretainedValue()
+        let length = size * count
+        guard received.data.count + length <= maximumAnswerLength else { return 0 }  // too long: the transfer fails
+        received.data.append(UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: length)
+        return length
+    }
+}
