@@ -3,6 +3,7 @@ import Imago
 import ImagoTesting
 import Testing
 
+@testable import ImagoCLI
 @testable import ImagoServer
 
 @Suite("ImageProxy: a path prefix and CORS, as imgproxy's IMGPROXY_PATH_PREFIX and IMGPROXY_ALLOW_ORIGIN")
@@ -268,6 +269,42 @@ struct ImageProxyDeploymentTests {
         #expect((try? buckets.check(URL(string: "s3://media-private/a.jpg")!)) == nil)
         #expect((try? buckets.check(URL(string: "s3://other/media/a.jpg")!)) == nil)
         #expect((try? buckets.check(URL(string: "abs://public-assets-2/a.jpg")!)) == nil)
+    }
+
+    /// imgproxy 4's `IMGPROXY_*_DENIED_BUCKETS`, as URL prefixes: refused whatever the allow list says.
+    @Test func deniedSourcesAreRefusedEvenWhereAllowed() async throws {
+        var policy = SourcePolicy(allowedSources: ["s3://", "https://cdn.example.com/"])
+        policy.deniedSources = ["s3://private", "https://cdn.example.com/internal/", "gs://secrets/"]
+        func allows(_ text: String) -> Bool { (try? policy.check(URL(string: text)!)) != nil }
+        #expect(allows("s3://media/a.jpg") && allows("https://cdn.example.com/a.jpg"))
+        #expect(!allows("s3://private/a.jpg"), "a prefix ending inside the bucket ends there, as allowed ones do")
+        #expect(allows("s3://private-2/a.jpg"))
+        #expect(!allows("https://cdn.example.com/internal/a.jpg"))
+        #expect(!allows("https://cdn.example.com/public/../internal/a.jpg"), "no climbing into a denied folder")
+        #expect(!allows("https://cdn.example.com/public/%2E%2E/internal/a.jpg"))
+        var denyOnly = SourcePolicy()
+        denyOnly.deniedSources = ["gs://secrets/"]
+        #expect((try? denyOnly.check(URL(string: "gs://secrets/a.jpg")!)) == nil)
+        #expect((try? denyOnly.check(URL(string: "gs://public/a.jpg")!)) != nil)
+        // Through the command, before any fetch
+        let fixture = try ProxyFixture {
+            $0.sourcePolicy = try ServeCommand.parse(
+                parseArguments(
+                    ["--unsigned", "--allow-private", "--deny-source", "http://127.0.0.1:*/internal/"],
+                    options: ServeCommand.command.options),
+                environment: [:]
+            ).sourcePolicy
+        }
+        fixture.origin.setRoute("/internal/a.jpg", .bytes(fixture.jpeg, contentType: "image/jpeg"))
+        let refused = await fixture.get(fixture.path("rs:fit:20:20", "/internal/a.jpg"))
+        #expect(refused.status == 403, "\(errorMessage(refused))")
+        #expect(fixture.origin.requestCount(for: "/internal/a.jpg") == 0)
+        #expect(await fixture.get(fixture.path("rs:fit:20:20", "/a.jpg")).status == 200)
+        #expect(throws: UsageError.self) {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned", "--deny-source", "ftp://x/"], options: ServeCommand.command.options),
+                environment: [:])
+        }
     }
 
     @Test func aSourceOutsideTheAllowedPrefixesIsRefusedBeforeAnyFetch() async throws {

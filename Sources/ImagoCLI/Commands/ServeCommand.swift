@@ -11,7 +11,7 @@ import ImagoServer
 /// [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off] [--max-pixels N]
 /// [--max-animation-frames N [--max-animation-frame-pixels N]]
 /// [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]… [--watermark FILE [--watermark-opacity X]]
-/// [--allow-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--swift --swift-auth-url URL --swift-username NAME --swift-api-key KEY [--swift-domain NAME] [--swift-tenant NAME] [--swift-auth-version N]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
+/// [--allow-source PREFIX]… [--deny-source PREFIX]… [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--swift --swift-auth-url URL --swift-username NAME --swift-api-key KEY [--swift-domain NAME] [--swift-tenant NAME] [--swift-auth-version N]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE]
 /// [--fallback-max-age SECONDS]]
 /// [--timeout SECONDS] [--max-bytes SIZE] [--retries N]`: an image proxy in imgproxy's URL format.
 enum ServeCommand {
@@ -22,7 +22,7 @@ enum ServeCommand {
             "[--listen HOST:PORT] [--key HEX --salt HEX | --unsigned] [--allow-host GLOB]... [--allow-private]"
             + " [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N [--max-animation-frame-pixels N]] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
-            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--swift --swift-auth-url URL --swift-username NAME --swift-api-key KEY [--swift-domain NAME] [--swift-tenant NAME] [--swift-auth-version N]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
+            + " [--watermark-opacity X]] [--allow-source PREFIX]... [--deny-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--swift --swift-auth-url URL --swift-username NAME --swift-api-key KEY [--swift-domain NAME] [--swift-tenant NAME] [--swift-auth-version N]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
@@ -156,6 +156,10 @@ enum ServeCommand {
             OptionSpec(
                 "--allow-source", value: "PREFIX", repeatable: true,
                 help: "Only fetch URLs starting with PREFIX, '*' matching within a segment (IMGPROXY_ALLOWED_SOURCES)."),
+            OptionSpec(
+                "--deny-source", value: "PREFIX", repeatable: true,
+                help: "Never fetch URLs starting with PREFIX, e.g. s3://private-bucket/ (IMGPROXY_S3_DENIED_BUCKETS …)."
+            ),
             OptionSpec(
                 "--secret", value: "TOKEN",
                 help:
@@ -942,14 +946,15 @@ enum ServeCommand {
             throw UsageError("give a signing key (--key and --salt, or IMAGO_KEY and IMAGO_SALT) or --unsigned")
         }
         let sources = args.values["--allow-source"] ?? []
-        for prefix in sources {
+        let denied = args.values["--deny-source"] ?? []
+        for (option, prefix) in sources.map({ ("--allow-source", $0) }) + denied.map({ ("--deny-source", $0) }) {
             guard let url = URL(string: prefix.replacingOccurrences(of: "*", with: "0")),
                 let scheme = url.scheme?.lowercased(),
                 ["http", "https", "local"].contains(scheme) || ProxyPath.objectStoreFlags[scheme] != nil,
                 scheme == "local" ? prefix.hasPrefix("local:///") : !(url.host() ?? "").isEmpty
             else {
                 throw UsageError(
-                    "option '--allow-source' expects a URL prefix such as https://cdn.example.com/images/ or "
+                    "option '\(option)' expects a URL prefix such as https://cdn.example.com/images/ or "
                         + "s3://bucket/ (got '\(prefix)')"
                 )
             }
@@ -957,6 +962,7 @@ enum ServeCommand {
         options.sourcePolicy = SourcePolicy(
             allowedHosts: args.values["--allow-host"] ?? [], allowsPrivateAddresses: args.has("--allow-private"),
             allowedSources: sources)
+        options.sourcePolicy.deniedSources = denied
         for text in args.values["--allow-network"] ?? [] {
             guard let network = IPNetwork(text) else {
                 throw UsageError("option '--allow-network' expects an address range such as 10.0.0.0/8 (got '\(text)')")

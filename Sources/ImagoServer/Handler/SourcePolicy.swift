@@ -30,6 +30,14 @@ public struct SourcePolicy: Sendable, Hashable {
     /// They apply to `local:` sources too. Default none: any URL the other rules allow.
     public var allowedSources: [String]
 
+    /// URL prefixes a source must not start with, whatever the other rules allow, as imgproxy 4's
+    /// `IMGPROXY_S3_DENIED_BUCKETS` (and `ABS`, `GCS`, `SWIFT`) for buckets, e.g. `s3://private-bucket/`, or any
+    /// URL prefix (`https://cdn.example.com/internal/`). Matched as ``allowedSources`` are; with any, a path with a
+    /// `..` segment (also percent-encoded) is refused, since it could climb into a denied folder. Default none.
+    public var deniedSources: [String] = [] {
+        didSet { deniedSources = deniedSources.map(Self.normalizedPrefix) }
+    }
+
     /// A policy with the defaults listed on each property.
     public init(allowedHosts: [String] = [], allowsPrivateAddresses: Bool = false, allowedSources: [String] = []) {
         self.allowedHosts = allowedHosts
@@ -41,10 +49,13 @@ public struct SourcePolicy: Sendable, Hashable {
     /// ``allowedSources`` only: its files are confined by their loader).
     public func check(_ url: URL) throws(ProxyError) {
         let host = (url.host(percentEncoded: false) ?? "").lowercased()
-        if !allowedSources.isEmpty {
+        let named = host.isEmpty ? (url.scheme ?? "") : host
+        if !allowedSources.isEmpty || !deniedSources.isEmpty {
             guard let text = Self.canonical(url),
-                allowedSources.contains(where: { Self.wildcard($0, matches: text, prefixOnly: true) })
-            else { throw .sourceNotAllowed(host: host.isEmpty ? (url.scheme ?? "") : host) }
+                allowedSources.isEmpty
+                    || allowedSources.contains(where: { Self.wildcard($0, matches: text, prefixOnly: true) }),
+                !deniedSources.contains(where: { Self.wildcard($0, matches: text, prefixOnly: true) })
+            else { throw .sourceNotAllowed(host: named) }
         }
         if url.scheme?.lowercased() == "local" { return }
         if !allowedHosts.isEmpty, !allowedHosts.contains(where: { Self.wildcard($0.lowercased(), matches: host) }) {
