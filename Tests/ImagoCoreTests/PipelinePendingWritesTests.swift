@@ -69,6 +69,31 @@ struct PipelinePendingWritesTests {
         #expect(disk.inner.entry(for: url.absoluteString)?.data == original)
     }
 
+    @Test func queuedBytesThatAreAlreadyStaleAreRevalidatedAsOnDisk() async throws {
+        // Given an original served with `max-age=0` whose disk write is held (stale the moment it arrived)
+        let disk = HoldingDataCache()
+        disk.gate.hold()
+        let f = PipelineFixture {
+            $0.dataCache = disk
+            $0.maximumConcurrentDiskOperations = 8
+        }
+        let url = testURL("queued-stale.img")
+        f.serve(url, headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=0"])
+        _ = try await f.pipeline.image(for: url)
+        #expect(await ImagoTesting.eventually { disk.gate.waitingCount == 1 })
+
+        // When it is asked for again past the memory cache, while its bytes still wait for the disk
+        let response = try await f.pipeline.response(for: ImageRequest(url: url, options: [.skipsMemoryCacheReads]))
+
+        // Then the queued bytes answer, as stale as the disk entry would be, and are revalidated with their ETag
+        // (before, the queued bytes were taken as fresh and no revalidation was made)
+        #expect(response.source == .disk && response.isStale)
+        #expect(await ImagoTesting.eventually { f.loader.notModifiedCount == 1 })
+        #expect(f.loader.loadCount == 2 && f.loader.requests.last?.validators?.etag == "\"v1\"")
+        disk.gate.release()
+        await f.pipeline.waitForPendingCacheWrites()
+    }
+
     @Test func waitReturnsAtOnceWhenNothingIsQueued() async {
         // Given a pipeline that has done nothing
         let f = PipelineFixture()

@@ -27,11 +27,10 @@ extension ImagePipeline {
             return loadFromSharedTier(node, request: request)
         }
         let key = request.sourceKey
-        // Bytes an earlier load handed to the disk queue and that are not written yet: the disk cache's own, early.
+        // Bytes an earlier load handed to the disk queue and that are not written yet: the disk cache's own, early
+        // (and as stale as they would be on disk: a response with `max-age=0` is revalidated here too).
         if let queued = cacheWrites.withLock({ $0.queuedOriginals[key] }) {
-            counters.withLock { $0.diskHits += 1 }
-            emit(.diskCacheHit(source: request.sourceDescription, isStale: false))
-            return graph.emit(node, .value(DataOutput(data: queued.data, source: .disk, metadata: queued.metadata)))
+            return deliver(queued, to: node, request: request, readStarted: nil)
         }
         let item = diskQueue.enqueue(priority: graph.priority(of: node)) { [self] in
             guard !graph.isCancelled(node) else { return }
@@ -41,37 +40,48 @@ extension ImagePipeline {
                 emit(.diskCacheMiss(source: request.sourceDescription))
                 return loadFromSharedTier(node, request: request)
             }
-            let isStale = isStale(entry.metadata)
-            counters.withLock {
-                $0.diskHits += 1
-                if isStale { $0.staleDiskHits += 1 }
-            }
-            emit(.diskCacheHit(source: request.sourceDescription, isStale: isStale))
-            var output = DataOutput(data: entry.data, source: .disk, metadata: entry.metadata)
-            output.metrics.diskRead = .now - started
-            if isStale, configuration.isRevalidationEnabled, case .url(let url) = request.source,
-                request.options.isDisjoint(with: [.skipsRevalidation, .skipsLoading])
-            {
-                let revalidation = revalidate(request, url: url, entry: entry)
-                output.revalidation = revalidation
-                if request.options.contains(.revalidatesBeforeDelivery) {
-                    // The entry with its renewed metadata, or the new bytes; the origin's 404 or 410 when the source
-                    // is gone; the stale entry when the request failed.
-                    return revalidation.onComplete { [graph, output] outcome, current in
-                        if case .gone(let error) = outcome {
-                            return graph.emit(node, .failure(.dataLoadingFailed(url: url, underlying: error)))
-                        }
-                        guard var current else { return graph.emit(node, .value(output)) }
-                        current.metrics.diskRead = output.metrics.diskRead
-                        if current.source == .network { current.metrics.load = .now - started }
-                        graph.emit(node, .value(current))
-                    }
-                }
-            }
-            graph.emit(node, .value(output))
+            deliver(entry, to: node, request: request, readStarted: started)
         }
         graph.onCancel(node) { [diskQueue] in diskQueue.cancel(item) }
         graph.onPriorityChange(node) { [diskQueue] in diskQueue.setPriority(item, $0) }
+    }
+
+    /// Emits the disk cache's `entry` (read from disk from `readStarted`, or still queued for its write when `nil`)
+    /// as `node`'s value: counted as a disk hit, fresh or stale; a stale entry of a URL is revalidated, and with
+    /// ``ImageRequest/Options/revalidatesBeforeDelivery`` emitted only once the origin has answered.
+    private func deliver(
+        _ entry: DataCacheEntry, to node: WorkNode<DataOutput>, request: ImageRequest,
+        readStarted: ContinuousClock.Instant?
+    ) {
+        let isStale = isStale(entry.metadata)
+        counters.withLock {
+            $0.diskHits += 1
+            if isStale { $0.staleDiskHits += 1 }
+        }
+        emit(.diskCacheHit(source: request.sourceDescription, isStale: isStale))
+        var output = DataOutput(data: entry.data, source: .disk, metadata: entry.metadata)
+        if let readStarted { output.metrics.diskRead = .now - readStarted }
+        if isStale, configuration.isRevalidationEnabled, case .url(let url) = request.source,
+            request.options.isDisjoint(with: [.skipsRevalidation, .skipsLoading])
+        {
+            let revalidation = revalidate(request, url: url, entry: entry)
+            output.revalidation = revalidation
+            if request.options.contains(.revalidatesBeforeDelivery) {
+                // The entry with its renewed metadata, or the new bytes; the origin's 404 or 410 when the source
+                // is gone; the stale entry when the request failed.
+                let started = readStarted ?? .now
+                return revalidation.onComplete { [graph, output] outcome, current in
+                    if case .gone(let error) = outcome {
+                        return graph.emit(node, .failure(.dataLoadingFailed(url: url, underlying: error)))
+                    }
+                    guard var current else { return graph.emit(node, .value(output)) }
+                    current.metrics.diskRead = output.metrics.diskRead
+                    if current.source == .network { current.metrics.load = .now - started }
+                    graph.emit(node, .value(current))
+                }
+            }
+        }
+        graph.emit(node, .value(output))
     }
 
     /// Whether a disk entry is past its freshness under the configured ``Freshness``.
