@@ -150,8 +150,14 @@ struct ImageProxyImgproxyOptionTests {
         #expect(green(offset[pixel: 390, 190]) && isBlue(offset[pixel: 396, 196]))
         let half = try await image(fixture, "wm:0.5/f:png")[pixel: 202, 100]  // green half over blue
         #expect((110...145).contains(Int(half.g)) && (110...145).contains(Int(half.b)))
+        // Beyond the edge by its offset, as imgproxy's (before, it was held inside): x 395…404 of 400
+        let past = try await image(fixture, "wm:1:soea:-5:-5/f:png")
+        #expect(green(past[pixel: 397, 197]) && isBlue(past[pixel: 393, 193]))
+        // Tiles of 10 + 10 pixels, an odd number across (21) and down (11), centred as imgproxy's: one tile sits
+        // on the centre (x 195…204, y 95…104), and the marks are at x 20k − 5 … 20k + 4 (so 5 … 14 is a gap)
         let tiles = try await image(fixture, "wm:1:re:10:10/f:png")
-        #expect(green(tiles[pixel: 5, 5]) && isRed(tiles[pixel: 15, 15]) && green(tiles[pixel: 25, 25]))
+        #expect(green(tiles[pixel: 200, 100]) && green(tiles[pixel: 196, 96]) && isBlue(tiles[pixel: 208, 100]))
+        #expect(green(tiles[pixel: 2, 2]) && isRed(tiles[pixel: 10, 10]) && green(tiles[pixel: 20, 20]))
         let scaled = try await image(fixture, "wm:1:nowe:0:0:0.1/f:png")  // fitted in 40 × 20: 20 × 20
         #expect(green(scaled[pixel: 15, 15]) && isRed(scaled[pixel: 25, 25]))
         let none = await fixture.get(fixture.path("wm:0/f:png"))

@@ -240,11 +240,13 @@ extension ProcessingOptions.Placement {
         return try ImageProcessors.SmartCrop.origin(of: inner, in: image)
     }
 
-    /// Where an `inner` rectangle goes in an `outer` one by this placement, as imgproxy places crops and
-    /// extensions: at the gravity's edge or centre, moved by the offsets away from that edge (pixels times `dpr`
-    /// when at least 1 in size, else a fraction of the outer side), or centred on the focus point; then clamped so
-    /// that the smaller rectangle stays inside the larger. Smart gravity, which needs the pixels, is centred here.
-    func origin(outer: PixelSize, inner: PixelSize, dpr: Double) -> (x: Int, y: Int) {
+    /// Where an `inner` rectangle goes in an `outer` one by this placement, as imgproxy places crops, extensions
+    /// and watermarks: at the gravity's edge or centre, moved by the offsets away from that edge (pixels times
+    /// `dpr` when at least 1 in size, else a fraction of the outer side), or centred on the focus point; then
+    /// clamped so that the smaller rectangle stays inside the larger, or, with `allowsOverflow` (a watermark), so
+    /// that at least one pixel of `inner` stays inside `outer`. Smart gravity, which needs the pixels, is centred
+    /// here.
+    func origin(outer: PixelSize, inner: PixelSize, dpr: Double, allowsOverflow: Bool = false) -> (x: Int, y: Int) {
         func axis(
             outer: Int, inner: Int, offset: Double, leading: Set<ProcessingOptions.Gravity>,
             trailing: Set<ProcessingOptions.Gravity>
@@ -265,8 +267,8 @@ extension ProcessingOptions.Placement {
                     start = Int((Double(outer - inner + 1) / 2).rounded(.toNearestOrEven)) + shift
                 }
             }
-            let low = min(0, outer - inner)
-            let high = max(0, outer - inner)
+            let low = allowsOverflow ? 1 - inner : min(0, outer - inner)
+            let high = allowsOverflow ? outer - 1 : max(0, outer - inner)
             return min(max(low, start), high)
         }
         return (

@@ -294,6 +294,9 @@ public struct ProcessingOptions: Sendable, Hashable {
         if let watermark {
             text += "/wm:\(Self.text(watermark.opacity)):\(watermark.gravity?.rawValue ?? "re")"
             text += ":\(Self.text(watermark.offsetX)):\(Self.text(watermark.offsetY)):\(Self.text(watermark.scale))"
+            // Since stop 37 tiles are centred on the image and offsets may take a watermark past the edge, as
+            // imgproxy's: the mark keeps outputs made the old way from answering the URLs that may differ.
+            if watermark.gravity == nil || watermark.offsetX != 0 || watermark.offsetY != 0 { text += ":2" }
         }
         if !formatQuality.isEmpty {
             text += "/fq:" + formatQuality.map { "\($0.key):\($0.value)" }.sorted().joined(separator: ":")
