@@ -7,7 +7,7 @@ JOBS ?= 2
 all: build
 
 deps:
-	@bash scripts/install-deps.sh tmux:/usr/bin/tmux openssl:/usr/bin/openssl libjpeg-turbo-progs:/usr/bin/jpegtran nginx:/usr/sbin/nginx time:/usr/bin/time
+	@bash scripts/install-deps.sh tmux:/usr/bin/tmux openssl:/usr/bin/openssl libjpeg-turbo-progs:/usr/bin/jpegtran nginx:/usr/sbin/nginx time:/usr/bin/time file:/usr/bin/file
 
 build: deps
 	$(SWIFT) build -j $(JOBS)

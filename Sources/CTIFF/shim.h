@@ -49,3 +49,8 @@ static inline void imago_tiff_quiet(TIFFOpenOptions *opts, char *message) {
     TIFFOpenOptionsSetErrorHandlerExtR(opts, imago_tiff_keep_error, message);
     TIFFOpenOptionsSetWarningHandlerExtR(opts, imago_tiff_ignore_warning, NULL);
 }
+
+// TIFFTAG_ICCPROFILE takes a count and a pointer.
+static inline int imago_tiff_set_icc_profile(TIFF *tif, uint32_t count, const void *data) {
+    return TIFFSetField(tif, TIFFTAG_ICCPROFILE, count, data);
+}

@@ -29,6 +29,9 @@ public enum ImagoCodecs {
             WebPEncoder(),
             AVIFEncoder(),
             JPEGXLEncoder(),
+            BMPEncoder(),
+            ICOEncoder(),
+            TIFFEncoder(),
         ]
     }
 }

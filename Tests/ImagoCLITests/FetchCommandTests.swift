@@ -157,7 +157,7 @@ struct FetchFixture {
         ["fetch"],
         ["fetch", "http://h/a.jpg", "--resize", "10"],
         ["fetch", "http://h/a.jpg", "--resize", "0x10"],
-        ["fetch", "http://h/a.jpg", "--format", "bmp", "--out", "/tmp/x"],
+        ["fetch", "http://h/a.jpg", "--format", "psd", "--out", "/tmp/x"],
         ["fetch", "http://h/a.jpg", "--format", "png"],
         ["fetch", "http://h/a.jpg", "--quality", "80"],
         ["fetch", "http://h/a.jpg", "--out", "/tmp/x", "--quality", "0"],

@@ -69,6 +69,27 @@ struct ImageProxyImgproxyOptionTests {
         #expect(direct.size == doubled.size && direct.bytes == doubled.bytes)
     }
 
+    /// imgproxy's other output formats: BMP, ICO (fitted into 256 × 256, ICO's limit, as imgproxy's fixIcoSize)
+    /// and TIFF, by `format` or by the source's extension.
+    @Test func bmpICOAndTIFFOutputs() async throws {
+        let fixture = try ProxyFixture()
+        for (options, ext, type, size) in [
+            ("f:bmp", nil, "image/bmp", PixelSize(width: 400, height: 200)),
+            ("rs:fit:64:64/f:ico", nil, "image/x-icon", PixelSize(width: 64, height: 32)),
+            ("f:ico", nil, "image/x-icon", PixelSize(width: 256, height: 128)),
+            ("w:100", "tiff", "image/tiff", PixelSize(width: 100, height: 50)),
+            ("format:tif/w:100", nil, "image/tiff", PixelSize(width: 100, height: 50)),
+        ] {
+            let response = await fixture.get(fixture.path(options, ext: ext))
+            try #require(response.status == 200, "\(options): \(errorMessage(response))")
+            #expect(response.headers.first { $0.name == "Content-Type" }?.value == type, "\(options)")
+            let image = try ServerTestImages.decode(response.body)
+            #expect(image.size == size, "\(options)")
+            #expect(isRed(image[pixel: size.width / 4, size.height / 2]), "\(options)")
+            #expect(isBlue(image[pixel: size.width * 3 / 4, size.height / 2]), "\(options)")
+        }
+    }
+
     @Test func resultsAreCappedAtTheLargestSide() throws {
         var options = ProcessingOptions()
         try OptionParser.apply("rs:fit:8192:0:1", to: &options)

@@ -376,6 +376,12 @@ extension ImageProxy {
             image = try ImageProcessors.Background(color: options.background ?? RGBA(r: 255, g: 255, b: 255))
                 .process(image)
         }
+        // ICO holds at most 256 pixels a side: a larger result is fitted into that, as imgproxy's fixIcoSize does.
+        let icon = ICOEncoder.maximumSide
+        if format == .ico, image.width > icon || image.height > icon {
+            image = try ImageProcessors.Resize(size: PixelSize(width: icon, height: icon), mode: .aspectFit).process(
+                image)
+        }
         var quality = settings.quality(for: format, options: options)
         let degrades = options.maxBytes > 0 && [.jpeg, .webp, .avif, .jpegXL].contains(format)
         while true {

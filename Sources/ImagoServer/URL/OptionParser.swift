@@ -497,8 +497,8 @@ enum OptionParser {
         name.lowercased() == "svg" ? .svg : try format(named: name, option: option)
     }
 
-    /// The format an encoder writes for `name` (`jpeg`, `jpg`, `png`, `gif`, `webp`, `avif`, `jxl`),
-    /// case-insensitive.
+    /// The format an encoder writes for `name` (`jpeg`, `jpg`, `png`, `gif`, `webp`, `avif`, `jxl`, `bmp`, `ico`,
+    /// `tiff`, `tif`), case-insensitive.
     static func format(named name: String, option: String) throws(ProxyError) -> ImageFormat {
         switch name.lowercased() {
         case "jpeg", "jpg": return .jpeg
@@ -507,7 +507,12 @@ enum OptionParser {
         case "webp": return .webp
         case "avif": return .avif
         case "jxl": return .jpegXL
-        default: throw .invalidOption(name: option, reason: "format must be jpeg, jpg, png, gif, webp, avif or jxl")
+        case "bmp": return .bmp
+        case "ico": return .ico
+        case "tiff", "tif": return .tiff
+        default:
+            throw .invalidOption(
+                name: option, reason: "format must be jpeg, jpg, png, gif, webp, avif, jxl, bmp, ico or tiff")
         }
     }
 
