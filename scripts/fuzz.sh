@@ -13,7 +13,7 @@ swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,a
   -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
 BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
 ALL="decode disk-entry http-headers cli-arguments exif jpeg jpeg-dc png apng bmp-ico"
-ALL="$ALL avif heif tiff svg svg-sanitize jxl proxy-url gif-roundtrip png-palette"
+ALL="$ALL avif heif tiff svg svg-sanitize jxl proxy-url gif-roundtrip png-palette still-encoders"
 TARGETS=${TARGETS:-$ALL}
 summary=()
 for target in $TARGETS; do
@@ -33,6 +33,7 @@ for target in $TARGETS; do
     svg) seeds=();;  # Tests/Fuzz/svg: the corpus's SVG and small documents with embedded images and references
     svg-sanitize) seeds=("Tests/Fuzz/svg");;  # and Tests/Fuzz/svg-sanitize: active content of every kind
     png-palette) seeds=();;  # Tests/Fuzz/png-palette: raw pixels (width, colours, RGBA bytes), not files
+    still-encoders) seeds=();;  # Tests/Fuzz/still-encoders: raw pixels (width, RGBA bytes), not files
     jxl) seeds=("$CORPUS/jxl");;
     apng) seeds=("$CORPUS/apng" "$CORPUS/hostile-modern");;
     gif-roundtrip) seeds=("$CORPUS/gif/samples" "$CORPUS/gif/malformed" "$CORPUS/gif/regression");;

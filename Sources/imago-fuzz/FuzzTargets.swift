@@ -30,6 +30,7 @@ enum FuzzTargets {
         FuzzTarget(name: "proxy-url", run: proxyURL),
         FuzzTarget(name: "gif-roundtrip", run: gifRoundTrip),
         FuzzTarget(name: "png-palette", run: pngPalette),
+        FuzzTarget(name: "still-encoders", run: stillEncoders),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
