@@ -103,3 +103,28 @@ import Testing
         #expect(tagged.count >= data.count + 600 && tagged.range(of: profile.data) != nil)
     }
 }
+
+/// HEIC outputs (imgproxy's `heic` format) through libheif's x265 encoder, read back by Imago's HEIF decoder.
+@Suite struct HEICEncoderTests {
+    @Test func aPhotoEncodesAndDecodesCloseToTheOriginal() throws {
+        try #require(HEICEncoder.isAvailable, "libheif here has no HEVC encoder")
+        let photo = try PNGDecoder().decode(corpusData("kodak/01.png"), options: DecodingOptions()).image
+            .resampled(to: PixelSize(width: 384, height: 256))
+        let data = try HEICEncoder().encode(photo, options: EncodingOptions(quality: 0.8))
+        #expect(ImageFormat(sniffing: data) == .heic)
+        let decoded = try HEIFDecoder().decode(data, options: DecodingOptions()).image
+        #expect(decoded.size == photo.size)
+        let mae = try #require(meanChannelError(decoded, photo))
+        #expect(mae < 4, "mean absolute error \(mae)")
+        #expect(data.count < photo.width * photo.height * 3 / 4)  // a quarter of the raw RGB
+        // Quality changes the size; transparency is kept as an alpha image
+        let low = try HEICEncoder().encode(photo, options: EncodingOptions(quality: 0.3))
+        #expect(low.count < data.count * 2 / 3)
+        var cutout = photo
+        for y in 0..<64 { for x in 0..<64 { cutout[pixel: x, y] = RGBA(r: 0, g: 0, b: 0, a: 0) } }
+        let withAlpha = try HEIFDecoder().decode(
+            try HEICEncoder().encode(cutout, options: EncodingOptions(quality: 0.8)), options: DecodingOptions()
+        ).image
+        #expect(withAlpha[pixel: 10, 10].a < 8 && withAlpha[pixel: 200, 200].a > 247)
+    }
+}

@@ -69,8 +69,8 @@ struct ImageProxyImgproxyOptionTests {
         #expect(direct.size == doubled.size && direct.bytes == doubled.bytes)
     }
 
-    /// imgproxy's other output formats: BMP, ICO (fitted into 256 × 256, ICO's limit, as imgproxy's fixIcoSize)
-    /// and TIFF, by `format` or by the source's extension.
+    /// imgproxy's other output formats: BMP, ICO (fitted into 256 × 256, ICO's limit, as imgproxy's fixIcoSize),
+    /// TIFF and HEIC, by `format` or by the source's extension.
     @Test func bmpICOAndTIFFOutputs() async throws {
         let fixture = try ProxyFixture()
         for (options, ext, type, size) in [
@@ -79,6 +79,7 @@ struct ImageProxyImgproxyOptionTests {
             ("f:ico", nil, "image/x-icon", PixelSize(width: 256, height: 128)),
             ("w:100", "tiff", "image/tiff", PixelSize(width: 100, height: 50)),
             ("format:tif/w:100", nil, "image/tiff", PixelSize(width: 100, height: 50)),
+            ("f:heic/w:100", nil, "image/heic", PixelSize(width: 100, height: 50)),
         ] {
             let response = await fixture.get(fixture.path(options, ext: ext))
             try #require(response.status == 200, "\(options): \(errorMessage(response))")

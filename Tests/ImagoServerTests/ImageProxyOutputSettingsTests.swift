@@ -399,7 +399,7 @@ struct ImageProxyOutputSettingsTests {
         #expect(avif?.speed == 9)
         for bad in [
             ["--quality", "0"], ["--format-quality", "jpeg=101"], ["--format-quality", "jpeg"],
-            ["--format-quality", "psd=50"], ["--preferred-formats", "heic"], ["--preferred-formats", ","],
+            ["--format-quality", "psd=50"], ["--preferred-formats", "psd"], ["--preferred-formats", ","],
             ["--avif-speed", "11"], ["--trusted-signatures", ","], ["--detect-formats", "jpeg"],
             ["--webp-effort", "7"], ["--jxl-effort", "0"], ["--webp-preset", "portrait"],
             ["--max-result-dimension", "8193"], ["--max-result-dimension", "-1"], ["--stale-retry", "0"],

@@ -9,7 +9,7 @@ enum FetchCommand {
         name: "fetch",
         summary: "Load images by URL through the memory and disk caches; optionally resize, re-encode and save them.",
         synopsis:
-            "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|gif|webp|avif|jxl|bmp|ico|tiff] [--concurrency N]"
+            "URL... [--list FILE] [--cache-dir DIR] [--out DIR] [--resize WxH] [--format jpeg|png|gif|webp|avif|jxl|heic|bmp|ico|tiff] [--concurrency N]"
             + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis) [--json]",
         details: """
             On a terminal: a live progress display, then a summary (images per source layer, failures with their
@@ -85,7 +85,7 @@ enum FetchCommand {
     /// AVIF and JPEG XL are accepted here; a run fails up front when no encoder for the format is registered.
     static let writableFormats: [String: ImageFormat] = [
         "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "avif": .avif, "jxl": .jpegXL,
-        "bmp": .bmp, "ico": .ico, "tiff": .tiff, "tif": .tiff,
+        "heic": .heic, "bmp": .bmp, "ico": .ico, "tiff": .tiff, "tif": .tiff,
     ]
 
     /// Runs the command. `interrupt`: a trigger that stops the run as SIGINT would (tests fire it); `nil`

@@ -28,10 +28,10 @@ enum FormatNegotiation {
     static let preferred = ImageProxy.Configuration.negotiableFormats
 
     /// The formats the proxy renders into (named by ``ImageFormat/mimeType`` in `Accept` and `Content-Type`).
-    static let outputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .jpegXL, .gif, .bmp, .ico, .tiff]
+    static let outputFormats: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .jpegXL, .heic, .gif, .bmp, .ico, .tiff]
 
     /// The formats that keep transparency (GIF's one bit counts).
-    static let alphaFormats: Set<ImageFormat> = [.png, .gif, .webp, .avif, .jpegXL, .bmp, .ico, .tiff]
+    static let alphaFormats: Set<ImageFormat> = [.png, .gif, .webp, .avif, .jpegXL, .heic, .bmp, .ico, .tiff]
 
     /// The choice for a request with `explicit` format (or none) and the `Accept` header, given `encoders`:
     /// without an explicit one, the first of `detected` (default AVIF and WebP) in ``preferred``'s order that

@@ -383,7 +383,7 @@ extension ImageProxy {
                 image)
         }
         var quality = settings.quality(for: format, options: options)
-        let degrades = options.maxBytes > 0 && [.jpeg, .webp, .avif, .jpegXL].contains(format)
+        let degrades = options.maxBytes > 0 && [.jpeg, .webp, .avif, .jpegXL, .heic].contains(format)
         while true {
             let encoding = EncodingOptions(quality: Double(quality) / 100)
             let data =

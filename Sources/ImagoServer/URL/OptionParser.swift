@@ -497,8 +497,8 @@ enum OptionParser {
         name.lowercased() == "svg" ? .svg : try format(named: name, option: option)
     }
 
-    /// The format an encoder writes for `name` (`jpeg`, `jpg`, `png`, `gif`, `webp`, `avif`, `jxl`, `bmp`, `ico`,
-    /// `tiff`, `tif`), case-insensitive.
+    /// The format an encoder writes for `name` (`jpeg`, `jpg`, `png`, `gif`, `webp`, `avif`, `jxl`, `heic`, `heif`,
+    /// `bmp`, `ico`, `tiff`, `tif`), case-insensitive.
     static func format(named name: String, option: String) throws(ProxyError) -> ImageFormat {
         switch name.lowercased() {
         case "jpeg", "jpg": return .jpeg
@@ -510,9 +510,10 @@ enum OptionParser {
         case "bmp": return .bmp
         case "ico": return .ico
         case "tiff", "tif": return .tiff
+        case "heic", "heif": return .heic
         default:
             throw .invalidOption(
-                name: option, reason: "format must be jpeg, jpg, png, gif, webp, avif, jxl, bmp, ico or tiff")
+                name: option, reason: "format must be jpeg, jpg, png, gif, webp, avif, jxl, heic, bmp, ico or tiff")
         }
     }
 
