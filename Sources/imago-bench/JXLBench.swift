@@ -54,10 +54,10 @@ enum JXLBench {
 
     /// Process CPU and wall milliseconds per call of `body` over `n` calls.
     private static func processCPU(_ n: Int, _ body: () throws -> Void) throws -> (cpu: Double, wall: Double) {
-        let c0 = processCPUTime()
+        let c0 = ChildMode.processCPUTime()
         let t0 = now()
         for _ in 0..<n { try body() }
-        return ((processCPUTime() - c0) * 1000 / Double(n), (now() - t0) * 1000 / Double(n))
+        return ((ChildMode.processCPUTime() - c0) * 1000 / Double(n), (now() - t0) * 1000 / Double(n))
     }
 
     /// djxl decoding `path` `n` times in one process (no output file): CPU and wall milliseconds per decode.
@@ -67,11 +67,5 @@ enum JXLBench {
         let (status, _) = try runProcess("/usr/bin/djxl", [path, "--num_reps=\(n)"])
         guard status == 0 else { throw PeerProcessError.failed(command: "djxl", status: status) }
         return ((childrenCPUTime() - c0) * 1000 / Double(n), (now() - t0) * 1000 / Double(n))
-    }
-
-    private static func processCPUTime() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }

@@ -25,6 +25,7 @@ let groups: [(name: String, run: () throws -> Void)] = [
     ("peers", PeersBench.run),
     ("apng", APNGBench.run),
     ("gif-encode", GIFEncodeBench.run),
+    ("still-encode", StillEncodeBench.run),
     ("soak", SoakBench.run),
     ("colour", ColourBench.run),
 ]

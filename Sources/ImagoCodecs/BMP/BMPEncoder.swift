@@ -38,7 +38,7 @@ public struct BMPEncoder: ImageEncoding {
         guard !overflow, pixelBytes <= Int(UInt32.max) - Self.headerLength else {
             throw CodecError.encodingFailed(format: .bmp, reason: "\(rgba.size) is too large for BMP's 32-bit sizes")
         }
-        var out = [UInt8](repeating: 0, count: Self.headerLength + pixelBytes)
+        var out = Data(count: Self.headerLength + pixelBytes)  // zeroed: the padding and unused header fields
         func put16(_ value: Int, at offset: Int) {
             out[offset] = UInt8(value & 0xFF)
             out[offset + 1] = UInt8((value >> 8) & 0xFF)
@@ -69,20 +69,30 @@ public struct BMPEncoder: ImageEncoding {
         }
         put32(0x7352_4742, at: 70)  // LCS_sRGB ("sRGB")
         put32(4, at: 122)  // LCS_GM_IMAGES: perceptual rendering intent
-        rgba.withUnsafeBytes { src in
-            for y in 0..<height {
-                var s = y * rgba.bytesPerRow
-                var d = Self.headerLength + y * rowLength
-                for _ in 0..<width {
-                    out[d] = src[s + 2]
-                    out[d + 1] = src[s + 1]
-                    out[d + 2] = src[s]
-                    if hasAlpha { out[d + 3] = src[s + 3] }
-                    s += 4
-                    d += bytesPerPixel
+        // Pointers, not subscripts: an array written through a closure's capture is checked on every store.
+        out.withUnsafeMutableBytes { destination in
+            let target = destination.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            rgba.withUnsafeBytes { source in
+                let pixels = source.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                for y in 0..<height {
+                    var s = pixels + y * rgba.bytesPerRow
+                    var d = target + Self.headerLength + y * rowLength
+                    if hasAlpha {
+                        for _ in 0..<width {
+                            (d[0], d[1], d[2], d[3]) = (s[2], s[1], s[0], s[3])
+                            s += 4
+                            d += 4
+                        }
+                    } else {
+                        for _ in 0..<width {
+                            (d[0], d[1], d[2]) = (s[2], s[1], s[0])
+                            s += 4
+                            d += 3
+                        }
+                    }
                 }
             }
         }
-        return Data(out)
+        return out
     }
 }
