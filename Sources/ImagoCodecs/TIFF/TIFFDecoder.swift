@@ -146,18 +146,27 @@ private func tiffWrite(_ handle: thandle_t?, _ buffer: UnsafeMutableRawPointer?,
 }
 
 private func tiffSeek(_ handle: thandle_t?, _ offset: toff_t, _ whence: Int32) -> toff_t {
-    guard let source = TIFFByteSource.from(handle) else { return toff_t.max }
+    guard let source = TIFFByteSource.from(handle),
+        let position = tiffSeekTarget(offset, whence, current: source.offset, end: source.bytes.count)
+    else { return toff_t.max }
+    // A seek past the end is allowed; reads there return 0 bytes.
+    source.offset = min(position, source.bytes.count)
+    return toff_t(source.offset)
+}
+
+/// Where a libtiff seek of `offset` from `whence` (`SEEK_SET`, `SEEK_CUR`, `SEEK_END`) lands in a file of `end`
+/// bytes read or written at `current`; `nil` for another `whence` or a position past 4 GiB (classic TIFF's
+/// offsets are 32-bit).
+func tiffSeekTarget(_ offset: toff_t, _ whence: Int32, current: Int, end: Int) -> Int? {
     let origin: Int
     switch whence {
     case SEEK_SET: origin = 0
-    case SEEK_CUR: origin = source.offset
-    case SEEK_END: origin = source.bytes.count
-    default: return toff_t.max
+    case SEEK_CUR: origin = current
+    case SEEK_END: origin = end
+    default: return nil
     }
-    // Offsets are unsigned; a seek past the end is allowed (reads there return 0 bytes), but not beyond Int.
-    guard offset <= toff_t(Int.max - origin) else { return toff_t.max }
-    source.offset = min(origin + Int(offset), source.bytes.count)
-    return toff_t(source.offset)
+    guard offset <= toff_t(UInt32.max), origin + Int(offset) <= Int(UInt32.max) else { return nil }
+    return origin + Int(offset)
 }
 
 private func tiffClose(_ handle: thandle_t?) -> Int32 { 0 }

@@ -127,18 +127,11 @@ private func sinkWrite(_ handle: thandle_t?, _ buffer: UnsafeMutableRawPointer?,
 }
 
 private func sinkSeek(_ handle: thandle_t?, _ offset: toff_t, _ whence: Int32) -> toff_t {
-    guard let sink = TIFFByteSink.from(handle) else { return toff_t.max }
-    let origin: Int
-    switch whence {
-    case SEEK_SET: origin = 0
-    case SEEK_CUR: origin = sink.offset
-    case SEEK_END: origin = sink.bytes.count
-    default: return toff_t.max
-    }
-    // A TIFF is at most 4 GiB (classic) here; a seek past the end extends the file when written there.
-    guard offset <= toff_t(UInt32.max) else { return toff_t.max }
-    sink.offset = origin + Int(offset)
-    return toff_t(sink.offset)
+    guard let sink = TIFFByteSink.from(handle),
+        let position = tiffSeekTarget(offset, whence, current: sink.offset, end: sink.bytes.count)
+    else { return toff_t.max }
+    sink.offset = position  // past the end: the file grows when written there
+    return toff_t(position)
 }
 
 private func sinkClose(_ handle: thandle_t?) -> Int32 { 0 }
