@@ -45,6 +45,12 @@ public final class GoogleAccessTokens: Sendable {
         }
     }
 
+    /// Drops the token kept if `authorization` (`Bearer TOKEN`) carries it, after Cloud Storage refused it
+    /// (HTTP 401: revoked or expired early), so the next load exchanges again.
+    public func refused(authorization: String) {
+        tokens.drop { "Bearer " + $0 == authorization }
+    }
+
     /// Number of exchanges started (for tests).
     package var exchangeCount: Int { tokens.exchangeCount }
 

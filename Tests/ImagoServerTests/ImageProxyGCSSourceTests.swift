@@ -196,6 +196,51 @@ struct ImageProxyGCSSourceTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aRevokedTokenIsExchangedAgainAndTheLoadTriedOnceMore() async throws {
+        // A token endpoint that issues token-1, token-2 …, and objects served only to the newest
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let key = try Self.makeKey(tokenURI: origin.url(for: "/token"))
+        defer { try? FileManager.default.removeItem(at: key.directory) }
+        let issued = Locked(0)
+        origin.setRoute(
+            "/token",
+            .handler { _ in
+                let token = "token-\(issued.withLock { $0 += 1; return $0 })"
+                return LoopbackServer.Response(
+                    status: 200, headers: ["Content-Type": "application/json"],
+                    body: Data(#"{"access_token":"\#(token)","expires_in":3600}"#.utf8))
+            })
+        let jpeg = try ServerTestImages.jpeg()
+        origin.setRoute(
+            "/media/a.jpg",
+            .handler { request in
+                request.headers["Authorization"] == "Bearer token-\(issued.withLock { $0 })"
+                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
+                    : LoopbackServer.Response(status: 401)
+            })
+        let tokens = GoogleAccessTokens(account: try GoogleServiceAccount(json: key.json))
+        let loader = ObjectStoreLoader(
+            stores: [GoogleCloudStorageSources(endpoint: origin.url(for: "/"), tokens: tokens)],
+            remote: CurlDataLoader())
+        func load() async -> DataLoadEvent? {
+            await lastEvent(loading: URL(string: "gs://media/a.jpg")!, through: loader)
+        }
+        guard case .finished = await load() else {
+            Issue.record("the first load failed")
+            return
+        }
+        // Another exchange (another server of the fleet) makes token-1 stale: refused, exchanged again, loaded
+        _ = try await GoogleAccessTokens(account: try GoogleServiceAccount(json: key.json)).authorization()
+        guard case .finished = await load() else {
+            Issue.record("the load after the refusal failed")
+            return
+        }
+        #expect(tokens.exchangeCount == 2 && origin.requestCount(for: "/token") == 3)
+        #expect(origin.requestCount(for: "/media/a.jpg") == 3)  // 200, 401, 200
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aLoadCancelledWhileItsTokenIsExchangedEndsAtOnceAndAsksNothing() async throws {
         let fixture = try TokenOrigin(body: #"{"access_token":"late","expires_in":3600}"#, delay: 1)
         let (origin, key) = (fixture.origin, fixture.key)

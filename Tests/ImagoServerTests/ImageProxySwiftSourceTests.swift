@@ -162,17 +162,7 @@ struct ImageProxySwiftSourceTests {
         // The loader alone, so that nothing between the loads is cached
         let loader = ObjectStoreLoader(stores: [OpenStackSwiftSources(tokens: tokens)], remote: CurlDataLoader())
         func load() async -> DataLoadEvent? {
-            let events = Locked<[DataLoadEvent]>([])
-            let task = loader.load(DataRequest(url: URL(string: "swift://photos/a.jpg")!)) { event in
-                events.withLock { $0.append(event) }
-            }
-            _ = task
-            _ = await ImagoTesting.eventually {
-                events.value.contains {
-                    if case .finished = $0 { true } else if case .failed = $0 { true } else { false }
-                }
-            }
-            return events.value.last
+            await lastEvent(loading: URL(string: "swift://photos/a.jpg")!, through: loader)
         }
         guard case .finished = await load() else { Issue.record("the first load failed"); return }
         // Someone else signs in: token-1 is no longer accepted; the next load is refused, signs in, succeeds

@@ -240,3 +240,20 @@ func verifierInput(_ request: LoopbackServer.Request) throws -> Data {
     ]
     return try JSONSerialization.data(withJSONObject: input)
 }
+
+/// The last event of a load of `url` through `loader`, once it finished or failed (`nil` if it did neither in
+/// ``ImagoTesting/defaultTimeout``).
+func lastEvent(loading url: URL, through loader: any DataLoading) async -> DataLoadEvent? {
+    let events = Locked<[DataLoadEvent]>([])
+    let task = loader.load(DataRequest(url: url)) { event in events.withLock { $0.append(event) } }
+    _ = await ImagoTesting.eventually {
+        events.value.contains {
+            switch $0 {
+            case .finished, .failed: true
+            default: false
+            }
+        }
+    }
+    withExtendedLifetime(task) {}
+    return events.value.last
+}

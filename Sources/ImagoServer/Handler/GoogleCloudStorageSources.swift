@@ -6,8 +6,9 @@ import Imago
 /// endpoint that speaks it (an emulator).
 ///
 /// A source's query, if any, is the object's generation (`gs://bucket/object?GENERATION`). With ``tokens`` (a
-/// service account's, ``GoogleAccessTokens``), every request carries `Authorization: Bearer …`; without, objects
-/// must be public.
+/// service account's, ``GoogleAccessTokens``), every request carries `Authorization: Bearer …`, and a token Cloud
+/// Storage refuses (HTTP 401) is dropped and the load tried once more with a new one; without, objects must be
+/// public.
 public struct GoogleCloudStorageSources: ObjectStoreAuthorizing {
     /// The endpoint (without a scheme, `http://` is assumed, as imgproxy does). Default `nil`:
     /// `https://storage.googleapis.com`.
@@ -42,5 +43,12 @@ public struct GoogleCloudStorageSources: ObjectStoreAuthorizing {
         var authorized = request
         authorized.headers["Authorization"] = try await tokens.authorization()
         return authorized
+    }
+
+    /// With ``tokens``, `true`: the refused token is dropped, so the load is tried again with a new one.
+    public func refused(_ request: DataRequest) -> Bool {
+        guard let tokens, let authorization = request.headers["Authorization"] else { return false }
+        tokens.refused(authorization: authorization)
+        return true
     }
 }
