@@ -23,6 +23,14 @@ enum ProcessorsBench {
                 perImage(20) { sink &+= Int(nearestNeighbour(image, to: target).bytes[0]) }
             })
 
+        // Linear light (`--use-linear-colorspace`) against the default sRGB-value averaging, same image and size.
+        let linear = ImageProcessors.Resize(size: PixelSize(width: 256, height: 256), inLinearLight: true)
+        compare(
+            "processors: resize 768x512 → 256 fit, linear light vs sRGB values", unit: "cpu-ns/img", goal: nil,
+            peerName: "the default resize (sRGB values)",
+            imago: { perImage(20) { sink &+= Int((try? linear.process(image))?.bytes[0] ?? 0) } },
+            peer: { perImage(20) { sink &+= Int((try? resize.process(image))?.bytes[0] ?? 0) } })
+
         try resampleRows(&sink)
         try vectorKernelRows(&sink)
 

@@ -3,6 +3,7 @@ import Imago
 import ImagoTesting
 import Testing
 
+@testable import ImagoCLI
 @testable import ImagoServer
 
 /// The source of every test here is the fixture's 400 × 200 JPEG: left half red, right half blue.
@@ -89,6 +90,33 @@ struct ImageProxyImgproxyOptionTests {
             #expect(isRed(image[pixel: size.width / 4, size.height / 2]), "\(options)")
             #expect(isBlue(image[pixel: size.width * 3 / 4, size.height / 2]), "\(options)")
         }
+    }
+
+    /// imgproxy's `IMGPROXY_USE_LINEAR_COLORSPACE` (`--use-linear-colorspace`): a 1-pixel black-and-white
+    /// checkerboard shrunk is the grey of half the light (sRGB 188), not the mean of the values (128); the outputs
+    /// are keyed apart.
+    @Test func linearColorspaceResizesAverageLight() async throws {
+        var board = try PixelBuffer(width: 64, height: 64)
+        for y in 0..<64 { for x in 0..<64 where (x + y) % 2 == 0 { board[pixel: x, y] = RGBA(r: 255, g: 255, b: 255) } }
+        for y in 0..<64 { for x in 0..<64 where (x + y) % 2 == 1 { board[pixel: x, y] = RGBA(r: 0, g: 0, b: 0) } }
+        let png = try ImageEncoderRegistry.makeDefault().encode(board, as: .png)
+        var greys: [Int] = []
+        for linear in [false, true] {
+            let options = try ServeCommand.parse(
+                parseArguments(
+                    ["--unsigned"] + (linear ? ["--use-linear-colorspace"] : []), options: ServeCommand.command.options),
+                environment: [:])
+            #expect(options.usesLinearColorspace == linear)
+            let fixture = try ProxyFixture { $0.usesLinearColorspace = options.usesLinearColorspace }
+            fixture.origin.setRoute("/board.png", .bytes(png, contentType: "image/png"))
+            let image = try await self.image(fixture, "rs:fit:8:8/f:png", "/board.png")
+            try #require(image.size == PixelSize(width: 8, height: 8))
+            greys.append(Int(image[pixel: 4, 4].r))
+        }
+        #expect(greys == [128, 188])
+        var options = ProcessingOptions()
+        options.resizesInLinearLight = true
+        #expect(options.canonicalDescription.hasSuffix("/lin:1") && ProxyResize(ProcessingOptions()) == nil)
     }
 
     @Test func resultsAreCappedAtTheLargestSide() throws {

@@ -137,6 +137,11 @@ enum ServeCommand {
                 "--max-result-dimension", value: "N",
                 help: "Scale results down until their longer side is at most N pixels (default 0: up to 8192)."),
             OptionSpec(
+                "--use-linear-colorspace",
+                help:
+                    "Resize in linear light, from a full-size decode: truer fine detail, more CPU (IMGPROXY_USE_LINEAR_COLORSPACE)."
+            ),
+            OptionSpec(
                 "--base-url", value: "URL",
                 help: "Put before every source URL, so URLs may carry paths relative to it (e.g. https://img.example/)."
             ),
@@ -427,6 +432,8 @@ enum ServeCommand {
         var maxAnimationFramePixels = 0
         /// `--max-result-dimension`: the longest side of a result (0: no limit but 8192).
         var maxResultDimension = 0
+        /// `--use-linear-colorspace`: resizes in linear light.
+        var usesLinearColorspace = false
         /// `--enforce-thumbnail`: URLs without `enforce_thumbnail` render embedded thumbnails.
         var enforcesThumbnail = false
         /// `--always-rasterize-svg`: SVG sources drawn into a raster format when the URL names none.
@@ -653,6 +660,7 @@ enum ServeCommand {
         configuration.maxAnimationFrames = options.maxAnimationFrames
         configuration.maxAnimationFramePixels = options.maxAnimationFramePixels
         configuration.maxResultDimension = options.maxResultDimension
+        configuration.usesLinearColorspace = options.usesLinearColorspace
         configuration.enforcesThumbnail = options.enforcesThumbnail
         configuration.rasterizesSVG = options.rasterizesSVG
         configuration.allowsSecurityOptions = options.allowsSecurityOptions
@@ -1023,6 +1031,7 @@ enum ServeCommand {
         if let text = args.value("--max-result-dimension") {
             options.maxResultDimension = try parseInteger(text, option: "--max-result-dimension", range: 0...8192)
         }
+        options.usesLinearColorspace = args.has("--use-linear-colorspace")
         if let text = args.value("--max-pixels") {
             options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)
         }

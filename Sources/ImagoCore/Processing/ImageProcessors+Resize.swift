@@ -28,24 +28,34 @@ extension ImageProcessors {
         public var mode: Mode
         /// Whether an image smaller than the target may be enlarged (default `false`).
         public var allowsUpscaling: Bool
+        /// Whether pixels are averaged in linear light (``PixelBuffer/resampledInLinearLight(to:)``) rather than
+        /// as sRGB values (default `false`: ``PixelBuffer/resampled(to:)``, somewhat faster, and the decoder may
+        /// shrink the image first).
+        public var inLinearLight: Bool
 
-        /// A resize to `size` with `mode` (default `.aspectFit`), never enlarging unless `allowsUpscaling`.
-        public init(size: PixelSize, mode: Mode = .aspectFit, allowsUpscaling: Bool = false) {
+        /// A resize to `size` with `mode` (default `.aspectFit`), never enlarging unless `allowsUpscaling`,
+        /// averaging sRGB values unless `inLinearLight`.
+        public init(
+            size: PixelSize, mode: Mode = .aspectFit, allowsUpscaling: Bool = false, inLinearLight: Bool = false
+        ) {
             self.size = size
             self.mode = mode
             self.allowsUpscaling = allowsUpscaling
+            self.inLinearLight = inLinearLight
         }
 
-        /// `imago.resize?w=…&h=…&mode=fit|fill|exact&upscale=0|1`.
+        /// `imago.resize?w=…&h=…&mode=fit|fill|exact&upscale=0|1`, then `&light=linear` in linear light.
         public var identifier: String {
             "imago.resize?w=\(size.width)&h=\(size.height)&mode=\(mode.rawValue)&upscale=\(allowsUpscaling ? 1 : 0)"
+                + (inLinearLight ? "&light=linear" : "")
         }
 
         /// What the decoder must at least produce for this resize to give the same result as on the full image:
         /// the target size, fitted (``Mode-swift.enum/aspectFit``) or covered (every other mode); `nil` for an
-        /// empty target (the resize throws).
+        /// empty target (the resize throws), and in linear light (a decoder's own downsampling averages sRGB
+        /// values).
         public var decodeTarget: DecodeTarget? {
-            guard size.width > 0, size.height > 0 else { return nil }
+            guard size.width > 0, size.height > 0, !inLinearLight else { return nil }
             return DecodeTarget(size: size, mode: mode == .aspectFit ? .fit : .cover)
         }
 
@@ -63,13 +73,13 @@ extension ImageProcessors {
                 let target =
                     allowsUpscaling
                     ? size : PixelSize(width: min(size.width, image.width), height: min(size.height, image.height))
-                return try image.resampled(to: target)
+                return try resampled(image, to: target)
             case .aspectFit:
                 let scale = allowsUpscaling ? min(sx, sy) : min(sx, sy, 1)
                 let target = PixelSize(
                     width: min(size.width, max(1, Int((w * scale).rounded()))),
                     height: min(size.height, max(1, Int((h * scale).rounded()))))
-                return try image.resampled(to: target)
+                return try resampled(image, to: target)
             case .aspectFill:
                 let scale = allowsUpscaling ? max(sx, sy) : min(max(sx, sy), 1)
                 // The covering side must not round below the target, or the crop would come out short.
@@ -77,19 +87,24 @@ extension ImageProcessors {
                 let floorH = allowsUpscaling ? size.height : min(size.height, image.height)
                 let scaled = PixelSize(
                     width: max(floorW, Int((w * scale).rounded())), height: max(floorH, Int((h * scale).rounded())))
-                let covering = try image.resampled(to: scaled)
+                let covering = try resampled(image, to: scaled)
                 let cropW = min(size.width, scaled.width)
                 let cropH = min(size.height, scaled.height)
                 return covering.cropped(
                     x: (scaled.width - cropW) / 2, y: (scaled.height - cropH) / 2, width: cropW, height: cropH)
             case .aspectFillWithoutCrop:
-                guard allowsUpscaling else { return try image.resampled(to: image.size.covering(size)) }
+                guard allowsUpscaling else { return try resampled(image, to: image.size.covering(size)) }
                 let scale = max(sx, sy)
                 let target = PixelSize(
                     width: max(size.width, Int((w * scale).rounded())),
                     height: max(size.height, Int((h * scale).rounded())))
-                return try image.resampled(to: target)
+                return try resampled(image, to: target)
             }
+        }
+
+        /// `image` resampled to `size`, in linear light or not.
+        private func resampled(_ image: PixelBuffer, to size: PixelSize) throws -> PixelBuffer {
+            inLinearLight ? try image.resampledInLinearLight(to: size) : try image.resampled(to: size)
         }
     }
 }

@@ -51,6 +51,11 @@ extension ImageProxy {
         /// served without a resize too), rather than refused. 1…8192; default 0: no limit but the 8,192 pixels a
         /// side every result is held to.
         public var maxResultDimension: Int
+        /// Whether resizes average pixels in linear light (``PixelBuffer/resampledInLinearLight(to:)``), as imgproxy's
+        /// `IMGPROXY_USE_LINEAR_COLORSPACE`: truer brightness for fine light-and-dark detail. The source is then
+        /// decoded at full size (a decoder's own shrinking, JPEG's DCT scaling included, averages sRGB values), so
+        /// large sources cost much more. Default `false`.
+        public var usesLinearColorspace: Bool
         /// The most frames of an animated source (GIF, APNG, WebP) that are kept, as imgproxy's
         /// `IMGPROXY_MAX_ANIMATION_FRAMES`: above 1, an animation is resized frame by frame and sent as an animated
         /// WebP when the URL asks for WebP, or names no format and `Accept` takes WebP, and as an animated GIF when
@@ -271,6 +276,7 @@ extension ImageProxy {
             outputCache = OutputCache()
             pixelLimit = 50_000_000
             maxResultDimension = 0
+            usesLinearColorspace = false
             enforcesThumbnail = false
             allowsSecurityOptions = false
             maxAnimationFrames = 1

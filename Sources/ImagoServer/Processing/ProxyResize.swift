@@ -41,6 +41,8 @@ struct ProxyResize: ImageProcessing {
     /// The longest side of the result; 0 for no limit but ``OptionParser/maximumSide`` (also when
     /// ``ProxyResultLimit`` applies the limit after a canvas).
     var resultLimit: Int
+    /// Whether pixels are averaged in linear light (``ProcessingOptions/resizesInLinearLight``).
+    var inLinearLight: Bool
 
     /// What the resize does to one image.
     struct Plan: Equatable {
@@ -73,6 +75,7 @@ struct ProxyResize: ImageProcessing {
         extends = options.extend != nil
         placement = options.placement
         dpr = options.dpr
+        inLinearLight = options.resizesInLinearLight
     }
 
     var identifier: String {
@@ -85,6 +88,7 @@ struct ProxyResize: ImageProcessing {
         }
         if dpr != 1 { text += "&dpr=\(ProcessingOptions.text(dpr))" + (extends ? "&ex=1" : "") }
         if resultLimit > 0 { text += "&max=\(resultLimit)" }
+        if inLinearLight { text += "&light=linear" }
         return text
     }
 
@@ -94,8 +98,11 @@ struct ProxyResize: ImageProcessing {
     /// box on both axes), so a JPEG is decoded at the smallest DCT scale that covers it rather than at full size.
     /// A DPR bounded to keep the image from being enlarged is bounded only when the source is smaller than that,
     /// which a decode never is. A zoom scales the box; with minimum sizes, or a zoom or a DPR and no box, the
-    /// decode is full size. A result limit alone fits a square of its side.
+    /// decode is full size; so it is in linear light. A result limit alone fits a square of its side.
     var decodeTarget: DecodeTarget? {
+        // In linear light the decode is full size: a decoder's own downsampling (JPEG's DCT scaling, the others'
+        // area averaging) would average sRGB values first.
+        guard !inLinearLight else { return nil }
         let unbounded = 1 << 20
         if width == 0, height == 0, minWidth == 0, minHeight == 0, zoomX == 1, zoomY == 1, dpr == 1, resultLimit > 0 {
             return DecodeTarget(size: PixelSize(width: resultLimit, height: resultLimit), mode: .fit)
@@ -115,7 +122,10 @@ struct ProxyResize: ImageProcessing {
 
     /// `image` resampled and cut as `plan` says.
     func process(_ image: PixelBuffer, as plan: Plan) throws -> PixelBuffer {
-        let scaled = plan.scaled == image.size ? image : try image.resampled(to: plan.scaled)
+        let scaled =
+            plan.scaled == image.size
+            ? image
+            : inLinearLight ? try image.resampledInLinearLight(to: plan.scaled) : try image.resampled(to: plan.scaled)
         guard let crop = plan.crop else { return scaled }
         let origin = try placement.origin(of: crop, in: scaled, dpr: plan.dpr)
         return try ImageProcessors.Crop(x: origin.x, y: origin.y, width: crop.width, height: crop.height).process(

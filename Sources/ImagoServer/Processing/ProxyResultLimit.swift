@@ -6,6 +6,8 @@ import ImagoCore
 struct ProxyResultLimit: ImageProcessing {
     /// The longest side of the result, above 0.
     var limit: Int
+    /// Whether pixels are averaged in linear light (``ProcessingOptions/resizesInLinearLight``).
+    var inLinearLight: Bool
 
     /// The limit `options` ask for when a canvas (``ProxyCanvas``) follows the resize, else `nil`.
     init?(_ options: ProcessingOptions) {
@@ -13,12 +15,15 @@ struct ProxyResultLimit: ImageProcessing {
             options.extend != nil || options.extendAspectRatio != nil || !options.padding.isEmpty
         else { return nil }
         limit = options.maxResultDimension
+        inLinearLight = options.resizesInLinearLight
     }
 
-    var identifier: String { "imago.serve.result-limit?max=\(limit)" }
+    var identifier: String { "imago.serve.result-limit?max=\(limit)" + (inLinearLight ? "&light=linear" : "") }
 
     func process(_ image: PixelBuffer) throws -> PixelBuffer {
         guard max(image.width, image.height) > limit else { return image }
-        return try ImageProcessors.Resize(size: PixelSize(width: limit, height: limit), mode: .aspectFit).process(image)
+        return try ImageProcessors.Resize(
+            size: PixelSize(width: limit, height: limit), mode: .aspectFit, inLinearLight: inLinearLight
+        ).process(image)
     }
 }

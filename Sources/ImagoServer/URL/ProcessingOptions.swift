@@ -242,6 +242,10 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// until its longer side fits, extensions and padding included. Default 0: no limit but
     /// ``OptionParser/maximumSide``.
     public var maxResultDimension = 0
+    /// Whether resizes average in linear light (set by the server from
+    /// ``ImageProxy/Configuration/usesLinearColorspace``, imgproxy's `IMGPROXY_USE_LINEAR_COLORSPACE`). Default
+    /// `false`.
+    public var resizesInLinearLight = false
 
     /// Options with every default.
     public init() {}
@@ -308,6 +312,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if !skippedFormats.isEmpty { text += "/skp:" + skippedFormats.map(\.rawValue).sorted().joined(separator: ":") }
         if !cacheBuster.isEmpty { text += "/cb:\(cacheBuster)" }
         if maxResultDimension != 0 { text += "/mrd:\(maxResultDimension)" }
+        if resizesInLinearLight { text += "/lin:1" }
         if enforcesThumbnail == true { text += "/eth:1" }
         if let pixels = security.maxSourcePixels { text += "/msr:\(pixels)" }
         if let bytes = security.maxSourceBytes { text += "/msfs:\(bytes)" }
