@@ -41,23 +41,19 @@ public struct TIFFDecoder: ImageDecoding {
     }
 
     private func decode(_ source: TIFFByteSource, options: DecodingOptions) throws -> ImageContainer {
-        guard let openOptions = TIFFOpenOptionsAlloc() else { throw corrupt("libtiff could not allocate options") }
-        defer { TIFFOpenOptionsFree(openOptions) }
-        let message = UnsafeMutablePointer<CChar>.allocate(capacity: Int(IMAGO_TIFF_MESSAGE_SIZE))
-        message.initialize(repeating: 0, count: Int(IMAGO_TIFF_MESSAGE_SIZE))
-        defer { message.deallocate() }
-        imago_tiff_quiet(openOptions, message)
-        // Bounds each allocation libtiff makes itself (strip buffers, tag arrays); the raster is ours.
-        let (rasterBytes, overflow) = max(1, options.pixelLimit).multipliedReportingOverflow(by: 4)
-        TIFFOpenOptionsSetMaxSingleMemAlloc(openOptions, tmsize_t(overflow ? Int.max : max(64 << 20, rasterBytes)))
-        let lastError = { String(cString: message) }
-        guard
-            let tiff = TIFFClientOpenExt(
-                "memory", "rm", Unmanaged.passUnretained(source).toOpaque(), tiffRead, tiffWrite, tiffSeek,
-                tiffClose, tiffSize, nil, nil, openOptions)
-        else { throw corrupt(lastError().isEmpty ? "not a TIFF file" : lastError()) }
-        defer { TIFFClose(tiff) }
-        return try decodePage(tiff, options: options, lastError: lastError)
+        try withQuietTIFFOptions(failure: corrupt("libtiff could not allocate options")) { openOptions, message in
+            // Bounds each allocation libtiff makes itself (strip buffers, tag arrays); the raster is ours.
+            let (rasterBytes, overflow) = max(1, options.pixelLimit).multipliedReportingOverflow(by: 4)
+            TIFFOpenOptionsSetMaxSingleMemAlloc(openOptions, tmsize_t(overflow ? Int.max : max(64 << 20, rasterBytes)))
+            let lastError = { String(cString: message) }
+            guard
+                let tiff = TIFFClientOpenExt(
+                    "memory", "rm", Unmanaged.passUnretained(source).toOpaque(), tiffRead, tiffWrite, tiffSeek,
+                    tiffClose, tiffSize, nil, nil, openOptions)
+            else { throw corrupt(lastError().isEmpty ? "not a TIFF file" : lastError()) }
+            defer { TIFFClose(tiff) }
+            return try decodePage(tiff, options: options, lastError: lastError)
+        }
     }
 
     private func decodePage(
@@ -173,4 +169,19 @@ private func tiffClose(_ handle: thandle_t?) -> Int32 { 0 }
 
 private func tiffSize(_ handle: thandle_t?) -> toff_t {
     TIFFByteSource.from(handle).map { toff_t($0.bytes.count) } ?? 0
+}
+
+/// Runs `body` with libtiff open options whose errors go to `message` (a buffer of `IMAGO_TIFF_MESSAGE_SIZE` bytes,
+/// the last error kept) and whose warnings are dropped, so nothing reaches stderr; throws `failure` when libtiff
+/// cannot allocate them.
+func withQuietTIFFOptions<R>(
+    failure: @autoclosure () -> CodecError, _ body: (OpaquePointer, UnsafeMutablePointer<CChar>) throws -> R
+) throws -> R {
+    guard let openOptions = TIFFOpenOptionsAlloc() else { throw failure() }
+    defer { TIFFOpenOptionsFree(openOptions) }
+    let message = UnsafeMutablePointer<CChar>.allocate(capacity: Int(IMAGO_TIFF_MESSAGE_SIZE))
+    message.initialize(repeating: 0, count: Int(IMAGO_TIFF_MESSAGE_SIZE))
+    defer { message.deallocate() }
+    imago_tiff_quiet(openOptions, message)
+    return try body(openOptions, message)
 }

@@ -31,14 +31,8 @@ public struct TIFFEncoder: ImageEncoding {
         let isGray = straight.format == .gray8
         let hasAlpha = !isGray && straight.hasTransparency
         let samples = isGray ? 1 : hasAlpha ? 4 : 3
-        guard let openOptions = TIFFOpenOptionsAlloc() else { throw failed("libtiff could not allocate options") }
-        defer { TIFFOpenOptionsFree(openOptions) }
-        let message = UnsafeMutablePointer<CChar>.allocate(capacity: Int(IMAGO_TIFF_MESSAGE_SIZE))
-        message.initialize(repeating: 0, count: Int(IMAGO_TIFF_MESSAGE_SIZE))
-        defer { message.deallocate() }
-        imago_tiff_quiet(openOptions, message)
         let sink = TIFFByteSink()
-        return try withExtendedLifetime(sink) {
+        return try withQuietTIFFOptions(failure: failed("libtiff could not allocate options")) { openOptions, message in
             guard
                 let tiff = TIFFClientOpenExt(
                     "memory", "w", Unmanaged.passUnretained(sink).toOpaque(), sinkRead, sinkWrite, sinkSeek,
