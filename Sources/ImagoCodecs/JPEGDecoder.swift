@@ -113,9 +113,11 @@ public struct JPEGDecoder: ImageDecoding {
         }
         let full = PixelSize(width: Int(width), height: Int(height))
         let layout = Layout(colorspace: colorspace, isAdobe: markers.hasAdobeMarker)
-        let fitted = options.deliveredSize(
+        let delivered = options.deliveredSize(
             of: full, orientation: markers.orientation, bytesPerPixel: layout.pixelFormat.bytesPerPixel)
-        let scaled = Self.scaledSize(of: full, covering: fitted) { !options.exceedsPixelLimit($0) }
+        let scaled = Self.scaledSize(of: full, covering: delivered) { !options.exceedsPixelLimit($0) }
+        // Only the DCT scale, not the area average after it, when the caller resamples its own way.
+        let fitted = options.shrinksOnlyWhileDecoding ? scaled : delivered
         // The DC reader only for what TurboJPEG calls YCbCr or gray: RGB files (Adobe transform 0, component ids
         // R, G, B) have 3 components too, and CMYK/YCCK are left to libjpeg.
         let isGray = colorspace == Int32(TJCS_GRAY.rawValue)

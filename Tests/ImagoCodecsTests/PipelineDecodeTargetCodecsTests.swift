@@ -46,3 +46,50 @@ private func sharpness(_ image: PixelBuffer) -> Double {
     }
     return Double(total) / Double(image.height * max(1, image.width - 1))
 }
+
+/// A processor that records the size of the image it was given, with a decode target reached only by a reduced
+/// decode (as a resize in linear light declares).
+private struct RecordingInput: ImageProcessing {
+    let seen: Locked<PixelSize?>
+    var identifier: String { "test.recording-input" }
+    var decodeTarget: DecodeTarget? {
+        DecodeTarget(size: PixelSize(width: 100, height: 100), shrinksOnlyWhileDecoding: true)
+    }
+    func process(_ image: PixelBuffer) throws -> PixelBuffer {
+        seen.withLock { $0 = image.size }
+        return image
+    }
+}
+
+@Suite struct ShrinkOnlyWhileDecodingTests {
+    /// A target reached only by a reduced decode: a JPEG comes at the smallest DCT scale covering it, not
+    /// area-averaged to the fitted size; a PNG (which cannot decode smaller) comes at full size.
+    @Test func jpegsAreDCTScaledOnlyAndOtherFormatsDecodeWhole() async throws {
+        let jpeg = try corpusData("formats/TestImageLarge.jpg")
+        let full = try JPEGDecoder().decode(jpeg, options: DecodingOptions()).image.size
+        var options = DecodingOptions(targetSize: PixelSize(width: 100, height: 100))
+        let fitted = try JPEGDecoder().decode(jpeg, options: options).image.size
+        options.shrinksOnlyWhileDecoding = true
+        let dct = try JPEGDecoder().decode(jpeg, options: options).image.size
+        #expect(fitted.width == 100 || fitted.height == 100)
+        #expect(dct.width >= fitted.width && dct.height >= fitted.height && dct.width < full.width)
+        // a DCT scale k/8 of the full size (libjpeg rounds up)
+        #expect(
+            (1...7).contains { k in dct.width == (full.width * k + 7) / 8 && dct.height == (full.height * k + 7) / 8 },
+            "\(dct) of \(full)")
+
+        let pipeline = ImagePipeline(configuration: try .withDefaults(diskCacheDirectory: nil))
+        for (name, data, expected) in [
+            ("large.jpg", jpeg, dct),
+            ("kodak.png", try corpusData("kodak/01.png"), PixelSize(width: 768, height: 512)),
+        ] {
+            let seen = Locked<PixelSize?>(nil)
+            _ = try await pipeline.image(
+                for: ImageRequest(source: .data(id: name, data), processors: [RecordingInput(seen: seen)]))
+            #expect(seen.value == expected, "\(name)")
+        }
+        #expect(
+            DecodeTarget(size: PixelSize(width: 5, height: 5), shrinksOnlyWhileDecoding: true).description
+                == "fit=5x5+dct")
+    }
+}

@@ -139,7 +139,7 @@ enum ServeCommand {
             OptionSpec(
                 "--use-linear-colorspace",
                 help:
-                    "Resize in linear light, from a full-size decode: truer fine detail, more CPU (IMGPROXY_USE_LINEAR_COLORSPACE)."
+                    "Resize in linear light: truer fine detail, more CPU (IMGPROXY_USE_LINEAR_COLORSPACE)."
             ),
             OptionSpec(
                 "--base-url", value: "URL",

@@ -86,6 +86,11 @@ public struct DecodingOptions: Sendable, Hashable {
     /// How ``targetSize`` bounds the output. Default ``TargetMode/fit``. Not an initialiser parameter: set it on
     /// the options (the pipeline sets ``TargetMode/cover`` for a processor that crops to fill its size).
     public var targetMode: TargetMode = .fit
+    /// Whether ``targetSize`` may be reached only by the codec's own reduced decode (JPEG's DCT scaling), never by
+    /// resampling after it: the output is then the smallest reduced decode that covers the target, which a caller
+    /// resamples its own way (in linear light). Default `false`. Not an initialiser parameter; the pipeline sets it
+    /// for a ``DecodeTarget/shrinksOnlyWhileDecoding`` target and gives such a target to JPEGs only.
+    public var shrinksOnlyWhileDecoding = false
     /// Whether a vector image (SVG) is drawn at ``targetSize`` also where that is larger than its own size (aspect
     /// ratio kept, as ``targetMode`` says; scaled back to fit ``pixelLimit`` rather than refused), as imgproxy
     /// draws vectors at any requested size. Default `false`: vectors, like every image, are never enlarged. Not

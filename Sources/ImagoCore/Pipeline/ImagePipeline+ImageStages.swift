@@ -183,9 +183,13 @@ extension ImagePipeline {
         var options = request.decodingOptions ?? configuration.decodingOptions
         if let size = request.targetSize {
             options.targetSize = size
-        } else if derivesTarget, options.targetSize == nil, let target = request.derivedDecodeTarget {
+        } else if derivesTarget, options.targetSize == nil, let target = request.derivedDecodeTarget,
+            !target.shrinksOnlyWhileDecoding || ImageFormat(sniffing: data) == .jpeg
+        {
+            // A target reached only by a reduced decode goes to JPEGs only; other formats decode at full size.
             options.targetSize = target.size
             options.targetMode = target.mode
+            options.shrinksOnlyWhileDecoding = target.shrinksOnlyWhileDecoding
         }
         if request.options.contains(.decodesFirstFrameOnly) { options.decodesFirstFrameOnly = true }
         // Data that ran out fails the final decode, unless the request's own decoding options allow partial

@@ -13,15 +13,22 @@ public struct DecodeTarget: Sendable, Hashable, CustomStringConvertible {
     public var size: PixelSize
     /// Whether the decoded image fits within ``size`` or covers it.
     public var mode: DecodingOptions.TargetMode
+    /// Whether the decoder may reach the target only by its own reduced decode (JPEG's DCT scaling), never by
+    /// resampling (``DecodingOptions/shrinksOnlyWhileDecoding``): for a processor that resamples its own way, as a
+    /// resize in linear light. Other formats are then decoded at full size. Default `false`.
+    public var shrinksOnlyWhileDecoding: Bool
 
-    /// A target of `size` in `mode` (default ``DecodingOptions/TargetMode/fit``).
-    public init(size: PixelSize, mode: DecodingOptions.TargetMode = .fit) {
+    /// A target of `size` in `mode` (default ``DecodingOptions/TargetMode/fit``), reached by any decoder's
+    /// shrinking unless `shrinksOnlyWhileDecoding` (default `false`).
+    public init(size: PixelSize, mode: DecodingOptions.TargetMode = .fit, shrinksOnlyWhileDecoding: Bool = false) {
         self.size = size
         self.mode = mode
+        self.shrinksOnlyWhileDecoding = shrinksOnlyWhileDecoding
     }
 
-    /// `fit=WxH` or `cover=WxH` (part of the key of the decoded image).
+    /// `fit=WxH` or `cover=WxH`, then `+dct` when only a reduced decode may shrink (part of the key of the decoded
+    /// image).
     public var description: String {
-        "\(mode == .fit ? "fit" : "cover")=\(size.width)x\(size.height)"
+        "\(mode == .fit ? "fit" : "cover")=\(size.width)x\(size.height)" + (shrinksOnlyWhileDecoding ? "+dct" : "")
     }
 }

@@ -51,12 +51,13 @@ extension ImageProcessors {
         }
 
         /// What the decoder must at least produce for this resize to give the same result as on the full image:
-        /// the target size, fitted (``Mode-swift.enum/aspectFit``) or covered (every other mode); `nil` for an
-        /// empty target (the resize throws), and in linear light (a decoder's own downsampling averages sRGB
-        /// values).
+        /// the target size, fitted (``Mode-swift.enum/aspectFit``) or covered (every other mode); in linear light
+        /// reached only by a reduced decode (``DecodeTarget/shrinksOnlyWhileDecoding``: a decoder's resampling
+        /// would average sRGB values). `nil` for an empty target (the resize throws).
         public var decodeTarget: DecodeTarget? {
-            guard size.width > 0, size.height > 0, !inLinearLight else { return nil }
-            return DecodeTarget(size: size, mode: mode == .aspectFit ? .fit : .cover)
+            guard size.width > 0, size.height > 0 else { return nil }
+            return DecodeTarget(
+                size: size, mode: mode == .aspectFit ? .fit : .cover, shrinksOnlyWhileDecoding: inLinearLight)
         }
 
         /// The resized image; the input itself when nothing changes.

@@ -52,9 +52,10 @@ extension ImageProxy {
         /// side every result is held to.
         public var maxResultDimension: Int
         /// Whether resizes average pixels in linear light (``PixelBuffer/resampledInLinearLight(to:)``), as imgproxy's
-        /// `IMGPROXY_USE_LINEAR_COLORSPACE`: truer brightness for fine light-and-dark detail. The source is then
-        /// decoded at full size (a decoder's own shrinking, JPEG's DCT scaling included, averages sRGB values), so
-        /// large sources cost much more. Default `false`.
+        /// `IMGPROXY_USE_LINEAR_COLORSPACE`: truer brightness for fine light-and-dark detail. A JPEG is still
+        /// decoded at a reduced DCT scale (as imgproxy shrinks on load), but no decoder resamples for the resize
+        /// (``DecodeTarget/shrinksOnlyWhileDecoding``): other formats decode at full size, so large ones cost more.
+        /// Default `false`.
         public var usesLinearColorspace: Bool
         /// The most frames of an animated source (GIF, APNG, WebP) that are kept, as imgproxy's
         /// `IMGPROXY_MAX_ANIMATION_FRAMES`: above 1, an animation is resized frame by frame and sent as an animated

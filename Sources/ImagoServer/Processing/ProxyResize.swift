@@ -98,22 +98,23 @@ struct ProxyResize: ImageProcessing {
     /// box on both axes), so a JPEG is decoded at the smallest DCT scale that covers it rather than at full size.
     /// A DPR bounded to keep the image from being enlarged is bounded only when the source is smaller than that,
     /// which a decode never is. A zoom scales the box; with minimum sizes, or a zoom or a DPR and no box, the
-    /// decode is full size; so it is in linear light. A result limit alone fits a square of its side.
+    /// decode is full size. A result limit alone fits a square of its side. In linear light the target is reached
+    /// only by a reduced decode (JPEG's DCT scaling, as imgproxy shrinks on load; other formats decode at full
+    /// size), since a decoder's resampling would average sRGB values.
     var decodeTarget: DecodeTarget? {
-        // In linear light the decode is full size: a decoder's own downsampling (JPEG's DCT scaling, the others'
-        // area averaging) would average sRGB values first.
-        guard !inLinearLight else { return nil }
         let unbounded = 1 << 20
+        var target: DecodeTarget
         if width == 0, height == 0, minWidth == 0, minHeight == 0, zoomX == 1, zoomY == 1, dpr == 1, resultLimit > 0 {
-            return DecodeTarget(size: PixelSize(width: resultLimit, height: resultLimit), mode: .fit)
+            target = DecodeTarget(size: PixelSize(width: resultLimit, height: resultLimit), mode: .fit)
+        } else {
+            guard width > 0 || height > 0, minWidth == 0, minHeight == 0 else { return nil }
+            let w = width > 0 ? min(unbounded, Int((Double(width) * dpr * zoomX).rounded(.up))) : unbounded
+            let h = height > 0 ? min(unbounded, Int((Double(height) * dpr * zoomY).rounded(.up))) : unbounded
+            let fits = type == .fit || width == 0 || height == 0
+            target = DecodeTarget(size: PixelSize(width: w, height: h), mode: fits ? .fit : .cover)
         }
-        guard width > 0 || height > 0, minWidth == 0, minHeight == 0 else { return nil }
-        let w = width > 0 ? min(unbounded, Int((Double(width) * dpr * zoomX).rounded(.up))) : unbounded
-        let h = height > 0 ? min(unbounded, Int((Double(height) * dpr * zoomY).rounded(.up))) : unbounded
-        guard type != .fit, width > 0, height > 0 else {
-            return DecodeTarget(size: PixelSize(width: w, height: h), mode: .fit)
-        }
-        return DecodeTarget(size: PixelSize(width: w, height: h), mode: .cover)
+        target.shrinksOnlyWhileDecoding = inLinearLight
+        return target
     }
 
     func process(_ image: PixelBuffer) throws -> PixelBuffer {
