@@ -41,6 +41,16 @@ package struct ParsedArguments: Sendable {
 
     /// Whether the flag `name` was given.
     func has(_ name: String) -> Bool { flags.contains(name) }
+
+    /// Throws unless `options` (flags or options with a value) were all left out: they only mean something with
+    /// `required`, which was not given (`option '--s3-region' needs --s3`).
+    ///
+    /// - Throws: ``UsageError`` naming the first option given.
+    func refuse(_ options: [String], without required: String) throws {
+        for option in options where has(option) || value(option) != nil {
+            throw UsageError("option '\(option)' needs \(required)")
+        }
+    }
 }
 
 extension ParsedArguments {

@@ -34,9 +34,7 @@ struct RedisOptions: Sendable {
     init(parsing args: ParsedArguments) throws {
         let urls = args.values["--redis"] ?? []
         guard !urls.isEmpty else {
-            for option in ["--redis-ttl", "--redis-lease", "--redis-timeout"] where args.value(option) != nil {
-                throw UsageError("option '\(option)' needs --redis URL")
-            }
+            try args.refuse(["--redis-ttl", "--redis-lease", "--redis-timeout"], without: "--redis URL")
             return
         }
         var configuration: RedisCache.Configuration

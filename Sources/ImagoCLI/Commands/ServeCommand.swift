@@ -784,10 +784,7 @@ enum ServeCommand {
     /// environment's `AWS_REGION` (or `AWS_DEFAULT_REGION`), else `us-east-1`.
     static func parseS3(_ args: ParsedArguments, environment: [String: String]) throws -> S3Sources? {
         guard args.has("--s3") else {
-            for option in ["--s3-region", "--s3-endpoint", "--s3-virtual-hosted"]
-            where args.has(option) || args.value(option) != nil {
-                throw UsageError("option '\(option)' needs --s3")
-            }
+            try args.refuse(["--s3-region", "--s3-endpoint", "--s3-virtual-hosted"], without: "--s3")
             return nil
         }
         var sources = S3Sources(
@@ -813,9 +810,7 @@ enum ServeCommand {
     /// names, else none (public objects).
     static func parseGCS(_ args: ParsedArguments, environment: [String: String]) throws -> GoogleCloudStorageSources? {
         guard args.has("--gcs") else {
-            for option in ["--gcs-key", "--gcs-endpoint"] where args.value(option) != nil {
-                throw UsageError("option '\(option)' needs --gcs")
-            }
+            try args.refuse(["--gcs-key", "--gcs-endpoint"], without: "--gcs")
             return nil
         }
         var sources = GoogleCloudStorageSources()
@@ -855,9 +850,7 @@ enum ServeCommand {
             "--swift-auth-version",
         ]
         guard args.has("--swift") else {
-            for option in options where args.value(option) != nil {
-                throw UsageError("option '\(option)' needs --swift")
-            }
+            try args.refuse(options, without: "--swift")
             return nil
         }
         for option in options.prefix(3) where (args.value(option) ?? "").isEmpty {
@@ -884,9 +877,7 @@ enum ServeCommand {
     /// signing of their requests.
     static func parseAzureBlob(_ args: ParsedArguments) throws -> (AzureBlobSources?, AzureSharedKeySigning?) {
         guard args.has("--abs") else {
-            for option in ["--abs-name", "--abs-key", "--abs-endpoint"] where args.value(option) != nil {
-                throw UsageError("option '\(option)' needs --abs")
-            }
+            try args.refuse(["--abs-name", "--abs-key", "--abs-endpoint"], without: "--abs")
             return (nil, nil)
         }
         guard let name = args.value("--abs-name"), !name.isEmpty,
