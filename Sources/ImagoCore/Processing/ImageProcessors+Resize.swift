@@ -74,13 +74,13 @@ extension ImageProcessors {
                 let target =
                     allowsUpscaling
                     ? size : PixelSize(width: min(size.width, image.width), height: min(size.height, image.height))
-                return try resampled(image, to: target)
+                return try image.resampled(to: target, inLinearLight: inLinearLight)
             case .aspectFit:
                 let scale = allowsUpscaling ? min(sx, sy) : min(sx, sy, 1)
                 let target = PixelSize(
                     width: min(size.width, max(1, Int((w * scale).rounded()))),
                     height: min(size.height, max(1, Int((h * scale).rounded()))))
-                return try resampled(image, to: target)
+                return try image.resampled(to: target, inLinearLight: inLinearLight)
             case .aspectFill:
                 let scale = allowsUpscaling ? max(sx, sy) : min(max(sx, sy), 1)
                 // The covering side must not round below the target, or the crop would come out short.
@@ -88,24 +88,21 @@ extension ImageProcessors {
                 let floorH = allowsUpscaling ? size.height : min(size.height, image.height)
                 let scaled = PixelSize(
                     width: max(floorW, Int((w * scale).rounded())), height: max(floorH, Int((h * scale).rounded())))
-                let covering = try resampled(image, to: scaled)
+                let covering = try image.resampled(to: scaled, inLinearLight: inLinearLight)
                 let cropW = min(size.width, scaled.width)
                 let cropH = min(size.height, scaled.height)
                 return covering.cropped(
                     x: (scaled.width - cropW) / 2, y: (scaled.height - cropH) / 2, width: cropW, height: cropH)
             case .aspectFillWithoutCrop:
-                guard allowsUpscaling else { return try resampled(image, to: image.size.covering(size)) }
+                guard allowsUpscaling else {
+                    return try image.resampled(to: image.size.covering(size), inLinearLight: inLinearLight)
+                }
                 let scale = max(sx, sy)
                 let target = PixelSize(
                     width: max(size.width, Int((w * scale).rounded())),
                     height: max(size.height, Int((h * scale).rounded())))
-                return try resampled(image, to: target)
+                return try image.resampled(to: target, inLinearLight: inLinearLight)
             }
-        }
-
-        /// `image` resampled to `size`, in linear light or not.
-        private func resampled(_ image: PixelBuffer, to size: PixelSize) throws -> PixelBuffer {
-            inLinearLight ? try image.resampledInLinearLight(to: size) : try image.resampled(to: size)
         }
     }
 }

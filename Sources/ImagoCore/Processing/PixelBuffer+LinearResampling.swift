@@ -100,6 +100,14 @@ extension PixelBuffer {
         return result
     }
 
+    /// ``resampledInLinearLight(to:)`` when `inLinearLight`, else ``resampled(to:)``: the one choice every resize
+    /// that offers both makes.
+    ///
+    /// - Throws: ``PixelBuffer/Error/invalidDimensions(width:height:)`` for an empty or overflowing size.
+    public func resampled(to size: PixelSize, inLinearLight: Bool) throws -> PixelBuffer {
+        inLinearLight ? try resampledInLinearLight(to: size) : try resampled(to: size)
+    }
+
     /// sRGB's transfer curve decoded: each 8-bit value's linear light, 0…1.
     static let sRGBToLinear: [Float] = (0..<256).map { value in
         let c = Double(value) / 255

@@ -19,7 +19,7 @@ struct ProxyCanvas: ImageProcessing {
 
     /// The canvas `options` ask for around an image resized to `target`, or `nil` when they ask for none.
     init?(_ options: ProcessingOptions, target: PixelSize) {
-        guard options.extend != nil || options.extendAspectRatio != nil || !options.padding.isEmpty else { return nil }
+        guard options.asksForCanvas else { return nil }
         (width, height) = (target.width, target.height)
         extend = options.extend
         extendAspectRatio = options.extendAspectRatio

@@ -124,9 +124,7 @@ struct ProxyResize: ImageProcessing {
     /// `image` resampled and cut as `plan` says.
     func process(_ image: PixelBuffer, as plan: Plan) throws -> PixelBuffer {
         let scaled =
-            plan.scaled == image.size
-            ? image
-            : inLinearLight ? try image.resampledInLinearLight(to: plan.scaled) : try image.resampled(to: plan.scaled)
+            plan.scaled == image.size ? image : try image.resampled(to: plan.scaled, inLinearLight: inLinearLight)
         guard let crop = plan.crop else { return scaled }
         let origin = try placement.origin(of: crop, in: scaled, dpr: plan.dpr)
         return try ImageProcessors.Crop(x: origin.x, y: origin.y, width: crop.width, height: crop.height).process(

@@ -11,9 +11,7 @@ struct ProxyResultLimit: ImageProcessing {
 
     /// The limit `options` ask for when a canvas (``ProxyCanvas``) follows the resize, else `nil`.
     init?(_ options: ProcessingOptions) {
-        guard options.maxResultDimension > 0,
-            options.extend != nil || options.extendAspectRatio != nil || !options.padding.isEmpty
-        else { return nil }
+        guard options.maxResultDimension > 0, options.asksForCanvas else { return nil }
         limit = options.maxResultDimension
         inLinearLight = options.resizesInLinearLight
     }

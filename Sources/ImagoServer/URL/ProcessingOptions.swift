@@ -258,6 +258,10 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// `pixels` times the DPR, rounded.
     func scaled(_ pixels: Int) -> Int { Int((Double(pixels) * dpr).rounded()) }
 
+    /// Whether the options ask for a canvas around the resized image: `extend`, `extend_aspect_ratio` or
+    /// `padding` (``ProxyCanvas``; a result limit then applies to the finished canvas, ``ProxyResultLimit``).
+    var asksForCanvas: Bool { extend != nil || extendAspectRatio != nil || !padding.isEmpty }
+
     /// The `fill` gravity and its offsets as a placement.
     public var placement: Placement {
         Placement(gravity: gravity, offsetX: gravityOffsetX, offsetY: gravityOffsetY)
