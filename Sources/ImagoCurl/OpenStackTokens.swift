@@ -116,15 +116,11 @@ public final class OpenStackTokens: Sendable {
                     var id: String
                     var expires: String?
                 }
-                struct Service: Decodable {
-                    struct Endpoint: Decodable {
-                        var publicURL: String?
-                    }
-                    var type: String
-                    var endpoints: [Endpoint]
+                struct Endpoint: Decodable {
+                    var publicURL: String?
                 }
                 var token: Token
-                var serviceCatalog: [Service]?
+                var serviceCatalog: [CatalogService<Endpoint>]?
             }
             var access: Access
         }
@@ -135,8 +131,7 @@ public final class OpenStackTokens: Sendable {
         let answer = try await post(body, to: "tokens", credentials: credentials, timeout: timeout)
         try checkStatus(answer)
         let access = try decode(Answer.self, from: answer).access
-        let storage = access.serviceCatalog?.first { $0.type == "object-store" }?.endpoints.lazy
-            .compactMap(\.publicURL).first
+        let storage = CatalogService.objectStoreEndpoints(in: access.serviceCatalog).lazy.compactMap(\.publicURL).first
         let session = try Self.session(token: access.token.id, storage: storage, answer: answer)
         return .init(value: session, expiresAt: access.token.expires.flatMap { instant($0, after: started) })
     }
@@ -175,16 +170,12 @@ public final class OpenStackTokens: Sendable {
         }
         struct Answer: Decodable {
             struct Token: Decodable {
-                struct Service: Decodable {
-                    struct Endpoint: Decodable {
-                        var interface: String?
-                        var url: String?
-                    }
-                    var type: String
-                    var endpoints: [Endpoint]
+                struct Endpoint: Decodable {
+                    var interface: String?
+                    var url: String?
                 }
                 var expires_at: String?
-                var catalog: [Service]?
+                var catalog: [CatalogService<Endpoint>]?
             }
             var token: Token
         }
@@ -200,8 +191,7 @@ public final class OpenStackTokens: Sendable {
             body, to: "auth/tokens", credentials: credentials, timeout: timeout, answerFields: ["X-Subject-Token"])
         try checkStatus(answer)
         let token = try decode(Answer.self, from: answer).token
-        let storage = token.catalog?.first { $0.type == "object-store" }?.endpoints
-            .first { $0.interface == "public" }?.url
+        let storage = CatalogService.objectStoreEndpoints(in: token.catalog).first { $0.interface == "public" }?.url
         let session = try Self.session(token: answer.fields["X-Subject-Token"], storage: storage, answer: answer)
         return .init(value: session, expiresAt: token.expires_at.flatMap { instant($0, after: started) })
     }
@@ -211,10 +201,7 @@ public final class OpenStackTokens: Sendable {
         _ body: some Encodable, to path: String, credentials: OpenStackCredentials, timeout: Duration,
         answerFields: [String] = []
     ) async throws -> CurlExchange.Answer {
-        let base = credentials.authURL.absoluteString
-        guard let url = URL(string: (base.hasSuffix("/") ? base : base + "/") + path) else {
-            throw Failure(description: "the auth URL cannot take '\(path)'")
-        }
+        let url = credentials.authURL.appending(path: path)
         let json = String(decoding: try JSONEncoder().encode(body), as: UTF8.self)
         return try await CurlExchange(
             url: url, fields: ["Content-Type: application/json", "Accept: application/json"], body: json,
@@ -257,5 +244,17 @@ public final class OpenStackTokens: Sendable {
         guard let date = formatter.date(from: String(text.prefix(19)) + "Z") else { return nil }
         let seconds = max(60, date.timeIntervalSinceNow)
         return started + .seconds(seconds)
+    }
+}
+
+/// One service of an identity service's catalog (Keystone v2's `serviceCatalog`, v3's `catalog`): its type and
+/// endpoints, whose fields differ by version.
+private struct CatalogService<Endpoint: Decodable>: Decodable {
+    var type: String
+    var endpoints: [Endpoint]
+
+    /// The endpoints of `catalog`'s first `object-store` service (Swift); none without one.
+    static func objectStoreEndpoints(in catalog: [Self]?) -> [Endpoint] {
+        catalog?.first { $0.type == "object-store" }?.endpoints ?? []
     }
 }

@@ -92,8 +92,13 @@ package struct ObjectStoreLoader: DataLoading {
     /// `base` (an endpoint URL, without its trailing `/`), then `/BUCKET/KEY`, each URI-encoded as
     /// ``encodedPath(_:)`` encodes: the path-style address of an object.
     static func pathStyleURL(base: URL, bucket: String, key: String) -> String {
+        joined(base, "\(encoded(bucket))/\(encodedPath(key))")
+    }
+
+    /// `base` without its trailing `/`, then `/` and `path` (already percent-encoded).
+    static func joined(_ base: URL, _ path: String) -> String {
         let text = base.absoluteString
-        return (text.hasSuffix("/") ? String(text.dropLast()) : text) + "/\(encoded(bucket))/\(encodedPath(key))"
+        return (text.hasSuffix("/") ? String(text.dropLast()) : text) + "/" + path
     }
 
     /// `key` with each `/`-separated segment URI-encoded as the stores' signatures canonicalise paths: every

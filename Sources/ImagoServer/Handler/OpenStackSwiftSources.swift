@@ -30,8 +30,7 @@ public struct OpenStackSwiftSources: ObjectStoreAuthorizing {
     /// `request` at the storage URL of the session kept (or a new one), with its `X-Auth-Token`.
     public func authorized(_ request: DataRequest) async throws(DataLoadingError) -> DataRequest {
         let session = try await tokens.session()
-        let base = session.storageURL.absoluteString
-        guard let url = URL(string: (base.hasSuffix("/") ? base : base + "/") + request.url.relativeString) else {
+        guard let url = URL(string: ObjectStoreLoader.joined(session.storageURL, request.url.relativeString)) else {
             throw .requestModifierFailed(url: session.storageURL, reason: "the storage URL cannot take the object")
         }
         var authorized = request
