@@ -220,16 +220,8 @@ public struct PNGEncoder: ImageEncoding {
     private static func packedRGB(_ image: PixelBuffer) -> [UInt8] {
         let count = image.width * image.height * 3
         return [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
-            image.withUnsafeBytes { src in
-                var s = 0
-                var d = 0
-                while d < count {
-                    out[d] = src[s]
-                    out[d + 1] = src[s + 1]
-                    out[d + 2] = src[s + 2]
-                    s += 4
-                    d += 3
-                }
+            for y in 0..<image.height {
+                image.copyRow(y, into: out.baseAddress! + y * image.width * 3, dropsAlpha: true)
             }
             initialized = count
         }

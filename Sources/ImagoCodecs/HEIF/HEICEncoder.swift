@@ -70,22 +70,7 @@ public struct HEICEncoder: ImageEncoding {
         guard let plane = heif_image_get_plane(heifImage, heif_channel_interleaved, &stride) else {
             throw failure("libheif gave no plane")
         }
-        let samples = hasAlpha ? 4 : 3
-        rgba.withUnsafeBytes { src in
-            for y in 0..<rgba.height {
-                let row = plane + y * Int(stride)
-                let source = y * rgba.bytesPerRow
-                if hasAlpha {
-                    for i in 0..<(rgba.width * 4) { row[i] = src[source + i] }
-                } else {
-                    for x in 0..<rgba.width {
-                        row[samples * x] = src[source + 4 * x]
-                        row[samples * x + 1] = src[source + 4 * x + 1]
-                        row[samples * x + 2] = src[source + 4 * x + 2]
-                    }
-                }
-            }
-        }
+        for y in 0..<rgba.height { rgba.copyRow(y, into: plane + y * Int(stride), dropsAlpha: !hasAlpha) }
         if let profile = options.colorProfile?.data, !profile.isEmpty {
             try profile.withUnsafeBytes {
                 try check(heif_image_set_raw_color_profile(heifImage, "prof", $0.baseAddress, $0.count))

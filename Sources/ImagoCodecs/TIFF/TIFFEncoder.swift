@@ -59,21 +59,12 @@ public struct TIFFEncoder: ImageEncoding {
             }
             _ = imago_tiff_set_uint32(tiff, UInt32(TIFFTAG_ROWSPERSTRIP), TIFFDefaultStripSize(tiff, 0))
             var row = [UInt8](repeating: 0, count: straight.width * samples)
-            try straight.withUnsafeBytes { src in
-                for y in 0..<straight.height {
-                    let start = y * straight.bytesPerRow
-                    if samples == 3 {
-                        for x in 0..<straight.width {
-                            row[3 * x] = src[start + 4 * x]
-                            row[3 * x + 1] = src[start + 4 * x + 1]
-                            row[3 * x + 2] = src[start + 4 * x + 2]
-                        }
-                    } else {
-                        for i in 0..<row.count { row[i] = src[start + i] }
-                    }
-                    let written = row.withUnsafeMutableBytes { TIFFWriteScanline(tiff, $0.baseAddress, UInt32(y), 0) }
-                    guard written == 1 else { throw failed(String(cString: message)) }
+            for y in 0..<straight.height {
+                let written = row.withUnsafeMutableBufferPointer { row in
+                    straight.copyRow(y, into: row.baseAddress!, dropsAlpha: samples == 3)
+                    return TIFFWriteScanline(tiff, row.baseAddress, UInt32(y), 0)
                 }
+                guard written == 1 else { throw failed(String(cString: message)) }
             }
             isClosed = true
             TIFFClose(tiff)  // writes the directory
