@@ -9,7 +9,8 @@ extension ImageDecoderRegistry {
 }
 
 extension ImageEncoderRegistry {
-    /// A new registry with every encoder Imago ships (JPEG, PNG, WebP) registered.
+    /// A new registry with every encoder Imago ships (JPEG, PNG, WebP, GIF, AVIF, JPEG XL, HEIC, TIFF, BMP, ICO)
+    /// registered.
     public static func makeDefault() -> ImageEncoderRegistry { ImageEncoderRegistry(ImagoCodecs.encoders) }
 }
 

@@ -1,8 +1,8 @@
 import Foundation
 import ImagoCore
 
-/// A credential (an access token, with what came with it) kept until `margin` before it expires, or until it is
-/// dropped, and fetched by one exchange at a time however many callers ask at once. A failed exchange is not
+/// A credential (an access token, with what came with it) kept until `margin` before it expires (or half its life,
+/// when that is shorter than twice `margin`), or until it is dropped, and fetched by one exchange at a time however many callers ask at once. A failed exchange is not
 /// kept: the next caller starts another.
 final class ExpiringCredential<Value: Sendable & Equatable>: Sendable {
     /// A credential and when it expires; `nil`: kept until dropped.
@@ -13,6 +13,8 @@ final class ExpiringCredential<Value: Sendable & Equatable>: Sendable {
 
     private struct State {
         var kept: Issued?
+        /// When ``kept`` arrived.
+        var keptAt = ContinuousClock.now
         var exchange: Task<Issued, any Error>?
         var exchangeCount = 0
     }
@@ -39,7 +41,9 @@ final class ExpiringCredential<Value: Sendable & Equatable>: Sendable {
     func value() async throws -> Value {
         let now = ContinuousClock.now
         let lookup = state.withLock { state -> Lookup in
-            if let kept = state.kept, kept.expiresAt.map({ now < $0 - margin }) ?? true { return .kept(kept.value) }
+            if let kept = state.kept, kept.expiresAt.map({ now < $0 - min(margin, ($0 - state.keptAt) / 2) }) ?? true {
+                return .kept(kept.value)
+            }
             if let running = state.exchange { return .exchange(running) }
             let running = Task { [exchange] in try await exchange() }
             state.exchange = running
@@ -59,7 +63,7 @@ final class ExpiringCredential<Value: Sendable & Equatable>: Sendable {
                     guard let old = kept.expiresAt, let new = issued.expiresAt else { return true }
                     return old < new
                 }
-                if isLater ?? true { state.kept = issued }
+                if isLater ?? true { (state.kept, state.keptAt) = (issued, .now) }
                 state.exchange = nil
             }
             return issued.value

@@ -1,17 +1,18 @@
 import Foundation
 import ImagoCore
 
-/// OAuth 2.0 access tokens for a Google service account (``GoogleServiceAccount``): an RS256 assertion traded at
-/// the account's `token_uri` (a form POST, by libcurl), kept until five minutes before it expires, one exchange
-/// at a time however many loads ask at once.
+/// OAuth 2.0 access tokens from ``GoogleCredentials``: a service account's RS256 assertion or a person's refresh
+/// token traded at the token URI (a form POST), or the instance's token from the metadata server (a GET with
+/// `Metadata-Flavor: Google`), each by libcurl; kept until five minutes before it expires (half its life if that
+/// is shorter), one exchange at a time however many loads ask at once.
 ///
 /// ```swift
 /// let tokens = GoogleAccessTokens(account: account)   // scope: read-only Cloud Storage
 /// let header = try await tokens.authorization()      // "Bearer ya29.…"
 /// ```
 public final class GoogleAccessTokens: Sendable {
-    /// The account whose tokens these are.
-    public let account: GoogleServiceAccount
+    /// Where the tokens come from.
+    public let credentials: GoogleCredentials
     /// The OAuth scope asked for. Default `https://www.googleapis.com/auth/devstorage.read_only`.
     public let scope: String
     /// How long an exchange may take. Default 10 s.
@@ -19,29 +20,43 @@ public final class GoogleAccessTokens: Sendable {
 
     private let tokens: ExpiringCredential<String>
 
-    /// Tokens for `account` in `scope` (default read-only Cloud Storage), each exchange bounded by `timeout`
+    /// Tokens from `credentials` in `scope` (default read-only Cloud Storage), each exchange bounded by `timeout`
     /// (default 10 s).
     public init(
-        account: GoogleServiceAccount, scope: String = "https://www.googleapis.com/auth/devstorage.read_only",
-        timeout: Duration = .seconds(10)
+        credentials: GoogleCredentials,
+        scope: String = "https://www.googleapis.com/auth/devstorage.read_only", timeout: Duration = .seconds(10)
     ) {
-        self.account = account
+        self.credentials = credentials
         self.scope = scope
         self.timeout = timeout
         tokens = ExpiringCredential(margin: .seconds(300)) {
-            try await Self.exchangeAssertion(account: account, scope: scope, timeout: timeout)
+            try await Self.exchange(credentials, scope: scope, timeout: timeout)
         }
+    }
+
+    /// Tokens for the service account `account` in `scope` (default read-only Cloud Storage), each exchange
+    /// bounded by `timeout` (default 10 s).
+    public convenience init(
+        account: GoogleServiceAccount, scope: String = "https://www.googleapis.com/auth/devstorage.read_only",
+        timeout: Duration = .seconds(10)
+    ) {
+        self.init(credentials: .serviceAccount(account), scope: scope, timeout: timeout)
+    }
+
+    /// The service account, when the credentials are one's key; `nil` otherwise.
+    public var account: GoogleServiceAccount? {
+        if case .serviceAccount(let account) = credentials { account } else { nil }
     }
 
     /// `Bearer TOKEN`, from the token kept or a new exchange.
     ///
-    /// - Throws: ``DataLoadingError/requestModifierFailed(url:reason:)`` naming the token URI when the exchange
-    ///   fails (its status or libcurl's error; never the assertion).
+    /// - Throws: ``DataLoadingError/requestModifierFailed(url:reason:)`` naming the token URL when the exchange
+    ///   fails (its status or libcurl's error; never the assertion or a secret).
     public func authorization() async throws(DataLoadingError) -> String {
         do {
             return "Bearer " + (try await tokens.value())
         } catch {
-            throw .requestModifierFailed(url: account.tokenURI, reason: "\(error)")
+            throw .requestModifierFailed(url: credentials.tokenURL(scope: scope), reason: "\(error)")
         }
     }
 
@@ -54,17 +69,27 @@ public final class GoogleAccessTokens: Sendable {
     /// Number of exchanges started (for tests).
     package var exchangeCount: Int { tokens.exchangeCount }
 
-    /// A token for `account` in `scope`, from its token URI.
-    private static func exchangeAssertion(
-        account: GoogleServiceAccount, scope: String, timeout: Duration
+    /// A token for `credentials` in `scope`.
+    private static func exchange(
+        _ credentials: GoogleCredentials, scope: String, timeout: Duration
     ) async throws -> ExpiringCredential<String>.Issued {
-        let assertion = try account.assertion(scope: scope)
-        let body = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + assertion
+        let url = credentials.tokenURL(scope: scope)
+        var exchange = CurlExchange(url: url, fields: ["Accept: application/json"], timeout: timeout)
+        switch credentials {
+        case .serviceAccount(let account):
+            let assertion = try account.assertion(scope: scope)
+            exchange.body = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + assertion
+        case .authorizedUser(let clientID, let clientSecret, let refreshToken, _):
+            exchange.body = [
+                ("grant_type", "refresh_token"), ("client_id", clientID), ("client_secret", clientSecret),
+                ("refresh_token", refreshToken),
+            ].map { $0 + "=" + PercentEncoding.unreserved($1) }.joined(separator: "&")
+        case .metadataServer:
+            exchange.fields = ["Metadata-Flavor: Google"]
+            exchange.answerFields = ["Metadata-Flavor"]
+        }
+        if exchange.body != nil { exchange.fields.append("Content-Type: application/x-www-form-urlencoded") }
         let started = ContinuousClock.now
-        let exchange = CurlExchange(
-            url: account.tokenURI,
-            fields: ["Content-Type: application/x-www-form-urlencoded", "Accept: application/json"], body: body,
-            timeout: timeout)
         let answered = try await exchange.perform()
         struct Answer: Decodable {
             var access_token: String?
@@ -72,10 +97,14 @@ public final class GoogleAccessTokens: Sendable {
             var error: String?
         }
         let answer = try? JSONDecoder().decode(Answer.self, from: answered.data)
+        if case .metadataServer = credentials, answered.status == 200, answered.fields["Metadata-Flavor"] != "Google" {
+            throw GoogleServiceAccount.Error.exchangeFailed(
+                "the metadata server's answer lacks Metadata-Flavor: Google")
+        }
         guard answered.status == 200, let value = answer?.access_token, !value.isEmpty,
             value.allSatisfy({ $0.isASCII && !$0.isNewline && $0 != " " })
         else {
-            throw GoogleServiceAccount.Error.signingFailed(
+            throw GoogleServiceAccount.Error.exchangeFailed(
                 "the token exchange answered HTTP \(answered.status)\(answer?.error.map { " (\($0))" } ?? "")")
         }
         let lifetime = max(60, min(answer?.expires_in ?? 3600, 86_400))

@@ -12,16 +12,20 @@ import ImagoCore
 public struct GoogleServiceAccount: Sendable, Hashable {
     /// Why a key could not be read or used.
     public enum Error: Swift.Error, Sendable, Hashable, CustomStringConvertible {
-        /// The text is not a service account key: not JSON, `type` not `service_account`, or a field missing.
+        /// The text is not usable credentials: not JSON, a type this library does not read, or a field missing.
         case invalidKey(String)
         /// libcrypto could not read the private key or sign with it.
         case signingFailed(String)
+        /// The token endpoint or the metadata server answered without a token (its status and OAuth error), or
+        /// answered as something else.
+        case exchangeFailed(String)
 
         /// A sentence a person can act on.
         public var description: String {
             switch self {
-            case .invalidKey(let reason): "not a Google service account key: \(reason)"
+            case .invalidKey(let reason): "not usable Google credentials: \(reason)"
             case .signingFailed(let reason): "could not sign with the service account's key: \(reason)"
+            case .exchangeFailed(let reason): "no access token: \(reason)"
             }
         }
     }
@@ -57,18 +61,23 @@ public struct GoogleServiceAccount: Sendable, Hashable {
         }
         guard let email = key.client_email, !email.isEmpty else { throw .invalidKey("no client_email") }
         guard let pem = key.private_key, pem.contains("PRIVATE KEY") else { throw .invalidKey("no private_key") }
-        var tokenURI = URL(string: "https://oauth2.googleapis.com/token")!
-        if let text = key.token_uri {
-            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
-                throw .invalidKey("token_uri '\(text)' is not an http or https URL")
-            }
-            tokenURI = url
-        }
         clientEmail = email
         privateKey = pem
         privateKeyID = key.private_key_id
-        self.tokenURI = tokenURI
+        tokenURI = try Self.tokenURI(parsing: key.token_uri)
         _ = try Self.signature(of: Data("check".utf8), privateKey: pem)  // a key libcrypto cannot use fails here
+    }
+
+    /// A credentials file's `token_uri`: an http or https URL, or ``GoogleCredentials/defaultTokenURI`` when
+    /// there is none.
+    ///
+    /// - Throws: ``Error/invalidKey(_:)`` for any other text.
+    static func tokenURI(parsing text: String?) throws(Error) -> URL {
+        guard let text else { return GoogleCredentials.defaultTokenURI }
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+            throw .invalidKey("token_uri '\(text)' is not an http or https URL")
+        }
+        return url
     }
 
     /// A JWT asserting this account for `scope`, issued at `now` and valid one hour, signed RS256.

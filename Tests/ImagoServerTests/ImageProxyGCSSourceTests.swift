@@ -303,8 +303,8 @@ struct ImageProxyGCSSourceTests {
         let options = try parseArguments(["--gcs"], options: ServeCommand.command.options)
         let fromEnvironment = try ServeCommand.parseGCS(
             options, environment: ["GOOGLE_APPLICATION_CREDENTIALS": file.path])
-        #expect(fromEnvironment?.tokens?.account.clientEmail == "reader@imago-test.iam.gserviceaccount.com")
-        #expect(try ServeCommand.parseGCS(options, environment: [:])?.tokens == nil)
+        #expect(fromEnvironment?.tokens?.account?.clientEmail == "reader@imago-test.iam.gserviceaccount.com")
+        #expect(try ServeCommand.parseGCS(options, environment: ["NO_GCE_CHECK": "1"])?.tokens == nil)
         #expect(throws: UsageError.self) {
             try ServeCommand.parseGCS(options, environment: ["GOOGLE_APPLICATION_CREDENTIALS": "/no/such/key.json"])
         }
@@ -315,5 +315,196 @@ struct ImageProxyGCSSourceTests {
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try servedProxy(bad) }
         }
+    }
+
+    /// A loopback metadata server: `/computeMetadata/v1/instance/service-accounts/default/token` answers `body`
+    /// (with `Metadata-Flavor: Google` when `flavored`) only to requests that carry `Metadata-Flavor: Google`.
+    static func serveMetadata(on origin: LoopbackServer, body: String, flavored: Bool = true) {
+        origin.setRoute(
+            "/computeMetadata/v1/instance/service-accounts/default/token",
+            .handler { request in
+                guard request.method == "GET", request.headers["Metadata-Flavor"] == "Google" else {
+                    return LoopbackServer.Response(status: 403)
+                }
+                var headers: LoopbackServer.Headers = ["Content-Type": "application/json"]
+                if flavored { headers["Metadata-Flavor"] = "Google" }
+                return LoopbackServer.Response(status: 200, headers: headers, body: Data(body.utf8))
+            })
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func onGoogleCloudTheMetadataServersTokenAuthorizesWithNoKeyGiven() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        Self.serveMetadata(
+            on: origin, body: #"{"access_token":"ya29.instance","expires_in":3599,"token_type":"Bearer"}"#)
+        let jpeg = try ServerTestImages.jpeg()
+        origin.setRoute(
+            "/media/a.jpg",
+            .handler { request in
+                request.headers["Authorization"] == "Bearer ya29.instance"
+                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
+                    : LoopbackServer.Response(status: 401)
+            })
+        let host = "127.0.0.1:\(try #require(origin.url(for: "/").port))"
+        let proxy = try servedProxy(
+            ["--gcs", "--gcs-endpoint", origin.url(for: "/").absoluteString], environment: ["GCE_METADATA_HOST": host])
+        for size in [40, 20] {
+            let response = await proxy.respond(
+                to: ServerRequest(method: "GET", path: base64Path("w:\(size)", "gs://media/a.jpg")))
+            #expect(response.status == 200, "\(errorMessage(response))")
+            #expect(try ServerTestImages.decode(response.body).width == size)
+        }
+        let tokenPath = "/computeMetadata/v1/instance/service-accounts/default/token"
+        #expect(origin.requestCount(for: tokenPath) == 1 && origin.requestCount(for: "/media/a.jpg") == 2)
+        #expect(
+            origin.lastRequest(for: tokenPath)?.query
+                == "scopes=https://www.googleapis.com/auth/devstorage.read_only"
+                || origin.lastRequest(for: tokenPath)?.query
+                    == "scopes=https%3A%2F%2Fwww.googleapis.com%2Fauth%2Fdevstorage.read_only"
+        )
+
+        // Something at that address that is not a metadata server (no Metadata-Flavor in its answer) is a 502,
+        // and the object is not asked for.
+        let impostor = try LoopbackServer()
+        defer { impostor.stop() }
+        Self.serveMetadata(on: impostor, body: #"{"access_token":"stolen","expires_in":3599}"#, flavored: false)
+        impostor.setRoute("/media/a.jpg", .bytes(jpeg, contentType: "image/jpeg"))
+        let refused = try servedProxy(
+            ["--gcs", "--gcs-endpoint", impostor.url(for: "/").absoluteString],
+            environment: ["GCE_METADATA_HOST": "127.0.0.1:\(try #require(impostor.url(for: "/").port))"])
+        let response = await refused.respond(
+            to: ServerRequest(method: "GET", path: base64Path("w:10", "gs://media/a.jpg")))
+        #expect(response.status == 502, "\(errorMessage(response))")
+        #expect(impostor.requestCount(for: "/media/a.jpg") == 0)
+        do {
+            _ = try await GoogleAccessTokens(credentials: .metadataServer(impostor.url(for: "/"))).authorization()
+            Issue.record("the impostor's token was taken")
+        } catch {
+            #expect("\(error)".contains("Metadata-Flavor") && !"\(error)".contains("stolen"), "\(error)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func gcloudsUserCredentialsTradeTheirRefreshToken() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute(
+            "/token",
+            .handler { request in
+                let form = String(decoding: request.body, as: UTF8.self)
+                guard request.method == "POST",
+                    form
+                        == "grant_type=refresh_token&client_id=client-1.apps&client_secret=s%26cret&refresh_token=1%2F%2Frefresh"
+                else { return LoopbackServer.Response(status: 400, body: Data(#"{"error":"invalid_grant"}"#.utf8)) }
+                return LoopbackServer.Response(
+                    status: 200, headers: ["Content-Type": "application/json"],
+                    body: Data(#"{"access_token":"ya29.user","expires_in":3599}"#.utf8))
+            })
+        let jpeg = try ServerTestImages.jpeg()
+        origin.setRoute(
+            "/media/a.jpg",
+            .handler { request in
+                request.headers["Authorization"] == "Bearer ya29.user"
+                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
+                    : LoopbackServer.Response(status: 401)
+            })
+        // gcloud's file in HOME/.config/gcloud, as `gcloud auth application-default login` writes it
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("home-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let gcloud = home.appending(path: ".config/gcloud")
+        try FileManager.default.createDirectory(at: gcloud, withIntermediateDirectories: true)
+        let user: [String: String] = [
+            "type": "authorized_user", "client_id": "client-1.apps", "client_secret": "s&cret",
+            "refresh_token": "1//refresh", "token_uri": origin.url(for: "/token").absoluteString,
+        ]
+        try JSONSerialization.data(withJSONObject: user).write(
+            to: gcloud.appending(path: "application_default_credentials.json"))
+        let proxy = try servedProxy(
+            ["--gcs", "--gcs-endpoint", origin.url(for: "/").absoluteString],
+            environment: ["HOME": home.path, "NO_GCE_CHECK": "true"])
+        let response = await proxy.respond(
+            to: ServerRequest(method: "GET", path: base64Path("w:10", "gs://media/a.jpg")))
+        #expect(response.status == 200, "\(errorMessage(response))")
+        #expect(origin.requestCount(for: "/token") == 1 && origin.requestCount(for: "/media/a.jpg") == 1)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func applicationDefaultCredentialsAreSearchedInGooglesOrder() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("adc-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let gcloud = directory.appending(path: "gcloud")
+        try FileManager.default.createDirectory(at: gcloud, withIntermediateDirectories: true)
+        let key = try Self.makeKey(tokenURI: URL(string: "https://oauth2.example.test/token")!)
+        defer { try? FileManager.default.removeItem(at: key.directory) }
+        let keyFile = directory.appending(path: "key.json")
+        try key.json.write(to: keyFile)
+        let userJSON = Data(#"{"type":"authorized_user","client_id":"c","client_secret":"s","refresh_token":"r"}"#.utf8)
+        try userJSON.write(to: gcloud.appending(path: "application_default_credentials.json"))
+        let google = directory.appending(path: "product_google")
+        try Data("Google Compute Engine\n".utf8).write(to: google)
+        let other = directory.appending(path: "product_other")
+        try Data("Standard PC (Q35 + ICH9, 2009)\n".utf8).write(to: other)
+        let missing = directory.appending(path: "no_such_file")
+        func found(_ environment: [String: String], product: URL = missing) throws -> GoogleCredentials? {
+            try GoogleCredentials.applicationDefault(environment: environment, productNameFile: product)
+        }
+
+        let account = try GoogleServiceAccount(json: key.json)
+        let user = GoogleCredentials.authorizedUser(
+            clientID: "c", clientSecret: "s", refreshToken: "r", tokenURI: GoogleCredentials.defaultTokenURI)
+        let everything = [
+            "GOOGLE_APPLICATION_CREDENTIALS": keyFile.path, "CLOUDSDK_CONFIG": gcloud.path,
+            "GCE_METADATA_HOST": "metadata.google.internal",
+        ]
+        #expect(try found(everything, product: google) == .serviceAccount(account))
+        var rest = everything
+        rest["GOOGLE_APPLICATION_CREDENTIALS"] = nil
+        #expect(try found(rest, product: google) == user)
+        // HOME/.config/gcloud when CLOUDSDK_CONFIG is not set
+        let home = directory.appending(path: "home")
+        try FileManager.default.createDirectory(at: home.appending(path: ".config"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: gcloud, to: home.appending(path: ".config/gcloud"))
+        #expect(try found(["HOME": home.path]) == user)
+        rest["CLOUDSDK_CONFIG"] = nil
+        #expect(try found(rest) == .metadataServer(URL(string: "http://metadata.google.internal")!))
+        // The product name alone says Google; NO_GCE_CHECK and other machines say nothing
+        #expect(try found([:], product: google) == .metadataServer(GoogleCredentials.defaultMetadataServer))
+        #expect(try found(["NO_GCE_CHECK": "True"], product: google) == nil)
+        #expect(try found([:], product: other) == nil && found([:]) == nil)
+        #expect(
+            GoogleCredentials.metadataServer(URL(string: "http://169.254.169.254")!).tokenURL(scope: "a b")
+                .absoluteString
+                == "http://169.254.169.254/computeMetadata/v1/instance/service-accounts/default/token?scopes=a%20b")
+
+        // Unusable files and hosts are typed errors that name no secret
+        for bad in [
+            ["GOOGLE_APPLICATION_CREDENTIALS": missing.path], ["GCE_METADATA_HOST": "http://x/y"],
+            ["GOOGLE_APPLICATION_CREDENTIALS": other.path],
+        ] {
+            #expect(throws: GoogleServiceAccount.Error.self, "\(bad)") { try found(bad) }
+        }
+        let external = Data(#"{"type":"external_account","audience":"//iam"}"#.utf8)
+        let secretless = Data(#"{"type":"authorized_user","client_id":"c","client_secret":"hush"}"#.utf8)
+        for json in [external, secretless] {
+            do {
+                _ = try GoogleCredentials(json: json)
+                Issue.record("accepted \(String(decoding: json, as: UTF8.self))")
+            } catch {
+                #expect(!"\(error)".contains("hush"), "\(error)")
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aTokenWithLessThanTwiceTheMarginLeftIsKeptForHalfItsLife() async throws {
+        // A metadata server hands out a token with 2 minutes left (under the 5-minute margin): it is kept, not
+        // exchanged again for every load.
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        Self.serveMetadata(on: origin, body: #"{"access_token":"short","expires_in":120}"#)
+        let tokens = GoogleAccessTokens(credentials: .metadataServer(origin.url(for: "/")))
+        for _ in 0..<3 { #expect(try await tokens.authorization() == "Bearer short") }
+        #expect(tokens.exchangeCount == 1)
     }
 }

@@ -16,11 +16,12 @@ func base64Path(_ options: String, _ source: String) -> String {
 }
 
 /// `imago serve --unsigned --allow-private` with `arguments` after it, as the command wires it: its libcurl loader,
-/// its source policy, its object stores.
-func servedProxy(_ arguments: [String]) throws -> ImageProxy {
+/// its source policy, its object stores; `environment` is the process environment it sees (default: no metadata-server
+/// check, so the machine it runs on does not matter).
+func servedProxy(_ arguments: [String], environment: [String: String] = ["NO_GCE_CHECK": "true"]) throws -> ImageProxy {
     let options = try ServeCommand.parse(
         parseArguments(["--unsigned", "--allow-private"] + arguments, options: ServeCommand.command.options),
-        environment: [:])
+        environment: environment)
     var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
     configuration.allowsUnsigned = true
     configuration.sourcePolicy = options.sourcePolicy

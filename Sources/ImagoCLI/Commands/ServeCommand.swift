@@ -203,10 +203,12 @@ enum ServeCommand {
             OptionSpec(
                 "--gcs",
                 help: "Serve gs://BUCKET/OBJECT sources from Google Cloud Storage (IMGPROXY_USE_GCS), with --gcs-key's "
-                    + "tokens, else GOOGLE_APPLICATION_CREDENTIALS's, else unsigned."),
+                    + "tokens, else Application Default Credentials' (GOOGLE_APPLICATION_CREDENTIALS, gcloud's file, "
+                    + "the metadata server on Google Cloud or at GCE_METADATA_HOST), else unsigned."),
             OptionSpec(
                 "--gcs-key", value: "KEY",
-                help: "A service account key: its JSON, or a file holding it (IMGPROXY_GCS_KEY; better IMAGO_GCS_KEY)."),
+                help: "A service account key or gcloud user credentials: the JSON, or a file holding it "
+                    + "(IMGPROXY_GCS_KEY; better IMAGO_GCS_KEY)."),
             OptionSpec(
                 "--gcs-endpoint", value: "URL",
                 help:
@@ -733,6 +735,9 @@ enum ServeCommand {
             let shownMetrics = address.host.contains(":") ? "[\(address.host)]" : address.host
             console.printError("imago serve: metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
         }
+        if let credentials = options.gcs?.tokens?.credentials {
+            console.printError("imago serve: gs: sources authorized by \(credentials.summary)")
+        }
         onListening(server.port)
         await withCheckedContinuation { continuation in trigger.onFire { continuation.resume() } }
         console.printError("imago serve: stopping; finishing \(server.inFlightCount) request(s) in flight")
@@ -805,9 +810,10 @@ enum ServeCommand {
         return sources
     }
 
-    /// `--gcs` and the options that need it: the sources (`nil` without `--gcs`), with the tokens of the service
-    /// account in `--gcs-key` (its JSON, or a file's path), else in the file `GOOGLE_APPLICATION_CREDENTIALS`
-    /// names, else none (public objects).
+    /// `--gcs` and the options that need it: the sources (`nil` without `--gcs`), with tokens from the credentials
+    /// in `--gcs-key` (their JSON, or a file's path), else from those Google's Application Default Credentials
+    /// find (``GoogleCredentials/applicationDefault(environment:productNameFile:)``: the file
+    /// `GOOGLE_APPLICATION_CREDENTIALS` names, gcloud's file, the metadata server), else none (public objects).
     static func parseGCS(_ args: ParsedArguments, environment: [String: String]) throws -> GoogleCloudStorageSources? {
         guard args.has("--gcs") else {
             try args.refuse(["--gcs-key", "--gcs-endpoint"], without: "--gcs")
@@ -820,25 +826,21 @@ enum ServeCommand {
             }
             sources.endpoint = endpoint
         }
-        let option = args.value("--gcs-key") != nil ? "--gcs-key" : "GOOGLE_APPLICATION_CREDENTIALS"
-        guard let given = args.value("--gcs-key") ?? environment["GOOGLE_APPLICATION_CREDENTIALS"], !given.isEmpty
-        else { return sources }
-        let json: Data
-        if given.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{") {
-            json = Data(given.utf8)
-        } else {
-            let file = URL(fileURLWithPath: given)
-            let size = (try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? .max
-            guard size <= GoogleServiceAccount.maximumKeyLength, let data = try? Data(contentsOf: file) else {
-                throw UsageError("\(option) names '\(given)', which is not a readable key file")
-            }
-            json = data
-        }
+        let credentials: GoogleCredentials?
         do {
-            sources.tokens = GoogleAccessTokens(account: try GoogleServiceAccount(json: json))
+            if let given = args.value("--gcs-key"), !given.isEmpty {
+                credentials =
+                    given.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{")
+                    ? try GoogleCredentials(json: Data(given.utf8))
+                    : try GoogleCredentials(contentsOf: URL(fileURLWithPath: given))
+            } else {
+                credentials = try GoogleCredentials.applicationDefault(environment: environment)
+            }
         } catch {
+            let option = args.value("--gcs-key") != nil ? "--gcs-key" : "Application Default Credentials"
             throw UsageError("\(option): \(error)")
         }
+        sources.tokens = credentials.map { GoogleAccessTokens(credentials: $0) }
         return sources
     }
 

@@ -108,11 +108,5 @@ package struct ObjectStoreLoader: DataLoading {
     }
 
     /// `text` URI-encoded: every UTF-8 byte but `A–Z a–z 0–9 - . _ ~` (RFC 3986's unreserved characters) as `%XX`.
-    static func encoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
-    }
-
-    /// RFC 3986's unreserved characters, ASCII only (Foundation's `.alphanumerics` would let Unicode letters through).
-    private static let unreserved = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    static func encoded(_ text: String) -> String { PercentEncoding.unreserved(text) }
 }
