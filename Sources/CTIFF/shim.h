@@ -50,6 +50,11 @@ static inline void imago_tiff_quiet(TIFFOpenOptions *opts, char *message) {
     TIFFOpenOptionsSetWarningHandlerExtR(opts, imago_tiff_ignore_warning, NULL);
 }
 
+// TIFFTAG_ICCPROFILE gives a count and a pointer into the handle's own copy (valid until TIFFClose).
+static inline int imago_tiff_get_icc_profile(TIFF *tif, uint32_t *count, const void **data) {
+    return TIFFGetField(tif, TIFFTAG_ICCPROFILE, count, data);
+}
+
 // TIFFTAG_ICCPROFILE takes a count and a pointer.
 static inline int imago_tiff_set_icc_profile(TIFF *tif, uint32_t count, const void *data) {
     return TIFFSetField(tif, TIFFTAG_ICCPROFILE, count, data);

@@ -47,8 +47,11 @@ public struct AWSSigning: Sendable, Hashable {
     /// The hex SHA-256 of an empty body: the `x-amz-content-sha256` of a request without one.
     static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-    /// The key that signs.
+    /// The key that signs, unless ``provider`` has fetched some.
     public var credentials: Credentials
+    /// Where temporary credentials come from (an instance role, a container's, an assumed role); the ones it
+    /// fetched last sign (``signingCredentials``). Default `nil`: ``credentials`` always.
+    public var provider: AWSCredentialProvider?
     /// The region in the credential scope (`us-east-1`, `eu-west-1`, …; MinIO's default is `us-east-1`).
     public var region: String
     /// The service in the credential scope. Default `s3`.
@@ -65,6 +68,18 @@ public struct AWSSigning: Sendable, Hashable {
         self.hosts = hosts
     }
 
+    /// Signing with the credentials `provider` fetches (fetch them before the first request: ``AWSCredentialProvider/credentials()``)
+    /// for `region` and `service` (default `s3`) of the requests to `hosts`.
+    public init(provider: AWSCredentialProvider, region: String, service: String = "s3", hosts: [String]) {
+        self.init(
+            credentials: Credentials(accessKeyID: "", secretAccessKey: ""), region: region, service: service,
+            hosts: hosts)
+        self.provider = provider
+    }
+
+    /// The credentials a request is signed with now: ``provider``'s latest, else ``credentials``.
+    public var signingCredentials: Credentials { provider?.current ?? credentials }
+
     /// Whether requests to `url` are signed: an http or https URL whose host (or `host:port`, the scheme's
     /// default port filled in) one of ``hosts`` matches.
     public func signs(_ url: URL) -> Bool { HostPatterns.match(hosts, url) }
@@ -72,8 +87,9 @@ public struct AWSSigning: Sendable, Hashable {
     /// curl's `CURLOPT_AWS_SIGV4` value: `aws:amz:REGION:SERVICE`.
     var curlProvider: String { "aws:amz:\(region):\(service)" }
 
-    /// The header fields this signing adds to a request without a body.
-    var headerFields: [(String, String)] {
+    /// The header fields this signing adds to a request without a body signed with `credentials` (read once, so
+    /// that the token and the key are of one fetch).
+    func headerFields(for credentials: Credentials) -> [(String, String)] {
         var fields = [("x-amz-content-sha256", Self.emptyPayloadHash)]
         if let token = credentials.sessionToken { fields.append(("x-amz-security-token", token)) }
         return fields

@@ -154,10 +154,11 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
             || configuration.azureSigning.contains { $0.signs(request.url) }
         if isSigned { _ = imago_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0) }
         if let signing = configuration.awsSigning.first(where: { $0.signs(request.url) }) {
-            fields += signing.headerFields.filter { !given.contains($0.0) }
+            let credentials = signing.signingCredentials
+            fields += signing.headerFields(for: credentials).filter { !given.contains($0.0) }
             _ = imago_easy_setopt_string(h, CURLOPT_AWS_SIGV4, signing.curlProvider)
-            _ = imago_easy_setopt_string(h, CURLOPT_USERNAME, signing.credentials.accessKeyID)
-            _ = imago_easy_setopt_string(h, CURLOPT_PASSWORD, signing.credentials.secretAccessKey)
+            _ = imago_easy_setopt_string(h, CURLOPT_USERNAME, credentials.accessKeyID)
+            _ = imago_easy_setopt_string(h, CURLOPT_PASSWORD, credentials.secretAccessKey)
         }
         // Azure Shared Key over the final fields (curl adds none the string-to-sign covers).
         if let signing = configuration.azureSigning.first(where: { $0.signs(request.url) }) {

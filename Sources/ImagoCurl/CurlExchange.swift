@@ -4,7 +4,8 @@ import ImagoCore
 
 /// One small HTTP exchange with an identity service (a token endpoint), by libcurl on a thread of its own: no
 /// redirects, certificates verified, one timeout for the whole exchange, at most ``maximumAnswerLength`` bytes of
-/// answer kept. The credential services (``GoogleAccessTokens``, ``OpenStackTokens``) share it.
+/// answer kept. The credential services (``GoogleAccessTokens``, ``OpenStackTokens``, ``AWSCredentialProvider``)
+/// share it.
 struct CurlExchange {
     /// `GET`, or `POST` when there is a ``body``.
     var url: URL
@@ -16,6 +17,11 @@ struct CurlExchange {
     var timeout: Duration
     /// The response header fields to read, by name.
     var answerFields: [String] = []
+    /// Another method than `GET`/`POST` (`PUT` for EC2's metadata token), sent with ``body`` (none: empty).
+    var method: String?
+    /// Whether the exchange goes straight to the host whatever the proxy variables say: for the metadata
+    /// services on link-local addresses, which no proxy can reach. Default `false`.
+    var bypassesProxy = false
 
     /// What the service answered.
     struct Answer {
@@ -55,7 +61,11 @@ struct CurlExchange {
         let received = Received()
         let context = Unmanaged.passUnretained(received).toOpaque()
         _ = imago_easy_setopt_string(handle, CURLOPT_URL, url.absoluteString)
-        if let body { _ = imago_easy_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, body) }
+        if let body = body ?? (method == nil ? nil : "") {
+            _ = imago_easy_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, body)
+        }
+        if let method { _ = imago_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method) }
+        if bypassesProxy { _ = imago_easy_setopt_string(handle, CURLOPT_NOPROXY, "*") }
         _ = imago_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = imago_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, CurlEasy.milliseconds(timeout))
         _ = imago_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")

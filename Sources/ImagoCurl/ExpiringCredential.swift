@@ -82,6 +82,9 @@ final class ExpiringCredential<Value: Sendable & Equatable>: Sendable {
         }
     }
 
+    /// The credential kept, good or not; `nil` before the first exchange or after a drop.
+    var latest: Value? { state.withLock { $0.kept?.value } }
+
     /// Number of exchanges started (for tests).
     var exchangeCount: Int { state.withLock { $0.exchangeCount } }
 }

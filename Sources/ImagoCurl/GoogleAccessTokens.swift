@@ -86,6 +86,7 @@ public final class GoogleAccessTokens: Sendable {
             ].map { $0 + "=" + PercentEncoding.unreserved($1) }.joined(separator: "&")
         case .metadataServer:
             exchange.fields = ["Metadata-Flavor: Google"]
+            exchange.bypassesProxy = true
             exchange.answerFields = ["Metadata-Flavor"]
         }
         if exchange.body != nil { exchange.fields.append("Content-Type: application/x-www-form-urlencoded") }

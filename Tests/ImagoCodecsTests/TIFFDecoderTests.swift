@@ -5,7 +5,8 @@ import ImagoCore
 import Testing
 
 /// TIFFDecoder on files written here with libtiff itself: exact pixels for 8-bit RGB(A), 16-bit grey reduced
-/// to 8 bits, the Orientation tag applied (or returned), the first page of a multi-page file, and typed errors.
+/// to 8 bits, the Orientation tag applied (or returned), an embedded colour profile applied, the first page of a
+/// multi-page file, and typed errors.
 @Suite struct TIFFDecoderTests {
     /// One page to write: `samples` interleaved values per pixel, row-major.
     struct Page {
@@ -17,6 +18,7 @@ import Testing
         var extraSample: UInt16?
         var orientation: Int = 1
         var compression: Int32 = COMPRESSION_LZW
+        var iccProfile: Data?
         var samples: [UInt16]
     }
 
@@ -36,6 +38,9 @@ import Testing
             _ = imago_tiff_set_uint16(file, UInt32(TIFFTAG_ORIENTATION), UInt16(page.orientation))
             _ = imago_tiff_set_uint32(file, UInt32(TIFFTAG_ROWSPERSTRIP), 4)
             if var extra = page.extraSample { _ = imago_tiff_set_extra_samples(file, 1, &extra) }
+            if let icc = page.iccProfile {
+                _ = icc.withUnsafeBytes { imago_tiff_set_icc_profile(file, UInt32(icc.count), $0.baseAddress) }
+            }
             let rowSamples = page.width * page.samplesPerPixel
             for y in 0..<page.height {
                 var row = Array(page.samples[(y * rowSamples)..<((y + 1) * rowSamples)])
@@ -88,6 +93,44 @@ import Testing
         #expect(applied.image == upright.image.oriented(orientation).assumingOpaque())
         #expect(returned.orientation == orientation)
         #expect(returned.image == upright.image)
+    }
+
+    @Test func anEmbeddedProfileIsAppliedAsTheColourPolicySays() throws {
+        // The corpus's Display P3 photograph: its stored numbers and profile (by the JPEG decoder), written into a
+        // TIFF by libtiff with that profile in its ICCProfile tag.
+        var keep = DecodingOptions()
+        keep.colorPolicy = .keep
+        let jpeg = try corpusData("icc/gen-kodim03-displayp3-v4.jpg")
+        let stored = try JPEGDecoder().decode(jpeg, options: keep)
+        let profile = try #require(stored.colorProfile)
+        let (width, height) = (32, 16)
+        var samples: [UInt16] = []
+        for y in 0..<height {
+            for x in 0..<width {
+                let pixel = stored.image[pixel: x + 100, y + 80]
+                samples += [UInt16(pixel.r), UInt16(pixel.g), UInt16(pixel.b)]
+            }
+        }
+        let tiff = try Self.tiff([
+            Page(width: width, height: height, samplesPerPixel: 3, iccProfile: profile.data, samples: samples)
+        ])
+        let converted = try JPEGDecoder().decode(jpeg, options: DecodingOptions()).image
+
+        // By default, converted to sRGB as the JPEG decoder converts the same numbers
+        let srgb = try TIFFDecoder().decode(tiff, options: DecodingOptions())
+        #expect(srgb.colorProfile == nil && srgb.sourceColorProfileDescription == profile.description)
+        var changed = 0
+        for y in 0..<height {
+            for x in 0..<width {
+                #expect(srgb.image[pixel: x, y] == converted[pixel: x + 100, y + 80])
+                if srgb.image[pixel: x, y] != stored.image[pixel: x + 100, y + 80] { changed += 1 }
+            }
+        }
+        #expect(changed > width * height / 2)
+        // Kept: the numbers as stored, and the profile byte for byte
+        let kept = try TIFFDecoder().decode(tiff, options: keep)
+        #expect(kept.colorProfile?.data == profile.data)
+        #expect(kept.image[pixel: 5, 5] == stored.image[pixel: 105, 85])
     }
 
     @Test func multiPageFileGivesItsFirstPage() throws {

@@ -739,7 +739,8 @@ struct ServeProcess {
             throw CocoaError(.fileWriteUnknown)
         }
         process.executableURL = executable
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(quietCloudEnvironment) { $1 }
+            .merging(environment) { $1 }
         process.arguments = ["serve"] + arguments + ["--cache-dir", directory.appendingPathComponent("cache").path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: stderrFile)

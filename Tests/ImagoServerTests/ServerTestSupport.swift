@@ -16,20 +16,25 @@ func base64Path(_ options: String, _ source: String) -> String {
 }
 
 /// `imago serve --unsigned --allow-private` with `arguments` after it, as the command wires it: its libcurl loader,
-/// its source policy, its object stores; `environment` is the process environment it sees (default: no metadata-server
-/// check, so the machine it runs on does not matter).
-func servedProxy(_ arguments: [String], environment: [String: String] = ["NO_GCE_CHECK": "true"]) throws -> ImageProxy {
+/// its source policy, its object stores; `environment` is the process environment it sees (default:
+/// ``quietCloudEnvironment``, so the machine it runs on does not matter).
+func servedProxy(_ arguments: [String], environment: [String: String] = quietCloudEnvironment) throws -> ImageProxy {
     let options = try ServeCommand.parse(
         parseArguments(["--unsigned", "--allow-private"] + arguments, options: ServeCommand.command.options),
         environment: environment)
     var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
     configuration.allowsUnsigned = true
     configuration.sourcePolicy = options.sourcePolicy
+    configuration.s3 = options.s3
     configuration.azureBlob = options.azureBlob
     configuration.gcs = options.gcs
     configuration.swift = options.swift
     return ImageProxy(configuration: configuration)
 }
+
+/// An environment in which no cloud's metadata service is looked for (Google's and EC2's), whatever machine the
+/// tests run on.
+let quietCloudEnvironment = ["NO_GCE_CHECK": "true", "AWS_EC2_METADATA_DISABLED": "true"]
 
 /// Images the tests serve, made in memory so every pixel is known.
 enum ServerTestImages {

@@ -40,7 +40,8 @@ enum ServeCommand {
             enforce_thumbnail/eth (a HEIC's embedded thumbnail whatever the size), with --allow-security-options
             max_src_resolution/msr, max_src_file_size/msfs, max_animation_frames/maf,
             max_animation_frame_resolution/mafr, max_result_dimension/mrd;
-            strip_metadata, strip_color_profile and keep_copyright are accepted at their only values.
+            strip_color_profile/scp:0 (the source's colour profile kept, pixels unconverted; see
+            --keep-color-profile); strip_metadata and keep_copyright are accepted at their only values.
             Also GET /healthz and /metrics (Prometheus text).
             With --redis, originals and outputs are shared with every process given the same nodes: one origin
             fetch per image across the fleet; Redis being down or slow is never an error (its breaker opens and
@@ -130,6 +131,10 @@ enum ServeCommand {
                 "--always-rasterize-svg",
                 help: "Draw SVG sources into the negotiated raster format when the URL names none "
                     + "(IMGPROXY_ALWAYS_RASTERIZE_SVG; default: answer them as SVG, sanitized)."),
+            OptionSpec(
+                "--keep-color-profile",
+                help: "Keep sources' colour profiles (wide gamut) in formats that carry one, pixels unconverted "
+                    + "(IMGPROXY_STRIP_COLOR_PROFILE=false; URLs may say scp:1). Default: every result sRGB."),
             OptionSpec(
                 "--enforce-thumbnail",
                 help: "Render HEIC sources from their embedded thumbnail whatever the size (URLs may say eth:0)."),
@@ -438,6 +443,8 @@ enum ServeCommand {
         var usesLinearColorspace = false
         /// `--enforce-thumbnail`: URLs without `enforce_thumbnail` render embedded thumbnails.
         var enforcesThumbnail = false
+        /// `--keep-color-profile`: URLs without `strip_color_profile` keep the source's profile.
+        var keepsColorProfile = false
         /// `--always-rasterize-svg`: SVG sources drawn into a raster format when the URL names none.
         var rasterizesSVG = false
         /// `--allow-security-options`: URLs may tighten the limits for themselves.
@@ -460,9 +467,10 @@ enum ServeCommand {
         var localRoot: URL?
         /// `--s3`, `--s3-region`, `--s3-endpoint`, `--s3-virtual-hosted`: where `s3:` sources come from, if served.
         var s3: S3Sources?
-        /// The credentials `s3:` sources are signed with: `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (with
-        /// `AWS_SESSION_TOKEN`) when `--s3` is given and they are set; else unsigned (public buckets).
-        var s3Credentials: AWSSigning.Credentials?
+        /// Where the credentials `s3:` sources are signed with come from, when `--s3` is given: the AWS SDKs'
+        /// default chain (``AWSCredentialSource/default(environment:systemVendorFile:)``); `nil`: unsigned (public
+        /// buckets).
+        var s3Credentials: AWSCredentialSource?
         /// `--abs`, `--abs-name`, `--abs-endpoint`: where `abs:` sources come from, if served.
         var azureBlob: AzureBlobSources?
         /// `--abs-key`: the account key `abs:` sources are signed with, if given.
@@ -664,6 +672,7 @@ enum ServeCommand {
         configuration.maxResultDimension = options.maxResultDimension
         configuration.usesLinearColorspace = options.usesLinearColorspace
         configuration.enforcesThumbnail = options.enforcesThumbnail
+        configuration.keepsColorProfile = options.keepsColorProfile
         configuration.rasterizesSVG = options.rasterizesSVG
         configuration.allowsSecurityOptions = options.allowsSecurityOptions
         configuration.defaultQuality = options.defaultQuality
@@ -735,6 +744,9 @@ enum ServeCommand {
             let shownMetrics = address.host.contains(":") ? "[\(address.host)]" : address.host
             console.printError("imago serve: metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
         }
+        if let source = options.s3Credentials {
+            console.printError("imago serve: s3: sources signed with \(source.summary)")
+        }
         if let credentials = options.gcs?.tokens?.credentials {
             console.printError("imago serve: gs: sources authorized by \(credentials.summary)")
         }
@@ -778,8 +790,8 @@ enum ServeCommand {
         configuration.addressPolicy =
             options.sourcePolicy.allowsPrivateAddresses
             ? .any : AddressPolicy(mode: .publicOnly, allowedNetworks: options.sourcePolicy.allowedNetworks)
-        if let s3 = options.s3, let credentials = options.s3Credentials {
-            configuration.awsSigning = [AWSSigning(credentials: credentials, region: s3.region, hosts: s3.signedHosts)]
+        if let s3 = options.s3, let provider = s3.credentials {
+            configuration.awsSigning = [AWSSigning(provider: provider, region: s3.region, hosts: s3.signedHosts)]
         }
         if let signing = options.azureSigning { configuration.azureSigning = [signing] }
         return CurlDataLoader(configuration: configuration)
@@ -1112,7 +1124,14 @@ enum ServeCommand {
             options.localRoot = URL(fileURLWithPath: root, isDirectory: true)
         }
         options.s3 = try parseS3(args, environment: environment)
-        if options.s3 != nil { options.s3Credentials = AWSSigning.Credentials(environment: environment) }
+        if options.s3 != nil {
+            do {
+                options.s3Credentials = try AWSCredentialSource.default(environment: environment)
+            } catch {
+                throw UsageError("--s3: \(error)")
+            }
+            options.s3?.credentials = options.s3Credentials.map { AWSCredentialProvider(source: $0) }
+        }
         (options.azureBlob, options.azureSigning) = try parseAzureBlob(args)
         options.gcs = try parseGCS(args, environment: environment)
         options.swift = try parseSwift(args)
@@ -1181,6 +1200,7 @@ enum ServeCommand {
         if args.has("--enforce-webp") { options.enforcedFormats.insert(.webp) }
         options.usesLastModified = args.has("--use-last-modified")
         options.enforcesThumbnail = args.has("--enforce-thumbnail")
+        options.keepsColorProfile = args.has("--keep-color-profile")
         options.rasterizesSVG = args.has("--always-rasterize-svg")
         options.allowsSecurityOptions = args.has("--allow-security-options")
         options.sendsDebugHeaders = args.has("--enable-debug-headers")

@@ -14,6 +14,8 @@ import ImagoCore
 /// - The dimensions are checked against ``DecodingOptions/pixelLimit`` before the raster is allocated;
 ///   libtiff's largest single allocation is bounded too.
 /// - ``DecodingOptions/targetSize``: decoded full size, then downsampled to fit. Further pages are ignored.
+/// - Colour: an `ICCProfile` tag is applied by ``DecodingOptions/colorPolicy`` as the other decoders do
+///   (converted to sRGB by default; kept as ``ImageContainer/colorProfile`` under ``ColorPolicy/keep``).
 /// - A damaged or truncated strip fails with ``CodecError/corrupt(format:reason:)`` (``DecodingOptions/
 ///   allowsPartialData`` is not supported).
 ///
@@ -103,12 +105,24 @@ public struct TIFFDecoder: ImageDecoding {
             of: image.size, within: options.targetSize, orientation: orientation, mode: options.targetMode)
         image = try image.resampled(to: fitted)
         if options.appliesOrientation { image = image.oriented(orientation) }
-        return ImageContainer(
+        var container = ImageContainer(
             frames: [ImageFrame(buffer: image)], format: .tiff,
             orientation: options.appliesOrientation ? .up : orientation,
             originalSize: orientation.swapsDimensions
                 ? PixelSize(width: Int(height), height: Int(width)) : PixelSize(width: Int(width), height: Int(height)),
             bitDepth: Int(bitsPerSample))
+        ColorManagement.apply(Self.iccProfile(of: tiff).map(ColorSource.icc), to: &container, options: options)
+        return container
+    }
+
+    /// The `ICCProfile` tag's bytes, when there is one of at most ``ColorManagement/maximumProfileSize``.
+    private static func iccProfile(of tiff: OpaquePointer) -> Data? {
+        var count: UInt32 = 0
+        var bytes: UnsafeRawPointer?
+        guard imago_tiff_get_icc_profile(tiff, &count, &bytes) != 0, let bytes, count > 0,
+            Int(count) <= ColorManagement.maximumProfileSize
+        else { return nil }
+        return Data(bytes: bytes, count: Int(count))
     }
 
     private func corrupt(_ reason: String) -> CodecError { .corrupt(format: .tiff, reason: reason) }

@@ -46,6 +46,11 @@ extension ImageProxy {
         /// image whatever the size asked for (imgproxy's `IMGPROXY_ENFORCE_THUMBNAIL`). A thumbnail large enough for
         /// the result is used either way. Default `false`.
         public var enforcesThumbnail: Bool
+        /// Whether results of URLs that do not say `strip_color_profile` keep the source's colour profile, their
+        /// pixels left in its space, in formats that can carry one (imgproxy's `IMGPROXY_STRIP_COLOR_PROFILE=false`):
+        /// wide-gamut photographs (Display P3) keep their gamut. Background colours and watermarks are then
+        /// painted in the source's space unconverted. Default `false`: every result is sRGB, without a profile.
+        public var keepsColorProfile: Bool
         /// The longest side of any result in pixels, as imgproxy's `IMGPROXY_MAX_RESULT_DIMENSION`: a larger result
         /// is scaled down, aspect ratio kept, until its longer side fits, extensions and padding included (a source
         /// served without a resize too), rather than refused. 1…8192; default 0: no limit but the 8,192 pixels a
@@ -279,6 +284,7 @@ extension ImageProxy {
             maxResultDimension = 0
             usesLinearColorspace = false
             enforcesThumbnail = false
+            keepsColorProfile = false
             allowsSecurityOptions = false
             maxAnimationFrames = 1
             maxAnimationFramePixels = 0

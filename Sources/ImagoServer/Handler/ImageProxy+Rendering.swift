@@ -223,7 +223,7 @@ extension ImageProxy {
                 let result = Result<Data, any Error> {
                     try Self.encode(
                         image.image, frames: frames, as: format, isOpaque: isOpaque, options: options,
-                        settings: settings, encoders: encoders)
+                        settings: settings, encoders: encoders, colorProfile: image.colorProfile)
                 }
                 continuation.resume(returning: (result, started, ContinuousClock.now))
             }
@@ -272,7 +272,8 @@ extension ImageProxy {
     /// target size only fits). A trim or a crop needs the source's own pixels, so it decodes at full size.
     /// Without `auto_rotate` the request decodes with `decoding` but the EXIF orientation left unapplied; with
     /// `enforce_thumbnail`, from the source's embedded thumbnail whatever the size; with `max_src_resolution`,
-    /// within the smaller pixel limit. An animation of `animationFrames` frames is held, with `sumsFramePixels`, to
+    /// within the smaller pixel limit; with `strip_color_profile:0`, its pixels left in the source's colour
+    /// profile (``ColorPolicy/keep``). An animation of `animationFrames` frames is held, with `sumsFramePixels`, to
     /// all its frames' pixels together within the pixel limit, and each frame's to `framePixelLimit`. With
     /// `original`, the source's bytes already fetched, the request decodes them under the source URL's cache key.
     static func imageRequest(
@@ -305,8 +306,10 @@ extension ImageProxy {
             source: loaded, processors: processors, targetSize: targetSize,
             options: animates ? [] : [.decodesFirstFrameOnly])
         let pixelLimit = options.security.maxSourcePixels
-        if !options.autoRotates || animates || options.enforcesThumbnail == true || pixelLimit != nil {
+        let keepsProfile = options.keepsColorProfile == true
+        if !options.autoRotates || animates || options.enforcesThumbnail == true || pixelLimit != nil || keepsProfile {
             var custom = decoding
+            if keepsProfile { custom.colorPolicy = .keep }
             if let pixelLimit { custom.pixelLimit = min(custom.pixelLimit, pixelLimit) }
             if !options.autoRotates { custom.appliesOrientation = false }
             if options.enforcesThumbnail == true { custom.embeddedThumbnails = .always }
@@ -367,11 +370,21 @@ extension ImageProxy {
     /// `max_bytes`, encoded again at lower qualities (each a quarter, half or three quarters of the
     /// last, by how far over it was, as imgproxy does) until it fits or the quality reaches 10. With `frames`, an
     /// animation whose first frame is `image`, every frame is encoded (in a format whose encoder keeps them).
+    /// Pixels in `colorProfile`'s space (kept by `strip_color_profile:0`) are written with it in the formats of
+    /// ``formatsCarryingProfiles``, and converted to sRGB for the others.
     static func encode(
         _ image: PixelBuffer, frames: ImageContainer? = nil, as format: ImageFormat, isOpaque: Bool,
-        options: ProcessingOptions, settings: OutputSettings, encoders: ImageEncoderRegistry
+        options: ProcessingOptions, settings: OutputSettings, encoders: ImageEncoderRegistry,
+        colorProfile: ColorProfile? = nil
     ) throws -> Data {
         var image = image
+        var frames = frames
+        var profile = colorProfile
+        if let icc = colorProfile?.data, !formatsCarryingProfiles.contains(format) {
+            image = ColorManagement.convertToSRGB(buffer: image, iccProfile: icc).buffer
+            frames = try frames?.mapFrames { ColorManagement.convertToSRGB(buffer: $0, iccProfile: icc).buffer }
+            profile = nil
+        }
         if format == .jpeg, !isOpaque {
             image = try ImageProcessors.Background(color: options.background ?? RGBA(r: 255, g: 255, b: 255))
                 .process(image)
@@ -385,7 +398,7 @@ extension ImageProxy {
         var quality = settings.quality(for: format, options: options)
         let degrades = options.maxBytes > 0 && [.jpeg, .webp, .avif, .jpegXL, .heic].contains(format)
         while true {
-            let encoding = EncodingOptions(quality: Double(quality) / 100)
+            let encoding = EncodingOptions(quality: Double(quality) / 100, colorProfile: profile)
             let data =
                 try frames.map { try encoders.encode($0, as: format, options: encoding) }
                 ?? encoders.encode(image, as: format, options: encoding)
@@ -397,6 +410,9 @@ extension ImageProxy {
             quality = max(10, Int(Double(quality) * factor))
         }
     }
+
+    /// The output formats whose encoders write ``EncodingOptions/colorProfile`` (GIF, BMP and ICO cannot).
+    static let formatsCarryingProfiles: Set<ImageFormat> = [.jpeg, .png, .webp, .avif, .jpegXL, .heic, .tiff]
 
     /// The status a pipeline failure gets: whose fault it is.
     static func proxyError(for error: ImagePipeline.Error) -> ProxyError {

@@ -266,6 +266,7 @@ public final class ImageProxy: Sendable {
             }
             // Resolved here so that the server's default and a URL's eth:1 share keys (eth:0 and unset too).
             options.enforcesThumbnail = (options.enforcesThumbnail ?? configuration.enforcesThumbnail) ? true : nil
+            options.keepsColorProfile = (options.keepsColorProfile ?? configuration.keepsColorProfile) ? true : nil
             var key = OutputKey(
                 source: verified.source, options: options, format: choice,
                 watermark: options.watermark == nil ? nil : configuration.watermark?.id)

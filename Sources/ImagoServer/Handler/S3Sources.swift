@@ -7,9 +7,10 @@ import Imago
 ///
 /// A source's query, if any, is the object's version (`s3://bucket/key?VERSION`, as imgproxy reads it). Private
 /// objects need the loader to sign for ``signedHosts``: ``CurlDataLoader/Configuration/awsSigning`` with an
-/// ``AWSSigning`` for those hosts, as `imago serve --s3` sets up from the `AWS_ACCESS_KEY_ID` and
-/// `AWS_SECRET_ACCESS_KEY` environment variables.
-public struct S3Sources: ObjectStoreMapping, Hashable {
+/// ``AWSSigning`` for those hosts, as `imago serve --s3` sets up from the credentials the AWS SDKs' default chain
+/// finds (``AWSCredentialSource/default(environment:systemVendorFile:)``). With ``credentials``, temporary ones
+/// (a role's) are fetched or renewed before each load, and the signing made with the same provider uses them.
+public struct S3Sources: ObjectStoreAuthorizing, Hashable {
     /// The region of the buckets (`us-east-1`, `eu-west-1` …). Default `us-east-1`.
     public var region: String
     /// An S3-compatible endpoint (`http://minio:9000`; without a scheme, `http://` is assumed, as imgproxy does).
@@ -19,6 +20,9 @@ public struct S3Sources: ObjectStoreMapping, Hashable {
     /// With ``endpoint``, whether objects are addressed as `ENDPOINT/BUCKET/KEY` (`true`) or
     /// `BUCKET.ENDPOINT-HOST/KEY` (`false`). Default `true`, as imgproxy's.
     public var usesPathStyle: Bool
+    /// The provider whose credentials the loader's ``AWSSigning`` signs with, fetched before each load. Default
+    /// `nil`: the signing's own credentials, or none.
+    public var credentials: AWSCredentialProvider?
 
     /// Sources in `region` (default `us-east-1`) of AWS, or of `endpoint` (default `nil`: AWS), path-style by
     /// default with an endpoint.
@@ -37,6 +41,15 @@ public struct S3Sources: ObjectStoreMapping, Hashable {
 
     /// `s3`.
     public var scheme: String { "s3" }
+
+    /// `request` unchanged, once ``credentials`` holds credentials good for it (fetched or renewed now if need
+    /// be): the loader's signing reads them.
+    ///
+    /// - Throws: ``DataLoadingError/requestModifierFailed(url:reason:)`` when they cannot be fetched.
+    public func authorized(_ request: DataRequest) async throws(DataLoadingError) -> DataRequest {
+        if let credentials { _ = try await credentials.credentials() }
+        return request
+    }
 
     /// The HTTP URL of `source` (`s3://bucket/key[?version]`), the key and version encoded as Signature Version 4
     /// canonicalises them (so the signed path is the path sent); `nil` for a URL that is not `s3:` or has no

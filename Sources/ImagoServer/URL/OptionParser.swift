@@ -268,13 +268,15 @@ enum OptionParser {
         case .autoRotate:
             try count(1...1)
             options.autoRotates = try flag(args[0], option: option)
-        case .stripMetadata, .stripColorProfile:
+        case .stripMetadata:
             try count(1...1)
             guard try flag(args[0], option: option) else {
                 throw .invalidOption(
-                    name: option,
-                    reason: "outputs never carry the source's metadata and are always sRGB (only 1 is accepted)")
+                    name: option, reason: "outputs never carry the source's metadata (only 1 is accepted)")
             }
+        case .stripColorProfile:
+            try count(1...1)
+            options.keepsColorProfile = try !flag(args[0], option: option)
         case .keepCopyright:
             try count(1...1)
             guard try !flag(args[0], option: option) else {

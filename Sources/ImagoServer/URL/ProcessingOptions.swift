@@ -234,6 +234,11 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// thumbnail large enough for the result is used anyway. `nil` (the default): the server's
     /// ``ImageProxy/Configuration/enforcesThumbnail``.
     public var enforcesThumbnail: Bool?
+    /// Whether the result keeps the source's colour profile, its pixels left in the profile's space (imgproxy's
+    /// `strip_color_profile:0`), when its format can carry one (JPEG, PNG, WebP, AVIF, JPEG XL, HEIC, TIFF);
+    /// otherwise, and when `false`, pixels are converted to sRGB and no profile is written. `nil` (the default):
+    /// the server's ``ImageProxy/Configuration/keepsColorProfile``.
+    public var keepsColorProfile: Bool?
     /// Limits the URL sets for itself (imgproxy's security options), taken only with
     /// ``ImageProxy/Configuration/allowsSecurityOptions``. Default none.
     public var security = SecurityLimits()
@@ -318,6 +323,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if maxResultDimension != 0 { text += "/mrd:\(maxResultDimension)" }
         if resizesInLinearLight { text += "/lin:1" }
         if enforcesThumbnail == true { text += "/eth:1" }
+        if keepsColorProfile == true { text += "/kcp:1" }
         if let pixels = security.maxSourcePixels { text += "/msr:\(pixels)" }
         if let bytes = security.maxSourceBytes { text += "/msfs:\(bytes)" }
         if let frames = security.maxAnimationFrames { text += "/maf:\(frames)" }

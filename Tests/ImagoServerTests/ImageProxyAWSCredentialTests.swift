@@ -1,0 +1,265 @@
+import Foundation
+import Imago
+import ImagoServer
+import ImagoTesting
+import Testing
+
+@testable import ImagoCLI
+@testable import ImagoCurl
+
+/// `s3:` sources signed with the credentials the AWS SDKs' default chain finds (`AWSCredentialSource`): the shared
+/// credentials file, a role assumed with a web identity token (EKS), the container endpoint (ECS, Fargate, EKS Pod
+/// Identity) and EC2's instance metadata service (IMDSv2), each played by a loopback server, with every signature
+/// checked by the independent verifier of `ImageProxyS3SourceTests`.
+@Suite("ImageProxy: AWS credentials from the default chain")
+struct ImageProxyAWSCredentialTests {
+    static let key = "ASIAIMAGOTEMPORARY01"
+    static let secret = "temporary/secret+KEY0123456789abcdefghij"
+    static let token = "IQoJb3JpZ2luX2VjEXAMPLESESSION"
+
+    /// The JSON the container endpoint and the metadata service answer, expiring in an hour.
+    static var roleJSON: Data {
+        let expiration = Date().addingTimeInterval(3600).formatted(.iso8601)
+        return Data(
+            #"{"Code":"Success","AccessKeyId":"\#(key)","SecretAccessKey":"\#(secret)","Token":"\#(token)","Expiration":"\#(expiration)"}"#
+                .utf8)
+    }
+
+    /// A loopback origin with `media/a.jpg`, and the proxy `imago serve --s3` makes for it in `environment` (no
+    /// metadata service looked for unless it names one).
+    static func serve(
+        _ origin: LoopbackServer, environment: [String: String]
+    ) throws -> ImageProxy {
+        origin.setRoute("/media/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        var quiet = quietCloudEnvironment.merging(environment) { _, given in given }
+        if environment["AWS_EC2_METADATA_SERVICE_ENDPOINT"] != nil { quiet["AWS_EC2_METADATA_DISABLED"] = nil }
+        return try servedProxy(
+            ["--s3", "--s3-region", "eu-west-1", "--s3-endpoint", origin.url(for: "/").absoluteString],
+            environment: quiet)
+    }
+
+    /// Two loads of the object: both answered, both signed with the temporary credentials and their token.
+    static func expectSignedLoads(_ proxy: ImageProxy, origin: LoopbackServer) async throws {
+        for width in [20, 10] {
+            let response = await proxy.respond(
+                to: ServerRequest(method: "GET", path: "/_/w:\(width)/f:png/plain/s3://media/a.jpg"))
+            #expect(response.status == 200, "\(errorMessage(response))")
+            let request = try #require(origin.lastRequest(for: "/media/a.jpg"))
+            #expect(request.headers["x-amz-security-token"] == token)
+            #expect(try ImageProxyS3SourceTests.verify(request, secret: secret) == "ok \(key) eu-west-1 s3")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anEC2InstanceRoleSignsThroughIMDSv2() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let role = "/latest/meta-data/iam/security-credentials/imago-role"
+        origin.setRoute(
+            "/latest/api/token",
+            .handler { request in
+                request.method == "PUT" && request.headers["X-aws-ec2-metadata-token-ttl-seconds"] == "21600"
+                    ? LoopbackServer.Response(status: 200, body: Data("imds-session".utf8))
+                    : LoopbackServer.Response(status: 405)
+            })
+        for (path, body) in [
+            ("/latest/meta-data/iam/security-credentials/", Data("imago-role\n".utf8)), (role, Self.roleJSON),
+        ] {
+            origin.setRoute(
+                path,
+                .handler { request in
+                    request.headers["X-aws-ec2-metadata-token"] == "imds-session"
+                        ? LoopbackServer.Response(status: 200, body: body) : LoopbackServer.Response(status: 401)
+                })
+        }
+        let proxy = try Self.serve(
+            origin, environment: ["AWS_EC2_METADATA_SERVICE_ENDPOINT": origin.url(for: "/").absoluteString])
+        try await Self.expectSignedLoads(proxy, origin: origin)
+        // Fetched once for both loads
+        #expect(origin.requestCount(for: "/latest/api/token") == 1 && origin.requestCount(for: role) == 1)
+
+        // An instance without a role: a 502, and the object is not asked for
+        let bare = try LoopbackServer()
+        defer { bare.stop() }
+        bare.setRoute("/latest/api/token", .bytes(Data("t".utf8), contentType: "text/plain"))
+        let refused = try Self.serve(
+            bare, environment: ["AWS_EC2_METADATA_SERVICE_ENDPOINT": bare.url(for: "/").absoluteString])
+        let response = await refused.respond(to: ServerRequest(method: "GET", path: "/_/w:10/plain/s3://media/a.jpg"))
+        #expect(response.status == 502, "\(errorMessage(response))")
+        #expect(bare.requestCount(for: "/media/a.jpg") == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theContainerEndpointIsAskedWithTheAgentsRotatedToken() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tokenFile = directory.appending(path: "eks-pod-identity-token")
+        try Data("pod-identity-token\n".utf8).write(to: tokenFile)
+        origin.setRoute(
+            "/v1/credentials",
+            .handler { request in
+                request.headers["Authorization"] == "pod-identity-token"
+                    ? LoopbackServer.Response(status: 200, body: Self.roleJSON) : LoopbackServer.Response(status: 403)
+            })
+        let proxy = try Self.serve(
+            origin,
+            environment: [
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI": origin.url(for: "/v1/credentials").absoluteString,
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE": tokenFile.path,
+            ])
+        try await Self.expectSignedLoads(proxy, origin: origin)
+        #expect(origin.requestCount(for: "/v1/credentials") == 1)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aWebIdentityTokenAssumesTheRoleAtSTS() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tokenFile = directory.appending(path: "token")
+        try Data("eyJhbGciOiJSUzI1NiJ9.oidc.token".utf8).write(to: tokenFile)
+        let role = "arn:aws:iam::123456789012:role/imago-reader"
+        let answer = """
+            <AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+              <AssumeRoleWithWebIdentityResult>
+                <Credentials>
+                  <SessionToken>\(Self.token)</SessionToken>
+                  <SecretAccessKey>\(Self.secret)</SecretAccessKey>
+                  <Expiration>\(Date().addingTimeInterval(3600).formatted(.iso8601))</Expiration>
+                  <AccessKeyId>\(Self.key)</AccessKeyId>
+                </Credentials>
+              </AssumeRoleWithWebIdentityResult>
+            </AssumeRoleWithWebIdentityResponse>
+            """
+        origin.setRoute(
+            "/sts",
+            .handler { request in
+                let form = Dictionary(
+                    String(decoding: request.body, as: UTF8.self).split(separator: "&").map {
+                        let pair = $0.split(separator: "=", maxSplits: 1).map {
+                            String($0).removingPercentEncoding ?? ""
+                        }
+                        return (pair[0], pair.count > 1 ? pair[1] : "")
+                    }, uniquingKeysWith: { first, _ in first })
+                guard request.method == "POST", form["Action"] == "AssumeRoleWithWebIdentity",
+                    form["RoleArn"] == role, form["WebIdentityToken"] == "eyJhbGciOiJSUzI1NiJ9.oidc.token",
+                    form["RoleSessionName"] == "imago-test", form["Version"] == "2011-06-15"
+                else {
+                    return LoopbackServer.Response(
+                        status: 400,
+                        body: Data(
+                            "<ErrorResponse><Error><Code>InvalidIdentityToken</Code></Error></ErrorResponse>".utf8))
+                }
+                return LoopbackServer.Response(status: 200, body: Data(answer.utf8))
+            })
+        let proxy = try Self.serve(
+            origin,
+            environment: [
+                "AWS_WEB_IDENTITY_TOKEN_FILE": tokenFile.path, "AWS_ROLE_ARN": role,
+                "AWS_ROLE_SESSION_NAME": "imago-test",
+                "AWS_ENDPOINT_URL_STS": origin.url(for: "/sts").absoluteString,
+            ])
+        try await Self.expectSignedLoads(proxy, origin: origin)
+        #expect(origin.requestCount(for: "/sts") == 1)
+
+        // STS's refusal is a 502 whose cause names STS's code and not the token
+        let provider = AWSCredentialProvider(
+            source: .webIdentity(
+                roleARN: "arn:aws:iam::1:role/other", tokenFile: tokenFile, sessionName: "x",
+                stsEndpoint: origin.url(for: "/sts")))
+        do {
+            _ = try await provider.credentials()
+            Issue.record("STS's refusal was taken")
+        } catch {
+            #expect("\(error)".contains("InvalidIdentityToken") && !"\(error)".contains("oidc.token"), "\(error)")
+        }
+    }
+
+    @Test func theDefaultChainIsSearchedInTheSDKsOrder() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: directory.appending(path: ".aws"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(
+            """
+            # a comment
+            [default]
+            aws_access_key_id = AKIADEFAULT
+            aws_secret_access_key = default-secret
+
+            [staging]
+            AWS_ACCESS_KEY_ID=AKIASTAGING
+            aws_secret_access_key=staging-secret
+            aws_session_token = staging-token
+            [broken]
+            aws_access_key_id = AKIANOSECRET
+            """.utf8
+        ).write(to: directory.appending(path: ".aws/credentials"))
+        let ec2 = directory.appending(path: "sys_vendor")
+        try Data("Amazon EC2\n".utf8).write(to: ec2)
+        let other = directory.appending(path: "other_vendor")
+        try Data("QEMU\n".utf8).write(to: other)
+        let missing = directory.appending(path: "none")
+        func found(_ environment: [String: String], vendor: URL = missing) throws -> AWSCredentialSource? {
+            try AWSCredentialSource.default(environment: environment, systemVendorFile: vendor)
+        }
+        let home = directory.path
+
+        #expect(
+            try found(["AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "s", "HOME": home])
+                == .fixed(AWSSigning.Credentials(accessKeyID: "AKIAENV", secretAccessKey: "s")))
+        #expect(
+            try found(["HOME": home], vendor: ec2)
+                == .fixed(AWSSigning.Credentials(accessKeyID: "AKIADEFAULT", secretAccessKey: "default-secret")))
+        #expect(
+            try found(["HOME": home, "AWS_PROFILE": "staging"])
+                == .fixed(
+                    AWSSigning.Credentials(
+                        accessKeyID: "AKIASTAGING", secretAccessKey: "staging-secret", sessionToken: "staging-token")))
+        #expect(throws: AWSCredentialSource.Error.self) { try found(["HOME": home, "AWS_PROFILE": "broken"]) }
+        // A profile the file does not have: the chain goes on
+        let identity: [String: String] = [
+            "HOME": home, "AWS_PROFILE": "absent", "AWS_WEB_IDENTITY_TOKEN_FILE": "/var/run/token",
+            "AWS_ROLE_ARN": "arn:aws:iam::1:role/r", "AWS_ROLE_SESSION_NAME": "s", "AWS_REGION": "eu-west-3",
+        ]
+        #expect(
+            try found(identity)
+                == .webIdentity(
+                    roleARN: "arn:aws:iam::1:role/r", tokenFile: URL(fileURLWithPath: "/var/run/token"),
+                    sessionName: "s", stsEndpoint: URL(string: "https://sts.eu-west-3.amazonaws.com")!))
+        #expect(throws: AWSCredentialSource.Error.self) { try found(["AWS_WEB_IDENTITY_TOKEN_FILE": "/t"]) }
+        #expect(
+            try found([
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/abc",
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN": "t",
+            ])
+                == .container(
+                    url: URL(string: "http://169.254.170.2/v2/credentials/abc")!, authorization: "t",
+                    authorizationFile: nil))
+        #expect(
+            try found(["AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://169.254.170.23/v1/credentials"])
+                == .container(
+                    url: URL(string: "http://169.254.170.23/v1/credentials")!, authorization: nil,
+                    authorizationFile: nil))
+        // A plain-http full URI elsewhere would send the agent's token anywhere: refused
+        for bad in ["http://evil.example/creds", "ftp://127.0.0.1/x"] {
+            #expect(throws: AWSCredentialSource.Error.self, "\(bad)") {
+                try found(["AWS_CONTAINER_CREDENTIALS_FULL_URI": bad])
+            }
+        }
+        // The metadata service: named, or an EC2 machine, unless disabled
+        #expect(
+            try found(["AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://[fd00:ec2::254]"])
+                == .instanceMetadata(endpoint: URL(string: "http://[fd00:ec2::254]")!))
+        #expect(
+            try found([:], vendor: ec2)
+                == .instanceMetadata(endpoint: AWSCredentialSource.defaultInstanceMetadataEndpoint))
+        #expect(try found(["AWS_EC2_METADATA_DISABLED": "true"], vendor: ec2) == nil)
+        #expect(try found([:], vendor: other) == nil && found([:]) == nil)
+    }
+}

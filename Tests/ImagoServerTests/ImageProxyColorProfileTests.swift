@@ -1,0 +1,96 @@
+import Foundation
+import Imago
+import ImagoTesting
+import Testing
+
+@testable import ImagoCLI
+@testable import ImagoServer
+
+/// `strip_color_profile:0` and `--keep-color-profile` (imgproxy's `IMGPROXY_STRIP_COLOR_PROFILE=false`): a
+/// wide-gamut source's pixels stay in its profile's space and the profile goes into the output, byte for byte, in
+/// the formats that carry one; the others are converted to sRGB.
+@Suite("ImageProxy: colour profiles kept")
+struct ImageProxyColorProfileTests {
+    /// `data` decoded under `policy`.
+    static func decode(_ data: Data, _ policy: ColorPolicy) throws -> ImageContainer {
+        var options = DecodingOptions()
+        options.colorPolicy = policy
+        return try ImageDecoderRegistry.makeDefault().decode(data, options: options)
+    }
+
+    /// The largest difference of any colour channel between two images of one size.
+    static func maxDifference(_ a: PixelBuffer, _ b: PixelBuffer) -> Int {
+        guard a.size == b.size else { return .max }
+        var largest = 0
+        for y in 0..<a.height {
+            for x in 0..<a.width {
+                let (p, q) = (a[pixel: x, y], b[pixel: x, y])
+                largest = max(largest, abs(Int(p.r) - Int(q.r)), abs(Int(p.g) - Int(q.g)), abs(Int(p.b) - Int(q.b)))
+            }
+        }
+        return largest
+    }
+
+    /// A proxy whose origin serves the corpus's Display P3 photograph at `/p3.jpg`, and the source's profile.
+    static func fixture(
+        _ configure: (inout ImageProxy.Configuration) -> Void = { _ in }
+    ) throws -> (ProxyFixture, ColorProfile) {
+        let p3 = try serverCorpus("icc/gen-kodim03-displayp3-v4.jpg")
+        let profile = try #require(try decode(p3, .keep).colorProfile)
+        let fixture = try ProxyFixture { configure(&$0) }
+        fixture.origin.setRoute("/p3.jpg", .bytes(p3, contentType: "image/jpeg"))
+        return (fixture, profile)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aWideGamutSourceKeepsItsProfileAndItsPixelsInEveryFormatThatCarriesOne() async throws {
+        let (fixture, profile) = try Self.fixture()
+        let stripped = await fixture.get(fixture.path("rs:fit:96:96/f:png", "/p3.jpg"))
+        #expect(stripped.status == 200, "\(errorMessage(stripped))")
+        let srgb = try Self.decode(stripped.body, .ignore).image
+        #expect(try Self.decode(stripped.body, .keep).colorProfile?.data != profile.data)
+
+        let kept = await fixture.get(fixture.path("rs:fit:96:96/scp:0/f:png", "/p3.jpg"))
+        #expect(kept.status == 200, "\(errorMessage(kept))")
+        #expect(kept.header("ETag") != stripped.header("ETag"))  // another output, cached under its own key
+        let raw = try Self.decode(kept.body, .keep)
+        #expect(raw.colorProfile?.data == profile.data)
+        // The numbers are P3's (a red of the photo is less saturated in them than in sRGB's), and read through
+        // the profile they are the sRGB render's colours.
+        #expect(Self.maxDifference(raw.image, srgb) >= 10)
+        #expect(Self.maxDifference(try Self.decode(kept.body, .convertToSRGB).image, srgb) <= 3)
+
+        for format in ["jpg", "webp", "avif", "jxl", "tiff"] {
+            let response = await fixture.get(fixture.path("rs:fit:96:96/scp:0/f:\(format)", "/p3.jpg"))
+            #expect(response.status == 200, "\(format): \(errorMessage(response))")
+            #expect(try Self.decode(response.body, .keep).colorProfile?.data == profile.data, "\(format)")
+        }
+        // One fetch for the sRGB decode and one for the kept one (no disk cache here), whatever the formats
+        #expect(fixture.origin.requestCount(for: "/p3.jpg") == 2)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func formatsWithoutProfilesAreConvertedAndTheServerDefaultYieldsToTheURL() async throws {
+        let (fixture, profile) = try Self.fixture { $0.keepsColorProfile = true }
+        // The server keeps profiles; the URL says strip: sRGB, and not the source's profile
+        let stripped = await fixture.get(fixture.path("rs:fit:96:96/scp:1/f:png", "/p3.jpg"))
+        let srgb = try Self.decode(stripped.body, .ignore).image
+        #expect(try Self.decode(stripped.body, .keep).colorProfile?.data != profile.data)
+        let byDefault = await fixture.get(fixture.path("rs:fit:96:96/f:png", "/p3.jpg"))
+        #expect(try Self.decode(byDefault.body, .keep).colorProfile?.data == profile.data)
+
+        // BMP carries no profile: its pixels are converted to sRGB after the resize, within 3 of the sRGB render
+        let bmp = await fixture.get(fixture.path("rs:fit:96:96/f:bmp", "/p3.jpg"))
+        #expect(bmp.status == 200, "\(errorMessage(bmp))")
+        let pixels = try Self.decode(bmp.body, .ignore).image
+        #expect(Self.maxDifference(pixels, srgb) <= 3)
+        let raw = try Self.decode(byDefault.body, .ignore).image
+        #expect(Self.maxDifference(pixels, raw) >= 10)
+
+        // The command's flag sets the default
+        let options = try ServeCommand.parse(
+            parseArguments(["--unsigned", "--keep-color-profile"], options: ServeCommand.command.options),
+            environment: [:])
+        #expect(options.keepsColorProfile)
+    }
+}
