@@ -78,11 +78,11 @@ public final class AWSCredentialProvider: Sendable, Hashable {
             guard let token = try? String(contentsOf: tokenFile, encoding: .utf8), token.utf8.count <= 1 << 16 else {
                 throw Failure(description: "the web identity token file '\(tokenFile.path)' could not be read")
             }
-            let form = [
+            let form = PercentEncoding.form([
                 ("Action", "AssumeRoleWithWebIdentity"), ("Version", "2011-06-15"), ("RoleArn", role),
                 ("RoleSessionName", sessionName),
                 ("WebIdentityToken", token.trimmingCharacters(in: .whitespacesAndNewlines)),
-            ].map { $0 + "=" + PercentEncoding.unreserved($1) }.joined(separator: "&")
+            ])
             let answer = try await CurlExchange(
                 url: sts, fields: ["Content-Type: application/x-www-form-urlencoded"], body: form, timeout: timeout
             ).perform()

@@ -23,7 +23,7 @@ public struct AzureSharedKeySigning: Sendable, Hashable {
     }
 
     /// The storage service version asked for (`x-ms-version`).
-    static let version = "2021-08-06"
+    package static let version = "2021-08-06"
 
     /// The storage account (`media` of `media.blob.core.windows.net`).
     public var accountName: String

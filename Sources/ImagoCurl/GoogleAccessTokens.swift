@@ -80,10 +80,10 @@ public final class GoogleAccessTokens: Sendable {
             let assertion = try account.assertion(scope: scope)
             exchange.body = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + assertion
         case .authorizedUser(let clientID, let clientSecret, let refreshToken, _):
-            exchange.body = [
+            exchange.body = PercentEncoding.form([
                 ("grant_type", "refresh_token"), ("client_id", clientID), ("client_secret", clientSecret),
                 ("refresh_token", refreshToken),
-            ].map { $0 + "=" + PercentEncoding.unreserved($1) }.joined(separator: "&")
+            ])
         case .metadataServer:
             exchange.fields = ["Metadata-Flavor: Google"]
             exchange.bypassesProxy = true
@@ -92,23 +92,10 @@ public final class GoogleAccessTokens: Sendable {
         if exchange.body != nil { exchange.fields.append("Content-Type: application/x-www-form-urlencoded") }
         let started = ContinuousClock.now
         let answered = try await exchange.perform()
-        struct Answer: Decodable {
-            var access_token: String?
-            var expires_in: Double?
-            var error: String?
-        }
-        let answer = try? JSONDecoder().decode(Answer.self, from: answered.data)
         if case .metadataServer = credentials, answered.status == 200, answered.fields["Metadata-Flavor"] != "Google" {
             throw GoogleServiceAccount.Error.exchangeFailed(
                 "the metadata server's answer lacks Metadata-Flavor: Google")
         }
-        guard answered.status == 200, let value = answer?.access_token, !value.isEmpty,
-            value.allSatisfy({ $0.isASCII && !$0.isNewline && $0 != " " })
-        else {
-            throw GoogleServiceAccount.Error.exchangeFailed(
-                "the token exchange answered HTTP \(answered.status)\(answer?.error.map { " (\($0))" } ?? "")")
-        }
-        let lifetime = max(60, min(answer?.expires_in ?? 3600, 86_400))
-        return .init(value: value, expiresAt: started + .seconds(lifetime))
+        return try OAuthTokenAnswer.token(in: answered, startedAt: started)
     }
 }

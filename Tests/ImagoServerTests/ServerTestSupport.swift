@@ -32,9 +32,11 @@ func servedProxy(_ arguments: [String], environment: [String: String] = quietClo
     return ImageProxy(configuration: configuration)
 }
 
-/// An environment in which no cloud's metadata service is looked for (Google's and EC2's), whatever machine the
-/// tests run on.
-let quietCloudEnvironment = ["NO_GCE_CHECK": "true", "AWS_EC2_METADATA_DISABLED": "true"]
+/// An environment in which no cloud's metadata service or credentials are looked for (Google's, EC2's, Azure's),
+/// whatever machine the tests run on.
+let quietCloudEnvironment = [
+    "NO_GCE_CHECK": "true", "AWS_EC2_METADATA_DISABLED": "true", "AZURE_TOKEN_CREDENTIALS": "dev",
+]
 
 /// Images the tests serve, made in memory so every pixel is known.
 enum ServerTestImages {

@@ -744,6 +744,9 @@ enum ServeCommand {
             let shownMetrics = address.host.contains(":") ? "[\(address.host)]" : address.host
             console.printError("imago serve: metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
         }
+        if let credentials = options.azureBlob?.tokens?.credentials {
+            console.printError("imago serve: abs: sources authorized by \(credentials.summary)")
+        }
         if let source = options.s3Credentials {
             console.printError("imago serve: s3: sources signed with \(source.summary)")
         }
@@ -888,8 +891,11 @@ enum ServeCommand {
     }
 
     /// `--abs` and the options that need it: the sources (`nil` without `--abs`) and, with `--abs-key`, the
-    /// signing of their requests.
-    static func parseAzureBlob(_ args: ParsedArguments) throws -> (AzureBlobSources?, AzureSharedKeySigning?) {
+    /// signing of their requests; without it, the sources carry Entra ID tokens from the credentials
+    /// ``AzureCredentials/default(environment:assetTagFile:)`` finds, if any.
+    static func parseAzureBlob(
+        _ args: ParsedArguments, environment: [String: String]
+    ) throws -> (AzureBlobSources?, AzureSharedKeySigning?) {
         guard args.has("--abs") else {
             try args.refuse(["--abs-name", "--abs-key", "--abs-endpoint"], without: "--abs")
             return (nil, nil)
@@ -904,7 +910,16 @@ enum ServeCommand {
             }
             sources.endpoint = endpoint
         }
-        guard let key = args.value("--abs-key") else { return (sources, nil) }
+        guard let key = args.value("--abs-key") else {
+            do {
+                sources.tokens = try AzureCredentials.default(environment: environment).map {
+                    AzureAccessTokens(credentials: $0)
+                }
+            } catch {
+                throw UsageError("--abs: \(error)")
+            }
+            return (sources, nil)
+        }
         do {
             return (sources, try AzureSharedKeySigning(accountName: name, accountKey: key, hosts: sources.signedHosts))
         } catch {
@@ -1132,7 +1147,7 @@ enum ServeCommand {
             }
             options.s3?.credentials = options.s3Credentials.map { AWSCredentialProvider(source: $0) }
         }
-        (options.azureBlob, options.azureSigning) = try parseAzureBlob(args)
+        (options.azureBlob, options.azureSigning) = try parseAzureBlob(args, environment: environment)
         options.gcs = try parseGCS(args, environment: environment)
         options.swift = try parseSwift(args)
         if let text = args.value("--quality") {
