@@ -17,14 +17,9 @@ struct ImageProxyAzureCredentialTests {
     static func serve(
         _ origin: LoopbackServer, environment: [String: String], token: @escaping @Sendable () -> String
     ) throws -> ImageProxy {
-        let jpeg = try ServerTestImages.jpeg()
-        origin.setRoute(
-            "/devstoreaccount1/media/a.jpg",
-            .handler { request in
-                request.headers["Authorization"] == "Bearer \(token())" && request.headers["x-ms-version"] != nil
-                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
-                    : LoopbackServer.Response(status: 401)
-            })
+        origin.serveJPEG(
+            try ServerTestImages.jpeg(), at: "/devstoreaccount1/media/a.jpg", toBearer: token,
+            requiring: ["x-ms-version"])
         var given = quietCloudEnvironment.merging(environment) { _, given in given }
         if environment["AZURE_TOKEN_CREDENTIALS"] == nil { given["AZURE_TOKEN_CREDENTIALS"] = nil }
         return try servedProxy(
@@ -41,15 +36,6 @@ struct ImageProxyAzureCredentialTests {
                 to: ServerRequest(method: "GET", path: "/_/w:\(width)/f:png/plain/abs://media/a.jpg"))
             #expect(response.status == 200, "\(errorMessage(response))")
         }
-    }
-
-    /// The form fields of a request's body.
-    static func form(_ request: LoopbackServer.Request) -> [String: String] {
-        Dictionary(
-            String(decoding: request.body, as: UTF8.self).split(separator: "&").map {
-                let pair = $0.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
-                return (pair[0], pair.count > 1 ? pair[1] : "")
-            }, uniquingKeysWith: { first, _ in first })
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -89,7 +75,7 @@ struct ImageProxyAzureCredentialTests {
         origin.setRoute(
             tokenPath,
             .handler { request in
-                let form = Self.form(request)
+                let form = request.formFields
                 let valid =
                     form["grant_type"] == "client_credentials" && form["client_id"] == "app-1"
                     && form["scope"] == "https://storage.azure.com/.default"
@@ -112,8 +98,7 @@ struct ImageProxyAzureCredentialTests {
                 origin, environment: common.merging(["AZURE_CLIENT_SECRET": "s&cret"]) { $1 }, token: { "entra" }))
         #expect(origin.requestCount(for: tokenPath) == 1)
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("azure-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("azure")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appending(path: "azure-identity-token")
         try Data("federated.jwt\n".utf8).write(to: file)
@@ -157,8 +142,7 @@ struct ImageProxyAzureCredentialTests {
     }
 
     @Test func theDefaultChainIsSearchedInTheSDKsOrder() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("azure-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("azure")
         defer { try? FileManager.default.removeItem(at: directory) }
         let azure = directory.appending(path: "azure_tag")
         try Data("7783-7084-3265-9085-8269-3286-77\n".utf8).write(to: azure)

@@ -33,8 +33,7 @@ struct ImageProxyGCSSourceTests {
     )
         throws -> (json: Data, publicKey: String, directory: URL)
     {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gcs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("gcs")
         let privatePath = directory.appendingPathComponent("key.pem").path
         let publicPath = directory.appendingPathComponent("public.pem").path
         #expect(try openssl(["genpkey"] + algorithm + ["-out", privatePath]).status == 0)
@@ -139,15 +138,8 @@ struct ImageProxyGCSSourceTests {
         let fixture = try TokenOrigin(
             body: #"{"access_token":"ya29.test-token","expires_in":3599,"token_type":"Bearer"}"#)
         let (origin, key) = (fixture.origin, fixture.key)
-        let jpeg = try ServerTestImages.jpeg()
         let objectPath = "/media/photos/2026%20summer/cat%2B1.jpg"
-        origin.setRoute(
-            objectPath,
-            .handler { request in
-                request.headers["Authorization"] == "Bearer ya29.test-token"
-                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
-                    : LoopbackServer.Response(status: 401)
-            })
+        origin.serveJPEG(try ServerTestImages.jpeg(), at: objectPath, toBearer: { "ya29.test-token" })
         let proxy = try fixture.proxy()
 
         // Two outputs of the object: each fetched with the token, which was exchanged once
@@ -211,14 +203,7 @@ struct ImageProxyGCSSourceTests {
                     status: 200, headers: ["Content-Type": "application/json"],
                     body: Data(#"{"access_token":"\#(token)","expires_in":3600}"#.utf8))
             })
-        let jpeg = try ServerTestImages.jpeg()
-        origin.setRoute(
-            "/media/a.jpg",
-            .handler { request in
-                request.headers["Authorization"] == "Bearer token-\(issued.withLock { $0 })"
-                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
-                    : LoopbackServer.Response(status: 401)
-            })
+        origin.serveJPEG(try ServerTestImages.jpeg(), at: "/media/a.jpg", toBearer: { "token-\(issued.value)" })
         let tokens = GoogleAccessTokens(account: try GoogleServiceAccount(json: key.json))
         let loader = ObjectStoreLoader(
             stores: [GoogleCloudStorageSources(endpoint: origin.url(for: "/"), tokens: tokens)],
@@ -339,13 +324,7 @@ struct ImageProxyGCSSourceTests {
         Self.serveMetadata(
             on: origin, body: #"{"access_token":"ya29.instance","expires_in":3599,"token_type":"Bearer"}"#)
         let jpeg = try ServerTestImages.jpeg()
-        origin.setRoute(
-            "/media/a.jpg",
-            .handler { request in
-                request.headers["Authorization"] == "Bearer ya29.instance"
-                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
-                    : LoopbackServer.Response(status: 401)
-            })
+        origin.serveJPEG(jpeg, at: "/media/a.jpg", toBearer: { "ya29.instance" })
         let host = "127.0.0.1:\(try #require(origin.url(for: "/").port))"
         let proxy = try servedProxy(
             ["--gcs", "--gcs-endpoint", origin.url(for: "/").absoluteString], environment: ["GCE_METADATA_HOST": host])
@@ -401,16 +380,9 @@ struct ImageProxyGCSSourceTests {
                     status: 200, headers: ["Content-Type": "application/json"],
                     body: Data(#"{"access_token":"ya29.user","expires_in":3599}"#.utf8))
             })
-        let jpeg = try ServerTestImages.jpeg()
-        origin.setRoute(
-            "/media/a.jpg",
-            .handler { request in
-                request.headers["Authorization"] == "Bearer ya29.user"
-                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
-                    : LoopbackServer.Response(status: 401)
-            })
+        origin.serveJPEG(try ServerTestImages.jpeg(), at: "/media/a.jpg", toBearer: { "ya29.user" })
         // gcloud's file in HOME/.config/gcloud, as `gcloud auth application-default login` writes it
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("home-\(UUID().uuidString)")
+        let home = try makeTemporaryDirectory("home")
         defer { try? FileManager.default.removeItem(at: home) }
         let gcloud = home.appending(path: ".config/gcloud")
         try FileManager.default.createDirectory(at: gcloud, withIntermediateDirectories: true)
@@ -431,7 +403,7 @@ struct ImageProxyGCSSourceTests {
 
     @Test(.timeLimit(.minutes(1)))
     func applicationDefaultCredentialsAreSearchedInGooglesOrder() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("adc-\(UUID().uuidString)")
+        let directory = try makeTemporaryDirectory("adc")
         defer { try? FileManager.default.removeItem(at: directory) }
         let gcloud = directory.appending(path: "gcloud")
         try FileManager.default.createDirectory(at: gcloud, withIntermediateDirectories: true)

@@ -265,3 +265,39 @@ func lastEvent(loading url: URL, through loader: any DataLoading) async -> DataL
     withExtendedLifetime(task) {}
     return events.value.last
 }
+
+/// A new empty directory under the system's temporary directory, named `prefix-UUID`; the caller removes it.
+func makeTemporaryDirectory(_ prefix: String) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}
+
+extension LoopbackServer {
+    /// Serves `image` (a JPEG) at `path` only to requests whose `Authorization` is `Bearer ` and what `token` gives
+    /// at that moment (and that carry every field of `requiring`); others get 401, as a store refusing a token.
+    func serveJPEG(
+        _ image: Data, at path: String, toBearer token: @escaping @Sendable () -> String,
+        requiring fields: [String] = []
+    ) {
+        setRoute(
+            path,
+            .handler { request in
+                request.headers["Authorization"] == "Bearer \(token())"
+                    && fields.allSatisfy { request.headers[$0] != nil }
+                    ? LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: image)
+                    : LoopbackServer.Response(status: 401)
+            })
+    }
+}
+
+extension LoopbackServer.Request {
+    /// The fields of an `application/x-www-form-urlencoded` body, percent-decoded (the first of a repeated name).
+    var formFields: [String: String] {
+        Dictionary(
+            String(decoding: body, as: UTF8.self).split(separator: "&").map {
+                let pair = $0.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+                return (pair[0], pair.count > 1 ? pair[1] : "")
+            }, uniquingKeysWith: { first, _ in first })
+    }
+}
