@@ -59,6 +59,7 @@ public final class AWSCredentialProvider: Sendable, Hashable {
         case .webIdentity(_, _, _, let sts): sts
         case .container(let url, _, _): url
         case .instanceMetadata(let endpoint): endpoint
+        case .assumedRole(_, _, _, let sts, _, _): sts
         }
     }
 
@@ -83,17 +84,25 @@ public final class AWSCredentialProvider: Sendable, Hashable {
                 ("RoleSessionName", sessionName),
                 ("WebIdentityToken", token.trimmingCharacters(in: .whitespacesAndNewlines)),
             ])
-            let answer = try await CurlExchange(
-                url: sts, fields: ["Content-Type: application/x-www-form-urlencoded"], body: form, timeout: timeout
-            ).perform()
-            let xml = String(decoding: answer.data, as: UTF8.self)
-            guard answer.status == 200, let key = element("AccessKeyId", in: xml),
-                let secret = element("SecretAccessKey", in: xml), let session = element("SessionToken", in: xml)
-            else {
-                let code = element("Code", in: xml).map { " (\($0))" } ?? ""
-                throw Failure(description: "STS answered HTTP \(answer.status)\(code)")
-            }
-            return issued(key, secret, session, expiration: element("Expiration", in: xml))
+            return try stsCredentials(
+                from: try await CurlExchange(
+                    url: sts, fields: ["Content-Type: application/x-www-form-urlencoded"], body: form, timeout: timeout
+                ).perform())
+        case .assumedRole(let role, let externalID, let sessionName, let sts, let region, let base):
+            // The base credentials (an instance's, a key) sign the request; they are fetched again with each
+            // assumption, which happens once in the assumed credentials' life.
+            let signer = try await fetch(base, timeout: timeout).value
+            var pairs = [
+                ("Action", "AssumeRole"), ("Version", "2011-06-15"), ("RoleArn", role),
+                ("RoleSessionName", sessionName), ("DurationSeconds", "3600"),
+            ]
+            if let externalID { pairs.append(("ExternalId", externalID)) }
+            var exchange = CurlExchange(
+                url: sts, fields: ["Content-Type: application/x-www-form-urlencoded"],
+                body: PercentEncoding.form(pairs),
+                timeout: timeout)
+            exchange.awsSigning = (AWSSigning(credentials: signer, region: region, service: "sts", hosts: []), signer)
+            return try stsCredentials(from: try await exchange.perform())
         case .container(let url, let authorization, let authorizationFile):
             var fields = ["Accept: application/json"]
             if let authorizationFile {
@@ -132,6 +141,22 @@ public final class AWSCredentialProvider: Sendable, Hashable {
             credentials.url = base.appending(path: role)
             return try roleCredentials(from: try await credentials.perform(), service: "the instance metadata service")
         }
+    }
+
+    /// The credentials in an STS answer's XML (`AccessKeyId`, `SecretAccessKey`, `SessionToken`, `Expiration`).
+    ///
+    /// - Throws: ``Failure`` naming the status and STS's error `Code`.
+    private static func stsCredentials(
+        from answer: CurlExchange.Answer
+    ) throws -> ExpiringCredential<AWSSigning.Credentials>.Issued {
+        let xml = String(decoding: answer.data, as: UTF8.self)
+        guard answer.status == 200, let key = element("AccessKeyId", in: xml),
+            let secret = element("SecretAccessKey", in: xml), let session = element("SessionToken", in: xml)
+        else {
+            let code = element("Code", in: xml).map { " (\($0))" } ?? ""
+            throw Failure(description: "STS answered HTTP \(answer.status)\(code)")
+        }
+        return issued(key, secret, session, expiration: element("Expiration", in: xml))
     }
 
     /// The credentials in the JSON the container endpoint and the metadata service answer (`AccessKeyId`,

@@ -22,6 +22,12 @@ public enum AWSCredentialSource: Sendable, Hashable {
     /// EC2's instance metadata service (IMDSv2: a session token first, then the instance role's credentials) at
     /// `endpoint`.
     case instanceMetadata(endpoint: URL)
+    /// A role assumed with `base`'s credentials (another account's buckets, imgproxy's
+    /// `IMGPROXY_S3_ASSUME_ROLE_ARN`): STS's `AssumeRole` at `stsEndpoint`, signed for `region`, with
+    /// `externalID` when the role's trust policy asks for one.
+    indirect case assumedRole(
+        roleARN: String, externalID: String?, sessionName: String, stsEndpoint: URL, region: String,
+        base: AWSCredentialSource)
 
     /// EC2's instance metadata service, `http://169.254.169.254`.
     public static let defaultInstanceMetadataEndpoint = URL(string: "http://169.254.169.254")!
@@ -74,23 +80,10 @@ public enum AWSCredentialSource: Sendable, Hashable {
             guard let role = value("AWS_ROLE_ARN") else {
                 throw Error(reason: "AWS_WEB_IDENTITY_TOKEN_FILE is set without AWS_ROLE_ARN")
             }
-            let sts: URL
-            if let text = value("AWS_ENDPOINT_URL_STS") {
-                guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
-                    throw Error(reason: "AWS_ENDPOINT_URL_STS '\(text)' is not an http or https URL")
-                }
-                sts = url
-            } else if let region = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION"),
-                region.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" })
-            {
-                sts = URL(string: "https://sts.\(region).amazonaws.com")!
-            } else {
-                sts = URL(string: "https://sts.amazonaws.com")!
-            }
             return .webIdentity(
                 roleARN: role, tokenFile: URL(fileURLWithPath: tokenFile),
-                sessionName: value("AWS_ROLE_SESSION_NAME") ?? "imago-\(Int(Date().timeIntervalSince1970))",
-                stsEndpoint: sts)
+                sessionName: sessionName(environment: environment),
+                stsEndpoint: try stsEndpoint(environment: environment, region: value("AWS_REGION")))
         }
         let authorization = value("AWS_CONTAINER_AUTHORIZATION_TOKEN")
         let authorizationFile = value("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").map { URL(fileURLWithPath: $0) }
@@ -127,6 +120,31 @@ public enum AWSCredentialSource: Sendable, Hashable {
             return .instanceMetadata(endpoint: defaultInstanceMetadataEndpoint)
         }
         return nil
+    }
+
+    /// STS's endpoint: `AWS_ENDPOINT_URL_STS`, else the regional endpoint of `region` (or `AWS_DEFAULT_REGION`),
+    /// else the global `https://sts.amazonaws.com`.
+    ///
+    /// - Throws: ``Error`` for an `AWS_ENDPOINT_URL_STS` that is not an http or https URL.
+    public static func stsEndpoint(environment: [String: String], region: String?) throws(Error) -> URL {
+        if let text = environment["AWS_ENDPOINT_URL_STS"], !text.isEmpty {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                throw Error(reason: "AWS_ENDPOINT_URL_STS '\(text)' is not an http or https URL")
+            }
+            return url
+        }
+        if let region = [region, environment["AWS_DEFAULT_REGION"]].compactMap({ $0 }).first(where: { !$0.isEmpty }),
+            region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+        {
+            return URL(string: "https://sts.\(region).amazonaws.com")!
+        }
+        return URL(string: "https://sts.amazonaws.com")!
+    }
+
+    /// `AWS_ROLE_SESSION_NAME`, else `imago-` and the time.
+    public static func sessionName(environment: [String: String]) -> String {
+        environment["AWS_ROLE_SESSION_NAME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "imago-\(Int(Date().timeIntervalSince1970))"
     }
 
     /// The key of `profile` in the shared credentials file at `file` (an INI file: `[profile]` sections of
@@ -173,6 +191,8 @@ public enum AWSCredentialSource: Sendable, Hashable {
         case .webIdentity(let role, _, _, let sts): "the role \(role), assumed at \(sts.absoluteString)"
         case .container(let url, _, _): "the container credentials at \(url.absoluteString)"
         case .instanceMetadata(let endpoint): "the instance role, from \(endpoint.absoluteString)"
+        case .assumedRole(let role, _, _, let sts, _, let base):
+            "the role \(role), assumed at \(sts.absoluteString) with \(base.summary)"
         }
     }
 }

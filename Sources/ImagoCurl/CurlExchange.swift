@@ -22,6 +22,9 @@ struct CurlExchange {
     /// Whether the exchange goes straight to the host whatever the proxy variables say: for the metadata
     /// services on link-local addresses, which no proxy can reach. Default `false`.
     var bypassesProxy = false
+    /// AWS Signature Version 4 by libcurl (STS's `AssumeRole`): the signing's region and service, with these
+    /// credentials (their session token sent as `x-amz-security-token`). Default `nil`: unsigned.
+    var awsSigning: (signing: AWSSigning, credentials: AWSSigning.Credentials)?
 
     /// What the service answered.
     struct Answer {
@@ -66,6 +69,13 @@ struct CurlExchange {
         }
         if let method { _ = imago_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method) }
         if bypassesProxy { _ = imago_easy_setopt_string(handle, CURLOPT_NOPROXY, "*") }
+        var fields = fields
+        if let (signing, credentials) = awsSigning {
+            _ = imago_easy_setopt_string(handle, CURLOPT_AWS_SIGV4, signing.curlProvider)
+            _ = imago_easy_setopt_string(handle, CURLOPT_USERNAME, credentials.accessKeyID)
+            _ = imago_easy_setopt_string(handle, CURLOPT_PASSWORD, credentials.secretAccessKey)
+            if let token = credentials.sessionToken { fields.append("x-amz-security-token: " + token) }
+        }
         _ = imago_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = imago_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, CurlEasy.milliseconds(timeout))
         _ = imago_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")

@@ -180,6 +180,67 @@ struct ImageProxyAWSCredentialTests {
         }
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aRoleOfAnotherAccountIsAssumedWithTheCredentialsFound() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let role = "arn:aws:iam::210987654321:role/imago-cross-account"
+        let answer = """
+            <AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>
+            <AccessKeyId>\(Self.key)</AccessKeyId><SecretAccessKey>\(Self.secret)</SecretAccessKey>
+            <SessionToken>\(Self.token)</SessionToken>
+            <Expiration>\(Date().addingTimeInterval(3600).formatted(.iso8601))</Expiration>
+            </Credentials></AssumeRoleResult></AssumeRoleResponse>
+            """
+        let base = ImageProxyS3SourceTests.credentials
+        origin.setRoute(
+            "/sts",
+            .handler { request in
+                let form = request.formFields
+                guard request.method == "POST", form["Action"] == "AssumeRole", form["RoleArn"] == role,
+                    form["ExternalId"] == "tenant-42", form["RoleSessionName"] == "imago-test",
+                    (try? ImageProxyS3SourceTests.verify(request, secret: base.secretAccessKey))
+                        == "ok \(base.accessKeyID) eu-west-1 sts"
+                else {
+                    return LoopbackServer.Response(
+                        status: 403,
+                        body: Data("<ErrorResponse><Error><Code>AccessDenied</Code></Error></ErrorResponse>".utf8))
+                }
+                return LoopbackServer.Response(status: 200, body: Data(answer.utf8))
+            })
+        origin.setRoute("/media/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let environment = quietCloudEnvironment.merging([
+            "AWS_ACCESS_KEY_ID": base.accessKeyID, "AWS_SECRET_ACCESS_KEY": base.secretAccessKey,
+            "AWS_ROLE_SESSION_NAME": "imago-test", "AWS_ENDPOINT_URL_STS": origin.url(for: "/sts").absoluteString,
+        ]) { $1 }
+        let proxy = try servedProxy(
+            [
+                "--s3", "--s3-region", "eu-west-1", "--s3-endpoint", origin.url(for: "/").absoluteString,
+                "--s3-assume-role", role, "--s3-assume-role-external-id", "tenant-42",
+            ], environment: environment)
+        // The object is signed with the assumed role's credentials, not the base key's
+        try await Self.expectSignedLoads(proxy, origin: origin)
+        #expect(origin.requestCount(for: "/sts") == 1)
+
+        // Without the external ID the trust policy asks for: a 502, the object not asked for
+        let before = origin.requestCount(for: "/media/a.jpg")
+        let denied = try servedProxy(
+            [
+                "--s3", "--s3-region", "eu-west-1", "--s3-endpoint", origin.url(for: "/").absoluteString,
+                "--s3-assume-role", role,
+            ], environment: environment)
+        let response = await denied.respond(to: ServerRequest(method: "GET", path: "/_/w:10/plain/s3://media/a.jpg"))
+        #expect(response.status == 502, "\(errorMessage(response))")
+        #expect(origin.requestCount(for: "/media/a.jpg") == before)
+        // No credentials to assume it with, or an external ID alone: refused at start
+        #expect(throws: UsageError.self) {
+            try servedProxy(["--s3", "--s3-assume-role", role], environment: quietCloudEnvironment)
+        }
+        #expect(throws: UsageError.self) {
+            try servedProxy(["--s3", "--s3-assume-role-external-id", "x"], environment: environment)
+        }
+    }
+
     @Test func theDefaultChainIsSearchedInTheSDKsOrder() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
         try FileManager.default.createDirectory(

@@ -35,10 +35,11 @@ struct ImageProxyS3SourceTests {
     }
 
     /// Whether `request` carries a valid Signature Version 4 for `secret`, by Python's standard library; the
-    /// verifier's complaint when not.
+    /// verifier's complaint when not. S3's requests must sign `x-amz-content-sha256` (the empty body's hash);
+    /// other services' (STS) sign the hash of the body they carry.
     static func verify(_ request: LoopbackServer.Request, secret: String) throws -> String {
         let script = #"""
-            import hashlib, hmac, json, sys, urllib.parse
+            import base64, hashlib, hmac, json, sys, urllib.parse
             req = json.load(sys.stdin)
             secret = sys.argv[1]
             headers = {}
@@ -52,12 +53,13 @@ struct ImageProxyS3SourceTests {
             if terminal != "aws4_request":
                 sys.exit("bad credential scope")
             signed = parts["SignedHeaders"].split(";")
-            for required in ("host", "x-amz-date", "x-amz-content-sha256"):
+            for required in ("host", "x-amz-date") + (("x-amz-content-sha256",) if service == "s3" else ()):
                 if required not in signed:
                     sys.exit("unsigned " + required)
-            payload = headers["x-amz-content-sha256"][0]
-            if payload != hashlib.sha256(b"").hexdigest():
-                sys.exit("x-amz-content-sha256 is not the empty body's hash")
+            body = base64.b64decode(req["body"])
+            payload = hashlib.sha256(body).hexdigest()
+            if "x-amz-content-sha256" in headers and headers["x-amz-content-sha256"][0] != payload:
+                sys.exit("x-amz-content-sha256 is not the body's hash")
             def enc(text):
                 return urllib.parse.quote(text, safe="-_.~")
             pairs = urllib.parse.parse_qsl(req["query"] or "", keep_blank_values=True)

@@ -244,6 +244,7 @@ func python(_ script: String, arguments: [String], input: Data? = nil) throws ->
 func verifierInput(_ request: LoopbackServer.Request) throws -> Data {
     let input: [String: Any] = [
         "method": request.method, "path": request.path, "query": request.query ?? "",
+        "body": request.body.base64EncodedString(),
         "headers": request.headers.map { [$0.name, $0.value] },
     ]
     return try JSONSerialization.data(withJSONObject: input)

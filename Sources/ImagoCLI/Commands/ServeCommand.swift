@@ -193,6 +193,13 @@ enum ServeCommand {
                 "--s3-virtual-hosted",
                 help: "Address --s3-endpoint's objects as BUCKET.HOST/KEY, not HOST/BUCKET/KEY (path style)."),
             OptionSpec(
+                "--s3-assume-role", value: "ARN",
+                help: "Assume this role at STS with the credentials found, and sign with its own "
+                    + "(IMGPROXY_S3_ASSUME_ROLE_ARN): buckets of another account."),
+            OptionSpec(
+                "--s3-assume-role-external-id", value: "ID",
+                help: "The external ID the role's trust policy asks for (IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID)."),
+            OptionSpec(
                 "--abs",
                 help: "Serve abs://CONTAINER/BLOB sources from Azure Blob Storage (IMGPROXY_USE_ABS; needs --abs-name)."
             ),
@@ -804,7 +811,12 @@ enum ServeCommand {
     /// environment's `AWS_REGION` (or `AWS_DEFAULT_REGION`), else `us-east-1`.
     static func parseS3(_ args: ParsedArguments, environment: [String: String]) throws -> S3Sources? {
         guard args.has("--s3") else {
-            try args.refuse(["--s3-region", "--s3-endpoint", "--s3-virtual-hosted"], without: "--s3")
+            try args.refuse(
+                [
+                    "--s3-region", "--s3-endpoint", "--s3-virtual-hosted", "--s3-assume-role",
+                    "--s3-assume-role-external-id",
+                ],
+                without: "--s3")
             return nil
         }
         var sources = S3Sources(
@@ -1139,9 +1151,26 @@ enum ServeCommand {
             options.localRoot = URL(fileURLWithPath: root, isDirectory: true)
         }
         options.s3 = try parseS3(args, environment: environment)
-        if options.s3 != nil {
+        if let s3 = options.s3 {
+            if args.value("--s3-assume-role") == nil {
+                try args.refuse(["--s3-assume-role-external-id"], without: "--s3-assume-role")
+            }
             do {
                 options.s3Credentials = try AWSCredentialSource.default(environment: environment)
+                if let role = args.value("--s3-assume-role") {
+                    guard let base = options.s3Credentials else {
+                        throw UsageError(
+                            "option '--s3-assume-role' needs credentials to assume the role with; the AWS default "
+                                + "chain found none")
+                    }
+                    options.s3Credentials = .assumedRole(
+                        roleARN: role, externalID: args.value("--s3-assume-role-external-id"),
+                        sessionName: AWSCredentialSource.sessionName(environment: environment),
+                        stsEndpoint: try AWSCredentialSource.stsEndpoint(environment: environment, region: s3.region),
+                        region: s3.region, base: base)
+                }
+            } catch let error as UsageError {
+                throw error
             } catch {
                 throw UsageError("--s3: \(error)")
             }
