@@ -28,14 +28,15 @@ struct ImageProxyAWSCredentialTests {
     /// A loopback origin with `media/a.jpg`, and the proxy `imago serve --s3` makes for it in `environment` (no
     /// metadata service looked for unless it names one).
     static func serve(
-        _ origin: LoopbackServer, environment: [String: String]
+        _ origin: LoopbackServer, environment: [String: String],
+        accessLog: (@Sendable (AccessLogRecord) -> Void)? = nil
     ) throws -> ImageProxy {
         origin.setRoute("/media/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
         var quiet = quietCloudEnvironment.merging(environment) { _, given in given }
         if environment["AWS_EC2_METADATA_SERVICE_ENDPOINT"] != nil { quiet["AWS_EC2_METADATA_DISABLED"] = nil }
         return try servedProxy(
             ["--s3", "--s3-region", "eu-west-1", "--s3-endpoint", origin.url(for: "/").absoluteString],
-            environment: quiet)
+            environment: quiet, accessLog: accessLog)
     }
 
     /// Two loads of the object: both answered, both signed with the temporary credentials and their token.
@@ -82,11 +83,16 @@ struct ImageProxyAWSCredentialTests {
         let bare = try LoopbackServer()
         defer { bare.stop() }
         bare.setRoute("/latest/api/token", .bytes(Data("t".utf8), contentType: "text/plain"))
+        let logged = Locked<[AccessLogRecord]>([])
         let refused = try Self.serve(
-            bare, environment: ["AWS_EC2_METADATA_SERVICE_ENDPOINT": bare.url(for: "/").absoluteString])
+            bare, environment: ["AWS_EC2_METADATA_SERVICE_ENDPOINT": bare.url(for: "/").absoluteString],
+            accessLog: { record in logged.withLock { $0.append(record) } })
         let response = await refused.respond(to: ServerRequest(method: "GET", path: "/_/w:10/plain/s3://media/a.jpg"))
         #expect(response.status == 502, "\(errorMessage(response))")
         #expect(bare.requestCount(for: "/media/a.jpg") == 0)
+        // The client is told the request could not be made; the operator's log says why
+        #expect(!errorMessage(response).contains("role"))
+        #expect(logged.value.last?.error?.contains("the instance has no role") == true, "\(logged.value)")
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -17,14 +17,18 @@ func base64Path(_ options: String, _ source: String) -> String {
 
 /// `imago serve --unsigned --allow-private` with `arguments` after it, as the command wires it: its libcurl loader,
 /// its source policy, its object stores; `environment` is the process environment it sees (default:
-/// ``quietCloudEnvironment``, so the machine it runs on does not matter).
-func servedProxy(_ arguments: [String], environment: [String: String] = quietCloudEnvironment) throws -> ImageProxy {
+/// ``quietCloudEnvironment``, so the machine it runs on does not matter); `accessLog` receives its records.
+func servedProxy(
+    _ arguments: [String], environment: [String: String] = quietCloudEnvironment,
+    accessLog: (@Sendable (AccessLogRecord) -> Void)? = nil
+) throws -> ImageProxy {
     let options = try ServeCommand.parse(
         parseArguments(["--unsigned", "--allow-private"] + arguments, options: ServeCommand.command.options),
         environment: environment)
     var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
     configuration.allowsUnsigned = true
     configuration.sourcePolicy = options.sourcePolicy
+    configuration.accessLog = accessLog
     configuration.s3 = options.s3
     configuration.azureBlob = options.azureBlob
     configuration.gcs = options.gcs

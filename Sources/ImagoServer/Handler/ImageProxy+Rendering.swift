@@ -452,7 +452,7 @@ extension ImageProxy {
         case .unacceptableContentType(let type, _): .unsupportedSource("the origin sent content type '\(type)'")
         case .tooManyRedirects(_, let limit): .upstreamFailed("the origin redirected more than \(limit) times")
         case .unreadable: .upstreamFailed("the source could not be read")
-        case .requestModifierFailed: .upstreamFailed("the request to the origin could not be made")
+        case .requestModifierFailed(_, let reason): .originRequestFailed(reason: reason)
         case .addressRefused(let host, _): .sourceNotAllowed(host: host)
         }
     }

@@ -116,13 +116,13 @@ public final class ImageProxy: Sendable {
                     }
                     (response, tier) = try await fallbackResponse(
                         fallback, for: verified, key: key, failure: failure, request: request)
-                    record.error = "\(failure.description) (answered with the fallback image)"
+                    record.error = "\(failure.logDescription) (answered with the fallback image)"
                     metrics.fallbackSent()
                 }
             }
         } catch {
             response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
-            record.error = error.description
+            record.error = error.logDescription
         }
         let answered = withCORS(response)
         finish(request, answered, tier: tier, start: start, record: &record)
@@ -150,7 +150,7 @@ public final class ImageProxy: Sendable {
             tier = answeredBy
         } catch {
             response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
-            record.error = error.description
+            record.error = error.logDescription
         }
         let answered = withCORS(response)
         finish(request, answered, tier: tier, start: start, record: &record)

@@ -38,6 +38,10 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     case outputFormatUnavailable(ImageFormat, source: ImageFormat)
     /// 502: the origin failed (connection, status, broken body).
     case upstreamFailed(String)
+    /// 502: the request to the origin could not be made: its store's credentials could not be had (a token
+    /// exchange refused, no instance role). `reason` goes to the access log only (``logDescription``), since it
+    /// names the server's own set-up (files, endpoints), not the client's request.
+    case originRequestFailed(reason: String)
     /// 504: the origin did not answer in time.
     case upstreamTimedOut
     /// 503: the render queue is full; retry after `retryAfterSeconds`.
@@ -58,7 +62,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .sourceTooLarge: 413
         case .unsupportedSource: 415
         case .imageTooLarge, .outputFormatUnavailable: 422
-        case .upstreamFailed: 502
+        case .upstreamFailed, .originRequestFailed: 502
         case .upstreamTimedOut: 504
         case .overloaded, .requestTimedOut: 503
         case .internalFailure: 500
@@ -86,11 +90,19 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .outputFormatUnavailable(let format, let source):
             "option 'format': \(format) cannot be made from a \(source) source"
         case .upstreamFailed(let reason): "the origin failed: \(reason)"
+        case .originRequestFailed: "the origin failed: the request to the origin could not be made"
         case .upstreamTimedOut: "the origin timed out"
         case .overloaded: "the server is busy; retry later"
         case .requestTimedOut(let after):
             "the output took longer than \(after.readableText); it is still being made, retry later"
         case .internalFailure(let reason): "internal error: \(reason)"
         }
+    }
+
+    /// The sentence for the access log: ``description``, with the reason the client is not told when there is
+    /// one (``originRequestFailed(reason:)``), so that an operator sees why a store's credentials failed.
+    public var logDescription: String {
+        if case .originRequestFailed(let reason) = self { return description + " (\(reason))" }
+        return description
     }
 }
