@@ -13,7 +13,7 @@ swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,a
   -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
 BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
 ALL="decode disk-entry http-headers cli-arguments exif jpeg jpeg-dc png apng bmp-ico"
-ALL="$ALL avif heif tiff svg svg-sanitize jxl proxy-url gif-roundtrip png-palette still-encoders"
+ALL="$ALL avif heif tiff svg svg-sanitize jxl proxy-url gif-roundtrip png-palette still-encoders metadata"
 TARGETS=${TARGETS:-$ALL}
 summary=()
 for target in $TARGETS; do
@@ -34,6 +34,7 @@ for target in $TARGETS; do
     svg-sanitize) seeds=("Tests/Fuzz/svg");;  # and Tests/Fuzz/svg-sanitize: active content of every kind
     png-palette) seeds=();;  # Tests/Fuzz/png-palette: raw pixels (width, colours, RGBA bytes), not files
     still-encoders) seeds=();;  # Tests/Fuzz/still-encoders: raw pixels (width, RGBA bytes), not files
+    metadata) seeds=("$CORPUS/icc" "$CORPUS/formats");;  # and Tests/Fuzz/metadata: files with EXIF, XMP and IPTC
     jxl) seeds=("$CORPUS/jxl");;
     apng) seeds=("$CORPUS/apng" "$CORPUS/hostile-modern");;
     gif-roundtrip) seeds=("$CORPUS/gif/samples" "$CORPUS/gif/malformed" "$CORPUS/gif/regression");;
@@ -48,8 +49,10 @@ for target in $TARGETS; do
   # (RELIABILITY.md §21). Its leak checks are off; ASan's memory checks stay on.
   # svg: fontconfig's caches (once a process) and libxml2's entity values (~100 bytes a document that declares
   # entities, inside librsvg) are reported too; those are the system libraries', not Imago's (RELIABILITY.md §28).
+  # metadata: the default CMYK profile, read once a process into a static `Data` when a CMYK JPEG without a
+  # profile comes by, is held through the same tagged pointers and reported at exit.
   leaks=1
-  [ "$target" != proxy-url ] && [ "$target" != svg ] || leaks=0
+  [ "$target" != proxy-url ] && [ "$target" != svg ] && [ "$target" != metadata ] || leaks=0
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=$leaks" IMAGO_FUZZ_TARGET=$target "$BIN" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
     -detect_leaks=$leaks -max_len=262144 -artifact_prefix="$findings/" "$work" "${seeds[@]}" >"$log" 2>&1
   rc=$?

@@ -219,6 +219,7 @@ public struct JPEGDecoder: ImageDecoding {
         } else {
             ColorManagement.apply(iccProfile.map(ColorSource.icc), to: &container, options: options)
         }
+        if options.readsMetadata { container.metadata = markers.metadata(in: bytes) }
         return (container, path)
     }
 

@@ -9,6 +9,7 @@ import ImagoCore
 /// - Alpha: JPEG has none; it is dropped and the stored colour of each pixel is kept (straight alpha).
 ///   Premultiplied input is unpremultiplied first.
 /// - Colour: ``EncodingOptions/colorProfile`` is written as APP2 `ICC_PROFILE` segments, byte-identical.
+/// - ``EncodingOptions/metadata``: EXIF and XMP as APP1 segments, IPTC as an APP13 segment.
 /// - Limits: JPEG dimensions are at most 65,535 pixels a side.
 ///
 /// Thread-safe: every encode uses its own TurboJPEG handle.
@@ -67,8 +68,7 @@ public struct JPEGEncoder: ImageEncoding {
             throw CodecError.encodingFailed(format: .jpeg, reason: JPEGDecoder.message(handle))
         }
         let encoded = Data(bytes: output, count: Int(outputSize))
-        guard let profile = options.colorProfile else { return encoded }
-        return try ProfileEmbedding.jpeg(encoded, profile: profile.data)
+        return try Embedding.jpeg(encoded, profile: options.colorProfile?.data, metadata: options.metadata?.bounded)
     }
 }
 

@@ -24,6 +24,11 @@ struct JPEGMarkers {
     /// The APP2 `ICC_PROFILE` segments in file order: sequence number, declared count and the payload's byte range
     /// (after the 14-byte header). Reassembled by ``iccProfile(in:)``.
     var iccSegments: [(sequence: Int, count: Int, range: Range<Int>)] = []
+    /// The byte ranges of the first APP1 `Exif` payload (after `Exif\0\0`), the first APP1 XMP packet (after its
+    /// namespace header) and the first APP13 Photoshop resource block (after `Photoshop 3.0\0`).
+    var exifRange: Range<Int>?
+    var xmpRange: Range<Int>?
+    var iptcRange: Range<Int>?
 
     init(scanning bytes: UnsafeRawBufferPointer) {
         let count = bytes.count
@@ -61,6 +66,11 @@ struct JPEGMarkers {
             if marker == 0xE1, !sawExif, Self.hasPrefix(payload, "Exif") {
                 sawExif = true
                 orientation = ExifReader.orientation(inRawBytes: payload) ?? .up
+                if payload.count > 6 { exifRange = (offset + 2 + 6)..<payloadEnd }
+            } else if marker == 0xE1, xmpRange == nil, Self.hasPrefix(payload, "http://ns.adobe.com/xap/1.0/\0") {
+                xmpRange = (offset + 2 + 29)..<payloadEnd
+            } else if marker == 0xED, iptcRange == nil, Self.hasPrefix(payload, "Photoshop 3.0\0") {
+                iptcRange = (offset + 2 + 14)..<payloadEnd
             } else if marker == 0xE2, payload.count > 14, Self.hasPrefix(payload, "ICC_PROFILE\0") {
                 let start = offset + 2 + 14
                 iccSegments.append((Int(payload[12]), Int(payload[13]), start..<payloadEnd))
@@ -74,6 +84,12 @@ struct JPEGMarkers {
             }
             offset = payloadEnd
         }
+    }
+
+    /// The EXIF, XMP and IPTC blocks found (``ImageMetadata/bounded``); `nil` when there are none.
+    func metadata(in bytes: UnsafeRawBufferPointer) -> ImageMetadata? {
+        func block(_ range: Range<Int>?) -> Data? { range.map { Data(UnsafeRawBufferPointer(rebasing: bytes[$0])) } }
+        return ImageMetadata(exif: block(exifRange), xmp: block(xmpRange), iptc: block(iptcRange)).bounded
     }
 
     /// SOF0…SOF15 except DHT (C4), JPG (C8) and DAC (CC).

@@ -1,3 +1,4 @@
+import Foundation
 import ImagoCore
 
 /// What PNGDecoder needs beyond libpng's simplified API: the `eXIf` orientation and whether the data is complete.
@@ -24,6 +25,9 @@ struct PNGChunks {
     var hasSRGBChunk = false
     var gamma: UInt32?
     var chromaticities: [UInt32]?
+    /// The first `eXIf` chunk's data, and the first `iTXt` chunk whose keyword is `XML:com.adobe.xmp` (XMP).
+    var exifChunk: Range<Int>?
+    var xmpChunk: Range<Int>?
 
     private static let exif: UInt32 = 0x6558_4966  // "eXIf"
     private static let ihdr: UInt32 = 0x4948_4452  // "IHDR"
@@ -33,6 +37,8 @@ struct PNGChunks {
     private static let iccp: UInt32 = 0x6943_4350  // "iCCP"
     private static let srgb: UInt32 = 0x7352_4742  // "sRGB"
     private static let chrm: UInt32 = 0x6348_524D  // "cHRM"
+    private static let itxt: UInt32 = 0x6954_5874  // "iTXt"
+    private static let xmpKeyword = Array("XML:com.adobe.xmp".utf8) + [0]
 
     init(scanning bytes: UnsafeRawBufferPointer) {
         // IHDR comes first: bit depth at byte 24, interlace method at byte 28.
@@ -70,10 +76,37 @@ struct PNGChunks {
             case Self.exif where !sawImageData:
                 let payload = UnsafeRawBufferPointer(rebasing: bytes[dataStart..<dataStart + length])
                 orientation = ExifReader.orientation(inRawBytes: payload) ?? .up
+                if exifChunk == nil { exifChunk = dataStart..<dataStart + length }
+            case Self.itxt where xmpChunk == nil && length > Self.xmpKeyword.count:
+                if Self.xmpKeyword.indices.allSatisfy({ bytes[dataStart + $0] == Self.xmpKeyword[$0] }) {
+                    xmpChunk = dataStart..<dataStart + length
+                }
             default: break
             }
             offset = end
         }
+    }
+
+    /// The `eXIf` and XMP blocks found (``ImageMetadata/bounded``); `nil` when there are none. An XMP `iTXt` whose
+    /// text is compressed is inflated up to ``ImageMetadata/maximumBlockLength``.
+    func metadata(in bytes: UnsafeRawBufferPointer) -> ImageMetadata? {
+        let exif = exifChunk.map { Data(UnsafeRawBufferPointer(rebasing: bytes[$0])) }
+        var xmp: Data?
+        if let chunk = xmpChunk {
+            // keyword\0, compression flag, method, language tag\0, translated keyword\0, text
+            var index = chunk.lowerBound + Self.xmpKeyword.count
+            let isCompressed = index < chunk.upperBound && bytes[index] == 1
+            index += 2
+            for _ in 0..<2 {
+                while index < chunk.upperBound && bytes[index] != 0 { index += 1 }
+                index += 1
+            }
+            if index <= chunk.upperBound {
+                let text = UnsafeRawBufferPointer(rebasing: bytes[index..<chunk.upperBound])
+                xmp = isCompressed ? PNGChunks.inflate(text, limit: ImageMetadata.maximumBlockLength) : Data(text)
+            }
+        }
+        return ImageMetadata(exif: exif, xmp: xmp).bounded
     }
 
     private static func be32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {

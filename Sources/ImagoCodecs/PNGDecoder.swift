@@ -56,8 +56,11 @@ public struct PNGDecoder: ImageDecoding {
         if chunks.isTruncated { throw CodecError.truncated(format: format) }
         // Read from the original bytes: the chunk ranges refer to them, not to the copy without gAMA.
         let color = options.colorPolicy == .ignore ? nil : chunks.colorSource(in: bytes)
+        let metadata = options.readsMetadata ? chunks.metadata(in: bytes) : nil
         guard !chunks.gammaChunks.isEmpty else {
-            return try decode(bytes: bytes, chunks: chunks, color: color, format: format, options: options)
+            var container = try decode(bytes: bytes, chunks: chunks, color: color, format: format, options: options)
+            container.metadata = metadata
+            return container
         }
         // Without its gAMA chunks (which sit between IHDR and IDAT; CRCs are per chunk, so the rest stays valid).
         var stripped = [UInt8]()
@@ -68,9 +71,11 @@ public struct PNGDecoder: ImageDecoding {
             start = range.upperBound
         }
         stripped.append(contentsOf: bytes[start...])
-        return try stripped.withUnsafeBytes {
+        var container = try stripped.withUnsafeBytes {
             try decode(bytes: $0, chunks: chunks, color: color, format: format, options: options)
         }
+        container.metadata = metadata
+        return container
     }
 
     private func decode(

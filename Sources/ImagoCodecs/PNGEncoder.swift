@@ -9,7 +9,8 @@ import ImagoCore
 ///   decodes to the same pixels). Premultiplied input is unpremultiplied first. Lossless: decoding gives back
 ///   exactly the pixels encoded.
 /// - Colour: ``EncodingOptions/colorProfile`` is written as an `iCCP` chunk (the profile byte-identical once
-///   inflated), replacing the `sRGB` chunk libpng writes.
+///   inflated), replacing the `sRGB` chunk libpng writes. ``EncodingOptions/metadata``: EXIF as `eXIf`, XMP as an
+///   `iTXt` chunk (IPTC has no place in PNG).
 /// - One compression pass: the image is written into a buffer of the worst-case size and the result copied out
 ///   at its exact size; should libpng ever need more, it reports the size and the write is repeated once.
 ///   (`EncodingOptions` has no PNG settings; zlib's default level is used.)
@@ -92,8 +93,8 @@ public struct PNGEncoder: ImageEncoding {
             }
             if ok != 0 {
                 let encoded = Data(UnsafeRawBufferPointer(rebasing: buffer[..<min(Int(size), capacity)]))
-                guard let profile = options.colorProfile else { return encoded }
-                return try ProfileEmbedding.png(encoded, profile: profile.data)
+                return try Embedding.png(
+                    encoded, profile: options.colorProfile?.data, metadata: options.metadata?.bounded)
             }
             guard size > capacity else {
                 let message = withUnsafeBytes(of: &png.message) { raw in

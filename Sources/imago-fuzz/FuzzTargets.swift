@@ -31,6 +31,7 @@ enum FuzzTargets {
         FuzzTarget(name: "gif-roundtrip", run: gifRoundTrip),
         FuzzTarget(name: "png-palette", run: pngPalette),
         FuzzTarget(name: "still-encoders", run: stillEncoders),
+        FuzzTarget(name: "metadata", run: metadata),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

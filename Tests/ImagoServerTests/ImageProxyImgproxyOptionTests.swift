@@ -428,8 +428,8 @@ struct ImageProxyImgproxyOptionTests {
 
     @Test(arguments: [
         ("rt:bogus", "'rt'"), ("z:0", "'z'"), ("bg:12", "'bg'"), ("pd:2000", "'pd'"), ("c:-1:5", "'c'"),
-        ("g:fp:2:0", "'g'"), ("g:fp", "'g'"), ("fq:jpeg", "'fq'"), ("pr:", "'pr'"), ("sm:0", "'sm'"), ("ar:2", "'ar'"),
-        ("kcr:1", "'kcr'"), ("scp:maybe", "'scp'"), ("ph:1", "'ph'"), ("preserve_hdr:x", "'preserve_hdr'"),
+        ("g:fp:2:0", "'g'"), ("g:fp", "'g'"), ("fq:jpeg", "'fq'"), ("pr:", "'pr'"), ("sm:2", "'sm'"), ("ar:2", "'ar'"),
+        ("kcr:maybe", "'kcr'"), ("scp:maybe", "'scp'"), ("ph:1", "'ph'"), ("preserve_hdr:x", "'preserve_hdr'"),
         ("exp:soon", "'exp'"), ("mb:-1", "'mb'"), ("sh:-1", "'sh'"),
         ("pix:x", "'pix'"), ("ex:1:up", "'ex'"), ("t:300", "'t'"), ("t:1:nothex", "'t'"), ("wm:2", "'wm'"),
         ("wm:1:fp", "'wm'"),
@@ -469,7 +469,7 @@ struct ImageProxyImgproxyOptionTests {
         #expect(before == "rs:fit:0:0:0/g:ce:0:0/q:0/f:auto/bl:0/rot:0/dpr:1")  // unchanged: old disk keys stay valid
         for segment in [
             "mw:5", "z:2", "c:10:10", "ex:1", "exar:1", "pd:1", "bg:000", "fq:png:5", "mb:10", "sh:1", "pix:2", "cb:x",
-            "ar:0", "t:5", "scp:0",
+            "ar:0", "t:5", "scp:0", "sm:0", "kcr:0",
         ] {
             var options = ProcessingOptions()
             try OptionParser.apply(segment[...], to: &options)

@@ -81,9 +81,11 @@ enum ServerTestImages {
         return image
     }
 
-    /// Decodes `data` with every codec.
-    static func decode(_ data: Data) throws -> PixelBuffer {
-        try ImageDecoderRegistry.makeDefault().decode(data).image
+    /// Decodes `data` with every codec (the EXIF orientation applied unless `appliesOrientation` is `false`).
+    static func decode(_ data: Data, appliesOrientation: Bool = true) throws -> PixelBuffer {
+        var options = DecodingOptions()
+        options.appliesOrientation = appliesOrientation
+        return try ImageDecoderRegistry.makeDefault().decode(data, options: options).image
     }
 }
 

@@ -41,7 +41,8 @@ enum ServeCommand {
             max_src_resolution/msr, max_src_file_size/msfs, max_animation_frames/maf,
             max_animation_frame_resolution/mafr, max_result_dimension/mrd;
             strip_color_profile/scp:0 (the source's colour profile kept, pixels unconverted; see
-            --keep-color-profile); strip_metadata and keep_copyright are accepted at their only values.
+            --keep-color-profile), strip_metadata/sm:0 (EXIF, XMP and IPTC kept; see --keep-metadata),
+            keep_copyright/kcr:0 (not even the copyright kept; default 1, see --strip-copyright).
             Also GET /healthz and /metrics (Prometheus text).
             With --redis, originals and outputs are shared with every process given the same nodes: one origin
             fetch per image across the fleet; Redis being down or slow is never an error (its breaker opens and
@@ -135,6 +136,14 @@ enum ServeCommand {
                 "--keep-color-profile",
                 help: "Keep sources' colour profiles (wide gamut) in formats that carry one, pixels unconverted "
                     + "(IMGPROXY_STRIP_COLOR_PROFILE=false; URLs may say scp:1). Default: every result sRGB."),
+            OptionSpec(
+                "--keep-metadata",
+                help: "Keep sources' EXIF, XMP and IPTC in outputs (IMGPROXY_STRIP_METADATA=false; URLs may say sm:1). "
+                    + "Default: stripped but for the copyright."),
+            OptionSpec(
+                "--strip-copyright",
+                help: "Strip the copyright (EXIF Artist/Copyright, XMP rights, IPTC credits) with the rest "
+                    + "(IMGPROXY_KEEP_COPYRIGHT=false; URLs may say kcr:1)."),
             OptionSpec(
                 "--enforce-thumbnail",
                 help: "Render HEIC sources from their embedded thumbnail whatever the size (URLs may say eth:0)."),
@@ -452,6 +461,10 @@ enum ServeCommand {
         var enforcesThumbnail = false
         /// `--keep-color-profile`: URLs without `strip_color_profile` keep the source's profile.
         var keepsColorProfile = false
+        /// `--keep-metadata`: URLs without `strip_metadata` keep the source's metadata.
+        var keepsMetadata = false
+        /// `--strip-copyright`: URLs without `keep_copyright` lose the copyright with the rest of the metadata.
+        var stripsCopyright = false
         /// `--always-rasterize-svg`: SVG sources drawn into a raster format when the URL names none.
         var rasterizesSVG = false
         /// `--allow-security-options`: URLs may tighten the limits for themselves.
@@ -680,6 +693,8 @@ enum ServeCommand {
         configuration.usesLinearColorspace = options.usesLinearColorspace
         configuration.enforcesThumbnail = options.enforcesThumbnail
         configuration.keepsColorProfile = options.keepsColorProfile
+        configuration.stripsMetadata = !options.keepsMetadata
+        configuration.keepsCopyright = !options.stripsCopyright
         configuration.rasterizesSVG = options.rasterizesSVG
         configuration.allowsSecurityOptions = options.allowsSecurityOptions
         configuration.defaultQuality = options.defaultQuality
@@ -1245,6 +1260,8 @@ enum ServeCommand {
         options.usesLastModified = args.has("--use-last-modified")
         options.enforcesThumbnail = args.has("--enforce-thumbnail")
         options.keepsColorProfile = args.has("--keep-color-profile")
+        options.keepsMetadata = args.has("--keep-metadata")
+        options.stripsCopyright = args.has("--strip-copyright")
         options.rasterizesSVG = args.has("--always-rasterize-svg")
         options.allowsSecurityOptions = args.has("--allow-security-options")
         options.sendsDebugHeaders = args.has("--enable-debug-headers")

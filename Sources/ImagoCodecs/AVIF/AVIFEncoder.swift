@@ -63,6 +63,16 @@ public struct AVIFEncoder: ImageEncoding {
                 avifImageSetProfileICC(avif, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
             }
         }
+        // EXIF and XMP as the file's metadata items (libavif copies them); AVIF has no place for IPTC.
+        if let metadata = options.metadata?.bounded {
+            // libavif fails the whole encode on an EXIF block without a TIFF header: such a block is left out.
+            metadata.exif.flatMap { ExifEditing.hasTIFFHeader($0) ? $0 : nil }?.withUnsafeBytes { bytes in
+                avifImageSetMetadataExif(avif, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+            }
+            metadata.xmp?.withUnsafeBytes { bytes in
+                avifImageSetMetadataXMP(avif, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+            }
+        }
 
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, avif)

@@ -35,9 +35,11 @@ extension PNGChunks {
         return .gamma(Double(gamma) / 100_000, chromaticities: c)
     }
 
-    /// The zlib stream `compressed` inflated, or `nil` when it is corrupt, incomplete or would exceed
-    /// ``ColorManagement/maximumProfileSize``.
-    static func inflate(_ compressed: UnsafeRawBufferPointer) -> Data? {
+    /// The zlib stream `compressed` inflated, or `nil` when it is corrupt, incomplete or would exceed `limit`
+    /// bytes (default ``ColorManagement/maximumProfileSize``).
+    static func inflate(
+        _ compressed: UnsafeRawBufferPointer, limit: Int = ColorManagement.maximumProfileSize
+    ) -> Data? {
         guard let input = compressed.baseAddress, !compressed.isEmpty, compressed.count <= Int(UInt32.max) else {
             return nil
         }
@@ -57,7 +59,7 @@ extension PNGChunks {
                 return (status, chunk - Int(stream.avail_out))
             }
             guard status == Z_OK || status == Z_STREAM_END else { return nil }
-            guard output.count + produced <= ColorManagement.maximumProfileSize else { return nil }
+            guard output.count + produced <= limit else { return nil }
             output.append(contentsOf: buffer[0..<produced])
             if status == Z_STREAM_END { return output }
             if produced == 0 && stream.avail_in == 0 { return nil }  // the stream ended early

@@ -70,6 +70,7 @@ public struct WebPDecoder: ImageDecoding {
                     originalSize: PixelSize(width: width, height: height))
             }
             ColorManagement.apply(iccProfile.map(ColorSource.icc), to: &container, options: options)
+            if options.readsMetadata { container.metadata = WebPChunks.metadata(in: UnsafeRawBufferPointer(raw)) }
             return container
         }
     }

@@ -10,6 +10,7 @@ import ImagoCore
 /// - Lossless: libwebp's default effort (quality 75) at ``method``, and `exact` set so that even the colour under
 ///   fully transparent pixels survives: decoding gives back exactly the input bytes.
 /// - Colour: ``EncodingOptions/colorProfile`` is written as an `ICCP` chunk, byte-identical.
+///   ``EncodingOptions/metadata``: `EXIF` and `XMP ` chunks (IPTC has no place in WebP).
 /// - `gray8` input is expanded to opaque RGBA first. WebP images are at most 16383×16383.
 /// - Animated containers (``encode(_:options:)-(ImageContainer,_)``) are written with libwebpmux's
 ///   `WebPAnimEncoder`: every frame, its duration (rounded to milliseconds) and the loop count; see
@@ -92,8 +93,7 @@ public struct WebPEncoder: ImageEncoding {
         guard WebPEncode(&config, &picture) != 0 else { throw failure(Self.reason(picture.error_code)) }
         guard let mem = writer.pointee.mem, writer.pointee.size > 0 else { throw failure("no output") }
         let encoded = Data(bytes: mem, count: writer.pointee.size)
-        guard let profile = options.colorProfile else { return encoded }
-        return try ProfileEmbedding.webp(encoded, profile: profile.data)
+        return try Embedding.webp(encoded, profile: options.colorProfile?.data, metadata: options.metadata?.bounded)
     }
 
     /// libwebp's configuration for `options` (shared by still and animated encoding).

@@ -70,6 +70,9 @@ public struct DecodingOptions: Sendable, Hashable {
     /// What to do with an embedded colour profile: convert to sRGB, keep it, or ignore it. Default
     /// ``ColorPolicy/convertToSRGB``.
     public var colorPolicy: ColorPolicy = .convertToSRGB
+    /// Whether the file's EXIF, XMP and IPTC blocks are kept in ``ImageContainer/metadata`` (JPEG, PNG and WebP
+    /// decoders read them; each block at most ``ImageMetadata/maximumBlockLength``). Default `false`.
+    public var readsMetadata = false
     /// The rendering intent of conversions to sRGB. Default ``RenderingIntent/perceptual``.
     public var renderingIntent: RenderingIntent = .perceptual
     /// Whether conversions to sRGB use black-point compensation (shadow detail of profiles whose black is not

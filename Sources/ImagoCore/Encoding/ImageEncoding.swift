@@ -53,12 +53,20 @@ public struct EncodingOptions: Sendable, Hashable {
     /// An ICC profile to embed, byte-identical (JPEG APP2, PNG iCCP, WebP ICCP): pass the decoded container's
     /// ``ImageContainer/colorProfile`` when its pixels were kept in that profile's space. Default `nil`: none.
     public var colorProfile: ColorProfile?
+    /// EXIF, XMP and IPTC blocks to write (JPEG APP1/APP13 segments, PNG `eXIf`/`iTXt`, WebP `EXIF`/`XMP `, AVIF
+    /// metadata items; other formats write none), as they are: filter them first (the EXIF orientation, for one,
+    /// must say how the pixels given are to be shown). Default `nil`: none.
+    public var metadata: ImageMetadata?
 
     /// Options with the defaults listed on each property.
-    public init(quality: Double = 0.85, isLossless: Bool = false, colorProfile: ColorProfile? = nil) {
+    public init(
+        quality: Double = 0.85, isLossless: Bool = false, colorProfile: ColorProfile? = nil,
+        metadata: ImageMetadata? = nil
+    ) {
         self.quality = quality
         self.isLossless = isLossless
         self.colorProfile = colorProfile
+        self.metadata = metadata
     }
 }
 

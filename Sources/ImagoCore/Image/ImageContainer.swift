@@ -63,6 +63,12 @@ public struct ImageContainer: Sendable {
         get { storage.colorProfile }
         set { unique().colorProfile = newValue }
     }
+    /// The file's EXIF, XMP and IPTC blocks, read when decoded with ``DecodingOptions/readsMetadata``. Default
+    /// `nil`: not read, or the file has none.
+    public var metadata: ImageMetadata? {
+        get { storage.metadata }
+        set { unique().metadata = newValue }
+    }
     /// The description of the colour profile the file declared, whatever became of it: the ICC description
     /// (e.g. `"Display P3"`), or `"sRGB"`, `"gAMA 1.8 + cHRM"` for PNG chunks. Default `nil`: the file declared none,
     /// or it was decoded with ``ColorPolicy/ignore`` (which does not read profiles).
@@ -96,6 +102,7 @@ public struct ImageContainer: Sendable {
         var originalSize: PixelSize
         var bitDepth: Int?
         var colorProfile: ColorProfile?
+        var metadata: ImageMetadata?
         var sourceColorProfileDescription: String?
         var frameSource: (any AnimationFrameSource)?
 
@@ -118,6 +125,7 @@ public struct ImageContainer: Sendable {
                 frames: frames, format: format, loopCount: loopCount, orientation: orientation,
                 originalData: originalData, isPreview: isPreview, originalSize: originalSize, bitDepth: bitDepth)
             copy.colorProfile = colorProfile
+            copy.metadata = metadata
             copy.sourceColorProfileDescription = sourceColorProfileDescription
             copy.frameSource = frameSource
             return copy

@@ -76,6 +76,8 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
         public var allowsPartialData: Bool
         /// ``DecodingOptions/embeddedThumbnails``.
         public var embeddedThumbnails: DecodingOptions.EmbeddedThumbnails
+        /// ``DecodingOptions/readsMetadata`` (not pixels, but what a decoded image holds).
+        public var readsMetadata: Bool
 
         /// The pixel-changing fields of `options`.
         public init(_ options: DecodingOptions) {
@@ -88,18 +90,20 @@ public struct ImageCacheKey: Sendable, Hashable, CustomStringConvertible {
             decodesFirstFrameOnly = options.decodesFirstFrameOnly
             allowsPartialData = options.allowsPartialData
             embeddedThumbnails = options.embeddedThumbnails
+            readsMetadata = options.readsMetadata
         }
 
         /// The stable text of ``ImageCacheKey/dataCacheKey``'s `decoding=` part, e.g.
         /// `orient=1;color=convertToSRGB;intent=0;bpc=1;bytes=none;mode=fit;first=0;partial=0` (and `;thumbs=never`
-        /// or `;thumbs=always` for embedded thumbnails other than the default, so keys from before that option stay
-        /// as they were).
+        /// or `;thumbs=always` for embedded thumbnails other than the default, and `;meta=1` when metadata is read, so
+        /// keys from before those options stay as they were).
         var text: String {
             "orient=\(appliesOrientation ? 1 : 0);color=\(colorPolicy.rawValue);intent=\(renderingIntent.rawValue)"
                 + ";bpc=\(usesBlackPointCompensation ? 1 : 0);bytes=\(decodedByteLimit.map(String.init) ?? "none")"
                 + ";mode=\(targetMode == .cover ? "cover" : "fit");first=\(decodesFirstFrameOnly ? 1 : 0)"
                 + ";partial=\(allowsPartialData ? 1 : 0)"
                 + (embeddedThumbnails == .whenLargeEnough ? "" : ";thumbs=\(embeddedThumbnails.rawValue)")
+                + (readsMetadata ? ";meta=1" : "")
         }
     }
 

@@ -51,6 +51,13 @@ extension ImageProxy {
         /// wide-gamut photographs (Display P3) keep their gamut. Background colours and watermarks are then
         /// painted in the source's space unconverted. Default `false`: every result is sRGB, without a profile.
         public var keepsColorProfile: Bool
+        /// Whether results of URLs that do not say `strip_metadata` lose the source's EXIF, XMP and IPTC blocks
+        /// (imgproxy's `IMGPROXY_STRIP_METADATA`). Default `true`.
+        public var stripsMetadata: Bool
+        /// Whether results of URLs that do not say `keep_copyright` keep, when their metadata is stripped, who made
+        /// the image and its rights (``ImageMetadata/copyrightOnly``; imgproxy's `IMGPROXY_KEEP_COPYRIGHT`). Default
+        /// `true`, as imgproxy's.
+        public var keepsCopyright: Bool
         /// The longest side of any result in pixels, as imgproxy's `IMGPROXY_MAX_RESULT_DIMENSION`: a larger result
         /// is scaled down, aspect ratio kept, until its longer side fits, extensions and padding included (a source
         /// served without a resize too), rather than refused. 1…8192; default 0: no limit but the 8,192 pixels a
@@ -285,6 +292,8 @@ extension ImageProxy {
             usesLinearColorspace = false
             enforcesThumbnail = false
             keepsColorProfile = false
+            stripsMetadata = true
+            keepsCopyright = true
             allowsSecurityOptions = false
             maxAnimationFrames = 1
             maxAnimationFramePixels = 0

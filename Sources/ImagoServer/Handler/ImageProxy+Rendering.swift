@@ -223,7 +223,8 @@ extension ImageProxy {
                 let result = Result<Data, any Error> {
                     try Self.encode(
                         image.image, frames: frames, as: format, isOpaque: isOpaque, options: options,
-                        settings: settings, encoders: encoders, colorProfile: image.colorProfile)
+                        settings: settings, encoders: encoders, colorProfile: image.colorProfile,
+                        metadata: Self.outputMetadata(of: image.metadata, options: options))
                 }
                 continuation.resume(returning: (result, started, ContinuousClock.now))
             }
@@ -375,14 +376,14 @@ extension ImageProxy {
     static func encode(
         _ image: PixelBuffer, frames: ImageContainer? = nil, as format: ImageFormat, isOpaque: Bool,
         options: ProcessingOptions, settings: OutputSettings, encoders: ImageEncoderRegistry,
-        colorProfile: ColorProfile? = nil
+        colorProfile: ColorProfile? = nil, metadata: ImageMetadata? = nil
     ) throws -> Data {
         var image = image
         var frames = frames
         var profile = colorProfile
         if let icc = colorProfile?.data, !formatsCarryingProfiles.contains(format) {
             image = ColorManagement.convertToSRGB(buffer: image, iccProfile: icc).buffer
-            frames = try frames?.mapFrames { ColorManagement.convertToSRGB(buffer: $0, iccProfile: icc).buffer }
+            frames = frames?.mapFrames { ColorManagement.convertToSRGB(buffer: $0, iccProfile: icc).buffer }
             profile = nil
         }
         if format == .jpeg, !isOpaque {
@@ -398,7 +399,7 @@ extension ImageProxy {
         var quality = settings.quality(for: format, options: options)
         let degrades = options.maxBytes > 0 && [.jpeg, .webp, .avif, .jpegXL, .heic].contains(format)
         while true {
-            let encoding = EncodingOptions(quality: Double(quality) / 100, colorProfile: profile)
+            let encoding = EncodingOptions(quality: Double(quality) / 100, colorProfile: profile, metadata: metadata)
             let data =
                 try frames.map { try encoders.encode($0, as: format, options: encoding) }
                 ?? encoders.encode(image, as: format, options: encoding)
@@ -409,6 +410,14 @@ extension ImageProxy {
             let factor = over > 3 ? 0.25 : over > 1.5 ? 0.5 : 0.75
             quality = max(10, Int(Double(quality) * factor))
         }
+    }
+
+    /// The metadata a result of `source`'s carries under `options`: all of it with `strip_metadata:0` (the EXIF
+    /// orientation set upright when the image was turned), else only the copyright unless `keep_copyright:0`.
+    static func outputMetadata(of source: ImageMetadata?, options: ProcessingOptions) -> ImageMetadata? {
+        guard let source else { return nil }
+        if options.keepsMetadata == true { return options.autoRotates ? source.uprightened : source }
+        return options.keepsCopyright == false ? nil : source.copyrightOnly
     }
 
     /// The output formats whose encoders write ``EncodingOptions/colorProfile`` (GIF, BMP and ICO cannot).

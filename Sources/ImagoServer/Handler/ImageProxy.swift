@@ -84,6 +84,8 @@ public final class ImageProxy: Sendable {
         pipelineConfiguration.decodingOptions.pixelLimit = configuration.pixelLimit
         // SVG sources are drawn at the size asked for, larger than their own too, as imgproxy draws vectors.
         pipelineConfiguration.decodingOptions.enlargesVectors = true
+        // Metadata is read always (a walk the decoders make anyway): outputs keep the copyright by default.
+        pipelineConfiguration.decodingOptions.readsMetadata = true
         // The failure cache would turn a 404 or an oversized body into one "failed recently" answer; the proxy
         // reports each failure with its own status instead.
         pipelineConfiguration.failureCache = nil
@@ -267,6 +269,8 @@ public final class ImageProxy: Sendable {
             // Resolved here so that the server's default and a URL's eth:1 share keys (eth:0 and unset too).
             options.enforcesThumbnail = (options.enforcesThumbnail ?? configuration.enforcesThumbnail) ? true : nil
             options.keepsColorProfile = (options.keepsColorProfile ?? configuration.keepsColorProfile) ? true : nil
+            options.keepsMetadata = (options.keepsMetadata ?? !configuration.stripsMetadata) ? true : nil
+            options.keepsCopyright = (options.keepsCopyright ?? configuration.keepsCopyright) ? nil : false
             var key = OutputKey(
                 source: verified.source, options: options, format: choice,
                 watermark: options.watermark == nil ? nil : configuration.watermark?.id)

@@ -270,19 +270,13 @@ enum OptionParser {
             options.autoRotates = try flag(args[0], option: option)
         case .stripMetadata:
             try count(1...1)
-            guard try flag(args[0], option: option) else {
-                throw .invalidOption(
-                    name: option, reason: "outputs never carry the source's metadata (only 1 is accepted)")
-            }
+            options.keepsMetadata = try !flag(args[0], option: option)
         case .stripColorProfile:
             try count(1...1)
             options.keepsColorProfile = try !flag(args[0], option: option)
         case .keepCopyright:
             try count(1...1)
-            guard try !flag(args[0], option: option) else {
-                throw .invalidOption(
-                    name: option, reason: "outputs never carry the source's metadata (only 0 is accepted)")
-            }
+            options.keepsCopyright = try flag(args[0], option: option)
         case .preserveHDR:
             try count(1...1)
             guard try !flag(args[0], option: option) else {

@@ -239,6 +239,15 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// otherwise, and when `false`, pixels are converted to sRGB and no profile is written. `nil` (the default):
     /// the server's ``ImageProxy/Configuration/keepsColorProfile``.
     public var keepsColorProfile: Bool?
+    /// Whether the result keeps the source's EXIF, XMP and IPTC blocks as they are (imgproxy's
+    /// `strip_metadata:0`), the EXIF orientation set upright when the image was turned, in formats that carry them
+    /// (JPEG; PNG, WebP and AVIF without IPTC). `nil` (the default): the server's
+    /// ``ImageProxy/Configuration/stripsMetadata``.
+    public var keepsMetadata: Bool?
+    /// Whether a result whose metadata is stripped keeps who made the image and its rights
+    /// (``ImageMetadata/copyrightOnly``; imgproxy's `keep_copyright`). `nil` (the default): the server's
+    /// ``ImageProxy/Configuration/keepsCopyright``.
+    public var keepsCopyright: Bool?
     /// Limits the URL sets for itself (imgproxy's security options), taken only with
     /// ``ImageProxy/Configuration/allowsSecurityOptions``. Default none.
     public var security = SecurityLimits()
@@ -324,6 +333,8 @@ public struct ProcessingOptions: Sendable, Hashable {
         if resizesInLinearLight { text += "/lin:1" }
         if enforcesThumbnail == true { text += "/eth:1" }
         if keepsColorProfile == true { text += "/kcp:1" }
+        if keepsMetadata == true { text += "/sm:0" }
+        if keepsCopyright == false { text += "/kcr:0" }
         if let pixels = security.maxSourcePixels { text += "/msr:\(pixels)" }
         if let bytes = security.maxSourceBytes { text += "/msfs:\(bytes)" }
         if let frames = security.maxAnimationFrames { text += "/maf:\(frames)" }

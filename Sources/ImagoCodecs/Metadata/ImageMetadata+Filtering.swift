@@ -1,0 +1,281 @@
+import CXML2
+import Foundation
+import ImagoCore
+
+extension ImageMetadata {
+    /// Only what states who made the image and its rights, as imgproxy's `keep_copyright` keeps when it strips the
+    /// rest: EXIF's `Artist` and `Copyright` (a new, minimal EXIF block), XMP's `dc:rights`, `dc:creator`,
+    /// `dc:contributor` and `dc:publisher` and the `xmpRights` and `cc` properties (the packet rewritten by
+    /// libxml2), and IPTC's By-line (2:80), Credit (2:110) and Copyright Notice (2:116) with the record version and
+    /// the envelope; `nil` when nothing of that is present. A block that does not parse gives nothing.
+    public var copyrightOnly: ImageMetadata? {
+        ImageMetadata(
+            exif: exif.flatMap(ExifEditing.copyrightOnly), xmp: xmp.flatMap(XMPFiltering.copyrightOnly),
+            iptc: iptc.flatMap(IPTCFiltering.copyrightOnly)
+        ).bounded
+    }
+
+    /// These blocks with the EXIF orientation set to 1 (shown as stored), for pixels already turned upright: a
+    /// viewer would otherwise turn them again. Blocks without an orientation are unchanged.
+    public var uprightened: ImageMetadata {
+        var copy = self
+        copy.exif = exif.map(ExifEditing.uprightened)
+        return copy
+    }
+}
+
+/// Reads and rewrites the TIFF structure of an EXIF block. Every read is bounds-checked.
+enum ExifEditing {
+    /// The block without JPEG's `Exif\0\0` header when it has one (WebP and PNG writers sometimes keep it).
+    static func tiff(_ exif: Data) -> [UInt8] {
+        let bytes = [UInt8](exif)
+        if bytes.starts(with: Array("Exif".utf8) + [0, 0]) { return Array(bytes.dropFirst(6)) }
+        return bytes
+    }
+
+    /// Whether `exif` starts with a TIFF header (`II*\0` or `MM\0*`), as libavif requires.
+    static func hasTIFFHeader(_ exif: Data) -> Bool {
+        let bytes = tiff(exif)
+        return bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
+    }
+
+    /// IFD0's entries of `bytes`: tag, type, count and where the 4-byte value field is; `nil` when the header or
+    /// the directory does not parse.
+    static func ifd0(
+        _ bytes: [UInt8]
+    ) -> (littleEndian: Bool, entries: [(tag: Int, type: Int, count: Int, field: Int)])? {
+        guard bytes.count >= 8 else { return nil }
+        let little: Bool
+        switch (bytes[0], bytes[1]) {
+        case (0x49, 0x49): little = true
+        case (0x4D, 0x4D): little = false
+        default: return nil
+        }
+        func u16(_ i: Int) -> Int? {
+            guard i >= 0, i + 2 <= bytes.count else { return nil }
+            return little ? Int(bytes[i]) | Int(bytes[i + 1]) << 8 : Int(bytes[i]) << 8 | Int(bytes[i + 1])
+        }
+        func u32(_ i: Int) -> Int? {
+            guard let a = u16(i), let b = u16(i + 2) else { return nil }
+            return little ? a | b << 16 : a << 16 | b
+        }
+        guard u16(2) == 42, let offset = u32(4), let count = u16(offset), count <= 1000 else { return nil }
+        var entries: [(Int, Int, Int, Int)] = []
+        for index in 0..<count {
+            let entry = offset + 2 + 12 * index
+            guard let tag = u16(entry), let type = u16(entry + 2), let n = u32(entry + 4), entry + 12 <= bytes.count
+            else { return nil }
+            entries.append((tag, type, n, entry + 8))
+        }
+        return (little, entries)
+    }
+
+    /// A minimal little-endian EXIF block with IFD0's `Artist` (0x013B) and `Copyright` (0x8298) strings of
+    /// `exif`; `nil` when it has neither.
+    static func copyrightOnly(_ exif: Data) -> Data? {
+        let bytes = tiff(exif)
+        guard let (little, entries) = ifd0(bytes) else { return nil }
+        var kept: [(tag: Int, value: [UInt8])] = []
+        for entry in entries where (entry.tag == 0x013B || entry.tag == 0x8298) && entry.type == 2 {
+            guard entry.count > 0, entry.count <= ImageMetadata.maximumBlockLength else { continue }
+            var start = entry.field
+            if entry.count > 4 {
+                let f = entry.field
+                start =
+                    little
+                    ? Int(bytes[f]) | Int(bytes[f + 1]) << 8 | Int(bytes[f + 2]) << 16 | Int(bytes[f + 3]) << 24
+                    : Int(bytes[f]) << 24 | Int(bytes[f + 1]) << 16 | Int(bytes[f + 2]) << 8 | Int(bytes[f + 3])
+            }
+            guard start >= 0, start + entry.count <= bytes.count else { continue }
+            kept.append((entry.tag, Array(bytes[start..<(start + entry.count)])))
+        }
+        guard !kept.isEmpty else { return nil }
+        kept.sort { $0.tag < $1.tag }
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16 & 0xFFFF) }
+        var output: [UInt8] = [0x49, 0x49, 0x2A, 0x00] + le32(8) + le16(kept.count)
+        var dataOffset = 8 + 2 + 12 * kept.count + 4
+        var data: [UInt8] = []
+        for (tag, value) in kept {
+            output += le16(tag) + le16(2) + le32(value.count)
+            if value.count <= 4 {
+                output += value + [UInt8](repeating: 0, count: 4 - value.count)
+            } else {
+                output += le32(dataOffset)
+                data += value
+                if value.count % 2 == 1 { data.append(0) }
+                dataOffset = 8 + 2 + 12 * kept.count + 4 + data.count
+            }
+        }
+        return Data(output + le32(0) + data)
+    }
+
+    /// `exif` with IFD0's `Orientation` (0x0112, a SHORT) set to 1, patched in place; unchanged without one.
+    static func uprightened(_ exif: Data) -> Data {
+        var bytes = [UInt8](exif)
+        let header = bytes.starts(with: Array("Exif".utf8) + [0, 0]) ? 6 : 0
+        guard let (little, entries) = ifd0(Array(bytes[header...])),
+            let entry = entries.first(where: { $0.tag == 0x0112 && $0.type == 3 && $0.count == 1 })
+        else { return exif }
+        let field = header + entry.field
+        (bytes[field], bytes[field + 1]) = little ? (1, 0) : (0, 1)
+        return Data(bytes)
+    }
+}
+
+/// Filters the IPTC-IIM records of a Photoshop image resource block (APP13). Every read is bounds-checked.
+enum IPTCFiltering {
+    /// The IIM datasets kept: the envelope (record 1), and of the application record (2) its version (0), By-line
+    /// (80), Credit (110) and Copyright Notice (116).
+    static func isKept(record: UInt8, dataset: UInt8) -> Bool {
+        record != 2 || [0, 80, 110, 116].contains(dataset)
+    }
+
+    /// A resource block holding only the IPTC resource (0x0404) with the datasets ``isKept(record:dataset:)`` keeps;
+    /// `nil` when none is left or the block does not parse.
+    static func copyrightOnly(_ block: Data) -> Data? {
+        let bytes = [UInt8](block)
+        var offset = 0
+        var iim: ArraySlice<UInt8>?
+        // Resources: "8BIM", id (2), Pascal name padded to even, size (4), data padded to even.
+        while offset + 12 <= bytes.count, bytes[offset..<(offset + 4)].elementsEqual(Array("8BIM".utf8)) {
+            let id = Int(bytes[offset + 4]) << 8 | Int(bytes[offset + 5])
+            let nameLength = Int(bytes[offset + 6])
+            let sizeAt = offset + 6 + ((nameLength + 2) & ~1)
+            guard sizeAt + 4 <= bytes.count else { return nil }
+            let size =
+                Int(bytes[sizeAt]) << 24 | Int(bytes[sizeAt + 1]) << 16 | Int(bytes[sizeAt + 2]) << 8
+                | Int(bytes[sizeAt + 3])
+            let start = sizeAt + 4
+            guard start + size <= bytes.count else { return nil }
+            if id == 0x0404, iim == nil { iim = bytes[start..<(start + size)] }
+            offset = start + size + (size & 1)
+        }
+        guard let iim else { return nil }
+        var kept: [UInt8] = []
+        var index = iim.startIndex
+        // Datasets: 0x1C, record, dataset, size (2; a set high bit means an extended size, which these never need).
+        while index + 5 <= iim.endIndex, iim[index] == 0x1C {
+            let (record, dataset) = (iim[index + 1], iim[index + 2])
+            let size = Int(iim[index + 3]) << 8 | Int(iim[index + 4])
+            guard size & 0x8000 == 0, index + 5 + size <= iim.endIndex else { break }
+            if isKept(record: record, dataset: dataset), record != 2 || dataset != 0 || size > 0 {
+                kept += iim[index..<(index + 5 + size)]
+            }
+            index += 5 + size
+        }
+        // Nothing but the envelope and the version says nothing of the rights.
+        guard hasRights(kept) else { return nil }
+        let size = kept.count
+        var output = Array("8BIM".utf8) + [0x04, 0x04, 0, 0]
+        output += [UInt8(size >> 24 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]
+        output += kept
+        if size % 2 == 1 { output.append(0) }
+        return Data(output)
+    }
+
+    /// Whether `datasets` hold a By-line, Credit or Copyright Notice.
+    private static func hasRights(_ datasets: [UInt8]) -> Bool {
+        var index = 0
+        while index + 5 <= datasets.count {
+            if datasets[index + 1] == 2, [80, 110, 116].contains(datasets[index + 2]) { return true }
+            index += 5 + (Int(datasets[index + 3]) << 8 | Int(datasets[index + 4]))
+        }
+        return false
+    }
+}
+
+/// Filters an XMP packet's properties with libxml2 (no network, no entity substitution, no DTD).
+enum XMPFiltering {
+    static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+    static let dublinCore = "http://purl.org/dc/elements/1.1/"
+    static let keptNamespaces: Set<String> = ["http://ns.adobe.com/xap/1.0/rights/", "http://creativecommons.org/ns#"]
+    static let keptDublinCore: Set<String> = ["rights", "creator", "contributor", "publisher"]
+
+    /// Whether a property (an element or attribute of `namespace` named `name` inside `rdf:Description`) is kept.
+    static func isKept(namespace: String?, name: String) -> Bool {
+        guard let namespace else { return false }
+        if namespace == dublinCore { return keptDublinCore.contains(name) }
+        return keptNamespaces.contains(namespace)
+    }
+
+    /// The packet with only the properties ``isKept(namespace:name:)`` keeps, on every `rdf:Description`; `nil`
+    /// when none is left or the packet is not well-formed XML.
+    static func copyrightOnly(_ packet: Data) -> Data? {
+        guard !packet.isEmpty, packet.count <= ImageMetadata.maximumBlockLength else { return nil }
+        _ = initialized
+        guard let context = xmlNewParserCtxt() else { return nil }
+        defer { xmlFreeParserCtxt(context) }
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
+        let parsed = packet.withUnsafeBytes { bytes in
+            xmlCtxtReadMemory(
+                context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil, nil, options)
+        }
+        guard let document = parsed else { return nil }
+        defer { xmlFreeDoc(document) }
+        if let dtd = xmlGetIntSubset(document) {
+            xmlUnlinkNode(UnsafeMutablePointer<xmlNode>(OpaquePointer(dtd)))
+            xmlFreeDtd(dtd)
+        }
+        var keptCount = 0
+        visit(xmlDocGetRootElement(document), kept: &keptCount)
+        guard keptCount > 0 else { return nil }
+        var output: UnsafeMutablePointer<xmlChar>?
+        var count: Int32 = 0
+        xmlDocDumpMemoryEnc(document, &output, &count, "UTF-8")
+        guard let output, count > 0 else { return nil }
+        defer { cimago_xml_free(output) }
+        return Data(bytes: output, count: Int(count))
+    }
+
+    private static let initialized: Void = xmlInitParser()
+
+    /// Filters every `rdf:Description` at or below `node` (libxml2 refuses documents nested over 256 deep, so the
+    /// recursion is bounded), counting the properties kept.
+    private static func visit(_ node: xmlNodePtr?, kept: inout Int) {
+        var current = node
+        while let element = current {
+            current = element.pointee.next
+            guard element.pointee.type == XML_ELEMENT_NODE else { continue }
+            if namespace(of: element.pointee.ns) == rdf, name(element.pointee.name) == "Description" {
+                filter(element, kept: &kept)
+            } else {
+                visit(element.pointee.children, kept: &kept)
+            }
+        }
+    }
+
+    /// Removes `description`'s properties that are not kept: child elements and attributes (rdf's own stay).
+    private static func filter(_ description: xmlNodePtr, kept: inout Int) {
+        var attribute = description.pointee.properties
+        while let current = attribute {
+            attribute = current.pointee.next
+            let namespace = namespace(of: current.pointee.ns)
+            if namespace == rdf { continue }
+            if isKept(namespace: namespace, name: name(current.pointee.name)) {
+                kept += 1
+            } else {
+                xmlRemoveProp(current)
+            }
+        }
+        var child = description.pointee.children
+        while let current = child {
+            child = current.pointee.next
+            guard current.pointee.type == XML_ELEMENT_NODE else { continue }
+            if isKept(namespace: namespace(of: current.pointee.ns), name: name(current.pointee.name)) {
+                kept += 1
+            } else {
+                xmlUnlinkNode(current)
+                xmlFreeNode(current)
+            }
+        }
+    }
+
+    private static func namespace(of ns: xmlNsPtr?) -> String? {
+        ns?.pointee.href.map { String(cString: $0) }
+    }
+
+    private static func name(_ text: UnsafePointer<xmlChar>?) -> String {
+        text.map { String(cString: $0) } ?? ""
+    }
+}

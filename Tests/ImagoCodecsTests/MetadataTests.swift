@@ -1,0 +1,132 @@
+import CAVIF
+import Foundation
+import ImagoCore
+import ImagoTesting
+import Testing
+
+@testable import ImagoCodecs
+
+/// EXIF, XMP and IPTC: read by the JPEG, PNG and WebP decoders, written back byte for byte by the JPEG, PNG, WebP and
+/// AVIF encoders, and filtered to the copyright (imgproxy's `keep_copyright`) or turned upright.
+@Suite struct MetadataTests {
+    static var readingMetadata: DecodingOptions {
+        var options = DecodingOptions()
+        options.readsMetadata = true
+        return options
+    }
+
+    static func image() throws -> PixelBuffer {
+        var image = try PixelBuffer(width: 24, height: 16)
+        for y in 0..<16 { for x in 0..<24 { image[pixel: x, y] = RGBA(r: UInt8(x * 10), g: UInt8(y * 15), b: 90) } }
+        return image.assumingOpaque()
+    }
+
+    @Test func aRealJPEGsEXIFAndXMPAreRead() throws {
+        let jpeg = try corpusData("icc/libavif-paris_exif_xmp_icc.jpg")
+        let metadata = try #require(try JPEGDecoder().decode(jpeg, options: Self.readingMetadata).metadata)
+        #expect(metadata.exif.map { ExifEditing.hasTIFFHeader($0) } == true)
+        #expect(metadata.exif?.count == 1134 - 2 - 6)  // the APP1 segment's payload after `Exif\0\0`
+        #expect(metadata.xmp.map { String(decoding: $0, as: UTF8.self).contains("x:xmpmeta") } == true)
+        #expect(metadata.iptc == nil)
+        // Not asked for: not read
+        #expect(try JPEGDecoder().decode(jpeg, options: DecodingOptions()).metadata == nil)
+    }
+
+    @Test(arguments: [ImageFormat.jpeg, .png, .webp, .avif])
+    func blocksAreWrittenAndReadBackByteForByte(format: ImageFormat) throws {
+        // Orientation 1: the decoders apply an EXIF orientation, and the pixels are compared below
+        let given = MetadataFixture.metadata(orientation: 1)
+        let registry = ImageEncoderRegistry(ImagoCodecs.encoders)
+        let encoded = try registry.encode(try Self.image(), as: format, options: EncodingOptions(metadata: given))
+        switch format {
+        case .avif:
+            // libavif keeps them as metadata items; read back by libavif itself.
+            let decoder = try #require(avifDecoderCreate())
+            defer { avifDecoderDestroy(decoder) }
+            let read = encoded.withUnsafeBytes { bytes in
+                avifDecoderSetIOMemory(decoder, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+                    == AVIF_RESULT_OK && avifDecoderParse(decoder) == AVIF_RESULT_OK
+            }
+            #expect(read)
+            let image = try #require(decoder.pointee.image)
+            #expect(Data(bytes: image.pointee.exif.data, count: image.pointee.exif.size) == given.exif)
+            #expect(Data(bytes: image.pointee.xmp.data, count: image.pointee.xmp.size) == given.xmp)
+        default:
+            let decoded = try ImageDecoderRegistry(ImagoCodecs.decoders).decode(encoded, options: Self.readingMetadata)
+            #expect(decoded.metadata?.exif == given.exif)
+            #expect(decoded.metadata?.xmp == given.xmp)
+            // Only JPEG has a place for IPTC
+            #expect(decoded.metadata?.iptc == (format == .jpeg ? given.iptc : nil))
+            // The pixels are untouched by the blocks beside them (the lossless formats give them back)
+            if format == .png { #expect(decoded.image.bytes == (try Self.image()).bytes) }
+        }
+    }
+
+    @Test func copyrightOnlyKeepsWhoMadeTheImageAndItsRights() throws {
+        let kept = try #require(MetadataFixture.metadata().copyrightOnly)
+        // EXIF: Artist and Copyright only, in a new little-endian block
+        let exif = [UInt8](try #require(kept.exif))
+        let (_, entries) = try #require(ExifEditing.ifd0(exif))
+        #expect(entries.map(\.tag) == [0x013B, 0x8298])
+        let text = String(decoding: exif, as: UTF8.self)
+        #expect(text.contains(MetadataFixture.copyright) && text.contains(MetadataFixture.artist))
+        #expect(!text.contains("Canon"))
+        // XMP: rights, creator and xmpRights; not the city, the tool or the keywords
+        let xmp = String(decoding: try #require(kept.xmp), as: UTF8.self)
+        for kept in ["dc:rights", "dc:creator", MetadataFixture.copyright, MetadataFixture.artist, "xmpRights:Marked"] {
+            #expect(xmp.contains(kept), "\(kept)")
+        }
+        for dropped in ["Lisbon", "CreatorTool", "dc:subject", "harbour"] {
+            #expect(!xmp.contains(dropped), "\(dropped)")
+        }
+        // IPTC: the version, by-line and copyright notice in one IPTC resource; not the keywords or the resolution
+        let iptc = [UInt8](try #require(kept.iptc))
+        #expect(iptc.starts(with: Array("8BIM".utf8) + [0x04, 0x04]))
+        let iptcText = String(decoding: iptc, as: UTF8.self)
+        #expect(iptcText.contains(MetadataFixture.copyright) && iptcText.contains(MetadataFixture.artist))
+        #expect(!iptcText.contains("harbour") && iptc.count < MetadataFixture.iptc.count)
+
+        // Metadata without any of that gives nothing; a block that does not parse gives nothing, without a crash
+        #expect(ImageMetadata(exif: Data(ExifFixture.block(orientation: 3))).copyrightOnly == nil)
+        #expect(ImageMetadata(exif: Data([1, 2, 3]), xmp: Data("<not xml".utf8), iptc: Data([9])).copyrightOnly == nil)
+    }
+
+    @Test func uprightenedSetsTheOrientationToOneAndChangesNothingElse() throws {
+        for bigEndian in [true, false] {
+            let exif = Data(ExifFixture.block(orientation: 6, bigEndian: bigEndian))
+            let upright = try #require(ImageMetadata(exif: exif).uprightened.exif)
+            let framed = Data("Exif".utf8) + Data([0, 0]) + upright
+            #expect(framed.withUnsafeBytes { ExifReader.orientation(inRawBytes: $0) } == .up)
+            #expect(upright.count == exif.count && zip(upright, exif).filter { $0 != $1 }.count == 1)
+        }
+        let full = try #require(MetadataFixture.metadata().uprightened.exif)
+        #expect(String(decoding: full, as: UTF8.self).contains("Canon"))
+    }
+
+    @Test func aPNGsCompressedXMPAndAWebPsExifHeaderAreRead() throws {
+        // PNG: an iTXt XMP chunk with compressed text
+        let png = try PNGEncoder().encode(try Self.image(), options: EncodingOptions())
+        let compressed = try #require(PNGChunks.deflate(MetadataFixture.xmp))
+        var bytes = [UInt8](png)
+        let payload = Array("XML:com.adobe.xmp".utf8) + [0, 1, 0, 0, 0] + [UInt8](compressed)
+        let typeAndData = Array("iTXt".utf8) + payload
+        let chunk =
+            [UInt8(payload.count >> 24), UInt8(payload.count >> 16 & 0xFF), UInt8(payload.count >> 8 & 0xFF)]
+            + [UInt8(payload.count & 0xFF)] + typeAndData
+            + {
+                let crc = PNGChunks.crc32(typeAndData)
+                return [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
+            }()
+        bytes.insert(contentsOf: chunk, at: 33)
+        #expect(
+            try PNGDecoder().decode(Data(bytes), options: Self.readingMetadata).metadata?.xmp == MetadataFixture.xmp)
+
+        // WebP: an EXIF chunk that starts with JPEG's `Exif\0\0`, as some writers leave it
+        let webp = try WebPEncoder().encode(
+            try Self.image(),
+            options: EncodingOptions(
+                metadata: ImageMetadata(exif: Data("Exif".utf8) + Data([0, 0]) + MetadataFixture.exif())))
+        let read = try WebPDecoder().decode(webp, options: Self.readingMetadata).metadata
+        #expect(read?.exif == MetadataFixture.exif())
+    }
+}
