@@ -105,8 +105,11 @@ public struct AVIFDecoder: ImageDecoding {
             }
             // Read before the reset in tightenLimits, which frees `decoder.image` and makes a new one.
             let colour = Self.colour(of: image.pointee)
+            let metadata = options.readsMetadata ? Self.metadata(of: image.pointee) : nil
             if session.isOverBudget {
-                return ((try AVIFFrameDecoder.container(for: raw, decoder: self, options: options), colour), nil)
+                var container = try AVIFFrameDecoder.container(for: raw, decoder: self, options: options)
+                container.metadata = metadata
+                return ((container, colour), nil)
             }
             var convertedFrom: String?
             if convertsColour, options.colorPolicy == .convertToSRGB, session.isShownAtFullSize,
@@ -123,19 +126,45 @@ public struct AVIFDecoder: ImageDecoding {
             try tightenLimits(decoder, options: options)
             let frames = try session.decodeFrames()
             let loops = decoder.pointee.imageCount > 1 ? (ISOBMFFBoxes.playCount(in: raw) ?? 0) : 0
-            let container = ImageContainer(
+            var container = ImageContainer(
                 frames: frames, format: .avif, loopCount: loops,
                 orientation: options.appliesOrientation ? .up : session.transform.orientation,
                 originalSize: session.displayedSize, bitDepth: session.bitDepth)
+            container.metadata = metadata
             return ((container, colour), convertedFrom)
         }
     }
 
+    /// The file's EXIF and XMP metadata items, as libavif read them (``ImageMetadata/bounded``).
+    static func metadata(of image: avifImage) -> ImageMetadata? {
+        func block(_ data: avifRWData) -> Data? {
+            guard let bytes = data.data, data.size > 0, data.size <= ImageMetadata.maximumBlockLength else {
+                return nil
+            }
+            return Data(bytes: bytes, count: data.size)
+        }
+        return ImageMetadata(exif: block(image.exif), xmp: block(image.xmp)).bounded
+    }
+
     /// A new libavif decoder, configured as this one configures it, that has parsed `bytes` (which must outlive
-    /// it). The caller destroys it; on a throw it is already destroyed.
+    /// it). The caller destroys it; on a throw it is already destroyed. A file whose metadata items libavif refuses
+    /// (an EXIF item without a TIFF header) is parsed again without them: metadata never costs the image.
     ///
     /// - Throws: ``CodecError`` when libavif cannot create the decoder or parse the file.
     func parsedDecoder(
+        over bytes: UnsafeRawBufferPointer, options: DecodingOptions
+    ) throws -> UnsafeMutablePointer<avifDecoder> {
+        guard options.readsMetadata else { return try parsedDecoderOnce(over: bytes, options: options) }
+        do {
+            return try parsedDecoderOnce(over: bytes, options: options)
+        } catch {
+            var withoutMetadata = options
+            withoutMetadata.readsMetadata = false
+            return try parsedDecoderOnce(over: bytes, options: withoutMetadata)
+        }
+    }
+
+    private func parsedDecoderOnce(
         over bytes: UnsafeRawBufferPointer, options: DecodingOptions
     ) throws -> UnsafeMutablePointer<avifDecoder> {
         guard let decoder = avifDecoderCreate() else {
@@ -158,8 +187,9 @@ public struct AVIFDecoder: ImageDecoding {
         // Strict mode rejects valid-looking files libavif 0.11 misjudges (an odd clap offset with 4:2:0); the
         // crop is validated here and applied after conversion to RGB instead.
         decoder.pointee.strictFlags = avifStrictFlags(AVIF_STRICT_DISABLED.rawValue)
-        decoder.pointee.ignoreExif = AVIF_TRUE
-        decoder.pointee.ignoreXMP = AVIF_TRUE
+        // The metadata items are read only when asked for (libavif copies them, and parses the EXIF orientation).
+        decoder.pointee.ignoreExif = options.readsMetadata ? AVIF_FALSE : AVIF_TRUE
+        decoder.pointee.ignoreXMP = options.readsMetadata ? AVIF_FALSE : AVIF_TRUE
         // Parsing allocates no pixels: it runs with libavif's default count and size bounds (and no per-dimension
         // bound), so the header's values reach our own checks and fail with a typed error
         // (`.tooManyPixels`, `.tooManyFrames`) rather than libavif's "BMFF parsing failed".

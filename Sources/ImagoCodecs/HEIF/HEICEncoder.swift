@@ -78,7 +78,22 @@ public struct HEICEncoder: ImageEncoding {
         }
         var handle: OpaquePointer?
         try check(heif_context_encode_image(context, heifImage, encoder, nil, &handle))
-        if let handle { heif_image_handle_release(handle) }
+        if let handle {
+            defer { heif_image_handle_release(handle) }
+            // EXIF (libheif adds the offset to the TIFF header) and XMP as metadata items of the image.
+            if let metadata = options.metadata?.bounded {
+                if let exif = metadata.exif, ExifEditing.hasTIFFHeader(exif) {
+                    try exif.withUnsafeBytes {
+                        try check(heif_context_add_exif_metadata(context, handle, $0.baseAddress, Int32($0.count)))
+                    }
+                }
+                if let xmp = metadata.xmp {
+                    try xmp.withUnsafeBytes {
+                        try check(heif_context_add_XMP_metadata(context, handle, $0.baseAddress, Int32($0.count)))
+                    }
+                }
+            }
+        }
 
         let output = HEICOutput()
         var writer = heif_writer(writer_api_version: 1) { _, data, size, userdata in

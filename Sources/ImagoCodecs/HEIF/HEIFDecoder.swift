@@ -139,12 +139,41 @@ public struct HEIFDecoder: ImageDecoding {
             let fitted = TargetFitting.fittedSize(
                 of: decodedSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
             image = try image.resampled(to: fitted)
-            let container = ImageContainer(
+            var container = ImageContainer(
                 frames: [ImageFrame(buffer: image)], format: format,
                 originalSize: PixelSize(width: width, height: height),
                 bitDepth: primaryBitDepth > 0 ? primaryBitDepth : nil)
+            if options.readsMetadata { container.metadata = Self.metadata(of: handle) }
             return (container, colour)
         }
+    }
+
+    /// The primary image's EXIF block (its 4-byte offset to the TIFF header skipped) and XMP packet (a `mime` item
+    /// of type `application/rdf+xml`), the first of each within ``ImageMetadata/maximumBlockLength``.
+    static func metadata(of handle: OpaquePointer) -> ImageMetadata? {
+        let count = Int(heif_image_handle_get_number_of_metadata_blocks(handle, nil))
+        guard count > 0, count <= 64 else { return nil }
+        var ids = [heif_item_id](repeating: 0, count: count)
+        let listed = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, nil, &ids, Int32(count)))
+        var metadata = ImageMetadata()
+        for id in ids.prefix(listed) {
+            let size = heif_image_handle_get_metadata_size(handle, id)
+            guard size > 4, size <= ImageMetadata.maximumBlockLength + 8 else { continue }
+            let type = heif_image_handle_get_metadata_type(handle, id).map { String(cString: $0) } ?? ""
+            let content = heif_image_handle_get_metadata_content_type(handle, id).map { String(cString: $0) } ?? ""
+            let isExif = type == "Exif" && metadata.exif == nil
+            let isXMP = type == "mime" && content == "application/rdf+xml" && metadata.xmp == nil
+            guard isExif || isXMP else { continue }
+            var bytes = [UInt8](repeating: 0, count: size)
+            guard heif_image_handle_get_metadata(handle, id, &bytes).code == heif_error_Ok else { continue }
+            if isXMP {
+                metadata.xmp = Data(bytes)
+            } else {
+                let offset = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
+                if offset >= 0, 4 + offset < size { metadata.exif = Data(bytes[(4 + offset)...]) }
+            }
+        }
+        return metadata.bounded
     }
 
     /// The primary image converted by libheif to interleaved RGBA8 with its transforms applied.

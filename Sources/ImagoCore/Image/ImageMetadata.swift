@@ -2,8 +2,8 @@ import Foundation
 
 /// The metadata an image file carries beside its pixels, as the file stores it: EXIF (camera, date, orientation,
 /// GPS, copyright), XMP (an RDF/XML packet: rights, creator, keywords…) and IPTC-IIM (a Photoshop image resource
-/// block). Read by decoders when ``DecodingOptions/readsMetadata`` is set (JPEG, PNG and WebP), and written back by
-/// encoders given it in ``EncodingOptions/metadata`` (JPEG, PNG, WebP and AVIF), as imgproxy's
+/// block). Read by decoders when ``DecodingOptions/readsMetadata`` is set (JPEG, PNG, WebP, AVIF and HEIC), and
+/// written back by encoders given it in ``EncodingOptions/metadata`` (the same five; IPTC in JPEG only), as imgproxy's
 /// `strip_metadata:0` and `keep_copyright` need.
 public struct ImageMetadata: Sendable, Hashable {
     /// The EXIF data: a TIFF structure (`II*\0` or `MM\0*` and IFDs), without JPEG's `Exif\0\0` header. Default `nil`.
