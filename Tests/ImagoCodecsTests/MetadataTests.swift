@@ -79,7 +79,7 @@ import Testing
         let kept = try #require(MetadataFixture.metadata().copyrightOnly)
         // EXIF: Artist and Copyright only, in a new little-endian block
         let exif = [UInt8](try #require(kept.exif))
-        let (_, entries) = try #require(ExifEditing.ifd0(exif))
+        let entries = try #require(exif.withUnsafeBytes { ExifReader.ifd0(inRawBytes: $0) }?.entries)
         #expect(entries.map(\.tag) == [0x013B, 0x8298])
         let text = String(decoding: exif, as: UTF8.self)
         #expect(text.contains(MetadataFixture.copyright) && text.contains(MetadataFixture.artist))

@@ -24,87 +24,41 @@ extension ImageMetadata {
     }
 }
 
-/// Reads and rewrites the TIFF structure of an EXIF block. Every read is bounds-checked.
+/// Rewrites the TIFF structure of an EXIF block, read through ``ExifReader``'s bounds-checked IFD0 walk.
 enum ExifEditing {
-    /// The block without JPEG's `Exif\0\0` header when it has one (WebP and PNG writers sometimes keep it).
-    static func tiff(_ exif: Data) -> [UInt8] {
-        let bytes = [UInt8](exif)
-        if bytes.starts(with: Array("Exif".utf8) + [0, 0]) { return Array(bytes.dropFirst(6)) }
-        return bytes
-    }
-
-    /// Whether `exif` starts with a TIFF header (`II*\0` or `MM\0*`), as libavif requires.
+    /// Whether `exif` starts with a TIFF header (`II*\0` or `MM\0*`, perhaps after `Exif\0\0`), as libavif and
+    /// libheif require.
     static func hasTIFFHeader(_ exif: Data) -> Bool {
-        let bytes = tiff(exif)
-        return bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
-    }
-
-    /// IFD0's entries of `bytes`: tag, type, count and where the 4-byte value field is; `nil` when the header or
-    /// the directory does not parse.
-    static func ifd0(
-        _ bytes: [UInt8]
-    ) -> (littleEndian: Bool, entries: [(tag: Int, type: Int, count: Int, field: Int)])? {
-        guard bytes.count >= 8 else { return nil }
-        let little: Bool
-        switch (bytes[0], bytes[1]) {
-        case (0x49, 0x49): little = true
-        case (0x4D, 0x4D): little = false
-        default: return nil
-        }
-        func u16(_ i: Int) -> Int? {
-            guard i >= 0, i + 2 <= bytes.count else { return nil }
-            return little ? Int(bytes[i]) | Int(bytes[i + 1]) << 8 : Int(bytes[i]) << 8 | Int(bytes[i + 1])
-        }
-        func u32(_ i: Int) -> Int? {
-            guard let a = u16(i), let b = u16(i + 2) else { return nil }
-            return little ? a | b << 16 : a << 16 | b
-        }
-        guard u16(2) == 42, let offset = u32(4), let count = u16(offset), count <= 1000 else { return nil }
-        var entries: [(Int, Int, Int, Int)] = []
-        for index in 0..<count {
-            let entry = offset + 2 + 12 * index
-            guard let tag = u16(entry), let type = u16(entry + 2), let n = u32(entry + 4), entry + 12 <= bytes.count
-            else { return nil }
-            entries.append((tag, type, n, entry + 8))
-        }
-        return (little, entries)
+        exif.withUnsafeBytes { ExifReader.hasTIFFHeader(inRawBytes: $0) }
     }
 
     /// A minimal little-endian EXIF block with IFD0's `Artist` (0x013B) and `Copyright` (0x8298) strings of
     /// `exif`; `nil` when it has neither.
     static func copyrightOnly(_ exif: Data) -> Data? {
-        let bytes = tiff(exif)
-        guard let (little, entries) = ifd0(bytes) else { return nil }
-        var kept: [(tag: Int, value: [UInt8])] = []
-        for entry in entries where (entry.tag == 0x013B || entry.tag == 0x8298) && entry.type == 2 {
-            guard entry.count > 0, entry.count <= ImageMetadata.maximumBlockLength else { continue }
-            var start = entry.field
-            if entry.count > 4 {
-                let f = entry.field
-                start =
-                    little
-                    ? Int(bytes[f]) | Int(bytes[f + 1]) << 8 | Int(bytes[f + 2]) << 16 | Int(bytes[f + 3]) << 24
-                    : Int(bytes[f]) << 24 | Int(bytes[f + 1]) << 16 | Int(bytes[f + 2]) << 8 | Int(bytes[f + 3])
-            }
-            guard start >= 0, start + entry.count <= bytes.count else { continue }
-            kept.append((entry.tag, Array(bytes[start..<(start + entry.count)])))
+        let kept: [(tag: Int, value: [UInt8])] = exif.withUnsafeBytes { raw in
+            guard let (_, entries) = ExifReader.ifd0(inRawBytes: raw) else { return [] }
+            return entries.compactMap { entry in
+                guard entry.tag == 0x013B || entry.tag == 0x8298, entry.type == 2, entry.count > 0,
+                    entry.count <= ImageMetadata.maximumBlockLength,
+                    let value = ExifReader.byteValue(of: entry, inRawBytes: raw)
+                else { return nil }
+                return (Int(entry.tag), [UInt8](value))
+            }.sorted { $0.tag < $1.tag }
         }
         guard !kept.isEmpty else { return nil }
-        kept.sort { $0.tag < $1.tag }
         func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
         func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16 & 0xFFFF) }
+        let dataStart = 8 + 2 + 12 * kept.count + 4
         var output: [UInt8] = [0x49, 0x49, 0x2A, 0x00] + le32(8) + le16(kept.count)
-        var dataOffset = 8 + 2 + 12 * kept.count + 4
         var data: [UInt8] = []
         for (tag, value) in kept {
             output += le16(tag) + le16(2) + le32(value.count)
             if value.count <= 4 {
                 output += value + [UInt8](repeating: 0, count: 4 - value.count)
             } else {
-                output += le32(dataOffset)
+                output += le32(dataStart + data.count)
                 data += value
                 if value.count % 2 == 1 { data.append(0) }
-                dataOffset = 8 + 2 + 12 * kept.count + 4 + data.count
             }
         }
         return Data(output + le32(0) + data)
@@ -112,13 +66,15 @@ enum ExifEditing {
 
     /// `exif` with IFD0's `Orientation` (0x0112, a SHORT) set to 1, patched in place; unchanged without one.
     static func uprightened(_ exif: Data) -> Data {
+        let found: (field: Int, isBigEndian: Bool)? = exif.withUnsafeBytes { raw in
+            guard let (isBigEndian, entries) = ExifReader.ifd0(inRawBytes: raw),
+                let entry = entries.first(where: { $0.tag == 0x0112 && $0.type == 3 && $0.count == 1 })
+            else { return nil }
+            return (entry.valueField, isBigEndian)
+        }
+        guard let (field, isBigEndian) = found else { return exif }
         var bytes = [UInt8](exif)
-        let header = bytes.starts(with: Array("Exif".utf8) + [0, 0]) ? 6 : 0
-        guard let (little, entries) = ifd0(Array(bytes[header...])),
-            let entry = entries.first(where: { $0.tag == 0x0112 && $0.type == 3 && $0.count == 1 })
-        else { return exif }
-        let field = header + entry.field
-        (bytes[field], bytes[field + 1]) = little ? (1, 0) : (0, 1)
+        (bytes[field], bytes[field + 1]) = isBigEndian ? (0, 1) : (1, 0)
         return Data(bytes)
     }
 }

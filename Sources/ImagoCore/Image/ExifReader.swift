@@ -1,6 +1,7 @@
 import Foundation
 
-/// Reads the EXIF fields Imago needs (today: the orientation, tag 0x0112 of IFD0) from an EXIF block.
+/// Reads the EXIF fields Imago needs (the orientation, tag 0x0112 of IFD0; and IFD0's entries, for the metadata
+/// filters of ImagoCodecs) from an EXIF block.
 ///
 /// An EXIF block is a small TIFF structure: a byte-order header (`II*\0` little-endian or `MM\0*` big-endian),
 /// the offset of the first IFD, then 12-byte entries. JPEG stores it in an APP1 segment after `Exif\0\0`; PNG
@@ -28,12 +29,54 @@ public enum ExifReader {
         guard let value = tiff.ifd0Short(tag: orientationTag) else { return nil }
         return ExifOrientation(rawValue: Int(value))
     }
+
+    /// One entry of IFD0: its tag, type and value count, and where its 4-byte value field starts in the block given
+    /// (after any `Exif\0\0` prefix).
+    package struct Entry: Sendable, Equatable {
+        package var tag: UInt16
+        package var type: UInt16
+        package var count: UInt32
+        package var valueField: Int
+    }
+
+    /// Whether `bytes` starts (after an optional `Exif\0\0`) with a TIFF header: `II*\0` or `MM\0*`.
+    package static func hasTIFFHeader(inRawBytes bytes: UnsafeRawBufferPointer) -> Bool { TIFFView(exif: bytes) != nil }
+
+    /// The byte order and IFD0's entries, in order, of the EXIF block at `bytes`; `nil` when it has no TIFF header or
+    /// its IFD0 lies outside it. Entries past the end of the data are left out, whatever the declared count says.
+    package static func ifd0(inRawBytes bytes: UnsafeRawBufferPointer) -> (isBigEndian: Bool, entries: [Entry])? {
+        guard let tiff = TIFFView(exif: bytes) else { return nil }
+        var entries: [Entry] = []
+        guard
+            tiff.forEachIFD0Entry({
+                entries.append($0); return true
+            })
+        else { return nil }
+        return (tiff.isBigEndian, entries)
+    }
+
+    /// The bytes of `entry`'s value in the EXIF block at `bytes` (inline, or at the offset its field holds) for the
+    /// byte-sized types (BYTE, ASCII, UNDEFINED); `nil` for other types or a value outside the block.
+    package static func byteValue(of entry: Entry, inRawBytes bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?
+    {
+        guard [1, 2, 7].contains(entry.type), let tiff = TIFFView(exif: bytes) else { return nil }
+        let count = Int(entry.count)
+        var start = entry.valueField
+        if count > 4 {
+            guard let offset = tiff.u32(at: entry.valueField - tiff.start) else { return nil }
+            start = tiff.start + Int(offset)
+        }
+        guard start >= 0, count <= bytes.count - start else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
+    }
 }
 
 /// A bounds-checked view of a TIFF structure in memory.
 private struct TIFFView {
     let bytes: UnsafeRawBufferPointer
     let isBigEndian: Bool
+    /// Where the TIFF header starts in the block given (6 after an `Exif\0?` prefix, else 0).
+    let start: Int
 
     /// Recognises the `Exif\0?` prefix (optional) and the TIFF byte-order header.
     init?(exif: UnsafeRawBufferPointer) {
@@ -42,6 +85,7 @@ private struct TIFFView {
         if exif.count >= 6, exif[0] == 0x45, exif[1] == 0x78, exif[2] == 0x69, exif[3] == 0x66, exif[4] == 0 {
             start = 6
         }
+        self.start = start
         let tiff = UnsafeRawBufferPointer(rebasing: exif[start...])
         guard tiff.count >= 8 else { return nil }
         switch (tiff[0], tiff[1]) {
@@ -72,26 +116,39 @@ private struct TIFFView {
         return v
     }
 
-    /// The first value of `tag` in IFD0 when it is a SHORT (or, leniently, a LONG) stored inline.
-    func ifd0Short(tag: UInt16) -> UInt16? {
-        guard let ifdOffset32 = u32(at: 4) else { return nil }
+    /// Calls `visit` with IFD0's entries in order (their value fields as offsets in the block given) until it
+    /// returns `false`; `false` when IFD0 lies outside the data. Never walks past the data, whatever the declared
+    /// count says.
+    @discardableResult
+    func forEachIFD0Entry(_ visit: (ExifReader.Entry) -> Bool) -> Bool {
+        guard let ifdOffset32 = u32(at: 4) else { return false }
         let ifdOffset = Int(ifdOffset32)
-        guard ifdOffset >= 8, let entryCount = u16(at: ifdOffset) else { return nil }
-        // Never walk past the data, whatever the declared count says.
+        guard ifdOffset >= 8, let entryCount = u16(at: ifdOffset) else { return false }
         let available = (bytes.count - ifdOffset - 2) / 12
         let count = min(Int(entryCount), max(0, available))
         for index in 0..<count {
             let entry = ifdOffset + 2 + index * 12
-            guard let entryTag = u16(at: entry), entryTag == tag else { continue }
-            guard let type = u16(at: entry + 2), let valueCount = u32(at: entry + 4), valueCount >= 1 else {
-                return nil
-            }
-            switch type {
-            case 3: return u16(at: entry + 8)  // SHORT: the first two bytes of the value field
-            case 4: return u32(at: entry + 8).flatMap { $0 <= UInt32(UInt16.max) ? UInt16($0) : nil }  // LONG
-            default: return nil
-            }
+            guard let tag = u16(at: entry), let type = u16(at: entry + 2), let valueCount = u32(at: entry + 4),
+                visit(ExifReader.Entry(tag: tag, type: type, count: valueCount, valueField: start + entry + 8))
+            else { break }
         }
-        return nil
+        return true
+    }
+
+    /// The first value of `tag` in IFD0 when it is a SHORT (or, leniently, a LONG) stored inline.
+    func ifd0Short(tag: UInt16) -> UInt16? {
+        var value: UInt16?
+        forEachIFD0Entry { entry in
+            guard entry.tag == tag else { return true }
+            let field = entry.valueField - start
+            guard entry.count >= 1 else { return false }
+            switch entry.type {
+            case 3: value = u16(at: field)  // SHORT: the first two bytes of the value field
+            case 4: value = u32(at: field).flatMap { $0 <= UInt32(UInt16.max) ? UInt16($0) : nil }  // LONG
+            default: break
+            }
+            return false
+        }
+        return value
     }
 }
