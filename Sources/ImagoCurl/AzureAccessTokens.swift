@@ -11,7 +11,7 @@ import ImagoCore
 /// let tokens = AzureAccessTokens(credentials: credentials)
 /// let header = try await tokens.authorization()      // "Bearer eyJ0…"
 /// ```
-public final class AzureAccessTokens: Sendable, Hashable {
+public final class AzureAccessTokens: BearerTokens, Hashable {
     /// Where the tokens come from.
     public let credentials: AzureCredentials
     /// How long an exchange may take. Default 10 s.
@@ -33,17 +33,13 @@ public final class AzureAccessTokens: Sendable, Hashable {
     /// - Throws: ``DataLoadingError/requestModifierFailed(url:reason:)`` naming the token URL when the exchange
     ///   fails (its status and OAuth error, or libcurl's; never a secret).
     public func authorization() async throws(DataLoadingError) -> String {
-        do {
-            return "Bearer " + (try await tokens.value())
-        } catch {
-            throw .requestModifierFailed(url: credentials.tokenURL, reason: "\(error)")
-        }
+        try await tokens.bearer(tokenURL: credentials.tokenURL)
     }
 
     /// Drops the token kept if `authorization` (`Bearer TOKEN`) carries it, after Azure Storage refused it (HTTP
     /// 401), so the next load exchanges again.
     public func refused(authorization: String) {
-        tokens.drop { "Bearer " + $0 == authorization }
+        tokens.dropBearer(authorization)
     }
 
     /// Number of exchanges started (for tests).

@@ -10,7 +10,7 @@ import ImagoCore
 /// let tokens = GoogleAccessTokens(account: account)   // scope: read-only Cloud Storage
 /// let header = try await tokens.authorization()      // "Bearer ya29.…"
 /// ```
-public final class GoogleAccessTokens: Sendable {
+public final class GoogleAccessTokens: BearerTokens {
     /// Where the tokens come from.
     public let credentials: GoogleCredentials
     /// The OAuth scope asked for. Default `https://www.googleapis.com/auth/devstorage.read_only`.
@@ -53,17 +53,13 @@ public final class GoogleAccessTokens: Sendable {
     /// - Throws: ``DataLoadingError/requestModifierFailed(url:reason:)`` naming the token URL when the exchange
     ///   fails (its status or libcurl's error; never the assertion or a secret).
     public func authorization() async throws(DataLoadingError) -> String {
-        do {
-            return "Bearer " + (try await tokens.value())
-        } catch {
-            throw .requestModifierFailed(url: credentials.tokenURL(scope: scope), reason: "\(error)")
-        }
+        try await tokens.bearer(tokenURL: credentials.tokenURL(scope: scope))
     }
 
     /// Drops the token kept if `authorization` (`Bearer TOKEN`) carries it, after Cloud Storage refused it
     /// (HTTP 401: revoked or expired early), so the next load exchanges again.
     public func refused(authorization: String) {
-        tokens.drop { "Bearer " + $0 == authorization }
+        tokens.dropBearer(authorization)
     }
 
     /// Number of exchanges started (for tests).

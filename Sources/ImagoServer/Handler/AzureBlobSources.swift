@@ -34,18 +34,12 @@ public struct AzureBlobSources: ObjectStoreAuthorizing, Hashable {
     /// `request` with `Authorization: Bearer TOKEN` from ``tokens`` and the `x-ms-version` bearer tokens need;
     /// unchanged without them.
     public func authorized(_ request: DataRequest) async throws(DataLoadingError) -> DataRequest {
-        guard let tokens else { return request }
-        var authorized = request
-        authorized.headers["Authorization"] = try await tokens.authorization()
-        authorized.headers["x-ms-version"] = AzureSharedKeySigning.version
-        return authorized
+        try await bearerAuthorized(request, by: tokens, fields: ["x-ms-version": AzureSharedKeySigning.version])
     }
 
     /// With ``tokens``, `true`: the refused token is dropped, so the load is tried again with a new one.
     public func refused(_ request: DataRequest) -> Bool {
-        guard let tokens, let authorization = request.headers["Authorization"] else { return false }
-        tokens.refused(authorization: authorization)
-        return true
+        bearerRefused(request, by: tokens)
     }
 
     /// The Blob service's URL: ``endpoint``, else `https://ACCOUNT.blob.core.windows.net`.

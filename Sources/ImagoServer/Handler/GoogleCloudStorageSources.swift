@@ -39,16 +39,11 @@ public struct GoogleCloudStorageSources: ObjectStoreAuthorizing {
 
     /// `request` with `Authorization: Bearer TOKEN` from ``tokens``; unchanged without them.
     public func authorized(_ request: DataRequest) async throws(DataLoadingError) -> DataRequest {
-        guard let tokens else { return request }
-        var authorized = request
-        authorized.headers["Authorization"] = try await tokens.authorization()
-        return authorized
+        try await bearerAuthorized(request, by: tokens)
     }
 
     /// With ``tokens``, `true`: the refused token is dropped, so the load is tried again with a new one.
     public func refused(_ request: DataRequest) -> Bool {
-        guard let tokens, let authorization = request.headers["Authorization"] else { return false }
-        tokens.refused(authorization: authorization)
-        return true
+        bearerRefused(request, by: tokens)
     }
 }

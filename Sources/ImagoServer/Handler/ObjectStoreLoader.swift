@@ -43,6 +43,25 @@ public protocol ObjectStoreAuthorizing: ObjectStoreMapping {
 extension ObjectStoreAuthorizing {
     /// `false`: a refused load fails.
     public func refused(_ request: DataRequest) -> Bool { false }
+
+    /// `request` with `Authorization` from `tokens` and `fields` beside it; unchanged without tokens. For stores
+    /// authorized by OAuth bearer tokens (``GoogleCloudStorageSources``, ``AzureBlobSources``).
+    func bearerAuthorized(
+        _ request: DataRequest, by tokens: (any BearerTokens)?, fields: [String: String] = [:]
+    ) async throws(DataLoadingError) -> DataRequest {
+        guard let tokens else { return request }
+        var authorized = request
+        authorized.headers["Authorization"] = try await tokens.authorization()
+        for (name, value) in fields { authorized.headers[name] = value }
+        return authorized
+    }
+
+    /// With `tokens`, `true` after dropping the token `request` carried, so the load is tried again with a new one.
+    func bearerRefused(_ request: DataRequest, by tokens: (any BearerTokens)?) -> Bool {
+        guard let tokens, let authorization = request.headers["Authorization"] else { return false }
+        tokens.refused(authorization: authorization)
+        return true
+    }
 }
 
 /// Loads the sources of the object stores it is given (``ObjectStoreMapping``) through `remote` at the HTTP URLs
