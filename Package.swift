@@ -48,6 +48,9 @@ let package = Package(
         // The colour quantizer's nearest-colour search (GIF and palette PNG output), AVX2 or SSE2 chosen at run
         // time, plain C elsewhere.
         .target(name: "CPaletteKernel"),
+        // libpng's full write API for interlaced PNG output (the simplified API cannot interlace): C because libpng
+        // reports errors by longjmp.
+        .target(name: "CPNGWriter", linkerSettings: [.linkedLibrary("png16")]),
         // imago-bench's own C (glibc's malloc statistics), linked by nothing that ships.
         .target(name: "CBenchShims"),
         // libcurl, wrapped once in ImagoCurl (the network layer: HTTP/2, address policy, TLS and proxy control).
@@ -109,7 +112,7 @@ let package = Package(
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
                 "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "CZlib", "CColorKernel", "CJPEGStrips",
-                "CResampleKernel", "CPaletteKernel", "CSVGPlugin", "CXML2",
+                "CResampleKernel", "CPaletteKernel", "CPNGWriter", "CSVGPlugin", "CXML2",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl", "CImagoShims"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),

@@ -144,6 +144,21 @@ struct ImageProxyOutputSettingsTests {
         #expect(image.size == PixelSize(width: 200, height: 100) && isRed(image[pixel: 20, 50]))
     }
 
+    /// imgproxy's `IMGPROXY_PNG_INTERLACED`: Adam7 PNG outputs, under their own output keys.
+    @Test func interlacedPNGOutputsAreKeyedApart() async throws {
+        let outputs = OutputCache()
+        let plain = try proxy(sharing: outputs)
+        let path = plain.path("w:200", ext: "png")
+        let sequential = await plain.get(path)
+        let interlacing = try proxy(sharing: outputs) { $0.encoders.register(PNGEncoder(interlaced: true)) }
+        let interlaced = await interlacing.get(path)
+        #expect(sequential.status == 200 && interlaced.status == 200)
+        #expect(interlaced.body[28] == 1 && sequential.body[28] == 0, "IHDR's interlace method")
+        #expect(interlaced.header("ETag") != sequential.header("ETag"))
+        #expect(plain.origin.requestCount(for: "/a.jpg") == 2, "rendered again, not answered from the cache")
+        #expect(try ServerTestImages.decode(interlaced.body) == ServerTestImages.decode(sequential.body))
+    }
+
     @Test func preferredFormatsFollowImgproxysRules() async throws {
         let encoders = ImageEncoderRegistry.makeDefault()
         func format(_ source: ImageFormat, opaque: Bool, _ preferred: [ImageFormat]) -> ImageFormat {
@@ -385,6 +400,7 @@ struct ImageProxyOutputSettingsTests {
         #expect(try defaults.pngPaletteColors == nil && parse(["--png-quantize"]).pngPaletteColors == 256)
         #expect(try parse(["--png-quantize", "--png-quantization-colors", "64"]).pngPaletteColors == 64)
         #expect(throws: UsageError.self) { try parse(["--png-quantization-colors", "64"]) }
+        #expect(try !defaults.pngInterlaced && parse(["--png-interlaced"]).pngInterlaced)
         #expect(throws: UsageError.self) { try parse(["--png-quantize", "--png-quantization-colors", "1"]) }
         #expect(!defaults.usesClientHints)
         #expect(try parse(["--enable-client-hints"]).usesClientHints)

@@ -354,6 +354,9 @@ enum ServeCommand {
                 "--png-quantization-colors", value: "N",
                 help: "The most colours of a quantized PNG, 2 to 256 (default 256)."),
             OptionSpec(
+                "--png-interlaced",
+                help: "Write Adam7-interlaced PNGs, drawn coarse-to-fine as they load (IMGPROXY_PNG_INTERLACED)."),
+            OptionSpec(
                 "--enable-client-hints",
                 help: "Take dpr and width from Sec-CH-DPR/DPR and Sec-CH-Width/Width where the URL sets none."),
             OptionSpec(
@@ -582,6 +585,8 @@ enum ServeCommand {
         var jpegProgressive = false
         /// `--png-quantize` (with `--png-quantization-colors`): PNG outputs' palette size, if quantized.
         var pngPaletteColors: Int?
+        /// `--png-interlaced`: PNG outputs are Adam7-interlaced.
+        var pngInterlaced = false
         /// `--trusted-signatures`: signatures accepted without checking.
         var trustedSignatures: Set<String> = []
         /// `--enable-client-hints`: `dpr` and `width` from the request's client hints.
@@ -705,7 +710,10 @@ enum ServeCommand {
         configuration.usesClientHints = options.usesClientHints
         configuration.trustedSignatures = options.trustedSignatures
         if options.jpegProgressive { configuration.encoders.register(JPEGEncoder(isProgressive: true)) }
-        if let colors = options.pngPaletteColors { configuration.encoders.register(PNGEncoder(paletteColors: colors)) }
+        if options.pngPaletteColors != nil || options.pngInterlaced {
+            configuration.encoders.register(
+                PNGEncoder(paletteColors: options.pngPaletteColors, interlaced: options.pngInterlaced))
+        }
         if options.avifSpeed != ImageProxy.Configuration.defaultAVIFSpeed {
             configuration.encoders.register(AVIFEncoder(speed: options.avifSpeed))
         }
@@ -1246,6 +1254,7 @@ enum ServeCommand {
         }
         options.usesClientHints = args.has("--enable-client-hints")
         options.jpegProgressive = args.has("--jpeg-progressive")
+        options.pngInterlaced = args.has("--png-interlaced")
         if let text = args.value("--png-quantization-colors") {
             guard args.has("--png-quantize") else {
                 throw UsageError("option '--png-quantization-colors' needs --png-quantize")
