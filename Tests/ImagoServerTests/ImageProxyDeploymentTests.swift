@@ -332,4 +332,23 @@ struct ImageProxyDeploymentTests {
         #expect(await fixture.get("/another-signature" + path).status == 403)
         #expect(await fixture.get("/_" + path).status == 403)
     }
+
+    /// imgproxy's `IMGPROXY_PROMETHEUS_NAMESPACE` left empty: bare metric names, the shared tier's too.
+    @Test func anEmptyMetricsNamespaceGivesBareNames() {
+        let shared = {
+            var metrics = SharedCacheMetrics()
+            metrics.hits = 2
+            return metrics
+        }()
+        let metrics = ServerMetrics(namespace: "", queueLength: { 3 }, sharedTier: { shared })
+        let text = metrics.prometheusText()
+        let samples = prometheusSamples(text)
+        #expect(samples["queue_length"] == 3 && samples["shared_cache_hits_total"] == 2)
+        #expect(samples["requests_in_flight"] == 0 && !text.contains("imago_serve"))
+        #expect(text.contains("# TYPE request_duration_seconds histogram\n"))
+        let named = ServerMetrics(namespace: "img", queueLength: { 3 }, sharedTier: { shared }).prometheusText()
+        #expect(prometheusSamples(named)["img_shared_cache_hits_total"] == 2)
+        #expect(ServerMetrics.isValidNamespace("") && ServerMetrics.isValidNamespace("a_b:c1"))
+        #expect(!ServerMetrics.isValidNamespace("1a") && !ServerMetrics.isValidNamespace("a b"))
+    }
 }

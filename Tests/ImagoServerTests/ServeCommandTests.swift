@@ -325,8 +325,9 @@ struct ServeCommandTests {
         }
     }
 
-    /// imgproxy's `IMGPROXY_PROMETHEUS_BIND` and `IMGPROXY_HEALTH_CHECK_PATH`: the metrics on a listener of their own
-    /// (gone from the public port), and another health-check path.
+    /// imgproxy's `IMGPROXY_PROMETHEUS_BIND`, `IMGPROXY_PROMETHEUS_NAMESPACE` and `IMGPROXY_HEALTH_CHECK_PATH`: the
+    /// metrics on a listener of their own (gone from the public port) under another namespace, and another
+    /// health-check path.
     @Test(.timeLimit(.minutes(1)))
     func metricsOnTheirOwnListenerAndAnotherHealthPath() async throws {
         let directory = Self.scratch()
@@ -334,6 +335,7 @@ struct ServeCommandTests {
         let serve = try await InProcessServe.start([
             "--listen", "127.0.0.1:0", "--unsigned", "--cache-dir", directory.path, "--log-format", "off",
             "--metrics-listen", "127.0.0.1:0", "--health-check-path", "/ping", "--secret", "token",
+            "--metrics-namespace", "images",
         ])
         let announced = try #require(
             await ImagoTesting.eventually { serve.output.stderr.contains("/metrics") } ? serve.output.stderr : nil)
@@ -348,17 +350,27 @@ struct ServeCommandTests {
         #expect(try await client.send(URL(string: main + "/pong")!).status == 403)
         let metrics = try await client.send(URL(string: "http://127.0.0.1:\(metricsPort)/metrics")!)
         #expect(metrics.status == 200)
-        #expect(String(decoding: metrics.body, as: UTF8.self).contains("imago_serve_requests_total"))
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        let samples = prometheusSamples(text)
+        #expect(samples["images_requests_total{status=\"200\"}"] == 1, "the /ping")
+        let families = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }
+        #expect(families.count == 11 && families.allSatisfy { $0.hasPrefix("# TYPE images_") }, "\(families)")
         #expect(try await client.send(URL(string: "http://127.0.0.1:\(metricsPort)/_/plain/x")!).status == 404)
         #expect(await serve.stop() == 0)
         // Bad values are usage errors
-        for bad in [["--metrics-listen", "9100"], ["--health-check-path", "ping"], ["--health-check-path", "/a b"]] {
+        for bad in [
+            ["--metrics-listen", "9100"], ["--health-check-path", "ping"], ["--health-check-path", "/a b"],
+            ["--metrics-namespace", "9lives"], ["--metrics-namespace", "my-app"], ["--metrics-namespace", "é"],
+        ] {
             #expect(throws: UsageError.self, "\(bad)") { try Self.parseUnsigned(bad) }
         }
         #expect(throws: UsageError.self) {
             try Self.parseUnsigned(["--listen", "127.0.0.1:9000", "--metrics-listen", "127.0.0.1:9000"])
         }
         #expect(try Self.parseUnsigned(["--reuse-port"]).reusesPort)
+        #expect(try Self.parseUnsigned([]).metricsNamespace == "imago_serve")
+        #expect(try Self.parseUnsigned(["--metrics-namespace", ""]).metricsNamespace == "")
+        #expect(try Self.parseUnsigned(["--metrics-namespace", "_a:b9"]).metricsNamespace == "_a:b9")
     }
 
     @Test func logFormatOffTurnsTheAccessLogOff() throws {

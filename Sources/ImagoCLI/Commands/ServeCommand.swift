@@ -90,6 +90,11 @@ enum ServeCommand {
                 "--metrics-listen", value: "HOST:PORT",
                 help: "Serve /metrics there only, not on --listen (IMGPROXY_PROMETHEUS_BIND)."),
             OptionSpec(
+                "--metrics-namespace", value: "NAME",
+                help:
+                    "Start every metric's name with NAME_ (default imago_serve; empty: bare names; IMGPROXY_PROMETHEUS_NAMESPACE)."
+            ),
+            OptionSpec(
                 "--health-check-path", value: "PATH",
                 help: "Answer PATH as /healthz too, e.g. /ping (IMGPROXY_HEALTH_CHECK_PATH)."),
             OptionSpec(
@@ -437,6 +442,8 @@ enum ServeCommand {
         var reusesPort = false
         /// `--metrics-listen`: the address that serves `/metrics` instead of the main one.
         var metricsAddress: (host: String, port: UInt16)?
+        /// `--metrics-namespace`: what metric names start with, before `_`.
+        var metricsNamespace = ServerMetrics.defaultNamespace
         /// `--health-check-path`: another path answered as `/healthz`.
         var healthCheckPath: String?
         /// `--max-clients`: connections open at once.
@@ -671,6 +678,7 @@ enum ServeCommand {
         configuration.setsCanonicalHeader = options.setsCanonicalHeader
         configuration.healthCheckPath = options.healthCheckPath
         configuration.servesMetrics = options.metricsAddress == nil
+        configuration.metricsNamespace = options.metricsNamespace
         configuration.returnsAttachment = options.returnsAttachment
         configuration.skippedFormats = options.skippedFormats
         configuration.etagBuster = options.etagBuster
@@ -1051,6 +1059,14 @@ enum ServeCommand {
                 throw UsageError("option '--metrics-listen' must differ from --listen")
             }
             options.metricsAddress = (host, port)
+        }
+        if let namespace = args.value("--metrics-namespace") {
+            guard ServerMetrics.isValidNamespace(namespace) else {
+                throw UsageError(
+                    "option '--metrics-namespace' takes a letter, _ or : followed by letters, digits, _ and : (got '\(namespace)')"
+                )
+            }
+            options.metricsNamespace = namespace
         }
         if let path = args.value("--health-check-path") {
             guard path.hasPrefix("/"), path.count > 1,

@@ -160,6 +160,10 @@ extension ImageProxy {
         /// on a listener of their own (`imago serve --metrics-listen`, imgproxy's `IMGPROXY_PROMETHEUS_BIND`), so
         /// the public port does not show them.
         public var servesMetrics: Bool
+        /// What the `/metrics` names start with, before `_` (imgproxy's `IMGPROXY_PROMETHEUS_NAMESPACE`), e.g.
+        /// `images` for `images_requests_total`; empty for bare names. It must be valid in a metric name (see
+        /// ``ServerMetrics/isValidNamespace(_:)``). Default ``ServerMetrics/defaultNamespace``, `imago_serve`.
+        public var metricsNamespace: String
         /// The image `watermark:` draws; URLs asking for a watermark are refused (400) without one. Default `nil`.
         public var watermark: WatermarkImage?
         /// The image answered, rendered with the URL's options, when a source cannot be had (404, origin
@@ -321,6 +325,7 @@ extension ImageProxy {
             allowedOrigin = nil
             healthCheckPath = nil
             servesMetrics = true
+            metricsNamespace = ServerMetrics.defaultNamespace
             maxAge = .seconds(365 * 24 * 3600)
             usesLastModified = false
             passesSourceCacheControl = false

@@ -48,7 +48,9 @@ public final class ImageProxy: Sendable {
         secretDigest = configuration.secret.map { SHA256.hash("Bearer \($0)") }
         let limiter = RenderLimiter(workers: configuration.workers, queueLimit: configuration.queueLimit)
         let shared = configuration.sharedCache
-        let metrics = ServerMetrics(queueLength: { limiter.queueLength }, sharedTier: { shared?.metrics })
+        let metrics = ServerMetrics(
+            namespace: configuration.metricsNamespace, queueLength: { limiter.queueLength },
+            sharedTier: { shared?.metrics })
         self.limiter = limiter
         self.metrics = metrics
         // Decodes, resizes and encodes share one queue with a slot per core, encodes first: at most one CPU-bound

@@ -2,7 +2,8 @@ import Foundation
 import ImagoCore
 import Synchronization
 
-/// The proxy's counters, rendered in the Prometheus text format (version 0.0.4) at `/metrics`. Thread-safe and
+/// The proxy's counters, rendered in the Prometheus text format (version 0.0.4) at `/metrics`, each name after the
+/// configuration's ``ImageProxy/Configuration/metricsNamespace`` (default `imago_serve_`). Thread-safe and
 /// lock-free: every counter is an atomic word (relaxed), so counting a request costs a few atomic adds and no lock
 /// shared by the server's threads. A scrape reads each counter once; counters updated during a scrape may be
 /// seen before or after that update, as with any Prometheus client.
@@ -27,6 +28,19 @@ public final class ServerMetrics: Sendable {
         case origin
     }
 
+    /// The namespace metric names start with by default: `imago_serve` (`imago_serve_requests_total`).
+    public static let defaultNamespace = "imago_serve"
+
+    /// Whether `namespace` can start Prometheus metric names: empty (bare names, `requests_total`), or a letter,
+    /// `_` or `:` followed by letters, digits, `_` and `:`.
+    public static func isValidNamespace(_ namespace: String) -> Bool {
+        guard let first = namespace.unicodeScalars.first else { return true }
+        func allowed(_ c: Unicode.Scalar, digits: Bool) -> Bool {
+            c.isASCII && (c.properties.isAlphabetic || c == "_" || c == ":" || (digits && ("0"..."9").contains(c)))
+        }
+        return allowed(first, digits: false) && namespace.unicodeScalars.allSatisfy { allowed($0, digits: true) }
+    }
+
     /// Upper bounds of the latency histogram's buckets, in seconds.
     public static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
@@ -40,11 +54,15 @@ public final class ServerMetrics: Sendable {
     let queueLength: @Sendable () -> Int
     /// Reads the shared tier's counters and breakers when the text is made (`nil`: no shared tier).
     let sharedTier: @Sendable () -> SharedCacheMetrics?
+    /// What every metric's name starts with: the namespace and `_`, or nothing for an empty namespace.
+    let prefix: String
 
     init(
+        namespace: String = ServerMetrics.defaultNamespace,
         queueLength: @escaping @Sendable () -> Int,
         sharedTier: @escaping @Sendable () -> SharedCacheMetrics? = { nil }
     ) {
+        prefix = namespace.isEmpty ? "" : namespace + "_"
         self.queueLength = queueLength
         counters = AtomicCounters(count: Slot.count)
         self.sharedTier = sharedTier
@@ -128,56 +146,57 @@ public final class ServerMetrics: Sendable {
             let count = counters[Slot.statuses + i]
             if count > 0 { statuses[status] = count }
         }
+        let p = prefix
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         }
-        family("imago_serve_requests_total", "counter", "Requests answered, by HTTP status.")
+        family("\(p)requests_total", "counter", "Requests answered, by HTTP status.")
         for status in statuses.keys.sorted() {
-            out += "imago_serve_requests_total{status=\"\(status)\"} \(statuses[status] ?? 0)\n"
+            out += "\(p)requests_total{status=\"\(status)\"} \(statuses[status] ?? 0)\n"
         }
-        family("imago_serve_request_duration_seconds", "histogram", "Time from request to response.")
+        family("\(p)request_duration_seconds", "histogram", "Time from request to response.")
         var cumulative = 0
         for (i, bound) in Self.latencyBuckets.enumerated() {
             cumulative += counters[Slot.buckets + i]
-            out += "imago_serve_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+            out += "\(p)request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
         }
         cumulative += counters[Slot.buckets + Self.latencyBuckets.count]
-        out += "imago_serve_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
-        out += "imago_serve_request_duration_seconds_sum \(Double(counters[Slot.latencyNanoseconds]) / 1e9)\n"
-        out += "imago_serve_request_duration_seconds_count \(cumulative)\n"
-        family("imago_serve_cache_hits_total", "counter", "Image responses by the tier that produced them.")
+        out += "\(p)request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
+        out += "\(p)request_duration_seconds_sum \(Double(counters[Slot.latencyNanoseconds]) / 1e9)\n"
+        out += "\(p)request_duration_seconds_count \(cumulative)\n"
+        family("\(p)cache_hits_total", "counter", "Image responses by the tier that produced them.")
         for (i, tier) in CacheTier.allCases.enumerated() {
-            out += "imago_serve_cache_hits_total{tier=\"\(tier.rawValue)\"} \(counters[Slot.tiers + i])\n"
+            out += "\(p)cache_hits_total{tier=\"\(tier.rawValue)\"} \(counters[Slot.tiers + i])\n"
         }
-        family("imago_serve_origin_fetches_total", "counter", "Completed fetches from origins.")
-        out += "imago_serve_origin_fetches_total \(counters[Slot.originFetches])\n"
-        family("imago_serve_bytes_in_total", "counter", "Bytes received from origins.")
-        out += "imago_serve_bytes_in_total \(counters[Slot.bytesIn])\n"
-        family("imago_serve_bytes_out_total", "counter", "Response body bytes sent (GET).")
-        out += "imago_serve_bytes_out_total \(counters[Slot.bytesOut])\n"
+        family("\(p)origin_fetches_total", "counter", "Completed fetches from origins.")
+        out += "\(p)origin_fetches_total \(counters[Slot.originFetches])\n"
+        family("\(p)bytes_in_total", "counter", "Bytes received from origins.")
+        out += "\(p)bytes_in_total \(counters[Slot.bytesIn])\n"
+        family("\(p)bytes_out_total", "counter", "Response body bytes sent (GET).")
+        out += "\(p)bytes_out_total \(counters[Slot.bytesOut])\n"
         family(
-            "imago_serve_fallbacks_total", "counter", "Responses that carried the fallback image for a failed source.")
-        out += "imago_serve_fallbacks_total \(counters[Slot.fallbacks])\n"
+            "\(p)fallbacks_total", "counter", "Responses that carried the fallback image for a failed source.")
+        out += "\(p)fallbacks_total \(counters[Slot.fallbacks])\n"
         family(
-            "imago_serve_passed_through_total", "counter", "Outputs that are the source's own bytes (skip_processing).")
-        out += "imago_serve_passed_through_total \(counters[Slot.passedThrough])\n"
+            "\(p)passed_through_total", "counter", "Outputs that are the source's own bytes (skip_processing).")
+        out += "\(p)passed_through_total \(counters[Slot.passedThrough])\n"
         family(
-            "imago_serve_outputs_renewed_total", "counter",
+            "\(p)outputs_renewed_total", "counter",
             "Cached outputs whose source's freshness ran out (--cache-control-passthrough), by what followed.")
         for (i, renewal) in Renewal.allCases.enumerated() {
-            out += "imago_serve_outputs_renewed_total{outcome=\"\(renewal.rawValue)\"} \(counters[Slot.renewals + i])\n"
+            out += "\(p)outputs_renewed_total{outcome=\"\(renewal.rawValue)\"} \(counters[Slot.renewals + i])\n"
         }
-        family("imago_serve_requests_in_flight", "gauge", "Requests being answered.")
-        out += "imago_serve_requests_in_flight \(counters[Slot.inFlight])\n"
-        family("imago_serve_queue_length", "gauge", "Renders waiting for a worker.")
-        out += "imago_serve_queue_length \(queueLength())\n"
-        if let shared = sharedTier() { out += Self.sharedTierText(shared) }
+        family("\(p)requests_in_flight", "gauge", "Requests being answered.")
+        out += "\(p)requests_in_flight \(counters[Slot.inFlight])\n"
+        family("\(p)queue_length", "gauge", "Renders waiting for a worker.")
+        out += "\(p)queue_length \(queueLength())\n"
+        if let shared = sharedTier() { out += Self.sharedTierText(shared, prefix: p) }
         return out
     }
 
-    /// The shared tier's families (present only with a shared tier, `--redis`).
-    static func sharedTierText(_ m: SharedCacheMetrics) -> String {
+    /// The shared tier's families (present only with a shared tier, `--redis`), their names after `prefix`.
+    static func sharedTierText(_ m: SharedCacheMetrics, prefix: String) -> String {
         let families: [(name: String, type: String, help: String, samples: [(labels: String, value: Int)])] = [
             ("hits_total", "counter", "Shared tier (Redis) reads that found a value.", [("", m.hits)]),
             ("misses_total", "counter", "Shared tier reads that found nothing usable.", [("", m.misses)]),
@@ -213,7 +232,7 @@ public final class ServerMetrics: Sendable {
         ]
         var out = ""
         for family in families {
-            let name = "imago_serve_shared_cache_" + family.name
+            let name = prefix + "shared_cache_" + family.name
             out += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.type)\n"
             for sample in family.samples { out += "\(name)\(sample.labels) \(sample.value)\n" }
         }
