@@ -47,13 +47,14 @@ private func sharpness(_ image: PixelBuffer) -> Double {
     return Double(total) / Double(image.height * max(1, image.width - 1))
 }
 
-/// A processor that records the size of the image it was given, with a decode target reached only by a reduced
-/// decode (as a resize in linear light declares).
+/// A processor that records the size of the image it was given, with a 100 × 100 decode target reached as
+/// `shrinking` says (by default only by a reduced decode, as a resize in linear light declares).
 private struct RecordingInput: ImageProcessing {
     let seen: Locked<PixelSize?>
-    var identifier: String { "test.recording-input" }
+    var shrinking = DecodeTarget.Shrinking.reducedDecodeOnly
+    var identifier: String { "test.recording-input?\(shrinking)" }
     var decodeTarget: DecodeTarget? {
-        DecodeTarget(size: PixelSize(width: 100, height: 100), shrinksOnlyWhileDecoding: true)
+        DecodeTarget(size: PixelSize(width: 100, height: 100), shrinking: shrinking)
     }
     func process(_ image: PixelBuffer) throws -> PixelBuffer {
         seen.withLock { $0 = image.size }
@@ -91,5 +92,34 @@ private struct RecordingInput: ImageProcessing {
         #expect(
             DecodeTarget(size: PixelSize(width: 5, height: 5), shrinksOnlyWhileDecoding: true).description
                 == "fit=5x5+dct")
+    }
+
+    /// imgproxy's `IMGPROXY_DISABLE_SHRINK_ON_LOAD` (``DecodeTarget/Shrinking-swift.enum/never``): JPEGs and PNGs
+    /// come at full size; an SVG is still drawn at the target, in linear light too.
+    @Test(.enabled(if: SVGDecoder.isAvailable, "librsvg2-2 is not installed"))
+    func withoutShrinkOnLoadOnlyVectorsAreDrawnSmaller() async throws {
+        let jpeg = try corpusData("formats/TestImageLarge.jpg")
+        let full = try JPEGDecoder().decode(jpeg, options: DecodingOptions()).image.size
+        let svg = SVGDecoderTests.halves(width: 400, height: 200)
+        let pipeline = ImagePipeline(configuration: try .withDefaults(diskCacheDirectory: nil))
+        let cases: [(DecodeTarget.Shrinking, String, Data, PixelSize)] = [
+            (.never, "large.jpg", jpeg, full),
+            (.never, "kodak.png", try corpusData("kodak/01.png"), PixelSize(width: 768, height: 512)),
+            (.never, "halves.svg", svg, PixelSize(width: 100, height: 50)),
+            (.reducedDecodeOnly, "halves.svg", svg, PixelSize(width: 100, height: 50)),
+            (.any, "halves.svg", svg, PixelSize(width: 100, height: 50)),
+        ]
+        for (shrinking, name, data, expected) in cases {
+            let seen = Locked<PixelSize?>(nil)
+            _ = try await pipeline.image(
+                for: ImageRequest(
+                    source: .data(id: name, data), processors: [RecordingInput(seen: seen, shrinking: shrinking)]))
+            #expect(seen.value == expected, "\(shrinking) \(name)")
+        }
+        let target = DecodeTarget(size: PixelSize(width: 5, height: 5), shrinking: .never)
+        #expect(target.description == "fit=5x5+vector" && !target.shrinksOnlyWhileDecoding)
+        #expect(target.applies(to: .svg) && !target.applies(to: .jpeg) && !target.applies(to: .webp))
+        let dct = DecodeTarget(size: PixelSize(width: 5, height: 5), shrinking: .reducedDecodeOnly)
+        #expect(dct.applies(to: .jpeg) && dct.applies(to: .svg) && !dct.applies(to: .png))
     }
 }

@@ -119,6 +119,44 @@ struct ImageProxyImgproxyOptionTests {
         #expect(options.canonicalDescription.hasSuffix("/lin:1") && ProxyResize(ProcessingOptions()) == nil)
     }
 
+    /// imgproxy's `IMGPROXY_DISABLE_SHRINK_ON_LOAD` (`--disable-shrink-on-load`) with linear light: a JPEG
+    /// checkerboard shrunk 8× at load is DCT-averaged in gamma-encoded values (about 128) before linear light can
+    /// average it; decoded at full size, the whole resize is in linear light (about 188). Keyed apart.
+    @Test func withoutShrinkOnLoadTheWholeResizeIsInLinearLight() async throws {
+        var board = try PixelBuffer(width: 64, height: 64)
+        for y in 0..<64 {
+            for x in 0..<64 {
+                let white = (x + y) % 2 == 0
+                board[pixel: x, y] = white ? RGBA(r: 255, g: 255, b: 255) : RGBA(r: 0, g: 0, b: 0)
+            }
+        }
+        let jpeg = try JPEGEncoder().encode(board, options: EncodingOptions(quality: 1))
+        var greys: [Int] = []
+        for disabled in [false, true] {
+            let options = try ServeCommand.parse(
+                parseArguments(
+                    ["--unsigned", "--use-linear-colorspace"] + (disabled ? ["--disable-shrink-on-load"] : []),
+                    options: ServeCommand.command.options),
+                environment: [:])
+            #expect(options.disablesShrinkOnLoad == disabled)
+            let fixture = try ProxyFixture {
+                $0.usesLinearColorspace = true
+                $0.shrinksOnLoad = !options.disablesShrinkOnLoad
+            }
+            fixture.origin.setRoute("/board.jpg", .bytes(jpeg, contentType: "image/jpeg"))
+            let image = try await self.image(fixture, "rs:fit:8:8/f:png", "/board.jpg")
+            try #require(image.size == PixelSize(width: 8, height: 8))
+            greys.append(Int(image[pixel: 4, 4].g))
+        }
+        #expect(abs(greys[0] - 128) <= 12 && abs(greys[1] - 188) <= 12, "\(greys)")
+        var options = ProcessingOptions()
+        options.disablesShrinkOnLoad = true
+        #expect(options.canonicalDescription.hasSuffix("/sol:0"))
+        try OptionParser.apply("w:10", to: &options)
+        let resize = try #require(ProxyResize(options))
+        #expect(resize.decodeTarget?.shrinking == .never && resize.identifier.hasSuffix("&sol=0"))
+    }
+
     @Test func resultsAreCappedAtTheLargestSide() throws {
         var options = ProcessingOptions()
         try OptionParser.apply("rs:fit:8192:0:1", to: &options)

@@ -161,6 +161,11 @@ enum ServeCommand {
                     "Resize in linear light: truer fine detail, more CPU (IMGPROXY_USE_LINEAR_COLORSPACE)."
             ),
             OptionSpec(
+                "--disable-shrink-on-load",
+                help:
+                    "Decode every raster source at full size before resizing: more time and memory for large sources (IMGPROXY_DISABLE_SHRINK_ON_LOAD)."
+            ),
+            OptionSpec(
                 "--base-url", value: "URL",
                 help: "Put before every source URL, so URLs may carry paths relative to it (e.g. https://img.example/)."
             ),
@@ -467,6 +472,8 @@ enum ServeCommand {
         var maxResultDimension = 0
         /// `--use-linear-colorspace`: resizes in linear light.
         var usesLinearColorspace = false
+        /// `--disable-shrink-on-load`: raster sources decode at full size.
+        var disablesShrinkOnLoad = false
         /// `--enforce-thumbnail`: URLs without `enforce_thumbnail` render embedded thumbnails.
         var enforcesThumbnail = false
         /// `--keep-color-profile`: URLs without `strip_color_profile` keep the source's profile.
@@ -704,6 +711,7 @@ enum ServeCommand {
         configuration.maxAnimationFramePixels = options.maxAnimationFramePixels
         configuration.maxResultDimension = options.maxResultDimension
         configuration.usesLinearColorspace = options.usesLinearColorspace
+        configuration.shrinksOnLoad = !options.disablesShrinkOnLoad
         configuration.enforcesThumbnail = options.enforcesThumbnail
         configuration.keepsColorProfile = options.keepsColorProfile
         configuration.stripsMetadata = !options.keepsMetadata
@@ -1103,6 +1111,7 @@ enum ServeCommand {
             options.maxResultDimension = try parseInteger(text, option: "--max-result-dimension", range: 0...8192)
         }
         options.usesLinearColorspace = args.has("--use-linear-colorspace")
+        options.disablesShrinkOnLoad = args.has("--disable-shrink-on-load")
         if let text = args.value("--max-pixels") {
             options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)
         }

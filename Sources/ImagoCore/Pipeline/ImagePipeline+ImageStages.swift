@@ -184,9 +184,10 @@ extension ImagePipeline {
         if let size = request.targetSize {
             options.targetSize = size
         } else if derivesTarget, options.targetSize == nil, let target = request.derivedDecodeTarget,
-            !target.shrinksOnlyWhileDecoding || ImageFormat(sniffing: data) == .jpeg
+            target.shrinking == .any || target.applies(to: configuration.decoders.format(of: data))
         {
-            // A target reached only by a reduced decode goes to JPEGs only; other formats decode at full size.
+            // A target reached only by a reduced decode goes to JPEGs (and SVGs) only, one that rasters may not
+            // shrink to SVGs only; other formats decode at full size.
             options.targetSize = target.size
             options.targetMode = target.mode
             options.shrinksOnlyWhileDecoding = target.shrinksOnlyWhileDecoding

@@ -69,6 +69,12 @@ extension ImageProxy {
         /// (``DecodeTarget/shrinksOnlyWhileDecoding``): other formats decode at full size, so large ones cost more.
         /// Default `false`.
         public var usesLinearColorspace: Bool
+        /// Whether raster sources may shrink while they are decoded (JPEG's DCT scaling, the decoders' own
+        /// resampling toward the result's size, HEIC's embedded thumbnails) when the result is smaller. `false` is imgproxy's
+        /// `IMGPROXY_DISABLE_SHRINK_ON_LOAD`: every raster source is decoded at full size and resized from all its
+        /// pixels (with ``usesLinearColorspace``, the whole resize in linear light), at the cost of time and memory
+        /// for large sources. SVGs are drawn at the result's size either way. Default `true`.
+        public var shrinksOnLoad: Bool
         /// The most frames of an animated source (GIF, APNG, WebP) that are kept, as imgproxy's
         /// `IMGPROXY_MAX_ANIMATION_FRAMES`: above 1, an animation is resized frame by frame and sent as an animated
         /// WebP when the URL asks for WebP, or names no format and `Accept` takes WebP, and as an animated GIF when
@@ -294,6 +300,7 @@ extension ImageProxy {
             pixelLimit = 50_000_000
             maxResultDimension = 0
             usesLinearColorspace = false
+            shrinksOnLoad = true
             enforcesThumbnail = false
             keepsColorProfile = false
             stripsMetadata = true

@@ -296,7 +296,11 @@ extension ImageProxy {
         if let layout { processors.append(layout) }
         var targetSize: PixelSize?
         let turns = options.rotation != 0 || options.flipsHorizontally || options.flipsVertically
-        if crop == nil, options.trim == nil, turns, let target = layout?.resize?.decodeTarget, target.mode == .fit {
+        // (A target the decoders may not reach their own way, in linear light or without shrink-on-load, is left to
+        // the pipeline, which gives it to the formats it applies to; after a turn there is none: full size.)
+        if crop == nil, options.trim == nil, turns, let target = layout?.resize?.decodeTarget, target.mode == .fit,
+            target.shrinking == .any
+        {
             let swaps = options.rotation % 180 != 0
             targetSize = swaps ? PixelSize(width: target.size.height, height: target.size.width) : target.size
         }

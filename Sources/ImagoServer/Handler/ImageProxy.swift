@@ -259,6 +259,7 @@ public final class ImageProxy: Sendable {
             options.maxResultDimension =
                 SecurityLimits.tighter(configuration.resultDimensionLimit, options.security.maxResultDimension) ?? 0
             options.resizesInLinearLight = configuration.usesLinearColorspace
+            options.disablesShrinkOnLoad = !configuration.shrinksOnLoad
             // The server's formats are the URL's too, so that a URL naming them shares their outputs.
             options.skippedFormats.formUnion(configuration.skippedFormats)
             // An SVG source is answered as SVG, sanitized, when the URL asks for svg or, unless the server

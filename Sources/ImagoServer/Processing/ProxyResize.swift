@@ -43,6 +43,9 @@ struct ProxyResize: ImageProcessing {
     var resultLimit: Int
     /// Whether pixels are averaged in linear light (``ProcessingOptions/resizesInLinearLight``).
     var inLinearLight: Bool
+    /// Whether a raster decoder may shrink the image while decoding (not with
+    /// ``ProcessingOptions/disablesShrinkOnLoad``).
+    var shrinksOnLoad: Bool
 
     /// What the resize does to one image.
     struct Plan: Equatable {
@@ -76,6 +79,7 @@ struct ProxyResize: ImageProcessing {
         placement = options.placement
         dpr = options.dpr
         inLinearLight = options.resizesInLinearLight
+        shrinksOnLoad = !options.disablesShrinkOnLoad
     }
 
     var identifier: String {
@@ -89,6 +93,7 @@ struct ProxyResize: ImageProcessing {
         if dpr != 1 { text += "&dpr=\(ProcessingOptions.text(dpr))" + (extends ? "&ex=1" : "") }
         if resultLimit > 0 { text += "&max=\(resultLimit)" }
         if inLinearLight { text += "&light=linear" }
+        if !shrinksOnLoad { text += "&sol=0" }
         return text
     }
 
@@ -100,7 +105,8 @@ struct ProxyResize: ImageProcessing {
     /// which a decode never is. A zoom scales the box; with minimum sizes, or a zoom or a DPR and no box, the
     /// decode is full size. A result limit alone fits a square of its side. In linear light the target is reached
     /// only by a reduced decode (JPEG's DCT scaling, as imgproxy shrinks on load; other formats decode at full
-    /// size), since a decoder's resampling would average sRGB values.
+    /// size), since a decoder's resampling would average sRGB values. Without shrink-on-load, only an SVG is drawn
+    /// at the target; every raster format decodes at full size.
     var decodeTarget: DecodeTarget? {
         let unbounded = 1 << 20
         var target: DecodeTarget
@@ -113,7 +119,7 @@ struct ProxyResize: ImageProcessing {
             let fits = type == .fit || width == 0 || height == 0
             target = DecodeTarget(size: PixelSize(width: w, height: h), mode: fits ? .fit : .cover)
         }
-        target.shrinksOnlyWhileDecoding = inLinearLight
+        target.shrinking = !shrinksOnLoad ? .never : inLinearLight ? .reducedDecodeOnly : .any
         return target
     }
 

@@ -260,6 +260,10 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// ``ImageProxy/Configuration/usesLinearColorspace``, imgproxy's `IMGPROXY_USE_LINEAR_COLORSPACE`). Default
     /// `false`.
     public var resizesInLinearLight = false
+    /// Whether every raster source is decoded at full size before it is resized, never shrunk while decoding (set
+    /// by the server from ``ImageProxy/Configuration/shrinksOnLoad``, imgproxy's
+    /// `IMGPROXY_DISABLE_SHRINK_ON_LOAD`). Default `false`.
+    public var disablesShrinkOnLoad = false
 
     /// Options with every default.
     public init() {}
@@ -331,6 +335,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if !cacheBuster.isEmpty { text += "/cb:\(cacheBuster)" }
         if maxResultDimension != 0 { text += "/mrd:\(maxResultDimension)" }
         if resizesInLinearLight { text += "/lin:1" }
+        if disablesShrinkOnLoad { text += "/sol:0" }
         if enforcesThumbnail == true { text += "/eth:1" }
         if keepsColorProfile == true { text += "/kcp:1" }
         if keepsMetadata == true { text += "/sm:0" }
