@@ -637,6 +637,15 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) {
             try Self.parseUnsigned(["--arguments-separator", ",", "--preset", "thumb=rs:fill:64:64"])
         }
+        // IMGPROXY_SOURCE_URL_QUERY_SEPARATOR: "?" unless told; empty allowed
+        #expect(try Self.parseUnsigned([]).sourceQuerySeparator == "?")
+        #expect(try Self.parseUnsigned(["--source-url-query-separator", ""]).sourceQuerySeparator == "")
+        #expect(try Self.parseUnsigned(["--source-url-query-separator", "|"]).sourceQuerySeparator == "|")
+        for bad in ["/", "%", "a b", "123456789", "é"] {
+            #expect(throws: UsageError.self, "\(bad)") {
+                try Self.parseUnsigned(["--source-url-query-separator", bad])
+            }
+        }
         #expect(
             try Self.parseUnsigned(["--allowed-processing-options", "w, h,pr"]).allowedProcessingOptions == [
                 "w", "h", "pr",

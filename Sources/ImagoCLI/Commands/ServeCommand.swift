@@ -409,6 +409,11 @@ enum ServeCommand {
                     "Separate options' arguments with CHAR, e.g. ',' for rs,fill,300,200 (IMGPROXY_ARGUMENTS_SEPARATOR)."
             ),
             OptionSpec(
+                "--source-url-query-separator", value: "TEXT",
+                help:
+                    "Start the query of local: and object store sources (an S3 version) at TEXT (default ?; empty: ? is part of names; IMGPROXY_SOURCE_URL_QUERY_SEPARATOR)."
+            ),
+            OptionSpec(
                 "--base64-url-includes-filename",
                 help:
                     "Drop a file name after base64 sources: /SIG/OPTIONS/BASE64.EXT/NAME (IMGPROXY_BASE64_URL_INCLUDES_FILENAME)."
@@ -520,6 +525,8 @@ enum ServeCommand {
         var base64URLIncludesFilename = false
         /// `--arguments-separator`: what separates options' names and arguments, in URLs and presets.
         var argumentsSeparator = ProxyPath.defaultArgumentsSeparator
+        /// `--source-url-query-separator`: where the query of a `local:` or object store source starts.
+        var sourceQuerySeparator = "?"
         /// `--cookie-passthrough`, `--cookie-passthrough-all` and `--cookie-base-url`: which sources get the
         /// client's cookies, if any.
         var cookiePassthrough: CookiePassthrough?
@@ -674,6 +681,7 @@ enum ServeCommand {
         configuration.presets = options.presets
         configuration.base64URLIncludesFilename = options.base64URLIncludesFilename
         configuration.argumentsSeparator = options.argumentsSeparator
+        configuration.sourceQuerySeparator = options.sourceQuerySeparator
         configuration.cookiePassthrough = options.cookiePassthrough
         configuration.watermark = options.watermark
         configuration.fallbackImage = options.fallbackImage
@@ -1146,6 +1154,16 @@ enum ServeCommand {
                 )
             }
             options.argumentsSeparator = separator
+        }
+        if let text = args.value("--source-url-query-separator") {
+            guard text.count <= 8, !text.contains("/"), !text.contains("%"),
+                text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F })
+            else {
+                throw UsageError(
+                    "option '--source-url-query-separator': expected up to 8 printable ASCII characters other than / and %, or nothing, got '\(text)'"
+                )
+            }
+            options.sourceQuerySeparator = text
         }
         if !definitions.isEmpty {
             do {

@@ -142,6 +142,12 @@ extension ImageProxy {
         /// `,`, `/rs,fill,300,200/…`. ``presets`` keep their own (``PresetTable/argumentsSeparator``). A character
         /// ``ProxyPath/isArgumentsSeparator(_:)`` refuses makes every URL a 400. Default `:`.
         public var argumentsSeparator: Character
+        /// Where the query of a source that is not http or https starts (imgproxy's
+        /// `IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`): in `s3://bucket/key?VERSION` and `gs://bucket/object?GENERATION`
+        /// the version, and nothing for `local:` files and the other stores. Empty: none, so `?` is part of a key
+        /// or file name; another text (`|`) frees `?` for names while keeping versions. `#` is always the path's own
+        /// character, as imgproxy reads it. Default `?`.
+        public var sourceQuerySeparator: String
         /// Which sources get the client's `Cookie` header (imgproxy's `IMGPROXY_COOKIE_PASSTHROUGH`,
         /// `IMGPROXY_COOKIE_PASSTHROUGH_ALL` and `IMGPROXY_COOKIE_BASE_URL`): outputs made with cookies are never
         /// cached nor shared and are answered `Cache-Control: private`. Default `nil`: cookies are never sent.
@@ -326,6 +332,7 @@ extension ImageProxy {
             baseURL = ""
             base64URLIncludesFilename = false
             argumentsSeparator = ProxyPath.defaultArgumentsSeparator
+            sourceQuerySeparator = "?"
             cookiePassthrough = nil
             urlReplacements = []
             pathPrefix = ""

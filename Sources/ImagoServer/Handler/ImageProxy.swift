@@ -336,7 +336,7 @@ public final class ImageProxy: Sendable {
             objectStoreSchemes: Set(configuration.objectStores.map(\.scheme)),
             allowedOptions: configuration.allowedProcessingOptions,
             base64IncludesFilename: configuration.base64URLIncludesFilename,
-            argumentsSeparator: configuration.argumentsSeparator)
+            argumentsSeparator: configuration.argumentsSeparator, querySeparator: configuration.sourceQuerySeparator)
         if path.isUnsigned {
             guard configuration.allowsUnsigned else { throw .unsignedURL }
         } else if !configuration.trustedSignatures.contains(path.signature) {

@@ -41,7 +41,11 @@ public struct ProxyPath: Sendable, Hashable {
     /// for the browser's sake, which is dropped: `/{signature}/{options}/{base64}.{ext}/{name}`. With
     /// `argumentsSeparator` (imgproxy's `IMGPROXY_ARGUMENTS_SEPARATOR`; default `:`), options are written
     /// `name,arg,arg` for `,`, and so is the presets segment of `onlyPresets`; presets' own options are read with
-    /// their table's ``PresetTable/argumentsSeparator``.
+    /// their table's ``PresetTable/argumentsSeparator``. In a source that is not http or https (`local:`, the object
+    /// stores'; ``storeSourceURL(_:querySeparator:)``), `#` and `?` are the path's own characters, as imgproxy
+    /// reads them, but for the first `querySeparator` after the bucket (imgproxy's
+    /// `IMGPROXY_SOURCE_URL_QUERY_SEPARATOR`; default `?`; empty: none), which starts the query (an S3 version,
+    /// a GCS generation).
     ///
     /// - Throws: ``ProxyError`` with status 400 naming what is wrong, or 403 (``ProxyError/forbiddenOption(name:)``).
     public init(
@@ -49,7 +53,7 @@ public struct ProxyPath: Sendable, Hashable {
         baseURL: String = "", onlyPresets: Bool = false, allowsLocal: Bool = false,
         objectStoreSchemes: Set<String> = [],
         allowedOptions: Set<String>? = nil, base64IncludesFilename: Bool = false,
-        argumentsSeparator: Character = defaultArgumentsSeparator
+        argumentsSeparator: Character = defaultArgumentsSeparator, querySeparator: String = "?"
     ) throws(ProxyError) {
         guard Self.isArgumentsSeparator(argumentsSeparator) else {
             throw .malformedURL("'\(argumentsSeparator)' cannot separate arguments")
@@ -100,7 +104,9 @@ public struct ProxyPath: Sendable, Hashable {
         if let format = parsedSource.format, options.format == nil { options.format = format }
         let replaced = replacements.applied(to: parsedSource.url)
         let absolute = baseURL.isEmpty || replaced.hasPrefix(baseURL) ? replaced : baseURL + replaced
-        guard let url = URL(string: absolute), let scheme = url.scheme?.lowercased() else {
+        guard let url = Self.storeSourceURL(absolute, querySeparator: querySeparator) ?? URL(string: absolute),
+            let scheme = url.scheme?.lowercased()
+        else {
             throw .invalidSource("expected an absolute http or https URL")
         }
         if scheme == "local" {
@@ -125,6 +131,37 @@ public struct ProxyPath: Sendable, Hashable {
         source = url
         self.options = options
         hintedFieldsSet = fields
+    }
+
+    /// `text` as a URL when it is a source of another scheme than http and https (`s3://bucket/key`,
+    /// `local:///path`): every `#` and `?` after `scheme://` is the path's own character, as imgproxy reads them
+    /// (escaped in the URL, so ``URL/path(percentEncoded:)`` gives it back), except the first `querySeparator`
+    /// after the host (none when empty), where the query starts. A `%XX` stays an escape, as in any URL: a key's
+    /// own `%` may be written `%25`. `nil` for http and https sources, text without a scheme, or what is not a URL
+    /// even so.
+    ///
+    /// ```swift
+    /// ProxyPath.storeSourceURL("s3://b/cat#1.jpg?v2", querySeparator: "?")  // path "/cat#1.jpg", query "v2"
+    /// ProxyPath.storeSourceURL("s3://b/a?b.jpg", querySeparator: "")       // path "/a?b.jpg", no query
+    /// ```
+    public static func storeSourceURL(_ text: String, querySeparator: String) -> URL? {
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let scheme = text[..<schemeEnd.lowerBound].lowercased()
+        guard !scheme.isEmpty, scheme != "http", scheme != "https" else { return nil }
+        let rest = text[schemeEnd.upperBound...]
+        let hostEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        func escaped(_ part: Substring) -> String {
+            part.replacingOccurrences(of: "#", with: "%23").replacingOccurrences(of: "?", with: "%3F")
+        }
+        var path = rest[hostEnd...]
+        var query: Substring?
+        if !querySeparator.isEmpty, let cut = path.range(of: querySeparator) {
+            query = path[cut.upperBound...]
+            path = path[..<cut.lowerBound]
+        }
+        var url = text[..<schemeEnd.upperBound] + escaped(rest[..<hostEnd]) + escaped(path)
+        if let query { url += "?" + escaped(query) }
+        return URL(string: url)
     }
 
     /// imgproxy's default separator of an option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`): `:`.
