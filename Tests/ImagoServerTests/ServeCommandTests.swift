@@ -384,6 +384,51 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try format("none") }
     }
 
+    /// imgproxy's `IMGPROXY_LOG_LEVEL`: records below the level are not written; each JSON line says its level.
+    @Test(.timeLimit(.minutes(1)))
+    func theLogLevelLeavesOutLesserRecords() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var linesByLevel: [String: [Substring]] = [:]
+        for level in ["info", "warn", "error"] {
+            let serve = try await InProcessServe.start([
+                "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path,
+                "--log-level", level, "--timeout", "5",
+            ])
+            let client = TestHTTPClient()
+            let base = "http://127.0.0.1:\(serve.port)/_/rs:fit:32:32/plain/"
+            #expect(try await client.send(URL(string: base + origin.url(for: "/a.jpg").absoluteString)!).status == 200)
+            #expect(
+                try await client.send(URL(string: base + origin.url(for: "/none.jpg").absoluteString)!).status == 404)
+            // An origin that refuses connections: 502
+            #expect(try await client.send(URL(string: base + "http://127.0.0.1:9/a.jpg")!).status == 502)
+            #expect(await serve.stop() == 0)
+            linesByLevel[level] = serve.output.stdout.split(separator: "\n")
+        }
+        func statuses(_ level: String) -> [String] {
+            (linesByLevel[level] ?? []).compactMap { line in
+                ["200", "404", "502"].first { line.contains("\"status\":\($0)") }
+            }
+        }
+        #expect(statuses("info") == ["200", "404", "502"])
+        #expect(statuses("warn") == ["404", "502"])
+        #expect(statuses("error") == ["502"])
+        let info = linesByLevel["info"] ?? []
+        #expect(info.count == 3 && info[0].contains("\"level\":\"info\""))
+        #expect(info[1].contains("\"level\":\"warn\"") && info[2].contains("\"level\":\"error\""))
+        func level(_ text: String) throws -> AccessLogRecord.Level {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned", "--log-level", text], options: ServeCommand.command.options),
+                environment: [:]
+            ).logLevel
+        }
+        #expect(try level("debug") == .debug && level("warning") == .warn)
+        #expect(throws: UsageError.self) { try level("fatal") }
+    }
+
     @Test func mallocTrimIsOffUnlessAsked() throws {
         func interval(_ extra: [String]) throws -> Int? {
             try ServeCommand.parse(

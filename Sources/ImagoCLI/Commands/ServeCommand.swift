@@ -121,6 +121,11 @@ enum ServeCommand {
                 help: "The cache directory (default $XDG_CACHE_HOME/imago/serve, else ~/.cache/imago/serve)."),
             OptionSpec(
                 "--log-format", value: "FORMAT", help: "Access log lines as json (default), text, or off for none."),
+            OptionSpec(
+                "--log-level", value: "LEVEL",
+                help:
+                    "Write access log lines of LEVEL and above: debug, info (default), warn (4xx and 5xx), error (5xx) (IMGPROXY_LOG_LEVEL)."
+            ),
             OptionSpec("--max-pixels", value: "N", help: "Refuse sources over N pixels with 422 (default 50000000)."),
             OptionSpec(
                 "--max-animation-frames", value: "N",
@@ -468,6 +473,8 @@ enum ServeCommand {
         var svgTimeout = 10
         var cacheDirectory: URL
         var logFormat = LogFormat.json
+        /// `--log-level`: the least level of access log records written.
+        var logLevel = AccessLogRecord.Level.info
         var pixelLimit = 50_000_000
         /// `--max-animation-frames`: the most frames of an animation kept (1: its first frame only).
         var maxAnimationFrames = 1
@@ -747,8 +754,12 @@ enum ServeCommand {
             configuration.encoders.register(JPEGXLEncoder(effort: options.jxlEffort))
         }
         switch options.logFormat {
-        case .json: configuration.accessLog = { record in console.print(record.jsonLine) }
-        case .text: configuration.accessLog = { record in console.print(record.textLine) }
+        case .json, .text:
+            let (json, least) = (options.logFormat == .json, options.logLevel)
+            configuration.accessLog = { record in
+                guard record.level >= least else { return }
+                console.print(json ? record.jsonLine : record.textLine)
+            }
         case .off: configuration.accessLog = nil
         }
         let proxy = ImageProxy(configuration: configuration)
@@ -1397,6 +1408,12 @@ enum ServeCommand {
             throw UsageError("option '--log-format' expects json, text or off (got '\(format)')")
         }
         options.logFormat = logFormat
+        if let text = args.value("--log-level") {
+            guard let level = AccessLogRecord.Level(rawValue: text == "warning" ? "warn" : text) else {
+                throw UsageError("option '--log-level' expects debug, info, warn or error (got '\(text)')")
+            }
+            options.logLevel = level
+        }
         options.network = try NetworkOptions(parsing: args)
         options.redis = try RedisOptions(parsing: args)
         return options

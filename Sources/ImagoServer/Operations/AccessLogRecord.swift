@@ -42,6 +42,22 @@ public struct RenderStages: Sendable, Hashable, Encodable {
 
 /// One line of the access log: a request, its answer and its cost, the source URL redacted.
 public struct AccessLogRecord: Sendable, Hashable, Encodable {
+    /// How much a record matters to an operator, least first (imgproxy's `IMGPROXY_LOG_LEVEL` names).
+    public enum Level: String, Sendable, Hashable, CaseIterable, Comparable, Encodable {
+        /// Detail for debugging (no record is this low today; the level shows everything).
+        case debug
+        /// A request answered (a status below 400).
+        case info
+        /// A request refused for the client's fault or a source's absence (4xx).
+        case warn
+        /// A request that failed on the server or at the origin (5xx).
+        case error
+
+        public static func < (a: Level, b: Level) -> Bool {
+            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+        }
+    }
+
     /// When the request finished (ISO 8601).
     public var time: String
     /// The HTTP method.
@@ -66,10 +82,35 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
     /// cache, joined to another request's render, or refused before rendering).
     public var stages: RenderStages?
 
+    /// The record's level by its status, as imgproxy's: ``Level-swift.enum/error`` for 5xx,
+    /// ``Level-swift.enum/warn`` for 4xx, else ``Level-swift.enum/info``. Written to the JSON line as `level`.
+    public var level: Level { status >= 500 ? .error : status >= 400 ? .warn : .info }
+
+    private enum CodingKeys: String, CodingKey {
+        case time, level, method, route, source, options, status, bytes, ms, cache, error, stages
+    }
+
+    /// Encodes the stored properties (the optional ones when present) and ``level``.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(time, forKey: .time)
+        try container.encode(level, forKey: .level)
+        try container.encode(method, forKey: .method)
+        try container.encode(route, forKey: .route)
+        try container.encodeIfPresent(source, forKey: .source)
+        try container.encodeIfPresent(options, forKey: .options)
+        try container.encode(status, forKey: .status)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encode(ms, forKey: .ms)
+        try container.encodeIfPresent(cache, forKey: .cache)
+        try container.encodeIfPresent(error, forKey: .error)
+        try container.encodeIfPresent(stages, forKey: .stages)
+    }
+
     /// `duration` in milliseconds, to 0.1 ms: the unit of ``ms`` and of every stage.
     static func milliseconds(_ duration: Duration) -> Double { (duration.timeInterval * 10_000).rounded() / 10 }
 
-    /// The record as one JSON object on one line.
+    /// The record as one JSON object on one line, its keys sorted, ``level`` among them.
     public var jsonLine: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
