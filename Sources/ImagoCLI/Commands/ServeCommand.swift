@@ -117,6 +117,11 @@ enum ServeCommand {
                     "Stop drawing an SVG source after SECONDS and answer 422 (default 10; librsvg cannot be interrupted, "
                     + "so it draws in a child process)."),
             OptionSpec(
+                "--env-file", value: "FILE",
+                help:
+                    "Read environment variables (IMAGO_ options, cloud credentials) from a .env FILE, over the process's (IMGPROXY_ENV_LOCAL_FILE_PATH)."
+            ),
+            OptionSpec(
                 "--cache-dir", value: "DIR",
                 help: "The cache directory (default $XDG_CACHE_HOME/imago/serve, else ~/.cache/imago/serve)."),
             OptionSpec(
@@ -997,8 +1002,25 @@ enum ServeCommand {
         }
     }
 
+    /// `environment` with the variables of `--env-file` (or `IMAGO_ENV_FILE`) over it, as imgproxy's
+    /// `IMGPROXY_ENV_LOCAL_FILE_PATH` sets them over the process's; `environment` itself without one.
+    static func environment(_ args: ParsedArguments, over environment: [String: String]) throws -> [String: String] {
+        guard let path = args.value("--env-file") ?? environment["IMAGO_ENV_FILE"].flatMap({ $0.isEmpty ? nil : $0 })
+        else { return environment }
+        let file: EnvironmentFile
+        do {
+            file = try EnvironmentFile(contentsOf: URL(fileURLWithPath: path), environment: environment)
+        } catch let error as EnvironmentFile.Error {
+            throw UsageError("option '--env-file': \(path), \(error)")
+        } catch {
+            throw UsageError("option '--env-file': cannot read \(path) (\(error.localizedDescription))")
+        }
+        return environment.merging(file.values) { $1 }
+    }
+
     /// Checks the arguments.
-    static func parse(_ given: ParsedArguments, environment: [String: String]) throws -> Options {
+    static func parse(_ given: ParsedArguments, environment processEnvironment: [String: String]) throws -> Options {
+        let environment = try environment(given, over: processEnvironment)
         let args = try given.fillingIn(from: environment, prefix: "IMAGO_", options: command.options)
         var options = Options(
             cacheDirectory: args.value("--cache-dir").map { URL(fileURLWithPath: $0) }
