@@ -50,12 +50,24 @@ static inline void imago_tiff_quiet(TIFFOpenOptions *opts, char *message) {
     TIFFOpenOptionsSetWarningHandlerExtR(opts, imago_tiff_ignore_warning, NULL);
 }
 
-// TIFFTAG_ICCPROFILE gives a count and a pointer into the handle's own copy (valid until TIFFClose).
-static inline int imago_tiff_get_icc_profile(TIFF *tif, uint32_t *count, const void **data) {
-    return TIFFGetField(tif, TIFFTAG_ICCPROFILE, count, data);
+// Byte-array tags with a 32-bit count (TIFFTAG_ICCPROFILE, TIFFTAG_XMLPACKET, TIFFTAG_PHOTOSHOP; for
+// TIFFTAG_RICHTIFFIPTC the count is of 32-bit words): a count and a pointer into the handle's own copy (valid
+// until TIFFClose).
+static inline int imago_tiff_get_bytes(TIFF *tif, uint32_t tag, uint32_t *count, const void **data) {
+    return TIFFGetField(tif, tag, count, data);
 }
 
-// TIFFTAG_ICCPROFILE takes a count and a pointer.
-static inline int imago_tiff_set_icc_profile(TIFF *tif, uint32_t count, const void *data) {
-    return TIFFSetField(tif, TIFFTAG_ICCPROFILE, count, data);
+// The same tags take a count and a pointer.
+static inline int imago_tiff_set_bytes(TIFF *tif, uint32_t tag, uint32_t count, const void *data) {
+    return TIFFSetField(tif, tag, count, data);
+}
+
+// ASCII tags (TIFFTAG_ARTIST, TIFFTAG_COPYRIGHT…): a pointer to the handle's NUL-terminated copy.
+static inline int imago_tiff_get_string(TIFF *tif, uint32_t tag, const char **value) {
+    return TIFFGetField(tif, tag, value);
+}
+
+// ASCII tags take a NUL-terminated string, copied by libtiff.
+static inline int imago_tiff_set_string(TIFF *tif, uint32_t tag, const char *value) {
+    return TIFFSetField(tif, tag, value);
 }

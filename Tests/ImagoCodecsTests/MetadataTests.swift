@@ -32,7 +32,7 @@ import Testing
         #expect(try JPEGDecoder().decode(jpeg, options: DecodingOptions()).metadata == nil)
     }
 
-    @Test(arguments: [ImageFormat.jpeg, .png, .webp, .avif, .heic])
+    @Test(arguments: [ImageFormat.jpeg, .png, .webp, .avif, .heic, .jpegXL])
     func blocksAreWrittenAndReadBackByteForByte(format: ImageFormat) throws {
         if format == .heic, !HEICEncoder.isAvailable { return }  // libheif without an HEVC encoder writes no HEIC
         // Orientation 1: the decoders apply an EXIF orientation, and the pixels are compared below
@@ -46,6 +46,17 @@ import Testing
         #expect(decoded.metadata?.iptc == (format == .jpeg ? given.iptc : nil))
         // The pixels are untouched by the blocks beside them (the lossless formats give them back)
         if format == .png { #expect(decoded.image.bytes == (try Self.image()).bytes) }
+        if format == .jpegXL {
+            // A container with the two boxes beside the codestream, EXIF after a zero offset
+            let boxes = Self.jpegXLBoxes(encoded)
+            #expect(boxes.map(\.type).starts(with: ["JXL ", "ftyp"]))
+            #expect(boxes.contains { $0.type == "jxlc" || $0.type == "jxlp" })
+            #expect(boxes.first { $0.type == "Exif" }?.contents == Data([0, 0, 0, 0]) + (given.exif ?? Data()))
+            #expect(boxes.first { $0.type == "xml " }?.contents == given.xmp)
+            // Without metadata, still a bare codestream
+            let bare = try JPEGXLEncoder().encode(try Self.image(), options: EncodingOptions())
+            #expect(bare.starts(with: [0xFF, 0x0A]))
+        }
         if format == .avif {
             // libavif itself sees them as the file's metadata items
             let decoder = try #require(avifDecoderCreate())
@@ -58,6 +69,52 @@ import Testing
             let image = try #require(decoder.pointee.image)
             #expect(Data(bytes: image.pointee.exif.data, count: image.pointee.exif.size) == given.exif)
         }
+    }
+
+    /// The top-level boxes of a JPEG XL container, by an independent walk of ISO BMFF's box headers.
+    static func jpegXLBoxes(_ data: Data) -> [(type: String, contents: Data)] {
+        let bytes = [UInt8](data)
+        var boxes: [(String, Data)] = []
+        var at = 0
+        while at + 8 <= bytes.count {
+            var size = Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+            var header = 8
+            if size == 1, at + 16 <= bytes.count {
+                size = bytes[(at + 8)..<(at + 16)].reduce(0) { $0 << 8 | Int($1) }
+                header = 16
+            } else if size == 0 {
+                size = bytes.count - at
+            }
+            guard size >= header, at + size <= bytes.count else { break }
+            boxes.append(
+                (
+                    String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self),
+                    Data(bytes[(at + header)..<(at + size)])
+                ))
+            at += size
+        }
+        return boxes
+    }
+
+    /// Real JPEG XL files from the conformance set: their `Exif` and `xml ` boxes, as an independent walk finds
+    /// them; a bare codestream has none.
+    @Test(arguments: ["conformance-bench_oriented_brg.jxl", "conformance-patches_lossless.jxl"])
+    func aRealJPEGXLsBoxesAreRead(_ name: String) throws {
+        let data = try corpusData("jxl/" + name)
+        let metadata = try #require(try JPEGXLDecoder().decode(data, options: Self.readingMetadata).metadata)
+        let boxes = Self.jpegXLBoxes(data)
+        let exifBox = try #require(boxes.first { $0.type == "Exif" }?.contents)
+        #expect(metadata.exif.map { ExifEditing.hasTIFFHeader($0) } == true)
+        #expect(metadata.exif == JPEGXLMetadata.exif(fromBox: exifBox))
+        #expect(metadata.exif.map { exifBox.count - 4 >= $0.count } == true)
+        #expect(metadata.xmp == boxes.first { $0.type == "xml " }?.contents)
+        #expect(try JPEGXLDecoder().decode(data, options: DecodingOptions()).metadata == nil)
+        let bare = try corpusData("jxl/gen-kodim03-lossless.jxl")
+        #expect(try JPEGXLDecoder().decode(bare, options: Self.readingMetadata).metadata == nil)
+        // The offset is honoured, and one past the end refused
+        let tiff = Data("MM\0*".utf8) + Data([0, 0, 0, 8])
+        #expect(JPEGXLMetadata.exif(fromBox: Data([0, 0, 0, 2, 9, 9]) + tiff) == tiff)
+        #expect(JPEGXLMetadata.exif(fromBox: Data([0, 0, 1, 0]) + tiff) == nil)
     }
 
     @Test func anAVIFWhoseEXIFItemIsBrokenStillDecodes() throws {

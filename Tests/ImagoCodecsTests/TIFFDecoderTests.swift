@@ -2,6 +2,7 @@ import CTIFF
 import Foundation
 import ImagoCodecs
 import ImagoCore
+import ImagoTesting
 import Testing
 
 /// TIFFDecoder on files written here with libtiff itself: exact pixels for 8-bit RGB(A), 16-bit grey reduced
@@ -19,6 +20,9 @@ import Testing
         var orientation: Int = 1
         var compression: Int32 = COMPRESSION_LZW
         var iccProfile: Data?
+        /// Text tags (TIFFTAG_ARTIST…) and array tags (TIFFTAG_XMLPACKET…), counted in the tag's own values.
+        var strings: [UInt32: String] = [:]
+        var blobs: [UInt32: Data] = [:]
         var samples: [UInt16]
     }
 
@@ -39,7 +43,15 @@ import Testing
             _ = imago_tiff_set_uint32(file, UInt32(TIFFTAG_ROWSPERSTRIP), 4)
             if var extra = page.extraSample { _ = imago_tiff_set_extra_samples(file, 1, &extra) }
             if let icc = page.iccProfile {
-                _ = icc.withUnsafeBytes { imago_tiff_set_icc_profile(file, UInt32(icc.count), $0.baseAddress) }
+                _ = icc.withUnsafeBytes {
+                    imago_tiff_set_bytes(file, UInt32(TIFFTAG_ICCPROFILE), UInt32(icc.count), $0.baseAddress)
+                }
+            }
+            for (tag, text) in page.strings { _ = imago_tiff_set_string(file, tag, text) }
+            for (tag, blob) in page.blobs {
+                let width = max(1, Int(TIFFDataWidth(TIFFFieldDataType(TIFFFieldWithTag(file, tag)))))
+                let count = blob.count / width
+                _ = blob.withUnsafeBytes { imago_tiff_set_bytes(file, tag, UInt32(count), $0.baseAddress) }
             }
             let rowSamples = page.width * page.samplesPerPixel
             for y in 0..<page.height {
@@ -203,5 +215,73 @@ import Testing
     @Test func theDefaultRegistrySniffsTIFF() throws {
         let data = try Self.tiff([Self.distinctRGB()])
         #expect(try ImageDecoderRegistry(ImagoCodecs.decoders).decode(data).format == .tiff)
+    }
+
+    /// Metadata libtiff itself wrote: XMP, bare IPTC-IIM (as a Photoshop block) and IFD0's text tags as EXIF.
+    @Test func metadataWrittenByLibtiffIsRead() throws {
+        var page = Self.distinctRGB()
+        page.strings = [
+            UInt32(TIFFTAG_ARTIST): MetadataFixture.artist, UInt32(TIFFTAG_COPYRIGHT): MetadataFixture.copyright,
+            UInt32(TIFFTAG_MAKE): "Canon",
+        ]
+        let iim = Data([0x1C, 0x02, 0x74, 0x00, 0x04]) + Data("(c)X".utf8) + Data([0, 0, 0])  // 2:116, 3 pad bytes
+        page.blobs = [UInt32(TIFFTAG_XMLPACKET): MetadataFixture.xmp, UInt32(TIFFTAG_RICHTIFFIPTC): iim]
+        var options = DecodingOptions()
+        options.readsMetadata = true
+        let metadata = try #require(try TIFFDecoder().decode(try Self.tiff([page]), options: options).metadata)
+        #expect(metadata.xmp == MetadataFixture.xmp)
+        #expect(
+            metadata.iptc == Data("8BIM".utf8) + Data([4, 4, 0, 0, 0, 0, 0, 12]) + iim,
+            "\(Array(metadata.iptc ?? Data()))")
+        let exif = try #require(metadata.exif)
+        let strings: [UInt16: String] = exif.withUnsafeBytes { raw in
+            let entries = ExifReader.ifd0(inRawBytes: raw)?.entries ?? []
+            return Dictionary(
+                uniqueKeysWithValues: entries.compactMap { entry in
+                    ExifReader.byteValue(of: entry, inRawBytes: raw).map {
+                        (entry.tag, String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self))
+                    }
+                })
+        }
+        #expect(strings == [0x010F: "Canon", 0x013B: MetadataFixture.artist, 0x8298: MetadataFixture.copyright])
+        // Not asked for, not read; a file without any has none
+        #expect(try TIFFDecoder().decode(try Self.tiff([page]), options: DecodingOptions()).metadata == nil)
+        #expect(try TIFFDecoder().decode(try Self.tiff([Self.distinctRGB()]), options: options).metadata == nil)
+    }
+
+    /// The encoder's metadata, read back by libtiff's own tag getters.
+    @Test func theEncoderWritesXMPIPTCAndTheEXIFTextTags() throws {
+        var image = try PixelBuffer(width: 4, height: 3)
+        image[pixel: 1, 1] = RGBA(r: 200, g: 10, b: 10)
+        let given = MetadataFixture.metadata()
+        let data = try TIFFEncoder().encode(image, options: EncodingOptions(metadata: given))
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("imago-tiff-\(UUID().uuidString).tif")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try data.write(to: url)
+        let file = try #require(TIFFOpen(url.path, "r"))
+        defer { TIFFClose(file) }
+        func text(_ tag: Int32) -> String? {
+            var value: UnsafePointer<CChar>?
+            return imago_tiff_get_string(file, UInt32(tag), &value) != 0 ? value.map { String(cString: $0) } : nil
+        }
+        func blob(_ tag: Int32) -> Data? {
+            var count: UInt32 = 0
+            var pointer: UnsafeRawPointer?
+            guard imago_tiff_get_bytes(file, UInt32(tag), &count, &pointer) != 0, let pointer else { return nil }
+            return Data(bytes: pointer, count: Int(count))
+        }
+        #expect(text(TIFFTAG_ARTIST) == MetadataFixture.artist && text(TIFFTAG_COPYRIGHT) == MetadataFixture.copyright)
+        #expect(text(TIFFTAG_MAKE) == "Canon")
+        #expect(blob(TIFFTAG_XMLPACKET) == given.xmp && blob(TIFFTAG_PHOTOSHOP) == given.iptc)
+        // The page stays upright whatever the EXIF orientation said
+        var orientation: UInt16 = 0
+        #expect(imago_tiff_get_uint16(file, UInt32(TIFFTAG_ORIENTATION), &orientation) != 0 && orientation == 1)
+        // And the decoder gives the blocks back (EXIF as its text tags)
+        var options = DecodingOptions()
+        options.readsMetadata = true
+        let again = try #require(try TIFFDecoder().decode(data, options: options).metadata)
+        #expect(again.xmp == given.xmp && again.iptc == given.iptc)
+        #expect(ImageMetadata(exif: again.exif).copyrightOnly == ImageMetadata(exif: given.exif).copyrightOnly)
+        #expect(ImageMetadata(exif: again.exif).copyrightOnly != nil)
     }
 }

@@ -8,7 +8,7 @@ import Testing
 
 /// `strip_metadata`, `keep_copyright` (imgproxy's: stripped but for the copyright by default), `--keep-metadata` and
 /// `--strip-copyright`, each output read by an independent parser (Python's standard library walking JPEG segments,
-/// PNG chunks and RIFF chunks, and the EXIF directory).
+/// PNG chunks, RIFF chunks, JPEG XL boxes and TIFF tags, and the EXIF directory).
 @Suite("ImageProxy: metadata kept, stripped, or kept to the copyright")
 struct ImageProxyMetadataTests {
     /// What Python finds in `data`: IFD0's tags (ASCII values as text, SHORTs as numbers), the XMP text and the IPTC
@@ -74,6 +74,27 @@ struct ImageProxyMetadataTests {
                     if kind == b"EXIF": found["exif"] = ifd0(body)
                     if kind == b"XMP ": found["xmp"] = body.decode()
                     i += 8 + size + (size & 1)
+            elif data[:12] == b"\0\0\0\x0cJXL \r\n\x87\n":
+                i = 0
+                while i + 8 <= len(data):
+                    size, kind = struct.unpack(">I4s", data[i:i + 8]); header = 8
+                    if size == 1: (size,) = struct.unpack(">Q", data[i + 8:i + 16]); header = 16
+                    if size == 0: size = len(data) - i
+                    body = data[i + header:i + size]
+                    if kind == b"Exif": found["exif"] = ifd0(body[4 + struct.unpack(">I", body[:4])[0]:])
+                    if kind == b"xml ": found["xmp"] = body.decode()
+                    i += size
+            elif data[:4] in (b"II*\0", b"MM\0*"):
+                end = "<" if data[:2] == b"II" else ">"
+                found["exif"] = {k: v for k, v in ifd0(data).items() if isinstance(v, str)}
+                (offset,) = struct.unpack(end + "I", data[4:8])
+                (count,) = struct.unpack(end + "H", data[offset:offset + 2])
+                for n in range(count):
+                    e = offset + 2 + 12 * n
+                    tag, kind, length = struct.unpack(end + "HHI", data[e:e + 8])
+                    at = e + 8 if length <= 4 else struct.unpack(end + "I", data[e + 8:e + 12])[0]
+                    if tag == 700: found["xmp"] = data[at:at + length].decode()
+                    if tag == 34377: found["iptc"] = data[at:at + length].decode("latin-1")
             print(json.dumps(found))
             """#
         let (status, output) = try python(script, arguments: [], input: data)
@@ -100,7 +121,7 @@ struct ImageProxyMetadataTests {
     @Test(.timeLimit(.minutes(1)))
     func byDefaultOnlyTheCopyrightIsKeptInEveryFormatThatCarriesIt() async throws {
         let fixture = try Self.fixture()
-        for format in ["jpg", "png", "webp"] {
+        for format in ["jpg", "png", "webp", "jxl", "tiff"] {
             let response = await fixture.get(fixture.path("w:20/f:\(format)", "/meta.jpg"))
             #expect(response.status == 200, "\(errorMessage(response))")
             let found = try Self.read(response.body)
@@ -108,8 +129,8 @@ struct ImageProxyMetadataTests {
             let xmp = try #require(found.xmp, "\(format)")
             #expect(xmp.contains(MetadataFixture.copyright) && xmp.contains("dc:creator"), "\(format)")
             #expect(!xmp.contains("Lisbon") && !xmp.contains("harbour"), "\(format)")
-            if format == "jpg" {
-                let iptc = try #require(found.iptc)
+            if format == "jpg" || format == "tiff" {
+                let iptc = try #require(found.iptc, "\(format)")
                 #expect(iptc.contains(MetadataFixture.copyright) && !iptc.contains("harbour"))
             }
         }

@@ -23,6 +23,8 @@ import ImagoCore
 ///   as long as the container.
 /// - libjxl cannot scale while decoding: with ``DecodingOptions/targetSize`` the full-size frame is decoded and
 ///   then downsampled.
+/// - With ``DecodingOptions/readsMetadata``, the `Exif` and `xml ` boxes of a container file fill
+///   ``ImageContainer/metadata`` (a second, box-only pass of libjxl; Brotli-compressed boxes too).
 /// - Truncated data throws ``CodecError/truncated(format:)``; with ``DecodingOptions/allowsPartialData`` the
 ///   complete frames of an animation, or what libjxl can render of a still, come back as a preview.
 ///
@@ -49,7 +51,9 @@ public struct JPEGXLDecoder: ImageDecoding {
     /// - Throws: ``CodecError``: `.empty`, `.corrupt`, `.truncated`, `.tooManyPixels`, `.tooManyFrames`,
     ///   `.animationTooLarge`, `.animationTooMuchWork`.
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
-        try ColorManagement.applying(decodeWithColour(data, options: options), options: options)
+        var container = try ColorManagement.applying(decodeWithColour(data, options: options), options: options)
+        if options.readsMetadata { container.metadata = JPEGXLMetadata.read(data) }
+        return container
     }
 
     /// Decodes `data` and also returns what libjxl said about the colour of the samples (for colour management).

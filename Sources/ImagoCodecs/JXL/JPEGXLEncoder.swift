@@ -20,6 +20,8 @@ import ImagoCore
 ///   distance); decoding gives the samples in that space with that profile, like the JPEG, PNG, WebP and AVIF
 ///   encoders' files. A profile libjxl refuses (wrong colour space for the pixels, unparsable) is dropped and
 ///   the file is tagged sRGB. Without a profile the file is tagged sRGB.
+/// - ``EncodingOptions/metadata``: EXIF and XMP as `Exif` and `xml ` boxes (the file is then a container; JPEG XL
+///   has no place for IPTC).
 ///
 /// Thread-safe: the encoder has no state; each call uses its own libjxl encoder and thread pool.
 ///
@@ -88,6 +90,8 @@ public struct JPEGXLEncoder: ImageEncoding {
         // files are encoded in the profile's own space too (VarDCT without XYB, somewhat larger).
         let profile = options.colorProfile.flatMap { $0.data.isEmpty ? nil : $0.data }
         info.uses_original_profile = options.isLossless || profile != nil ? 1 : 0
+        // (libjxl 0.7 writes the boxes after the codestream box, which the format allows.)
+        try JPEGXLMetadata.add(options.metadata?.bounded, to: encoder)
         try check(JxlEncoderSetBasicInfo(encoder, &info), encoder)
         let keptProfile =
             profile.map { data in

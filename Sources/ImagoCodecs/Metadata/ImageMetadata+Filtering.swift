@@ -43,8 +43,15 @@ enum ExifEditing {
                     let value = ExifReader.byteValue(of: entry, inRawBytes: raw)
                 else { return nil }
                 return (Int(entry.tag), [UInt8](value))
-            }.sorted { $0.tag < $1.tag }
+            }
         }
+        return ifd0Block(kept)
+    }
+
+    /// A minimal little-endian EXIF block whose IFD0 holds `strings` (ASCII values, each with its NUL), in tag
+    /// order; `nil` for none.
+    static func ifd0Block(_ strings: [(tag: Int, value: [UInt8])]) -> Data? {
+        let kept = strings.sorted { $0.tag < $1.tag }
         guard !kept.isEmpty else { return nil }
         func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
         func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16 & 0xFFFF) }

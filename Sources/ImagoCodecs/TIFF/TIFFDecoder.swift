@@ -16,6 +16,9 @@ import ImagoCore
 /// - ``DecodingOptions/targetSize``: decoded full size, then downsampled to fit. Further pages are ignored.
 /// - Colour: an `ICCProfile` tag is applied by ``DecodingOptions/colorPolicy`` as the other decoders do
 ///   (converted to sRGB by default; kept as ``ImageContainer/colorProfile`` under ``ColorPolicy/keep``).
+/// - With ``DecodingOptions/readsMetadata``, ``ImageContainer/metadata`` holds the `XMLPacket` (XMP), the
+///   `Photoshop` or `RichTIFFIPTC` block (IPTC) and the text tags of the first directory as EXIF
+///   (``TIFFMetadata``).
 /// - A damaged or truncated strip fails with ``CodecError/corrupt(format:reason:)`` (``DecodingOptions/
 ///   allowsPartialData`` is not supported).
 ///
@@ -112,6 +115,7 @@ public struct TIFFDecoder: ImageDecoding {
                 ? PixelSize(width: Int(height), height: Int(width)) : PixelSize(width: Int(width), height: Int(height)),
             bitDepth: Int(bitsPerSample))
         ColorManagement.apply(Self.iccProfile(of: tiff).map(ColorSource.icc), to: &container, options: options)
+        if options.readsMetadata { container.metadata = TIFFMetadata.read(tiff) }
         return container
     }
 
@@ -119,7 +123,7 @@ public struct TIFFDecoder: ImageDecoding {
     private static func iccProfile(of tiff: OpaquePointer) -> Data? {
         var count: UInt32 = 0
         var bytes: UnsafeRawPointer?
-        guard imago_tiff_get_icc_profile(tiff, &count, &bytes) != 0, let bytes, count > 0,
+        guard imago_tiff_get_bytes(tiff, UInt32(TIFFTAG_ICCPROFILE), &count, &bytes) != 0, let bytes, count > 0,
             Int(count) <= ColorManagement.maximumProfileSize
         else { return nil }
         return Data(bytes: bytes, count: Int(count))

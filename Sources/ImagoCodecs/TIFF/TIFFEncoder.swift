@@ -9,6 +9,8 @@ import ImagoCore
 /// - Lossless LZW with horizontal differencing, which every TIFF reader supports and which keeps photos a good
 ///   deal smaller than imgproxy's uncompressed TIFFs; strips of libtiff's default size.
 /// - ``EncodingOptions/colorProfile`` is embedded (`ICCProfile` tag); ``EncodingOptions/quality`` does not apply.
+/// - ``EncodingOptions/metadata``: XMP as `XMLPacket`, IPTC as `Photoshop`, and the EXIF block's IFD0 text tags
+///   (artist, copyright, description, camera, software, date) as the page's own (``TIFFMetadata``).
 /// - libtiff's errors and warnings go to per-handle handlers, never to stderr.
 ///
 /// Thread-safe: the encoder has no state; each call opens its own libtiff handle.
@@ -55,8 +57,11 @@ public struct TIFFEncoder: ImageEncoding {
                 _ = imago_tiff_set_extra_samples(tiff, 1, &unassociated)
             }
             if let profile = options.colorProfile?.data, !profile.isEmpty {
-                _ = profile.withUnsafeBytes { imago_tiff_set_icc_profile(tiff, UInt32($0.count), $0.baseAddress) }
+                _ = profile.withUnsafeBytes {
+                    imago_tiff_set_bytes(tiff, UInt32(TIFFTAG_ICCPROFILE), UInt32($0.count), $0.baseAddress)
+                }
             }
+            if let metadata = options.metadata?.bounded { TIFFMetadata.write(metadata, to: tiff) }
             _ = imago_tiff_set_uint32(tiff, UInt32(TIFFTAG_ROWSPERSTRIP), TIFFDefaultStripSize(tiff, 0))
             var row = [UInt8](repeating: 0, count: straight.width * samples)
             for y in 0..<straight.height {

@@ -70,8 +70,9 @@ public struct DecodingOptions: Sendable, Hashable {
     /// What to do with an embedded colour profile: convert to sRGB, keep it, or ignore it. Default
     /// ``ColorPolicy/convertToSRGB``.
     public var colorPolicy: ColorPolicy = .convertToSRGB
-    /// Whether the file's EXIF, XMP and IPTC blocks are kept in ``ImageContainer/metadata`` (JPEG, PNG, WebP, AVIF and HEIC
-    /// decoders read them; each block at most ``ImageMetadata/maximumBlockLength``). Default `false`.
+    /// Whether the file's EXIF, XMP and IPTC blocks are kept in ``ImageContainer/metadata`` (the JPEG, PNG, WebP, AVIF,
+    /// HEIC, JPEG XL and TIFF decoders read them; each block at most ``ImageMetadata/maximumBlockLength``). Default
+    /// `false`.
     public var readsMetadata = false
     /// The rendering intent of conversions to sRGB. Default ``RenderingIntent/perceptual``.
     public var renderingIntent: RenderingIntent = .perceptual

@@ -2,8 +2,9 @@ import Foundation
 
 /// The metadata an image file carries beside its pixels, as the file stores it: EXIF (camera, date, orientation,
 /// GPS, copyright), XMP (an RDF/XML packet: rights, creator, keywords…) and IPTC-IIM (a Photoshop image resource
-/// block). Read by decoders when ``DecodingOptions/readsMetadata`` is set (JPEG, PNG, WebP, AVIF and HEIC), and
-/// written back by encoders given it in ``EncodingOptions/metadata`` (the same five; IPTC in JPEG only), as imgproxy's
+/// block). Read by decoders when ``DecodingOptions/readsMetadata`` is set (JPEG, PNG, WebP, AVIF, HEIC, JPEG XL and
+/// TIFF, whose EXIF is its first directory's text tags), and written back by encoders given it in
+/// ``EncodingOptions/metadata`` (the same seven; IPTC in JPEG and TIFF only), as imgproxy's
 /// `strip_metadata:0` and `keep_copyright` need.
 public struct ImageMetadata: Sendable, Hashable {
     /// The EXIF data: a TIFF structure (`II*\0` or `MM\0*` and IFDs), without JPEG's `Exif\0\0` header. Default `nil`.

@@ -241,7 +241,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var keepsColorProfile: Bool?
     /// Whether the result keeps the source's EXIF, XMP and IPTC blocks as they are (imgproxy's
     /// `strip_metadata:0`), the EXIF orientation set upright when the image was turned, in formats that carry them
-    /// (JPEG; PNG, WebP, AVIF and HEIC without IPTC). `nil` (the default): the server's
+    /// (JPEG and TIFF, whose EXIF is its text tags; PNG, WebP, AVIF, HEIC and JPEG XL without IPTC). `nil` (the
+    /// default): the server's
     /// ``ImageProxy/Configuration/stripsMetadata``.
     public var keepsMetadata: Bool?
     /// Whether a result whose metadata is stripped keeps who made the image and its rights
