@@ -115,6 +115,9 @@ import Testing
         let tiff = Data("MM\0*".utf8) + Data([0, 0, 0, 8])
         #expect(JPEGXLMetadata.exif(fromBox: Data([0, 0, 0, 2, 9, 9]) + tiff) == tiff)
         #expect(JPEGXLMetadata.exif(fromBox: Data([0, 0, 1, 0]) + tiff) == nil)
+        // Bytes that are not TIFF are handed on as the other decoders hand them on (found by the fuzzer)
+        #expect(JPEGXLMetadata.exif(fromBox: Data([0, 0, 0, 0, 0x12, 0])) == Data([0x12, 0]))
+        #expect(JPEGXLMetadata.exif(fromBox: Data([0, 0, 0, 2, 0x12, 0])) == nil)
     }
 
     @Test func anAVIFWhoseEXIFItemIsBrokenStillDecodes() throws {

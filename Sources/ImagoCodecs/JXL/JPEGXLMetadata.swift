@@ -69,13 +69,14 @@ enum JPEGXLMetadata {
         }
     }
 
-    /// The TIFF structure of an `Exif` box's `contents`: after the 4-byte big-endian offset and that many bytes;
-    /// `nil` when the offset points past the end.
+    /// The EXIF block of an `Exif` box's `contents`: what follows the 4-byte big-endian offset and that many
+    /// bytes (a TIFF structure, in a well-made file; other bytes are handed on as they are, as the other formats'
+    /// decoders do); `nil` when nothing follows.
     static func exif(fromBox contents: Data) -> Data? {
         guard contents.count > 4 else { return nil }
         let bytes = [UInt8](contents.prefix(4))
         let offset = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
-        guard offset <= contents.count - 4 - 8 else { return nil }
+        guard offset < contents.count - 4 else { return nil }
         return Data(contents.dropFirst(4 + offset))
     }
 
