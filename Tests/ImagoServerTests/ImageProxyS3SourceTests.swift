@@ -208,6 +208,64 @@ struct ImageProxyS3SourceTests {
         #expect(refused.status == 400 && errorMessage(refused).contains("no --s3"))
     }
 
+    /// imgproxy's `IMGPROXY_S3_ACCESS_POINTS`: a bucket's objects through an access point, signed for its region.
+    @Test func accessPointsAddressAndSignTheirBuckets() throws {
+        let arn = "arn:aws:s3:us-west-2:123456789012:accesspoint/photos-ap"
+        let point = try #require(S3AccessPoint(arn: arn))
+        #expect(point.host == "photos-ap-123456789012.s3-accesspoint.us-west-2.amazonaws.com" && point.arn == arn)
+        #expect(S3AccessPoint(arn: "arn:aws:s3:us-west-2:123456789012:accesspoint:photos-ap") == point)
+        #expect(
+            S3AccessPoint(arn: "arn:aws-cn:s3:cn-north-1:123456789012:accesspoint/cnap")?.host
+                == "cnap-123456789012.s3-accesspoint.cn-north-1.amazonaws.com.cn")
+        for bad in [
+            "arn:aws:s3::123456789012:accesspoint/mrap.mrap",  // Multi-Region: SigV4A
+            "arn:aws:s3-outposts:us-west-2:123456789012:outpost/op-1/accesspoint/ap",
+            "arn:aws:s3-object-lambda:us-west-2:123456789012:accesspoint/ap",
+            "arn:aws:s3:us-west-2:1234:accesspoint/ap",
+            "arn:aws:s3:us-west-2:123456789012:bucket/ap", "arn:aws:s3:us-west-2:123456789012:accesspoint/Ap",
+            "arn:aws:s3:us-west-2:123456789012:accesspoint/ab", "arn:other:s3:us-west-2:123456789012:accesspoint/ap",
+            "photos-ap",
+        ] {
+            #expect(S3AccessPoint(arn: bad) == nil, "\(bad)")
+        }
+        var sources = S3Sources(region: "eu-west-1")
+        sources.accessPoints = ["media": point, "archive": point]
+        #expect(
+            sources.httpURL(for: URL(string: "s3://media/a%20b/c+d.jpg?v1")!)?.absoluteString
+                == "https://photos-ap-123456789012.s3-accesspoint.us-west-2.amazonaws.com/a%20b/c%2Bd.jpg?versionId=v1")
+        #expect(
+            sources.httpURL(for: URL(string: "s3://other/x.jpg")!)?.absoluteString
+                == "https://other.s3.eu-west-1.amazonaws.com/x.jpg", "a bucket without one")
+        #expect(sources.accessPointSigningHosts == ["us-west-2": [point.host]])
+        // The command line: repeatable, AWS's endpoints only; each region gets a signing of its own
+        func parse(_ extra: [String]) throws -> ServeCommand.Options {
+            try ServeCommand.parse(
+                parseArguments(
+                    ["--unsigned", "--s3", "--s3-region", "eu-west-1"] + extra,
+                    options: ServeCommand.command.options),
+                environment: ["AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret"])
+        }
+        let options = try parse([
+            "--s3-access-point", "media=" + arn,
+            "--s3-access-point", "logs=arn:aws:s3:ap-south-1:123456789012:accesspoint/logs",
+        ])
+        #expect(options.s3?.accessPoints["media"] == point && options.s3?.accessPoints.count == 2)
+        let loader = try #require(ServeCommand.makeSourceLoader(options) as? CurlDataLoader)
+        let signings = loader.configuration.awsSigning.map { "\($0.region) \($0.hosts)" }
+        #expect(
+            signings == [
+                "eu-west-1 [\"*.s3.eu-west-1.amazonaws.com\", \"s3.eu-west-1.amazonaws.com\"]",
+                "ap-south-1 [\"logs-123456789012.s3-accesspoint.ap-south-1.amazonaws.com\"]",
+                "us-west-2 [\"photos-ap-123456789012.s3-accesspoint.us-west-2.amazonaws.com\"]",
+            ])
+        for bad in [
+            ["--s3-access-point", "media"], ["--s3-access-point", "media=arn:aws:s3::123456789012:accesspoint/m.mrap"],
+            ["--s3-access-point", "media=" + arn, "--s3-endpoint", "http://minio:9000"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }
+        }
+    }
+
     @Test func objectsMapToTheirEndpointsURLs() throws {
         let aws = S3Sources(region: "eu-west-1")
         #expect(

@@ -229,6 +229,11 @@ enum ServeCommand {
                 "--s3-assume-role-external-id", value: "ID",
                 help: "The external ID the role's trust policy asks for (IMGPROXY_S3_ASSUME_ROLE_EXTERNAL_ID)."),
             OptionSpec(
+                "--s3-access-point", value: "BUCKET=ARN", repeatable: true,
+                help:
+                    "Fetch BUCKET's objects through the access point ARN, signed for its region (IMGPROXY_S3_ACCESS_POINTS)."
+            ),
+            OptionSpec(
                 "--abs",
                 help: "Serve abs://CONTAINER/BLOB sources from Azure Blob Storage (IMGPROXY_USE_ABS; needs --abs-name)."
             ),
@@ -865,6 +870,9 @@ enum ServeCommand {
             ? .any : AddressPolicy(mode: .publicOnly, allowedNetworks: options.sourcePolicy.allowedNetworks)
         if let s3 = options.s3, let provider = s3.credentials {
             configuration.awsSigning = [AWSSigning(provider: provider, region: s3.region, hosts: s3.signedHosts)]
+            for (region, hosts) in s3.accessPointSigningHosts.sorted(by: { $0.key < $1.key }) {
+                configuration.awsSigning.append(AWSSigning(provider: provider, region: region, hosts: hosts))
+            }
         }
         if let signing = options.azureSigning { configuration.azureSigning = [signing] }
         return CurlDataLoader(configuration: configuration)
@@ -877,7 +885,7 @@ enum ServeCommand {
             try args.refuse(
                 [
                     "--s3-region", "--s3-endpoint", "--s3-virtual-hosted", "--s3-assume-role",
-                    "--s3-assume-role-external-id",
+                    "--s3-assume-role-external-id", "--s3-access-point",
                 ],
                 without: "--s3")
             return nil
@@ -897,6 +905,18 @@ enum ServeCommand {
             throw UsageError("option '--s3-virtual-hosted' needs --s3-endpoint (AWS's endpoint picks its own style)")
         }
         sources.usesPathStyle = !args.has("--s3-virtual-hosted")
+        for pair in args.values["--s3-access-point"] ?? [] {
+            guard sources.endpoint == nil else {
+                throw UsageError("option '--s3-access-point' is for AWS's own endpoints, not --s3-endpoint")
+            }
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty, let point = S3AccessPoint(arn: parts[1]) else {
+                throw UsageError(
+                    "option '--s3-access-point' expects BUCKET=arn:aws:s3:REGION:ACCOUNT:accesspoint/NAME (got '\(pair)'; Multi-Region access points are not supported)"
+                )
+            }
+            sources.accessPoints[parts[0]] = point
+        }
         return sources
     }
 

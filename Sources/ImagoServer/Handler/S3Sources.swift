@@ -23,6 +23,11 @@ public struct S3Sources: ObjectStoreAuthorizing, Hashable {
     /// The provider whose credentials the loader's ``AWSSigning`` signs with, fetched before each load. Default
     /// `nil`: the signing's own credentials, or none.
     public var credentials: AWSCredentialProvider?
+    /// The access points some buckets' objects are fetched through, by bucket name (imgproxy's
+    /// `IMGPROXY_S3_ACCESS_POINTS`): `s3://BUCKET/KEY` is then `https://` the access point's
+    /// ``S3AccessPoint/host`` `/KEY`, signed for its region (``accessPointSigningHosts``). AWS's only: not used
+    /// with ``endpoint``. Default none.
+    public var accessPoints: [String: S3AccessPoint] = [:]
 
     /// Sources in `region` (default `us-east-1`) of AWS, or of `endpoint` (default `nil`: AWS), path-style by
     /// default with an endpoint.
@@ -32,7 +37,15 @@ public struct S3Sources: ObjectStoreAuthorizing, Hashable {
         self.usesPathStyle = usesPathStyle
     }
 
-    /// The hosts whose requests carry S3 signatures: the ``AWSSigning/hosts`` of these sources.
+    /// The hosts of ``accessPoints`` by the region they are signed for, each list sorted: one ``AWSSigning`` each,
+    /// beside the one for ``signedHosts``. Empty with ``endpoint``.
+    public var accessPointSigningHosts: [String: [String]] {
+        guard endpoint == nil else { return [:] }
+        return Dictionary(grouping: Set(accessPoints.values), by: \.region).mapValues { $0.map(\.host).sorted() }
+    }
+
+    /// The hosts whose requests carry S3 signatures in ``region``: the ``AWSSigning/hosts`` of these sources
+    /// (access points apart: ``accessPointSigningHosts``).
     public var signedHosts: [String] {
         guard let endpoint else { return ["*.s3.\(region).amazonaws.com", "s3.\(region).amazonaws.com"] }
         guard let (host, port) = HostPatterns.hostAndPort(of: endpoint) else { return [] }
@@ -51,15 +64,17 @@ public struct S3Sources: ObjectStoreAuthorizing, Hashable {
         return request
     }
 
-    /// The HTTP URL of `source` (`s3://bucket/key[?version]`), the key and version encoded as Signature Version 4
-    /// canonicalises them (so the signed path is the path sent); `nil` for a URL that is not `s3:` or has no
-    /// bucket or key.
+    /// The HTTP URL of `source` (`s3://bucket/key[?version]`), through the bucket's access point if it has one, the
+    /// key and version encoded as Signature Version 4 canonicalises them (so the signed path is the path sent);
+    /// `nil` for a URL that is not `s3:` or has no bucket or key.
     public func httpURL(for source: URL) -> URL? {
         guard let (bucket, key) = ObjectStoreLoader.bucketAndKey(of: source, scheme: scheme) else { return nil }
         let path = ObjectStoreLoader.encodedPath(key)
         let encodedBucket = ObjectStoreLoader.encoded(bucket)
         var text: String
-        if let endpoint {
+        if endpoint == nil, let point = accessPoints[bucket] {
+            text = "https://\(point.host)/\(path)"
+        } else if let endpoint {
             let scheme = endpoint.scheme?.lowercased() ?? "http"
             let host = endpoint.host(percentEncoded: true) ?? ""
             let port = endpoint.port.map { ":\($0)" } ?? ""
