@@ -90,6 +90,12 @@ extension CurlDataLoader {
         public var maximumConnections: Int = 64
         /// The longest time to establish a connection (DNS, TCP and TLS). Default 10 s.
         public var connectTimeout: Duration = .seconds(10)
+        /// How long a connection may sit idle and still be reused for a later request to its host (imgproxy's
+        /// `IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT`; libcurl's `CURLOPT_MAXAGE_CONN`, in whole seconds, rounded up):
+        /// shorter for origins or load balancers that close idle connections sooner, so a request does not meet
+        /// one closed under it. Zero: every request opens a connection of its own and closes it. Default 118 s,
+        /// libcurl's.
+        public var idleConnectionLifetime: Duration = .seconds(118)
         /// Certificate checks. Default ``TLSOptions/init()``.
         public var tls = TLSOptions()
         /// The proxy. Default ``ProxyPolicy/environment``.

@@ -108,6 +108,12 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
         // averages over seconds, so a stall was only noticed ~5 s late.
         _ = imago_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
         _ = imago_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Self.milliseconds(loading.resourceTimeout))
+        if configuration.idleConnectionLifetime <= .zero {
+            _ = imago_easy_setopt_long(h, CURLOPT_FORBID_REUSE, 1)
+        } else {
+            let seconds = (Self.milliseconds(configuration.idleConnectionLifetime) + 999) / 1000
+            _ = imago_easy_setopt_long(h, CURLOPT_MAXAGE_CONN, seconds)
+        }
         // HTTP/2 where TLS offers it; wait for a connection that can multiplex rather than opening another.
         switch configuration.httpVersion {
         case .http2OverTLS:

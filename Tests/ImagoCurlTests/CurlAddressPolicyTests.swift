@@ -121,6 +121,29 @@ extension LoadingNetworkTests {
             #expect(second.metrics?.reusedConnection == true)
             #expect(server.connectionsAccepted == 1)
         }
+
+        /// `idleConnectionLifetime` (imgproxy's `IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT`): a connection idle longer is
+        /// not reused; zero reuses none.
+        @Test func idleConnectionsAreReusedOnlyWithinTheirLifetime() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.setRoute("/a", .bytes(testBytes(1_000), contentType: "image/png"))
+            var never = CurlDataLoader.Configuration(loading: testLoaderConfiguration())
+            never.idleConnectionLifetime = .zero
+            let closing = CurlDataLoader(configuration: never)
+            for _ in 0..<3 { _ = try await closing.data(for: DataRequest(url: server.url(for: "/a"))) }
+            #expect(server.connectionsAccepted == 3, "zero: a connection a request")
+            server.resetStatistics()
+            var short = CurlDataLoader.Configuration(loading: testLoaderConfiguration())
+            short.idleConnectionLifetime = .seconds(1)
+            let loader = CurlDataLoader(configuration: short)
+            _ = try await loader.data(for: DataRequest(url: server.url(for: "/a")))
+            let soon = try await loader.data(for: DataRequest(url: server.url(for: "/a")))
+            #expect(soon.metrics?.reusedConnection == true && server.connectionsAccepted == 1)
+            try await Task.sleep(for: .milliseconds(2_100))
+            let late = try await loader.data(for: DataRequest(url: server.url(for: "/a")))
+            #expect(late.metrics?.reusedConnection == false && server.connectionsAccepted == 2, "idle past 1 s")
+        }
     }
 }
 

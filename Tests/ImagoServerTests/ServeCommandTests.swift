@@ -682,6 +682,17 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) {
             try Self.parseUnsigned(["--arguments-separator", ",", "--preset", "thumb=rs:fill:64:64"])
         }
+        // IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT reaches the source loader
+        let keepAlive = try Self.parseUnsigned(["--client-keep-alive-timeout", "30"])
+        #expect(
+            (ServeCommand.makeSourceLoader(keepAlive) as? CurlDataLoader)?.configuration.idleConnectionLifetime
+                == .seconds(30))
+        #expect(
+            (ServeCommand.makeSourceLoader(try Self.parseUnsigned([])) as? CurlDataLoader)?.configuration
+                .idleConnectionLifetime == .seconds(118))
+        for bad in ["-1", "3601", "soon"] {
+            #expect(throws: UsageError.self) { try Self.parseUnsigned(["--client-keep-alive-timeout", bad]) }
+        }
         // IMGPROXY_SOURCE_URL_QUERY_SEPARATOR: "?" unless told; empty allowed
         #expect(try Self.parseUnsigned([]).sourceQuerySeparator == "?")
         #expect(try Self.parseUnsigned(["--source-url-query-separator", ""]).sourceQuerySeparator == "")

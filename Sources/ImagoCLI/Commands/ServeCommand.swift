@@ -90,6 +90,11 @@ enum ServeCommand {
                 "--metrics-listen", value: "HOST:PORT",
                 help: "Serve /metrics there only, not on --listen (IMGPROXY_PROMETHEUS_BIND)."),
             OptionSpec(
+                "--client-keep-alive-timeout", value: "SECONDS",
+                help:
+                    "Reuse a connection to an origin only within SECONDS of its last use; 0 never reuses (default 118; IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT)."
+            ),
+            OptionSpec(
                 "--metrics-namespace", value: "NAME",
                 help:
                     "Start every metric's name with NAME_ (default imago_serve; empty: bare names; IMGPROXY_PROMETHEUS_NAMESPACE)."
@@ -467,6 +472,8 @@ enum ServeCommand {
         var reusesPort = false
         /// `--metrics-listen`: the address that serves `/metrics` instead of the main one.
         var metricsAddress: (host: String, port: UInt16)?
+        /// `--client-keep-alive-timeout`: how long an idle connection to an origin may be reused, in seconds.
+        var clientKeepAliveSeconds: Int?
         /// `--metrics-namespace`: what metric names start with, before `_`.
         var metricsNamespace = ServerMetrics.defaultNamespace
         /// `--health-check-path`: another path answered as `/healthz`.
@@ -865,6 +872,7 @@ enum ServeCommand {
         var configuration = options.network.curlConfiguration()
         configuration.loading.maximumConcurrentTransfers = 32
         configuration.maximumConnectionsPerHost = 32
+        if let seconds = options.clientKeepAliveSeconds { configuration.idleConnectionLifetime = .seconds(seconds) }
         configuration.addressPolicy =
             options.sourcePolicy.allowsPrivateAddresses
             ? .any : AddressPolicy(mode: .publicOnly, allowedNetworks: options.sourcePolicy.allowedNetworks)
@@ -1128,6 +1136,10 @@ enum ServeCommand {
                 throw UsageError("option '--metrics-listen' must differ from --listen")
             }
             options.metricsAddress = (host, port)
+        }
+        if let text = args.value("--client-keep-alive-timeout") {
+            options.clientKeepAliveSeconds = try parseInteger(
+                text, option: "--client-keep-alive-timeout", range: 0...3600)
         }
         if let namespace = args.value("--metrics-namespace") {
             guard ServerMetrics.isValidNamespace(namespace) else {
