@@ -60,6 +60,7 @@ public final class AWSCredentialProvider: Sendable, Hashable {
         case .container(let url, _, _): url
         case .instanceMetadata(let endpoint): endpoint
         case .assumedRole(_, _, _, let sts, _, _): sts
+        case .process: URL(string: "about:credential-process")!
         }
     }
 
@@ -75,6 +76,8 @@ public final class AWSCredentialProvider: Sendable, Hashable {
         switch source {
         case .fixed(let credentials):
             return .init(value: credentials, expiresAt: nil)
+        case .process(let command):
+            return try await AWSCredentialProcess.credentials(of: command, timeout: timeout)
         case .webIdentity(let role, let tokenFile, let sessionName, let sts):
             guard let token = try? String(contentsOf: tokenFile, encoding: .utf8), token.utf8.count <= 1 << 16 else {
                 throw Failure(description: "the web identity token file '\(tokenFile.path)' could not be read")

@@ -28,6 +28,10 @@ public enum AWSCredentialSource: Sendable, Hashable {
     indirect case assumedRole(
         roleARN: String, externalID: String?, sessionName: String, stsEndpoint: URL, region: String,
         base: AWSCredentialSource)
+    /// A profile's `credential_process`: `command` run by `/bin/sh -c`, which prints the credentials as JSON
+    /// (`Version` 1, `AccessKeyId`, `SecretAccessKey`, `SessionToken`, `Expiration`); run again when they expire
+    /// (never, without an `Expiration`).
+    case process(command: String)
 
     /// EC2's instance metadata service, `http://169.254.169.254`.
     public static let defaultInstanceMetadataEndpoint = URL(string: "http://169.254.169.254")!
@@ -50,8 +54,10 @@ public enum AWSCredentialSource: Sendable, Hashable {
     /// The source the AWS SDKs' default chain would use, searched in its order:
     ///
     /// 1. `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (with `AWS_SESSION_TOKEN`);
-    /// 2. the profile `AWS_PROFILE` (else `default`) of the shared credentials file (`AWS_SHARED_CREDENTIALS_FILE`,
-    ///    else `HOME/.aws/credentials`), when it has one with a key;
+    /// 2. the profile `AWS_PROFILE` (else `default`) of the shared files (``AWSSharedConfig``: the credentials file
+    ///    and `~/.aws/config`), when it names credentials (``profile(_:in:environment:)``): a key, a role to assume
+    ///    (`role_arn` with `source_profile`, `credential_source` or `web_identity_token_file`) or a
+    ///    `credential_process`;
     /// 3. `AWS_WEB_IDENTITY_TOKEN_FILE` with `AWS_ROLE_ARN` (`AWS_ROLE_SESSION_NAME`; STS at
     ///    `AWS_ENDPOINT_URL_STS`, else the regional endpoint of `AWS_REGION`, else `https://sts.amazonaws.com`);
     /// 4. `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` (on `169.254.170.2`) or `AWS_CONTAINER_CREDENTIALS_FULL_URI`
@@ -69,12 +75,11 @@ public enum AWSCredentialSource: Sendable, Hashable {
     ) throws(Error) -> AWSCredentialSource? {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         if let credentials = AWSSigning.Credentials(environment: environment) { return .fixed(credentials) }
-        let home = value("HOME").map { URL(fileURLWithPath: $0) }
-        if let file = value("AWS_SHARED_CREDENTIALS_FILE").map({ URL(fileURLWithPath: $0) })
-            ?? home?.appending(path: ".aws/credentials"),
-            let credentials = try sharedCredentials(in: file, profile: value("AWS_PROFILE") ?? "default")
+        if let source = try profile(
+            value("AWS_PROFILE") ?? "default", in: try AWSSharedConfig(environment: environment),
+            environment: environment)
         {
-            return .fixed(credentials)
+            return source
         }
         if let tokenFile = value("AWS_WEB_IDENTITY_TOKEN_FILE") {
             guard let role = value("AWS_ROLE_ARN") else {
@@ -85,6 +90,26 @@ public enum AWSCredentialSource: Sendable, Hashable {
                 sessionName: sessionName(environment: environment),
                 stsEndpoint: try stsEndpoint(environment: environment, region: value("AWS_REGION")))
         }
+        if let container = try container(environment: environment) { return container }
+        if value("AWS_EC2_METADATA_DISABLED")?.lowercased() == "true" { return nil }
+        if let endpoint = try instanceMetadataEndpoint(environment: environment) {
+            return .instanceMetadata(endpoint: endpoint)
+        }
+        if let vendor = try? String(contentsOf: systemVendorFile, encoding: .utf8),
+            vendor.trimmingCharacters(in: .whitespacesAndNewlines) == "Amazon EC2"
+        {
+            return .instanceMetadata(endpoint: defaultInstanceMetadataEndpoint)
+        }
+        return nil
+    }
+
+    /// The container credentials endpoint the environment names (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or
+    /// `…_FULL_URI`, with `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE` or `…_TOKEN`); `nil` when it names none.
+    ///
+    /// - Throws: ``Error`` for a URI that is not a path, or a full URI neither https nor http to loopback or the
+    ///   agents' link-local addresses.
+    static func container(environment: [String: String]) throws(Error) -> AWSCredentialSource? {
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         let authorization = value("AWS_CONTAINER_AUTHORIZATION_TOKEN")
         let authorizationFile = value("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").map { URL(fileURLWithPath: $0) }
         if let relative = value("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") {
@@ -106,18 +131,118 @@ public enum AWSCredentialSource: Sendable, Hashable {
             }
             return .container(url: url, authorization: authorization, authorizationFile: authorizationFile)
         }
-        if value("AWS_EC2_METADATA_DISABLED")?.lowercased() == "true" { return nil }
-        if let text = value("AWS_EC2_METADATA_SERVICE_ENDPOINT") {
-            guard let url = URL(string: text),
-                url.scheme?.lowercased() == "http" || url.scheme?.lowercased() == "https",
-                url.host()?.isEmpty == false
-            else { throw Error(reason: "AWS_EC2_METADATA_SERVICE_ENDPOINT '\(text)' is not an http URL") }
-            return .instanceMetadata(endpoint: url)
+        return nil
+    }
+
+    /// `AWS_EC2_METADATA_SERVICE_ENDPOINT`, when set.
+    ///
+    /// - Throws: ``Error`` when it is not an http or https URL.
+    static func instanceMetadataEndpoint(environment: [String: String]) throws(Error) -> URL? {
+        guard let text = environment["AWS_EC2_METADATA_SERVICE_ENDPOINT"], !text.isEmpty else { return nil }
+        guard let url = URL(string: text), url.scheme?.lowercased() == "http" || url.scheme?.lowercased() == "https",
+            url.host()?.isEmpty == false
+        else { throw Error(reason: "AWS_EC2_METADATA_SERVICE_ENDPOINT '\(text)' is not an http URL") }
+        return url
+    }
+
+    /// The credentials profile `name` of `files` names, as the SDKs resolve it:
+    ///
+    /// - `role_arn`: the role assumed at STS (`external_id`, `role_session_name`; STS of the profile's `region`,
+    ///   or `AWS_ENDPOINT_URL_STS`) with the credentials of `source_profile` (its key, or its own role, process…),
+    ///   of `credential_source` (`Environment`, `Ec2InstanceMetadata`, `EcsContainer`), or with the token of
+    ///   `web_identity_token_file`;
+    /// - else `aws_access_key_id` and `aws_secret_access_key` (and `aws_session_token`);
+    /// - else `credential_process`.
+    ///
+    /// `nil` when the files have no such profile, or one with settings only (a region), so the chain goes on.
+    ///
+    /// - Throws: ``Error`` for a profile that names credentials that cannot be used: a key without its secret, a
+    ///   role without a source, a source profile that is missing or loops back, an IAM Identity Center (SSO)
+    ///   profile (not supported: its tokens come from a browser sign-in).
+    public static func profile(
+        _ name: String, in files: AWSSharedConfig, environment: [String: String]
+    ) throws(Error) -> AWSCredentialSource? {
+        try profile(name, in: files, environment: environment, visited: [])
+    }
+
+    private static func profile(
+        _ name: String, in files: AWSSharedConfig, environment: [String: String], visited: [String]
+    ) throws(Error) -> AWSCredentialSource? {
+        guard let fields = files.profile(name) else { return nil }
+        func field(_ key: String) -> String? { fields[key].flatMap { $0.isEmpty ? nil : $0 } }
+        let key = field("aws_access_key_id")
+        let secret = field("aws_secret_access_key")
+        let staticKey = key.flatMap { key in
+            secret.map {
+                AWSSigning.Credentials(accessKeyID: key, secretAccessKey: $0, sessionToken: field("aws_session_token"))
+            }
         }
-        if let vendor = try? String(contentsOf: systemVendorFile, encoding: .utf8),
-            vendor.trimmingCharacters(in: .whitespacesAndNewlines) == "Amazon EC2"
-        {
-            return .instanceMetadata(endpoint: defaultInstanceMetadataEndpoint)
+        if let role = field("role_arn") {
+            let region = field("region") ?? environment["AWS_REGION"].flatMap { $0.isEmpty ? nil : $0 }
+            let sessionName = field("role_session_name") ?? sessionName(environment: environment)
+            let sts = try stsEndpoint(environment: environment, region: region)
+            let base: AWSCredentialSource
+            if let tokenFile = field("web_identity_token_file") {
+                return .webIdentity(
+                    roleARN: role, tokenFile: URL(fileURLWithPath: tokenFile), sessionName: sessionName,
+                    stsEndpoint: sts)
+            } else if let source = field("source_profile") {
+                if source == name || visited.contains(source) {
+                    // A profile that is its own source uses its own key, as the SDKs do; any other loop is an error.
+                    guard source == name, let staticKey else {
+                        throw Error(reason: "the profile '\(name)' has a source_profile chain that loops back")
+                    }
+                    base = .fixed(staticKey)
+                } else if let found = try profile(
+                    source, in: files, environment: environment, visited: visited + [name])
+                {
+                    base = found
+                } else {
+                    throw Error(reason: "the profile '\(name)' names a source_profile '\(source)' with no credentials")
+                }
+            } else if let source = field("credential_source") {
+                switch source {
+                case "Environment":
+                    guard let credentials = AWSSigning.Credentials(environment: environment) else {
+                        throw Error(
+                            reason: "the profile '\(name)' takes its credentials from an environment without them")
+                    }
+                    base = .fixed(credentials)
+                case "Ec2InstanceMetadata":
+                    base = .instanceMetadata(
+                        endpoint: try instanceMetadataEndpoint(environment: environment)
+                            ?? defaultInstanceMetadataEndpoint)
+                case "EcsContainer":
+                    guard let container = try container(environment: environment) else {
+                        throw Error(
+                            reason: "the profile '\(name)' takes its credentials from a container that has none")
+                    }
+                    base = container
+                default:
+                    throw Error(reason: "the profile '\(name)' has an unknown credential_source '\(source)'")
+                }
+            } else {
+                throw Error(
+                    reason: "the profile '\(name)' has a role_arn without source_profile, credential_source or "
+                        + "web_identity_token_file")
+            }
+            return .assumedRole(
+                roleARN: role, externalID: field("external_id"), sessionName: sessionName, stsEndpoint: sts,
+                region: region ?? "us-east-1", base: base)
+        }
+        if let staticKey { return .fixed(staticKey) }
+        if key != nil || secret != nil {
+            throw Error(reason: "the profile '\(name)' has only half of aws_access_key_id and aws_secret_access_key")
+        }
+        if let command = field("credential_process") { return .process(command: command) }
+        if field("sso_session") != nil || field("sso_start_url") != nil {
+            throw Error(
+                reason: "the profile '\(name)' signs in with IAM Identity Center (SSO), which is not supported: "
+                    + "use a credential_process such as 'aws configure export-credentials --profile \(name) "
+                    + "--format process', or a role")
+        }
+        if files.credentialsFileProfiles.contains(name) {
+            throw Error(reason: "the profile '\(name)' of the credentials file has no aws_access_key_id and secret")
         }
         return nil
     }
@@ -147,43 +272,6 @@ public enum AWSCredentialSource: Sendable, Hashable {
             ?? "imago-\(Int(Date().timeIntervalSince1970))"
     }
 
-    /// The key of `profile` in the shared credentials file at `file` (an INI file: `[profile]` sections of
-    /// `aws_access_key_id`, `aws_secret_access_key`, `aws_session_token`); `nil` when the file or the profile is
-    /// missing.
-    ///
-    /// - Throws: ``Error`` when the profile is there without a key and its secret, or the file is over 1 MiB.
-    static func sharedCredentials(in file: URL, profile: String) throws(Error) -> AWSSigning.Credentials? {
-        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
-        let size = (try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? .max
-        guard size <= 1 << 20, let text = try? String(contentsOf: file, encoding: .utf8) else {
-            throw Error(reason: "'\(file.path)' is not a readable credentials file")
-        }
-        var section: String?
-        var fields: [String: String] = [:]
-        var found = false
-        for line in text.split(whereSeparator: \.isNewline) {
-            let line = line.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
-            if line.hasPrefix("["), line.hasSuffix("]") {
-                section = line.dropFirst().dropLast().trimmingCharacters(in: .whitespaces)
-                found = found || section == profile
-                continue
-            }
-            guard section == profile, let equals = line.firstIndex(of: "=") else { continue }
-            let name = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            fields[name] = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-        }
-        guard found else { return nil }
-        guard let key = fields["aws_access_key_id"], !key.isEmpty, let secret = fields["aws_secret_access_key"],
-            !secret.isEmpty
-        else {
-            throw Error(reason: "the profile '\(profile)' of '\(file.path)' has no aws_access_key_id and secret")
-        }
-        let token = fields["aws_session_token"]
-        return AWSSigning.Credentials(
-            accessKeyID: key, secretAccessKey: secret, sessionToken: token?.isEmpty == false ? token : nil)
-    }
-
     /// A sentence naming this source without a secret, for logs.
     public var summary: String {
         switch self {
@@ -193,6 +281,7 @@ public enum AWSCredentialSource: Sendable, Hashable {
         case .instanceMetadata(let endpoint): "the instance role, from \(endpoint.absoluteString)"
         case .assumedRole(let role, _, _, let sts, _, let base):
             "the role \(role), assumed at \(sts.absoluteString) with \(base.summary)"
+        case .process: "the profile's credential_process"
         }
     }
 }

@@ -247,6 +247,159 @@ struct ImageProxyAWSCredentialTests {
         }
     }
 
+    /// `~/.aws/config` profiles as the SDKs resolve them: a role with a source profile, a credential source or a
+    /// web identity token; a credential_process; SSO refused by name; loops refused.
+    @Test func configProfilesResolveAsTheSDKsResolveThem() throws {
+        let directory = try makeTemporaryDirectory("imago-aws-config")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(
+            at: directory.appending(path: ".aws"), withIntermediateDirectories: true)
+        try Data(
+            """
+            [default]
+            region = eu-west-1
+            s3 =
+              addressing_style = path
+            [profile base]
+            aws_access_key_id = AKIABASE
+            aws_secret_access_key = base-secret
+            [profile cross]
+            role_arn = arn:aws:iam::210987654321:role/reader
+            source_profile = base
+            external_id = tenant-42
+            role_session_name = imago-cross
+            region = ap-south-1
+            [profile chained]
+            role_arn = arn:aws:iam::111111111111:role/second
+            source_profile = cross
+            [profile self]
+            role_arn = arn:aws:iam::1:role/own
+            source_profile = self
+            aws_access_key_id = AKIASELF
+            aws_secret_access_key = self-secret
+            [profile loop-a]
+            role_arn = arn:aws:iam::1:role/a
+            source_profile = loop-b
+            [profile loop-b]
+            role_arn = arn:aws:iam::1:role/b
+            source_profile = loop-a
+            [profile on-ec2]
+            role_arn = arn:aws:iam::1:role/instance-assumed
+            credential_source = Ec2InstanceMetadata
+            [profile eks]
+            role_arn = arn:aws:iam::1:role/pod
+            web_identity_token_file = /var/run/token
+            [profile vault]
+            credential_process = /usr/local/bin/vault-aws --role images   # a comment
+            [profile sso]
+            sso_session = corp
+            sso_account_id = 1
+            [profile orphan]
+            role_arn = arn:aws:iam::1:role/nothing
+            [sso-session corp]
+            sso_start_url = https://corp.awsapps.com/start
+            """.utf8
+        ).write(to: directory.appending(path: ".aws/config"))
+        try Data("[base]\naws_session_token = base-token\n".utf8).write(
+            to: directory.appending(path: ".aws/credentials"))
+        let environment = ["HOME": directory.path, "AWS_ROLE_SESSION_NAME": "env-session"]
+        func found(_ profile: String) throws -> AWSCredentialSource? {
+            try AWSCredentialSource.default(
+                environment: environment.merging(["AWS_PROFILE": profile]) { $1 },
+                systemVendorFile: directory.appending(path: "none"))
+        }
+        let base = AWSCredentialSource.fixed(
+            AWSSigning.Credentials(accessKeyID: "AKIABASE", secretAccessKey: "base-secret", sessionToken: "base-token"))
+        #expect(try found("base") == base, "the two files' settings merged")
+        let cross = AWSCredentialSource.assumedRole(
+            roleARN: "arn:aws:iam::210987654321:role/reader", externalID: "tenant-42", sessionName: "imago-cross",
+            stsEndpoint: URL(string: "https://sts.ap-south-1.amazonaws.com")!, region: "ap-south-1", base: base)
+        #expect(try found("cross") == cross)
+        #expect(
+            try found("chained")
+                == .assumedRole(
+                    roleARN: "arn:aws:iam::111111111111:role/second", externalID: nil, sessionName: "env-session",
+                    stsEndpoint: URL(string: "https://sts.amazonaws.com")!, region: "us-east-1", base: cross))
+        #expect(
+            try found("self")
+                == .assumedRole(
+                    roleARN: "arn:aws:iam::1:role/own", externalID: nil, sessionName: "env-session",
+                    stsEndpoint: URL(string: "https://sts.amazonaws.com")!, region: "us-east-1",
+                    base: .fixed(AWSSigning.Credentials(accessKeyID: "AKIASELF", secretAccessKey: "self-secret"))))
+        #expect(
+            try found("on-ec2")
+                == .assumedRole(
+                    roleARN: "arn:aws:iam::1:role/instance-assumed", externalID: nil, sessionName: "env-session",
+                    stsEndpoint: URL(string: "https://sts.amazonaws.com")!, region: "us-east-1",
+                    base: .instanceMetadata(endpoint: AWSCredentialSource.defaultInstanceMetadataEndpoint)))
+        #expect(
+            try found("eks")
+                == .webIdentity(
+                    roleARN: "arn:aws:iam::1:role/pod", tokenFile: URL(fileURLWithPath: "/var/run/token"),
+                    sessionName: "env-session", stsEndpoint: URL(string: "https://sts.amazonaws.com")!))
+        #expect(try found("vault") == .process(command: "/usr/local/bin/vault-aws --role images"))
+        #expect(try found("default") == nil, "settings only: the chain goes on")
+        for bad in ["loop-a", "orphan"] {
+            #expect(throws: AWSCredentialSource.Error.self, "\(bad)") { try found(bad) }
+        }
+        do {
+            _ = try found("sso")
+            Issue.record("an SSO profile was taken")
+        } catch {
+            #expect("\(error)".contains("IAM Identity Center") && "\(error)".contains("credential_process"))
+        }
+    }
+
+    /// A `credential_process` run for real: its JSON signs the loads, it runs once while the credentials last,
+    /// and a failing or silent one is an error that names no secret.
+    @Test(.timeLimit(.minutes(1)))
+    func aCredentialProcessSignsTheLoads() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let directory = try makeTemporaryDirectory("imago-aws-process")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let count = directory.appending(path: "runs")
+        let expiration = Date().addingTimeInterval(3600).formatted(.iso8601)
+        let script = directory.appending(path: "creds.sh")
+        try Data(
+            """
+            #!/bin/sh
+            echo run >> '\(count.path)'
+            printf '{"Version": 1, "AccessKeyId": "%s", "SecretAccessKey": "%s", "SessionToken": "%s", "Expiration": "%s"}' \\
+              '\(Self.key)' '\(Self.secret)' '\(Self.token)' '\(expiration)'
+            """.utf8
+        ).write(to: script)
+        try FileManager.default.createDirectory(
+            at: directory.appending(path: ".aws"), withIntermediateDirectories: true)
+        try Data("[default]\ncredential_process = sh '\(script.path)'\n".utf8)
+            .write(to: directory.appending(path: ".aws/config"))
+        let proxy = try Self.serve(origin, environment: ["HOME": directory.path])
+        try await Self.expectSignedLoads(proxy, origin: origin)
+        #expect(try String(contentsOf: count, encoding: .utf8) == "run\n", "run once while the credentials last")
+
+        for (command, words) in [
+            ("exit 3", "status 3"), ("echo '{}'", "Version 1"), ("sleep 30", "ran over"),
+            ("exec >&-; sleep 31; true", "ran over"),  // output closed, still running: the whole group is killed
+            ("head -c 100000 /dev/zero", "64 KiB"),
+        ] {
+            let provider = AWSCredentialProvider(source: .process(command: command), timeout: .seconds(1))
+            do {
+                _ = try await provider.credentials()
+                Issue.record("\(command) gave credentials")
+            } catch {
+                #expect("\(error)".contains(words), "\(command): \(error)")
+            }
+        }
+        // Nothing the commands started is left running (every process's command line, from /proc)
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        let sleeping = processes.filter { name in
+            guard name.allSatisfy(\.isNumber), let line = FileManager.default.contents(atPath: "/proc/\(name)/cmdline")
+            else { return false }
+            return [Data("sleep\u{0}30\u{0}".utf8), Data("sleep\u{0}31\u{0}".utf8)].contains(line)
+        }
+        #expect(sleeping.isEmpty, "still running: \(sleeping)")
+    }
+
     @Test func theDefaultChainIsSearchedInTheSDKsOrder() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
         try FileManager.default.createDirectory(
