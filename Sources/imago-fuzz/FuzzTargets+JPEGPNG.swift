@@ -3,9 +3,14 @@ import Imago
 import ImagoCodecs
 
 extension FuzzTargets {
-    /// ExifReader on raw bytes (the EXIF block of a JPEG APP1 segment or a PNG eXIf chunk).
+    /// ExifReader on raw bytes (the EXIF block of a JPEG APP1 segment or a PNG eXIf chunk), and the edits that
+    /// patch it in place (orientation, image size), which must keep its length.
     static func exif(_ data: Data) {
         _ = ExifReader.orientation(in: data)
+        let metadata = ImageMetadata(exif: data)
+        precondition(metadata.uprightened.exif?.count == data.count, "uprightened changed the length")
+        precondition(
+            metadata.sized(PixelSize(width: 70_000, height: 3)).exif?.count == data.count, "sized changed the length")
     }
 
     /// JPEGDecoder at full size, downsampled, and with partial data allowed, under a 4 MP limit so that the

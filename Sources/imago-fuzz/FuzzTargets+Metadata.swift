@@ -5,7 +5,7 @@ import ImagoCodecs
 extension FuzzTargets {
     /// Metadata as `imago serve` handles it: a file's EXIF, XMP and IPTC blocks read by its decoder (any format),
     /// else the input split in three as the blocks themselves; filtered to the copyright (``ImageMetadata/
-    /// copyrightOnly``) and turned upright; then written with a small image as JPEG, PNG, WebP, AVIF, JPEG XL and
+    /// copyrightOnly``), turned upright and resized (``ImageMetadata/sized(_:)``); then written with a small image as JPEG, PNG, WebP, AVIF, JPEG XL and
     /// TIFF. Every write must succeed (a failure would be a 500); JPEG, PNG, WebP and JPEG XL must give the blocks
     /// back unchanged, TIFF its XMP and IPTC.
     static func metadata(_ data: Data) {
@@ -21,7 +21,10 @@ extension FuzzTargets {
                 ).bounded
         }
         guard let metadata = found, let image = try? PixelBuffer(width: 8, height: 8) else { return }
-        for candidate in [metadata, metadata.uprightened, metadata.copyrightOnly].compactMap({ $0 }) {
+        let candidates = [
+            metadata, metadata.uprightened, metadata.copyrightOnly, metadata.sized(PixelSize(width: 70_000, height: 8)),
+        ]
+        for candidate in candidates.compactMap({ $0 }) {
             let encoders: [any ImageEncoding] = [
                 JPEGEncoder(), PNGEncoder(), WebPEncoder(), AVIFEncoder(), JPEGXLEncoder(effort: 1), TIFFEncoder(),
             ]

@@ -135,6 +135,43 @@ import Testing
         #expect(decoded.metadata?.exif.map { ExifEditing.hasTIFFHeader($0) } != true)
     }
 
+    /// An EXIF block in `bigEndian` or little-endian order whose IFD0 holds `ImageWidth` (SHORT 4000) and the
+    /// EXIF pointer, and whose EXIF sub-IFD holds `PixelXDimension` (LONG 4000) and `PixelYDimension` (SHORT
+    /// 3000); the value fields of those three are at 18, 48 and 60.
+    static func sizedEXIF(bigEndian: Bool) -> Data {
+        func u16(_ v: Int) -> [UInt8] {
+            bigEndian ? [UInt8(v >> 8), UInt8(v & 255)] : [UInt8(v & 255), UInt8(v >> 8)]
+        }
+        func u32(_ v: Int) -> [UInt8] { bigEndian ? u16(v >> 16) + u16(v & 0xFFFF) : u16(v & 0xFFFF) + u16(v >> 16) }
+        var bytes: [UInt8] = (bigEndian ? Array("MM".utf8) : Array("II".utf8)) + u16(42) + u32(8)
+        bytes += u16(2) + u16(0x0100) + u16(3) + u32(1) + u16(4000) + [0, 0]  // value field at 18
+        bytes += u16(0x8769) + u16(4) + u32(1) + u32(38) + u32(0)
+        bytes += u16(2) + u16(0xA002) + u16(4) + u32(1) + u32(4000)  // value field at 48
+        bytes += u16(0xA003) + u16(3) + u32(1) + u16(3000) + [0, 0] + u32(0)  // value field at 60
+        return Data(bytes)
+    }
+
+    @Test(arguments: [false, true])
+    func sizedSetsTheEXIFImageSizeInPlace(bigEndian: Bool) throws {
+        let exif = Self.sizedEXIF(bigEndian: bigEndian)
+        let sized = try #require(
+            ImageMetadata(exif: exif, xmp: MetadataFixture.xmp).sized(
+                PixelSize(width: 200, height: 150)))
+        let bytes = [UInt8](try #require(sized.exif))
+        func value(_ at: Int, _ width: Int) -> Int {
+            let field = Array(bytes[at..<(at + width)])
+            return (bigEndian ? field : field.reversed()).reduce(0) { $0 << 8 | Int($1) }
+        }
+        #expect(value(18, 2) == 200 && value(48, 4) == 200 && value(60, 2) == 150)
+        #expect(bytes.count == exif.count && sized.xmp == MetadataFixture.xmp, "patched in place, XMP untouched")
+        // A side a SHORT cannot hold leaves that SHORT as it was; a block without the tags is unchanged
+        let huge = [UInt8](try #require(ImageMetadata(exif: exif).sized(PixelSize(width: 70_000, height: 150)).exif))
+        #expect(Array(huge[18..<20]) == Array(exif[18..<20]) && huge != [UInt8](exif))
+        let plain = MetadataFixture.exif(orientation: 1)
+        #expect(ImageMetadata(exif: plain).sized(PixelSize(width: 1, height: 1)).exif == plain)
+        #expect(ImageMetadata(exif: Data([1, 2, 3])).sized(PixelSize(width: 1, height: 1)).exif == Data([1, 2, 3]))
+    }
+
     @Test func copyrightOnlyKeepsWhoMadeTheImageAndItsRights() throws {
         let kept = try #require(MetadataFixture.metadata().copyrightOnly)
         // EXIF: Artist and Copyright only, in a new little-endian block

@@ -159,6 +159,24 @@ struct ImageProxyMetadataTests {
         )
     }
 
+    /// With `sm:0` the EXIF image size says the output's size, as libvips sets it when it saves.
+    @Test(.timeLimit(.minutes(1)))
+    func stripMetadataZeroGivesTheEXIFTheResultsSize() async throws {
+        let fixture = try Self.fixture()
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 255)] }
+        func u32(_ v: Int) -> [UInt8] { u16(v >> 16) + u16(v & 0xFFFF) }
+        // IFD0: ImageWidth 64 and ImageLength 32 (SHORTs), big-endian
+        let exif = Data(
+            Array("MM".utf8) + u16(42) + u32(8) + u16(2) + u16(0x0100) + u16(3) + u32(1) + u16(64) + [0, 0]
+                + u16(0x0101) + u16(3) + u32(1) + u16(32) + [0, 0] + u32(0))
+        let source = try JPEGEncoder().encode(
+            try ServerTestImages.halves(width: 64, height: 32),
+            options: EncodingOptions(metadata: ImageMetadata(exif: exif)))
+        fixture.origin.setRoute("/sized.jpg", .bytes(source, contentType: "image/jpeg"))
+        let kept = try Self.read(await fixture.get(fixture.path("sm:0/w:20/f:png", "/sized.jpg")).body)
+        #expect(kept.exif == ["256": .number(20), "257": .number(10)])
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func keepCopyrightZeroStripsItAllAndTheServerDefaultsYieldToTheURL() async throws {
         let fixture = try Self.fixture()

@@ -22,6 +22,16 @@ extension ImageMetadata {
         copy.exif = exif.map(ExifEditing.uprightened)
         return copy
     }
+
+    /// These blocks with the EXIF image size set to `size` (the EXIF sub-IFD's `PixelXDimension` and
+    /// `PixelYDimension`, and IFD0's `ImageWidth` and `ImageLength` where a writer put them), for pixels resized
+    /// from the ones they described, as libvips updates them when it saves. Values are patched in place: a
+    /// SHORT field too small for a side is left as it was. Other blocks are unchanged.
+    public func sized(_ size: PixelSize) -> ImageMetadata {
+        var copy = self
+        copy.exif = exif.map { ExifEditing.sized($0, width: size.width, height: size.height) }
+        return copy
+    }
 }
 
 /// Rewrites the TIFF structure of an EXIF block, read through ``ExifReader``'s bounds-checked IFD0 walk.
@@ -69,6 +79,39 @@ enum ExifEditing {
             }
         }
         return Data(output + le32(0) + data)
+    }
+
+    /// `exif` with the image size patched in place (``ImageMetadata/sized(_:)``): `PixelXDimension` (0xA002) and
+    /// `PixelYDimension` (0xA003) of the EXIF sub-IFD and `ImageWidth` (0x0100) and `ImageLength` (0x0101) of
+    /// IFD0, each a SHORT or a LONG held in its value field.
+    static func sized(_ exif: Data, width: Int, height: Int) -> Data {
+        let fields: [(field: Int, type: UInt16, value: Int)] = exif.withUnsafeBytes { raw in
+            let entries =
+                (ExifReader.ifd0(inRawBytes: raw)?.entries ?? []) + (ExifReader.exifIFD(inRawBytes: raw) ?? [])
+            return entries.compactMap { entry in
+                let value: Int
+                switch entry.tag {
+                case 0xA002, 0x0100: value = width
+                case 0xA003, 0x0101: value = height
+                default: return nil
+                }
+                guard entry.count == 1, entry.type == 3 || entry.type == 4, entry.type == 4 || value <= 0xFFFF,
+                    entry.valueField >= 0, entry.valueField + 4 <= raw.count
+                else { return nil }
+                return (entry.valueField, entry.type, value)
+            }
+        }
+        guard !fields.isEmpty else { return exif }
+        let isBigEndian = exif.withUnsafeBytes { ExifReader.ifd0(inRawBytes: $0)?.isBigEndian ?? false }
+        var bytes = [UInt8](exif)
+        for (field, type, value) in fields {
+            let width = type == 3 ? 2 : 4
+            for i in 0..<width {
+                let shift = 8 * (isBigEndian ? width - 1 - i : i)
+                bytes[field + i] = UInt8(truncatingIfNeeded: value >> shift)
+            }
+        }
+        return Data(bytes)
     }
 
     /// `exif` with IFD0's `Orientation` (0x0112, a SHORT) set to 1, patched in place; unchanged without one.

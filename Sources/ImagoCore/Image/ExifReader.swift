@@ -55,6 +55,30 @@ public enum ExifReader {
         return (tiff.isBigEndian, entries)
     }
 
+    /// The entries, in order, of the EXIF sub-IFD (the one IFD0's `ExifIFDPointer`, 0x8769, points to: exposure,
+    /// dates, `PixelXDimension`…) of the block at `bytes`; `nil` when there is none or it lies outside the block.
+    package static func exifIFD(inRawBytes bytes: UnsafeRawBufferPointer) -> [Entry]? {
+        guard let tiff = TIFFView(exif: bytes) else { return nil }
+        var pointer: UInt32?
+        tiff.forEachIFD0Entry { entry in
+            guard entry.tag == 0x8769 else { return true }
+            if entry.type == 4 || entry.type == 13, entry.count == 1 {
+                pointer = tiff.u32(at: entry.valueField - tiff.start)
+            }
+            return false
+        }
+        guard let pointer else { return nil }
+        var entries: [Entry] = []
+        guard
+            tiff.forEachEntry(
+                ofIFDAt: Int(pointer),
+                {
+                    entries.append($0); return true
+                })
+        else { return nil }
+        return entries
+    }
+
     /// The bytes of `entry`'s value in the EXIF block at `bytes` (inline, or at the offset its field holds) for the
     /// byte-sized types (BYTE, ASCII, UNDEFINED); `nil` for other types or a value outside the block.
     package static func byteValue(of entry: Entry, inRawBytes bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?
@@ -121,8 +145,14 @@ private struct TIFFView {
     /// count says.
     @discardableResult
     func forEachIFD0Entry(_ visit: (ExifReader.Entry) -> Bool) -> Bool {
-        guard let ifdOffset32 = u32(at: 4) else { return false }
-        let ifdOffset = Int(ifdOffset32)
+        guard let ifdOffset = u32(at: 4) else { return false }
+        return forEachEntry(ofIFDAt: Int(ifdOffset), visit)
+    }
+
+    /// Calls `visit` with the entries of the IFD at `ifdOffset` (from the TIFF header) as ``forEachIFD0Entry(_:)``
+    /// does; `false` when that IFD lies outside the data.
+    @discardableResult
+    func forEachEntry(ofIFDAt ifdOffset: Int, _ visit: (ExifReader.Entry) -> Bool) -> Bool {
         guard ifdOffset >= 8, let entryCount = u16(at: ifdOffset) else { return false }
         let available = (bytes.count - ifdOffset - 2) / 12
         let count = min(Int(entryCount), max(0, available))

@@ -224,7 +224,7 @@ extension ImageProxy {
                     try Self.encode(
                         image.image, frames: frames, as: format, isOpaque: isOpaque, options: options,
                         settings: settings, encoders: encoders, colorProfile: image.colorProfile,
-                        metadata: Self.outputMetadata(of: image.metadata, options: options))
+                        metadata: Self.outputMetadata(of: image.metadata, options: options, size: image.image.size))
                 }
                 continuation.resume(returning: (result, started, ContinuousClock.now))
             }
@@ -416,11 +416,13 @@ extension ImageProxy {
         }
     }
 
-    /// The metadata a result of `source`'s carries under `options`: all of it with `strip_metadata:0` (the EXIF
-    /// orientation set upright when the image was turned), else only the copyright unless `keep_copyright:0`.
-    static func outputMetadata(of source: ImageMetadata?, options: ProcessingOptions) -> ImageMetadata? {
+    /// The metadata a result of `source`'s, `size` pixels, carries under `options`: all of it with
+    /// `strip_metadata:0` (the EXIF orientation set upright when the image was turned, the EXIF image size set to
+    /// the result's), else only the copyright unless `keep_copyright:0`.
+    static func outputMetadata(of source: ImageMetadata?, options: ProcessingOptions, size: PixelSize) -> ImageMetadata?
+    {
         guard let source else { return nil }
-        if options.keepsMetadata == true { return options.autoRotates ? source.uprightened : source }
+        if options.keepsMetadata == true { return (options.autoRotates ? source.uprightened : source).sized(size) }
         return options.keepsCopyright == false ? nil : source.copyrightOnly
     }
 
