@@ -384,6 +384,120 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try format("none") }
     }
 
+    /// A datagram socket bound on loopback (`AF_INET`, port chosen by the kernel) or at a Unix path, for syslog's
+    /// lines; `receive()` waits up to 5 s for one.
+    final class DatagramSink {
+        let fd: Int32
+        var port: UInt16 = 0
+
+        init(unixPath: String? = nil) throws {
+            if let unixPath {
+                fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+                var address = sockaddr_un()
+                address.sun_family = sa_family_t(AF_UNIX)
+                withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                    raw.copyBytes(from: Array(unixPath.utf8) + [0])
+                }
+                let bound = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
+                }
+                try #require(bound == 0)
+            } else {
+                fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                let bound = withUnsafeMutablePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                    }
+                }
+                try #require(bound)
+                port = UInt16(bigEndian: address.sin_port)
+            }
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+
+        deinit { close(fd) }
+
+        func receive() -> String? {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
+        }
+    }
+
+    /// imgproxy's `IMGPROXY_SYSLOG_*`: access lines at or above the syslog level go to a collector (UDP) with their
+    /// severity and tag, besides stdout; the local daemon's form over a Unix socket; bad settings refused.
+    @Test(.timeLimit(.minutes(1)))
+    func accessLinesGoToSyslogToo() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let collector = try DatagramSink()
+        let serve = try await InProcessServe.start([
+            "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path,
+            "--syslog", "--syslog-network", "udp", "--syslog-address", "127.0.0.1:\(collector.port)",
+            "--syslog-level", "warn", "--syslog-tag", "imago-test",
+        ])
+        let client = TestHTTPClient()
+        let base = "http://127.0.0.1:\(serve.port)/_/rs:fit:32:32/plain/"
+        #expect(try await client.send(URL(string: base + origin.url(for: "/a.jpg").absoluteString)!).status == 200)
+        #expect(try await client.send(URL(string: base + origin.url(for: "/none.jpg").absoluteString)!).status == 404)
+        let line = try #require(collector.receive())
+        // user.warning is <12>; RFC 3339 time, the host, the tag and the process
+        #expect(
+            line.hasPrefix("<12>2") && line.contains(" imago-test[\(getpid())]: {") && line.hasSuffix("}\n"), "\(line)")
+        #expect(line.contains("\"status\":404") && line.contains("\"level\":\"warn\""))
+        #expect(await serve.stop() == 0)
+        #expect(serve.output.stdout.split(separator: "\n").count == 2, "stdout keeps every line at its own level")
+        // The 200 never went to syslog
+        var quick = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(collector.fd, SOL_SOCKET, SO_RCVTIMEO, &quick, socklen_t(MemoryLayout<timeval>.size))
+        #expect(collector.receive() == nil)
+
+        // The local daemon's form, over a Unix datagram socket
+        let path = directory.appendingPathComponent("log.sock").path
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let daemon = try DatagramSink(unixPath: path)
+        let writer = try SyslogWriter(destination: .unix(path: path), tag: "imago")
+        writer.write("hello\nthere", severity: .info)
+        let local = try #require(daemon.receive())
+        let form = try Regex(#"^<14>[A-Z][a-z]{2} [ 123]\d \d\d:\d\d:\d\d imago\[\d+\]: hello there$"#)
+        #expect(try form.wholeMatch(in: local) != nil, "\(local)")
+        #expect(writer.droppedCount == 0)
+
+        func parse(_ extra: [String]) throws -> ServeCommand.Options {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned"] + extra, options: ServeCommand.command.options), environment: [:])
+        }
+        #expect(try parse(["--syslog"]).syslog?.destination == .local)
+        #expect(
+            try parse(["--syslog", "--syslog-address", "/run/log.sock"]).syslog?.destination
+                == .unix(path: "/run/log.sock"))
+        #expect(
+            try parse(["--syslog", "--syslog-network", "tcp", "--syslog-address", "[::1]:514"]).syslog?.destination
+                == .tcp(host: "::1", port: 514))
+        for bad in [
+            ["--syslog-tag", "x"], ["--syslog", "--syslog-network", "udp"], ["--syslog", "--syslog-network", "sctp"],
+            ["--syslog", "--syslog-network", "udp", "--syslog-address", "host"],
+            ["--syslog", "--syslog-level", "loud"],
+            ["--syslog", "--syslog-tag", "a b"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try parse(bad) }
+        }
+        // A destination that cannot be reached fails at start
+        #expect(throws: UsageError.self) {
+            try SyslogWriter(destination: .unix(path: directory.path + "/none"), tag: "x")
+        }
+    }
+
     /// imgproxy's `IMGPROXY_LOG_LEVEL`: records below the level are not written; each JSON line says its level.
     @Test(.timeLimit(.minutes(1)))
     func theLogLevelLeavesOutLesserRecords() async throws {

@@ -132,6 +132,22 @@ enum ServeCommand {
             OptionSpec(
                 "--log-format", value: "FORMAT", help: "Access log lines as json (default), text, or off for none."),
             OptionSpec(
+                "--syslog",
+                help:
+                    "Send access log lines to syslog too, the local daemon's /dev/log unless told (IMGPROXY_SYSLOG_ENABLE)."
+            ),
+            OptionSpec(
+                "--syslog-network", value: "unix|udp|tcp",
+                help: "How --syslog-address is reached (IMGPROXY_SYSLOG_NETWORK; default the local socket)."),
+            OptionSpec(
+                "--syslog-address", value: "ADDRESS",
+                help: "A socket path, or HOST:PORT of a collector (IMGPROXY_SYSLOG_ADDRESS)."),
+            OptionSpec(
+                "--syslog-level", value: "LEVEL",
+                help: "Send lines of LEVEL and above: debug, info (default), warn, error (IMGPROXY_SYSLOG_LEVEL)."),
+            OptionSpec(
+                "--syslog-tag", value: "TAG", help: "Tag the lines TAG (default imago; IMGPROXY_SYSLOG_TAG)."),
+            OptionSpec(
                 "--log-level", value: "LEVEL",
                 help:
                     "Write access log lines of LEVEL and above: debug, info (default), warn (4xx and 5xx), error (5xx) (IMGPROXY_LOG_LEVEL)."
@@ -492,6 +508,8 @@ enum ServeCommand {
         var logFormat = LogFormat.json
         /// `--log-level`: the least level of access log records written.
         var logLevel = AccessLogRecord.Level.info
+        /// `--syslog` and its options: where access log lines go besides stdout, and from which level.
+        var syslog: (destination: SyslogWriter.Destination, level: AccessLogRecord.Level, tag: String)?
         var pixelLimit = 50_000_000
         /// `--max-animation-frames`: the most frames of an animation kept (1: its first frame only).
         var maxAnimationFrames = 1
@@ -773,9 +791,23 @@ enum ServeCommand {
         switch options.logFormat {
         case .json, .text:
             let (json, least) = (options.logFormat == .json, options.logLevel)
+            let syslog: (writer: SyslogWriter, least: AccessLogRecord.Level)?
+            do {
+                syslog = try options.syslog.map {
+                    (try SyslogWriter(destination: $0.destination, tag: $0.tag), $0.level)
+                }
+            } catch {
+                console.printError("imago serve: \(error)")
+                return 2
+            }
             configuration.accessLog = { record in
-                guard record.level >= least else { return }
-                console.print(json ? record.jsonLine : record.textLine)
+                let line = record.level >= least || (syslog.map { record.level >= $0.least } ?? false)
+                guard line else { return }
+                let text = json ? record.jsonLine : record.textLine
+                if record.level >= least { console.print(text) }
+                if let syslog, record.level >= syslog.least {
+                    syslog.writer.write(text, severity: SyslogWriter.Severity(record.level))
+                }
             }
         case .off: configuration.accessLog = nil
         }
@@ -1462,6 +1494,32 @@ enum ServeCommand {
             throw UsageError("option '--log-format' expects json, text or off (got '\(format)')")
         }
         options.logFormat = logFormat
+        if args.has("--syslog") {
+            let network = args.value("--syslog-network") ?? ""
+            let address = args.value("--syslog-address") ?? ""
+            guard !(["udp", "tcp"].contains(network) && address.isEmpty),
+                let destination = SyslogWriter.Destination(network: network, address: address)
+            else {
+                throw UsageError(
+                    "options '--syslog-network' and '--syslog-address' expect unix with a socket path, or udp or tcp with HOST:PORT (got '\(network)' '\(address)')"
+                )
+            }
+            var level = AccessLogRecord.Level.info
+            if let text = args.value("--syslog-level") {
+                guard let parsed = AccessLogRecord.Level(rawValue: text == "warning" ? "warn" : text) else {
+                    throw UsageError("option '--syslog-level' expects debug, info, warn or error (got '\(text)')")
+                }
+                level = parsed
+            }
+            let tag = args.value("--syslog-tag") ?? "imago"
+            guard !tag.isEmpty, tag.count <= 48,
+                tag.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ":" && $0 != "[" })
+            else { throw UsageError("option '--syslog-tag' expects up to 48 ASCII characters without spaces or ':'") }
+            options.syslog = (destination, level, tag)
+        } else {
+            try args.refuse(
+                ["--syslog-network", "--syslog-address", "--syslog-level", "--syslog-tag"], without: "--syslog")
+        }
         if let text = args.value("--log-level") {
             guard let level = AccessLogRecord.Level(rawValue: text == "warning" ? "warn" : text) else {
                 throw UsageError("option '--log-level' expects debug, info, warn or error (got '\(text)')")
