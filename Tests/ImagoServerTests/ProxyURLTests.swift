@@ -94,6 +94,31 @@ struct ProxyURLTests {
         #expect(throws: URLSigner.Error.pairCount(keys: 2, salts: 1)) {
             try URLSigner(keysHex: ["00", "11"], saltsHex: [""])
         }
+        // imgproxy's IMGPROXY_SIGNATURE_SIZE: signatures made and accepted at exactly that many bytes, as Python's
+        // hmac makes them
+        var short = signer
+        short.signatureSize = 4
+        let four = short.signature(for: path)
+        let script = """
+            import base64, hashlib, hmac, sys
+            key, salt, path = bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2]), sys.argv[3].encode()
+            digest = hmac.new(key, salt + path, hashlib.sha256).digest()[:4]
+            print(base64.urlsafe_b64encode(digest).rstrip(b"=").decode())
+            """
+        let (status, independent) = try python(
+            script,
+            arguments: [
+                "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881",
+                "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5", path,
+            ])
+        #expect(status == 0 && four == independent && four.count == 6)
+        #expect(short.isValid(signature: four, for: path))
+        #expect(
+            !short.isValid(signature: signature, for: path)
+                && !short.isValid(signature: String(signature.prefix(11)), for: path))
+        #expect(!signer.isValid(signature: four, for: path), "4 bytes only when configured")
+        short.signatureSize = 99
+        #expect(short.signatureSize == 32 && short.signature(for: path) == signature)
         #expect(throws: URLSigner.Error.invalidHex(what: "salt")) {
             try URLSigner(keysHex: ["00", "11"], saltsHex: ["", "x"])
         }

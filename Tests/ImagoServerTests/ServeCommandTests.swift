@@ -807,6 +807,18 @@ struct ServeCommandTests {
         for bad in ["-1", "3601", "soon"] {
             #expect(throws: UsageError.self) { try Self.parseUnsigned(["--client-keep-alive-timeout", bad]) }
         }
+        // IMGPROXY_SIGNATURE_SIZE: with a key only, 1 to 32
+        let sized = try ServeCommand.parse(
+            parseArguments(
+                ["--key", "0011", "--salt", "22", "--signature-size", "8"], options: ServeCommand.command.options),
+            environment: [:])
+        #expect(sized.signer?.signatureSize == 8)
+        #expect(throws: UsageError.self) { try Self.parseUnsigned(["--signature-size", "8"]) }
+        #expect(throws: UsageError.self) {
+            try ServeCommand.parse(
+                parseArguments(["--key", "0011", "--signature-size", "33"], options: ServeCommand.command.options),
+                environment: [:])
+        }
         // IMGPROXY_SOURCE_URL_QUERY_SEPARATOR: "?" unless told; empty allowed
         #expect(try Self.parseUnsigned([]).sourceQuerySeparator == "?")
         #expect(try Self.parseUnsigned(["--source-url-query-separator", ""]).sourceQuerySeparator == "")

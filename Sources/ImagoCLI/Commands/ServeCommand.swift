@@ -63,6 +63,11 @@ enum ServeCommand {
                 "--key", value: "HEX", help: "The signing key, hex (default $IMAGO_KEY); HEX,HEX… for key rotation."),
             OptionSpec(
                 "--salt", value: "HEX", help: "The signing salt, hex (default $IMAGO_SALT); one per key, in order."),
+            OptionSpec(
+                "--signature-size", value: "BYTES",
+                help:
+                    "Accept only signatures cut to BYTES of the HMAC, 1 to 32 (IMGPROXY_SIGNATURE_SIZE; default any of 8 to 32)."
+            ),
             OptionSpec("--unsigned", help: "Also serve unsigned URLs (/insecure/… and /_/…)."),
             OptionSpec(
                 "--trusted-signatures", value: "SIG,…",
@@ -1113,6 +1118,11 @@ enum ServeCommand {
             } catch {
                 throw UsageError("option '--key'/'--salt': \(error)")
             }
+            if let text = args.value("--signature-size") {
+                options.signer?.signatureSize = try parseInteger(text, option: "--signature-size", range: 1...32)
+            }
+        } else {
+            try args.refuse(["--signature-size"], without: "--key")
         }
         options.allowsUnsigned = args.has("--unsigned")
         if let text = args.value("--trusted-signatures") {

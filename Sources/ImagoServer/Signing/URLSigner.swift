@@ -40,6 +40,12 @@ public struct URLSigner: Sendable, Hashable {
 
     /// The valid pairs, the one new signatures use first (never empty).
     let pairs: [Pair]
+    /// The bytes of the HMAC a signature carries (imgproxy's `IMGPROXY_SIGNATURE_SIZE`, 1…32): signatures are
+    /// made that long and only that long is accepted. Default `nil`: signatures are made whole (32 bytes), and any
+    /// prefix of 8 to 32 bytes is accepted.
+    public var signatureSize: Int? {
+        didSet { signatureSize = signatureSize.map { min(32, max(1, $0)) } }
+    }
 
     /// A signer with raw `key` (not empty) and `salt` (may be empty) bytes.
     public init(key: [UInt8], salt: [UInt8]) throws {
@@ -70,13 +76,18 @@ public struct URLSigner: Sendable, Hashable {
     /// The signature of `path` (the part after the signature, starting with `/`) under the first pair, base64url
     /// without padding.
     public func signature(for path: String) -> String {
-        Base64URL.encode(Self.code(pairs[0], path))
+        Base64URL.encode(Array(Self.code(pairs[0], path).prefix(signatureSize ?? 32)))
     }
 
-    /// Whether `signature` signs `path` under any pair. Compares in constant time; also accepts a signature cut to
-    /// a prefix of at least 8 bytes, as imgproxy does with `IMGPROXY_SIGNATURE_SIZE`.
+    /// Whether `signature` signs `path` under any pair. Compares in constant time; accepts a signature cut to
+    /// ``signatureSize`` bytes when it is set, else to any prefix of 8 to 32 bytes.
     public func isValid(signature: String, for path: String) -> Bool {
-        guard let given = Base64URL.decode(signature), given.count >= 8, given.count <= 32 else { return false }
+        guard let given = Base64URL.decode(signature) else { return false }
+        if let signatureSize {
+            guard given.count == signatureSize else { return false }
+        } else {
+            guard given.count >= 8, given.count <= 32 else { return false }
+        }
         var valid = false
         for pair in pairs {
             var difference: UInt8 = 0
