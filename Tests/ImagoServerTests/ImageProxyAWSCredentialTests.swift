@@ -28,14 +28,14 @@ struct ImageProxyAWSCredentialTests {
     /// A loopback origin with `media/a.jpg`, and the proxy `imago serve --s3` makes for it in `environment` (no
     /// metadata service looked for unless it names one).
     static func serve(
-        _ origin: LoopbackServer, environment: [String: String],
+        _ origin: LoopbackServer, environment: [String: String], arguments: [String] = [],
         accessLog: (@Sendable (AccessLogRecord) -> Void)? = nil
     ) throws -> ImageProxy {
         origin.setRoute("/media/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
         var quiet = quietCloudEnvironment.merging(environment) { _, given in given }
         if environment["AWS_EC2_METADATA_SERVICE_ENDPOINT"] != nil { quiet["AWS_EC2_METADATA_DISABLED"] = nil }
         return try servedProxy(
-            ["--s3", "--s3-region", "eu-west-1", "--s3-endpoint", origin.url(for: "/").absoluteString],
+            ["--s3", "--s3-region", "eu-west-1", "--s3-endpoint", origin.url(for: "/").absoluteString] + arguments,
             environment: quiet, accessLog: accessLog)
     }
 
@@ -93,6 +93,13 @@ struct ImageProxyAWSCredentialTests {
         // The client is told the request could not be made; the operator's log says why
         #expect(!errorMessage(response).contains("role"))
         #expect(logged.value.last?.error?.contains("the instance has no role") == true, "\(logged.value)")
+        // imgproxy's IMGPROXY_DEVELOPMENT_ERRORS_MODE: the client is told why too
+        let developing = try Self.serve(
+            bare, environment: ["AWS_EC2_METADATA_SERVICE_ENDPOINT": bare.url(for: "/").absoluteString],
+            arguments: ["--development-errors"])
+        let detailed = await developing.respond(
+            to: ServerRequest(method: "GET", path: "/_/w:10/plain/s3://media/a.jpg"))
+        #expect(detailed.status == 502 && errorMessage(detailed).contains("the instance has no role"))
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -33,6 +33,7 @@ func servedProxy(
     configuration.azureBlob = options.azureBlob
     configuration.gcs = options.gcs
     configuration.swift = options.swift
+    configuration.sendsDetailedErrors = options.sendsDetailedErrors
     return ImageProxy(configuration: configuration)
 }
 

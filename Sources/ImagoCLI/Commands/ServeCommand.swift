@@ -326,6 +326,11 @@ enum ServeCommand {
                     "Send X-Origin-Content-Length, X-Origin-Width/-Height and X-Result-Width/-Height, as imgproxy does."
             ),
             OptionSpec(
+                "--development-errors",
+                help:
+                    "Tell clients why an error happened as the access log does, store credential failures too (IMGPROXY_DEVELOPMENT_ERRORS_MODE)."
+            ),
+            OptionSpec(
                 "--set-canonical-header",
                 help: "Send Link: <source>; rel=\"canonical\" for http(s) sources, as imgproxy does."),
             OptionSpec(
@@ -585,6 +590,8 @@ enum ServeCommand {
         var usesLastModified = false
         /// `--enable-debug-headers`: responses carry imgproxy's debug headers.
         var sendsDebugHeaders = false
+        /// `--development-errors`: error responses say what the access log says.
+        var sendsDetailedErrors = false
         /// `--set-canonical-header`: responses name their http(s) source as canonical.
         var setsCanonicalHeader = false
         /// `--return-attachment`: `Content-Disposition: attachment` unless the URL says otherwise.
@@ -737,6 +744,7 @@ enum ServeCommand {
         configuration.allowedProcessingOptions = options.allowedProcessingOptions
         configuration.usesLastModified = options.usesLastModified
         configuration.sendsDebugHeaders = options.sendsDebugHeaders
+        configuration.sendsDetailedErrors = options.sendsDetailedErrors
         configuration.setsCanonicalHeader = options.setsCanonicalHeader
         configuration.healthCheckPath = options.healthCheckPath
         configuration.servesMetrics = options.metricsAddress == nil
@@ -1424,6 +1432,7 @@ enum ServeCommand {
         options.rasterizesSVG = args.has("--always-rasterize-svg")
         options.allowsSecurityOptions = args.has("--allow-security-options")
         options.sendsDebugHeaders = args.has("--enable-debug-headers")
+        options.sendsDetailedErrors = args.has("--development-errors")
         options.setsCanonicalHeader = args.has("--set-canonical-header")
         options.returnsAttachment = args.has("--return-attachment")
         options.etagBuster = args.value("--etag-buster") ?? ""

@@ -216,6 +216,10 @@ extension ImageProxy {
         /// carry none). A render then fetches the source's bytes through the pipeline's
         /// ``ImagePipeline/data(for:)`` first, as ``usesLastModified``. Default `false`.
         public var sendsDebugHeaders: Bool
+        /// Whether error responses carry what the access log says (imgproxy's `IMGPROXY_DEVELOPMENT_ERRORS_MODE`):
+        /// why an object store's credentials were refused or could not be had, which clients are otherwise not
+        /// told. For development and debugging, not for a public server. Default `false`.
+        public var sendsDetailedErrors: Bool
         /// Whether image responses for `http` and `https` sources carry `Link: <source URL>; rel="canonical"`, so
         /// search engines index the source rather than each of its renditions (imgproxy's
         /// `IMGPROXY_SET_CANONICAL_HEADER`). Default `false`.
@@ -346,6 +350,7 @@ extension ImageProxy {
             staleRetryInterval = .seconds(10)
             maximumStaleRetryInterval = .seconds(300)
             sendsDebugHeaders = false
+            sendsDetailedErrors = false
             setsCanonicalHeader = false
             returnsAttachment = false
             skippedFormats = []

@@ -125,7 +125,8 @@ public final class ImageProxy: Sendable {
                 }
             }
         } catch {
-            response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
+            response = Self.error(
+                error, retryAfter: configuration.retryAfterSeconds, detailed: configuration.sendsDetailedErrors)
             record.error = error.logDescription
         }
         let answered = withCORS(response)
@@ -153,7 +154,8 @@ public final class ImageProxy: Sendable {
             response = answer
             tier = answeredBy
         } catch {
-            response = Self.error(error, retryAfter: configuration.retryAfterSeconds)
+            response = Self.error(
+                error, retryAfter: configuration.retryAfterSeconds, detailed: configuration.sendsDetailedErrors)
             record.error = error.logDescription
         }
         let answered = withCORS(response)
@@ -534,10 +536,12 @@ public final class ImageProxy: Sendable {
             body: body)
     }
 
-    /// `{"error": …}` with the error's status (and `Retry-After` for a 503).
-    static func error(_ error: ProxyError, retryAfter: Int) -> ServerResponse {
+    /// `{"error": …}` with the error's status (and `Retry-After` for a 503); with `detailed`, the sentence the
+    /// access log gets (``ProxyError/logDescription``: why a store's credentials failed, too).
+    static func error(_ error: ProxyError, retryAfter: Int, detailed: Bool = false) -> ServerResponse {
+        let text = detailed ? error.logDescription : error.description
         let body =
-            (try? JSONSerialization.data(withJSONObject: ["error": error.description], options: [.sortedKeys]))
+            (try? JSONSerialization.data(withJSONObject: ["error": text], options: [.sortedKeys]))
             ?? Data("{\"error\":\"error\"}".utf8)
         var response = plain(error.status, "application/json", body + Data("\n".utf8))
         switch error {
