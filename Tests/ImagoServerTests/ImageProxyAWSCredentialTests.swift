@@ -407,6 +407,87 @@ struct ImageProxyAWSCredentialTests {
         #expect(sleeping.isEmpty, "still running: \(sleeping)")
     }
 
+    /// imgproxy's `IMGPROXY_ENV_AWS_SECRET_*` and `IMGPROXY_ENV_AWS_SSM_PARAMETERS_*`: a Secrets Manager secret's
+    /// `.env` text, then a Parameter Store path's parameters (every page), set over the environment before the
+    /// options are read; each call signed, as the independent verifier checks.
+    @Test(.timeLimit(.minutes(1)))
+    func settingsKeptInAWSAreReadAtStart() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let base = ImageProxyS3SourceTests.credentials
+        let calls = Locked<[String]>([])
+        origin.setRoute(
+            "/aws",
+            .handler { request in
+                let target = request.headers["X-Amz-Target"] ?? ""
+                let body = (try? JSONSerialization.jsonObject(with: request.body)) as? [String: Any] ?? [:]
+                let service = target.hasPrefix("secretsmanager") ? "secretsmanager" : "ssm"
+                let verified = try? ImageProxyS3SourceTests.verify(request, secret: base.secretAccessKey)
+                calls.withLock { $0.append("\(target) \(verified ?? "unverified")") }
+                guard verified == "ok \(base.accessKeyID) eu-central-1 \(service)",
+                    request.headers["Content-Type"] == "application/x-amz-json-1.1"
+                else {
+                    return LoopbackServer.Response(
+                        status: 400, body: Data(#"{"__type":"com.amazon#AccessDeniedException"}"#.utf8))
+                }
+                let answer: String
+                switch (target, body["SecretId"] as? String, body["NextToken"] as? String) {
+                case ("secretsmanager.GetSecretValue", "imago/prod", _):
+                    guard body["VersionStage"] as? String == "AWSPREVIOUS" else {
+                        return LoopbackServer.Response(status: 400, body: Data("{}".utf8))
+                    }
+                    answer = #"{"Name":"imago/prod","SecretString":"IMAGO_MAX_AGE=77\n# keys\nIMAGO_KEY=0011\n"}"#
+                case ("AmazonSSM.GetParametersByPath", _, nil):
+                    guard body["Path"] as? String == "/imago/prod", body["WithDecryption"] as? Bool == true else {
+                        return LoopbackServer.Response(status: 400, body: Data("{}".utf8))
+                    }
+                    answer = """
+                        {"Parameters":[{"Name":"/imago/prod/IMAGO_SALT","Value":"22","DataType":"text"},\
+                        {"Name":"/imago/prod/nested/X","Value":"1","DataType":"text"},\
+                        {"Name":"/imago/prod/AMI","Value":"ami-1","DataType":"aws:ec2:image"}],"NextToken":"page2"}
+                        """
+                case ("AmazonSSM.GetParametersByPath", _, "page2"):
+                    answer = #"{"Parameters":[{"Name":"/imago/prod/IMAGO_MAX_AGE","Value":"88"}]}"#
+                default:
+                    return LoopbackServer.Response(
+                        status: 400, body: Data(#"{"__type":"ResourceNotFoundException"}"#.utf8))
+                }
+                return LoopbackServer.Response(status: 200, body: Data(answer.utf8))
+            })
+        let environment = quietCloudEnvironment.merging([
+            "AWS_ACCESS_KEY_ID": base.accessKeyID, "AWS_SECRET_ACCESS_KEY": base.secretAccessKey,
+            "AWS_REGION": "eu-central-1", "AWS_ENDPOINT_URL": origin.url(for: "/aws").absoluteString,
+        ]) { $1 }
+        let arguments = [
+            "--env-aws-secret-id", "imago/prod", "--env-aws-secret-version-stage", "AWSPREVIOUS",
+            "--env-aws-ssm-parameters-path", "/imago/prod",
+        ]
+        let args = try parseArguments(arguments, options: ServeCommand.command.options)
+        let found = try await ServeCommand.cloudEnvironment(args, over: environment)
+        #expect(found["IMAGO_KEY"] == "0011" && found["IMAGO_SALT"] == "22" && found["nested_X"] == "1")
+        #expect(found["IMAGO_MAX_AGE"] == "88", "the parameters are read after the secret")
+        #expect(found["AMI"] == nil, "only text parameters")
+        #expect(calls.value.count == 3 && calls.value.allSatisfy { $0.contains(" ok ") }, "\(calls.value)")
+        let options = try ServeCommand.parse(args, environment: found)
+        #expect(options.maxAge == 88 && options.signer != nil)
+
+        // A refused call names the service's error; no credentials, no call
+        let denied = try parseArguments(["--env-aws-secret-id", "other"], options: ServeCommand.command.options)
+        do {
+            _ = try await ServeCommand.cloudEnvironment(denied, over: environment)
+            Issue.record("a missing secret was read")
+        } catch {
+            #expect("\(error)".contains("ResourceNotFoundException"), "\(error)")
+        }
+        await #expect(throws: UsageError.self) {
+            try await ServeCommand.cloudEnvironment(args, over: quietCloudEnvironment)
+        }
+        // A version or region without the secret is a usage error, before any call
+        let orphan = try parseArguments(["--env-aws-secret-region", "x"], options: ServeCommand.command.options)
+        await #expect(throws: UsageError.self) { try await ServeCommand.cloudEnvironment(orphan, over: environment) }
+        #expect(calls.value.count == 4, "the missing secret's call only")
+    }
+
     @Test func theDefaultChainIsSearchedInTheSDKsOrder() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
         try FileManager.default.createDirectory(

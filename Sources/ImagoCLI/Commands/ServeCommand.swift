@@ -127,6 +127,25 @@ enum ServeCommand {
                     "Stop drawing an SVG source after SECONDS and answer 422 (default 10; librsvg cannot be interrupted, "
                     + "so it draws in a child process)."),
             OptionSpec(
+                "--env-aws-secret-id", value: "ID",
+                help:
+                    "Read settings as .env text from this AWS Secrets Manager secret at start (IMGPROXY_ENV_AWS_SECRET_ID)."
+            ),
+            OptionSpec("--env-aws-secret-version-id", value: "ID", help: "The secret's version (default the current)."),
+            OptionSpec(
+                "--env-aws-secret-version-stage", value: "STAGE", help: "The secret's stage, e.g. AWSPREVIOUS."),
+            OptionSpec(
+                "--env-aws-secret-region", value: "REGION",
+                help: "The secret's region (default AWS_REGION, else us-west-1)."),
+            OptionSpec(
+                "--env-aws-ssm-parameters-path", value: "PATH",
+                help:
+                    "Read settings from the Parameter Store parameters under PATH at start (IMGPROXY_ENV_AWS_SSM_PARAMETERS_PATH)."
+            ),
+            OptionSpec(
+                "--env-aws-ssm-parameters-region", value: "REGION",
+                help: "The parameters' region (default AWS_REGION, else us-west-1)."),
+            OptionSpec(
                 "--env-file", value: "FILE",
                 help:
                     "Read environment variables (IMAGO_ options, cloud credentials) from a .env FILE, over the process's (IMGPROXY_ENV_LOCAL_FILE_PATH)."
@@ -691,8 +710,15 @@ enum ServeCommand {
         onListening: @Sendable (UInt16) -> Void = { _ in }
     ) async -> Int32 {
         var options: Options
+        let environment: [String: String]
         do {
-            options = try parse(args, environment: console.environment)
+            environment = try await cloudEnvironment(args, over: console.environment)
+        } catch {
+            console.printError("imago serve: \(error)")
+            return 1
+        }
+        do {
+            options = try parse(args, environment: environment)
         } catch {
             console.printError("imago serve: \(error)")
             console.printError("Usage: imago serve \(command.synopsis)")
@@ -1073,6 +1099,66 @@ enum ServeCommand {
         } catch {
             throw UsageError("option '--abs-key' expects the account key in base64, as the Azure portal shows it")
         }
+    }
+
+    /// `environment` with the settings kept in AWS over it, as imgproxy reads them at start: the `.env` text of the
+    /// Secrets Manager secret `--env-aws-secret-id` (`IMGPROXY_ENV_AWS_SECRET_ID`; its version, stage and region
+    /// options), then the parameters under `--env-aws-ssm-parameters-path` (`IMGPROXY_ENV_AWS_SSM_PARAMETERS_PATH`),
+    /// each signed with the credentials of the AWS SDKs' default chain. The region is the option's, else
+    /// `AWS_REGION`, else `us-west-1` (imgproxy's); `AWS_ENDPOINT_URL_SECRETS_MANAGER` and `AWS_ENDPOINT_URL_SSM`
+    /// (else `AWS_ENDPOINT_URL`) name other endpoints. `environment` itself without either option.
+    ///
+    /// - Throws: ``UsageError`` for bad options; an error naming the service when it cannot be read.
+    static func cloudEnvironment(
+        _ given: ParsedArguments, over environment: [String: String]
+    ) async throws -> [String: String] {
+        let args = try given.fillingIn(from: environment, prefix: "IMAGO_", options: command.options)
+        let secretID = args.value("--env-aws-secret-id")
+        let parameterPath = args.value("--env-aws-ssm-parameters-path")
+        guard secretID != nil || parameterPath != nil else {
+            try args.refuse(
+                ["--env-aws-secret-version-id", "--env-aws-secret-version-stage", "--env-aws-secret-region"],
+                without: "--env-aws-secret-id")
+            try args.refuse(["--env-aws-ssm-parameters-region"], without: "--env-aws-ssm-parameters-path")
+            return environment
+        }
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        func endpoint(_ variable: String) throws -> URL? {
+            guard let text = value(variable) ?? value("AWS_ENDPOINT_URL") else { return nil }
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                throw UsageError("\(variable) '\(text)' is not an http or https URL")
+            }
+            return url
+        }
+        let defaultRegion = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? "us-west-1"
+        guard let source = try AWSCredentialSource.default(environment: environment) else {
+            throw UsageError("no AWS credentials found to read the settings kept in AWS with")
+        }
+        let credentials = try await AWSCredentialProvider(source: source).credentials()
+        var result = environment
+        if let secretID {
+            let secret = AWSConfigurationSecrets.Secret(
+                id: secretID, versionID: args.value("--env-aws-secret-version-id"),
+                versionStage: args.value("--env-aws-secret-version-stage"),
+                region: args.value("--env-aws-secret-region") ?? defaultRegion,
+                endpoint: try endpoint("AWS_ENDPOINT_URL_SECRETS_MANAGER"))
+            if let text = try await AWSConfigurationSecrets.text(of: secret, credentials: credentials) {
+                do {
+                    result.merge(try EnvironmentFile(parsing: text, environment: result).values) { $1 }
+                } catch let error as EnvironmentFile.Error {
+                    throw UsageError("the secret '\(secretID)' is not .env text: \(error)")
+                }
+            }
+        }
+        if let parameterPath {
+            let parameters = AWSConfigurationSecrets.ParameterPath(
+                path: parameterPath, region: args.value("--env-aws-ssm-parameters-region") ?? defaultRegion,
+                endpoint: try endpoint("AWS_ENDPOINT_URL_SSM"))
+            result.merge(try await AWSConfigurationSecrets.variables(under: parameters, credentials: credentials)) {
+                $1
+            }
+        }
+        return result
     }
 
     /// `environment` with the variables of `--env-file` (or `IMAGO_ENV_FILE`) over it, as imgproxy's
