@@ -364,6 +364,55 @@ struct ImageProxyGCSSourceTests {
         }
     }
 
+    /// imgproxy's `IMGPROXY_ENV_GCP_SECRET_*`: a Secret Manager secret's `.env` text, read at start with the
+    /// metadata server's token, set over the environment before the options are read.
+    @Test(.timeLimit(.minutes(1)))
+    func settingsKeptInSecretManagerAreReadAtStart() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        Self.serveMetadata(on: origin, body: #"{"access_token":"ya29.secrets","expires_in":3599}"#)
+        let text = "IMAGO_MAX_AGE=99\nIMAGO_KEY=0011\nIMAGO_SALT=22\n"
+        origin.setRoute(
+            "/v1/projects/imago-prod/secrets/imago-env/versions/latest:access",
+            .handler { request in
+                guard request.headers["Authorization"] == "Bearer ya29.secrets" else {
+                    return LoopbackServer.Response(
+                        status: 403, body: Data(#"{"error":{"status":"PERMISSION_DENIED"}}"#.utf8))
+                }
+                let body =
+                    #"{"name":"projects/1/secrets/imago-env/versions/3","payload":{"data":"\#(Data(text.utf8).base64EncodedString())"}}"#
+                return LoopbackServer.Response(
+                    status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+            })
+        let host = "127.0.0.1:\(origin.url(for: "/").port ?? 0)"
+        let environment = ["GCE_METADATA_HOST": host, "GOOGLE_CLOUD_PROJECT": "imago-prod", "HOME": "/nonexistent"]
+        let args = try parseArguments(
+            ["--env-gcp-secret-id", "imago-env", "--env-gcp-secret-endpoint", origin.url(for: "/").absoluteString],
+            options: ServeCommand.command.options)
+        let found = try await ServeCommand.cloudEnvironment(args, over: environment)
+        #expect(found["IMAGO_MAX_AGE"] == "99" && found["GCE_METADATA_HOST"] == host)
+        let options = try ServeCommand.parse(args, environment: found)
+        #expect(options.maxAge == 99 && options.signer != nil)
+        // A secret the account may not read: the status Google gave; no project: a usage error before any call
+        let other = try parseArguments(
+            ["--env-gcp-secret-id", "other", "--env-gcp-secret-endpoint", origin.url(for: "/").absoluteString],
+            options: ServeCommand.command.options)
+        do {
+            _ = try await ServeCommand.cloudEnvironment(other, over: environment)
+            Issue.record("a secret with no route was read")
+        } catch {
+            #expect("\(error)".contains("HTTP 404"), "\(error)")
+        }
+        var noProject = environment
+        noProject["GOOGLE_CLOUD_PROJECT"] = nil
+        await #expect(throws: UsageError.self) { try await ServeCommand.cloudEnvironment(args, over: noProject) }
+        let orphan = try parseArguments(["--env-gcp-key", "{}"], options: ServeCommand.command.options)
+        await #expect(throws: UsageError.self) { try await ServeCommand.cloudEnvironment(orphan, over: environment) }
+        #expect(
+            GoogleConfigurationSecret(project: "p 1", secret: "s/x", version: "2").accessURL.absoluteString
+                == "https://secretmanager.googleapis.com/v1/projects/p%201/secrets/s%2Fx/versions/2:access")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func gcloudsUserCredentialsTradeTheirRefreshToken() async throws {
         let origin = try LoopbackServer()

@@ -146,6 +146,24 @@ enum ServeCommand {
                 "--env-aws-ssm-parameters-region", value: "REGION",
                 help: "The parameters' region (default AWS_REGION, else us-west-1)."),
             OptionSpec(
+                "--env-gcp-secret-id", value: "SECRET",
+                help:
+                    "Read settings as .env text from this Google Cloud Secret Manager secret at start (IMGPROXY_ENV_GCP_SECRET_ID)."
+            ),
+            OptionSpec(
+                "--env-gcp-secret-project-id", value: "PROJECT",
+                help: "The secret's project (default GOOGLE_CLOUD_PROJECT; IMGPROXY_ENV_GCP_SECRET_PROJECT_ID)."),
+            OptionSpec(
+                "--env-gcp-secret-version-id", value: "VERSION", help: "The secret's version (default latest)."),
+            OptionSpec(
+                "--env-gcp-key", value: "JSON|FILE",
+                help:
+                    "A service account key to read it with (default Application Default Credentials; IMGPROXY_ENV_GCP_KEY)."
+            ),
+            OptionSpec(
+                "--env-gcp-secret-endpoint", value: "URL",
+                help: "Secret Manager's endpoint, e.g. a Private Service Connect one (default Google's)."),
+            OptionSpec(
                 "--env-file", value: "FILE",
                 help:
                     "Read environment variables (IMAGO_ options, cloud credentials) from a .env FILE, over the process's (IMGPROXY_ENV_LOCAL_FILE_PATH)."
@@ -1106,7 +1124,9 @@ enum ServeCommand {
     /// options), then the parameters under `--env-aws-ssm-parameters-path` (`IMGPROXY_ENV_AWS_SSM_PARAMETERS_PATH`),
     /// each signed with the credentials of the AWS SDKs' default chain. The region is the option's, else
     /// `AWS_REGION`, else `us-west-1` (imgproxy's); `AWS_ENDPOINT_URL_SECRETS_MANAGER` and `AWS_ENDPOINT_URL_SSM`
-    /// (else `AWS_ENDPOINT_URL`) name other endpoints. `environment` itself without either option.
+    /// (else `AWS_ENDPOINT_URL`) name other endpoints. Then the `.env` text of the Google Cloud Secret Manager
+    /// secret `--env-gcp-secret-id` (`IMGPROXY_ENV_GCP_SECRET_ID`; its project, version, key and endpoint
+    /// options), read with `--env-gcp-key` or Application Default Credentials. `environment` itself without any.
     ///
     /// - Throws: ``UsageError`` for bad options; an error naming the service when it cannot be read.
     static func cloudEnvironment(
@@ -1115,13 +1135,37 @@ enum ServeCommand {
         let args = try given.fillingIn(from: environment, prefix: "IMAGO_", options: command.options)
         let secretID = args.value("--env-aws-secret-id")
         let parameterPath = args.value("--env-aws-ssm-parameters-path")
-        guard secretID != nil || parameterPath != nil else {
+        if secretID == nil {
             try args.refuse(
                 ["--env-aws-secret-version-id", "--env-aws-secret-version-stage", "--env-aws-secret-region"],
                 without: "--env-aws-secret-id")
-            try args.refuse(["--env-aws-ssm-parameters-region"], without: "--env-aws-ssm-parameters-path")
-            return environment
         }
+        if parameterPath == nil {
+            try args.refuse(["--env-aws-ssm-parameters-region"], without: "--env-aws-ssm-parameters-path")
+        }
+        if args.value("--env-gcp-secret-id") == nil {
+            try args.refuse(
+                [
+                    "--env-gcp-secret-project-id", "--env-gcp-secret-version-id", "--env-gcp-key",
+                    "--env-gcp-secret-endpoint",
+                ],
+                without: "--env-gcp-secret-id")
+        }
+        var result = environment
+        if secretID != nil || parameterPath != nil {
+            result = try await awsEnvironment(args, secretID: secretID, parameterPath: parameterPath, over: result)
+        }
+        if let secret = args.value("--env-gcp-secret-id") {
+            result = try await googleEnvironment(args, secret: secret, over: result)
+        }
+        return result
+    }
+
+    /// `environment` with the settings of AWS Secrets Manager's `secretID` and Parameter Store's `parameterPath`
+    /// over it (``cloudEnvironment(_:over:)``).
+    private static func awsEnvironment(
+        _ args: ParsedArguments, secretID: String?, parameterPath: String?, over environment: [String: String]
+    ) async throws -> [String: String] {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         func endpoint(_ variable: String) throws -> URL? {
             guard let text = value(variable) ?? value("AWS_ENDPOINT_URL") else { return nil }
@@ -1159,6 +1203,52 @@ enum ServeCommand {
             }
         }
         return result
+    }
+
+    /// `environment` with the `.env` text of Secret Manager's `secret` over it (``cloudEnvironment(_:over:)``),
+    /// read with the credentials of `--env-gcp-key` (its JSON, or a file's path) or Application Default
+    /// Credentials.
+    private static func googleEnvironment(
+        _ args: ParsedArguments, secret: String, over environment: [String: String]
+    ) async throws -> [String: String] {
+        guard
+            let project = args.value("--env-gcp-secret-project-id")
+                ?? environment["GOOGLE_CLOUD_PROJECT"].flatMap({ $0.isEmpty ? nil : $0 })
+        else {
+            throw UsageError("option '--env-gcp-secret-id' needs --env-gcp-secret-project-id (or GOOGLE_CLOUD_PROJECT)")
+        }
+        var endpoint: URL?
+        if let text = args.value("--env-gcp-secret-endpoint") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                throw UsageError("option '--env-gcp-secret-endpoint' expects an http or https URL (got '\(text)')")
+            }
+            endpoint = url
+        }
+        let credentials: GoogleCredentials
+        do {
+            if let given = args.value("--env-gcp-key"), !given.isEmpty {
+                credentials =
+                    given.hasPrefix("{")
+                    ? try GoogleCredentials(json: Data(given.utf8))
+                    : try GoogleCredentials(contentsOf: URL(fileURLWithPath: given))
+            } else if let found = try GoogleCredentials.applicationDefault(environment: environment) {
+                credentials = found
+            } else {
+                throw UsageError("no Google credentials found to read the secret '\(secret)' with (--env-gcp-key)")
+            }
+        } catch let error as GoogleServiceAccount.Error {
+            throw UsageError("option '--env-gcp-key': \(error)")
+        }
+        let location = GoogleConfigurationSecret(
+            project: project, secret: secret, version: args.value("--env-gcp-secret-version-id") ?? "latest",
+            endpoint: endpoint)
+        let tokens = GoogleAccessTokens(credentials: credentials, scope: GoogleConfigurationSecret.scope)
+        guard let text = try await location.text(tokens: tokens) else { return environment }
+        do {
+            return environment.merging(try EnvironmentFile(parsing: text, environment: environment).values) { $1 }
+        } catch let error as EnvironmentFile.Error {
+            throw UsageError("the secret '\(secret)' is not .env text: \(error)")
+        }
     }
 
     /// `environment` with the variables of `--env-file` (or `IMAGO_ENV_FILE`) over it, as imgproxy's
