@@ -53,6 +53,7 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
         /// A request that failed on the server or at the origin (5xx).
         case error
 
+        /// Whether `a` matters less than `b` (comes before it in the list above).
         public static func < (a: Level, b: Level) -> Bool {
             allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
         }
