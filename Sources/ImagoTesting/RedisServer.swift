@@ -131,6 +131,13 @@ public enum LoopbackPort {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RedisServer.ServerError.didNotStart("socket() failed") }
         defer { close(fd) }
+        guard let port = bindToLoopback(fd) else { throw RedisServer.ServerError.didNotStart("bind() failed") }
+        return port
+    }
+
+    /// Binds the IPv4 socket `fd` to `127.0.0.1` on a port the kernel chooses, and returns that port; `nil` when
+    /// binding fails.
+    public static func bindToLoopback(_ fd: Int32) -> Int? {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -140,7 +147,6 @@ public enum LoopbackPort {
                 bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
-        guard bound else { throw RedisServer.ServerError.didNotStart("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
 }

@@ -406,17 +406,7 @@ struct ServeCommandTests {
                 try #require(bound == 0)
             } else {
                 fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                let bound = withUnsafeMutablePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-                    }
-                }
-                try #require(bound)
-                port = UInt16(bigEndian: address.sin_port)
+                port = UInt16(try #require(LoopbackPort.bindToLoopback(fd)))
             }
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
