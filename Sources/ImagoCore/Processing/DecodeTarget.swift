@@ -12,7 +12,7 @@ public struct DecodeTarget: Sendable, Hashable, CustomStringConvertible {
     /// How a raster decoder may reach the target. A vector image (SVG) is drawn at the target whatever this says:
     /// drawing it smaller averages nothing, and drawing it at its own size first would lose detail.
     public enum Shrinking: Sendable, Hashable {
-        /// Any way the decoder has: a reduced decode (JPEG's DCT scaling, libjxl's downsampled passes…), then
+        /// Any way the decoder has: a reduced decode (JPEG's DCT scaling, WebP's scaled decoding…), then
         /// the decoder's own resampling.
         case any
         /// Only the codec's own reduced decode (JPEG's DCT scaling), never resampling
