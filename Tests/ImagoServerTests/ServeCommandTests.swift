@@ -488,6 +488,77 @@ struct ServeCommandTests {
         }
     }
 
+    /// imgproxy's `IMGPROXY_SENTRY_*`: a server or origin failure (5xx) becomes one Sentry event, sent as an
+    /// envelope with the DSN's key; a client's mistake (4xx) and a success are not reported.
+    @Test(.timeLimit(.minutes(1)))
+    func serverFailuresAreReportedToSentry() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let sentry = try LoopbackServer()
+        defer { sentry.stop() }
+        let received = Locked<[LoopbackServer.Request]>([])
+        sentry.setRoute(
+            "/relay/api/42/envelope/",
+            .handler { request in
+                received.withLock { $0.append(request) }
+                return LoopbackServer.Response(status: 200, body: Data(#"{"id":"x"}"#.utf8))
+            })
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = sentry.url(for: "/").port ?? 0
+        let serve = try await InProcessServe.start([
+            "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path,
+            "--log-format", "off", "--sentry-dsn", "http://pub1ickey@127.0.0.1:\(port)/relay/42",
+            "--sentry-environment", "staging",
+        ])
+        let client = TestHTTPClient()
+        let base = "http://127.0.0.1:\(serve.port)/_/rs:fit:32:32/plain/"
+        #expect(try await client.send(URL(string: base + origin.url(for: "/a.jpg").absoluteString)!).status == 200)
+        #expect(try await client.send(URL(string: base + origin.url(for: "/none.jpg").absoluteString)!).status == 404)
+        #expect(try await client.send(URL(string: base + "http://127.0.0.1:9/a.jpg?token=s3cret")!).status == 502)
+        #expect(await ImagoTesting.eventually { received.value.count == 1 })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await serve.stop() == 0)
+        let reports = received.value
+        try #require(reports.count == 1, "only the 502")
+        let report = reports[0]
+        #expect(report.method == "POST" && report.headers["Content-Type"] == "application/x-sentry-envelope")
+        #expect(report.headers["X-Sentry-Auth"]?.contains("sentry_key=pub1ickey") == true)
+        let lines = String(decoding: report.body, as: UTF8.self).split(separator: "\n").map { Data($0.utf8) }
+        try #require(lines.count == 3)
+        let item = try #require(try JSONSerialization.jsonObject(with: lines[1]) as? [String: Any])
+        #expect(item["type"] as? String == "event" && item["length"] as? Int == lines[2].count)
+        let event = try #require(try JSONSerialization.jsonObject(with: lines[2]) as? [String: Any])
+        #expect(event["level"] as? String == "error" && event["environment"] as? String == "staging")
+        #expect((event["tags"] as? [String: String])?["status"] == "502")
+        let url = try #require((event["request"] as? [String: String])?["url"])
+        #expect(url.hasPrefix("http://127.0.0.1:9/a.jpg") && !url.contains("s3cret"), "redacted: \(url)")
+        #expect(((event["message"] as? [String: String])?["formatted"] ?? "").isEmpty == false)
+
+        // Bounded: with two reports held by a stalled Sentry, a third is dropped, not queued
+        let stalled = "/relay/api/43/envelope/"
+        sentry.setRoute(stalled, .bytes(Data("{}".utf8), contentType: "application/json"))
+        sentry.suspend(stalled)
+        let bounded = SentryClient(
+            dsn: try #require(SentryClient.DSN("http://k@127.0.0.1:\(port)/relay/43")), maximumInFlight: 2)
+        #expect(bounded.capture("one") && bounded.capture("two"))
+        #expect(await ImagoTesting.eventually { sentry.suspendedRequestCount(for: stalled) == 2 })
+        #expect(!bounded.capture("three") && bounded.droppedCount == 1)
+        sentry.resume(stalled)
+        #expect(await ImagoTesting.eventually { bounded.deliveredCount == 2 })
+        #expect(bounded.capture("four"), "room again once they were sent")
+
+        #expect(
+            SentryClient.DSN("https://k@o1.ingest.sentry.io/42")?.envelopeURL.absoluteString
+                == "https://o1.ingest.sentry.io/api/42/envelope/")
+        for bad in ["https://o1.ingest.sentry.io/42", "https://k@o1.ingest.sentry.io/project", "ftp://k@h/1", "k@h/1"] {
+            #expect(SentryClient.DSN(bad) == nil, "\(bad)")
+        }
+        #expect(throws: UsageError.self) { try Self.parseUnsigned(["--sentry-dsn", "nonsense"]) }
+        #expect(throws: UsageError.self) { try Self.parseUnsigned(["--sentry-release", "1.0"]) }
+    }
+
     /// imgproxy's `IMGPROXY_LOG_LEVEL`: records below the level are not written; each JSON line says its level.
     @Test(.timeLimit(.minutes(1)))
     func theLogLevelLeavesOutLesserRecords() async throws {

@@ -190,6 +190,15 @@ enum ServeCommand {
             OptionSpec(
                 "--syslog-tag", value: "TAG", help: "Tag the lines TAG (default imago; IMGPROXY_SYSLOG_TAG)."),
             OptionSpec(
+                "--sentry-dsn", value: "DSN",
+                help: "Report server and origin failures (5xx) to Sentry (IMGPROXY_SENTRY_DSN)."),
+            OptionSpec(
+                "--sentry-environment", value: "NAME",
+                help: "The environment reports are filed under (default production; IMGPROXY_SENTRY_ENVIRONMENT)."),
+            OptionSpec(
+                "--sentry-release", value: "NAME",
+                help: "The release reports name (default imago@VERSION; IMGPROXY_SENTRY_RELEASE)."),
+            OptionSpec(
                 "--log-level", value: "LEVEL",
                 help:
                     "Write access log lines of LEVEL and above: debug, info (default), warn (4xx and 5xx), error (5xx) (IMGPROXY_LOG_LEVEL)."
@@ -557,6 +566,8 @@ enum ServeCommand {
         var logLevel = AccessLogRecord.Level.info
         /// `--syslog` and its options: where access log lines go besides stdout, and from which level.
         var syslog: (destination: SyslogWriter.Destination, level: AccessLogRecord.Level, tag: String)?
+        /// `--sentry-dsn` and its options: where server and origin failures are reported.
+        var sentry: (dsn: SentryClient.DSN, environment: String, release: String)?
         var pixelLimit = 50_000_000
         /// `--max-animation-frames`: the most frames of an animation kept (1: its first frame only).
         var maxAnimationFrames = 1
@@ -845,28 +856,35 @@ enum ServeCommand {
         if options.jxlEffort != ImageProxy.Configuration.defaultJPEGXLEffort {
             configuration.encoders.register(JPEGXLEncoder(effort: options.jxlEffort))
         }
-        switch options.logFormat {
-        case .json, .text:
-            let (json, least) = (options.logFormat == .json, options.logLevel)
-            let syslog: (writer: SyslogWriter, least: AccessLogRecord.Level)?
-            do {
-                syslog = try options.syslog.map {
-                    (try SyslogWriter(destination: $0.destination, tag: $0.tag), $0.level)
-                }
-            } catch {
-                console.printError("imago serve: \(error)")
-                return 2
-            }
+        // Each record: a line on stdout (unless --log-format off), to syslog, and to Sentry for a server or origin
+        // failure (5xx but 503, which only says the server is busy).
+        let (writesLines, json, least) = (options.logFormat != .off, options.logFormat != .text, options.logLevel)
+        let syslog: (writer: SyslogWriter, least: AccessLogRecord.Level)?
+        do {
+            syslog = try options.syslog.map { (try SyslogWriter(destination: $0.destination, tag: $0.tag), $0.level) }
+        } catch {
+            console.printError("imago serve: \(error)")
+            return 2
+        }
+        let sentry = options.sentry.map {
+            SentryClient(dsn: $0.dsn, environment: $0.environment, release: $0.release)
+        }
+        if writesLines || syslog != nil || sentry != nil {
             configuration.accessLog = { record in
-                let line = record.level >= least || (syslog.map { record.level >= $0.least } ?? false)
-                guard line else { return }
-                let text = json ? record.jsonLine : record.textLine
-                if record.level >= least { console.print(text) }
-                if let syslog, record.level >= syslog.least {
-                    syslog.writer.write(text, severity: SyslogWriter.Severity(record.level))
+                let onStdout = writesLines && record.level >= least
+                let toSyslog = syslog.map { record.level >= $0.least } ?? false
+                if onStdout || toSyslog {
+                    let text = json ? record.jsonLine : record.textLine
+                    if onStdout { console.print(text) }
+                    if toSyslog { syslog?.writer.write(text, severity: SyslogWriter.Severity(record.level)) }
+                }
+                if let sentry, record.status >= 500, record.status != 503 {
+                    sentry.capture(
+                        record.error ?? "HTTP \(record.status)",
+                        tags: ["status": "\(record.status)", "route": record.route],
+                        request: (record.method, record.source ?? record.route))
                 }
             }
-        case .off: configuration.accessLog = nil
         }
         let proxy = ImageProxy(configuration: configuration)
         // Opt-in (RELIABILITY.md §11): RSS otherwise climbs to the high-water mark of every malloc arena.
@@ -1714,6 +1732,17 @@ enum ServeCommand {
         } else {
             try args.refuse(
                 ["--syslog-network", "--syslog-address", "--syslog-level", "--syslog-tag"], without: "--syslog")
+        }
+        if let text = args.value("--sentry-dsn") {
+            guard let dsn = SentryClient.DSN(text) else {
+                throw UsageError("option '--sentry-dsn' expects a DSN such as https://KEY@o1.ingest.sentry.io/42")
+            }
+            options.sentry = (
+                dsn, args.value("--sentry-environment") ?? "production",
+                args.value("--sentry-release") ?? "imago@" + ImagoVersion.current
+            )
+        } else {
+            try args.refuse(["--sentry-environment", "--sentry-release"], without: "--sentry-dsn")
         }
         if let text = args.value("--log-level") {
             guard let level = AccessLogRecord.Level(rawValue: text == "warning" ? "warn" : text) else {
