@@ -98,6 +98,17 @@ struct MicroHTTPServerTests {
         #expect(samples["imago_serve_origin_fetches_total"] == 2)
         #expect(Int(samples["imago_serve_bytes_out_total"] ?? 0) >= bodyBytes)
         #expect(samples["imago_serve_bytes_in_total"] == Double(2 * fixture.jpeg.count))
+        // The two renders' stages: each queued, fetched, decoded, processed (resized) and encoded once; none read
+        // a disk cache; the sums add up to no more than the requests took
+        for stage in ["queue", "fetch", "decode", "process", "encode"] {
+            #expect(samples["imago_serve_render_stage_seconds_count{stage=\"\(stage)\"}"] == 2, "\(stage)")
+            #expect(samples["imago_serve_render_stage_seconds_bucket{stage=\"\(stage)\",le=\"+Inf\"}"] == 2)
+        }
+        #expect(samples["imago_serve_render_stage_seconds_count{stage=\"disk\"}"] == 0)
+        let stageSum = ["queue", "fetch", "decode", "process", "encode"].reduce(0.0) {
+            $0 + (samples["imago_serve_render_stage_seconds_sum{stage=\"\($1)\"}"] ?? .infinity)
+        }
+        #expect(stageSum > 0 && stageSum <= (samples["imago_serve_request_duration_seconds_sum"] ?? 0))
         #expect(samples["imago_serve_requests_in_flight"] == 1)  // this /metrics request
         #expect(samples["imago_serve_queue_length"] == 0)
     }

@@ -354,7 +354,7 @@ struct ServeCommandTests {
         let samples = prometheusSamples(text)
         #expect(samples["images_requests_total{status=\"200\"}"] == 1, "the /ping")
         let families = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }
-        #expect(families.count == 11 && families.allSatisfy { $0.hasPrefix("# TYPE images_") }, "\(families)")
+        #expect(families.count == 12 && families.allSatisfy { $0.hasPrefix("# TYPE images_") }, "\(families)")
         #expect(try await client.send(URL(string: "http://127.0.0.1:\(metricsPort)/_/plain/x")!).status == 404)
         #expect(await serve.stop() == 0)
         // Bad values are usage errors

@@ -113,7 +113,10 @@ public final class ImageProxy: Sendable {
                     response = imageResponse(
                         rendered.rendition, verified: verified, request: request, isPrivate: key.cookie != nil)
                     tier = rendered.tier
-                    if configuration.accessLog != nil { record.stages = rendered.stages }
+                    if let stages = rendered.stages {
+                        metrics.renderObserved(stages)
+                        if configuration.accessLog != nil { record.stages = stages }
+                    }
                 } catch let failure {
                     guard let fallback = configuration.fallbackImage, FallbackImage.replaces(failure) else {
                         throw failure

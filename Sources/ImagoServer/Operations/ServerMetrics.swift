@@ -83,7 +83,16 @@ public final class ServerMetrics: Sendable {
         static let passedThrough = fallbacks + 1
         /// Renewed outputs, one per ``Renewal`` case in order.
         static let renewals = passedThrough + 1
-        static let count = renewals + Renewal.allCases.count
+        /// One histogram (buckets, then the sum in nanoseconds) per ``RenderStage`` in order.
+        static let stages = renewals + Renewal.allCases.count
+        static let count = stages + RenderStage.allCases.count * histogramSize
+        /// The slots of one histogram: a bucket per bound and one past the last, then the sum.
+        static let histogramSize = latencyBuckets.count + 2
+    }
+
+    /// The stages of a render whose times `render_stage_seconds` keeps (``RenderStages``' fields).
+    enum RenderStage: String, CaseIterable, Sendable {
+        case queue, fetch, disk, decode, process, encode
     }
 
     func requestStarted() { counters.add(1, at: Slot.inFlight) }
@@ -99,11 +108,45 @@ public final class ServerMetrics: Sendable {
         } else {
             otherStatuses.withLock { $0[status, default: 0] += 1 }
         }
-        let bucket = Self.latencyBuckets.firstIndex { seconds <= $0 } ?? Self.latencyBuckets.count
-        counters.add(1, at: Slot.buckets + bucket)
-        counters.add(Int((seconds * 1e9).rounded()), at: Slot.latencyNanoseconds)
+        observe(seconds, histogramAt: Slot.buckets)
         if let tier, let index = CacheTier.allCases.firstIndex(of: tier) { counters.add(1, at: Slot.tiers + index) }
         counters.add(bytesOut, at: Slot.bytesOut)
+    }
+
+    /// Adds one observation of `seconds` to the histogram whose slots start at `slot`.
+    private func observe(_ seconds: Double, histogramAt slot: Int) {
+        let bucket = Self.latencyBuckets.firstIndex { seconds <= $0 } ?? Self.latencyBuckets.count
+        counters.add(1, at: slot + bucket)
+        counters.add(Int((seconds * 1e9).rounded()), at: slot + Self.latencyBuckets.count + 1)
+    }
+
+    /// Adds a render's stages (in milliseconds) to `render_stage_seconds`, each stage it went through.
+    func renderObserved(_ stages: RenderStages) {
+        let times: [RenderStage: Double?] = [
+            .queue: stages.queue, .fetch: stages.fetch, .disk: stages.disk, .decode: stages.decode,
+            .process: stages.process, .encode: stages.encode,
+        ]
+        for (i, stage) in RenderStage.allCases.enumerated() {
+            guard let milliseconds = times[stage] ?? nil else { continue }
+            observe(milliseconds / 1000, histogramAt: Slot.stages + i * Slot.histogramSize)
+        }
+    }
+
+    /// The sample lines of the histogram `name` whose slots start at `slot`, `labels` (`stage="fetch"`) on each.
+    private func histogramSamples(_ name: String, at slot: Int, labels: String = "") -> String {
+        let separator = labels.isEmpty ? "" : ","
+        var out = ""
+        var cumulative = 0
+        for (i, bound) in Self.latencyBuckets.enumerated() {
+            cumulative += counters[slot + i]
+            out += "\(name)_bucket{\(labels)\(separator)le=\"\(bound)\"} \(cumulative)\n"
+        }
+        cumulative += counters[slot + Self.latencyBuckets.count]
+        let braced = labels.isEmpty ? "" : "{\(labels)}"
+        out += "\(name)_bucket{\(labels)\(separator)le=\"+Inf\"} \(cumulative)\n"
+        out += "\(name)_sum\(braced) \(Double(counters[slot + Self.latencyBuckets.count + 1]) / 1e9)\n"
+        out += "\(name)_count\(braced) \(cumulative)\n"
+        return out
     }
 
     /// Counts one completed origin fetch of `bytes` bytes.
@@ -156,15 +199,16 @@ public final class ServerMetrics: Sendable {
             out += "\(p)requests_total{status=\"\(status)\"} \(statuses[status] ?? 0)\n"
         }
         family("\(p)request_duration_seconds", "histogram", "Time from request to response.")
-        var cumulative = 0
-        for (i, bound) in Self.latencyBuckets.enumerated() {
-            cumulative += counters[Slot.buckets + i]
-            out += "\(p)request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        out += histogramSamples("\(p)request_duration_seconds", at: Slot.buckets)
+        family(
+            "\(p)render_stage_seconds", "histogram",
+            "Where renders spent their time, by stage: waiting for a worker (queue), fetching the original (fetch), "
+                + "reading it from the disk cache (disk), decoding, processing and encoding.")
+        for (i, stage) in RenderStage.allCases.enumerated() {
+            out += histogramSamples(
+                "\(p)render_stage_seconds", at: Slot.stages + i * Slot.histogramSize,
+                labels: "stage=\"\(stage.rawValue)\"")
         }
-        cumulative += counters[Slot.buckets + Self.latencyBuckets.count]
-        out += "\(p)request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
-        out += "\(p)request_duration_seconds_sum \(Double(counters[Slot.latencyNanoseconds]) / 1e9)\n"
-        out += "\(p)request_duration_seconds_count \(cumulative)\n"
         family("\(p)cache_hits_total", "counter", "Image responses by the tier that produced them.")
         for (i, tier) in CacheTier.allCases.enumerated() {
             out += "\(p)cache_hits_total{tier=\"\(tier.rawValue)\"} \(counters[Slot.tiers + i])\n"
