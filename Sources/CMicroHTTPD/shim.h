@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 /// Leaves the URL path exactly as the client sent it: the image proxy checks its signature over the raw bytes and
 /// percent-decodes the source URL itself (MHD's default unescaper would decode `%2F` before either could).
@@ -53,6 +55,28 @@ static inline struct MHD_Daemon *imago_mhd_start(
 static inline uint16_t imago_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
+}
+
+/// The client's address of `connection` as text (`MHD_get_connection_info` is variadic, which Swift cannot call):
+/// dotted IPv4, IPv6 (an IPv4-mapped one as dotted IPv4), or `unix` for a Unix socket, written into `out` (at
+/// least `INET6_ADDRSTRLEN` bytes). Returns 0 when libmicrohttpd has none.
+static inline int imago_mhd_client_address(struct MHD_Connection *connection, char *out, size_t size) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL || size < INET6_ADDRSTRLEN) return 0;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        return inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, out, (socklen_t)size) != NULL;
+    }
+    if (address->sa_family == AF_INET6) {
+        const struct in6_addr *v6 = &((const struct sockaddr_in6 *)address)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(v6)) return inet_ntop(AF_INET, &v6->s6_addr[12], out, (socklen_t)size) != NULL;
+        return inet_ntop(AF_INET6, v6, out, (socklen_t)size) != NULL;
+    }
+    if (address->sa_family == AF_UNIX) {
+        strncpy(out, "unix", size);
+        return 1;
+    }
+    return 0;
 }
 
 #endif

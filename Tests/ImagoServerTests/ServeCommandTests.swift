@@ -559,6 +559,39 @@ struct ServeCommandTests {
         #expect(throws: UsageError.self) { try Self.parseUnsigned(["--sentry-release", "1.0"]) }
     }
 
+    /// imgproxy's `X-Request-ID` and `client_ip`: the client's (or the load balancer's) request ID is kept, a new
+    /// one made otherwise, and both it and the client's address are in the access log.
+    @Test(.timeLimit(.minutes(1)))
+    func requestIDsAndClientAddressesAreLogged() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try await InProcessServe.start([
+            "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path,
+        ])
+        let client = TestHTTPClient()
+        let url = URL(
+            string: "http://127.0.0.1:\(serve.port)/_/rs:fit:32:32/plain/" + origin.url(for: "/a.jpg").absoluteString)!
+        let given = try await client.send(url, headers: ["X-Request-ID": "lb-4f2a_9"])
+        let first = try await client.send(url)
+        let second = try await client.send(
+            url, headers: ["X-Request-ID": "not valid!", "X-Forwarded-For": "203.0.113.9, 10.0.0.1"])
+        let missing = try await client.send(URL(string: "http://127.0.0.1:\(serve.port)/_/bad:1/plain/x")!)
+        #expect(await serve.stop() == 0)
+        #expect(given.headers["x-request-id"] == "lb-4f2a_9")
+        let made = [first, second, missing].compactMap { $0.headers["x-request-id"] }
+        #expect(made.count == 3 && Set(made).count == 3, "new and distinct: \(made)")
+        #expect(made.allSatisfy { $0.count >= 10 && $0 != "not valid!" })
+        let lines = serve.output.stdout.split(separator: "\n").map(String.init)
+        try #require(lines.count == 4)
+        #expect(lines[0].contains("\"request_id\":\"lb-4f2a_9\"") && lines[0].contains("\"client_ip\":\"127.0.0.1\""))
+        #expect(lines[1].contains("\"request_id\":\"\(made[0])\""))
+        #expect(lines[2].contains("\"client_ip\":\"203.0.113.9\""), "X-Forwarded-For's first entry")
+        #expect(lines[3].contains("\"request_id\":\"\(made[2])\"") && lines[3].contains("\"status\":400"))
+    }
+
     /// imgproxy's `IMGPROXY_LOG_LEVEL`: records below the level are not written; each JSON line says its level.
     @Test(.timeLimit(.minutes(1)))
     func theLogLevelLeavesOutLesserRecords() async throws {

@@ -881,7 +881,9 @@ enum ServeCommand {
                 if let sentry, record.status >= 500, record.status != 503 {
                     sentry.capture(
                         record.error ?? "HTTP \(record.status)",
-                        tags: ["status": "\(record.status)", "route": record.route],
+                        tags: [
+                            "status": "\(record.status)", "route": record.route, "request_id": record.requestID ?? "",
+                        ],
                         request: (record.method, record.source ?? record.route))
                 }
             }

@@ -227,7 +227,8 @@ public final class MicroHTTPServer: @unchecked Sendable {
             return .YES  // suspended; resumed with its response
         }
         let request = ServerRequest(
-            method: String(cString: method), path: String(cString: url), headers: Self.headers(of: connection))
+            method: String(cString: method), path: String(cString: url), headers: Self.headers(of: connection),
+            clientAddress: Self.clientAddress(of: connection))
         if let immediate, let response = immediate(request) {
             slot.pointee = answeredMarker
             return Self.queue(response, on: connection)
@@ -292,6 +293,14 @@ public final class MicroHTTPServer: @unchecked Sendable {
             body.count, UnsafeMutableRawPointer(mutating: base), microHTTPReleaseBody, owner.toOpaque())
         if made == nil { owner.release() }
         return made
+    }
+
+    /// The address `connection` came from, as text.
+    private static func clientAddress(of connection: OpaquePointer) -> String? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            imago_mhd_client_address(connection, buffer.baseAddress, buffer.count) != 0
+                ? String(cString: buffer.baseAddress!) : nil
+        }
     }
 
     private static func headers(of connection: OpaquePointer) -> [String: String] {

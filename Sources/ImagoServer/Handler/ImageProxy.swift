@@ -34,6 +34,8 @@ public final class ImageProxy: Sendable {
     /// What every `ETag` ends with before its closing quote: `-` and a digest of ``Configuration/etagBuster``, or
     /// nothing when it is empty.
     let etagSuffix: String
+    /// Gives each request its `X-Request-ID`.
+    let identity = RequestIdentity()
 
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
@@ -100,6 +102,11 @@ public final class ImageProxy: Sendable {
         let start = ContinuousClock.now
         metrics.requestStarted()
         var record = AccessLogRecord(time: "", method: request.method, route: "image", status: 0, bytes: 0, ms: 0)
+        let requestID = identity.requestID(for: request)
+        if configuration.accessLog != nil {
+            record.requestID = requestID
+            record.clientIP = RequestIdentity.clientIP(of: request)
+        }
         var tier: ServerMetrics.CacheTier?
         let response: ServerResponse
         do throws(ProxyError) {
@@ -132,7 +139,7 @@ public final class ImageProxy: Sendable {
                 error, retryAfter: configuration.retryAfterSeconds, detailed: configuration.sendsDetailedErrors)
             record.error = error.logDescription
         }
-        let answered = withCORS(response)
+        let answered = decorated(response, requestID: requestID)
         finish(request, answered, tier: tier, start: start, record: &record)
         return answered
     }
@@ -144,6 +151,11 @@ public final class ImageProxy: Sendable {
     public func immediateResponse(to request: ServerRequest) -> ServerResponse? {
         let start = ContinuousClock.now
         var record = AccessLogRecord(time: "", method: request.method, route: "image", status: 0, bytes: 0, ms: 0)
+        let requestID = identity.requestID(for: request)
+        if configuration.accessLog != nil {
+            record.requestID = requestID
+            record.clientIP = RequestIdentity.clientIP(of: request)
+        }
         var tier: ServerMetrics.CacheTier?
         let response: ServerResponse
         // In flight from here, so that a /metrics answered here counts itself as the async path's does.
@@ -161,7 +173,7 @@ public final class ImageProxy: Sendable {
                 error, retryAfter: configuration.retryAfterSeconds, detailed: configuration.sendsDetailedErrors)
             record.error = error.logDescription
         }
-        let answered = withCORS(response)
+        let answered = decorated(response, requestID: requestID)
         finish(request, answered, tier: tier, start: start, record: &record)
         return answered
     }
@@ -174,9 +186,11 @@ public final class ImageProxy: Sendable {
     }
 
     /// `response` with the CORS headers of ``Configuration/allowedOrigin``, when there is one.
-    private func withCORS(_ response: ServerResponse) -> ServerResponse {
-        guard let origin = configuration.allowedOrigin else { return response }
+    /// `response` with its `X-Request-ID` and, with ``Configuration/allowedOrigin``, the CORS fields.
+    private func decorated(_ response: ServerResponse, requestID: String) -> ServerResponse {
         var response = response
+        response.headers.append(ServerResponse.Header("X-Request-ID", requestID))
+        guard let origin = configuration.allowedOrigin else { return response }
         response.headers.append(ServerResponse.Header("Access-Control-Allow-Origin", origin))
         response.headers.append(ServerResponse.Header("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"))
         if origin != "*" { response.headers.append(ServerResponse.Header("Vary", "Origin")) }

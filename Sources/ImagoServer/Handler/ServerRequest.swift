@@ -8,11 +8,15 @@ public struct ServerRequest: Sendable, Hashable {
     public var path: String
     /// Header fields, names lowercased.
     public var headers: [String: String]
+    /// The address the request came from (IPv4 or IPv6 as text, `unix` for a Unix socket), when the server knows
+    /// it. Default `nil`.
+    public var clientAddress: String?
 
-    /// A request from its parts (header names are lowercased here).
-    public init(method: String, path: String, headers: [String: String] = [:]) {
+    /// A request from its parts (header names are lowercased here); `clientAddress` defaults to `nil`.
+    public init(method: String, path: String, headers: [String: String] = [:], clientAddress: String? = nil) {
         self.method = method
         self.path = path
+        self.clientAddress = clientAddress
         var lowered: [String: String] = [:]
         for (name, value) in headers { lowered[name.lowercased()] = value }
         self.headers = lowered

@@ -82,6 +82,11 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
     /// Where a rendered request's time went, in milliseconds (`nil` for every other request: answered from a
     /// cache, joined to another request's render, or refused before rendering).
     public var stages: RenderStages?
+    /// The request's ID, as its `X-Request-ID` response field says (the client's own, or a new one). Default `nil`.
+    public var requestID: String?
+    /// The client's address: `CF-Connecting-IP`, `X-Forwarded-For`'s first entry or `X-Real-IP` when set, else
+    /// the connection's. Default `nil`.
+    public var clientIP: String?
 
     /// The record's level by its status, as imgproxy's: ``Level-swift.enum/error`` for 5xx,
     /// ``Level-swift.enum/warn`` for 4xx, else ``Level-swift.enum/info``. Written to the JSON line as `level`.
@@ -89,6 +94,8 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
 
     private enum CodingKeys: String, CodingKey {
         case time, level, method, route, source, options, status, bytes, ms, cache, error, stages
+        case requestID = "request_id"
+        case clientIP = "client_ip"
     }
 
     /// Encodes the stored properties (the optional ones when present) and ``level``.
@@ -106,6 +113,8 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(cache, forKey: .cache)
         try container.encodeIfPresent(error, forKey: .error)
         try container.encodeIfPresent(stages, forKey: .stages)
+        try container.encodeIfPresent(requestID, forKey: .requestID)
+        try container.encodeIfPresent(clientIP, forKey: .clientIP)
     }
 
     /// `duration` in milliseconds, to 0.1 ms: the unit of ``ms`` and of every stage.
