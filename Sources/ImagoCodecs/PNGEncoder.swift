@@ -33,8 +33,8 @@ public struct PNGEncoder: ImageEncoding {
     /// `nil`: every image lossless, in truecolor or grayscale.
     public let paletteColors: Int?
     /// Whether files are Adam7-interlaced (imgproxy's `IMGPROXY_PNG_INTERLACED`): a browser draws a coarse
-    /// preview of the whole image after an eighth of it has arrived, at the cost of larger files (typically 10–20 %
-    /// for photographs). Decoded, they are the same pixels.
+    /// preview of the whole image after an eighth of it has arrived, at the cost of larger files (filters see
+    /// pixels farther apart). Decoded, they are the same pixels.
     public let isInterlaced: Bool
 
     /// An encoder with the behaviour described on the type; `paletteColors` (clamped to 2…256) turns on palette
