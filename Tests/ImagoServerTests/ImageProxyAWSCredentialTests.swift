@@ -488,6 +488,62 @@ struct ImageProxyAWSCredentialTests {
         #expect(calls.value.count == 4, "the missing secret's call only")
     }
 
+    /// imgproxy's `IMGPROXY_CLOUD_WATCH_*`: the gauges are put into CloudWatch every interval, signed for
+    /// `monitoring` in the region given, each with the `ServiceName` dimension.
+    @Test(.timeLimit(.minutes(1)))
+    func gaugesArePutIntoCloudWatch() async throws {
+        let cloudWatch = try LoopbackServer()
+        defer { cloudWatch.stop() }
+        let base = ImageProxyS3SourceTests.credentials
+        let puts = Locked<[[String: String]]>([])
+        cloudWatch.setRoute(
+            "/",
+            .handler { request in
+                let verified = try? ImageProxyS3SourceTests.verify(request, secret: base.secretAccessKey)
+                guard verified == "ok \(base.accessKeyID) ap-south-1 monitoring" else {
+                    return LoopbackServer.Response(
+                        status: 403,
+                        body: Data("<ErrorResponse><Error><Code>InvalidSignature</Code></Error></ErrorResponse>".utf8))
+                }
+                puts.withLock { $0.append(request.formFields) }
+                return LoopbackServer.Response(status: 200, body: Data("<PutMetricDataResponse/>".utf8))
+            })
+        let directory = try makeTemporaryDirectory("imago-cloudwatch")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try await InProcessServe.start(
+            [
+                "--listen", "127.0.0.1:0", "--unsigned", "--cache-dir", directory.path, "--log-format", "off",
+                "--workers", "3", "--cloudwatch-service-name", "images", "--cloudwatch-region", "ap-south-1",
+                "--cloudwatch-interval", "1",
+            ],
+            environment: quietCloudEnvironment.merging([
+                "AWS_ACCESS_KEY_ID": base.accessKeyID, "AWS_SECRET_ACCESS_KEY": base.secretAccessKey,
+                "AWS_ENDPOINT_URL_CLOUDWATCH": cloudWatch.url(for: "/").absoluteString,
+            ]) { $1 })
+        #expect(await ImagoTesting.eventually(timeout: .seconds(10)) { !puts.value.isEmpty })
+        #expect(await serve.stop() == 0)
+        let form = try #require(puts.value.first)
+        #expect(form["Action"] == "PutMetricData" && form["Version"] == "2010-08-01" && form["Namespace"] == "imago")
+        let names = (1...4).map { form["MetricData.member.\($0).MetricName"] ?? "" }
+        #expect(names == ["Workers", "RequestsInProgress", "ImagesInProgress", "WorkersUtilization"])
+        #expect(form["MetricData.member.1.Value"] == "3.0" && form["MetricData.member.1.Unit"] == "Count")
+        #expect(form["MetricData.member.3.Value"] == "0.0" && form["MetricData.member.4.Unit"] == "Percent")
+        #expect(
+            (1...4).allSatisfy {
+                form["MetricData.member.\($0).Dimensions.member.1.Name"] == "ServiceName"
+                    && form["MetricData.member.\($0).Dimensions.member.1.Value"] == "images"
+            })
+        for bad in [
+            ["--cloudwatch-namespace", "x"], ["--cloudwatch-service-name", "s", "--cloudwatch-interval", "0"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") {
+                try ServeCommand.parse(
+                    parseArguments(["--unsigned"] + bad, options: ServeCommand.command.options),
+                    environment: quietCloudEnvironment)
+            }
+        }
+    }
+
     @Test func theDefaultChainIsSearchedInTheSDKsOrder() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
         try FileManager.default.createDirectory(

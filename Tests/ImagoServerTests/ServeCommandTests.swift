@@ -1002,10 +1002,11 @@ struct InProcessServe {
     private let trigger: InterruptTrigger
     private let run: Task<Int32, Never>
 
-    /// Starts it and waits until it listens (give `--listen 127.0.0.1:0` for a free port).
-    static func start(_ arguments: [String]) async throws -> InProcessServe {
+    /// Starts it, its process environment `environment` (default none), and waits until it listens (give `--listen
+    /// 127.0.0.1:0` for a free port).
+    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> InProcessServe {
         let args = try parseArguments(arguments, options: ServeCommand.command.options)
-        let (console, output) = Console.capturing()
+        let (console, output) = Console.capturing(environment: environment)
         let trigger = InterruptTrigger()
         let port = Locked<UInt16>(0)
         let run = Task {

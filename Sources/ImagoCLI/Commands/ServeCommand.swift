@@ -190,6 +190,19 @@ enum ServeCommand {
             OptionSpec(
                 "--syslog-tag", value: "TAG", help: "Tag the lines TAG (default imago; IMGPROXY_SYSLOG_TAG)."),
             OptionSpec(
+                "--cloudwatch-service-name", value: "NAME",
+                help:
+                    "Put Workers, RequestsInProgress, ImagesInProgress and WorkersUtilization into CloudWatch every interval, dimension ServiceName=NAME (IMGPROXY_CLOUD_WATCH_SERVICE_NAME)."
+            ),
+            OptionSpec(
+                "--cloudwatch-namespace", value: "NAME",
+                help: "Their namespace (default imago; IMGPROXY_CLOUD_WATCH_NAMESPACE)."),
+            OptionSpec(
+                "--cloudwatch-region", value: "REGION",
+                help: "Their region (default AWS_REGION, else us-west-1; IMGPROXY_CLOUD_WATCH_REGION)."),
+            OptionSpec(
+                "--cloudwatch-interval", value: "SECONDS", help: "Seconds between puts, 1 to 3600 (default 10)."),
+            OptionSpec(
                 "--sentry-dsn", value: "DSN",
                 help: "Report server and origin failures (5xx) to Sentry (IMGPROXY_SENTRY_DSN)."),
             OptionSpec(
@@ -566,6 +579,8 @@ enum ServeCommand {
         var logLevel = AccessLogRecord.Level.info
         /// `--syslog` and its options: where access log lines go besides stdout, and from which level.
         var syslog: (destination: SyslogWriter.Destination, level: AccessLogRecord.Level, tag: String)?
+        /// `--cloudwatch-service-name` and its options: where the gauges go, and how often.
+        var cloudWatch: (metrics: CloudWatchMetrics, interval: Int, credentials: AWSCredentialSource?)?
         /// `--sentry-dsn` and its options: where server and origin failures are reported.
         var sentry: (dsn: SentryClient.DSN, environment: String, release: String)?
         var pixelLimit = 50_000_000
@@ -944,6 +959,8 @@ enum ServeCommand {
         if let credentials = options.gcs?.tokens?.credentials {
             console.printError("imago serve: gs: sources authorized by \(credentials.summary)")
         }
+        let publisher = cloudWatchPublisher(options, proxy: proxy, console: console)
+        defer { publisher?.cancel() }
         onListening(server.port)
         await withCheckedContinuation { continuation in trigger.onFire { continuation.resume() } }
         console.printError("imago serve: stopping; finishing \(server.inFlightCount) request(s) in flight")
@@ -954,6 +971,44 @@ enum ServeCommand {
                 "imago serve: requests still in flight after \(options.gracefulStopSeconds) s were answered 503")
         }
         return 0
+    }
+
+    /// The task that puts the gauges into CloudWatch every interval (`--cloudwatch-service-name`), with the
+    /// default chain's credentials; `nil` without the option. A put that fails is told on standard error once,
+    /// until one succeeds again; none holds up a request.
+    static func cloudWatchPublisher(
+        _ options: Options, proxy: ImageProxy, console: Console
+    ) -> Task<Void, Never>? {
+        guard let (cloudWatch, interval, credentials) = options.cloudWatch else { return nil }
+        guard let source = credentials else {
+            console.printError("imago serve: cloudwatch: no AWS credentials found; no metrics are put")
+            return nil
+        }
+        let provider = AWSCredentialProvider(source: source)
+        let workers = options.workers
+        return Task.detached {
+            var failing = false
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(interval))
+                guard !Task.isCancelled else { return }
+                let rendering = proxy.rendersInProgress
+                let data: [CloudWatchMetrics.Datum] = [
+                    .init(name: "Workers", value: Double(workers), unit: .count),
+                    .init(name: "RequestsInProgress", value: Double(proxy.metrics.inFlight), unit: .count),
+                    .init(name: "ImagesInProgress", value: Double(rendering), unit: .count),
+                    .init(
+                        name: "WorkersUtilization", value: Double(rendering) * 100 / Double(max(1, workers)),
+                        unit: .percent),
+                ]
+                do {
+                    try await cloudWatch.put(data, credentials: try await provider.credentials())
+                    failing = false
+                } catch {
+                    if !failing { console.printError("imago serve: cloudwatch: \(error)") }
+                    failing = true
+                }
+            }
+        }
     }
 
     /// How `imago serve` draws SVG sources: in a child (`imago svg-render`, this executable) killed after `timeout`
@@ -1734,6 +1789,36 @@ enum ServeCommand {
         } else {
             try args.refuse(
                 ["--syslog-network", "--syslog-address", "--syslog-level", "--syslog-tag"], without: "--syslog")
+        }
+        if let service = args.value("--cloudwatch-service-name") {
+            guard !service.isEmpty, service.count <= 255 else {
+                throw UsageError("option '--cloudwatch-service-name' expects 1 to 255 characters")
+            }
+            let region =
+                args.value("--cloudwatch-region")
+                ?? [environment["AWS_REGION"], environment["AWS_DEFAULT_REGION"]].compactMap { $0 }.first {
+                    !$0.isEmpty
+                } ?? "us-west-1"
+            var endpoint: URL?
+            if let text = environment["AWS_ENDPOINT_URL_CLOUDWATCH"] ?? environment["AWS_ENDPOINT_URL"], !text.isEmpty {
+                guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                    throw UsageError("AWS_ENDPOINT_URL_CLOUDWATCH '\(text)' is not an http or https URL")
+                }
+                endpoint = url
+            }
+            let interval = try args.value("--cloudwatch-interval").map {
+                try parseInteger($0, option: "--cloudwatch-interval", range: 1...3600)
+            }
+            options.cloudWatch = (
+                CloudWatchMetrics(
+                    namespace: args.value("--cloudwatch-namespace") ?? "imago", serviceName: service, region: region,
+                    endpoint: endpoint),
+                interval ?? 10, try AWSCredentialSource.default(environment: environment)
+            )
+        } else {
+            try args.refuse(
+                ["--cloudwatch-namespace", "--cloudwatch-region", "--cloudwatch-interval"],
+                without: "--cloudwatch-service-name")
         }
         if let text = args.value("--sentry-dsn") {
             guard let dsn = SentryClient.DSN(text) else {

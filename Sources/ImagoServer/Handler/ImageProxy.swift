@@ -37,6 +37,9 @@ public final class ImageProxy: Sendable {
     /// Gives each request its `X-Request-ID`.
     let identity = RequestIdentity()
 
+    /// Renders running now (at most ``Configuration/workers``).
+    public var rendersInProgress: Int { limiter.running }
+
     /// A proxy made of `configuration`.
     public init(configuration: Configuration) {
         var configuration = configuration
