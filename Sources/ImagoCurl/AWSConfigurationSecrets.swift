@@ -137,12 +137,9 @@ public enum AWSConfigurationSecrets {
         credentials: AWSSigning.Credentials, timeout: Duration
     ) async throws(Error) -> Data {
         let json = (try? JSONEncoder().encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        var exchange = CurlExchange(
-            url: endpoint, fields: ["Content-Type: application/x-amz-json-1.1", "X-Amz-Target: \(target)"], body: json,
-            timeout: timeout)
-        exchange.awsSigning = (
-            AWSSigning(credentials: credentials, region: region, service: service, hosts: []), credentials
-        )
+        let exchange = CurlExchange.awsPOST(
+            endpoint, fields: ["Content-Type: application/x-amz-json-1.1", "X-Amz-Target: \(target)"], body: json,
+            region: region, service: service, credentials: credentials, timeout: timeout)
         let answer: CurlExchange.Answer
         do {
             answer = try await exchange.perform()

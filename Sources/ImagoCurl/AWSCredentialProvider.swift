@@ -100,11 +100,9 @@ public final class AWSCredentialProvider: Sendable, Hashable {
                 ("RoleSessionName", sessionName), ("DurationSeconds", "3600"),
             ]
             if let externalID { pairs.append(("ExternalId", externalID)) }
-            var exchange = CurlExchange(
-                url: sts, fields: ["Content-Type: application/x-www-form-urlencoded"],
-                body: PercentEncoding.form(pairs),
-                timeout: timeout)
-            exchange.awsSigning = (AWSSigning(credentials: signer, region: region, service: "sts", hosts: []), signer)
+            let exchange = CurlExchange.awsPOST(
+                sts, fields: ["Content-Type: application/x-www-form-urlencoded"], body: PercentEncoding.form(pairs),
+                region: region, service: "sts", credentials: signer, timeout: timeout)
             return try stsCredentials(from: try await exchange.perform())
         case .container(let url, let authorization, let authorizationFile):
             var fields = ["Accept: application/json"]

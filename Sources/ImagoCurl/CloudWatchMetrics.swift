@@ -80,12 +80,9 @@ public struct CloudWatchMetrics: Sendable, Hashable {
     ) async throws(Error) {
         guard !data.isEmpty else { return }
         guard data.count <= 1000 else { throw Error(description: "CloudWatch takes at most 1,000 data a call") }
-        var exchange = CurlExchange(
-            url: endpoint, fields: ["Content-Type: application/x-www-form-urlencoded"], body: form(data),
-            timeout: timeout)
-        exchange.awsSigning = (
-            AWSSigning(credentials: credentials, region: region, service: "monitoring", hosts: []), credentials
-        )
+        let exchange = CurlExchange.awsPOST(
+            endpoint, fields: ["Content-Type: application/x-www-form-urlencoded"], body: form(data), region: region,
+            service: "monitoring", credentials: credentials, timeout: timeout)
         let answer: CurlExchange.Answer
         do {
             answer = try await exchange.perform()

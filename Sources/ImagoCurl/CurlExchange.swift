@@ -34,6 +34,19 @@ struct CurlExchange {
         var fields: [String: String]
     }
 
+    /// A POST of `body` to `url` with `fields`, signed with Signature Version 4 for `region` and `service` with
+    /// `credentials`: how Imago calls AWS's services (STS, Secrets Manager, Parameter Store, CloudWatch).
+    static func awsPOST(
+        _ url: URL, fields: [String], body: String, region: String, service: String,
+        credentials: AWSSigning.Credentials, timeout: Duration
+    ) -> CurlExchange {
+        var exchange = CurlExchange(url: url, fields: fields, body: body, timeout: timeout)
+        exchange.awsSigning = (
+            AWSSigning(credentials: credentials, region: region, service: service, hosts: []), credentials
+        )
+        return exchange
+    }
+
     /// The most bytes of an answer kept (a Keystone catalog of a large cloud is tens of kilobytes).
     static let maximumAnswerLength = 1 << 20
 
