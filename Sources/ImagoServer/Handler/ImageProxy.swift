@@ -105,11 +105,6 @@ public final class ImageProxy: Sendable {
         let start = ContinuousClock.now
         metrics.requestStarted()
         var record = AccessLogRecord(time: "", method: request.method, route: "image", status: 0, bytes: 0, ms: 0)
-        let requestID = identity.requestID(for: request)
-        if configuration.accessLog != nil {
-            record.requestID = requestID
-            record.clientIP = RequestIdentity.clientIP(of: request)
-        }
         var tier: ServerMetrics.CacheTier?
         let response: ServerResponse
         do throws(ProxyError) {
@@ -142,9 +137,7 @@ public final class ImageProxy: Sendable {
                 error, retryAfter: configuration.retryAfterSeconds, detailed: configuration.sendsDetailedErrors)
             record.error = error.logDescription
         }
-        let answered = decorated(response, requestID: requestID)
-        finish(request, answered, tier: tier, start: start, record: &record)
-        return answered
+        return finish(request, response, tier: tier, start: start, record: &record)
     }
 
     /// Answers `request` at once when that needs no waiting and no I/O (an output in the memory cache, an error in
@@ -154,11 +147,6 @@ public final class ImageProxy: Sendable {
     public func immediateResponse(to request: ServerRequest) -> ServerResponse? {
         let start = ContinuousClock.now
         var record = AccessLogRecord(time: "", method: request.method, route: "image", status: 0, bytes: 0, ms: 0)
-        let requestID = identity.requestID(for: request)
-        if configuration.accessLog != nil {
-            record.requestID = requestID
-            record.clientIP = RequestIdentity.clientIP(of: request)
-        }
         var tier: ServerMetrics.CacheTier?
         let response: ServerResponse
         // In flight from here, so that a /metrics answered here counts itself as the async path's does.
@@ -176,9 +164,7 @@ public final class ImageProxy: Sendable {
                 error, retryAfter: configuration.retryAfterSeconds, detailed: configuration.sendsDetailedErrors)
             record.error = error.logDescription
         }
-        let answered = decorated(response, requestID: requestID)
-        finish(request, answered, tier: tier, start: start, record: &record)
-        return answered
+        return finish(request, response, tier: tier, start: start, record: &record)
     }
 
     /// Whether `authorization` is `Bearer` and the secret whose digest is `digest` (compared in constant time).
@@ -326,11 +312,14 @@ public final class ImageProxy: Sendable {
         }
     }
 
-    /// Counts the request in the metrics and writes its access-log record.
+    /// `response` as sent (``decorated(_:requestID:)`` with the request's ID), counted in the metrics and written
+    /// to the access log.
     private func finish(
         _ request: ServerRequest, _ response: ServerResponse, tier: ServerMetrics.CacheTier?,
         start: ContinuousClock.Instant, record: inout AccessLogRecord
-    ) {
+    ) -> ServerResponse {
+        let requestID = identity.requestID(for: request)
+        let response = decorated(response, requestID: requestID)
         let elapsed = ContinuousClock.now - start
         let seconds = elapsed.timeInterval
         let sent = request.method == "HEAD" ? 0 : response.body.count
@@ -341,8 +330,11 @@ public final class ImageProxy: Sendable {
             record.bytes = sent
             record.ms = AccessLogRecord.milliseconds(elapsed)
             record.cache = tier?.rawValue
+            record.requestID = requestID
+            record.clientIP = RequestIdentity.clientIP(of: request)
             log(record)
         }
+        return response
     }
 
     /// `rawPath` parsed and checked (signature, source policy, an explicit format's encoder): from the cache of
