@@ -1011,6 +1011,39 @@ enum ServeCommand {
         }
     }
 
+    /// The region the environment names: `AWS_REGION`, else `AWS_DEFAULT_REGION`; `nil` when neither is set.
+    static func awsRegion(environment: [String: String]) -> String? {
+        ["AWS_REGION", "AWS_DEFAULT_REGION"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+    }
+
+    /// The endpoint of an AWS service the environment names: `variable` (`AWS_ENDPOINT_URL_SSM` …), else
+    /// `AWS_ENDPOINT_URL`; `nil` when neither is set.
+    ///
+    /// - Throws: ``UsageError`` for one that is not an http or https URL.
+    static func awsEndpoint(_ variable: String, environment: [String: String]) throws -> URL? {
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        guard let text = value(variable) ?? value("AWS_ENDPOINT_URL") else { return nil }
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+            throw UsageError("\(variable) '\(text)' is not an http or https URL")
+        }
+        return url
+    }
+
+    /// The Google credentials a key option gives: the key's JSON itself (text starting with `{`), or a file's path.
+    static func googleCredentials(key given: String) throws(GoogleServiceAccount.Error) -> GoogleCredentials {
+        given.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{")
+            ? try GoogleCredentials(json: Data(given.utf8))
+            : try GoogleCredentials(contentsOf: URL(fileURLWithPath: given))
+    }
+
+    /// An access log level named by `text` for `option` (`warning` is `warn`).
+    static func parseLevel(_ text: String, option: String) throws -> AccessLogRecord.Level {
+        guard let level = AccessLogRecord.Level(rawValue: text == "warning" ? "warn" : text) else {
+            throw UsageError("option '\(option)' expects debug, info, warn or error (got '\(text)')")
+        }
+        return level
+    }
+
     /// How `imago serve` draws SVG sources: in a child (`imago svg-render`, this executable) killed after `timeout`
     /// (`--svg-timeout`, default 10 s), since librsvg cannot be interrupted and a small document's filters can take
     /// minutes (RELIABILITY.md §28).
@@ -1063,8 +1096,7 @@ enum ServeCommand {
             return nil
         }
         var sources = S3Sources(
-            region: args.value("--s3-region") ?? [environment["AWS_REGION"], environment["AWS_DEFAULT_REGION"]]
-                .compactMap { $0 }.first { !$0.isEmpty } ?? "us-east-1")
+            region: args.value("--s3-region") ?? awsRegion(environment: environment) ?? "us-east-1")
         guard !sources.region.isEmpty,
             sources.region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
         else { throw UsageError("option '--s3-region' expects a region name such as eu-west-1") }
@@ -1111,10 +1143,7 @@ enum ServeCommand {
         let credentials: GoogleCredentials?
         do {
             if let given = args.value("--gcs-key"), !given.isEmpty {
-                credentials =
-                    given.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{")
-                    ? try GoogleCredentials(json: Data(given.utf8))
-                    : try GoogleCredentials(contentsOf: URL(fileURLWithPath: given))
+                credentials = try googleCredentials(key: given)
             } else {
                 credentials = try GoogleCredentials.applicationDefault(environment: environment)
             }
@@ -1241,15 +1270,8 @@ enum ServeCommand {
     private static func awsEnvironment(
         _ args: ParsedArguments, secretID: String?, parameterPath: String?, over environment: [String: String]
     ) async throws -> [String: String] {
-        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        func endpoint(_ variable: String) throws -> URL? {
-            guard let text = value(variable) ?? value("AWS_ENDPOINT_URL") else { return nil }
-            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
-                throw UsageError("\(variable) '\(text)' is not an http or https URL")
-            }
-            return url
-        }
-        let defaultRegion = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? "us-west-1"
+        func endpoint(_ variable: String) throws -> URL? { try awsEndpoint(variable, environment: environment) }
+        let defaultRegion = awsRegion(environment: environment) ?? "us-west-1"
         guard let source = try AWSCredentialSource.default(environment: environment) else {
             throw UsageError("no AWS credentials found to read the settings kept in AWS with")
         }
@@ -1302,10 +1324,7 @@ enum ServeCommand {
         let credentials: GoogleCredentials
         do {
             if let given = args.value("--env-gcp-key"), !given.isEmpty {
-                credentials =
-                    given.hasPrefix("{")
-                    ? try GoogleCredentials(json: Data(given.utf8))
-                    : try GoogleCredentials(contentsOf: URL(fileURLWithPath: given))
+                credentials = try googleCredentials(key: given)
             } else if let found = try GoogleCredentials.applicationDefault(environment: environment) {
                 credentials = found
             } else {
@@ -1774,13 +1793,7 @@ enum ServeCommand {
                     "options '--syslog-network' and '--syslog-address' expect unix with a socket path, or udp or tcp with HOST:PORT (got '\(network)' '\(address)')"
                 )
             }
-            var level = AccessLogRecord.Level.info
-            if let text = args.value("--syslog-level") {
-                guard let parsed = AccessLogRecord.Level(rawValue: text == "warning" ? "warn" : text) else {
-                    throw UsageError("option '--syslog-level' expects debug, info, warn or error (got '\(text)')")
-                }
-                level = parsed
-            }
+            let level = try args.value("--syslog-level").map { try parseLevel($0, option: "--syslog-level") } ?? .info
             let tag = args.value("--syslog-tag") ?? "imago"
             guard !tag.isEmpty, tag.count <= 48,
                 tag.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ":" && $0 != "[" })
@@ -1794,18 +1807,8 @@ enum ServeCommand {
             guard !service.isEmpty, service.count <= 255 else {
                 throw UsageError("option '--cloudwatch-service-name' expects 1 to 255 characters")
             }
-            let region =
-                args.value("--cloudwatch-region")
-                ?? [environment["AWS_REGION"], environment["AWS_DEFAULT_REGION"]].compactMap { $0 }.first {
-                    !$0.isEmpty
-                } ?? "us-west-1"
-            var endpoint: URL?
-            if let text = environment["AWS_ENDPOINT_URL_CLOUDWATCH"] ?? environment["AWS_ENDPOINT_URL"], !text.isEmpty {
-                guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
-                    throw UsageError("AWS_ENDPOINT_URL_CLOUDWATCH '\(text)' is not an http or https URL")
-                }
-                endpoint = url
-            }
+            let region = args.value("--cloudwatch-region") ?? awsRegion(environment: environment) ?? "us-west-1"
+            let endpoint = try awsEndpoint("AWS_ENDPOINT_URL_CLOUDWATCH", environment: environment)
             let interval = try args.value("--cloudwatch-interval").map {
                 try parseInteger($0, option: "--cloudwatch-interval", range: 1...3600)
             }
@@ -1831,12 +1834,7 @@ enum ServeCommand {
         } else {
             try args.refuse(["--sentry-environment", "--sentry-release"], without: "--sentry-dsn")
         }
-        if let text = args.value("--log-level") {
-            guard let level = AccessLogRecord.Level(rawValue: text == "warning" ? "warn" : text) else {
-                throw UsageError("option '--log-level' expects debug, info, warn or error (got '\(text)')")
-            }
-            options.logLevel = level
-        }
+        if let text = args.value("--log-level") { options.logLevel = try parseLevel(text, option: "--log-level") }
         options.network = try NetworkOptions(parsing: args)
         options.redis = try RedisOptions(parsing: args)
         return options
