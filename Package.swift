@@ -117,7 +117,7 @@ let package = Package(
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl", "CImagoShims"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
         // The image proxy (imgproxy URLs → pipeline → encoded output) and its libmicrohttpd server.
-        .target(name: "ImagoServer", dependencies: ["Imago", "CMicroHTTPD"]),
+        .target(name: "ImagoServer", dependencies: ["Imago", "ImagoCurl", "CMicroHTTPD"]),
         // The origin `imago demo` serves its gallery from (on ImagoServer's HTTP server; not a test double).
         .target(name: "ImagoDemoServer", dependencies: ["ImagoServer"]),
         // No shipped binary links ImagoTesting (the test doubles): the CLI's demo uses ImagoDemoServer.

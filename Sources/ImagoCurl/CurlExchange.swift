@@ -13,6 +13,8 @@ struct CurlExchange {
     var fields: [String] = []
     /// The POST body; `nil` for a GET.
     var body: String?
+    /// A POST body of any bytes (OTLP's protobuf), sent instead of ``body``. Default `nil`.
+    var bytes: Data?
     /// How long the whole exchange may take.
     var timeout: Duration
     /// The response header fields to read, by name.
@@ -77,7 +79,14 @@ struct CurlExchange {
         let received = Received()
         let context = Unmanaged.passUnretained(received).toOpaque()
         _ = imago_easy_setopt_string(handle, CURLOPT_URL, url.absoluteString)
-        if let body = body ?? (method == nil ? nil : "") {
+        if let bytes {
+            // The size first: with it, libcurl copies that many bytes, NULs included.
+            _ = imago_easy_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bytes.count)
+            _ = bytes.withUnsafeBytes {
+                imago_easy_setopt_pointer(
+                    handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+            }
+        } else if let body = body ?? (method == nil ? nil : "") {
             _ = imago_easy_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, body)
         }
         if let method { _ = imago_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method) }

@@ -23,7 +23,7 @@ enum ServeCommand {
             + " [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N [--max-animation-frame-pixels N]] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
             + " [--watermark-opacity X]] [--allow-source PREFIX]... [--deny-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--swift --swift-auth-url URL --swift-username NAME --swift-api-key KEY [--swift-domain NAME] [--swift-tenant NAME] [--swift-auth-version N]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
-            + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis)",
+            + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis) \(TracingOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
             /{signature}/{options}/{base64url source URL}[.{ext}], the signature being
@@ -526,7 +526,7 @@ enum ServeCommand {
             OptionSpec(
                 "--malloc-trim", value: "SECONDS",
                 help: "Return malloc's free arena pages to the kernel every SECONDS (glibc; default off)."),
-        ] + NetworkOptions.specs + RedisOptions.specs,
+        ] + NetworkOptions.specs + RedisOptions.specs + TracingOptions.specs,
         run: { args, console in await run(args, console: console) })
 
     /// How access-log lines are written (`--log-format`).
@@ -746,6 +746,8 @@ enum ServeCommand {
         var network = NetworkOptions()
         /// `--redis`: the tier shared with the rest of the fleet (originals and outputs), if any.
         var redis = RedisOptions()
+        /// `--otel`: how image requests are traced and where the spans go, if they are.
+        var tracing = TracingOptions()
     }
 
     /// Runs the command until `interrupt` fires (default: SIGTERM or SIGINT). `onListening` receives the port.
@@ -884,7 +886,11 @@ enum ServeCommand {
         let sentry = options.sentry.map {
             SentryClient(dsn: $0.dsn, environment: $0.environment, release: $0.release)
         }
-        if writesLines || syslog != nil || sentry != nil {
+        let traces = options.tracing.settings.map { settings in
+            OTLPTraceExporter(configuration: settings.exporter) { console.printError("imago serve: otel: \($0)") }
+        }
+        configuration.tracing = options.tracing.settings?.tracing
+        if writesLines || syslog != nil || sentry != nil || traces != nil {
             configuration.accessLog = { record in
                 let onStdout = writesLines && record.level >= least
                 let toSyslog = syslog.map { record.level >= $0.least } ?? false
@@ -893,6 +899,7 @@ enum ServeCommand {
                     if onStdout { console.print(text) }
                     if toSyslog { syslog?.writer.write(text, severity: SyslogWriter.Severity(record.level)) }
                 }
+                traces?.submit(record.spans)
                 if let sentry, record.status >= 500, record.status != 503 {
                     sentry.capture(
                         record.error ?? "HTTP \(record.status)",
@@ -950,6 +957,10 @@ enum ServeCommand {
             let shownMetrics = address.host.contains(":") ? "[\(address.host)]" : address.host
             console.printError("imago serve: metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
         }
+        if let traces {
+            console.printError(
+                "imago serve: otel: traces of image requests to \(traces.configuration.endpoint.absoluteString)")
+        }
         if let credentials = options.azureBlob?.tokens?.credentials {
             console.printError("imago serve: abs: sources authorized by \(credentials.summary)")
         }
@@ -970,6 +981,7 @@ enum ServeCommand {
             console.printError(
                 "imago serve: requests still in flight after \(options.gracefulStopSeconds) s were answered 503")
         }
+        await traces?.shutdown()  // the spans of the last requests
         return 0
     }
 
@@ -1837,6 +1849,7 @@ enum ServeCommand {
         if let text = args.value("--log-level") { options.logLevel = try parseLevel(text, option: "--log-level") }
         options.network = try NetworkOptions(parsing: args)
         options.redis = try RedisOptions(parsing: args)
+        options.tracing = try TracingOptions(parsing: args, environment: environment)
         return options
     }
 

@@ -297,6 +297,9 @@ extension ImageProxy {
         public var enforcedFormats: Set<ImageFormat>
         /// Receives one record per request (source URLs redacted). Called on an arbitrary thread. Default `nil`.
         public var accessLog: (@Sendable (AccessLogRecord) -> Void)?
+        /// How image requests are traced (OpenTelemetry, W3C Trace Context): with it, each image request's
+        /// record has a ``AccessLogRecord/trace`` and ``AccessLogRecord/spans``. Default `nil`: no tracing.
+        public var tracing: RequestTracing?
 
         /// A configuration with the defaults listed on each property.
         public init(dataLoader: any DataLoading = HTTPDataLoader()) {
@@ -368,6 +371,7 @@ extension ImageProxy {
             detectedFormats = Self.defaultDetectedFormats
             usesClientHints = false
             accessLog = nil
+            tracing = nil
         }
     }
 }

@@ -15,22 +15,29 @@ extension ImageProxy {
     /// ``Configuration/passesSourceCacheControl``, a stale original is revalidated before it is rendered
     /// (``ImageRequest/Options/revalidatesBeforeDelivery``), so an output records the freshness it really has.
     /// With the client's `cookie` (``Configuration/cookiePassthrough``), sent along, the bytes are fetched for
-    /// this request alone (``privately(_:cookie:)``).
-    func sourceData(_ source: URL, cookie: String? = nil) async throws(ProxyError) -> ImageDataResponse {
+    /// this request alone (``sourceRequest(_:cookie:traceparent:)``); with `traceparent`, it is sent too.
+    func sourceData(
+        _ source: URL, cookie: String? = nil, traceparent: String? = nil
+    ) async throws(ProxyError) -> ImageDataResponse {
         let options: ImageRequest.Options = configuration.passesSourceCacheControl ? [.revalidatesBeforeDelivery] : []
         do {
             return try await pipeline.data(
-                for: Self.privately(ImageRequest(url: source, options: options), cookie: cookie))
+                for: Self.sourceRequest(
+                    ImageRequest(url: source, options: options), cookie: cookie, traceparent: traceparent))
         } catch {
             throw Self.proxyError(for: error)
         }
     }
 
     /// `request` sending `cookie`, the client's, when there is one: then loaded for itself alone, in no cache of
-    /// the pipeline (memory, disk, shared tier or failures) and with no other request's work.
-    static func privately(_ request: ImageRequest, cookie: String?) -> ImageRequest {
-        guard let cookie else { return request }
+    /// the pipeline (memory, disk, shared tier or failures) and with no other request's work. With `traceparent`
+    /// (``RequestTracing/propagatesToSources``), that field is sent too: the pipeline shares a download only
+    /// between requests with the same fields, so a load in one trace is not shared with another's (the caches
+    /// are, as ever).
+    static func sourceRequest(_ request: ImageRequest, cookie: String?, traceparent: String? = nil) -> ImageRequest {
         var request = request
+        if let traceparent { request.headers["traceparent"] = traceparent }
+        guard let cookie else { return request }
         request.headers["Cookie"] = cookie
         request.options.formUnion([
             .skipsMemoryCacheReads, .skipsMemoryCacheWrites, .skipsDiskCacheReads, .skipsDiskCacheWrites,

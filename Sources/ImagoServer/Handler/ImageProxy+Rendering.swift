@@ -34,8 +34,11 @@ extension ImageProxy {
     /// The output for `key`: from the output cache, else from the render in flight for it, else rendered now
     /// (one fetch, decode and encode however many requests ask at once); from `original` when given, the source's
     /// bytes, without fetching.
+    ///
+    /// With `traceparent` (``RequestTracing/propagatesToSources``), a render this request starts sends it to the
+    /// origin; a request that joins another's render is in that request's trace at the origin.
     func output(
-        for key: OutputKey, source: URL, original: Data? = nil
+        for key: OutputKey, source: URL, original: Data? = nil, traceparent: String? = nil
     ) async throws(ProxyError) -> RenderedOutput {
         var outdated: RenderedOutput?
         if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
@@ -46,7 +49,8 @@ extension ImageProxy {
         let (task, isLeader) = renders.withLock { renders in
             if let task = renders[key] { return (task, false) }
             let task = Task { [outdated] in
-                let result = await self.render(key, source: source, original: original, outdated: outdated)
+                let result = await self.render(
+                    key, source: source, original: original, outdated: outdated, traceparent: traceparent)
                 // The render removes its own entry once its output is in the cache, whether or not anyone still
                 // waits for it. It cannot get here before the entry is inserted: that happens under this lock.
                 self.renders.withLock { _ = $0.removeValue(forKey: key) }
@@ -101,7 +105,8 @@ extension ImageProxy {
     /// and stores the output. `outdated` is the cached output whose source's freshness ran out, if any: it is
     /// answered instead when the origin cannot be asked about the source (stale-if-error).
     private func render(
-        _ key: OutputKey, source: URL, original given: Data?, outdated: RenderedOutput? = nil
+        _ key: OutputKey, source: URL, original given: Data?, outdated: RenderedOutput? = nil,
+        traceparent: String? = nil
     ) async -> Result<RenderedOutput, ProxyError> {
         // Checked again: a render of this key may have finished between the caller's miss and its lock. That
         // render stored its output in memory before it ended, so the memory tier is enough here: the caller has
@@ -136,7 +141,7 @@ extension ImageProxy {
                 animationFrames: frames, framePixelLimit: key.animation?.framePixels,
                 sumsFramePixels: configuration.framePixelLimit == nil)
             if isNewSource || hasOwnDecodingLimits(key) { request.options.insert(.skipsMemoryCacheReads) }
-            return Self.privately(request, cookie: key.cookie)
+            return Self.sourceRequest(request, cookie: key.cookie, traceparent: traceparent)
         }
         var skips = !key.options.skippedFormats.isEmpty
         // When only SVG sources would pass through (the default for URLs naming no format), an image the
@@ -152,7 +157,7 @@ extension ImageProxy {
                 || configuration.sendsDebugHeaders || byteLimit != nil
         {
             do throws(ProxyError) {
-                let fetched = try await sourceData(source, cookie: key.cookie)
+                let fetched = try await sourceData(source, cookie: key.cookie, traceparent: traceparent)
                 if let byteLimit, fetched.data.count > byteLimit {
                     throw ProxyError.sourceTooLarge(limit: Int64(byteLimit))
                 }

@@ -113,8 +113,11 @@ public final class ImageProxy: Sendable {
                 response = answer
                 tier = answeredBy
             case .needsRender(let verified, let key):
+                // The context from here, so that a source's fetch can carry the request's span as its parent.
+                record.trace = configuration.tracing?.context(for: request, at: Date())
+                let traceparent = configuration.tracing?.propagatesToSources == true ? record.trace?.traceparent : nil
                 do throws(ProxyError) {
-                    let rendered = try await output(for: key, source: verified.path.source)
+                    let rendered = try await output(for: key, source: verified.path.source, traceparent: traceparent)
                     response = imageResponse(
                         rendered.rendition, verified: verified, request: request, isPrivate: key.cookie != nil)
                     tier = rendered.tier
@@ -325,7 +328,12 @@ public final class ImageProxy: Sendable {
         let sent = request.method == "HEAD" ? 0 : response.body.count
         metrics.requestFinished(status: response.status, seconds: seconds, tier: tier, bytesOut: sent)
         if let log = configuration.accessLog {
-            record.time = Date().formatted(.iso8601)
+            let now = Date()
+            record.time = now.formatted(.iso8601)
+            record.finishedAt = now
+            if record.route == "image", record.trace == nil, let tracing = configuration.tracing {
+                record.trace = tracing.context(for: request, at: now)
+            }
             record.status = response.status
             record.bytes = sent
             record.ms = AccessLogRecord.milliseconds(elapsed)

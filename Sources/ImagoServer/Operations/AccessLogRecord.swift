@@ -87,6 +87,11 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
     /// The client's address: `CF-Connecting-IP`, `X-Forwarded-For`'s first entry or `X-Real-IP` when set, else
     /// the connection's. Default `nil`.
     public var clientIP: String?
+    /// The request's trace context, for an image request while tracing is on (``ImageProxy/Configuration/tracing``):
+    /// written as `trace_id` and `span_id`, to find a log line's trace. Default `nil`.
+    public var trace: TraceContext?
+    /// When the request finished: the moment ``time`` writes (spans end there). Default `nil`.
+    public var finishedAt: Date?
 
     /// The record's level by its status, as imgproxy's: ``Level-swift.enum/error`` for 5xx,
     /// ``Level-swift.enum/warn`` for 4xx, else ``Level-swift.enum/info``. Written to the JSON line as `level`.
@@ -96,6 +101,8 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
         case time, level, method, route, source, options, status, bytes, ms, cache, error, stages
         case requestID = "request_id"
         case clientIP = "client_ip"
+        case traceID = "trace_id"
+        case spanID = "span_id"
     }
 
     /// Encodes the stored properties (the optional ones when present) and ``level``.
@@ -115,6 +122,8 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(stages, forKey: .stages)
         try container.encodeIfPresent(requestID, forKey: .requestID)
         try container.encodeIfPresent(clientIP, forKey: .clientIP)
+        try container.encodeIfPresent(trace?.traceID.description, forKey: .traceID)
+        try container.encodeIfPresent(trace?.spanID.description, forKey: .spanID)
     }
 
     /// `duration` in milliseconds, to 0.1 ms: the unit of ``ms`` and of every stage.

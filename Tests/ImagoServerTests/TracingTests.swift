@@ -1,0 +1,464 @@
+import Foundation
+import Imago
+import ImagoTesting
+import Testing
+
+@testable import ImagoCLI
+@testable import ImagoCurl
+@testable import ImagoServer
+
+/// OpenTelemetry traces (imgproxy's `IMGPROXY_OPEN_TELEMETRY_*`): W3C Trace Context in, OTLP/HTTP protobuf out,
+/// checked by an independent decoder of OTLP's messages written from the field numbers of its `.proto` files.
+@Suite("imago serve: OpenTelemetry traces")
+struct TracingTests {
+    /// Python, from the OTLP `.proto` field numbers: `ExportTraceServiceRequest` bodies (base64, one a line, on
+    /// standard input) → JSON `{"resources": [...], "scopes": [...], "spans": [...]}`, IDs in hex, times in ns.
+    static let decoder = #"""
+        import base64, json, struct, sys
+        def fields(b):
+            i = 0
+            while i < len(b):
+                key = 0; shift = 0
+                while True:
+                    c = b[i]; i += 1; key |= (c & 0x7f) << shift; shift += 7
+                    if c < 0x80: break
+                number, kind = key >> 3, key & 7
+                if kind == 0:
+                    v = 0; shift = 0
+                    while True:
+                        c = b[i]; i += 1; v |= (c & 0x7f) << shift; shift += 7
+                        if c < 0x80: break
+                elif kind == 1: v = struct.unpack('<Q', b[i:i+8])[0]; i += 8
+                elif kind == 5: v = struct.unpack('<I', b[i:i+4])[0]; i += 4
+                elif kind == 2:
+                    n = 0; shift = 0
+                    while True:
+                        c = b[i]; i += 1; n |= (c & 0x7f) << shift; shift += 7
+                        if c < 0x80: break
+                    v = b[i:i+n]; i += n
+                else: raise ValueError('wire type %d' % kind)
+                yield number, kind, v
+        def anyvalue(b):
+            for n, k, v in fields(b):
+                if n == 1: return v.decode()
+                if n == 2: return bool(v)
+                if n == 3: return v - (1 << 64) if v >= 1 << 63 else v
+                if n == 4: return struct.unpack('<d', struct.pack('<Q', v))[0]
+        def keyvalue(b):
+            key = value = None
+            for n, k, v in fields(b):
+                if n == 1: key = v.decode()
+                if n == 2: value = anyvalue(v)
+            return key, value
+        def span(b):
+            s = {'attributes': {}, 'status': None}
+            for n, k, v in fields(b):
+                if n == 1: s['trace_id'] = v.hex()
+                elif n == 2: s['span_id'] = v.hex()
+                elif n == 3: s['trace_state'] = v.decode()
+                elif n == 4: s['parent_span_id'] = v.hex()
+                elif n == 5: s['name'] = v.decode()
+                elif n == 6: s['kind'] = v
+                elif n == 7: s['start'] = v
+                elif n == 8: s['end'] = v
+                elif n == 9: kv = keyvalue(v); s['attributes'][kv[0]] = kv[1]
+                elif n == 15:
+                    s['status'] = {'code': 0, 'message': ''}
+                    for sn, sk, sv in fields(v):
+                        if sn == 2: s['status']['message'] = sv.decode()
+                        if sn == 3: s['status']['code'] = sv
+                elif n == 16: s['flags'] = v
+            return s
+        out = {'resources': [], 'scopes': [], 'spans': []}
+        for line in sys.stdin.read().split():
+            for n, k, rs in fields(base64.b64decode(line)):
+                assert n == 1
+                for rn, rk, rv in fields(rs):
+                    if rn == 1: out['resources'].append(dict(keyvalue(a) for an, ak, a in fields(rv) if an == 1))
+                    if rn == 2:
+                        for sn, sk, sv in fields(rv):
+                            if sn == 1: out['scopes'].append({fn: fv.decode() for fn, fk, fv in fields(sv)})
+                            if sn == 2: out['spans'].append(span(sv))
+        print(json.dumps(out))
+        """#
+
+    struct Decoded: Decodable {
+        struct Span: Decodable {
+            struct Status: Decodable {
+                var code: Int
+                var message: String
+            }
+            var trace_id: String
+            var span_id: String
+            var parent_span_id: String?
+            var trace_state: String?
+            var name: String
+            var kind: Int
+            var start: UInt64
+            var end: UInt64
+            var attributes: [String: AttributeValue]
+            var status: Status?
+            var flags: UInt32?
+        }
+        enum AttributeValue: Decodable, Equatable {
+            case string(String), number(Double), bool(Bool)
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.singleValueContainer()
+                if let b = try? c.decode(Bool.self) {
+                    self = .bool(b)
+                } else if let n = try? c.decode(Double.self) {
+                    self = .number(n)
+                } else {
+                    self = .string(try c.decode(String.self))
+                }
+            }
+        }
+        var resources: [[String: AttributeValue]]
+        var scopes: [[String: String]]
+        var spans: [Span]
+    }
+
+    static func decode(_ bodies: [Data]) throws -> Decoded {
+        let input = Data(bodies.map { $0.base64EncodedString() }.joined(separator: "\n").utf8)
+        let (status, output) = try python(decoder, arguments: [], input: input)
+        try #require(status == 0, "\(output)")
+        return try JSONDecoder().decode(Decoded.self, from: Data(output.utf8))
+    }
+
+    /// Each image request is a trace: the caller's (its `traceparent`) or a new one with an X-Ray-style ID; a
+    /// render's stages are spans under the request's; a 5xx is an error, a 4xx not; an unsampled caller's trace and
+    /// the health check are not sent; the access log names the trace; the spans come as OTLP protobuf, with the
+    /// resource the OTEL_* variables describe, and the last ones are sent when the server stops.
+    @Test(.timeLimit(.minutes(1)))
+    func imageRequestsAreTracedToACollector() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let jpeg = try ServerTestImages.jpeg()
+        let fetches = Locked<[LoopbackServer.Request]>([])
+        origin.setRoute(
+            "/a.jpg",
+            .handler { request in
+                fetches.withLock { $0.append(request) }
+                return LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
+            })
+        let collector = try LoopbackServer()
+        defer { collector.stop() }
+        let received = Locked<[LoopbackServer.Request]>([])
+        collector.setRoute(
+            "/otlp/v1/traces",
+            .handler { request in
+                received.withLock { $0.append(request) }
+                return LoopbackServer.Response(status: 200, body: Data())
+            })
+        let directory = ServeCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try await InProcessServe.start(
+            [
+                "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path, "--otel",
+            ],
+            environment: [
+                "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url(for: "/otlp/").absoluteString,
+                "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=s%20ecret,x-team=images",
+                "OTEL_SERVICE_NAME": "thumbs", "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=test",
+            ])
+        let client = TestHTTPClient()
+        let base = "http://127.0.0.1:\(serve.port)/_/rs:fit:32:32/plain/"
+        let image = URL(string: base + origin.url(for: "/a.jpg").absoluteString)!
+        let callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+        let callerSpan = "00f067aa0ba902b7"
+        let rendered = try await client.send(
+            image, headers: ["traceparent": "00-\(callerTrace)-\(callerSpan)-01", "tracestate": "vendor=1"])
+        #expect(rendered.status == 200)
+        let before = Date().timeIntervalSince1970
+        #expect(try await client.send(image).status == 200)  // from the output cache: a new trace
+        let unsampled = "0af7651916cd43dd8448eb211c80319c"
+        #expect(
+            try await client.send(image, headers: ["traceparent": "00-\(unsampled)-b7ad6b7169203331-00"]).status == 200)
+        #expect(try await client.send(URL(string: base + origin.url(for: "/none.jpg").absoluteString)!).status == 404)
+        #expect(try await client.send(URL(string: base + "http://127.0.0.1:9/a.jpg")!).status == 502)
+        #expect(try await client.send(URL(string: "http://127.0.0.1:\(serve.port)/healthz")!).status == 200)
+        #expect(received.value.isEmpty, "batched: nothing sent before the schedule's 5 s or the stop")
+        #expect(await serve.stop() == 0)
+
+        let posts = received.value
+        try #require(!posts.isEmpty)
+        for post in posts {
+            #expect(post.method == "POST" && post.headers["Content-Type"] == "application/x-protobuf")
+            #expect(post.headers["x-api-key"] == "s ecret" && post.headers["x-team"] == "images")
+        }
+        let decoded = try Self.decode(posts.map(\.body))
+        #expect(decoded.resources.allSatisfy { $0["service.name"] == .string("thumbs") })
+        #expect(decoded.resources.allSatisfy { $0["deployment.environment"] == .string("test") })
+        #expect(decoded.scopes.allSatisfy { $0["1"] == "imago" })
+        let roots = decoded.spans.filter { $0.name == "/request" }
+        try #require(roots.count == 4, "the rendered, cached, 404 and 502 requests: \(roots.map(\.trace_id))")
+        #expect(!decoded.spans.contains { $0.trace_id == unsampled })
+        #expect(roots.allSatisfy { $0.kind == 2 && $0.end >= $0.start && $0.flags == 1 })
+
+        // The render, in the caller's trace, its stages under it
+        let root = try #require(roots.first { $0.trace_id == callerTrace })
+        #expect(root.parent_span_id == callerSpan && root.trace_state == "vendor=1")
+        #expect(root.attributes["http.response.status_code"] == .number(200))
+        #expect(root.attributes["http.request.method"] == .string("GET"))
+        #expect(root.attributes["imago.options"] != nil && root.status == nil)
+        let children = decoded.spans.filter { $0.trace_id == callerTrace && $0.span_id != root.span_id }
+        let names = Set(children.map(\.name))
+        for name in [
+            "queue", "downloading_image", "processing_image", "decoding_image", "encoding_image", "storing_output",
+        ] {
+            #expect(names.contains(name), "\(name) in \(names.sorted())")
+        }
+        let processing = try #require(children.first { $0.name == "processing_image" })
+        for child in children {
+            let parent =
+                ["decoding_image", "transforming_image", "encoding_image"].contains(child.name)
+                ? processing.span_id : root.span_id
+            #expect(child.parent_span_id == parent, "\(child.name)")
+            #expect(child.kind == 1 && child.start >= root.start && child.end <= root.end + 1_000_000, "\(child.name)")
+        }
+        #expect(Set(decoded.spans.map(\.span_id)).count == decoded.spans.count, "span IDs are distinct")
+
+        // The cached answer: a new trace, an X-Ray ID (its first 4 bytes the time), no stages
+        let cached = try #require(
+            roots.first { (span: Decoded.Span) -> Bool in
+                let ok: Bool = span.attributes["http.response.status_code"] == Decoded.AttributeValue.number(200)
+                return span.trace_id != callerTrace && span.attributes["imago.cache"] != nil && ok
+            })
+        #expect(cached.parent_span_id == nil)
+        let seconds = Double(UInt32(cached.trace_id.prefix(8), radix: 16) ?? 0)
+        #expect(abs(seconds - before) < 60, "X-Ray: \(cached.trace_id)")
+        #expect(decoded.spans.filter { $0.trace_id == cached.trace_id }.count == 1)
+
+        // A 4xx is the client's: no error; a 5xx is one, with the error's sentence
+        let missing = try #require(roots.first { $0.attributes["http.response.status_code"] == .number(404) })
+        #expect(missing.status == nil)
+        let failed = try #require(roots.first { $0.attributes["http.response.status_code"] == .number(502) })
+        #expect(failed.status?.code == 2 && !(failed.status?.message ?? "").isEmpty)
+        #expect(failed.attributes["error.type"] == .string("502"))
+
+        // The access log names each image request's trace
+        let lines = serve.output.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.contains("\"trace_id\":\"\(callerTrace)\"") == true)
+        #expect(lines.first?.contains("\"span_id\":\"\(root.span_id)\"") == true)
+        #expect(lines.last?.contains("trace_id") == false, "the health check is not traced")
+        #expect(
+            fetches.value.count == 1 && fetches.value[0].headers["traceparent"] == nil, "not passed on unless asked")
+    }
+
+    /// imgproxy's `IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL`: the origin's fetch carries the request's trace,
+    /// the request's span its parent, so the origin's own spans join it.
+    @Test(.timeLimit(.minutes(1)))
+    func sourcesJoinTheTraceWhenAsked() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let jpeg = try ServerTestImages.jpeg()
+        let fetches = Locked<[LoopbackServer.Request]>([])
+        for path in ["/a.jpg", "/b.jpg"] {
+            origin.setRoute(
+                path,
+                .handler { request in
+                    fetches.withLock { $0.append(request) }
+                    return LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
+                })
+        }
+        let collector = try LoopbackServer()
+        defer { collector.stop() }
+        collector.setRoute("/v1/traces", .bytes(Data(), contentType: "application/x-protobuf"))
+        let directory = ServeCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try await InProcessServe.start([
+            "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path, "--otel",
+            "--otel-endpoint", collector.url(for: "/v1/traces").absoluteString, "--otel-propagate-external",
+        ])
+        let client = TestHTTPClient()
+        let base = "http://127.0.0.1:\(serve.port)/_/"
+        let (a, b) = (origin.url(for: "/a.jpg").absoluteString, origin.url(for: "/b.jpg").absoluteString)
+        let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        #expect(
+            try await client.send(URL(string: base + "rs:fit:32:32/plain/" + a)!, headers: ["traceparent": caller])
+                .status == 200)
+        #expect(try await client.send(URL(string: base + "rs:fit:16:16/plain/" + b)!).status == 200)
+        #expect(await serve.stop() == 0)
+        let lines = serve.output.stdout.split(separator: "\n").map(String.init)
+        try #require(lines.count == 2 && fetches.value.count == 2)
+        func field(_ name: String, in line: String) -> String? {
+            guard let range = line.range(of: "\"\(name)\":\"") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != "\"" })
+        }
+        let sent = fetches.value.compactMap { $0.headers["traceparent"] }
+        #expect(sent.count == 2)
+        #expect(sent.first == "00-4bf92f3577b34da6a3ce929d0e0e4736-\(field("span_id", in: lines[0]) ?? "?")-01")
+        let own = try #require(field("trace_id", in: lines[1]))
+        #expect(own != "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(
+            sent.last == "00-\(own)-\(field("span_id", in: lines[1]) ?? "?")-01", "a new trace's root is the parent")
+    }
+
+    /// W3C Trace Context's `traceparent`: version 00 exactly, later versions by their first four fields, never
+    /// `ff`, never an all-zero ID, lowercase hex only.
+    @Test func traceparentFieldsAreReadAsW3CTraceContextSays() throws {
+        let parent = try #require(
+            TraceContext.Parent(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+        #expect(parent.traceID.description == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(parent.spanID.description == "00f067aa0ba902b7" && parent.isSampled)
+        #expect(
+            TraceContext.Parent(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")?.isSampled
+                == false)
+        #expect(
+            TraceContext.Parent(traceparent: "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later") != nil)
+        for bad in [
+            "", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",
+            "00-+bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "0-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        ] {
+            #expect(TraceContext.Parent(traceparent: bad) == nil, "\(bad)")
+        }
+        let context = TraceContext(
+            traceID: parent.traceID, spanID: try #require(TraceSpan.SpanID(0xabc)), parentSpanID: nil, traceState: "",
+            isSampled: true)
+        #expect(context.traceparent == "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000abc-01")
+    }
+
+    /// OTEL_TRACES_SAMPLER's samplers: by the caller's flag when parent-based, else by the trace ID's fraction,
+    /// the same ID always decided the same way.
+    @Test func samplersDecideAsOpenTelemetrysDo() throws {
+        let ids = (0..<2_000).map { _ in TraceSpan.TraceID.random() }
+        let tenth = ids.filter { RequestTracing.Sampler.ratio(0.1).samples($0, parentSampled: nil) }.count
+        #expect((120...280).contains(tenth), "about 10 % of 2,000: \(tenth)")
+        #expect(ids.allSatisfy { RequestTracing.Sampler.ratio(1).samples($0, parentSampled: nil) })
+        #expect(!ids.contains { RequestTracing.Sampler.ratio(0).samples($0, parentSampled: nil) })
+        let low = try #require(TraceSpan.TraceID(high: 1, low: 0x0FFF_FFFF_FFFF_FFFF))
+        #expect(RequestTracing.Sampler.ratio(0.25).samples(low, parentSampled: nil))  // (low >> 1) < 2^61
+        let high = try #require(TraceSpan.TraceID(high: 1, low: 0xF000_0000_0000_0000))
+        #expect(!RequestTracing.Sampler.ratio(0.25).samples(high, parentSampled: nil))
+        let parentBased = RequestTracing.Sampler.parentBased(root: .never)
+        #expect(parentBased.samples(high, parentSampled: true) && !parentBased.samples(high, parentSampled: false))
+        #expect(!parentBased.samples(high, parentSampled: nil))
+        #expect(try TracingOptions.sampler(nil, argument: nil) == .parentBased(root: .always))
+        #expect(
+            try TracingOptions.sampler("parentbased_traceidratio", argument: "0.5") == .parentBased(root: .ratio(0.5)))
+        #expect(throws: UsageError.self) { try TracingOptions.sampler("traceidratio", argument: "2") }
+        #expect(throws: UsageError.self) { try TracingOptions.sampler("jaeger_remote", argument: nil) }
+    }
+
+    /// The settings as OpenTelemetry's SDKs read them: the traces endpoint from the general one, the protocol
+    /// only http/protobuf, headers percent-decoded and never echoed in an error, `OTEL_SDK_DISABLED`.
+    @Test func tracingSettingsComeFromOpenTelemetrysVariables() throws {
+        func parse(_ arguments: [String], _ environment: [String: String]) throws -> TracingOptions {
+            try TracingOptions(
+                parsing: try parseArguments(arguments, options: TracingOptions.specs), environment: environment)
+        }
+        #expect(try parse([], [:]).settings == nil)
+        #expect(throws: UsageError.self) { try parse(["--otel-endpoint", "http://c:4318/v1/traces"], [:]) }
+        let defaults = try #require(try parse(["--otel"], [:]).settings)
+        #expect(defaults.exporter.endpoint.absoluteString == "http://localhost:4318/v1/traces")
+        #expect(defaults.tracing.timestampedTraceIDs && defaults.exporter.timeout == .seconds(10))
+        #expect(defaults.exporter.resource.contains(.init("service.name", .string("imago"))))
+        let general = try #require(
+            try parse(["--otel"], ["OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4318/"]).settings)
+        #expect(general.exporter.endpoint.absoluteString == "https://c.example:4318/v1/traces")
+        let own = try #require(
+            try parse(
+                ["--otel", "--otel-trace-id-generator", "random"],
+                [
+                    "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4318",
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":
+                        "https://t.example/x", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "2500",
+                    "OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "500",
+                    "OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attributes",
+                ]
+            ).settings)
+        #expect(own.exporter.endpoint.absoluteString == "https://t.example/x" && !own.tracing.timestampedTraceIDs)
+        #expect(own.exporter.timeout == .milliseconds(2_500) && own.exporter.maximumBatchSize == 100)
+        #expect(own.exporter.resource.contains(.init("service.name", .string("from-attributes"))))
+        #expect(try parse(["--otel"], ["OTEL_SDK_DISABLED": "true"]).settings == nil)
+        for protocolName in ["grpc", "http/json"] {
+            #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_EXPORTER_OTLP_PROTOCOL": protocolName]) }
+        }
+        #expect(try parse(["--otel"], ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"]).settings != nil)
+        do {
+            _ = try parse(["--otel"], ["OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer s3cret,broken"])
+            Issue.record("a pair without = is refused")
+        } catch let error as UsageError {
+            #expect(!error.description.contains("s3cret") && error.description.contains("pair 2"))
+        }
+        #expect(throws: UsageError.self) { try parse(["--otel", "--otel-endpoint", "ftp://c/"], [:]) }
+        #expect(throws: UsageError.self) { try parse(["--otel", "--otel-trace-id-generator", "uuid"], [:]) }
+    }
+
+    /// The exporter never holds up its caller: beyond the queue's room spans are dropped and counted; a
+    /// collector that fails is retried once and counted; a batch goes as soon as it is full.
+    @Test(.timeLimit(.minutes(1)))
+    func theExporterIsBoundedAndCountsWhatItLoses() async throws {
+        let collector = try LoopbackServer()
+        defer { collector.stop() }
+        let attempts = Locked(0)
+        collector.setRoute(
+            "/v1/traces",
+            .handler { _ in
+                attempts.withLock { $0 += 1 }
+                return LoopbackServer.Response(status: 503, body: Data())
+            })
+        collector.setRoute("/ok/v1/traces", .bytes(Data(), contentType: "application/x-protobuf"))
+        func spans(_ count: Int) -> [TraceSpan] {
+            (0..<count).map { _ in
+                TraceSpan(
+                    traceID: .random(), spanID: .random(), name: "s", kind: .internal, start: Date(), end: Date())
+            }
+        }
+        // Full batches go at once, well before the schedule's hour
+        let prompt = OTLPTraceExporter(
+            configuration: .init(
+                endpoint: collector.url(for: "/ok/v1/traces"), scheduleDelay: .seconds(3_600), maximumQueueSize: 10,
+                maximumBatchSize: 4))
+        prompt.submit(spans(4))
+        #expect(await ImagoTesting.eventually { prompt.exportedCount == 4 })
+        prompt.submit(spans(15))
+        #expect(prompt.droppedCount >= 5, "10 held at most: \(prompt.droppedCount)")
+        await prompt.shutdown()
+        #expect(prompt.exportedCount + prompt.droppedCount == 19 && prompt.failedCount == 0)
+        prompt.submit(spans(1))
+        #expect(prompt.droppedCount + prompt.exportedCount == 20, "after shutdown, dropped")
+        var unsampled = spans(1)[0]
+        unsampled.isSampled = false
+        let before = prompt.droppedCount
+        prompt.submit([unsampled])
+        #expect(prompt.droppedCount == before, "unsampled spans are not exported nor counted")
+
+        // A collector answering 503: two attempts, then the spans are counted as failed and told once
+        let told = Locked<[String]>([])
+        let failing = OTLPTraceExporter(configuration: .init(endpoint: collector.url(for: "/v1/traces"))) { message in
+            told.withLock { $0.append(message) }
+        }
+        failing.submit(spans(3))
+        await failing.shutdown()
+        #expect(attempts.value == 2 && failing.failedCount == 3 && failing.exportedCount == 0)
+        #expect(told.value.count == 1 && told.value[0].contains("503"), "\(told.value)")
+    }
+
+    /// The hand-written wire format against values with known encodings (protobuf's documentation: 150 is
+    /// `08 96 01`; a negative int64 takes ten bytes).
+    @Test func protobufFieldsAreWrittenAsTheWireFormatSays() {
+        var writer = ProtobufWriter()
+        writer.unsigned(1, 150)
+        #expect(writer.bytes == [0x08, 0x96, 0x01])
+        writer = ProtobufWriter()
+        writer.string(2, "testing")
+        #expect(writer.bytes == [0x12, 0x07] + Array("testing".utf8))
+        writer = ProtobufWriter()
+        writer.signed(3, -1)
+        #expect(writer.bytes == [0x18] + Array(repeating: 0xFF, count: 9) + [0x01])
+        writer = ProtobufWriter()
+        writer.fixed64(7, 1)
+        writer.fixed32(16, 1)
+        #expect(writer.bytes == [0x39, 1, 0, 0, 0, 0, 0, 0, 0, 0x85, 0x01, 1, 0, 0, 0])
+        writer = ProtobufWriter()
+        writer.message(1) { $0.unsigned(1, 150) }
+        #expect(writer.bytes == [0x0A, 0x03, 0x08, 0x96, 0x01])
+    }
+}
