@@ -4,19 +4,19 @@ import Synchronization
 
 /// Sends spans to an OpenTelemetry collector (or any backend that takes OTLP) over HTTP, as OTLP's
 /// `http/protobuf` protocol says: batches POSTed as `ExportTraceServiceRequest` messages to the traces endpoint
-/// (`http://localhost:4318/v1/traces` by default), by libcurl on a thread of its own, as the SDKs' batch span
-/// processor does.
+/// (`http://localhost:4318/v1/traces` by default) through an ``OTLPEndpoint``, by libcurl on a thread of its own, as
+/// the SDKs' batch span processor does.
 ///
 /// Spans are queued by ``submit(_:)``, which never waits: at most ``Configuration-swift.struct/maximumQueueSize``
 /// are held and more are dropped (counted in ``droppedCount``), so a collector's outage costs bounded memory and
 /// no request's time. A batch goes when ``Configuration-swift.struct/maximumBatchSize`` spans are waiting, else every
-/// ``Configuration-swift.struct/scheduleDelay``; one that fails with a status OTLP calls retryable (429, 502, 503,
-/// 504) or without an answer is sent once more after a second, then counted in ``failedCount``.
+/// ``Configuration-swift.struct/scheduleDelay``; one that fails after the endpoint's retry is counted in
+/// ``failedCount``.
 /// ``shutdown()`` sends what is queued.
 ///
 /// ```swift
 /// let exporter = OTLPTraceExporter(configuration: .init(
-///     endpoint: URL(string: "http://collector:4318/v1/traces")!,
+///     endpoint: OTLPEndpoint(url: URL(string: "http://collector:4318/v1/traces")!),
 ///     resource: [.init("service.name", .string("images"))]))
 /// exporter.submit([span])
 /// await exporter.shutdown()
@@ -24,16 +24,12 @@ import Synchronization
 public final class OTLPTraceExporter: Sendable {
     /// Where spans go and how they are batched (OpenTelemetry's `OTEL_EXPORTER_OTLP_*` and `OTEL_BSP_*` settings).
     public struct Configuration: Sendable, Hashable {
-        /// The traces endpoint, the whole URL (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or
-        /// `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`). Default `http://localhost:4318/v1/traces`.
-        public var endpoint: URL
-        /// Header fields sent with each export (`OTEL_EXPORTER_OTLP_HEADERS`: a vendor's API key). Default none.
-        public var headers: [String: String]
+        /// The traces endpoint (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `OTEL_EXPORTER_OTLP_ENDPOINT` +
+        /// `/v1/traces`). Default `http://localhost:4318/v1/traces`.
+        public var endpoint: OTLPEndpoint
         /// What the spans come from: `service.name` and the like (`OTEL_SERVICE_NAME`,
         /// `OTEL_RESOURCE_ATTRIBUTES`). Default `service.name` = `imago`.
         public var resource: [TraceSpan.Attribute]
-        /// How long one export may take (`OTEL_EXPORTER_OTLP_TIMEOUT`). Default 10 s.
-        public var timeout: Duration
         /// The longest a span waits to be sent (`OTEL_BSP_SCHEDULE_DELAY`). Default 5 s.
         public var scheduleDelay: Duration
         /// The most spans held (`OTEL_BSP_MAX_QUEUE_SIZE`). Default 2,048.
@@ -43,15 +39,12 @@ public final class OTLPTraceExporter: Sendable {
 
         /// Settings for `endpoint` (default `http://localhost:4318/v1/traces`), see the properties for the others.
         public init(
-            endpoint: URL = URL(string: "http://localhost:4318/v1/traces")!, headers: [String: String] = [:],
+            endpoint: OTLPEndpoint = OTLPEndpoint(url: URL(string: "http://localhost:4318/v1/traces")!),
             resource: [TraceSpan.Attribute] = [.init("service.name", .string("imago"))],
-            timeout: Duration = .seconds(10), scheduleDelay: Duration = .seconds(5), maximumQueueSize: Int = 2_048,
-            maximumBatchSize: Int = 512
+            scheduleDelay: Duration = .seconds(5), maximumQueueSize: Int = 2_048, maximumBatchSize: Int = 512
         ) {
             self.endpoint = endpoint
-            self.headers = headers
             self.resource = resource
-            self.timeout = timeout
             self.scheduleDelay = scheduleDelay
             self.maximumQueueSize = max(1, maximumQueueSize)
             self.maximumBatchSize = max(1, min(maximumBatchSize, self.maximumQueueSize))
@@ -155,15 +148,9 @@ private final class SpanQueue: Sendable {
                 return batch
             }
             guard !batch.isEmpty else { return }
-            let body = requestBody(batch)
-            var problem = await post(body)
-            if problem?.retryable == true {
-                try? await Task.sleep(for: .seconds(1))
-                problem = await post(body)
-            }
-            if let problem {
+            if let problem = await configuration.endpoint.send(requestBody(batch)) {
                 failed.add(batch.count, ordering: .relaxed)
-                if !failing { onFailure("\(batch.count) span(s) not exported: \(problem.reason)") }
+                if !failing { onFailure("\(batch.count) span(s) not exported: \(problem)") }
                 failing = true
             } else {
                 exported.add(batch.count, ordering: .relaxed)
@@ -172,43 +159,10 @@ private final class SpanQueue: Sendable {
         }
     }
 
-    /// Why an export failed, and whether OTLP says to try again.
-    private struct Problem {
-        var reason: String
-        var retryable: Bool
-    }
-
-    private func post(_ body: Data) async -> Problem? {
-        var exchange = CurlExchange(
-            url: configuration.endpoint,
-            fields: ["Content-Type: application/x-protobuf"]
-                + configuration.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" },
-            timeout: configuration.timeout)
-        exchange.bytes = body
-        do {
-            let answer = try await exchange.perform()
-            if (200..<300).contains(answer.status) { return nil }
-            return Problem(
-                reason: "the collector answered HTTP \(answer.status)",
-                retryable: [429, 502, 503, 504].contains(answer.status))
-        } catch {
-            return Problem(reason: (error as? CurlExchange.Failure)?.reason ?? "\(error)", retryable: true)
-        }
-    }
-
     func requestBody(_ spans: [TraceSpan]) -> Data {
         var writer = ProtobufWriter()
-        writer.message(1) { resourceSpans in
-            resourceSpans.message(1) { resource in
-                for attribute in configuration.resource { resource.message(1) { attribute.write(to: &$0) } }
-            }
-            resourceSpans.message(2) { scopeSpans in
-                scopeSpans.message(1) { scope in
-                    scope.string(1, "imago")
-                    scope.string(2, ImagoVersion.current)
-                }
-                for span in spans { scopeSpans.message(2) { span.write(to: &$0) } }
-            }
+        writer.otlpResource(configuration.resource) { scope in
+            for span in spans { scope.message(2) { span.write(to: &$0) } }
         }
         return Data(writer.bytes)
     }

@@ -50,6 +50,18 @@ struct ProtobufWriter {
         fixed64(field, value.bitPattern)
     }
 
+    /// A packed `repeated fixed64` field (proto3's encoding of one: a length, then the values little-endian).
+    mutating func packedFixed64(_ field: Int, _ values: [UInt64]) {
+        key(field, .lengthDelimited)
+        varint(UInt64(values.count * 8))
+        for value in values { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    }
+
+    /// A packed `repeated double` field.
+    mutating func packedDouble(_ field: Int, _ values: [Double]) {
+        packedFixed64(field, values.map(\.bitPattern))
+    }
+
     /// A `bytes` field.
     mutating func data(_ field: Int, _ value: some Collection<UInt8>) {
         key(field, .lengthDelimited)

@@ -191,7 +191,7 @@ public struct TraceSpan: Sendable, Hashable {
     }
 
     /// Nanoseconds since 1970 (zero before it).
-    static func nanoseconds(_ date: Date) -> UInt64 {
+    package static func nanoseconds(_ date: Date) -> UInt64 {
         let seconds = date.timeIntervalSince1970
         return seconds <= 0 ? 0 : UInt64(seconds * 1_000_000) * 1_000
     }

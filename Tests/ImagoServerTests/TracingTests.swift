@@ -69,6 +69,40 @@ struct TracingTests {
                         if sn == 3: s['status']['code'] = sv
                 elif n == 16: s['flags'] = v
             return s
+        def point(b, histogram):
+            p = {'attributes': {}}
+            for n, k, v in fields(b):
+                if n == 2: p['start'] = v
+                elif n == 3: p['time'] = v
+                elif n == (9 if histogram else 7): kv = keyvalue(v); p['attributes'][kv[0]] = kv[1]
+                elif histogram and n == 4: p['count'] = v
+                elif histogram and n == 5: p['sum'] = struct.unpack('<d', struct.pack('<Q', v))[0]
+                elif histogram and n == 6: p['buckets'] = list(struct.unpack('<%dQ' % (len(v) // 8), v))
+                elif histogram and n == 7: p['bounds'] = list(struct.unpack('<%dd' % (len(v) // 8), v))
+                elif not histogram and n == 6: p['value'] = v - (1 << 64) if v >= 1 << 63 else v
+            return p
+        def metric(b):
+            m = {'points': []}
+            for n, k, v in fields(b):
+                if n == 1: m['name'] = v.decode()
+                elif n == 2: m['description'] = v.decode()
+                elif n == 3: m['unit'] = v.decode()
+                elif n in (5, 7, 9):
+                    m['type'] = {5: 'gauge', 7: 'sum', 9: 'histogram'}[n]
+                    for dn, dk, dv in fields(v):
+                        if dn == 1: m['points'].append(point(dv, n == 9))
+                        if dn == 2: m['temporality'] = dv
+                        if dn == 3: m['monotonic'] = bool(dv)
+            return m
+        if sys.argv[1:] == ['metrics']:
+            exports = []
+            for line in sys.stdin.read().split():
+                for n, k, rm in fields(base64.b64decode(line)):
+                    for rn, rk, rv in fields(rm):
+                        if rn == 2:
+                            exports.append([metric(mv) for mn, mk, mv in fields(rv) if mn == 2])
+            print(json.dumps(exports))
+            sys.exit(0)
         out = {'resources': [], 'scopes': [], 'spans': []}
         for line in sys.stdin.read().split():
             for n, k, rs in fields(base64.b64decode(line)):
@@ -125,6 +159,35 @@ struct TracingTests {
         return try JSONDecoder().decode(Decoded.self, from: Data(output.utf8))
     }
 
+    /// A metric of an `ExportMetricsServiceRequest`, as the decoder reads it.
+    struct DecodedMetric: Decodable {
+        struct Point: Decodable {
+            var attributes: [String: String]
+            var start: UInt64?
+            var time: UInt64
+            var value: Int?
+            var count: UInt64?
+            var sum: Double?
+            var buckets: [UInt64]?
+            var bounds: [Double]?
+        }
+        var name: String
+        var description: String?
+        var unit: String?
+        var type: String
+        var points: [Point]
+        var temporality: Int?
+        var monotonic: Bool?
+    }
+
+    /// Each export's metrics.
+    static func decodeMetrics(_ bodies: [Data]) throws -> [[DecodedMetric]] {
+        let input = Data(bodies.map { $0.base64EncodedString() }.joined(separator: "\n").utf8)
+        let (status, output) = try python(decoder, arguments: ["metrics"], input: input)
+        try #require(status == 0, "\(output)")
+        return try JSONDecoder().decode([[DecodedMetric]].self, from: Data(output.utf8))
+    }
+
     /// Each image request is a trace: the caller's (its `traceparent`) or a new one with an X-Ray-style ID; a
     /// render's stages are spans under the request's; a 5xx is an error, a 4xx not; an unsampled caller's trace and
     /// the health check are not sent; the access log names the trace; the spans come as OTLP protobuf, with the
@@ -150,11 +213,19 @@ struct TracingTests {
                 received.withLock { $0.append(request) }
                 return LoopbackServer.Response(status: 200, body: Data())
             })
+        let metricExports = Locked<[LoopbackServer.Request]>([])
+        collector.setRoute(
+            "/otlp/v1/metrics",
+            .handler { request in
+                metricExports.withLock { $0.append(request) }
+                return LoopbackServer.Response(status: 200, body: Data())
+            })
         let directory = ServeCommandTests.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let serve = try await InProcessServe.start(
             [
                 "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path, "--otel",
+                "--otel-metrics",
             ],
             environment: [
                 "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url(for: "/otlp/").absoluteString,
@@ -243,6 +314,29 @@ struct TracingTests {
         #expect(lines.last?.contains("trace_id") == false, "the health check is not traced")
         #expect(
             fetches.value.count == 1 && fetches.value[0].headers["traceparent"] == nil, "not passed on unless asked")
+
+        // The metrics: one export at the stop (the interval is 10 s), the same families as /metrics
+        try #require(metricExports.value.count == 1)
+        #expect(metricExports.value[0].headers["x-api-key"] == "s ecret")
+        let metrics = try #require(try Self.decodeMetrics(metricExports.value.map(\.body)).first)
+        func metric(_ name: String) -> DecodedMetric? { metrics.first { $0.name == "imago_serve_" + name } }
+        let requests = try #require(metric("requests_total"))
+        #expect(requests.type == "sum" && requests.temporality == 2 && requests.monotonic == true)
+        func requestCount(_ status: String) -> Int? {
+            requests.points.first { $0.attributes["status"] == status }?.value
+        }
+        #expect(requestCount("200") == 4 && requestCount("404") == 1 && requestCount("502") == 1)
+        #expect(requests.points.allSatisfy { ($0.start ?? 0) > 0 && ($0.start ?? 0) <= $0.time })
+        #expect(metric("origin_fetches_total")?.points.first?.value == 1)
+        #expect(metric("queue_length")?.type == "gauge" && metric("queue_length")?.points.first?.value == 0)
+        let latency = try #require(metric("request_duration_seconds"))
+        #expect(latency.type == "histogram" && latency.temporality == 2 && latency.unit == "s")
+        let histogram = try #require(latency.points.first)
+        #expect(histogram.count == 6 && histogram.buckets?.reduce(0, +) == 6)
+        #expect(histogram.bounds == ServerMetrics.latencyBuckets && histogram.buckets?.count == 12)
+        #expect((histogram.sum ?? 0) > 0)
+        let stages = try #require(metric("render_stage_seconds"))
+        #expect(Set(stages.points.compactMap { $0.attributes["stage"] }).isSuperset(of: ["queue", "fetch", "encode"]))
     }
 
     /// imgproxy's `IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL`: the origin's fetch carries the request's trace,
@@ -318,6 +412,12 @@ struct TracingTests {
         ] {
             #expect(TraceContext.Parent(traceparent: bad) == nil, "\(bad)")
         }
+        let request = ServerRequest(
+            method: "GET", path: "/x",
+            headers: ["traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"])
+        #expect(RequestTracing().context(for: request, at: Date()).traceID == parent.traceID)
+        let deaf = RequestTracing(readsCallerContext: false).context(for: request, at: Date())
+        #expect(deaf.traceID != parent.traceID && deaf.parentSpanID == nil)
         let context = TraceContext(
             traceID: parent.traceID, spanID: try #require(TraceSpan.SpanID(0xabc)), parentSpanID: nil, traceState: "",
             isSampled: true)
@@ -339,48 +439,75 @@ struct TracingTests {
         let parentBased = RequestTracing.Sampler.parentBased(root: .never)
         #expect(parentBased.samples(high, parentSampled: true) && !parentBased.samples(high, parentSampled: false))
         #expect(!parentBased.samples(high, parentSampled: nil))
-        #expect(try TracingOptions.sampler(nil, argument: nil) == .parentBased(root: .always))
+        #expect(try OpenTelemetryOptions.sampler(nil, argument: nil) == .parentBased(root: .always))
         #expect(
-            try TracingOptions.sampler("parentbased_traceidratio", argument: "0.5") == .parentBased(root: .ratio(0.5)))
-        #expect(throws: UsageError.self) { try TracingOptions.sampler("traceidratio", argument: "2") }
-        #expect(throws: UsageError.self) { try TracingOptions.sampler("jaeger_remote", argument: nil) }
+            try OpenTelemetryOptions.sampler("parentbased_traceidratio", argument: "0.5")
+                == .parentBased(root: .ratio(0.5)))
+        #expect(throws: UsageError.self) { try OpenTelemetryOptions.sampler("traceidratio", argument: "2") }
+        #expect(throws: UsageError.self) { try OpenTelemetryOptions.sampler("jaeger_remote", argument: nil) }
     }
 
-    /// The settings as OpenTelemetry's SDKs read them: the traces endpoint from the general one, the protocol
-    /// only http/protobuf, headers percent-decoded and never echoed in an error, `OTEL_SDK_DISABLED`.
-    @Test func tracingSettingsComeFromOpenTelemetrysVariables() throws {
-        func parse(_ arguments: [String], _ environment: [String: String]) throws -> TracingOptions {
-            try TracingOptions(
-                parsing: try parseArguments(arguments, options: TracingOptions.specs), environment: environment)
+    /// The settings as OpenTelemetry's SDKs read them: each signal's endpoint from `--otel-endpoint` or the
+    /// general variable (its own variable taken as it is), the protocol only http/protobuf, headers
+    /// percent-decoded and never echoed in an error, `OTEL_SDK_DISABLED`.
+    @Test func openTelemetrySettingsComeFromItsVariables() throws {
+        func parse(_ arguments: [String], _ environment: [String: String]) throws -> OpenTelemetryOptions {
+            try OpenTelemetryOptions(
+                parsing: try parseArguments(arguments, options: OpenTelemetryOptions.specs), environment: environment)
         }
-        #expect(try parse([], [:]).settings == nil)
-        #expect(throws: UsageError.self) { try parse(["--otel-endpoint", "http://c:4318/v1/traces"], [:]) }
-        let defaults = try #require(try parse(["--otel"], [:]).settings)
-        #expect(defaults.exporter.endpoint.absoluteString == "http://localhost:4318/v1/traces")
-        #expect(defaults.tracing.timestampedTraceIDs && defaults.exporter.timeout == .seconds(10))
-        #expect(defaults.exporter.resource.contains(.init("service.name", .string("imago"))))
-        let general = try #require(
-            try parse(["--otel"], ["OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4318/"]).settings)
-        #expect(general.exporter.endpoint.absoluteString == "https://c.example:4318/v1/traces")
-        let own = try #require(
-            try parse(
-                ["--otel", "--otel-trace-id-generator", "random"],
-                [
-                    "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4318",
-                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":
-                        "https://t.example/x", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "2500",
-                    "OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "500",
-                    "OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attributes",
-                ]
-            ).settings)
-        #expect(own.exporter.endpoint.absoluteString == "https://t.example/x" && !own.tracing.timestampedTraceIDs)
-        #expect(own.exporter.timeout == .milliseconds(2_500) && own.exporter.maximumBatchSize == 100)
-        #expect(own.exporter.resource.contains(.init("service.name", .string("from-attributes"))))
-        #expect(try parse(["--otel"], ["OTEL_SDK_DISABLED": "true"]).settings == nil)
+        #expect(try parse([], [:]).traces == nil)
+        #expect(throws: UsageError.self) { try parse(["--otel-endpoint", "http://c:4318"], [:]) }
+        #expect(throws: UsageError.self) { try parse(["--otel-metrics"], [:]) }
+        let defaults = try parse(["--otel"], [:])
+        let traces = try #require(defaults.traces)
+        #expect(defaults.metrics == nil)
+        #expect(traces.exporter.endpoint.url.absoluteString == "http://localhost:4318/v1/traces")
+        #expect(traces.tracing.timestampedTraceIDs && traces.exporter.endpoint.timeout == .seconds(10))
+        #expect(traces.exporter.resource.contains(.init("service.name", .string("imago"))))
+        let general = try parse(
+            ["--otel", "--otel-metrics"], ["OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4318/"])
+        #expect(general.traces?.exporter.endpoint.url.absoluteString == "https://c.example:4318/v1/traces")
+        #expect(general.metrics?.endpoint.url.absoluteString == "https://c.example:4318/v1/metrics")
+        #expect(general.metrics?.interval == .seconds(10))
+        let given = try parse(
+            ["--otel", "--otel-metrics", "--otel-endpoint", "http://collector:4318"],
+            ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://t.example/x", "OTEL_METRIC_EXPORT_INTERVAL": "2500"])
+        #expect(given.traces?.exporter.endpoint.url.absoluteString == "http://collector:4318/v1/traces")
+        #expect(given.metrics?.endpoint.url.absoluteString == "http://collector:4318/v1/metrics")
+        #expect(given.metrics?.interval == .milliseconds(2_500))
+        let own = try parse(
+            ["--otel", "--otel-metrics", "--otel-trace-id-generator", "random"],
+            [
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4318",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://t.example/x",
+                "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "2500",
+                "OTEL_EXPORTER_OTLP_METRICS_HEADERS": "api-key=m", "OTEL_EXPORTER_OTLP_HEADERS": "api-key=all",
+                "OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "500",
+                "OTEL_RESOURCE_ATTRIBUTES": "service.name=from-attributes",
+            ])
+        let ownTraces = try #require(own.traces)
+        #expect(ownTraces.exporter.endpoint.url.absoluteString == "https://t.example/x")
+        #expect(!ownTraces.tracing.timestampedTraceIDs && ownTraces.exporter.endpoint.timeout == .milliseconds(2_500))
+        #expect(ownTraces.exporter.maximumBatchSize == 100)
+        #expect(
+            ownTraces.exporter.endpoint.headers == ["api-key": "all"]
+                && own.metrics?.endpoint.headers == ["api-key": "m"])
+        #expect(own.metrics?.endpoint.timeout == .seconds(10))
+        #expect(ownTraces.exporter.resource.contains(.init("service.name", .string("from-attributes"))))
+        #expect(try parse(["--otel"], ["OTEL_SDK_DISABLED": "true"]).traces == nil)
+        #expect(
+            try parse(["--otel"], ["OTEL_PROPAGATORS": "tracecontext,baggage"]).traces?.tracing.readsCallerContext
+                == true)
+        let none = try parse(["--otel", "--otel-propagate-external"], ["OTEL_PROPAGATORS": "none"]).traces?.tracing
+        #expect(none?.readsCallerContext == false && none?.propagatesToSources == false)
+        #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_PROPAGATORS": "tracecontext,b3"]) }
         for protocolName in ["grpc", "http/json"] {
             #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_EXPORTER_OTLP_PROTOCOL": protocolName]) }
         }
-        #expect(try parse(["--otel"], ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"]).settings != nil)
+        #expect(throws: UsageError.self) {
+            try parse(["--otel", "--otel-metrics"], ["OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "grpc"])
+        }
+        #expect(try parse(["--otel"], ["OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "grpc"]).traces != nil, "metrics off")
         do {
             _ = try parse(["--otel"], ["OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer s3cret,broken"])
             Issue.record("a pair without = is refused")
@@ -414,7 +541,8 @@ struct TracingTests {
         // Full batches go at once, well before the schedule's hour
         let prompt = OTLPTraceExporter(
             configuration: .init(
-                endpoint: collector.url(for: "/ok/v1/traces"), scheduleDelay: .seconds(3_600), maximumQueueSize: 10,
+                endpoint: OTLPEndpoint(url: collector.url(for: "/ok/v1/traces")), scheduleDelay: .seconds(3_600),
+                maximumQueueSize: 10,
                 maximumBatchSize: 4))
         prompt.submit(spans(4))
         #expect(await ImagoTesting.eventually { prompt.exportedCount == 4 })
@@ -432,13 +560,64 @@ struct TracingTests {
 
         // A collector answering 503: two attempts, then the spans are counted as failed and told once
         let told = Locked<[String]>([])
-        let failing = OTLPTraceExporter(configuration: .init(endpoint: collector.url(for: "/v1/traces"))) { message in
+        let failing = OTLPTraceExporter(
+            configuration: .init(endpoint: OTLPEndpoint(url: collector.url(for: "/v1/traces")))
+        ) { message in
             told.withLock { $0.append(message) }
         }
         failing.submit(spans(3))
         await failing.shutdown()
         #expect(attempts.value == 2 && failing.failedCount == 3 && failing.exportedCount == 0)
         #expect(told.value.count == 1 && told.value[0].contains("503"), "\(told.value)")
+    }
+
+    /// The metric exporter sends on its interval and once more when it stops, each time what `read` says then;
+    /// a failing collector is told once and counted, and the next export carries the totals.
+    @Test(.timeLimit(.minutes(1)))
+    func theMetricExporterSendsOnItsIntervalAndAtTheStop() async throws {
+        let collector = try LoopbackServer()
+        defer { collector.stop() }
+        let bodies = Locked<[Data]>([])
+        collector.setRoute(
+            "/v1/metrics",
+            .handler { request in
+                bodies.withLock { $0.append(request.body) }
+                return LoopbackServer.Response(status: 200, body: Data())
+            })
+        collector.setRoute("/down/v1/metrics", .status(400))
+        let reads = Locked(0)
+        let exporter = OTLPMetricExporter(
+            configuration: .init(
+                endpoint: OTLPEndpoint(url: collector.url(for: "/v1/metrics")), interval: .milliseconds(100))
+        ) {
+            let count = reads.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            return [
+                MetricFamily(
+                    name: "reads_total", kind: .counter, help: "Reads.", samples: [.init(value: .integer(count))])
+            ]
+        }
+        #expect(await ImagoTesting.eventually { exporter.exportedCount >= 2 })
+        await exporter.shutdown()
+        let sent = try Self.decodeMetrics(bodies.value)
+        let values = sent.compactMap { $0.first?.points.first?.value }
+        #expect(values.count == exporter.exportedCount && values == Array(1...values.count), "\(values)")
+        let after = bodies.value.count
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(bodies.value.count == after, "stopped")
+
+        let told = Locked<[String]>([])
+        let failing = OTLPMetricExporter(
+            configuration: .init(
+                endpoint: OTLPEndpoint(url: collector.url(for: "/down/v1/metrics")), interval: .seconds(3_600)),
+            onFailure: { message in told.withLock { $0.append(message) } }
+        ) { [] }
+        await failing.export()
+        await failing.shutdown()
+        #expect(failing.failedCount == 2 && failing.exportedCount == 0)
+        #expect(told.value.count == 1 && told.value[0].contains("400"), "\(told.value)")
     }
 
     /// The hand-written wire format against values with known encodings (protobuf's documentation: 150 is

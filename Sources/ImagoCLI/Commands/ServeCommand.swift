@@ -23,7 +23,7 @@ enum ServeCommand {
             + " [--max-age SECONDS] [--cache-control-passthrough] [--use-last-modified] [--workers N] [--queue N] [--cache-dir DIR] [--log-format json|text|off]"
             + " [--max-pixels N] [--max-animation-frames N [--max-animation-frame-pixels N]] [--malloc-trim SECONDS] [--base-url URL] [--preset NAME=OPTIONS]... [--watermark FILE"
             + " [--watermark-opacity X]] [--allow-source PREFIX]... [--deny-source PREFIX]... [--secret TOKEN] [--local-root DIR] [--s3 [--s3-region REGION] [--s3-endpoint URL [--s3-virtual-hosted]]] [--abs --abs-name ACCOUNT [--abs-key KEY] [--abs-endpoint URL]] [--gcs [--gcs-key KEY] [--gcs-endpoint URL]] [--swift --swift-auth-url URL --swift-username NAME --swift-api-key KEY [--swift-domain NAME] [--swift-tenant NAME] [--swift-auth-version N]] [--only-presets] [--allowed-processing-options NAME,…] [--path-prefix PATH] [--allow-origin ORIGIN] [--fallback-image FILE [--fallback-status CODE] [--fallback-max-age SECONDS]]"
-            + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis) \(TracingOptions.synopsis)",
+            + " \(NetworkOptions.synopsis) \(RedisOptions.synopsis) \(OpenTelemetryOptions.synopsis)",
         details: """
             URLs: /{signature}/{options}/plain/{percent-encoded source URL}[@{ext}] or
             /{signature}/{options}/{base64url source URL}[.{ext}], the signature being
@@ -526,7 +526,7 @@ enum ServeCommand {
             OptionSpec(
                 "--malloc-trim", value: "SECONDS",
                 help: "Return malloc's free arena pages to the kernel every SECONDS (glibc; default off)."),
-        ] + NetworkOptions.specs + RedisOptions.specs + TracingOptions.specs,
+        ] + NetworkOptions.specs + RedisOptions.specs + OpenTelemetryOptions.specs,
         run: { args, console in await run(args, console: console) })
 
     /// How access-log lines are written (`--log-format`).
@@ -746,8 +746,8 @@ enum ServeCommand {
         var network = NetworkOptions()
         /// `--redis`: the tier shared with the rest of the fleet (originals and outputs), if any.
         var redis = RedisOptions()
-        /// `--otel`: how image requests are traced and where the spans go, if they are.
-        var tracing = TracingOptions()
+        /// `--otel`, `--otel-metrics`: how image requests are traced, and where the spans and metrics go.
+        var openTelemetry = OpenTelemetryOptions()
     }
 
     /// Runs the command until `interrupt` fires (default: SIGTERM or SIGINT). `onListening` receives the port.
@@ -886,10 +886,10 @@ enum ServeCommand {
         let sentry = options.sentry.map {
             SentryClient(dsn: $0.dsn, environment: $0.environment, release: $0.release)
         }
-        let traces = options.tracing.settings.map { settings in
+        let traces = options.openTelemetry.traces.map { settings in
             OTLPTraceExporter(configuration: settings.exporter) { console.printError("imago serve: otel: \($0)") }
         }
-        configuration.tracing = options.tracing.settings?.tracing
+        configuration.tracing = options.openTelemetry.traces?.tracing
         if writesLines || syslog != nil || sentry != nil || traces != nil {
             configuration.accessLog = { record in
                 let onStdout = writesLines && record.level >= least
@@ -958,8 +958,15 @@ enum ServeCommand {
             console.printError("imago serve: metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
         }
         if let traces {
-            console.printError(
-                "imago serve: otel: traces of image requests to \(traces.configuration.endpoint.absoluteString)")
+            console.printError("imago serve: otel: traces of image requests to \(traces.configuration.endpoint.url)")
+        }
+        let metricsExporter = options.openTelemetry.metrics.map { settings in
+            OTLPMetricExporter(configuration: settings, onFailure: { console.printError("imago serve: otel: \($0)") }) {
+                proxy.metrics.families()
+            }
+        }
+        if let metricsExporter {
+            console.printError("imago serve: otel: metrics to \(metricsExporter.configuration.endpoint.url)")
         }
         if let credentials = options.azureBlob?.tokens?.credentials {
             console.printError("imago serve: abs: sources authorized by \(credentials.summary)")
@@ -982,6 +989,7 @@ enum ServeCommand {
                 "imago serve: requests still in flight after \(options.gracefulStopSeconds) s were answered 503")
         }
         await traces?.shutdown()  // the spans of the last requests
+        await metricsExporter?.shutdown()  // and the final counts
         return 0
     }
 
@@ -1849,7 +1857,7 @@ enum ServeCommand {
         if let text = args.value("--log-level") { options.logLevel = try parseLevel(text, option: "--log-level") }
         options.network = try NetworkOptions(parsing: args)
         options.redis = try RedisOptions(parsing: args)
-        options.tracing = try TracingOptions(parsing: args, environment: environment)
+        options.openTelemetry = try OpenTelemetryOptions(parsing: args, environment: environment)
         return options
     }
 

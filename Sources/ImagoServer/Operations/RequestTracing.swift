@@ -48,23 +48,29 @@ public struct RequestTracing: Sendable, Hashable {
     /// that the origin's spans join the trace (imgproxy's `IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL`). A
     /// download is then shared only within one trace. Default `false`.
     public var propagatesToSources: Bool
+    /// Whether a caller's `traceparent` and `tracestate` are read (OpenTelemetry's `tracecontext` propagator);
+    /// `false` (`OTEL_PROPAGATORS=none`): every request starts a trace of its own. Default `true`.
+    public var readsCallerContext: Bool
 
     /// Tracing with `sampler` (default: the caller's decision, else every trace), `timestampedTraceIDs`
-    /// (default `true`) and `propagatesToSources` (default `false`).
+    /// (default `true`), `propagatesToSources` (default `false`) and `readsCallerContext` (default `true`).
     public init(
         sampler: Sampler = .parentBased(root: .always), timestampedTraceIDs: Bool = true,
-        propagatesToSources: Bool = false
+        propagatesToSources: Bool = false, readsCallerContext: Bool = true
     ) {
         self.sampler = sampler
         self.timestampedTraceIDs = timestampedTraceIDs
         self.propagatesToSources = propagatesToSources
+        self.readsCallerContext = readsCallerContext
     }
 
     /// The context of `request`, its span's ID new: in the caller's trace when its `traceparent` is valid
-    /// (its `tracestate` kept), else in a new one.
+    /// (its `tracestate` kept) and ``readsCallerContext``, else in a new one.
     func context(for request: ServerRequest, at date: Date) -> TraceContext {
         let spanID = TraceSpan.SpanID.random()
-        if let parent = request.headers["traceparent"].flatMap(TraceContext.Parent.init(traceparent:)) {
+        if readsCallerContext,
+            let parent = request.headers["traceparent"].flatMap(TraceContext.Parent.init(traceparent:))
+        {
             return TraceContext(
                 traceID: parent.traceID, spanID: spanID, parentSpanID: parent.spanID,
                 traceState: request.headers["tracestate"].map { String($0.prefix(512)) } ?? "",

@@ -132,23 +132,6 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    /// The sample lines of the histogram `name` whose slots start at `slot`, `labels` (`stage="fetch"`) on each.
-    private func histogramSamples(_ name: String, at slot: Int, labels: String = "") -> String {
-        let separator = labels.isEmpty ? "" : ","
-        var out = ""
-        var cumulative = 0
-        for (i, bound) in Self.latencyBuckets.enumerated() {
-            cumulative += counters[slot + i]
-            out += "\(name)_bucket{\(labels)\(separator)le=\"\(bound)\"} \(cumulative)\n"
-        }
-        cumulative += counters[slot + Self.latencyBuckets.count]
-        let braced = labels.isEmpty ? "" : "{\(labels)}"
-        out += "\(name)_bucket{\(labels)\(separator)le=\"+Inf\"} \(cumulative)\n"
-        out += "\(name)_sum\(braced) \(Double(counters[slot + Self.latencyBuckets.count + 1]) / 1e9)\n"
-        out += "\(name)_count\(braced) \(cumulative)\n"
-        return out
-    }
-
     /// Counts one completed origin fetch of `bytes` bytes.
     func originFetched(bytes: Int) {
         counters.add(1, at: Slot.originFetches)
@@ -176,111 +159,158 @@ public final class ServerMetrics: Sendable {
         counters.add(1, at: Slot.renewals + Renewal.allCases.firstIndex(of: renewal)!)
     }
 
+    /// The histogram whose slots start at `slot`.
+    private func histogram(at slot: Int) -> MetricFamily.Histogram {
+        MetricFamily.Histogram(
+            bounds: Self.latencyBuckets, counts: (0...Self.latencyBuckets.count).map { counters[slot + $0] },
+            sum: Double(counters[slot + Self.latencyBuckets.count + 1]) / 1e9)
+    }
+
     /// Requests being answered now.
     public var inFlight: Int { counters[Slot.inFlight] }
 
     /// Completed origin fetches so far.
     public var originFetches: Int { counters[Slot.originFetches] }
 
-    /// The metrics in the Prometheus text format.
-    public func prometheusText() -> String {
+    /// The metrics now, each name after the namespace: what ``prometheusText()`` writes, and what `imago serve
+    /// --otel-metrics` sends to an OpenTelemetry collector.
+    public func families() -> [MetricFamily] {
         var statuses = otherStatuses.withLock { $0 }
         for (i, status) in Self.knownStatuses.enumerated() {
             let count = counters[Slot.statuses + i]
             if count > 0 { statuses[status] = count }
         }
         let p = prefix
+        func family(
+            _ name: String, _ kind: MetricFamily.Kind, _ help: String, _ samples: [MetricFamily.Sample]
+        ) -> MetricFamily {
+            MetricFamily(name: p + name, kind: kind, help: help, samples: samples)
+        }
+        /// One sample per case, labelled `label` = the case's name, of the counter at `slot` + the case's index.
+        func labelled<Case: RawRepresentable<String> & CaseIterable>(
+            _ label: String, _ cases: Case.Type, at slot: Int
+        ) -> [MetricFamily.Sample] {
+            cases.allCases.enumerated().map { i, value in
+                MetricFamily.Sample(labels: [.init(label, value.rawValue)], value: .integer(counters[slot + i]))
+            }
+        }
+        func single(_ slot: Int) -> [MetricFamily.Sample] { [.init(value: .integer(counters[slot]))] }
+        let statusSamples = statuses.keys.sorted().map { status in
+            MetricFamily.Sample(labels: [.init("status", "\(status)")], value: .integer(statuses[status] ?? 0))
+        }
+        let stageSamples = RenderStage.allCases.enumerated().map { i, stage in
+            MetricFamily.Sample(
+                labels: [.init("stage", stage.rawValue)],
+                value: .histogram(histogram(at: Slot.stages + i * Slot.histogramSize)))
+        }
+        var families = [
+            family("requests_total", .counter, "Requests answered, by HTTP status.", statusSamples),
+            family(
+                "request_duration_seconds", .histogram, "Time from request to response.",
+                [.init(value: .histogram(histogram(at: Slot.buckets)))]),
+            family(
+                "render_stage_seconds", .histogram,
+                "Where renders spent their time, by stage: waiting for a worker (queue), fetching the original (fetch), "
+                    + "reading it from the disk cache (disk), decoding, processing and encoding.",
+                stageSamples),
+            family(
+                "cache_hits_total", .counter, "Image responses by the tier that produced them.",
+                labelled("tier", CacheTier.self, at: Slot.tiers)),
+            family("origin_fetches_total", .counter, "Completed fetches from origins.", single(Slot.originFetches)),
+            family("bytes_in_total", .counter, "Bytes received from origins.", single(Slot.bytesIn)),
+            family("bytes_out_total", .counter, "Response body bytes sent (GET).", single(Slot.bytesOut)),
+            family(
+                "fallbacks_total", .counter, "Responses that carried the fallback image for a failed source.",
+                single(Slot.fallbacks)),
+            family(
+                "passed_through_total", .counter, "Outputs that are the source's own bytes (skip_processing).",
+                single(Slot.passedThrough)),
+            family(
+                "outputs_renewed_total", .counter,
+                "Cached outputs whose source's freshness ran out (--cache-control-passthrough), by what followed.",
+                labelled("outcome", Renewal.self, at: Slot.renewals)),
+            family("requests_in_flight", .gauge, "Requests being answered.", single(Slot.inFlight)),
+            family("queue_length", .gauge, "Renders waiting for a worker.", [.init(value: .integer(queueLength()))]),
+        ]
+        if let shared = sharedTier() { families += Self.sharedTierFamilies(shared, prefix: p) }
+        return families
+    }
+
+    /// The metrics in the Prometheus text format.
+    public func prometheusText() -> String { Self.prometheusText(families()) }
+
+    /// `families` in the Prometheus text format (version 0.0.4): a histogram's buckets cumulative, with `+Inf`,
+    /// `_sum` and `_count`.
+    static func prometheusText(_ families: [MetricFamily]) -> String {
         var out = ""
-        func family(_ name: String, _ type: String, _ help: String) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        for family in families {
+            let name = family.name
+            out += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.kind.rawValue)\n"
+            for sample in family.samples {
+                let labels = sample.labels.map { "\($0.name)=\"\(labelValue($0.value))\"" }
+                let braced = labels.isEmpty ? "" : "{\(labels.joined(separator: ","))}"
+                switch sample.value {
+                case .integer(let value):
+                    out += "\(name)\(braced) \(value)\n"
+                case .histogram(let histogram):
+                    var cumulative = 0
+                    for (i, count) in histogram.counts.enumerated() {
+                        cumulative += count
+                        let bound = i < histogram.bounds.count ? "\(histogram.bounds[i])" : "+Inf"
+                        let le = (labels + ["le=\"\(bound)\""]).joined(separator: ",")
+                        out += "\(name)_bucket{\(le)} \(cumulative)\n"
+                    }
+                    out += "\(name)_sum\(braced) \(histogram.sum)\n"
+                    out += "\(name)_count\(braced) \(cumulative)\n"
+                }
+            }
         }
-        family("\(p)requests_total", "counter", "Requests answered, by HTTP status.")
-        for status in statuses.keys.sorted() {
-            out += "\(p)requests_total{status=\"\(status)\"} \(statuses[status] ?? 0)\n"
-        }
-        family("\(p)request_duration_seconds", "histogram", "Time from request to response.")
-        out += histogramSamples("\(p)request_duration_seconds", at: Slot.buckets)
-        family(
-            "\(p)render_stage_seconds", "histogram",
-            "Where renders spent their time, by stage: waiting for a worker (queue), fetching the original (fetch), "
-                + "reading it from the disk cache (disk), decoding, processing and encoding.")
-        for (i, stage) in RenderStage.allCases.enumerated() {
-            out += histogramSamples(
-                "\(p)render_stage_seconds", at: Slot.stages + i * Slot.histogramSize,
-                labels: "stage=\"\(stage.rawValue)\"")
-        }
-        family("\(p)cache_hits_total", "counter", "Image responses by the tier that produced them.")
-        for (i, tier) in CacheTier.allCases.enumerated() {
-            out += "\(p)cache_hits_total{tier=\"\(tier.rawValue)\"} \(counters[Slot.tiers + i])\n"
-        }
-        family("\(p)origin_fetches_total", "counter", "Completed fetches from origins.")
-        out += "\(p)origin_fetches_total \(counters[Slot.originFetches])\n"
-        family("\(p)bytes_in_total", "counter", "Bytes received from origins.")
-        out += "\(p)bytes_in_total \(counters[Slot.bytesIn])\n"
-        family("\(p)bytes_out_total", "counter", "Response body bytes sent (GET).")
-        out += "\(p)bytes_out_total \(counters[Slot.bytesOut])\n"
-        family(
-            "\(p)fallbacks_total", "counter", "Responses that carried the fallback image for a failed source.")
-        out += "\(p)fallbacks_total \(counters[Slot.fallbacks])\n"
-        family(
-            "\(p)passed_through_total", "counter", "Outputs that are the source's own bytes (skip_processing).")
-        out += "\(p)passed_through_total \(counters[Slot.passedThrough])\n"
-        family(
-            "\(p)outputs_renewed_total", "counter",
-            "Cached outputs whose source's freshness ran out (--cache-control-passthrough), by what followed.")
-        for (i, renewal) in Renewal.allCases.enumerated() {
-            out += "\(p)outputs_renewed_total{outcome=\"\(renewal.rawValue)\"} \(counters[Slot.renewals + i])\n"
-        }
-        family("\(p)requests_in_flight", "gauge", "Requests being answered.")
-        out += "\(p)requests_in_flight \(counters[Slot.inFlight])\n"
-        family("\(p)queue_length", "gauge", "Renders waiting for a worker.")
-        out += "\(p)queue_length \(queueLength())\n"
-        if let shared = sharedTier() { out += Self.sharedTierText(shared, prefix: p) }
         return out
     }
 
     /// The shared tier's families (present only with a shared tier, `--redis`), their names after `prefix`.
-    static func sharedTierText(_ m: SharedCacheMetrics, prefix: String) -> String {
-        let families: [(name: String, type: String, help: String, samples: [(labels: String, value: Int)])] = [
-            ("hits_total", "counter", "Shared tier (Redis) reads that found a value.", [("", m.hits)]),
-            ("misses_total", "counter", "Shared tier reads that found nothing usable.", [("", m.misses)]),
-            ("writes_total", "counter", "Values written to the shared tier.", [("", m.writes)]),
+    static func sharedTierFamilies(_ m: SharedCacheMetrics, prefix: String) -> [MetricFamily] {
+        typealias Label = MetricFamily.Label
+        typealias Counted = (labels: [Label], value: Int)
+        let families: [(name: String, kind: MetricFamily.Kind, help: String, samples: [Counted])] = [
+            ("hits_total", .counter, "Shared tier (Redis) reads that found a value.", [([], m.hits)]),
+            ("misses_total", .counter, "Shared tier reads that found nothing usable.", [([], m.misses)]),
+            ("writes_total", .counter, "Values written to the shared tier.", [([], m.writes)]),
             (
-                "errors_total", "counter",
+                "errors_total", .counter,
                 "Shared tier calls that failed, by kind: timeout, failure (refused, reset, error reply), "
                     + "circuit_open (skipped while a breaker was open).",
                 [
-                    ("{kind=\"timeout\"}", m.timeouts), ("{kind=\"failure\"}", m.failures),
-                    ("{kind=\"circuit_open\"}", m.skippedWhileOpen),
+                    ([Label("kind", "timeout")], m.timeouts), ([Label("kind", "failure")], m.failures),
+                    ([Label("kind", "circuit_open")], m.skippedWhileOpen),
                 ]
             ),
             (
-                "fetch_claims_total", "counter",
+                "fetch_claims_total", .counter,
                 "How origin fetches were claimed across the fleet, by outcome: lease (this process fetched for the "
                     + "fleet), filled (another's fetch delivered the value), unfilled (waited, then fetched), "
                     + "unleased (fetched without a lease: the tier could not be asked).",
                 [
-                    ("{outcome=\"lease\"}", m.leasesTaken), ("{outcome=\"filled\"}", m.leaseWaitsFilled),
-                    ("{outcome=\"unfilled\"}", m.leaseWaitsUnfilled), ("{outcome=\"unleased\"}", m.unleasedFetches),
+                    ([Label("outcome", "lease")], m.leasesTaken), ([Label("outcome", "filled")], m.leaseWaitsFilled),
+                    ([Label("outcome", "unfilled")], m.leaseWaitsUnfilled),
+                    ([Label("outcome", "unleased")], m.unleasedFetches),
                 ]
             ),
             (
-                "breaker_opens_total", "counter", "Times a shared tier node's circuit breaker opened.",
-                [("", m.breakerOpens)]
+                "breaker_opens_total", .counter, "Times a shared tier node's circuit breaker opened.",
+                [([], m.breakerOpens)]
             ),
             (
-                "breaker_open", "gauge",
+                "breaker_open", .gauge,
                 "1 while a shared tier node's circuit breaker is open (its calls skipped), else 0.",
-                m.nodes.map { ("{node=\"\(labelValue($0.name))\"}", $0.isBreakerOpen ? 1 : 0) }
+                m.nodes.map { ([Label("node", $0.name)], $0.isBreakerOpen ? 1 : 0) }
             ),
         ]
-        var out = ""
-        for family in families {
-            let name = prefix + "shared_cache_" + family.name
-            out += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.type)\n"
-            for sample in family.samples { out += "\(name)\(sample.labels) \(sample.value)\n" }
+        return families.map { family in
+            MetricFamily(
+                name: prefix + "shared_cache_" + family.name, kind: family.kind, help: family.help,
+                samples: family.samples.map { .init(labels: $0.labels, value: .integer($0.value)) })
         }
-        return out
     }
 
     /// `text` escaped for a Prometheus label value (backslash, double quote, line feed).

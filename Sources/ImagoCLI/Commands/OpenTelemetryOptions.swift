@@ -1,0 +1,217 @@
+import Foundation
+import Imago
+import ImagoServer
+
+/// `serve`'s OpenTelemetry settings (imgproxy's `IMGPROXY_OPEN_TELEMETRY_*`): `--otel` sends traces,
+/// `--otel-metrics` metrics too, and `--otel-endpoint URL`, `--otel-trace-id-generator xray|random` and
+/// `--otel-propagate-external` set what imgproxy's settings set. The rest comes from OpenTelemetry's own variables,
+/// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT` and `…_PROTOCOL` (only
+/// `http/protobuf`), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
+/// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `none`),
+/// `OTEL_TRACES_SAMPLER` and `…_ARG`, `OTEL_BSP_SCHEDULE_DELAY`,
+/// `…_MAX_QUEUE_SIZE` and `…_MAX_EXPORT_BATCH_SIZE`, `OTEL_METRIC_EXPORT_INTERVAL`, and `OTEL_SDK_DISABLED`.
+struct OpenTelemetryOptions: Sendable {
+    /// The tracing and where its spans go, or `nil` when `--otel` was not given.
+    var traces: (tracing: RequestTracing, exporter: OTLPTraceExporter.Configuration)?
+    /// Where the metrics go, or `nil` when `--otel-metrics` was not given.
+    var metrics: OTLPMetricExporter.Configuration?
+
+    /// The options' synopsis, for a command's usage line.
+    static let synopsis =
+        "[--otel [--otel-metrics] [--otel-endpoint URL] [--otel-trace-id-generator xray|random]"
+        + " [--otel-propagate-external]]"
+
+    /// The options, for a command's option list.
+    static let specs = [
+        OptionSpec(
+            "--otel",
+            help:
+                "Send a trace of each image request to an OpenTelemetry collector over OTLP/HTTP"
+                + " (IMGPROXY_OPEN_TELEMETRY_ENABLE; the OTEL_* variables set the rest)."),
+        OptionSpec(
+            "--otel-metrics",
+            help:
+                "Send the metrics of /metrics there too, every 10 s (OTEL_METRIC_EXPORT_INTERVAL;"
+                + " IMGPROXY_OPEN_TELEMETRY_ENABLE_METRICS)."),
+        OptionSpec(
+            "--otel-endpoint", value: "URL",
+            help:
+                "The collector's OTLP/HTTP base URL: traces to URL/v1/traces, metrics to URL/v1/metrics (default"
+                + " OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318)."),
+        OptionSpec(
+            "--otel-trace-id-generator", value: "NAME",
+            help:
+                "xray: trace IDs start with the time, as AWS X-Ray needs (default); random"
+                + " (IMGPROXY_OPEN_TELEMETRY_TRACE_ID_GENERATOR)."),
+        OptionSpec(
+            "--otel-propagate-external",
+            help:
+                "Send each request's traceparent to the origins of its sources, so their spans join the trace"
+                + " (IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL)."),
+    ]
+
+    /// Nothing sent.
+    init() {}
+
+    /// Reads the options from `args` and OpenTelemetry's variables from `environment`; throws a ``UsageError``
+    /// naming the option or variable that is wrong.
+    init(parsing args: ParsedArguments, environment: [String: String]) throws {
+        guard args.has("--otel") else {
+            try args.refuse(
+                ["--otel-metrics", "--otel-endpoint", "--otel-trace-id-generator", "--otel-propagate-external"],
+                without: "--otel")
+            return
+        }
+        func variable(_ name: String) -> String? {
+            environment[name].map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        if variable("OTEL_SDK_DISABLED")?.lowercased() == "true" { return }
+        var tracing = RequestTracing(propagatesToSources: args.has("--otel-propagate-external"))
+        switch args.value("--otel-trace-id-generator") ?? "xray" {
+        case "xray": tracing.timestampedTraceIDs = true
+        case "random": tracing.timestampedTraceIDs = false
+        case let other:
+            throw UsageError("option '--otel-trace-id-generator' expects xray or random (got '\(other)')")
+        }
+        if let text = variable("OTEL_PROPAGATORS") {
+            let names = Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+            let unknown = names.subtracting(["tracecontext", "baggage", "none"])
+            guard unknown.isEmpty else {
+                throw UsageError(
+                    "OTEL_PROPAGATORS: imago reads and sends W3C Trace Context only (tracecontext; baggage is accepted"
+                        + " and not carried; none), not \(unknown.sorted().joined(separator: ", "))")
+            }
+            if names == ["none"] {
+                tracing.readsCallerContext = false
+                tracing.propagatesToSources = false
+            }
+        }
+        tracing.sampler = try Self.sampler(
+            variable("OTEL_TRACES_SAMPLER"), argument: variable("OTEL_TRACES_SAMPLER_ARG"))
+        // OTEL_SERVICE_NAME, else OTEL_RESOURCE_ATTRIBUTES's service.name, else imago.
+        var attributes =
+            try variable("OTEL_RESOURCE_ATTRIBUTES").map {
+                try Self.pairs($0, variable: "OTEL_RESOURCE_ATTRIBUTES")
+            } ?? [:]
+        if let name = variable("OTEL_SERVICE_NAME") { attributes["service.name"] = name }
+        attributes["service.name"] = attributes["service.name"] ?? "imago"
+        attributes["service.version"] = attributes["service.version"] ?? ImagoVersion.current
+        attributes["telemetry.sdk.name"] = "imago"
+        attributes["telemetry.sdk.language"] = "swift"
+        let resource = attributes.sorted { $0.key < $1.key }.map { TraceSpan.Attribute($0.key, .string($0.value)) }
+
+        var exporter = OTLPTraceExporter.Configuration(
+            endpoint: try Self.endpoint(
+                for: "TRACES", path: "v1/traces", base: args.value("--otel-endpoint"), variable),
+            resource: resource)
+        if let text = variable("OTEL_BSP_SCHEDULE_DELAY") {
+            exporter.scheduleDelay = .milliseconds(
+                try Self.integer(text, variable: "OTEL_BSP_SCHEDULE_DELAY", range: 1...3_600_000))
+        }
+        if let text = variable("OTEL_BSP_MAX_QUEUE_SIZE") {
+            exporter.maximumQueueSize = try Self.integer(
+                text, variable: "OTEL_BSP_MAX_QUEUE_SIZE", range: 1...1_000_000)
+        }
+        if let text = variable("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") {
+            exporter.maximumBatchSize = min(
+                exporter.maximumQueueSize,
+                try Self.integer(text, variable: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", range: 1...1_000_000))
+        }
+        traces = (tracing, exporter)
+        if args.has("--otel-metrics") {
+            var metrics = OTLPMetricExporter.Configuration(
+                endpoint: try Self.endpoint(
+                    for: "METRICS", path: "v1/metrics", base: args.value("--otel-endpoint"), variable),
+                resource: resource)
+            if let text = variable("OTEL_METRIC_EXPORT_INTERVAL") {
+                metrics.interval = .milliseconds(
+                    try Self.integer(text, variable: "OTEL_METRIC_EXPORT_INTERVAL", range: 100...86_400_000))
+            }
+            self.metrics = metrics
+        }
+    }
+
+    /// The endpoint of one signal (`TRACES`, `METRICS`): `base` (`--otel-endpoint`) + `path`, else the signal's own
+    /// `OTEL_EXPORTER_OTLP_{signal}_ENDPOINT` as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `path`, else
+    /// `http://localhost:4318/` + `path`; its headers, timeout and protocol by the signal's variable, else the
+    /// general one.
+    static func endpoint(
+        for signal: String, path: String, base: String?, _ variable: (String) -> String?
+    ) throws -> OTLPEndpoint {
+        /// The signal's own variable, else the general one (`OTEL_EXPORTER_OTLP_TRACES_X`, `OTEL_EXPORTER_OTLP_X`).
+        func exporterVariable(_ suffix: String) -> (name: String, value: String)? {
+            for name in ["OTEL_EXPORTER_OTLP_\(signal)_" + suffix, "OTEL_EXPORTER_OTLP_" + suffix] {
+                if let value = variable(name) { return (name, value) }
+            }
+            return nil
+        }
+        func joined(_ base: String) -> String { (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/" + path }
+        if let (name, value) = exporterVariable("PROTOCOL"), !["http/protobuf", "http", "https"].contains(value) {
+            throw UsageError(
+                "\(name)=\(value): imago sends OTLP over HTTP with protobuf (http/protobuf, port 4318), not gRPC or"
+                    + " JSON")
+        }
+        let text =
+            base.map(joined) ?? variable("OTEL_EXPORTER_OTLP_\(signal)_ENDPOINT")
+            ?? variable("OTEL_EXPORTER_OTLP_ENDPOINT").map(joined) ?? joined("http://localhost:4318")
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            url.host() != nil
+        else {
+            throw UsageError("the OpenTelemetry endpoint must be an http or https URL (got '\(text)')")
+        }
+        var endpoint = OTLPEndpoint(url: url)
+        if let (name, text) = exporterVariable("HEADERS") { endpoint.headers = try pairs(text, variable: name) }
+        if let (name, text) = exporterVariable("TIMEOUT") {
+            endpoint.timeout = .milliseconds(try integer(text, variable: name, range: 1...600_000))
+        }
+        return endpoint
+    }
+
+    /// The sampler `OTEL_TRACES_SAMPLER` names (default `parentbased_always_on`), its ratio from `argument`.
+    static func sampler(_ name: String?, argument: String?) throws -> RequestTracing.Sampler {
+        func ratio() throws -> Double {
+            guard let argument else { return 1 }
+            guard let value = Double(argument), value >= 0, value <= 1 else {
+                throw UsageError("OTEL_TRACES_SAMPLER_ARG expects a fraction from 0 to 1 (got '\(argument)')")
+            }
+            return value
+        }
+        switch name ?? "parentbased_always_on" {
+        case "always_on": return .always
+        case "always_off": return .never
+        case "traceidratio": return .ratio(try ratio())
+        case "parentbased_always_on": return .parentBased(root: .always)
+        case "parentbased_always_off": return .parentBased(root: .never)
+        case "parentbased_traceidratio": return .parentBased(root: .ratio(try ratio()))
+        case let other:
+            throw UsageError(
+                "OTEL_TRACES_SAMPLER expects always_on, always_off, traceidratio or parentbased_ one of them"
+                    + " (got '\(other)')")
+        }
+    }
+
+    /// `key=value` pairs split at commas, their values percent-decoded (OpenTelemetry's `…_HEADERS` and
+    /// `OTEL_RESOURCE_ATTRIBUTES`).
+    static func pairs(_ text: String, variable: String) throws -> [String: String] {
+        var pairs: [String: String] = [:]
+        for (index, item) in text.split(separator: ",").enumerated() {
+            let parts = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty, let value = parts[1].removingPercentEncoding,
+                !parts[0].contains(where: { $0 == ":" || $0.isNewline }), !value.contains(where: \.isNewline)
+            else {
+                // (Not the pair itself: a header's value is often a key.)
+                throw UsageError("\(variable) expects key=value pairs separated by commas (pair \(index + 1) is not)")
+            }
+            pairs[parts[0]] = value
+        }
+        return pairs
+    }
+
+    private static func integer(_ text: String, variable: String, range: ClosedRange<Int>) throws -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError(
+                "\(variable) expects a whole number from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")
+        }
+        return value
+    }
+}
