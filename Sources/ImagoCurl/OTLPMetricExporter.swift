@@ -4,7 +4,8 @@ import Synchronization
 
 /// Sends a process's metrics to an OpenTelemetry collector over OTLP/HTTP with protobuf, every interval and once
 /// more when it stops (imgproxy's `IMGPROXY_OPEN_TELEMETRY_ENABLE_METRICS`): each time the families `read`
-/// returns, as OTLP's `ExportMetricsServiceRequest` through an ``OTLPEndpoint`` (`…/v1/metrics`).
+/// returns, as OTLP's `ExportMetricsServiceRequest` through an ``OTLPEndpoint`` (`…/v1/metrics`). The last
+/// export waits at most what ``shutdown(within:)`` is given.
 ///
 /// Counters are cumulative monotonic sums and histograms cumulative explicit-bucket histograms, both from the
 /// exporter's start; gauges are gauges. The metric names are the families' own (the Prometheus names), so the
@@ -88,15 +89,18 @@ public final class OTLPMetricExporter: Sendable {
         }
     }
 
-    /// Stops the interval's exports and sends the metrics a last time.
-    public func shutdown() async {
+    /// Stops the interval's exports and sends the metrics a last time, waiting at most `limit` (default 5 s, as
+    /// imgproxy's exporters; an export in flight is left to its own timeout). Returns whether the last export
+    /// ended (sent or failed) within the limit.
+    @discardableResult
+    public func shutdown(within limit: Duration = .seconds(5)) async -> Bool {
         let task = loop.withLock { loop in
             defer { loop = nil }
             return loop
         }
         task?.cancel()
-        await task?.value
-        await export()
+        let last = Task { await export() }
+        return await TaskDeadline.value(of: last, within: limit) != nil
     }
 
     /// OTLP's `ExportMetricsServiceRequest` of `families` as they are at `time`.

@@ -11,8 +11,7 @@ import Synchronization
 /// are held and more are dropped (counted in ``droppedCount``), so a collector's outage costs bounded memory and
 /// no request's time. A batch goes when ``Configuration-swift.struct/maximumBatchSize`` spans are waiting, else every
 /// ``Configuration-swift.struct/scheduleDelay``; one that fails after the endpoint's retry is counted in
-/// ``failedCount``.
-/// ``shutdown()`` sends what is queued.
+/// ``failedCount``. ``shutdown(within:)`` sends what is queued, waiting no longer than it is given.
 ///
 /// ```swift
 /// let exporter = OTLPTraceExporter(configuration: .init(
@@ -93,13 +92,19 @@ public final class OTLPTraceExporter: Sendable {
         if queue.add(spans.filter(\.isSampled)) { wake.yield() }
     }
 
-    /// Sends every queued span (within ``Configuration-swift.struct/timeout`` each export) and stops: spans
-    /// submitted afterwards are dropped.
-    public func shutdown() async {
+    /// Sends every queued span and stops, waiting at most `limit` (default 5 s, as imgproxy's exporters); spans
+    /// still queued then, and spans submitted afterwards, are dropped. Returns whether everything was sent (or
+    /// failed) within the limit.
+    @discardableResult
+    public func shutdown(within limit: Duration = .seconds(5)) async -> Bool {
         queue.close()
         ticker.cancel()
         wake.finish()
-        await sender.value
+        guard await TaskDeadline.value(of: sender, within: limit) != nil else {
+            queue.abandon()
+            return false
+        }
+        return true
     }
 
     /// OTLP's `ExportTraceServiceRequest` of `spans`: one resource, one instrumentation scope (`imago`).
@@ -137,6 +142,15 @@ private final class SpanQueue: Sendable {
     /// Takes no more spans.
     func close() {
         state.withLock { $0.isClosed = true }
+    }
+
+    /// Drops what is queued (counted as dropped): the sender will not get to it.
+    func abandon() {
+        let count = state.withLock { state in
+            defer { state.spans.removeAll() }
+            return state.spans.count
+        }
+        dropped.add(count, ordering: .relaxed)
     }
 
     /// Posts batches until the queue is empty.

@@ -74,10 +74,19 @@ struct ProtobufWriter {
         data(field, value.utf8)
     }
 
-    /// An embedded message field, written by `body`.
+    /// An embedded message field, written by `body`: in place, its length put in front of it afterwards (a move of
+    /// its bytes, not a buffer of its own per message).
     mutating func message(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
-        var nested = ProtobufWriter()
-        body(&nested)
-        data(field, nested.bytes)
+        key(field, .lengthDelimited)
+        let start = bytes.count
+        body(&self)
+        var length = UInt64(bytes.count - start)
+        var size = 1
+        while length >> (7 * size) != 0 { size += 1 }
+        bytes.insert(contentsOf: repeatElement(0, count: size), at: start)
+        for i in start..<(start + size) {
+            bytes[i] = UInt8(truncatingIfNeeded: length) | (i < start + size - 1 ? 0x80 : 0)
+            length >>= 7
+        }
     }
 }

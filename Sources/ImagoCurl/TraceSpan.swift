@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One span of a trace as OpenTelemetry describes it: an operation with its IDs, its times, its attributes and
 /// its outcome. ``OTLPTraceExporter`` sends spans to a collector.
@@ -34,7 +35,7 @@ public struct TraceSpan: Sendable, Hashable {
         /// A random ID, or with `timestamped`, AWS X-Ray's form: the first 4 bytes the time in seconds since 1970,
         /// the other 12 random (X-Ray takes only such IDs; every other backend takes them too).
         public static func random(timestamped: Bool = false, at date: Date = Date()) -> TraceID {
-            var generator = SystemRandomNumberGenerator()
+            var generator = TraceSpan.IDGenerator()
             while true {
                 var high = generator.next() as UInt64
                 if timestamped {
@@ -69,7 +70,7 @@ public struct TraceSpan: Sendable, Hashable {
 
         /// A random ID.
         public static func random() -> SpanID {
-            var generator = SystemRandomNumberGenerator()
+            var generator = TraceSpan.IDGenerator()
             while true { if let id = SpanID(generator.next()) { return id } }
         }
 
@@ -77,6 +78,30 @@ public struct TraceSpan: Sendable, Hashable {
         public var bytes: [UInt8] { TraceSpan.bigEndianBytes(value) }
         /// 16 lowercase hex digits.
         public var description: String { TraceSpan.hex(value) }
+    }
+
+    /// The random numbers of new IDs: xoshiro256** seeded once from the system's generator, as OpenTelemetry's
+    /// SDKs use a fast generator rather than a system call for each ID (W3C asks IDs to be random, not secret).
+    struct IDGenerator: RandomNumberGenerator {
+        private static let state = Mutex<(UInt64, UInt64, UInt64, UInt64)>(
+            {
+                var system = SystemRandomNumberGenerator()
+                return (system.next(), system.next(), system.next(), system.next() | 1)
+            }())
+
+        mutating func next() -> UInt64 {
+            Self.state.withLock { s in
+                let result = (s.1 &* 5).rotated(by: 7) &* 9
+                let t = s.1 << 17
+                s.2 ^= s.0
+                s.3 ^= s.1
+                s.1 ^= s.2
+                s.0 ^= s.3
+                s.2 ^= t
+                s.3 = s.3.rotated(by: 45)
+                return result
+            }
+        }
     }
 
     /// What a span stands for, as OpenTelemetry's `SpanKind`.
@@ -225,4 +250,9 @@ extension TraceSpan.Attribute {
             }
         }
     }
+}
+
+extension UInt64 {
+    /// The bits rotated left by `count`.
+    fileprivate func rotated(by count: UInt64) -> UInt64 { (self << count) | (self >> (64 - count)) }
 }

@@ -569,6 +569,22 @@ struct TracingTests {
         await failing.shutdown()
         #expect(attempts.value == 2 && failing.failedCount == 3 && failing.exportedCount == 0)
         #expect(told.value.count == 1 && told.value[0].contains("503"), "\(told.value)")
+
+        // A collector that takes the connection and never answers: the stop waits no longer than it is given, and
+        // what the sender had not begun is dropped
+        let stalled = "/stalled/v1/traces"
+        collector.setRoute(stalled, .bytes(Data(), contentType: "application/x-protobuf"))
+        collector.suspend(stalled)
+        defer { collector.resume(stalled) }
+        let stuck = OTLPTraceExporter(
+            configuration: .init(endpoint: OTLPEndpoint(url: collector.url(for: stalled)), maximumBatchSize: 2))
+        stuck.submit(spans(5))
+        #expect(await ImagoTesting.eventually { collector.suspendedRequestCount(for: stalled) == 1 })
+        let clock = ContinuousClock()
+        let began = clock.now
+        #expect(await stuck.shutdown(within: .milliseconds(300)) == false)
+        #expect(clock.now - began < .seconds(2))
+        #expect(stuck.droppedCount == 3 && stuck.exportedCount == 0, "the batch in flight is not counted yet")
     }
 
     /// The metric exporter sends on its interval and once more when it stops, each time what `read` says then;
@@ -618,6 +634,19 @@ struct TracingTests {
         await failing.shutdown()
         #expect(failing.failedCount == 2 && failing.exportedCount == 0)
         #expect(told.value.count == 1 && told.value[0].contains("400"), "\(told.value)")
+
+        // A collector that never answers: the last export is waited for no longer than the stop is given
+        let stalled = "/stalled/v1/metrics"
+        collector.setRoute(stalled, .bytes(Data(), contentType: "application/x-protobuf"))
+        collector.suspend(stalled)
+        defer { collector.resume(stalled) }
+        let stuck = OTLPMetricExporter(
+            configuration: .init(endpoint: OTLPEndpoint(url: collector.url(for: stalled)), interval: .seconds(3_600))
+        ) { [] }
+        let clock = ContinuousClock()
+        let began = clock.now
+        #expect(await stuck.shutdown(within: .milliseconds(300)) == false)
+        #expect(clock.now - began < .seconds(2) && collector.suspendedRequestCount(for: stalled) == 1)
     }
 
     /// The hand-written wire format against values with known encodings (protobuf's documentation: 150 is
@@ -639,5 +668,10 @@ struct TracingTests {
         writer = ProtobufWriter()
         writer.message(1) { $0.unsigned(1, 150) }
         #expect(writer.bytes == [0x0A, 0x03, 0x08, 0x96, 0x01])
+        // A message over 127 bytes: its length takes two bytes, put in front once it is known
+        writer = ProtobufWriter()
+        let text = String(repeating: "a", count: 200)
+        writer.message(1) { $0.string(1, text) }
+        #expect(writer.bytes == [0x0A, 0xCB, 0x01, 0x0A, 0xC8, 0x01] + Array(text.utf8))
     }
 }

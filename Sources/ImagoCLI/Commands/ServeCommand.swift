@@ -988,8 +988,13 @@ enum ServeCommand {
             console.printError(
                 "imago serve: requests still in flight after \(options.gracefulStopSeconds) s were answered 503")
         }
-        await traces?.shutdown()  // the spans of the last requests
-        await metricsExporter?.shutdown()  // and the final counts
+        // The spans of the last requests and the final counts, at most 5 s more (a collector may not answer).
+        async let tracesSent = traces?.shutdown()
+        async let metricsSent = metricsExporter?.shutdown()
+        let (spansSent, countsSent) = await (tracesSent, metricsSent)
+        if spansSent == false || countsSent == false {
+            console.printError("imago serve: otel: the collector did not take the last spans or metrics within 5 s")
+        }
         return 0
     }
 

@@ -62,7 +62,7 @@ extension ImageProxy {
         let result: Result<RenderedOutput, ProxyError>
         if let timeout = configuration.requestTimeout {
             // Given up on, the render goes on for the other requests and the cache.
-            guard let value = await RenderDeadline.value(of: task, within: timeout) else {
+            guard let value = await TaskDeadline.value(of: task, within: timeout) else {
                 throw .requestTimedOut(after: timeout)
             }
             result = value

@@ -1,11 +1,9 @@
-import ImagoCore
-
-/// Waits for a render shared by several requests no longer than a request may take
-/// (``ImageProxy/Configuration/requestTimeout``). A request that gives up leaves the render running: the other
-/// requests waiting for it still get it, and its output is cached for the retry the 503 asks for.
-enum RenderDeadline {
+/// Waits for a task no longer than a deadline, leaving it running: a request that gives up on a render shared by
+/// others (`imago serve --request-timeout`: the render's output is still cached for the retry), a server that
+/// stops and will not wait on an exporter stuck on a collector that does not answer.
+package enum TaskDeadline {
     /// `task`'s value, or `nil` when `timeout` passes first. The task is not cancelled either way.
-    static func value<Value: Sendable>(of task: Task<Value, Never>, within timeout: Duration) async -> Value? {
+    package static func value<Value: Sendable>(of task: Task<Value, Never>, within timeout: Duration) async -> Value? {
         let state = Locked(State<Value>())
         return await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
             state.withLock { $0.continuation = continuation }
