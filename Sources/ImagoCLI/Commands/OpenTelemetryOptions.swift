@@ -104,18 +104,16 @@ struct OpenTelemetryOptions: Sendable {
             endpoint: try Self.endpoint(
                 for: "TRACES", path: "v1/traces", base: args.value("--otel-endpoint"), variable),
             resource: resource)
-        if let text = variable("OTEL_BSP_SCHEDULE_DELAY") {
-            exporter.scheduleDelay = .milliseconds(
-                try Self.integer(text, variable: "OTEL_BSP_SCHEDULE_DELAY", range: 1...3_600_000))
+        /// The whole number variable `name` gives, within `range`; `nil` when it is unset.
+        func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+            try variable(name).map { try Self.integer($0, variable: name, range: range) }
         }
-        if let text = variable("OTEL_BSP_MAX_QUEUE_SIZE") {
-            exporter.maximumQueueSize = try Self.integer(
-                text, variable: "OTEL_BSP_MAX_QUEUE_SIZE", range: 1...1_000_000)
+        if let delay = try number("OTEL_BSP_SCHEDULE_DELAY", in: 1...3_600_000) {
+            exporter.scheduleDelay = .milliseconds(delay)
         }
-        if let text = variable("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") {
-            exporter.maximumBatchSize = min(
-                exporter.maximumQueueSize,
-                try Self.integer(text, variable: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", range: 1...1_000_000))
+        if let size = try number("OTEL_BSP_MAX_QUEUE_SIZE", in: 1...1_000_000) { exporter.maximumQueueSize = size }
+        if let size = try number("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", in: 1...1_000_000) {
+            exporter.maximumBatchSize = min(exporter.maximumQueueSize, size)
         }
         traces = (tracing, exporter)
         if args.has("--otel-metrics") {
@@ -123,9 +121,8 @@ struct OpenTelemetryOptions: Sendable {
                 endpoint: try Self.endpoint(
                     for: "METRICS", path: "v1/metrics", base: args.value("--otel-endpoint"), variable),
                 resource: resource)
-            if let text = variable("OTEL_METRIC_EXPORT_INTERVAL") {
-                metrics.interval = .milliseconds(
-                    try Self.integer(text, variable: "OTEL_METRIC_EXPORT_INTERVAL", range: 100...86_400_000))
+            if let interval = try number("OTEL_METRIC_EXPORT_INTERVAL", in: 100...86_400_000) {
+                metrics.interval = .milliseconds(interval)
             }
             self.metrics = metrics
         }
