@@ -94,6 +94,28 @@ struct TracingTests {
                         if dn == 2: m['temporality'] = dv
                         if dn == 3: m['monotonic'] = bool(dv)
             return m
+        if sys.argv[1:] == ['logs']:
+            records = []
+            for line in sys.stdin.read().split():
+                for n, k, rl in fields(base64.b64decode(line)):
+                    for rn, rk, rv in fields(rl):
+                        if rn != 2: continue
+                        for sn, sk, sv in fields(rv):
+                            if sn != 2: continue
+                            r = {'attributes': {}}
+                            for ln, lk, lv in fields(sv):
+                                if ln == 1: r['time'] = lv
+                                elif ln == 2: r['severity'] = lv
+                                elif ln == 3: r['severity_text'] = lv.decode()
+                                elif ln == 5: r['body'] = anyvalue(lv)
+                                elif ln == 6: kv = keyvalue(lv); r['attributes'][kv[0]] = kv[1]
+                                elif ln == 8: r['flags'] = lv
+                                elif ln == 9: r['trace_id'] = lv.hex()
+                                elif ln == 10: r['span_id'] = lv.hex()
+                                elif ln == 11: r['observed'] = lv
+                            records.append(r)
+            print(json.dumps(records))
+            sys.exit(0)
         if sys.argv[1:] == ['metrics']:
             exports = []
             for line in sys.stdin.read().split():
@@ -180,6 +202,27 @@ struct TracingTests {
         var monotonic: Bool?
     }
 
+    /// A `LogRecord` of an `ExportLogsServiceRequest`, as the decoder reads it.
+    struct DecodedLog: Decodable {
+        var time: UInt64
+        var severity: Int
+        var severity_text: String
+        var body: String
+        var attributes: [String: Decoded.AttributeValue]
+        var flags: UInt32?
+        var trace_id: String?
+        var span_id: String?
+        var observed: UInt64
+    }
+
+    /// The log records of all the exports, in order.
+    static func decodeLogs(_ bodies: [Data]) throws -> [DecodedLog] {
+        let input = Data(bodies.map { $0.base64EncodedString() }.joined(separator: "\n").utf8)
+        let (status, output) = try python(decoder, arguments: ["logs"], input: input)
+        try #require(status == 0, "\(output)")
+        return try JSONDecoder().decode([DecodedLog].self, from: Data(output.utf8))
+    }
+
     /// Each export's metrics.
     static func decodeMetrics(_ bodies: [Data]) throws -> [[DecodedMetric]] {
         let input = Data(bodies.map { $0.base64EncodedString() }.joined(separator: "\n").utf8)
@@ -213,6 +256,13 @@ struct TracingTests {
                 received.withLock { $0.append(request) }
                 return LoopbackServer.Response(status: 200, body: Data())
             })
+        let logExports = Locked<[LoopbackServer.Request]>([])
+        collector.setRoute(
+            "/otlp/v1/logs",
+            .handler { request in
+                logExports.withLock { $0.append(request) }
+                return LoopbackServer.Response(status: 200, body: Data())
+            })
         let metricExports = Locked<[LoopbackServer.Request]>([])
         collector.setRoute(
             "/otlp/v1/metrics",
@@ -225,7 +275,7 @@ struct TracingTests {
         let serve = try await InProcessServe.start(
             [
                 "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path, "--otel",
-                "--otel-metrics",
+                "--otel-metrics", "--otel-logs",
             ],
             environment: [
                 "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url(for: "/otlp/").absoluteString,
@@ -337,6 +387,25 @@ struct TracingTests {
         #expect((histogram.sum ?? 0) > 0)
         let stages = try #require(metric("render_stage_seconds"))
         #expect(Set(stages.points.compactMap { $0.attributes["stage"] }).isSuperset(of: ["queue", "fetch", "encode"]))
+
+        // The access log's records as log entries, each with its trace: the same six lines, in order
+        #expect(!logExports.value.isEmpty && logExports.value.allSatisfy { $0.headers["x-team"] == "images" })
+        let entries = try Self.decodeLogs(logExports.value.map(\.body))
+        try #require(entries.count == 6)
+        #expect(entries.map(\.severity) == [9, 9, 9, 13, 17, 9])
+        #expect(entries.map(\.severity_text) == ["INFO", "INFO", "INFO", "WARN", "ERROR", "INFO"])
+        #expect(
+            entries.map { $0.attributes["http.response.status_code"] }
+                == [200, 200, 200, 404, 502, 200].map { Decoded.AttributeValue.number(Double($0)) })
+        #expect(entries[0].trace_id == callerTrace && entries[0].span_id == root.span_id && entries[0].flags == 1)
+        #expect(entries[2].trace_id == unsampled && entries[2].flags == 0, "an unsampled trace is still named")
+        #expect(entries[5].trace_id == nil && entries[5].attributes["http.route"] == .string("healthz"))
+        #expect(entries[4].attributes["error.message"] != nil)
+        let statuses = [200, 200, 200, 404, 502, 200]
+        for (i, line) in serve.output.stdout.split(separator: "\n").enumerated() where i < entries.count {
+            #expect(line.contains("\"status\":\(statuses[i])"), "the log line and the entry are the same record")
+            #expect(entries[i].body.contains("GET \(statuses[i])") && entries[i].time <= entries[i].observed)
+        }
     }
 
     /// imgproxy's `IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL`: the origin's fetch carries the request's trace,
@@ -495,6 +564,12 @@ struct TracingTests {
         #expect(own.metrics?.endpoint.timeout == .seconds(10))
         #expect(ownTraces.exporter.resource.contains(.init("service.name", .string("from-attributes"))))
         #expect(try parse(["--otel"], ["OTEL_SDK_DISABLED": "true"]).traces == nil)
+        #expect(throws: UsageError.self) { try parse(["--otel-logs"], [:]) }
+        let logs = try #require(try parse(["--otel", "--otel-logs"], ["OTEL_BLRP_MAX_QUEUE_SIZE": "64"]).logs)
+        #expect(logs.exporter.endpoint.url.absoluteString == "http://localhost:4318/v1/logs" && logs.least == nil)
+        #expect(logs.exporter.scheduleDelay == .seconds(1) && logs.exporter.maximumQueueSize == 64)
+        #expect(try parse(["--otel", "--otel-logs"], ["OTEL_LOG_LEVEL": "WARN"]).logs?.least == .warn)
+        #expect(throws: UsageError.self) { try parse(["--otel", "--otel-logs"], ["OTEL_LOG_LEVEL": "loud"]) }
         #expect(
             try parse(["--otel"], ["OTEL_PROPAGATORS": "tracecontext,baggage"]).traces?.tracing.readsCallerContext
                 == true)

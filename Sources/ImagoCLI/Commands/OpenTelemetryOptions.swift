@@ -3,22 +3,25 @@ import Imago
 import ImagoServer
 
 /// `serve`'s OpenTelemetry settings (imgproxy's `IMGPROXY_OPEN_TELEMETRY_*`): `--otel` sends traces,
-/// `--otel-metrics` metrics too, and `--otel-endpoint URL`, `--otel-trace-id-generator xray|random` and
+/// `--otel-metrics` metrics too, `--otel-logs` the access log's records, and `--otel-endpoint URL`, `--otel-trace-id-generator xray|random` and
 /// `--otel-propagate-external` set what imgproxy's settings set. The rest comes from OpenTelemetry's own variables,
 /// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT` and `…_PROTOCOL` (only
 /// `http/protobuf`), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
 /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `none`),
-/// `OTEL_TRACES_SAMPLER` and `…_ARG`, `OTEL_BSP_SCHEDULE_DELAY`,
+/// `OTEL_TRACES_SAMPLER` and `…_ARG`, `OTEL_LOG_LEVEL`, `OTEL_BLRP_*` as `OTEL_BSP_*`, `OTEL_BSP_SCHEDULE_DELAY`,
 /// `…_MAX_QUEUE_SIZE` and `…_MAX_EXPORT_BATCH_SIZE`, `OTEL_METRIC_EXPORT_INTERVAL`, and `OTEL_SDK_DISABLED`.
 struct OpenTelemetryOptions: Sendable {
     /// The tracing and where its spans go, or `nil` when `--otel` was not given.
-    var traces: (tracing: RequestTracing, exporter: OTLPTraceExporter.Configuration)?
+    var traces: (tracing: RequestTracing, exporter: OTLPBatchConfiguration)?
     /// Where the metrics go, or `nil` when `--otel-metrics` was not given.
     var metrics: OTLPMetricExporter.Configuration?
+    /// Where the access log's records go as log entries, and the least level sent (`OTEL_LOG_LEVEL`; `nil`:
+    /// `--log-level`'s), or `nil` when `--otel-logs` was not given.
+    var logs: (exporter: OTLPBatchConfiguration, least: AccessLogRecord.Level?)?
 
     /// The options' synopsis, for a command's usage line.
     static let synopsis =
-        "[--otel [--otel-metrics] [--otel-endpoint URL] [--otel-trace-id-generator xray|random]"
+        "[--otel [--otel-metrics] [--otel-logs] [--otel-endpoint URL] [--otel-trace-id-generator xray|random]"
         + " [--otel-propagate-external]]"
 
     /// The options, for a command's option list.
@@ -34,9 +37,15 @@ struct OpenTelemetryOptions: Sendable {
                 "Send the metrics of /metrics there too, every 10 s (OTEL_METRIC_EXPORT_INTERVAL;"
                 + " IMGPROXY_OPEN_TELEMETRY_ENABLE_METRICS)."),
         OptionSpec(
+            "--otel-logs",
+            help:
+                "Send the access log's records there too, as log entries with their trace (OTEL_LOG_LEVEL, else"
+                + " --log-level; IMGPROXY_OPEN_TELEMETRY_ENABLE_LOGS)."),
+        OptionSpec(
             "--otel-endpoint", value: "URL",
             help:
-                "The collector's OTLP/HTTP base URL: traces to URL/v1/traces, metrics to URL/v1/metrics (default"
+                "The collector's OTLP/HTTP base URL: traces to URL/v1/traces, metrics to URL/v1/metrics, logs to"
+                + " URL/v1/logs (default"
                 + " OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318)."),
         OptionSpec(
             "--otel-trace-id-generator", value: "NAME",
@@ -58,7 +67,10 @@ struct OpenTelemetryOptions: Sendable {
     init(parsing args: ParsedArguments, environment: [String: String]) throws {
         guard args.has("--otel") else {
             try args.refuse(
-                ["--otel-metrics", "--otel-endpoint", "--otel-trace-id-generator", "--otel-propagate-external"],
+                [
+                    "--otel-metrics", "--otel-logs", "--otel-endpoint", "--otel-trace-id-generator",
+                    "--otel-propagate-external",
+                ],
                 without: "--otel")
             return
         }
@@ -100,22 +112,42 @@ struct OpenTelemetryOptions: Sendable {
         attributes["telemetry.sdk.language"] = "swift"
         let resource = attributes.sorted { $0.key < $1.key }.map { TraceSpan.Attribute($0.key, .string($0.value)) }
 
-        var exporter = OTLPTraceExporter.Configuration(
-            endpoint: try Self.endpoint(
-                for: "TRACES", path: "v1/traces", base: args.value("--otel-endpoint"), variable),
-            resource: resource)
         /// The whole number variable `name` gives, within `range`; `nil` when it is unset.
         func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
             try variable(name).map { try Self.integer($0, variable: name, range: range) }
         }
-        if let delay = try number("OTEL_BSP_SCHEDULE_DELAY", in: 1...3_600_000) {
-            exporter.scheduleDelay = .milliseconds(delay)
+        /// A batching exporter's settings for `signal` (`TRACES`) at `path`, its batch processor's variables
+        /// starting with `processor` (`OTEL_BSP`), its schedule `delay` by default.
+        func batching(
+            _ signal: String, path: String, processor: String, delay: Duration
+        ) throws
+            -> OTLPBatchConfiguration
+        {
+            var batching = OTLPBatchConfiguration(
+                endpoint: try Self.endpoint(for: signal, path: path, base: args.value("--otel-endpoint"), variable),
+                resource: resource, scheduleDelay: delay)
+            if let delay = try number(processor + "_SCHEDULE_DELAY", in: 1...3_600_000) {
+                batching.scheduleDelay = .milliseconds(delay)
+            }
+            if let size = try number(processor + "_MAX_QUEUE_SIZE", in: 1...1_000_000) {
+                batching.maximumQueueSize = size
+            }
+            if let size = try number(processor + "_MAX_EXPORT_BATCH_SIZE", in: 1...1_000_000) {
+                batching.maximumBatchSize = min(batching.maximumQueueSize, size)
+            }
+            return batching
         }
-        if let size = try number("OTEL_BSP_MAX_QUEUE_SIZE", in: 1...1_000_000) { exporter.maximumQueueSize = size }
-        if let size = try number("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", in: 1...1_000_000) {
-            exporter.maximumBatchSize = min(exporter.maximumQueueSize, size)
+        traces = (tracing, try batching("TRACES", path: "v1/traces", processor: "OTEL_BSP", delay: .seconds(5)))
+        if args.has("--otel-logs") {
+            var least: AccessLogRecord.Level?
+            if let text = variable("OTEL_LOG_LEVEL") {
+                guard let level = AccessLogRecord.Level(rawValue: text.lowercased()) else {
+                    throw UsageError("OTEL_LOG_LEVEL expects debug, info, warn or error (got '\(text)')")
+                }
+                least = level
+            }
+            logs = (try batching("LOGS", path: "v1/logs", processor: "OTEL_BLRP", delay: .seconds(1)), least)
         }
-        traces = (tracing, exporter)
         if args.has("--otel-metrics") {
             var metrics = OTLPMetricExporter.Configuration(
                 endpoint: try Self.endpoint(

@@ -890,7 +890,15 @@ enum ServeCommand {
             OTLPTraceExporter(configuration: settings.exporter) { console.printError("imago serve: otel: \($0)") }
         }
         configuration.tracing = options.openTelemetry.traces?.tracing
-        if writesLines || syslog != nil || sentry != nil || traces != nil {
+        let logs = options.openTelemetry.logs.map { settings in
+            (
+                exporter: OTLPLogExporter(configuration: settings.exporter) {
+                    console.printError("imago serve: otel: \($0)")
+                },
+                least: settings.least ?? least
+            )
+        }
+        if writesLines || syslog != nil || sentry != nil || traces != nil || logs != nil {
             configuration.accessLog = { record in
                 let onStdout = writesLines && record.level >= least
                 let toSyslog = syslog.map { record.level >= $0.least } ?? false
@@ -900,6 +908,7 @@ enum ServeCommand {
                     if toSyslog { syslog?.writer.write(text, severity: SyslogWriter.Severity(record.level)) }
                 }
                 traces?.submit(record.spans)
+                if let logs, record.level >= logs.least, let entry = record.logEntry { logs.exporter.submit([entry]) }
                 if let sentry, record.status >= 500, record.status != 503 {
                     sentry.capture(
                         record.error ?? "HTTP \(record.status)",
@@ -968,6 +977,9 @@ enum ServeCommand {
         if let metricsExporter {
             console.printError("imago serve: otel: metrics to \(metricsExporter.configuration.endpoint.url)")
         }
+        if let logs {
+            console.printError("imago serve: otel: access log records to \(logs.exporter.configuration.endpoint.url)")
+        }
         if let credentials = options.azureBlob?.tokens?.credentials {
             console.printError("imago serve: abs: sources authorized by \(credentials.summary)")
         }
@@ -991,9 +1003,10 @@ enum ServeCommand {
         // The spans of the last requests and the final counts, at most 5 s more (a collector may not answer).
         async let tracesSent = traces?.shutdown()
         async let metricsSent = metricsExporter?.shutdown()
-        let (spansSent, countsSent) = await (tracesSent, metricsSent)
-        if spansSent == false || countsSent == false {
-            console.printError("imago serve: otel: the collector did not take the last spans or metrics within 5 s")
+        async let logsSent = logs?.exporter.shutdown()
+        let (spansSent, countsSent, entriesSent) = await (tracesSent, metricsSent, logsSent)
+        if spansSent == false || countsSent == false || entriesSent == false {
+            console.printError("imago serve: otel: the collector did not take the last records within 5 s")
         }
         return 0
     }

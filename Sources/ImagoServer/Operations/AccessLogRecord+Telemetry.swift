@@ -15,22 +15,10 @@ extension AccessLogRecord {
     public var spans: [TraceSpan] {
         guard let trace, trace.isSampled, let end = finishedAt else { return [] }
         let start = end.addingTimeInterval(-ms / 1_000)
-        var attributes: [TraceSpan.Attribute] = [
-            .init("http.request.method", .string(method)),
-            .init("http.response.status_code", .int(Int64(status))),
-            .init("http.response.body.size", .int(Int64(bytes))),
-            .init("http.route", .string(route)),
-        ]
-        if let source { attributes.append(.init("imago.source", .string(source))) }
-        if let options { attributes.append(.init("imago.options", .string(options))) }
-        if let cache { attributes.append(.init("imago.cache", .string(cache))) }
-        if let requestID { attributes.append(.init("imago.request_id", .string(requestID))) }
-        if let clientIP { attributes.append(.init("client.address", .string(clientIP))) }
-        if status >= 500 { attributes.append(.init("error.type", .string(String(status)))) }
         let root = TraceSpan(
             traceID: trace.traceID, spanID: trace.spanID, parentSpanID: trace.parentSpanID,
             traceState: trace.traceState, name: "/request", kind: .server, start: start, end: end,
-            attributes: attributes, status: status >= 500 ? .error(error ?? "HTTP \(status)") : .unset)
+            attributes: telemetryAttributes, status: status >= 500 ? .error(error ?? "HTTP \(status)") : .unset)
         guard let stages else { return [root] }
         var spans = [root]
         var clock = start
@@ -60,5 +48,43 @@ extension AccessLogRecord {
             at: spans.firstIndex { $0.parentSpanID == processing } ?? spans.endIndex)
         _ = stage("storing_output", stages.store, under: trace.spanID)
         return spans
+    }
+
+    /// The request as an OpenTelemetry log entry (`--otel-logs`): its text line as the body, its level as the
+    /// severity, the spans' attributes, and its trace and span when it has a ``trace``; `nil` without
+    /// ``finishedAt``.
+    public var logEntry: LogEntry? {
+        guard let finishedAt else { return nil }
+        let severity: LogEntry.Severity =
+            switch level {
+            case .debug: .debug
+            case .info: .info
+            case .warn: .warn
+            case .error: .error
+            }
+        var attributes = telemetryAttributes
+        if let error { attributes.append(.init("error.message", .string(error))) }
+        return LogEntry(
+            time: finishedAt, severity: severity, body: textLine, attributes: attributes, traceID: trace?.traceID,
+            spanID: trace?.spanID, isTraceSampled: trace?.isSampled ?? false)
+    }
+
+    /// What describes the request to OpenTelemetry, by its semantic conventions' names where it has them: method,
+    /// status, body size, route, redacted source, options, cache tier, request ID, client address, and for a 5xx
+    /// `error.type`.
+    var telemetryAttributes: [TraceSpan.Attribute] {
+        var attributes: [TraceSpan.Attribute] = [
+            .init("http.request.method", .string(method)),
+            .init("http.response.status_code", .int(Int64(status))),
+            .init("http.response.body.size", .int(Int64(bytes))),
+            .init("http.route", .string(route)),
+        ]
+        if let source { attributes.append(.init("imago.source", .string(source))) }
+        if let options { attributes.append(.init("imago.options", .string(options))) }
+        if let cache { attributes.append(.init("imago.cache", .string(cache))) }
+        if let requestID { attributes.append(.init("imago.request_id", .string(requestID))) }
+        if let clientIP { attributes.append(.init("client.address", .string(clientIP))) }
+        if status >= 500 { attributes.append(.init("error.type", .string(String(status)))) }
+        return attributes
     }
 }
