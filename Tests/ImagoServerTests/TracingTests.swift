@@ -174,12 +174,31 @@ struct TracingTests {
         var spans: [Span]
     }
 
-    static func decode(_ bodies: [Data]) throws -> Decoded {
-        let input = Data(bodies.map { $0.base64EncodedString() }.joined(separator: "\n").utf8)
-        let (status, output) = try python(decoder, arguments: [], input: input)
-        try #require(status == 0, "\(output)")
-        return try JSONDecoder().decode(Decoded.self, from: Data(output.utf8))
+    /// The requests `server` receives at `paths`, each answered with `answer` (default: 200, no body).
+    static func recording(
+        _ server: LoopbackServer, _ paths: [String], answer: LoopbackServer.Response = .init(status: 200)
+    ) -> Locked<[LoopbackServer.Request]> {
+        let received = Locked<[LoopbackServer.Request]>([])
+        for path in paths {
+            server.setRoute(
+                path,
+                .handler { request in
+                    received.withLock { $0.append(request) }
+                    return answer
+                })
+        }
+        return received
     }
+
+    /// What the decoder prints for `bodies` (`mode`: none for spans, `logs`, `metrics`), decoded as `type`.
+    static func decode<Value: Decodable>(_ bodies: [Data], mode: [String] = [], as type: Value.Type) throws -> Value {
+        let input = Data(bodies.map { $0.base64EncodedString() }.joined(separator: "\n").utf8)
+        let (status, output) = try python(decoder, arguments: mode, input: input)
+        try #require(status == 0, "\(output)")
+        return try JSONDecoder().decode(type, from: Data(output.utf8))
+    }
+
+    static func decode(_ bodies: [Data]) throws -> Decoded { try decode(bodies, as: Decoded.self) }
 
     /// A metric of an `ExportMetricsServiceRequest`, as the decoder reads it.
     struct DecodedMetric: Decodable {
@@ -217,18 +236,12 @@ struct TracingTests {
 
     /// The log records of all the exports, in order.
     static func decodeLogs(_ bodies: [Data]) throws -> [DecodedLog] {
-        let input = Data(bodies.map { $0.base64EncodedString() }.joined(separator: "\n").utf8)
-        let (status, output) = try python(decoder, arguments: ["logs"], input: input)
-        try #require(status == 0, "\(output)")
-        return try JSONDecoder().decode([DecodedLog].self, from: Data(output.utf8))
+        try decode(bodies, mode: ["logs"], as: [DecodedLog].self)
     }
 
     /// Each export's metrics.
     static func decodeMetrics(_ bodies: [Data]) throws -> [[DecodedMetric]] {
-        let input = Data(bodies.map { $0.base64EncodedString() }.joined(separator: "\n").utf8)
-        let (status, output) = try python(decoder, arguments: ["metrics"], input: input)
-        try #require(status == 0, "\(output)")
-        return try JSONDecoder().decode([[DecodedMetric]].self, from: Data(output.utf8))
+        try decode(bodies, mode: ["metrics"], as: [[DecodedMetric]].self)
     }
 
     /// Each image request is a trace: the caller's (its `traceparent`) or a new one with an X-Ray-style ID; a
@@ -240,36 +253,13 @@ struct TracingTests {
         let origin = try LoopbackServer()
         defer { origin.stop() }
         let jpeg = try ServerTestImages.jpeg()
-        let fetches = Locked<[LoopbackServer.Request]>([])
-        origin.setRoute(
-            "/a.jpg",
-            .handler { request in
-                fetches.withLock { $0.append(request) }
-                return LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
-            })
+        let fetches = Self.recording(
+            origin, ["/a.jpg"], answer: .init(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg))
         let collector = try LoopbackServer()
         defer { collector.stop() }
-        let received = Locked<[LoopbackServer.Request]>([])
-        collector.setRoute(
-            "/otlp/v1/traces",
-            .handler { request in
-                received.withLock { $0.append(request) }
-                return LoopbackServer.Response(status: 200, body: Data())
-            })
-        let logExports = Locked<[LoopbackServer.Request]>([])
-        collector.setRoute(
-            "/otlp/v1/logs",
-            .handler { request in
-                logExports.withLock { $0.append(request) }
-                return LoopbackServer.Response(status: 200, body: Data())
-            })
-        let metricExports = Locked<[LoopbackServer.Request]>([])
-        collector.setRoute(
-            "/otlp/v1/metrics",
-            .handler { request in
-                metricExports.withLock { $0.append(request) }
-                return LoopbackServer.Response(status: 200, body: Data())
-            })
+        let received = Self.recording(collector, ["/otlp/v1/traces"])
+        let logExports = Self.recording(collector, ["/otlp/v1/logs"])
+        let metricExports = Self.recording(collector, ["/otlp/v1/metrics"])
         let directory = ServeCommandTests.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let serve = try await InProcessServe.start(
@@ -415,15 +405,9 @@ struct TracingTests {
         let origin = try LoopbackServer()
         defer { origin.stop() }
         let jpeg = try ServerTestImages.jpeg()
-        let fetches = Locked<[LoopbackServer.Request]>([])
-        for path in ["/a.jpg", "/b.jpg"] {
-            origin.setRoute(
-                path,
-                .handler { request in
-                    fetches.withLock { $0.append(request) }
-                    return LoopbackServer.Response(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg)
-                })
-        }
+        let fetches = Self.recording(
+            origin, ["/a.jpg", "/b.jpg"],
+            answer: .init(status: 200, headers: ["Content-Type": "image/jpeg"], body: jpeg))
         let collector = try LoopbackServer()
         defer { collector.stop() }
         collector.setRoute("/v1/traces", .bytes(Data(), contentType: "application/x-protobuf"))
@@ -668,13 +652,7 @@ struct TracingTests {
     func theMetricExporterSendsOnItsIntervalAndAtTheStop() async throws {
         let collector = try LoopbackServer()
         defer { collector.stop() }
-        let bodies = Locked<[Data]>([])
-        collector.setRoute(
-            "/v1/metrics",
-            .handler { request in
-                bodies.withLock { $0.append(request.body) }
-                return LoopbackServer.Response(status: 200, body: Data())
-            })
+        let received = Self.recording(collector, ["/v1/metrics"])
         collector.setRoute("/down/v1/metrics", .status(400))
         let reads = Locked(0)
         let exporter = OTLPMetricExporter(
@@ -692,12 +670,12 @@ struct TracingTests {
         }
         #expect(await ImagoTesting.eventually { exporter.exportedCount >= 2 })
         await exporter.shutdown()
-        let sent = try Self.decodeMetrics(bodies.value)
+        let sent = try Self.decodeMetrics(received.value.map(\.body))
         let values = sent.compactMap { $0.first?.points.first?.value }
         #expect(values.count == exporter.exportedCount && values == Array(1...values.count), "\(values)")
-        let after = bodies.value.count
+        let after = received.value.count
         try await Task.sleep(for: .milliseconds(300))
-        #expect(bodies.value.count == after, "stopped")
+        #expect(received.value.count == after, "stopped")
 
         let told = Locked<[String]>([])
         let failing = OTLPMetricExporter(
