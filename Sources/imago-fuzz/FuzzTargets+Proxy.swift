@@ -9,7 +9,9 @@ extension FuzzTargets {
     /// root; then the input as the options of a path to a 16 × 12 PNG, answered by an
     /// ``ImageProxy`` whose origin is in memory, when its sizes are small enough (a box, minimums and padding of at
     /// most 128, 128 and 32 pixels) that the fuzzer spends its time on parsing and placement rather than on
-    /// resampling large images. Every answer must be a response, never a crash or a hang.
+    /// resampling large images. The proxy traces: the request's `traceparent` is the input's first line or one
+    /// made from the input's hash, its `tracestate` the input, and each answered request's record becomes spans
+    /// and a log entry. Every answer must be a response, never a crash or a hang.
     static func proxyURL(_ data: Data) {
         let text = String(decoding: data.prefix(4096), as: UTF8.self)
         _ = proxyReplacements.applied(to: text)
@@ -35,7 +37,18 @@ extension FuzzTargets {
         let done = DispatchSemaphore(value: 0)
         let proxy = fuzzProxy
         Task {
-            _ = await proxy.respond(to: ServerRequest(method: "GET", path: path, headers: ["accept": "image/webp"]))
+            // The first line as the caller's traceparent when it starts with an odd byte (the parser on text), else
+            // a well-formed one from the input's hash (a caller's trace, sampled or not, its spans built).
+            let line = String(text.prefix { $0 != "\n" })
+            let hash = data.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+            let traceparent =
+                line.utf8.first.map { $0 & 1 == 1 } == true
+                ? line
+                : "00-" + String(format: "%016llx%016llx-%016llx-0%d", hash, ~hash, hash | 1, Int(hash & 1))
+            _ = await proxy.respond(
+                to: ServerRequest(
+                    method: "GET", path: path,
+                    headers: ["accept": "image/webp", "traceparent": traceparent, "tracestate": text]))
             done.signal()
         }
         done.wait()
@@ -72,6 +85,13 @@ extension FuzzTargets {
         configuration.maxAnimationFrames = 4
         configuration.maxAnimationFramePixels = 1_000
         configuration.urlReplacements = proxyReplacements
+        configuration.tracing = RequestTracing(sampler: .parentBased(root: .ratio(0.5)))
+        configuration.accessLog = { record in
+            let spans = record.spans
+            precondition(spans.allSatisfy { $0.end >= $0.start }, "a span that ends before it starts")
+            precondition(spans.allSatisfy { $0.traceID == record.trace?.traceID }, "a span outside the trace")
+            _ = record.logEntry
+        }
         configuration.watermark = try? WatermarkImage(
             data: try! encoders.encode(try! PixelBuffer(width: 4, height: 4), as: .png))
         return ImageProxy(configuration: configuration)

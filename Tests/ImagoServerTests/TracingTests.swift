@@ -326,6 +326,7 @@ struct TracingTests {
                 ? processing.span_id : root.span_id
             #expect(child.parent_span_id == parent, "\(child.name)")
             #expect(child.kind == 1 && child.start >= root.start && child.end <= root.end + 1_000_000, "\(child.name)")
+            #expect(child.trace_state == "vendor=1", "the trace's state is every span's")
         }
         #expect(Set(decoded.spans.map(\.span_id)).count == decoded.spans.count, "span IDs are distinct")
 

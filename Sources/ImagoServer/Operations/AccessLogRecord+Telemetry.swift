@@ -25,8 +25,8 @@ extension AccessLogRecord {
         /// A span of `milliseconds` from `clock` under `parent`, the clock moved past it.
         func stage(_ name: String, _ milliseconds: Double, under parent: TraceSpan.SpanID) -> TraceSpan.SpanID {
             let span = TraceSpan(
-                traceID: trace.traceID, spanID: .random(), parentSpanID: parent, name: name, kind: .internal,
-                start: clock, end: clock.addingTimeInterval(max(0, milliseconds) / 1_000))
+                traceID: trace.traceID, spanID: .random(), parentSpanID: parent, traceState: trace.traceState,
+                name: name, kind: .internal, start: clock, end: clock.addingTimeInterval(max(0, milliseconds) / 1_000))
             clock = span.end
             spans.append(span)
             return span.spanID
@@ -43,8 +43,8 @@ extension AccessLogRecord {
         _ = stage("encoding_image", stages.encode, under: processing)
         spans.insert(
             TraceSpan(
-                traceID: trace.traceID, spanID: processing, parentSpanID: trace.spanID, name: "processing_image",
-                kind: .internal, start: processingStart, end: clock),
+                traceID: trace.traceID, spanID: processing, parentSpanID: trace.spanID, traceState: trace.traceState,
+                name: "processing_image", kind: .internal, start: processingStart, end: clock),
             at: spans.firstIndex { $0.parentSpanID == processing } ?? spans.endIndex)
         _ = stage("storing_output", stages.store, under: trace.spanID)
         return spans
