@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 import ImagoCore
 
@@ -27,9 +28,33 @@ extension CurlDataLoader {
         public var pinnedPublicKeys: [String] = []
         /// The oldest TLS version accepted. Default ``TLSVersion/tls1_2``.
         public var minimumVersion: TLSVersion = .tls1_2
+        /// A PEM file of the client certificate to present, for servers that ask for one (mutual TLS). Default
+        /// `nil`: none.
+        public var clientCertificatePath: String?
+        /// The PEM file of that certificate's private key (unencrypted). Default `nil`: in the certificate's file.
+        public var clientKeyPath: String?
 
         /// The defaults listed on each field.
         public init() {}
+
+        /// These options on `handle`: peer and host verified, the minimum version, the CA bundle, the pins, the
+        /// client certificate.
+        func apply(to handle: UnsafeMutableRawPointer) {
+            _ = imago_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
+            _ = imago_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
+            _ = imago_easy_setopt_long(
+                handle, CURLOPT_SSLVERSION,
+                minimumVersion == .tls1_3 ? imago_sslversion_tls1_3 : imago_sslversion_tls1_2)
+            if let caBundlePath { _ = imago_easy_setopt_string(handle, CURLOPT_CAINFO, caBundlePath) }
+            if !pinnedPublicKeys.isEmpty {
+                let pins = pinnedPublicKeys.map { $0.hasPrefix("sha256//") ? $0 : "sha256//\($0)" }
+                _ = imago_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";"))
+            }
+            if let clientCertificatePath {
+                _ = imago_easy_setopt_string(handle, CURLOPT_SSLCERT, clientCertificatePath)
+                _ = imago_easy_setopt_string(handle, CURLOPT_SSLKEY, clientKeyPath ?? clientCertificatePath)
+            }
+        }
     }
 
     /// Whether and which proxy is used.

@@ -124,16 +124,7 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
             _ = imago_easy_setopt_long(h, CURLOPT_HTTP_VERSION, imago_http_version_1_1)
         }
         // TLS: verification always on.
-        _ = imago_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 1)
-        _ = imago_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 2)
-        let tls = configuration.tls
-        _ = imago_easy_setopt_long(
-            h, CURLOPT_SSLVERSION, tls.minimumVersion == .tls1_3 ? imago_sslversion_tls1_3 : imago_sslversion_tls1_2)
-        if let path = tls.caBundlePath { _ = imago_easy_setopt_string(h, CURLOPT_CAINFO, path) }
-        if !tls.pinnedPublicKeys.isEmpty {
-            let pins = tls.pinnedPublicKeys.map { $0.hasPrefix("sha256//") ? $0 : "sha256//\($0)" }
-            _ = imago_easy_setopt_string(h, CURLOPT_PINNEDPUBLICKEY, pins.joined(separator: ";"))
-        }
+        configuration.tls.apply(to: h)
         switch configuration.proxy {
         case .environment: break
         case .none: _ = imago_easy_setopt_string(h, CURLOPT_PROXY, "")

@@ -27,6 +27,9 @@ struct CurlExchange {
     /// AWS Signature Version 4 by libcurl (STS's `AssumeRole`): the signing's region and service, with these
     /// credentials (their session token sent as `x-amz-security-token`). Default `nil`: unsigned.
     var awsSigning: (signing: AWSSigning, credentials: AWSSigning.Credentials)?
+    /// The certificates trusted and presented (a collector's private CA, mutual TLS). Default: the system's CAs,
+    /// no client certificate.
+    var tls = CurlDataLoader.TLSOptions()
 
     /// What the service answered.
     struct Answer {
@@ -101,8 +104,7 @@ struct CurlExchange {
         _ = imago_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = imago_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, CurlEasy.milliseconds(timeout))
         _ = imago_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
-        _ = imago_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
-        _ = imago_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
+        tls.apply(to: handle)
         var list: UnsafeMutablePointer<curl_slist>?
         for field in fields { list = curl_slist_append(list, field) }
         defer { curl_slist_free_all(list) }

@@ -11,12 +11,21 @@ public struct OTLPEndpoint: Sendable, Hashable {
     public var headers: [String: String]
     /// How long one export may take (`OTEL_EXPORTER_OTLP_TIMEOUT`). Default 10 s.
     public var timeout: Duration
+    /// The certificates trusted and presented over https: a private CA (`OTEL_EXPORTER_OTLP_CERTIFICATE`), a client
+    /// certificate and key for mutual TLS (`…_CLIENT_CERTIFICATE`, `…_CLIENT_KEY`). Default: the system's CAs, no
+    /// client certificate.
+    public var tls: CurlDataLoader.TLSOptions
 
-    /// The endpoint `url`, with `headers` (default none) and `timeout` (default 10 s).
-    public init(url: URL, headers: [String: String] = [:], timeout: Duration = .seconds(10)) {
+    /// The endpoint `url`, with `headers` (default none), `timeout` (default 10 s) and `tls` (default: the system's
+    /// CAs, no client certificate).
+    public init(
+        url: URL, headers: [String: String] = [:], timeout: Duration = .seconds(10),
+        tls: CurlDataLoader.TLSOptions = CurlDataLoader.TLSOptions()
+    ) {
         self.url = url
         self.headers = headers
         self.timeout = timeout
+        self.tls = tls
     }
 
     /// Posts `body` (an OTLP `Export…ServiceRequest`); one that fails with a status OTLP calls retryable (429,
@@ -37,6 +46,7 @@ public struct OTLPEndpoint: Sendable, Hashable {
                 + headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" },
             timeout: timeout)
         exchange.bytes = body
+        exchange.tls = tls
         do {
             let answer = try await exchange.perform()
             if (200..<300).contains(answer.status) { return nil }

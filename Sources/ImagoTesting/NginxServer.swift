@@ -2,8 +2,10 @@ import Foundation
 
 /// A real nginx on 127.0.0.1 for HTTP/2 tests and network benchmarks: serves the files of `root` over plain
 /// HTTP/1.1, over TLS with HTTP/2 and over TLS with HTTP/1.1 only, each on a free port, with a certificate made
-/// for the run by `openssl` (self-signed, for `127.0.0.1`; trust it through ``certificatePath``). The access log
-/// records the connection serial number of every request, so tests can count connections.
+/// for the run by `openssl` (self-signed, for `127.0.0.1`; trust it through ``certificatePath``). A fourth port,
+/// ``mutualTLSURL``, asks for a client certificate signed by a CA made for the run (``clientCertificatePath``,
+/// ``clientKeyPath``) and answers every request to it, any method, 200 with an empty body. The access log records
+/// the connection serial number of every request, so tests can count connections.
 ///
 /// Started by `init`, stopped by ``stop()`` (by its pid); everything lives in a temporary folder removed on stop.
 public final class NginxServer: Sendable {
@@ -13,8 +15,15 @@ public final class NginxServer: Sendable {
     public let http2URL: URL
     /// `https://127.0.0.1:PORT` with HTTP/1.1 only.
     public let http1TLSURL: URL
+    /// `https://127.0.0.1:PORT` that refuses clients without a certificate of its client CA (HTTP 400), and
+    /// answers 200 to everything else.
+    public let mutualTLSURL: URL
     /// The PEM certificate the TLS ports present (also the CA bundle that trusts them).
     public let certificatePath: String
+    /// A PEM client certificate ``mutualTLSURL`` accepts.
+    public let clientCertificatePath: String
+    /// Its PEM private key.
+    public let clientKeyPath: String
     private let folder: URL
     private let process: Process
 
@@ -54,7 +63,31 @@ public final class NginxServer: Sendable {
                 "-out", certificatePath, "-subj", "/CN=127.0.0.1", "-days", "1", "-addext",
                 "subjectAltName=IP:127.0.0.1,DNS:localhost",
             ])
-        let ports = try (0..<3).map { _ in try Self.freePort() }
+        // A client CA and a client certificate it signs, for the mutual-TLS port.
+        let clientCA = folder.appendingPathComponent("client-ca.pem").path
+        let clientCAKey = folder.appendingPathComponent("client-ca-key.pem").path
+        let request = folder.appendingPathComponent("client.csr").path
+        clientCertificatePath = folder.appendingPathComponent("client.pem").path
+        clientKeyPath = folder.appendingPathComponent("client-key.pem").path
+        try Self.run(
+            openssl,
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                clientCAKey, "-out", clientCA, "-subj", "/CN=imago test client CA", "-days", "1",
+            ])
+        try Self.run(
+            openssl,
+            [
+                "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                clientKeyPath, "-out", request, "-subj", "/CN=imago test client",
+            ])
+        try Self.run(
+            openssl,
+            [
+                "x509", "-req", "-in", request, "-CA", clientCA, "-CAkey", clientCAKey, "-CAcreateserial", "-out",
+                clientCertificatePath, "-days", "1",
+            ])
+        let ports = try (0..<4).map { _ in try Self.freePort() }
         let dir = folder.path
         let config = """
             worker_processes 1;
@@ -81,6 +114,12 @@ public final class NginxServer: Sendable {
               server { listen 127.0.0.1:\(ports[0]) backlog=1024; root \(root.path); }
               server { listen 127.0.0.1:\(ports[1]) ssl http2 backlog=1024; root \(root.path); }
               server { listen 127.0.0.1:\(ports[2]) ssl backlog=1024; root \(root.path); }
+              server {
+                listen 127.0.0.1:\(ports[3]) ssl backlog=1024;
+                ssl_client_certificate \(clientCA);
+                ssl_verify_client on;
+                location / { return 200; }
+              }
             }
             """
         let configPath = folder.appendingPathComponent("nginx.conf").path
@@ -95,6 +134,7 @@ public final class NginxServer: Sendable {
         plainURL = URL(string: "http://127.0.0.1:\(ports[0])")!
         http2URL = URL(string: "https://127.0.0.1:\(ports[1])")!
         http1TLSURL = URL(string: "https://127.0.0.1:\(ports[2])")!
+        mutualTLSURL = URL(string: "https://127.0.0.1:\(ports[3])")!
         // Ready once every port accepts a connection.
         let deadline = Date().addingTimeInterval(20)
         while !ports.allSatisfy(Self.accepts) {

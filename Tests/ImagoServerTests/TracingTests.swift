@@ -703,6 +703,63 @@ struct TracingTests {
         #expect(clock.now - began < .seconds(2) && collector.suspendedRequestCount(for: stalled) == 1)
     }
 
+    /// A collector behind mutual TLS (nginx asking for a client certificate of its own CA): exports go with the
+    /// collector's CA and the client certificate (`OTEL_EXPORTER_OTLP_CERTIFICATE`, `…_CLIENT_CERTIFICATE`,
+    /// `…_CLIENT_KEY`), and fail, counted, without the certificate or without the CA.
+    @Test(.timeLimit(.minutes(1)))
+    func exportsGoOverMutualTLS() async throws {
+        let root = ServeCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let nginx = try NginxServer(root: root)
+        defer { nginx.stop() }
+        let url = nginx.mutualTLSURL.appendingPathComponent("v1/traces")
+        func exporter(_ tls: CurlDataLoader.TLSOptions) -> OTLPTraceExporter {
+            OTLPTraceExporter(configuration: .init(endpoint: OTLPEndpoint(url: url, tls: tls)))
+        }
+        let span = TraceSpan(
+            traceID: .random(), spanID: .random(), name: "s", kind: .internal, start: Date(), end: Date())
+        var tls = CurlDataLoader.TLSOptions()
+        tls.caBundlePath = nginx.certificatePath
+        tls.clientCertificatePath = nginx.clientCertificatePath
+        tls.clientKeyPath = nginx.clientKeyPath
+        let trusted = exporter(tls)
+        trusted.submit([span])
+        await trusted.shutdown()
+        #expect(trusted.exportedCount == 1 && trusted.failedCount == 0)
+        let port = nginx.mutualTLSURL.port ?? 0
+        #expect(nginx.accessLog.contains { $0.hasSuffix("\(port) POST /v1/traces HTTP/1.1 200") }, "\(nginx.accessLog)")
+
+        var anonymous = tls
+        anonymous.clientCertificatePath = nil
+        anonymous.clientKeyPath = nil
+        var untrusting = tls
+        untrusting.caBundlePath = nil
+        for options in [anonymous, untrusting] {
+            let refused = exporter(options)
+            refused.submit([span])
+            await refused.shutdown()
+            #expect(refused.exportedCount == 0 && refused.failedCount == 1)
+        }
+
+        // The variables, files checked at start
+        func parse(_ environment: [String: String]) throws -> OpenTelemetryOptions {
+            try OpenTelemetryOptions(
+                parsing: try parseArguments(["--otel", "--otel-logs"], options: OpenTelemetryOptions.specs),
+                environment: environment)
+        }
+        let parsed = try parse([
+            "OTEL_EXPORTER_OTLP_CERTIFICATE": nginx.certificatePath,
+            "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": nginx.clientCertificatePath,
+            "OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY": nginx.clientKeyPath,
+        ])
+        #expect(parsed.traces?.exporter.endpoint.tls.clientCertificatePath == nginx.clientCertificatePath)
+        #expect(parsed.traces?.exporter.endpoint.tls.clientKeyPath == nil)
+        #expect(parsed.logs?.exporter.endpoint.tls.clientKeyPath == nginx.clientKeyPath)
+        #expect(parsed.logs?.exporter.endpoint.tls.caBundlePath == nginx.certificatePath)
+        #expect(throws: UsageError.self) { try parse(["OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"]) }
+        #expect(throws: UsageError.self) { try parse(["OTEL_EXPORTER_OTLP_CLIENT_KEY": nginx.clientKeyPath]) }
+    }
+
     /// The hand-written wire format against values with known encodings (protobuf's documentation: 150 is
     /// `08 96 01`; a negative int64 takes ten bytes).
     @Test func protobufFieldsAreWrittenAsTheWireFormatSays() {

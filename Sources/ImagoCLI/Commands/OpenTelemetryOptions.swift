@@ -5,8 +5,8 @@ import ImagoServer
 /// `serve`'s OpenTelemetry settings (imgproxy's `IMGPROXY_OPEN_TELEMETRY_*`): `--otel` sends traces,
 /// `--otel-metrics` metrics too, `--otel-logs` the access log's records, and `--otel-endpoint URL`, `--otel-trace-id-generator xray|random` and
 /// `--otel-propagate-external` set what imgproxy's settings set. The rest comes from OpenTelemetry's own variables,
-/// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT` and `…_PROTOCOL` (only
-/// `http/protobuf`), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
+/// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT`, `…_PROTOCOL` (only
+/// `http/protobuf`), `…_CERTIFICATE`, `…_CLIENT_CERTIFICATE` and `…_CLIENT_KEY` (PEM files), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
 /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `none`),
 /// `OTEL_TRACES_SAMPLER` and `…_ARG`, `OTEL_LOG_LEVEL`, `OTEL_BLRP_*` as `OTEL_BSP_*`, `OTEL_BSP_SCHEDULE_DELAY`,
 /// `…_MAX_QUEUE_SIZE` and `…_MAX_EXPORT_BATCH_SIZE`, `OTEL_METRIC_EXPORT_INTERVAL`, and `OTEL_SDK_DISABLED`.
@@ -162,8 +162,8 @@ struct OpenTelemetryOptions: Sendable {
 
     /// The endpoint of one signal (`TRACES`, `METRICS`): `base` (`--otel-endpoint`) + `path`, else the signal's own
     /// `OTEL_EXPORTER_OTLP_{signal}_ENDPOINT` as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `path`, else
-    /// `http://localhost:4318/` + `path`; its headers, timeout and protocol by the signal's variable, else the
-    /// general one.
+    /// `http://localhost:4318/` + `path`; its headers, timeout, protocol and TLS files (`…_CERTIFICATE`,
+    /// `…_CLIENT_CERTIFICATE`, `…_CLIENT_KEY`) by the signal's variable, else the general one.
     static func endpoint(
         for signal: String, path: String, base: String?, _ variable: (String) -> String?
     ) throws -> OTLPEndpoint {
@@ -190,6 +190,20 @@ struct OpenTelemetryOptions: Sendable {
         }
         var endpoint = OTLPEndpoint(url: url)
         if let (name, text) = exporterVariable("HEADERS") { endpoint.headers = try pairs(text, variable: name) }
+        /// The PEM file a TLS variable names, checked readable now rather than at the first export.
+        func file(_ suffix: String) throws -> String? {
+            guard let (name, path) = exporterVariable(suffix) else { return nil }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw UsageError("\(name): cannot read '\(path)'")
+            }
+            return path
+        }
+        endpoint.tls.caBundlePath = try file("CERTIFICATE")
+        endpoint.tls.clientCertificatePath = try file("CLIENT_CERTIFICATE")
+        endpoint.tls.clientKeyPath = try file("CLIENT_KEY")
+        if endpoint.tls.clientKeyPath != nil, endpoint.tls.clientCertificatePath == nil {
+            throw UsageError("OTEL_EXPORTER_OTLP_CLIENT_KEY needs OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
+        }
         if let (name, text) = exporterVariable("TIMEOUT") {
             endpoint.timeout = .milliseconds(try integer(text, variable: name, range: 1...600_000))
         }
