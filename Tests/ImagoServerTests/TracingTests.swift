@@ -198,6 +198,12 @@ struct TracingTests {
         return try JSONDecoder().decode(type, from: Data(output.utf8))
     }
 
+    /// A route of `server` at `path` that takes requests and holds them unanswered until the caller resumes it.
+    static func stall(_ server: LoopbackServer, _ path: String) {
+        server.setRoute(path, .bytes(Data(), contentType: "application/x-protobuf"))
+        server.suspend(path)
+    }
+
     static func decode(_ bodies: [Data]) throws -> Decoded { try decode(bodies, as: Decoded.self) }
 
     /// A metric of an `ExportMetricsServiceRequest`, as the decoder reads it.
@@ -633,8 +639,7 @@ struct TracingTests {
         // A collector that takes the connection and never answers: the stop waits no longer than it is given, and
         // what the sender had not begun is dropped
         let stalled = "/stalled/v1/traces"
-        collector.setRoute(stalled, .bytes(Data(), contentType: "application/x-protobuf"))
-        collector.suspend(stalled)
+        Self.stall(collector, stalled)
         defer { collector.resume(stalled) }
         let stuck = OTLPTraceExporter(
             configuration: .init(endpoint: OTLPEndpoint(url: collector.url(for: stalled)), maximumBatchSize: 2))
@@ -691,8 +696,7 @@ struct TracingTests {
 
         // A collector that never answers: the last export is waited for no longer than the stop is given
         let stalled = "/stalled/v1/metrics"
-        collector.setRoute(stalled, .bytes(Data(), contentType: "application/x-protobuf"))
-        collector.suspend(stalled)
+        Self.stall(collector, stalled)
         defer { collector.resume(stalled) }
         let stuck = OTLPMetricExporter(
             configuration: .init(endpoint: OTLPEndpoint(url: collector.url(for: stalled)), interval: .seconds(3_600))
