@@ -221,17 +221,20 @@ public struct TraceSpan: Sendable, Hashable {
         return seconds <= 0 ? 0 : UInt64(seconds * 1_000_000) * 1_000
     }
 
+    /// The number `text` writes in lowercase hex digits only, as W3C Trace Context requires (no sign, which
+    /// `UInt64(_:radix:)` would take, and no capitals); `nil` for anything else or more than 16 digits.
     package static func hexNumber(_ text: some StringProtocol) -> UInt64? {
-        // Lowercase only, as W3C Trace Context requires (and no sign, which UInt64(_:radix:) would take).
         guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else { return nil }
         return UInt64(text, radix: 16)
     }
 
+    /// `value` as 16 lowercase hex digits.
     static func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
+    /// `value`'s 8 bytes, most significant first.
     static func bigEndianBytes(_ value: UInt64) -> [UInt8] {
         withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }
