@@ -105,15 +105,14 @@ public final class SentryClient: Sendable {
     ) -> CurlExchange {
         let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let stamp = date.formatted(.iso8601)
-        var event: [String: Any] = [
-            "event_id": id, "timestamp": date.timeIntervalSince1970, "platform": "other", "level": level,
-            "logger": "imago.serve", "message": ["formatted": message], "environment": environment,
-            "release": release, "tags": tags,
-            "server_name": ProcessInfo.processInfo.hostName,
-            "sdk": ["name": "imago", "version": ImagoVersion.current],
-        ]
-        if let request { event["request"] = ["method": request.method, "url": request.url] }
-        let body = (try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])) ?? Data("{}".utf8)
+        let event = Event(
+            eventID: id, timestamp: date.timeIntervalSince1970, level: level, message: .init(formatted: message),
+            environment: environment, release: release, tags: tags, serverName: ProcessInfo.processInfo.hostName,
+            sdk: .init(name: "imago", version: ImagoVersion.current),
+            request: request.map { .init(method: $0.method, url: $0.url) })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = (try? encoder.encode(event)) ?? Data("{}".utf8)
         let header = #"{"event_id":"\#(id)","sent_at":"\#(stamp)"}"#
         let item = #"{"type":"event","length":\#(body.count)}"#
         let envelope = header + "\n" + item + "\n" + String(decoding: body, as: UTF8.self) + "\n"
@@ -125,5 +124,36 @@ public final class SentryClient: Sendable {
                     + "sentry_key=\(dsn.publicKey)",
             ],
             body: envelope, timeout: timeout)
+    }
+
+    /// A Sentry event, as the envelope's item carries it (Sentry's field names).
+    private struct Event: Encodable {
+        struct Message: Encodable { var formatted: String }
+        struct SDK: Encodable {
+            var name: String
+            var version: String
+        }
+        struct Request: Encodable {
+            var method: String
+            var url: String
+        }
+        var eventID: String
+        var timestamp: Double
+        var platform = "other"
+        var level: String
+        var logger = "imago.serve"
+        var message: Message
+        var environment: String
+        var release: String
+        var tags: [String: String]
+        var serverName: String
+        var sdk: SDK
+        var request: Request?
+
+        private enum CodingKeys: String, CodingKey {
+            case eventID = "event_id"
+            case serverName = "server_name"
+            case timestamp, platform, level, logger, message, environment, release, tags, sdk, request
+        }
     }
 }
