@@ -72,7 +72,7 @@ extension ImagePipeline.Configuration {
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty, xdg.hasPrefix("/") {
             return URL(fileURLWithPath: xdg).appendingPathComponent("imago")
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment.nonEmpty("HOME") ?? NSHomeDirectory()
         return URL(fileURLWithPath: home).appendingPathComponent(".cache/imago")
     }
 }

@@ -73,25 +73,24 @@ public enum AWSCredentialSource: Sendable, Hashable {
     public static func `default`(
         environment: [String: String], systemVendorFile: URL = defaultSystemVendorFile
     ) throws(Error) -> AWSCredentialSource? {
-        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         if let credentials = AWSSigning.Credentials(environment: environment) { return .fixed(credentials) }
         if let source = try profile(
-            value("AWS_PROFILE") ?? "default", in: try AWSSharedConfig(environment: environment),
+            environment.nonEmpty("AWS_PROFILE") ?? "default", in: try AWSSharedConfig(environment: environment),
             environment: environment)
         {
             return source
         }
-        if let tokenFile = value("AWS_WEB_IDENTITY_TOKEN_FILE") {
-            guard let role = value("AWS_ROLE_ARN") else {
+        if let tokenFile = environment.nonEmpty("AWS_WEB_IDENTITY_TOKEN_FILE") {
+            guard let role = environment.nonEmpty("AWS_ROLE_ARN") else {
                 throw Error(reason: "AWS_WEB_IDENTITY_TOKEN_FILE is set without AWS_ROLE_ARN")
             }
             return .webIdentity(
                 roleARN: role, tokenFile: URL(fileURLWithPath: tokenFile),
                 sessionName: sessionName(environment: environment),
-                stsEndpoint: try stsEndpoint(environment: environment, region: value("AWS_REGION")))
+                stsEndpoint: try stsEndpoint(environment: environment, region: environment.nonEmpty("AWS_REGION")))
         }
         if let container = try container(environment: environment) { return container }
-        if value("AWS_EC2_METADATA_DISABLED")?.lowercased() == "true" { return nil }
+        if environment.nonEmpty("AWS_EC2_METADATA_DISABLED")?.lowercased() == "true" { return nil }
         if let endpoint = try instanceMetadataEndpoint(environment: environment) {
             return .instanceMetadata(endpoint: endpoint)
         }
@@ -109,16 +108,17 @@ public enum AWSCredentialSource: Sendable, Hashable {
     /// - Throws: ``Error`` for a URI that is not a path, or a full URI neither https nor http to loopback or the
     ///   agents' link-local addresses.
     static func container(environment: [String: String]) throws(Error) -> AWSCredentialSource? {
-        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        let authorization = value("AWS_CONTAINER_AUTHORIZATION_TOKEN")
-        let authorizationFile = value("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").map { URL(fileURLWithPath: $0) }
-        if let relative = value("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") {
+        let authorization = environment.nonEmpty("AWS_CONTAINER_AUTHORIZATION_TOKEN")
+        let authorizationFile = environment.nonEmpty("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").map {
+            URL(fileURLWithPath: $0)
+        }
+        if let relative = environment.nonEmpty("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") {
             guard relative.hasPrefix("/"), let url = URL(string: containerHost + relative) else {
                 throw Error(reason: "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI '\(relative)' is not a path")
             }
             return .container(url: url, authorization: authorization, authorizationFile: authorizationFile)
         }
-        if let full = value("AWS_CONTAINER_CREDENTIALS_FULL_URI") {
+        if let full = environment.nonEmpty("AWS_CONTAINER_CREDENTIALS_FULL_URI") {
             guard let url = URL(string: full), let host = url.host(percentEncoded: false)?.lowercased(),
                 url.scheme?.lowercased() == "https"
                     || (url.scheme?.lowercased() == "http"
@@ -138,7 +138,7 @@ public enum AWSCredentialSource: Sendable, Hashable {
     ///
     /// - Throws: ``Error`` when it is not an http or https URL.
     static func instanceMetadataEndpoint(environment: [String: String]) throws(Error) -> URL? {
-        guard let text = environment["AWS_EC2_METADATA_SERVICE_ENDPOINT"], !text.isEmpty else { return nil }
+        guard let text = environment.nonEmpty("AWS_EC2_METADATA_SERVICE_ENDPOINT") else { return nil }
         guard let url = URL(string: text), url.scheme?.lowercased() == "http" || url.scheme?.lowercased() == "https",
             url.host()?.isEmpty == false
         else { throw Error(reason: "AWS_EC2_METADATA_SERVICE_ENDPOINT '\(text)' is not an http URL") }
@@ -178,7 +178,7 @@ public enum AWSCredentialSource: Sendable, Hashable {
             }
         }
         if let role = field("role_arn") {
-            let region = field("region") ?? environment["AWS_REGION"].flatMap { $0.isEmpty ? nil : $0 }
+            let region = field("region") ?? environment.nonEmpty("AWS_REGION")
             let sessionName = field("role_session_name") ?? sessionName(environment: environment)
             let sts = try stsEndpoint(environment: environment, region: region)
             let base: AWSCredentialSource
@@ -252,7 +252,7 @@ public enum AWSCredentialSource: Sendable, Hashable {
     ///
     /// - Throws: ``Error`` for an `AWS_ENDPOINT_URL_STS` that is not an http or https URL.
     public static func stsEndpoint(environment: [String: String], region: String?) throws(Error) -> URL {
-        if let text = environment["AWS_ENDPOINT_URL_STS"], !text.isEmpty {
+        if let text = environment.nonEmpty("AWS_ENDPOINT_URL_STS") {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
                 throw Error(reason: "AWS_ENDPOINT_URL_STS '\(text)' is not an http or https URL")
             }
@@ -268,7 +268,7 @@ public enum AWSCredentialSource: Sendable, Hashable {
 
     /// `AWS_ROLE_SESSION_NAME`, else `imago-` and the time.
     public static func sessionName(environment: [String: String]) -> String {
-        environment["AWS_ROLE_SESSION_NAME"].flatMap { $0.isEmpty ? nil : $0 }
+        environment.nonEmpty("AWS_ROLE_SESSION_NAME")
             ?? "imago-\(Int(Date().timeIntervalSince1970))"
     }
 

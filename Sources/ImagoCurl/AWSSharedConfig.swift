@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 /// The AWS tools' shared files, read as the SDKs read them: the credentials file (`AWS_SHARED_CREDENTIALS_FILE`,
 /// else `~/.aws/credentials`; sections `[NAME]`) and the config file (`AWS_CONFIG_FILE`, else `~/.aws/config`;
@@ -20,11 +21,12 @@ public struct AWSSharedConfig: Sendable, Hashable {
     ///
     /// - Throws: ``AWSCredentialSource/Error`` for a file that is there but cannot be read or is over 1 MiB.
     public init(environment: [String: String]) throws(AWSCredentialSource.Error) {
-        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        let home = value("HOME").map { URL(fileURLWithPath: $0) }
-        let config = value("AWS_CONFIG_FILE").map { URL(fileURLWithPath: $0) } ?? home?.appending(path: ".aws/config")
+        let home = environment.nonEmpty("HOME").map { URL(fileURLWithPath: $0) }
+        let config =
+            environment.nonEmpty("AWS_CONFIG_FILE").map { URL(fileURLWithPath: $0) }
+            ?? home?.appending(path: ".aws/config")
         let credentials =
-            value("AWS_SHARED_CREDENTIALS_FILE").map { URL(fileURLWithPath: $0) }
+            environment.nonEmpty("AWS_SHARED_CREDENTIALS_FILE").map { URL(fileURLWithPath: $0) }
             ?? home?.appending(path: ".aws/credentials")
         if let config {
             for (section, fields) in try Self.sections(of: config) {

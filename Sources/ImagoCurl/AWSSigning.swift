@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 /// Signs the requests a ``CurlDataLoader`` sends to some hosts with AWS Signature Version 4, through libcurl's
 /// `CURLOPT_AWS_SIGV4`: private objects of S3 and of S3-compatible stores (MinIO, Ceph, R2, …).
@@ -36,11 +37,11 @@ public struct AWSSigning: Sendable, Hashable {
         /// The credentials of the AWS tools' environment variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
         /// `AWS_SESSION_TOKEN`); `nil` unless both the key and its secret are set and not empty.
         public init?(environment: [String: String]) {
-            guard let key = environment["AWS_ACCESS_KEY_ID"], !key.isEmpty,
-                let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty
+            guard let key = environment.nonEmpty("AWS_ACCESS_KEY_ID"),
+                let secret = environment.nonEmpty("AWS_SECRET_ACCESS_KEY")
             else { return nil }
-            let token = environment["AWS_SESSION_TOKEN"]
-            self.init(accessKeyID: key, secretAccessKey: secret, sessionToken: token?.isEmpty == false ? token : nil)
+            self.init(
+                accessKeyID: key, secretAccessKey: secret, sessionToken: environment.nonEmpty("AWS_SESSION_TOKEN"))
         }
     }
 

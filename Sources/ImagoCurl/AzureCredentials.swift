@@ -61,26 +61,27 @@ public enum AzureCredentials: Sendable, Hashable {
     public static func `default`(
         environment: [String: String], assetTagFile: URL = defaultAssetTagFile
     ) throws(Error) -> AzureCredentials? {
-        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        let only = value("AZURE_TOKEN_CREDENTIALS")?.lowercased()
+        let only = environment.nonEmpty("AZURE_TOKEN_CREDENTIALS")?.lowercased()
         func tries(_ name: String) -> Bool { only == nil || only == "prod" || only == name.lowercased() }
         var authority = defaultAuthorityHost
-        if let text = value("AZURE_AUTHORITY_HOST") {
+        if let text = environment.nonEmpty("AZURE_AUTHORITY_HOST") {
             let withScheme = text.contains("://") ? text : "https://" + text
             guard let url = URL(string: withScheme), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
                 url.host()?.isEmpty == false
             else { throw Error(reason: "AZURE_AUTHORITY_HOST '\(text)' is not a URL") }
             authority = url
         }
-        let tenant = value("AZURE_TENANT_ID")
-        let client = value("AZURE_CLIENT_ID")
+        let tenant = environment.nonEmpty("AZURE_TENANT_ID")
+        let client = environment.nonEmpty("AZURE_CLIENT_ID")
         if tenant.map({ !$0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." } }) == true {
             throw Error(reason: "AZURE_TENANT_ID is not a tenant ID or domain")
         }
-        if tries("EnvironmentCredential"), let tenant, let client, let secret = value("AZURE_CLIENT_SECRET") {
+        if tries("EnvironmentCredential"), let tenant, let client,
+            let secret = environment.nonEmpty("AZURE_CLIENT_SECRET")
+        {
             return .clientSecret(tenantID: tenant, clientID: client, secret: secret, authorityHost: authority)
         }
-        if tries("WorkloadIdentityCredential"), let file = value("AZURE_FEDERATED_TOKEN_FILE") {
+        if tries("WorkloadIdentityCredential"), let file = environment.nonEmpty("AZURE_FEDERATED_TOKEN_FILE") {
             guard let tenant, let client else {
                 throw Error(reason: "AZURE_FEDERATED_TOKEN_FILE needs AZURE_TENANT_ID and AZURE_CLIENT_ID")
             }
@@ -88,13 +89,13 @@ public enum AzureCredentials: Sendable, Hashable {
                 tenantID: tenant, clientID: client, tokenFile: URL(fileURLWithPath: file), authorityHost: authority)
         }
         guard tries("ManagedIdentityCredential") else { return nil }
-        if let text = value("IDENTITY_ENDPOINT"), let header = value("IDENTITY_HEADER") {
+        if let text = environment.nonEmpty("IDENTITY_ENDPOINT"), let header = environment.nonEmpty("IDENTITY_HEADER") {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
                 throw Error(reason: "IDENTITY_ENDPOINT '\(text)' is not an http URL")
             }
             return .managedIdentity(endpoint: url, identityHeader: header, clientID: client)
         }
-        if let text = value("AZURE_POD_IDENTITY_AUTHORITY_HOST") {
+        if let text = environment.nonEmpty("AZURE_POD_IDENTITY_AUTHORITY_HOST") {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
                 throw Error(reason: "AZURE_POD_IDENTITY_AUTHORITY_HOST '\(text)' is not an http URL")
             }

@@ -1051,7 +1051,7 @@ enum ServeCommand {
 
     /// The region the environment names: `AWS_REGION`, else `AWS_DEFAULT_REGION`; `nil` when neither is set.
     static func awsRegion(environment: [String: String]) -> String? {
-        ["AWS_REGION", "AWS_DEFAULT_REGION"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+        environment.nonEmpty("AWS_REGION") ?? environment.nonEmpty("AWS_DEFAULT_REGION")
     }
 
     /// The endpoint of an AWS service the environment names: `variable` (`AWS_ENDPOINT_URL_SSM` …), else
@@ -1059,8 +1059,7 @@ enum ServeCommand {
     ///
     /// - Throws: ``UsageError`` for one that is not an http or https URL.
     static func awsEndpoint(_ variable: String, environment: [String: String]) throws -> URL? {
-        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        guard let text = value(variable) ?? value("AWS_ENDPOINT_URL") else { return nil }
+        guard let text = environment.nonEmpty(variable) ?? environment.nonEmpty("AWS_ENDPOINT_URL") else { return nil }
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
             throw UsageError("\(variable) '\(text)' is not an http or https URL")
         }
@@ -1348,7 +1347,7 @@ enum ServeCommand {
     ) async throws -> [String: String] {
         guard
             let project = args.value("--env-gcp-secret-project-id")
-                ?? environment["GOOGLE_CLOUD_PROJECT"].flatMap({ $0.isEmpty ? nil : $0 })
+                ?? environment.nonEmpty("GOOGLE_CLOUD_PROJECT")
         else {
             throw UsageError("option '--env-gcp-secret-id' needs --env-gcp-secret-project-id (or GOOGLE_CLOUD_PROJECT)")
         }
@@ -1386,7 +1385,7 @@ enum ServeCommand {
     /// `environment` with the variables of `--env-file` (or `IMAGO_ENV_FILE`) over it, as imgproxy's
     /// `IMGPROXY_ENV_LOCAL_FILE_PATH` sets them over the process's; `environment` itself without one.
     static func environment(_ args: ParsedArguments, over environment: [String: String]) throws -> [String: String] {
-        guard let path = args.value("--env-file") ?? environment["IMAGO_ENV_FILE"].flatMap({ $0.isEmpty ? nil : $0 })
+        guard let path = args.value("--env-file") ?? environment.nonEmpty("IMAGO_ENV_FILE")
         else { return environment }
         let file: EnvironmentFile
         do {
