@@ -31,7 +31,6 @@ public final class OTLPBatchExporter<Item: Sendable>: Sendable {
     private let state = Mutex<(items: [Item], isClosed: Bool)>(([], false))
     private let write: @Sendable ([Item], inout ProtobufWriter) -> Void
     private let wake: AsyncStream<Void>.Continuation
-    private let signals: AsyncStream<Void>
     private let loops = Mutex<(sender: Task<Void, Never>?, ticker: Task<Void, Never>?)>((nil, nil))
 
     /// An exporter posting to `configuration`'s endpoint the export requests `write` fills with a batch's items
@@ -45,7 +44,8 @@ public final class OTLPBatchExporter<Item: Sendable>: Sendable {
         self.configuration = configuration
         self.isIncluded = isIncluded
         self.write = write
-        (signals, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (signals, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        self.wake = wake
         loops.withLock { loops in
             loops.sender = Task.detached { [self, signals] in
                 var failing = false

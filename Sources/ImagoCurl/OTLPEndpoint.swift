@@ -2,8 +2,9 @@ import Foundation
 import ImagoCore
 
 /// Where one signal of OpenTelemetry's goes over OTLP/HTTP with protobuf: a collector's URL for it
-/// (`…/v1/traces`, `…/v1/metrics`), the header fields each export sends (a vendor's API key) and how long one
-/// may take. ``OTLPTraceExporter`` and ``OTLPMetricExporter`` post through it.
+/// (`…/v1/traces`, `…/v1/metrics`, `…/v1/logs`), the header fields each export sends (a vendor's API key), how
+/// long one may take and the certificates. ``OTLPBatchExporter`` (spans, log entries) and ``OTLPMetricExporter``
+/// post through it.
 public struct OTLPEndpoint: Sendable, Hashable {
     /// The signal's whole URL (`http://localhost:4318/v1/traces`).
     public var url: URL
@@ -58,9 +59,9 @@ public struct OTLPEndpoint: Sendable, Hashable {
 }
 
 extension ProtobufWriter {
-    /// The one entry of an OTLP export request (its field 1: `ResourceSpans` or `ResourceMetrics`, which are
-    /// alike): the resource of `attributes`, and one instrumentation scope (`imago` and its version) whose items
-    /// (spans, metrics, each its field 2) `items` writes.
+    /// The one entry of an OTLP export request (its field 1: `ResourceSpans`, `ResourceMetrics` or `ResourceLogs`,
+    /// which are alike): the resource of `attributes`, and one instrumentation scope (`imago` and its version) whose
+    /// items (spans, metrics, log records, each its field 2) `items` writes.
     mutating func otlpResource(
         _ attributes: [TraceSpan.Attribute], items: (inout ProtobufWriter) -> Void
     ) {

@@ -180,9 +180,15 @@ package func parseByteCount(_ text: String, option: String) throws -> Int {
 
 /// Parses a positive integer option value within `range`.
 package func parseInteger(_ text: String, option: String, range: ClosedRange<Int>) throws -> Int {
+    try parseInteger(text, variable: "option '\(option)'", range: range)
+}
+
+/// Parses a whole number within `range` that `variable` gives (an environment variable, or a phrase naming an
+/// option); a ``UsageError`` names it otherwise.
+package func parseInteger(_ text: String, variable: String, range: ClosedRange<Int>) throws -> Int {
     guard let v = Int(text), range.contains(v) else {
         throw UsageError(
-            "option '\(option)' expects a whole number from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")
+            "\(variable) expects a whole number from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")
     }
     return v
 }

@@ -114,7 +114,7 @@ struct OpenTelemetryOptions: Sendable {
 
         /// The whole number variable `name` gives, within `range`; `nil` when it is unset.
         func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-            try variable(name).map { try Self.integer($0, variable: name, range: range) }
+            try variable(name).map { try parseInteger($0, variable: name, range: range) }
         }
         /// A batching exporter's settings for `signal` (`TRACES`) at `path`, its batch processor's variables
         /// starting with `processor` (`OTEL_BSP`), its schedule `delay` by default.
@@ -205,7 +205,7 @@ struct OpenTelemetryOptions: Sendable {
             throw UsageError("OTEL_EXPORTER_OTLP_CLIENT_KEY needs OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
         }
         if let (name, text) = exporterVariable("TIMEOUT") {
-            endpoint.timeout = .milliseconds(try integer(text, variable: name, range: 1...600_000))
+            endpoint.timeout = .milliseconds(try parseInteger(text, variable: name, range: 1...600_000))
         }
         return endpoint
     }
@@ -248,13 +248,5 @@ struct OpenTelemetryOptions: Sendable {
             pairs[parts[0]] = value
         }
         return pairs
-    }
-
-    private static func integer(_ text: String, variable: String, range: ClosedRange<Int>) throws -> Int {
-        guard let value = Int(text), range.contains(value) else {
-            throw UsageError(
-                "\(variable) expects a whole number from \(range.lowerBound) to \(range.upperBound) (got '\(text)')")
-        }
-        return value
     }
 }
