@@ -30,6 +30,8 @@ declare -A NEEDED=(
   # SVG: librsvg and cairo, loaded at run time by CSVGPlugin (no headers needed)
   [/usr/lib/x86_64-linux-gnu/librsvg-2.so.2]=librsvg2-2
   [/usr/bin/redis-server]=redis-server
+  # the tests' gRPC collector for OTLP over gRPC (Debian's python3 and its grpc module; a test tool only)
+  [/usr/lib/python3/dist-packages/grpc/__init__.py]=python3-grpcio
 )
 EXTRA=("$@")  # further packages a caller needs (e.g. tmux for terminal tests), given as package:probe-path
 

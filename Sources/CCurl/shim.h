@@ -42,6 +42,7 @@ static const long imago_http_version_2tls = CURL_HTTP_VERSION_2TLS;
 static const long imago_http_version_1_1 = CURL_HTTP_VERSION_1_1;
 static const long imago_http_version_2 = CURL_HTTP_VERSION_2_0;
 static const long imago_http_version_3 = CURL_HTTP_VERSION_3;
+static const long imago_http_version_2_prior_knowledge = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
 static const curl_socket_t imago_socket_bad = CURL_SOCKET_BAD;
 static const size_t imago_write_error = CURL_WRITEFUNC_ERROR;
 static const long imago_global_all = CURL_GLOBAL_ALL;

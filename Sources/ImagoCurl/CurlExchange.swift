@@ -17,8 +17,12 @@ struct CurlExchange {
     var bytes: Data?
     /// How long the whole exchange may take.
     var timeout: Duration
-    /// The response header fields to read, by name.
+    /// The response header fields to read, by name: from the header or, when it has none of the name, the trailer
+    /// (gRPC's `grpc-status`).
     var answerFields: [String] = []
+    /// Whether the exchange is HTTP/2 from its first byte, without asking (gRPC's collectors on `http://`; over
+    /// `https://` TLS's ALPN must choose HTTP/2). Default `false`: what libcurl chooses.
+    var requiresHTTP2 = false
     /// Another method than `GET`/`POST` (`PUT` for EC2's metadata token), sent with ``body`` (none: empty).
     var method: String?
     /// Whether the exchange goes straight to the host whatever the proxy variables say: for the metadata
@@ -104,6 +108,9 @@ struct CurlExchange {
         _ = imago_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = imago_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, CurlEasy.milliseconds(timeout))
         _ = imago_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        if requiresHTTP2 {
+            _ = imago_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, imago_http_version_2_prior_knowledge)
+        }
         tls.apply(to: handle)
         var list: UnsafeMutablePointer<curl_slist>?
         for field in fields { list = curl_slist_append(list, field) }
@@ -118,8 +125,9 @@ struct CurlExchange {
         var answered: [String: String] = [:]
         for name in answerFields {
             var header: UnsafeMutablePointer<curl_header>?
-            // The last response's field (CURLH_HEADER: a server header; request -1: the last request).
-            if curl_easy_header(handle, name, 0, UInt32(CURLH_HEADER), -1, &header) == CURLHE_OK,
+            // The last response's field (CURLH_HEADER: a server header, CURLH_TRAILER: its trailer; request -1: the
+            // last request).
+            if curl_easy_header(handle, name, 0, UInt32(CURLH_HEADER | CURLH_TRAILER), -1, &header) == CURLHE_OK,
                 let value = header?.pointee.value
             {
                 answered[name] = String(cString: value)

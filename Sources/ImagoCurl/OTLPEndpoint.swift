@@ -1,36 +1,76 @@
 import Foundation
 import ImagoCore
 
-/// Where one signal of OpenTelemetry's goes over OTLP/HTTP with protobuf: a collector's URL for it
-/// (`…/v1/traces`, `…/v1/metrics`, `…/v1/logs`), the header fields each export sends (a vendor's API key), how
+/// Where one signal of OpenTelemetry's goes over OTLP, by HTTP with protobuf (a collector's `…/v1/traces`) or by
+/// gRPC (its `TraceService/Export` method): the URL, the header fields each export sends (a vendor's API key), how
 /// long one may take and the certificates. ``OTLPBatchExporter`` (spans, log entries) and ``OTLPMetricExporter``
 /// post through it.
-public struct OTLPEndpoint: Sendable, Hashable {
-    /// The signal's whole URL (`http://localhost:4318/v1/traces`).
+///
+/// ```swift
+/// let spans = OTLPEndpoint(collector: URL(string: "http://collector:4317")!, signal: .traces, transport: .grpc)
+/// // http://collector:4317/opentelemetry.proto.collector.trace.v1.TraceService/Export, over HTTP/2
+/// ```
+public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// How exports travel (`OTEL_EXPORTER_OTLP_PROTOCOL`).
+    public enum Transport: String, Sendable, Hashable {
+        /// A POST of the protobuf message over HTTP/1.1 or HTTP/2 (`http/protobuf`, a collector's port 4318).
+        case httpProtobuf = "http/protobuf"
+        /// A unary gRPC call over HTTP/2 (`grpc`, a collector's port 4317; imgproxy's default): the message in
+        /// gRPC's length-prefixed frame, the outcome in the `grpc-status` trailer.
+        case grpc
+    }
+
+    /// The signal's whole URL (`http://localhost:4318/v1/traces`; over gRPC the method's,
+    /// `http://localhost:4317/opentelemetry.proto.collector.trace.v1.TraceService/Export`).
     public var url: URL
-    /// Header fields sent with each export (`OTEL_EXPORTER_OTLP_HEADERS`). Default none.
+    /// How exports travel. Default ``Transport/httpProtobuf``.
+    public var transport: Transport
+    /// Header fields sent with each export (`OTEL_EXPORTER_OTLP_HEADERS`; gRPC's metadata). Default none.
     public var headers: [String: String]
-    /// How long one export may take (`OTEL_EXPORTER_OTLP_TIMEOUT`). Default 10 s.
+    /// How long one export may take (`OTEL_EXPORTER_OTLP_TIMEOUT`; sent as `grpc-timeout` over gRPC). Default 10 s.
     public var timeout: Duration
     /// The certificates trusted and presented over https: a private CA (`OTEL_EXPORTER_OTLP_CERTIFICATE`), a client
     /// certificate and key for mutual TLS (`…_CLIENT_CERTIFICATE`, `…_CLIENT_KEY`). Default: the system's CAs, no
     /// client certificate.
     public var tls: CurlDataLoader.TLSOptions
 
-    /// The endpoint `url`, with `headers` (default none), `timeout` (default 10 s) and `tls` (default: the system's
-    /// CAs, no client certificate).
+    /// The endpoint `url`, by `transport` (default ``Transport/httpProtobuf``), with `headers` (default none),
+    /// `timeout` (default 10 s) and `tls` (default: the system's CAs, no client certificate).
     public init(
-        url: URL, headers: [String: String] = [:], timeout: Duration = .seconds(10),
-        tls: CurlDataLoader.TLSOptions = CurlDataLoader.TLSOptions()
+        url: URL, transport: Transport = .httpProtobuf, headers: [String: String] = [:],
+        timeout: Duration = .seconds(10), tls: CurlDataLoader.TLSOptions = CurlDataLoader.TLSOptions()
     ) {
         self.url = url
+        self.transport = transport
         self.headers = headers
         self.timeout = timeout
         self.tls = tls
     }
 
-    /// Posts `body` (an OTLP `Export…ServiceRequest`); one that fails with a status OTLP calls retryable (429,
-    /// 502, 503, 504) or without an answer is sent once more after a second. Returns why it failed, or `nil`.
+    /// The endpoint of `signal` on the collector at `base`, as OpenTelemetry's SDKs derive it from
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`: over HTTP `base` + the signal's path (`http://collector:4318/v1/traces`); over
+    /// gRPC the signal's method at `base`'s scheme, host and port, whatever path `base` has. The other settings as
+    /// in ``init(url:transport:headers:timeout:tls:)``.
+    public init(collector base: URL, signal: OTLPSignal, transport: Transport = .httpProtobuf) {
+        var components = URLComponents(url: base, resolvingAgainstBaseURL: false) ?? URLComponents()
+        switch transport {
+        case .httpProtobuf:
+            let path = components.percentEncodedPath
+            components.percentEncodedPath = (path.hasSuffix("/") ? path : path + "/") + signal.httpPath
+        case .grpc:
+            components.percentEncodedPath = "/" + signal.grpcMethod
+        }
+        components.query = nil
+        components.fragment = nil
+        self.init(url: components.url ?? base, transport: transport)
+    }
+
+    /// The URL, and `over gRPC` for gRPC: what `imago serve` says at its start.
+    public var description: String { url.absoluteString + (transport == .grpc ? " over gRPC" : "") }
+
+    /// Posts `body` (an OTLP `Export…ServiceRequest`); one that fails in a way OTLP calls retryable (HTTP 429, 502,
+    /// 503, 504; gRPC's `UNAVAILABLE` and the like) or without an answer is sent once more after a second. Returns
+    /// why it failed, or `nil`.
     func send(_ body: Data) async -> String? {
         var problem = await post(body)
         if let (_, retryable) = problem, retryable {
@@ -40,22 +80,71 @@ public struct OTLPEndpoint: Sendable, Hashable {
         return problem?.reason
     }
 
+    /// HTTP statuses after which OTLP sends again.
+    private static let retryableStatuses: Set<Int> = [429, 502, 503, 504]
+
     private func post(_ body: Data) async -> (reason: String, retryable: Bool)? {
-        var exchange = CurlExchange(
-            url: url,
-            fields: ["Content-Type: application/x-protobuf"]
-                + headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" },
-            timeout: timeout)
-        exchange.bytes = body
+        let fields = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        var exchange: CurlExchange
+        switch transport {
+        case .httpProtobuf:
+            exchange = CurlExchange(
+                url: url, fields: ["Content-Type: application/x-protobuf"] + fields, timeout: timeout)
+            exchange.bytes = body
+        case .grpc:
+            // gRPC's frame: not compressed (0), the length in 4 bytes big-endian, the message.
+            var frame = Data([0])
+            withUnsafeBytes(of: UInt32(body.count).bigEndian) { frame.append(contentsOf: $0) }
+            frame.append(body)
+            exchange = CurlExchange(
+                url: url,
+                fields: [
+                    "Content-Type: application/grpc", "TE: trailers",
+                    "grpc-timeout: \(min(CurlEasy.milliseconds(timeout), 99_999_999))m",
+                ] + fields, timeout: timeout)
+            exchange.bytes = frame
+            exchange.requiresHTTP2 = true
+            exchange.answerFields = ["grpc-status", "grpc-message"]
+        }
         exchange.tls = tls
+        let answer: CurlExchange.Answer
         do {
-            let answer = try await exchange.perform()
-            if (200..<300).contains(answer.status) { return nil }
-            return ("the collector answered HTTP \(answer.status)", [429, 502, 503, 504].contains(answer.status))
+            answer = try await exchange.perform()
         } catch {
             return ((error as? CurlExchange.Failure)?.reason ?? "\(error)", true)
         }
+        guard (200..<300).contains(answer.status) else {
+            return ("the collector answered HTTP \(answer.status)", Self.retryableStatuses.contains(answer.status))
+        }
+        guard transport == .grpc else { return nil }
+        guard let code = answer.fields["grpc-status"].flatMap({ Int($0) }) else {
+            return ("the collector's answer has no grpc-status", false)
+        }
+        guard code != 0 else { return nil }
+        let message = answer.fields["grpc-message"].map { ": " + ($0.removingPercentEncoding ?? $0) } ?? ""
+        return (
+            "the collector answered gRPC status \(code) (\(GRPCStatus.name(code)))" + message,
+            GRPCStatus.isRetryable(code)
+        )
     }
+}
+
+/// gRPC's status codes, as OTLP reads them.
+private enum GRPCStatus {
+    /// The codes' names, by code.
+    static let names = [
+        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+        "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+        "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+    ]
+
+    /// The name of `code` (`UNAVAILABLE`), or `unknown code` past the list.
+    static func name(_ code: Int) -> String { names.indices.contains(code) ? names[code] : "unknown code" }
+
+    /// Whether OTLP sends again after `code`: `CANCELLED`, `DEADLINE_EXCEEDED`, `ABORTED`, `OUT_OF_RANGE`,
+    /// `UNAVAILABLE`, `DATA_LOSS` (`RESOURCE_EXHAUSTED` only with a retry delay in its details, which Imago does
+    /// not read).
+    static func isRetryable(_ code: Int) -> Bool { [1, 4, 10, 11, 14, 15].contains(code) }
 }
 
 extension ProtobufWriter {

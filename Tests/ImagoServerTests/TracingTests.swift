@@ -508,7 +508,7 @@ struct TracingTests {
     }
 
     /// The settings as OpenTelemetry's SDKs read them: each signal's endpoint from `--otel-endpoint` or the
-    /// general variable (its own variable taken as it is), the protocol only http/protobuf, headers
+    /// general variable (its own variable taken as it is), the protocol http/protobuf or gRPC, headers
     /// percent-decoded and never echoed in an error, `OTEL_SDK_DISABLED`.
     @Test func openTelemetrySettingsComeFromItsVariables() throws {
         func parse(_ arguments: [String], _ environment: [String: String]) throws -> OpenTelemetryOptions {
@@ -567,13 +567,42 @@ struct TracingTests {
         let none = try parse(["--otel", "--otel-propagate-external"], ["OTEL_PROPAGATORS": "none"]).traces?.tracing
         #expect(none?.readsCallerContext == false && none?.propagatesToSources == false)
         #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_PROPAGATORS": "tracecontext,b3"]) }
-        for protocolName in ["grpc", "http/json"] {
-            #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_EXPORTER_OTLP_PROTOCOL": protocolName]) }
-        }
+        #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"]) }
         #expect(throws: UsageError.self) {
-            try parse(["--otel", "--otel-metrics"], ["OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "grpc"])
+            try parse(["--otel", "--otel-metrics"], ["OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json"])
         }
-        #expect(try parse(["--otel"], ["OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "grpc"]).traces != nil, "metrics off")
+        #expect(try parse(["--otel"], ["OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "json"]).traces != nil, "metrics off")
+
+        // gRPC: the signal's method at the endpoint's host and port (its path ignored), 4317 by default; a
+        // host:port without a scheme over TLS unless the exporter is insecure
+        let grpcDefaults = try parse(
+            ["--otel", "--otel-metrics", "--otel-logs"], ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"])
+        let method = "opentelemetry.proto.collector.%@.v1.%@Service/Export"
+        for (endpoint, signal, service) in [
+            (grpcDefaults.traces?.exporter.endpoint, "trace", "Trace"),
+            (grpcDefaults.metrics?.endpoint, "metrics", "Metrics"),
+            (grpcDefaults.logs?.exporter.endpoint, "logs", "Logs"),
+        ] {
+            #expect(endpoint?.transport == .grpc)
+            #expect(
+                endpoint?.url.absoluteString
+                    == "http://localhost:4317/" + String(format: method, signal, service))
+        }
+        let grpcGiven = try parse(
+            ["--otel", "--otel-metrics"],
+            [
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc",
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c.example:4317/x/",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "collector:4317", "OTEL_EXPORTER_OTLP_TRACES_INSECURE": "true",
+            ])
+        #expect(
+            grpcGiven.traces?.exporter.endpoint.url.absoluteString
+                == "http://collector:4317/opentelemetry.proto.collector.trace.v1.TraceService/Export")
+        #expect(grpcGiven.metrics?.endpoint.url.absoluteString == "https://c.example:4317/x/v1/metrics")
+        #expect(grpcGiven.metrics?.endpoint.transport == .httpProtobuf, "the protocol is the signal's")
+        let secure = try parse(
+            ["--otel"], ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4317"])
+        #expect(secure.traces?.exporter.endpoint.url.absoluteString.hasPrefix("https://collector:4317/") == true)
         do {
             _ = try parse(["--otel"], ["OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer s3cret,broken"])
             Issue.record("a pair without = is refused")
@@ -762,6 +791,124 @@ struct TracingTests {
         #expect(parsed.logs?.exporter.endpoint.tls.caBundlePath == nginx.certificatePath)
         #expect(throws: UsageError.self) { try parse(["OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"]) }
         #expect(throws: UsageError.self) { try parse(["OTEL_EXPORTER_OTLP_CLIENT_KEY": nginx.clientKeyPath]) }
+    }
+
+    /// OTLP over gRPC, against Python's gRPC server (an independent HTTP/2 and gRPC): each signal's export is a
+    /// unary call of its service's method with the header fields as metadata and the timeout as the deadline, its
+    /// message the same bytes as over HTTP; `UNAVAILABLE` is retried once, `INVALID_ARGUMENT` is not, and a failure
+    /// is told with the status's name and message.
+    @Test(.timeLimit(.minutes(1)))
+    func exportsGoOverGRPC() async throws {
+        let collector = try GRPCCollector(statuses: [14, 0, 3])
+        defer { collector.stop() }
+        func endpoint(_ signal: OTLPSignal) -> OTLPEndpoint {
+            var endpoint = OTLPEndpoint(collector: collector.url, signal: signal, transport: .grpc)
+            endpoint.headers = ["x-api-key": "s ecret"]
+            endpoint.timeout = .seconds(7)
+            return endpoint
+        }
+        let spans = (0..<3).map { index in
+            TraceSpan(
+                traceID: .random(), spanID: .random(), name: "span \(index)", kind: .internal, start: Date(),
+                end: Date())
+        }
+        // UNAVAILABLE, then OK: two calls with the same message
+        let traces = OTLPTraceExporter(configuration: .init(endpoint: endpoint(.traces)))
+        traces.submit(spans)
+        await traces.shutdown()
+        #expect(traces.exportedCount == 3 && traces.failedCount == 0)
+        let first = collector.received
+        try #require(first.count == 2, "\(first.map(\.status))")
+        #expect(first.map(\.status) == [14, 0] && first[0].body == first[1].body)
+        for call in first {
+            #expect(call.method == "opentelemetry.proto.collector.trace.v1.TraceService/Export")
+            #expect(call.metadata["x-api-key"] == "s ecret")
+            #expect((6...7).contains(call.remaining ?? 0), "grpc-timeout 7000m: \(call.remaining ?? -1)")
+        }
+        let decoded = try Self.decode([first[1].message])
+        #expect(decoded.spans.map(\.name) == ["span 0", "span 1", "span 2"])
+        #expect(decoded.spans.map(\.span_id) == spans.map(\.spanID.description))
+
+        // INVALID_ARGUMENT: one call, the failure told once with the status and its (percent-decoded) message
+        let told = Locked<[String]>([])
+        let refused = OTLPTraceExporter(configuration: .init(endpoint: endpoint(.traces))) { message in
+            told.withLock { $0.append(message) }
+        }
+        refused.submit(spans)
+        await refused.shutdown()
+        #expect(collector.received.count == 3 && refused.failedCount == 3)
+        #expect(told.value.count == 1, "\(told.value)")
+        #expect(
+            told.value.first?.contains("gRPC status 3 (INVALID_ARGUMENT): the test's collector refuses: 3% sure")
+                == true, "\(told.value)")
+
+        // Metrics and log records by their own services
+        let metrics = OTLPMetricExporter(configuration: .init(endpoint: endpoint(.metrics), interval: .seconds(3_600)))
+        {
+            [
+                MetricFamily(
+                    name: "imago_serve_in_flight", kind: .gauge, help: "Requests in flight.",
+                    samples: [.init(value: .integer(2))])
+            ]
+        }
+        await metrics.shutdown()
+        let logs = OTLPLogExporter(configuration: .init(endpoint: endpoint(.logs)))
+        logs.submit([LogEntry(time: Date(), severity: .info, body: "GET /x 200")])
+        await logs.shutdown()
+        #expect(metrics.failedCount == 0 && logs.exportedCount == 1)
+        let later = Array(collector.received.dropFirst(3))
+        #expect(
+            later.map(\.method) == [
+                "opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
+                "opentelemetry.proto.collector.logs.v1.LogsService/Export",
+            ])
+        if later.count == 2 {
+            #expect(try Self.decodeMetrics([later[0].message]).first?.first?.name == "imago_serve_in_flight")
+            #expect(try Self.decodeLogs([later[1].message]).first?.body == "GET /x 200")
+        }
+
+        // No collector at the port: a failure, told
+        collector.stop()
+        let absent = OTLPTraceExporter(configuration: .init(endpoint: endpoint(.traces)))
+        absent.submit(spans)
+        await absent.shutdown()
+        #expect(absent.failedCount == 3)
+    }
+
+    /// `imago serve` with `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`, as imgproxy's default: traces, metrics and the access
+    /// log's records each reach their service's method on a gRPC collector.
+    @Test(.timeLimit(.minutes(1)))
+    func serveSendsEachSignalOverGRPC() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
+        let collector = try GRPCCollector()
+        defer { collector.stop() }
+        let directory = ServeCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try await InProcessServe.start(
+            [
+                "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path, "--otel",
+                "--otel-metrics", "--otel-logs",
+            ],
+            environment: [
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:\(collector.port)",
+                "OTEL_EXPORTER_OTLP_INSECURE": "true", "OTEL_EXPORTER_OTLP_HEADERS": "x-team=images",
+            ])
+        let image = "http://127.0.0.1:\(serve.port)/_/rs:fit:32:32/plain/" + origin.url(for: "/a.jpg").absoluteString
+        #expect(try await TestHTTPClient().send(URL(string: image)!).status == 200)
+        #expect(await serve.stop() == 0)
+        let calls = collector.received
+        func messages(_ service: String) -> [Data] {
+            calls.filter { $0.method == "opentelemetry.proto.collector.\(service)/Export" }.map(\.message)
+        }
+        #expect(calls.allSatisfy { $0.status == 0 && $0.metadata["x-team"] == "images" })
+        let spans = try Self.decode(messages("trace.v1.TraceService")).spans
+        #expect(spans.contains { $0.name == "/request" } && spans.contains { $0.name == "encoding_image" })
+        let metrics = try Self.decodeMetrics(messages("metrics.v1.MetricsService")).flatMap { $0 }
+        #expect(metrics.contains { $0.name == "imago_serve_requests_total" }, "\(metrics.map(\.name))")
+        let records = try Self.decodeLogs(messages("logs.v1.LogsService"))
+        #expect(records.contains { $0.body.contains("200") && $0.trace_id != nil }, "\(records.map(\.body))")
     }
 
     /// The hand-written wire format against values with known encodings (protobuf's documentation: 150 is

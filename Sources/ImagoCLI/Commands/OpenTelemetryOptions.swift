@@ -5,8 +5,8 @@ import ImagoServer
 /// `serve`'s OpenTelemetry settings (imgproxy's `IMGPROXY_OPEN_TELEMETRY_*`): `--otel` sends traces,
 /// `--otel-metrics` metrics too, `--otel-logs` the access log's records, and `--otel-endpoint URL`, `--otel-trace-id-generator xray|random` and
 /// `--otel-propagate-external` set what imgproxy's settings set. The rest comes from OpenTelemetry's own variables,
-/// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT`, `…_PROTOCOL` (only
-/// `http/protobuf`), `…_CERTIFICATE`, `…_CLIENT_CERTIFICATE` and `…_CLIENT_KEY` (PEM files), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
+/// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT`, `…_PROTOCOL` (`http/protobuf`,
+/// the default, or `grpc`), `…_INSECURE` (gRPC), `…_CERTIFICATE`, `…_CLIENT_CERTIFICATE` and `…_CLIENT_KEY` (PEM files), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
 /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `none`),
 /// `OTEL_TRACES_SAMPLER` and `…_ARG`, `OTEL_LOG_LEVEL`, `OTEL_BLRP_*` as `OTEL_BSP_*`, `OTEL_BSP_SCHEDULE_DELAY`,
 /// `…_MAX_QUEUE_SIZE` and `…_MAX_EXPORT_BATCH_SIZE`, `OTEL_METRIC_EXPORT_INTERVAL`, and `OTEL_SDK_DISABLED`.
@@ -29,8 +29,9 @@ struct OpenTelemetryOptions: Sendable {
         OptionSpec(
             "--otel",
             help:
-                "Send a trace of each image request to an OpenTelemetry collector over OTLP/HTTP"
-                + " (IMGPROXY_OPEN_TELEMETRY_ENABLE; the OTEL_* variables set the rest)."),
+                "Send a trace of each image request to an OpenTelemetry collector over OTLP/HTTP, or gRPC with"
+                + " OTEL_EXPORTER_OTLP_PROTOCOL=grpc (IMGPROXY_OPEN_TELEMETRY_ENABLE; the OTEL_* variables set the"
+                + " rest)."),
         OptionSpec(
             "--otel-metrics",
             help:
@@ -44,9 +45,9 @@ struct OpenTelemetryOptions: Sendable {
         OptionSpec(
             "--otel-endpoint", value: "URL",
             help:
-                "The collector's OTLP/HTTP base URL: traces to URL/v1/traces, metrics to URL/v1/metrics, logs to"
-                + " URL/v1/logs (default"
-                + " OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318)."),
+                "The collector's OTLP base URL: traces to URL/v1/traces, metrics to URL/v1/metrics, logs to"
+                + " URL/v1/logs; over gRPC its host and port (default OTEL_EXPORTER_OTLP_ENDPOINT, else"
+                + " http://localhost:4318, or http://localhost:4317 for gRPC)."),
         OptionSpec(
             "--otel-trace-id-generator", value: "NAME",
             help:
@@ -116,15 +117,15 @@ struct OpenTelemetryOptions: Sendable {
         func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
             try variable(name).map { try parseInteger($0, variable: name, range: range) }
         }
-        /// A batching exporter's settings for `signal` (`TRACES`) at `path`, its batch processor's variables
+        /// A batching exporter's settings for `signal`, its batch processor's variables
         /// starting with `processor` (`OTEL_BSP`), its schedule `delay` by default.
         func batching(
-            _ signal: String, path: String, processor: String, delay: Duration
+            _ signal: OTLPSignal, processor: String, delay: Duration
         ) throws
             -> OTLPBatchConfiguration
         {
             var batching = OTLPBatchConfiguration(
-                endpoint: try Self.endpoint(for: signal, path: path, base: args.value("--otel-endpoint"), variable),
+                endpoint: try Self.endpoint(for: signal, base: args.value("--otel-endpoint"), variable),
                 resource: resource, scheduleDelay: delay)
             if let delay = try number(processor + "_SCHEDULE_DELAY", in: 1...3_600_000) {
                 batching.scheduleDelay = .milliseconds(delay)
@@ -137,7 +138,7 @@ struct OpenTelemetryOptions: Sendable {
             }
             return batching
         }
-        traces = (tracing, try batching("TRACES", path: "v1/traces", processor: "OTEL_BSP", delay: .seconds(5)))
+        traces = (tracing, try batching(.traces, processor: "OTEL_BSP", delay: .seconds(5)))
         if args.has("--otel-logs") {
             var least: AccessLogRecord.Level?
             if let text = variable("OTEL_LOG_LEVEL") {
@@ -146,12 +147,12 @@ struct OpenTelemetryOptions: Sendable {
                 }
                 least = level
             }
-            logs = (try batching("LOGS", path: "v1/logs", processor: "OTEL_BLRP", delay: .seconds(1)), least)
+            logs = (try batching(.logs, processor: "OTEL_BLRP", delay: .seconds(1)), least)
         }
         if args.has("--otel-metrics") {
             var metrics = OTLPMetricExporter.Configuration(
                 endpoint: try Self.endpoint(
-                    for: "METRICS", path: "v1/metrics", base: args.value("--otel-endpoint"), variable),
+                    for: .metrics, base: args.value("--otel-endpoint"), variable),
                 resource: resource)
             if let interval = try number("OTEL_METRIC_EXPORT_INTERVAL", in: 100...86_400_000) {
                 metrics.interval = .milliseconds(interval)
@@ -160,35 +161,58 @@ struct OpenTelemetryOptions: Sendable {
         }
     }
 
-    /// The endpoint of one signal (`TRACES`, `METRICS`): `base` (`--otel-endpoint`) + `path`, else the signal's own
-    /// `OTEL_EXPORTER_OTLP_{signal}_ENDPOINT` as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `path`, else
-    /// `http://localhost:4318/` + `path`; its headers, timeout, protocol and TLS files (`…_CERTIFICATE`,
-    /// `…_CLIENT_CERTIFICATE`, `…_CLIENT_KEY`) by the signal's variable, else the general one.
+    /// The endpoint of `signal`, by the protocol `OTEL_EXPORTER_OTLP_{signal}_PROTOCOL` or `…_PROTOCOL` names
+    /// (`http/protobuf`, the default, or `grpc`): over HTTP `base` (`--otel-endpoint`) + the signal's path, else the
+    /// signal's own `OTEL_EXPORTER_OTLP_{signal}_ENDPOINT` as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT` + the path,
+    /// else `http://localhost:4318/` + the path; over gRPC the signal's method at the host and port of the same
+    /// variables (default `http://localhost:4317`), one without a scheme over TLS unless `…_INSECURE` is `true`. Its
+    /// headers, timeout and TLS files (`…_CERTIFICATE`, `…_CLIENT_CERTIFICATE`, `…_CLIENT_KEY`) by the signal's
+    /// variable, else the general one.
     static func endpoint(
-        for signal: String, path: String, base: String?, _ variable: (String) -> String?
+        for signal: OTLPSignal, base: String?, _ variable: (String) -> String?
     ) throws -> OTLPEndpoint {
         /// The signal's own variable, else the general one (`OTEL_EXPORTER_OTLP_TRACES_X`, `OTEL_EXPORTER_OTLP_X`).
         func exporterVariable(_ suffix: String) -> (name: String, value: String)? {
-            for name in ["OTEL_EXPORTER_OTLP_\(signal)_" + suffix, "OTEL_EXPORTER_OTLP_" + suffix] {
+            for name in ["OTEL_EXPORTER_OTLP_\(signal.variablePart)_" + suffix, "OTEL_EXPORTER_OTLP_" + suffix] {
                 if let value = variable(name) { return (name, value) }
             }
             return nil
         }
-        func joined(_ base: String) -> String { (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/" + path }
-        if let (name, value) = exporterVariable("PROTOCOL"), !["http/protobuf", "http", "https"].contains(value) {
-            throw UsageError(
-                "\(name)=\(value): imago sends OTLP over HTTP with protobuf (http/protobuf, port 4318), not gRPC or"
-                    + " JSON")
+        var transport = OTLPEndpoint.Transport.httpProtobuf
+        if let (name, value) = exporterVariable("PROTOCOL") {
+            switch value.lowercased() {
+            case "http/protobuf", "http", "https": transport = .httpProtobuf
+            case "grpc": transport = .grpc
+            default:
+                throw UsageError(
+                    "\(name)=\(value): imago sends OTLP over HTTP with protobuf (http/protobuf, port 4318) or over gRPC"
+                        + " (grpc, port 4317), not as JSON")
+            }
         }
-        let text =
-            base.map(joined) ?? variable("OTEL_EXPORTER_OTLP_\(signal)_ENDPOINT")
-            ?? variable("OTEL_EXPORTER_OTLP_ENDPOINT").map(joined) ?? joined("http://localhost:4318")
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-            url.host() != nil
-        else {
-            throw UsageError("the OpenTelemetry endpoint must be an http or https URL (got '\(text)')")
+        func validated(_ text: String) throws -> URL {
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                ["http", "https"].contains(scheme), url.host() != nil
+            else {
+                throw UsageError("the OpenTelemetry endpoint must be an http or https URL (got '\(text)')")
+            }
+            return url
         }
-        var endpoint = OTLPEndpoint(url: url)
+        let signalEndpoint = variable("OTEL_EXPORTER_OTLP_\(signal.variablePart)_ENDPOINT")
+        var endpoint: OTLPEndpoint
+        if transport == .grpc {
+            var text = base ?? signalEndpoint ?? variable("OTEL_EXPORTER_OTLP_ENDPOINT") ?? "http://localhost:4317"
+            if !text.contains("://") {
+                // host:port, as gRPC's SDKs take it: TLS unless the exporter is told it is insecure.
+                let insecure = exporterVariable("INSECURE").map { $0.value.lowercased() == "true" } ?? false
+                text = (insecure ? "http://" : "https://") + text
+            }
+            endpoint = OTLPEndpoint(collector: try validated(text), signal: signal, transport: .grpc)
+        } else if base == nil, let signalEndpoint {
+            endpoint = OTLPEndpoint(url: try validated(signalEndpoint))  // as it is
+        } else {
+            let text = base ?? variable("OTEL_EXPORTER_OTLP_ENDPOINT") ?? "http://localhost:4318"
+            endpoint = OTLPEndpoint(collector: try validated(text), signal: signal)
+        }
         if let (name, text) = exporterVariable("HEADERS") { endpoint.headers = try pairs(text, variable: name) }
         /// The PEM file a TLS variable names, checked readable now rather than at the first export.
         func file(_ suffix: String) throws -> String? {

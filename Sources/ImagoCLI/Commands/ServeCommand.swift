@@ -967,7 +967,7 @@ enum ServeCommand {
             console.printError("imago serve: metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
         }
         if let traces {
-            console.printError("imago serve: otel: traces of image requests to \(traces.configuration.endpoint.url)")
+            console.printError("imago serve: otel: traces of image requests to \(traces.configuration.endpoint)")
         }
         let metricsExporter = options.openTelemetry.metrics.map { settings in
             OTLPMetricExporter(configuration: settings, onFailure: { console.printError("imago serve: otel: \($0)") }) {
@@ -975,10 +975,10 @@ enum ServeCommand {
             }
         }
         if let metricsExporter {
-            console.printError("imago serve: otel: metrics to \(metricsExporter.configuration.endpoint.url)")
+            console.printError("imago serve: otel: metrics to \(metricsExporter.configuration.endpoint)")
         }
         if let logs {
-            console.printError("imago serve: otel: access log records to \(logs.exporter.configuration.endpoint.url)")
+            console.printError("imago serve: otel: access log records to \(logs.exporter.configuration.endpoint)")
         }
         if let credentials = options.azureBlob?.tokens?.credentials {
             console.printError("imago serve: abs: sources authorized by \(credentials.summary)")
