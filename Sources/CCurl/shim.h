@@ -10,6 +10,11 @@ static inline CURLcode imago_easy_setopt_string(CURL *h, CURLoption o, const cha
     return curl_easy_setopt(h, o, v);
 }
 static inline CURLcode imago_easy_setopt_pointer(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
+// A blob option (CURLOPT_CAINFO_BLOB, CURLOPT_SSLCERT_BLOB, CURLOPT_SSLKEY_BLOB): libcurl copies the bytes.
+static inline CURLcode imago_easy_setopt_blob(CURL *h, CURLoption o, const void *data, size_t length) {
+  struct curl_blob blob = { (void *)data, length, CURL_BLOB_COPY };
+  return curl_easy_setopt(h, o, &blob);
+}
 static inline CURLcode imago_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) {
     return curl_easy_setopt(h, o, v);
 }

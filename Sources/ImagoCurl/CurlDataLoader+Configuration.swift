@@ -33,12 +33,21 @@ extension CurlDataLoader {
         public var clientCertificatePath: String?
         /// The PEM file of that certificate's private key (unencrypted). Default `nil`: in the certificate's file.
         public var clientKeyPath: String?
+        /// The certificate authorities to trust instead of the system's, as PEM text rather than a file (imgproxy's
+        /// `IMGPROXY_OPEN_TELEMETRY_SERVER_CERT`); it takes precedence over ``caBundlePath``. Default `nil`.
+        public var caBundlePEM: String?
+        /// The client certificate to present, as PEM text (imgproxy's `IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT`), with
+        /// ``clientKeyPEM``; it takes precedence over ``clientCertificatePath``. Default `nil`.
+        public var clientCertificatePEM: String?
+        /// That certificate's private key (unencrypted), as PEM text (`IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY`). Default
+        /// `nil`.
+        public var clientKeyPEM: String?
 
         /// The defaults listed on each field.
         public init() {}
 
-        /// These options on `handle`: peer and host verified, the minimum version, the CA bundle, the pins, the
-        /// client certificate.
+        /// These options on `handle`: peer and host verified, the minimum version, the CA bundle (file or text), the
+        /// pins, the client certificate (files or text).
         func apply(to handle: UnsafeMutableRawPointer) {
             _ = imago_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
             _ = imago_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
@@ -53,6 +62,15 @@ extension CurlDataLoader {
             if let clientCertificatePath {
                 _ = imago_easy_setopt_string(handle, CURLOPT_SSLCERT, clientCertificatePath)
                 _ = imago_easy_setopt_string(handle, CURLOPT_SSLKEY, clientKeyPath ?? clientCertificatePath)
+            }
+            for (option, text) in [
+                (CURLOPT_CAINFO_BLOB, caBundlePEM), (CURLOPT_SSLCERT_BLOB, clientCertificatePEM),
+                (CURLOPT_SSLKEY_BLOB, clientKeyPEM),
+            ] {
+                guard let text else { continue }
+                _ = Array(text.utf8).withUnsafeBytes {
+                    imago_easy_setopt_blob(handle, option, $0.baseAddress, $0.count)
+                }
             }
         }
     }

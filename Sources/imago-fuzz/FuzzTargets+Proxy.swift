@@ -9,9 +9,10 @@ extension FuzzTargets {
     /// root; then the input as the options of a path to a 16 × 12 PNG, answered by an
     /// ``ImageProxy`` whose origin is in memory, when its sizes are small enough (a box, minimums and padding of at
     /// most 128, 128 and 32 pixels) that the fuzzer spends its time on parsing and placement rather than on
-    /// resampling large images. The proxy traces: the request's `traceparent` is the input's first line or one
-    /// made from the input's hash, its `tracestate` the input, and each answered request's record becomes spans
-    /// and a log entry. Every answer must be a response, never a crash or a hang.
+    /// resampling large images. The proxy traces, reading every propagator's format and sending them all to the
+    /// origin: the request's `traceparent` is the input's first line or one made from the input's hash, its
+    /// `tracestate` and `baggage` the input, the other formats' fields (B3, Jaeger, X-Ray, OpenTracing) the first
+    /// line, and each answered request's record becomes spans and a log entry. Every answer must be a response, never a crash or a hang.
     static func proxyURL(_ data: Data) {
         let text = String(decoding: data.prefix(4096), as: UTF8.self)
         _ = proxyReplacements.applied(to: text)
@@ -45,10 +46,14 @@ extension FuzzTargets {
                 line.utf8.first.map { $0 & 1 == 1 } == true
                 ? line
                 : "00-" + String(format: "%016llx%016llx-%016llx-0%d", hash, ~hash, hash | 1, Int(hash & 1))
-            _ = await proxy.respond(
-                to: ServerRequest(
-                    method: "GET", path: path,
-                    headers: ["accept": "image/webp", "traceparent": traceparent, "tracestate": text]))
+            var headers = ["accept": "image/webp", "traceparent": traceparent, "tracestate": text, "baggage": text]
+            for name in [
+                "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-sampled", "uber-trace-id", "x-amzn-trace-id",
+                "ot-tracer-traceid", "ot-tracer-spanid",
+            ] {
+                headers[name] = line
+            }
+            _ = await proxy.respond(to: ServerRequest(method: "GET", path: path, headers: headers))
             done.signal()
         }
         done.wait()
@@ -85,7 +90,9 @@ extension FuzzTargets {
         configuration.maxAnimationFrames = 4
         configuration.maxAnimationFramePixels = 1_000
         configuration.urlReplacements = proxyReplacements
-        configuration.tracing = RequestTracing(sampler: .parentBased(root: .ratio(0.5)))
+        configuration.tracing = RequestTracing(
+            sampler: .parentBased(root: .ratio(0.5)), propagatesToSources: true,
+            propagators: TracePropagator.allCases)
         configuration.accessLog = { record in
             let spans = record.spans
             precondition(spans.allSatisfy { $0.end >= $0.start }, "a span that ends before it starts")

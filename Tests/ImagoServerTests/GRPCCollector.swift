@@ -129,8 +129,15 @@ final class GRPCCollector: Sendable {
     /// The collector's base URL, `http://127.0.0.1:PORT`.
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    /// The calls taken so far, in order.
-    var received: [Call] { calls.value }
+    /// The calls taken so far, in order, once `condition` holds for them or 5 s have passed: a call's record is
+    /// printed before its answer, and read from the pipe a moment later.
+    func received(when condition: ([Call]) -> Bool) async -> [Call] {
+        _ = await ImagoTesting.eventually(timeout: .seconds(5)) { condition(calls.value) }
+        return calls.value
+    }
+
+    /// The calls taken so far, once there are at least `count` (or 5 s have passed).
+    func received(atLeast count: Int) async -> [Call] { await received { $0.count >= count } }
 
     /// Stops the server (SIGKILL to its pid) and waits for it. Idempotent.
     func stop() {

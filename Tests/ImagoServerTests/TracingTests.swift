@@ -448,13 +448,54 @@ struct TracingTests {
             sent.last == "00-\(own)-\(field("span_id", in: lines[1]) ?? "?")-01", "a new trace's root is the parent")
     }
 
+    /// `OTEL_PROPAGATORS` beyond Trace Context: a caller's X-Ray context is read, and the origin's fetch carries
+    /// the request's context in every format listed, and the caller's baggage.
+    @Test(.timeLimit(.minutes(1)))
+    func sourcesGetTheTraceInEachPropagatorsFormat() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let fetches = Self.recording(
+            origin, ["/a.jpg"],
+            answer: .init(status: 200, headers: ["Content-Type": "image/jpeg"], body: try ServerTestImages.jpeg()))
+        let collector = try LoopbackServer()
+        defer { collector.stop() }
+        collector.setRoute("/v1/traces", .bytes(Data(), contentType: "application/x-protobuf"))
+        let directory = ServeCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try await InProcessServe.start(
+            [
+                "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path, "--otel",
+                "--otel-endpoint", collector.url(for: "/").absoluteString, "--otel-propagate-external",
+            ],
+            environment: ["OTEL_PROPAGATORS": "tracecontext,baggage,b3multi,jaeger,xray"])
+        let image = "http://127.0.0.1:\(serve.port)/_/rs:fit:32:32/plain/" + origin.url(for: "/a.jpg").absoluteString
+        let caller = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+        #expect(
+            try await TestHTTPClient().send(
+                URL(string: image)!, headers: ["X-Amzn-Trace-Id": caller, "baggage": "team=images"]
+            ).status == 200)
+        #expect(await serve.stop() == 0)
+        let fetch = try #require(fetches.value.first)
+        let line = serve.output.stdout
+        let spanID = try #require(line.range(of: "\"span_id\":\"").map { String(line[$0.upperBound...].prefix(16)) })
+        #expect(line.contains("\"trace_id\":\"5759e988bd862e3fe1be46a994272793\""))
+        let trace = "5759e988bd862e3fe1be46a994272793"
+        #expect(fetch.headers["traceparent"] == "00-\(trace)-\(spanID)-01")
+        #expect(fetch.headers["X-B3-TraceId"] == trace && fetch.headers["X-B3-SpanId"] == spanID)
+        #expect(fetch.headers["X-B3-Sampled"] == "1")
+        #expect(fetch.headers["uber-trace-id"] == "\(trace):\(spanID):0:1")
+        #expect(
+            fetch.headers["X-Amzn-Trace-Id"] == "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=\(spanID);Sampled=1")
+        #expect(fetch.headers["baggage"] == "team=images")
+    }
+
     /// W3C Trace Context's `traceparent`: version 00 exactly, later versions by their first four fields, never
     /// `ff`, never an all-zero ID, lowercase hex only.
     @Test func traceparentFieldsAreReadAsW3CTraceContextSays() throws {
         let parent = try #require(
             TraceContext.Parent(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
         #expect(parent.traceID.description == "4bf92f3577b34da6a3ce929d0e0e4736")
-        #expect(parent.spanID.description == "00f067aa0ba902b7" && parent.isSampled)
+        #expect(parent.spanID.description == "00f067aa0ba902b7" && parent.isSampled == true)
         #expect(
             TraceContext.Parent(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")?.isSampled
                 == false)
@@ -476,12 +517,94 @@ struct TracingTests {
             method: "GET", path: "/x",
             headers: ["traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"])
         #expect(RequestTracing().context(for: request, at: Date()).traceID == parent.traceID)
-        let deaf = RequestTracing(readsCallerContext: false).context(for: request, at: Date())
+        let deaf = RequestTracing(propagators: []).context(for: request, at: Date())
         #expect(deaf.traceID != parent.traceID && deaf.parentSpanID == nil)
         let context = TraceContext(
             traceID: parent.traceID, spanID: try #require(TraceSpan.SpanID(0xabc)), parentSpanID: nil, traceState: "",
             isSampled: true)
         #expect(context.traceparent == "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000abc-01")
+    }
+
+    /// The other formats of OpenTelemetry's propagators, each read as its SDKs read it (IDs padded where the format
+    /// allows shorter ones, a deferred sampling decision left to the sampler) and written so that reading it back
+    /// gives the same context; the last format listed that finds a context wins.
+    @Test func otherPropagatorsReadAndWriteTheirFormats() throws {
+        let trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+        let span = "00f067aa0ba902b7"
+        func parent(_ propagator: TracePropagator, _ headers: [String: String]) -> TraceContext.Parent? {
+            propagator.parent(in: Dictionary(uniqueKeysWithValues: headers.map { ($0.key.lowercased(), $0.value) }))
+        }
+        func expect(
+            _ found: TraceContext.Parent?, trace expectedTrace: String = trace, sampled: Bool?,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            #expect(found?.traceID.description == expectedTrace, sourceLocation: sourceLocation)
+            #expect(found?.spanID.description == span, sourceLocation: sourceLocation)
+            #expect(found?.isSampled == sampled, sourceLocation: sourceLocation)
+        }
+        // B3, one field and several; either propagator reads both
+        expect(parent(.b3, ["b3": "\(trace)-\(span)-1"]), sampled: true)
+        expect(parent(.b3, ["b3": "\(trace)-\(span)-d-0000000000000001"]), sampled: true)
+        expect(
+            parent(.b3Multi, ["b3": "a3ce929d0e0e4736-\(span)"]), trace: "0000000000000000a3ce929d0e0e4736",
+            sampled: nil)
+        expect(parent(.b3, ["X-B3-TraceId": trace, "X-B3-SpanId": span, "X-B3-Sampled": "0"]), sampled: false)
+        expect(parent(.b3Multi, ["X-B3-TraceId": trace, "X-B3-SpanId": span, "X-B3-Flags": "1"]), sampled: true)
+        for bad in [
+            "1", "0", "\(trace)-\(span)-x", "\(trace)", "\(trace.dropLast())-\(span)-1", "\(trace)-\(span)-1-zz",
+        ] {
+            #expect(parent(.b3, ["b3": bad]) == nil, "\(bad)")
+        }
+        // Jaeger: percent-encoded or not, short IDs padded, flags 1 (sampled) or 2 (debug)
+        expect(parent(.jaeger, ["uber-trace-id": "\(trace):\(span):0:1"]), sampled: true)
+        expect(parent(.jaeger, ["uber-trace-id": "\(trace)%3A\(span)%3A0%3A2"]), sampled: true)
+        expect(
+            parent(.jaeger, ["uber-trace-id": "abc:f067aa0ba902b7:0:0"]), trace: "00000000000000000000000000000abc",
+            sampled: false)
+        #expect(parent(.jaeger, ["uber-trace-id": "\(trace):\(span):0"]) == nil)
+        #expect(parent(.jaeger, ["uber-trace-id": "0:\(span):0:1"]) == nil, "a zero trace ID")
+        // X-Ray: Root's epoch and random part, other keys ignored, Sampled=? left to the sampler
+        let root = "Root=1-\(trace.prefix(8))-\(trace.dropFirst(8))"
+        expect(parent(.xray, ["X-Amzn-Trace-Id": "\(root);Parent=\(span);Sampled=1"]), sampled: true)
+        expect(parent(.xray, ["X-Amzn-Trace-Id": "Self=1-x; \(root); Parent=\(span); Lineage=a:1"]), sampled: nil)
+        expect(parent(.xray, ["X-Amzn-Trace-Id": "\(root);Parent=\(span);Sampled=?"]), sampled: nil)
+        #expect(parent(.xray, ["X-Amzn-Trace-Id": root]) == nil, "no parent")
+        #expect(
+            parent(.xray, ["X-Amzn-Trace-Id": "Root=2-\(trace.prefix(8))-\(trace.dropFirst(8));Parent=\(span)"]) == nil)
+        // OpenTracing: 16 or 32 digits
+        expect(
+            parent(.otTrace, ["ot-tracer-traceid": trace, "ot-tracer-spanid": span, "ot-tracer-sampled": "true"]),
+            sampled: true)
+        #expect(parent(.otTrace, ["ot-tracer-traceid": trace]) == nil)
+
+        // Written, then read back
+        let context = TraceContext(
+            traceID: try #require(TraceSpan.TraceID(hex: trace)), spanID: try #require(TraceSpan.SpanID(hex: span)),
+            parentSpanID: nil, traceState: "", isSampled: true, baggage: "team=images")
+        for propagator in TracePropagator.allCases where propagator != .baggage {
+            let fields = Dictionary(uniqueKeysWithValues: propagator.fields(for: context).map { ($0.name, $0.value) })
+            let back = parent(propagator, fields)
+            let expectedTrace = propagator == .otTrace ? "0000000000000000" + trace.suffix(16) : trace
+            expect(back, trace: expectedTrace, sampled: true)
+        }
+        #expect(TracePropagator.xray.fields(for: context).first?.value == "\(root);Parent=\(span);Sampled=1")
+        #expect(TracePropagator.b3.fields(for: context).map(\.value) == ["\(trace)-\(span)-1"])
+        #expect(TracePropagator.baggage.fields(for: context).map(\.value) == ["team=images"])
+
+        // The last format listed that finds a context wins; a deferred decision goes to the root sampler
+        let request = ServerRequest(
+            method: "GET", path: "/x",
+            headers: [
+                "traceparent": "00-\(trace)-\(span)-01",
+                "X-Amzn-Trace-Id": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=\(span)",
+                "baggage": "k=v",
+            ])
+        let both = RequestTracing(sampler: .parentBased(root: .never), propagators: [.traceContext, .xray, .baggage])
+        let found = both.context(for: request, at: Date())
+        #expect(found.traceID.description == "5759e988bd862e3fe1be46a994272793" && found.baggage == "k=v")
+        #expect(!found.isSampled, "Sampled missing: the root sampler (never) decides")
+        let first = RequestTracing(propagators: [.xray, .traceContext]).context(for: request, at: Date())
+        #expect(first.traceID.description == trace && first.isSampled && first.baggage.isEmpty)
     }
 
     /// OTEL_TRACES_SAMPLER's samplers: by the caller's flag when parent-based, else by the trace ID's fraction,
@@ -561,12 +684,13 @@ struct TracingTests {
         #expect(logs.exporter.scheduleDelay == .seconds(1) && logs.exporter.maximumQueueSize == 64)
         #expect(try parse(["--otel", "--otel-logs"], ["OTEL_LOG_LEVEL": "WARN"]).logs?.least == .warn)
         #expect(throws: UsageError.self) { try parse(["--otel", "--otel-logs"], ["OTEL_LOG_LEVEL": "loud"]) }
+        #expect(traces.tracing.propagators == [.traceContext, .baggage])
         #expect(
-            try parse(["--otel"], ["OTEL_PROPAGATORS": "tracecontext,baggage"]).traces?.tracing.readsCallerContext
-                == true)
+            try parse(["--otel"], ["OTEL_PROPAGATORS": "B3multi, xray,jaeger,xray"]).traces?.tracing.propagators
+                == [.b3Multi, .xray, .jaeger])
         let none = try parse(["--otel", "--otel-propagate-external"], ["OTEL_PROPAGATORS": "none"]).traces?.tracing
-        #expect(none?.readsCallerContext == false && none?.propagatesToSources == false)
-        #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_PROPAGATORS": "tracecontext,b3"]) }
+        #expect(none?.propagators == [])
+        #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_PROPAGATORS": "tracecontext,zipkin"]) }
         #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"]) }
         #expect(throws: UsageError.self) {
             try parse(["--otel", "--otel-metrics"], ["OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json"])
@@ -738,7 +862,7 @@ struct TracingTests {
 
     /// A collector behind mutual TLS (nginx asking for a client certificate of its own CA): exports go with the
     /// collector's CA and the client certificate (`OTEL_EXPORTER_OTLP_CERTIFICATE`, `…_CLIENT_CERTIFICATE`,
-    /// `…_CLIENT_KEY`), and fail, counted, without the certificate or without the CA.
+    /// `…_CLIENT_KEY`, or imgproxy's PEM text), and fail, counted, without the certificate or without the CA.
     @Test(.timeLimit(.minutes(1)))
     func exportsGoOverMutualTLS() async throws {
         let root = ServeCommandTests.scratch()
@@ -791,6 +915,42 @@ struct TracingTests {
         #expect(parsed.logs?.exporter.endpoint.tls.caBundlePath == nginx.certificatePath)
         #expect(throws: UsageError.self) { try parse(["OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"]) }
         #expect(throws: UsageError.self) { try parse(["OTEL_EXPORTER_OTLP_CLIENT_KEY": nginx.clientKeyPath]) }
+
+        // imgproxy's PEM text, line breaks written as \n: the same exchange succeeds; half a pair, text that is
+        // not PEM, or text beside a file, are refused at start
+        func text(_ path: String) throws -> String {
+            try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "\n", with: "\\n")
+        }
+        let pemParsed = try parse([
+            "IMGPROXY_OPEN_TELEMETRY_SERVER_CERT": try text(nginx.certificatePath),
+            "IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT": try text(nginx.clientCertificatePath),
+            "IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY": try String(contentsOfFile: nginx.clientKeyPath, encoding: .utf8),
+        ])
+        let pemTLS = try #require(pemParsed.traces?.exporter.endpoint.tls)
+        #expect(
+            pemTLS.caBundlePEM
+                == (try String(contentsOfFile: nginx.certificatePath, encoding: .utf8)).trimmingCharacters(
+                    in: .whitespaces))
+        let fromText = exporter(pemTLS)
+        fromText.submit([span])
+        await fromText.shutdown()
+        #expect(fromText.exportedCount == 1 && fromText.failedCount == 0)
+        var withoutKey = pemTLS
+        withoutKey.clientKeyPEM = nil
+        let halfPair = exporter(withoutKey)
+        halfPair.submit([span])
+        await halfPair.shutdown()
+        #expect(halfPair.exportedCount == 0 && halfPair.failedCount == 1)
+        #expect(throws: UsageError.self) {
+            try parse(["IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT": try text(nginx.clientCertificatePath)])
+        }
+        #expect(throws: UsageError.self) { try parse(["IMGPROXY_OPEN_TELEMETRY_SERVER_CERT": "not a certificate"]) }
+        #expect(throws: UsageError.self) {
+            try parse([
+                "IMGPROXY_OPEN_TELEMETRY_SERVER_CERT": try text(nginx.certificatePath),
+                "OTEL_EXPORTER_OTLP_CERTIFICATE": nginx.certificatePath,
+            ])
+        }
     }
 
     /// OTLP over gRPC, against Python's gRPC server (an independent HTTP/2 and gRPC): each signal's export is a
@@ -817,7 +977,7 @@ struct TracingTests {
         traces.submit(spans)
         await traces.shutdown()
         #expect(traces.exportedCount == 3 && traces.failedCount == 0)
-        let first = collector.received
+        let first = await collector.received(atLeast: 2)
         try #require(first.count == 2, "\(first.map(\.status))")
         #expect(first.map(\.status) == [14, 0] && first[0].body == first[1].body)
         for call in first {
@@ -836,7 +996,7 @@ struct TracingTests {
         }
         refused.submit(spans)
         await refused.shutdown()
-        #expect(collector.received.count == 3 && refused.failedCount == 3)
+        #expect(await collector.received(atLeast: 3).count == 3 && refused.failedCount == 3)
         #expect(told.value.count == 1, "\(told.value)")
         #expect(
             told.value.first?.contains("gRPC status 3 (INVALID_ARGUMENT): the test's collector refuses: 3% sure")
@@ -856,7 +1016,7 @@ struct TracingTests {
         logs.submit([LogEntry(time: Date(), severity: .info, body: "GET /x 200")])
         await logs.shutdown()
         #expect(metrics.failedCount == 0 && logs.exportedCount == 1)
-        let later = Array(collector.received.dropFirst(3))
+        let later = Array(await collector.received(atLeast: 5).dropFirst(3))
         #expect(
             later.map(\.method) == [
                 "opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
@@ -898,7 +1058,9 @@ struct TracingTests {
         let image = "http://127.0.0.1:\(serve.port)/_/rs:fit:32:32/plain/" + origin.url(for: "/a.jpg").absoluteString
         #expect(try await TestHTTPClient().send(URL(string: image)!).status == 200)
         #expect(await serve.stop() == 0)
-        let calls = collector.received
+        let calls = await collector.received { calls in
+            Set(calls.map(\.method)).count == 3
+        }
         func messages(_ service: String) -> [Data] {
             calls.filter { $0.method == "opentelemetry.proto.collector.\(service)/Export" }.map(\.message)
         }

@@ -7,7 +7,9 @@ import ImagoServer
 /// `--otel-propagate-external` set what imgproxy's settings set. The rest comes from OpenTelemetry's own variables,
 /// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT`, `…_PROTOCOL` (`http/protobuf`,
 /// the default, or `grpc`), `…_INSECURE` (gRPC), `…_CERTIFICATE`, `…_CLIENT_CERTIFICATE` and `…_CLIENT_KEY` (PEM files), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
-/// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `none`),
+/// imgproxy's PEM text in `IMGPROXY_OPEN_TELEMETRY_SERVER_CERT`, `…_CLIENT_CERT` and `…_CLIENT_KEY` instead of the files,
+/// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `b3`,
+/// `b3multi`, `jaeger`, `xray`, `ottrace`, `none`),
 /// `OTEL_TRACES_SAMPLER` and `…_ARG`, `OTEL_LOG_LEVEL`, `OTEL_BLRP_*` as `OTEL_BSP_*`, `OTEL_BSP_SCHEDULE_DELAY`,
 /// `…_MAX_QUEUE_SIZE` and `…_MAX_EXPORT_BATCH_SIZE`, `OTEL_METRIC_EXPORT_INTERVAL`, and `OTEL_SDK_DISABLED`.
 struct OpenTelemetryOptions: Sendable {
@@ -87,17 +89,17 @@ struct OpenTelemetryOptions: Sendable {
             throw UsageError("option '--otel-trace-id-generator' expects xray or random (got '\(other)')")
         }
         if let text = variable("OTEL_PROPAGATORS") {
-            let names = Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
-            let unknown = names.subtracting(["tracecontext", "baggage", "none"])
-            guard unknown.isEmpty else {
-                throw UsageError(
-                    "OTEL_PROPAGATORS: imago reads and sends W3C Trace Context only (tracecontext; baggage is accepted"
-                        + " and not carried; none), not \(unknown.sorted().joined(separator: ", "))")
+            var propagators: [TracePropagator] = []
+            for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+                guard name != "none" else { continue }
+                guard let propagator = TracePropagator(rawValue: name) else {
+                    throw UsageError(
+                        "OTEL_PROPAGATORS: '\(name)' is not one of "
+                            + (TracePropagator.allCases.map(\.rawValue) + ["none"]).joined(separator: ", "))
+                }
+                if !propagators.contains(propagator) { propagators.append(propagator) }
             }
-            if names == ["none"] {
-                tracing.readsCallerContext = false
-                tracing.propagatesToSources = false
-            }
+            tracing.propagators = propagators
         }
         tracing.sampler = try Self.sampler(
             variable("OTEL_TRACES_SAMPLER"), argument: variable("OTEL_TRACES_SAMPLER_ARG"))
@@ -227,6 +229,26 @@ struct OpenTelemetryOptions: Sendable {
         endpoint.tls.clientKeyPath = try file("CLIENT_KEY")
         if endpoint.tls.clientKeyPath != nil, endpoint.tls.clientCertificatePath == nil {
             throw UsageError("OTEL_EXPORTER_OTLP_CLIENT_KEY needs OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
+        }
+        // imgproxy's PEM text, its line breaks written as \n or not
+        func pem(_ suffix: String) throws -> String? {
+            let name = "IMGPROXY_OPEN_TELEMETRY_" + suffix
+            guard let text = variable(name)?.replacingOccurrences(of: "\\n", with: "\n") else { return nil }
+            guard text.contains("-----BEGIN ") else { throw UsageError("\(name) expects PEM text (-----BEGIN …)") }
+            return text
+        }
+        endpoint.tls.caBundlePEM = try pem("SERVER_CERT")
+        endpoint.tls.clientCertificatePEM = try pem("CLIENT_CERT")
+        endpoint.tls.clientKeyPEM = try pem("CLIENT_KEY")
+        if (endpoint.tls.clientCertificatePEM == nil) != (endpoint.tls.clientKeyPEM == nil) {
+            throw UsageError("IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT and …_CLIENT_KEY go together")
+        }
+        if endpoint.tls.caBundlePEM != nil && endpoint.tls.caBundlePath != nil
+            || endpoint.tls.clientCertificatePEM != nil && endpoint.tls.clientCertificatePath != nil
+        {
+            throw UsageError(
+                "give the OpenTelemetry certificates as files (OTEL_EXPORTER_OTLP_CERTIFICATE, …) or as imgproxy's PEM"
+                    + " text (IMGPROXY_OPEN_TELEMETRY_SERVER_CERT, …), not both")
         }
         if let (name, text) = exporterVariable("TIMEOUT") {
             endpoint.timeout = .milliseconds(try parseInteger(text, variable: name, range: 1...600_000))

@@ -15,28 +15,31 @@ extension ImageProxy {
     /// ``Configuration/passesSourceCacheControl``, a stale original is revalidated before it is rendered
     /// (``ImageRequest/Options/revalidatesBeforeDelivery``), so an output records the freshness it really has.
     /// With the client's `cookie` (``Configuration/cookiePassthrough``), sent along, the bytes are fetched for
-    /// this request alone (``sourceRequest(_:cookie:traceparent:)``); with `traceparent`, it is sent too.
+    /// this request alone (``sourceRequest(_:cookie:traceFields:)``); `traceFields` (the request's trace context)
+    /// are sent too.
     func sourceData(
-        _ source: URL, cookie: String? = nil, traceparent: String? = nil
+        _ source: URL, cookie: String? = nil, traceFields: [String: String] = [:]
     ) async throws(ProxyError) -> ImageDataResponse {
         let options: ImageRequest.Options = configuration.passesSourceCacheControl ? [.revalidatesBeforeDelivery] : []
         do {
             return try await pipeline.data(
                 for: Self.sourceRequest(
-                    ImageRequest(url: source, options: options), cookie: cookie, traceparent: traceparent))
+                    ImageRequest(url: source, options: options), cookie: cookie, traceFields: traceFields))
         } catch {
             throw Self.proxyError(for: error)
         }
     }
 
     /// `request` sending `cookie`, the client's, when there is one: then loaded for itself alone, in no cache of
-    /// the pipeline (memory, disk, shared tier or failures) and with no other request's work. With `traceparent`
-    /// (``RequestTracing/propagatesToSources``), that field is sent too: the pipeline shares a download only
+    /// the pipeline (memory, disk, shared tier or failures) and with no other request's work. `traceFields`
+    /// (``RequestTracing/propagatesToSources``: `traceparent` and the like) are sent too: the pipeline shares a download only
     /// between requests with the same fields, so a load in one trace is not shared with another's (the caches
     /// are, as ever).
-    static func sourceRequest(_ request: ImageRequest, cookie: String?, traceparent: String? = nil) -> ImageRequest {
+    static func sourceRequest(
+        _ request: ImageRequest, cookie: String?, traceFields: [String: String] = [:]
+    ) -> ImageRequest {
         var request = request
-        if let traceparent { request.headers["traceparent"] = traceparent }
+        request.headers.merge(traceFields) { _, field in field }
         guard let cookie else { return request }
         request.headers["Cookie"] = cookie
         request.options.formUnion([

@@ -35,10 +35,10 @@ extension ImageProxy {
     /// (one fetch, decode and encode however many requests ask at once); from `original` when given, the source's
     /// bytes, without fetching.
     ///
-    /// With `traceparent` (``RequestTracing/propagatesToSources``), a render this request starts sends it to the
+    /// With `traceFields` (``RequestTracing/propagatesToSources``), a render this request starts sends them to the
     /// origin; a request that joins another's render is in that request's trace at the origin.
     func output(
-        for key: OutputKey, source: URL, original: Data? = nil, traceparent: String? = nil
+        for key: OutputKey, source: URL, original: Data? = nil, traceFields: [String: String] = [:]
     ) async throws(ProxyError) -> RenderedOutput {
         var outdated: RenderedOutput?
         if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
@@ -50,7 +50,7 @@ extension ImageProxy {
             if let task = renders[key] { return (task, false) }
             let task = Task { [outdated] in
                 let result = await self.render(
-                    key, source: source, original: original, outdated: outdated, traceparent: traceparent)
+                    key, source: source, original: original, outdated: outdated, traceFields: traceFields)
                 // The render removes its own entry once its output is in the cache, whether or not anyone still
                 // waits for it. It cannot get here before the entry is inserted: that happens under this lock.
                 self.renders.withLock { _ = $0.removeValue(forKey: key) }
@@ -106,7 +106,7 @@ extension ImageProxy {
     /// answered instead when the origin cannot be asked about the source (stale-if-error).
     private func render(
         _ key: OutputKey, source: URL, original given: Data?, outdated: RenderedOutput? = nil,
-        traceparent: String? = nil
+        traceFields: [String: String] = [:]
     ) async -> Result<RenderedOutput, ProxyError> {
         // Checked again: a render of this key may have finished between the caller's miss and its lock. That
         // render stored its output in memory before it ended, so the memory tier is enough here: the caller has
@@ -141,7 +141,7 @@ extension ImageProxy {
                 animationFrames: frames, framePixelLimit: key.animation?.framePixels,
                 sumsFramePixels: configuration.framePixelLimit == nil)
             if isNewSource || hasOwnDecodingLimits(key) { request.options.insert(.skipsMemoryCacheReads) }
-            return Self.sourceRequest(request, cookie: key.cookie, traceparent: traceparent)
+            return Self.sourceRequest(request, cookie: key.cookie, traceFields: traceFields)
         }
         var skips = !key.options.skippedFormats.isEmpty
         // When only SVG sources would pass through (the default for URLs naming no format), an image the
@@ -157,7 +157,7 @@ extension ImageProxy {
                 || configuration.sendsDebugHeaders || byteLimit != nil
         {
             do throws(ProxyError) {
-                let fetched = try await sourceData(source, cookie: key.cookie, traceparent: traceparent)
+                let fetched = try await sourceData(source, cookie: key.cookie, traceFields: traceFields)
                 if let byteLimit, fetched.data.count > byteLimit {
                     throw ProxyError.sourceTooLarge(limit: Int64(byteLimit))
                 }

@@ -115,9 +115,9 @@ public final class ImageProxy: Sendable {
             case .needsRender(let verified, let key):
                 // The context from here, so that a source's fetch can carry the request's span as its parent.
                 record.trace = configuration.tracing?.context(for: request, at: Date())
-                let traceparent = configuration.tracing?.propagatesToSources == true ? record.trace?.traceparent : nil
+                let traceFields = configuration.tracing?.sourceFields(for: record.trace) ?? [:]
                 do throws(ProxyError) {
-                    let rendered = try await output(for: key, source: verified.path.source, traceparent: traceparent)
+                    let rendered = try await output(for: key, source: verified.path.source, traceFields: traceFields)
                     response = imageResponse(
                         rendered.rendition, verified: verified, request: request, isPrivate: key.cookie != nil)
                     tier = rendered.tier

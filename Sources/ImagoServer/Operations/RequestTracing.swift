@@ -2,8 +2,8 @@ import Foundation
 import ImagoCurl
 
 /// How the proxy traces its image requests for OpenTelemetry (imgproxy's `IMGPROXY_OPEN_TELEMETRY_*`): each one
-/// gets a trace context, the caller's when its `traceparent` field (W3C Trace Context) carries one, else a new
-/// trace; the access record carries it (``AccessLogRecord/trace``, `trace_id` and `span_id` in the JSON line), and
+/// gets a trace context, the caller's when its `traceparent` field (W3C Trace Context, or another of
+/// ``propagators``' formats) carries one, else a new trace; the access record carries it (``AccessLogRecord/trace``, `trace_id` and `span_id` in the JSON line), and
 /// ``AccessLogRecord/spans`` turns a sampled record into spans for ``OTLPTraceExporter``.
 ///
 /// ```swift
@@ -18,8 +18,8 @@ public struct RequestTracing: Sendable, Hashable {
         case never
         /// A fraction of traces, 0 to 1, chosen by trace ID so that every service agrees (`traceidratio`).
         case ratio(Double)
-        /// As the caller's `traceparent` says (its `sampled` flag), and by `root` for requests without one
-        /// (`parentbased_*`).
+        /// As the caller's context says (`traceparent`'s `sampled` flag), and by `root` for requests without one
+        /// or whose caller left the decision to this service (`parentbased_*`).
         case parentBased(root: Sampler)
 
         /// Whether a trace of `traceID` is recorded, under a caller's context whose flag says `parentSampled`
@@ -44,41 +44,57 @@ public struct RequestTracing: Sendable, Hashable {
     /// Whether new trace IDs begin with the time, as AWS X-Ray requires (imgproxy's default generator, `xray`);
     /// `false`: all random (`random`). Default `true`.
     public var timestampedTraceIDs: Bool
-    /// Whether a source's fetch from an HTTP origin carries the request's `traceparent` (its span the parent), so
-    /// that the origin's spans join the trace (imgproxy's `IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL`). A
-    /// download is then shared only within one trace. Default `false`.
+    /// Whether a source's fetch from an HTTP origin carries the request's context in each of ``propagators``' formats
+    /// (its span the parent), so that the origin's spans join the trace (imgproxy's
+    /// `IMGPROXY_OPEN_TELEMETRY_PROPAGATE_EXTERNAL`). A download is then shared only within one trace. Default
+    /// `false`.
     public var propagatesToSources: Bool
-    /// Whether a caller's `traceparent` and `tracestate` are read (OpenTelemetry's `tracecontext` propagator);
-    /// `false` (`OTEL_PROPAGATORS=none`): every request starts a trace of its own. Default `true`.
-    public var readsCallerContext: Bool
+    /// The formats a caller's context is read in, the last one found winning, and a source's fetch carries it in
+    /// (OpenTelemetry's `OTEL_PROPAGATORS`); empty (`none`): every request starts a trace of its own. Default
+    /// Trace Context and Baggage, OpenTelemetry's default.
+    public var propagators: [TracePropagator]
 
     /// Tracing with `sampler` (default: the caller's decision, else every trace), `timestampedTraceIDs`
-    /// (default `true`), `propagatesToSources` (default `false`) and `readsCallerContext` (default `true`).
+    /// (default `true`), `propagatesToSources` (default `false`) and `propagators` (default Trace Context and
+    /// Baggage).
     public init(
         sampler: Sampler = .parentBased(root: .always), timestampedTraceIDs: Bool = true,
-        propagatesToSources: Bool = false, readsCallerContext: Bool = true
+        propagatesToSources: Bool = false, propagators: [TracePropagator] = [.traceContext, .baggage]
     ) {
         self.sampler = sampler
         self.timestampedTraceIDs = timestampedTraceIDs
         self.propagatesToSources = propagatesToSources
-        self.readsCallerContext = readsCallerContext
+        self.propagators = propagators
     }
 
-    /// The context of `request`, its span's ID new: in the caller's trace when its `traceparent` is valid
-    /// (its `tracestate` kept) and ``readsCallerContext``, else in a new one.
+    /// The context of `request`, its span's ID new: in the caller's trace when one of ``propagators`` finds it
+    /// (the last one listed that does), else in a new one; the caller's `baggage` kept when ``propagators`` has
+    /// ``TracePropagator/baggage``.
     func context(for request: ServerRequest, at date: Date) -> TraceContext {
         let spanID = TraceSpan.SpanID.random()
-        if readsCallerContext,
-            let parent = request.headers["traceparent"].flatMap(TraceContext.Parent.init(traceparent:))
-        {
+        let baggage =
+            propagators.contains(.baggage)
+            ? request.headers["baggage"].map { $0.utf8.count <= TracePropagator.maximumBaggageLength ? $0 : "" } ?? ""
+            : ""
+        if let parent = propagators.reversed().lazy.compactMap({ $0.parent(in: request.headers) }).first {
             return TraceContext(
-                traceID: parent.traceID, spanID: spanID, parentSpanID: parent.spanID,
-                traceState: request.headers["tracestate"].map { String($0.prefix(512)) } ?? "",
-                isSampled: sampler.samples(parent.traceID, parentSampled: parent.isSampled))
+                traceID: parent.traceID, spanID: spanID, parentSpanID: parent.spanID, traceState: parent.traceState,
+                isSampled: sampler.samples(parent.traceID, parentSampled: parent.isSampled), baggage: baggage)
         }
         let traceID = TraceSpan.TraceID.random(timestamped: timestampedTraceIDs, at: date)
         return TraceContext(
             traceID: traceID, spanID: spanID, parentSpanID: nil, traceState: "",
-            isSampled: sampler.samples(traceID, parentSampled: nil))
+            isSampled: sampler.samples(traceID, parentSampled: nil), baggage: baggage)
+    }
+
+    /// The header fields a source's fetch carries for `context`: each of ``propagators``' (none unless
+    /// ``propagatesToSources``).
+    func sourceFields(for context: TraceContext?) -> [String: String] {
+        guard propagatesToSources, let context else { return [:] }
+        var fields: [String: String] = [:]
+        for propagator in propagators {
+            for (name, value) in propagator.fields(for: context) { fields[name] = value }
+        }
+        return fields
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import ImagoCurl
 
-/// A request's place in a trace (W3C Trace Context): its trace, its own span and the caller's span, if any.
+/// A request's place in a trace: its trace, its own span and the caller's span, if any, as the caller's
+/// ``TracePropagator`` formats carried them (W3C Trace Context by default).
 public struct TraceContext: Sendable, Hashable {
     /// The trace.
     public var traceID: TraceSpan.TraceID
@@ -13,27 +14,39 @@ public struct TraceContext: Sendable, Hashable {
     public var traceState: String
     /// Whether the trace is recorded (sent to the collector).
     public var isSampled: Bool
+    /// The caller's W3C `baggage`, passed on as received (``TracePropagator/baggage``). Default empty.
+    public var baggage: String
 
-    /// A context from its parts.
+    /// A context from its parts (`baggage` default empty).
     public init(
         traceID: TraceSpan.TraceID, spanID: TraceSpan.SpanID, parentSpanID: TraceSpan.SpanID?, traceState: String,
-        isSampled: Bool
+        isSampled: Bool, baggage: String = ""
     ) {
         self.traceID = traceID
         self.spanID = spanID
         self.parentSpanID = parentSpanID
         self.traceState = traceState
         self.isSampled = isSampled
+        self.baggage = baggage
     }
 
     /// The `traceparent` value that makes this request's span the parent: `00-TRACE-SPAN-FLAGS`.
     public var traceparent: String { "00-\(traceID)-\(spanID)-\(isSampled ? "01" : "00")" }
 
-    /// A caller's context, as its `traceparent` field says it.
+    /// A caller's context, as one of its propagators' fields says it.
     struct Parent: Hashable {
         var traceID: TraceSpan.TraceID
         var spanID: TraceSpan.SpanID
-        var isSampled: Bool
+        /// The caller's sampling decision; `nil` when it left it to this service (B3's and X-Ray's deferred).
+        var isSampled: Bool?
+        /// The caller's `tracestate` (Trace Context only), else empty.
+        var traceState = ""
+
+        init(traceID: TraceSpan.TraceID, spanID: TraceSpan.SpanID, isSampled: Bool?) {
+            self.traceID = traceID
+            self.spanID = spanID
+            self.isSampled = isSampled
+        }
 
         /// The context `traceparent` gives (`VERSION-TRACE-SPAN-FLAGS`, lowercase hex); `nil` when it is not one:
         /// a length other than version 00's (longer only for a later version, whose first four fields are read),
