@@ -57,7 +57,9 @@ let package = Package(
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "ImagoCurl", dependencies: ["ImagoCore", "CCurl", "CCrypto"]),
+        .target(name: "ImagoCurl", dependencies: ["ImagoCore", "CCurl", "CCrypto", "ImagoZlib"]),
+        // zlib, wrapped once: PNG's compressed chunks (ImagoCodecs) and OTLP's gzip exports (ImagoCurl).
+        .target(name: "ImagoZlib", dependencies: ["CZlib"]),
         // RS256 signatures for Google service accounts (OpenSSL's libcrypto, which libcurl already loads).
         .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
@@ -90,7 +92,7 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
-        // Colour management (ICC profiles) and zlib (PNG iCCP chunks), used by ImagoCodecs' Color/ folder.
+        // Colour management (ICC profiles), used by ImagoCodecs' Color/ folder, and zlib (ImagoZlib).
         .systemLibrary(
             name: "CLCMS2", pkgConfig: "lcms2",
             providers: [.apt(["liblcms2-dev"])]),
@@ -111,7 +113,7 @@ let package = Package(
             name: "ImagoCodecs",
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
-                "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "CZlib", "CColorKernel", "CJPEGStrips",
+                "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "ImagoZlib", "CColorKernel", "CJPEGStrips",
                 "CResampleKernel", "CPaletteKernel", "CPNGWriter", "CSVGPlugin", "CXML2",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl", "CImagoShims"]),
@@ -145,7 +147,7 @@ let package = Package(
             name: "ImagoCodecsTests",
             dependencies: [
                 "ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting",
-                "CTIFF", "CWebP", "CAVIF", "CJXL", "CLCMS2", "CHEIF", "CPaletteKernel",
+                "CTIFF", "CWebP", "CAVIF", "CJXL", "CLCMS2", "CHEIF", "CPaletteKernel", "ImagoZlib",
             ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),

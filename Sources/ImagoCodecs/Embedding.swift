@@ -1,6 +1,7 @@
 import CWebP
 import Foundation
 import ImagoCore
+import ImagoZlib
 
 /// Writes what an encoder's library does not into its encoded JPEG, PNG and WebP files: the ICC profile
 /// (``EncodingOptions/colorProfile``, byte-identical) and the EXIF, XMP and IPTC blocks
@@ -66,10 +67,10 @@ enum Embedding {
             let typeAndData = Array(type.utf8) + payload
             output.append(contentsOf: bigEndian(UInt32(payload.count)))
             output.append(contentsOf: typeAndData)
-            output.append(contentsOf: bigEndian(PNGChunks.crc32(typeAndData)))
+            output.append(contentsOf: bigEndian(Zlib.crc32(typeAndData)))
         }
         if let profile {
-            guard let compressed = PNGChunks.deflate(profile) else {
+            guard let compressed = Zlib.deflate(profile) else {
                 throw CodecError.encodingFailed(format: .png, reason: "the ICC profile could not be compressed")
             }
             chunk("iCCP", Array("ICC profile".utf8) + [0, 0] + [UInt8](compressed))

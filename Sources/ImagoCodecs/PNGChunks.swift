@@ -1,5 +1,6 @@
 import Foundation
 import ImagoCore
+import ImagoZlib
 
 /// What PNGDecoder needs beyond libpng's simplified API: the `eXIf` orientation and whether the data is complete.
 ///
@@ -103,7 +104,7 @@ struct PNGChunks {
             }
             if index <= chunk.upperBound {
                 let text = UnsafeRawBufferPointer(rebasing: bytes[index..<chunk.upperBound])
-                xmp = isCompressed ? PNGChunks.inflate(text, limit: ImageMetadata.maximumBlockLength) : Data(text)
+                xmp = isCompressed ? Zlib.inflate(text, limit: ImageMetadata.maximumBlockLength) : Data(text)
             }
         }
         return ImageMetadata(exif: exif, xmp: xmp).bounded

@@ -1,5 +1,6 @@
 import Foundation
 import ImagoCore
+import ImagoZlib
 
 /// Where one signal of OpenTelemetry's goes over OTLP, by HTTP with protobuf (a collector's `…/v1/traces`) or by
 /// gRPC (its `TraceService/Export` method): the URL, the header fields each export sends (a vendor's API key), how
@@ -20,11 +21,21 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
         case grpc
     }
 
+    /// How an export's message is compressed (`OTEL_EXPORTER_OTLP_COMPRESSION`).
+    public enum Compression: String, Sendable, Hashable {
+        /// Sent as it is (`none`).
+        case none
+        /// gzip: `Content-Encoding: gzip` over HTTP, the `gzip` message encoding over gRPC (`gzip`).
+        case gzip
+    }
+
     /// The signal's whole URL (`http://localhost:4318/v1/traces`; over gRPC the method's,
     /// `http://localhost:4317/opentelemetry.proto.collector.trace.v1.TraceService/Export`).
     public var url: URL
     /// How exports travel. Default ``Transport/httpProtobuf``.
     public var transport: Transport
+    /// How each export's message is compressed. Default ``Compression/none``.
+    public var compression: Compression = .none
     /// Header fields sent with each export (`OTEL_EXPORTER_OTLP_HEADERS`; gRPC's metadata). Default none.
     public var headers: [String: String]
     /// How long one export may take (`OTEL_EXPORTER_OTLP_TIMEOUT`; sent as `grpc-timeout` over gRPC). Default 10 s.
@@ -83,8 +94,11 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// HTTP statuses after which OTLP sends again.
     private static let retryableStatuses: Set<Int> = [429, 502, 503, 504]
 
-    private func post(_ body: Data) async -> (reason: String, retryable: Bool)? {
-        let fields = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+    private func post(_ message: Data) async -> (reason: String, retryable: Bool)? {
+        var fields = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        let compressed = compression == .gzip ? Zlib.deflate(message, format: .gzip) : nil
+        if compressed != nil { fields.append(transport == .grpc ? "grpc-encoding: gzip" : "Content-Encoding: gzip") }
+        let body = compressed ?? message
         var exchange: CurlExchange
         switch transport {
         case .httpProtobuf:
@@ -92,8 +106,8 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
                 url: url, fields: ["Content-Type: application/x-protobuf"] + fields, timeout: timeout)
             exchange.bytes = body
         case .grpc:
-            // gRPC's frame: not compressed (0), the length in 4 bytes big-endian, the message.
-            var frame = Data([0])
+            // gRPC's frame: compressed (1) or not (0), the length in 4 bytes big-endian, the message.
+            var frame = Data([compressed == nil ? 0 : 1])
             withUnsafeBytes(of: UInt32(body.count).bigEndian) { frame.append(contentsOf: $0) }
             frame.append(body)
             exchange = CurlExchange(

@@ -2,6 +2,7 @@ import CAVIF
 import Foundation
 import ImagoCore
 import ImagoTesting
+import ImagoZlib
 import Testing
 
 @testable import ImagoCodecs
@@ -216,7 +217,7 @@ import Testing
     @Test func aPNGsCompressedXMPAndAWebPsExifHeaderAreRead() throws {
         // PNG: an iTXt XMP chunk with compressed text
         let png = try PNGEncoder().encode(try Self.image(), options: EncodingOptions())
-        let compressed = try #require(PNGChunks.deflate(MetadataFixture.xmp))
+        let compressed = try #require(Zlib.deflate(MetadataFixture.xmp))
         var bytes = [UInt8](png)
         let payload = Array("XML:com.adobe.xmp".utf8) + [0, 1, 0, 0, 0] + [UInt8](compressed)
         let typeAndData = Array("iTXt".utf8) + payload
@@ -224,7 +225,7 @@ import Testing
             [UInt8(payload.count >> 24), UInt8(payload.count >> 16 & 0xFF), UInt8(payload.count >> 8 & 0xFF)]
             + [UInt8(payload.count & 0xFF)] + typeAndData
             + {
-                let crc = PNGChunks.crc32(typeAndData)
+                let crc = Zlib.crc32(typeAndData)
                 return [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
             }()
         bytes.insert(contentsOf: chunk, at: 33)

@@ -12,9 +12,12 @@ import Testing
 @Suite("imago serve: OpenTelemetry traces")
 struct TracingTests {
     /// Python, from the OTLP `.proto` field numbers: `ExportTraceServiceRequest` bodies (base64, one a line, on
-    /// standard input) → JSON `{"resources": [...], "scopes": [...], "spans": [...]}`, IDs in hex, times in ns.
+    /// standard input; gunzipped first when gzip) → JSON `{"resources": [...], "scopes": [...], "spans": [...]}`, IDs in hex, times in ns.
     static let decoder = #"""
-        import base64, json, struct, sys
+        import base64, gzip, json, struct, sys
+        def message(line):
+            b = base64.b64decode(line)
+            return gzip.decompress(b) if b[:2] == b'\x1f\x8b' else b  # no OTLP message starts so
         def fields(b):
             i = 0
             while i < len(b):
@@ -97,7 +100,7 @@ struct TracingTests {
         if sys.argv[1:] == ['logs']:
             records = []
             for line in sys.stdin.read().split():
-                for n, k, rl in fields(base64.b64decode(line)):
+                for n, k, rl in fields(message(line)):
                     for rn, rk, rv in fields(rl):
                         if rn != 2: continue
                         for sn, sk, sv in fields(rv):
@@ -119,7 +122,7 @@ struct TracingTests {
         if sys.argv[1:] == ['metrics']:
             exports = []
             for line in sys.stdin.read().split():
-                for n, k, rm in fields(base64.b64decode(line)):
+                for n, k, rm in fields(message(line)):
                     for rn, rk, rv in fields(rm):
                         if rn == 2:
                             exports.append([metric(mv) for mn, mk, mv in fields(rv) if mn == 2])
@@ -127,7 +130,7 @@ struct TracingTests {
             sys.exit(0)
         out = {'resources': [], 'scopes': [], 'spans': []}
         for line in sys.stdin.read().split():
-            for n, k, rs in fields(base64.b64decode(line)):
+            for n, k, rs in fields(message(line)):
                 assert n == 1
                 for rn, rk, rv in fields(rs):
                     if rn == 1: out['resources'].append(dict(keyvalue(a) for an, ak, a in fields(rv) if an == 1))
@@ -276,6 +279,7 @@ struct TracingTests {
             environment: [
                 "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url(for: "/otlp/").absoluteString,
                 "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=s%20ecret,x-team=images",
+                "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "gzip",
                 "OTEL_SERVICE_NAME": "thumbs", "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=test",
             ])
         let client = TestHTTPClient()
@@ -387,6 +391,11 @@ struct TracingTests {
 
         // The access log's records as log entries, each with its trace: the same six lines, in order
         #expect(!logExports.value.isEmpty && logExports.value.allSatisfy { $0.headers["x-team"] == "images" })
+        #expect(
+            logExports.value.allSatisfy {
+                $0.headers["Content-Encoding"] == "gzip" && $0.body.starts(with: [0x1F, 0x8B])
+            }, "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION=gzip")
+        #expect(posts.allSatisfy { $0.headers["Content-Encoding"] == nil }, "the traces' own setting: none")
         let entries = try Self.decodeLogs(logExports.value.map(\.body))
         try #require(entries.count == 6)
         #expect(entries.map(\.severity) == [9, 9, 9, 13, 17, 9])
@@ -691,6 +700,13 @@ struct TracingTests {
         let none = try parse(["--otel", "--otel-propagate-external"], ["OTEL_PROPAGATORS": "none"]).traces?.tracing
         #expect(none?.propagators == [])
         #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_PROPAGATORS": "tracecontext,zipkin"]) }
+        let compressed = try parse(
+            ["--otel", "--otel-metrics"],
+            ["OTEL_EXPORTER_OTLP_COMPRESSION": "gzip", "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION": "none"])
+        #expect(compressed.traces?.exporter.endpoint.compression == .gzip)
+        #expect(compressed.metrics?.endpoint.compression == OTLPEndpoint.Compression.none)
+        #expect(defaults.traces?.exporter.endpoint.compression == OTLPEndpoint.Compression.none)
+        #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"]) }
         #expect(throws: UsageError.self) { try parse(["--otel"], ["OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"]) }
         #expect(throws: UsageError.self) {
             try parse(["--otel", "--otel-metrics"], ["OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json"])
@@ -1026,6 +1042,17 @@ struct TracingTests {
             #expect(try Self.decodeMetrics([later[0].message]).first?.first?.name == "imago_serve_in_flight")
             #expect(try Self.decodeLogs([later[1].message]).first?.body == "GET /x 200")
         }
+
+        // gzip: the frame flagged compressed and the message encoding named, which gRPC's server inflates
+        var zipped = endpoint(.traces)
+        zipped.compression = .gzip
+        let compressing = OTLPTraceExporter(configuration: .init(endpoint: zipped))
+        compressing.submit(spans)
+        await compressing.shutdown()
+        #expect(compressing.exportedCount == 3 && compressing.failedCount == 0)
+        let inflated = try #require(await collector.received(atLeast: 6).dropFirst(5).first)
+        #expect(inflated.status == 0 && !inflated.message.starts(with: [0x1F, 0x8B]), "inflated by the server")
+        #expect(try Self.decode([inflated.message]).spans.map(\.name) == ["span 0", "span 1", "span 2"])
 
         // No collector at the port: a failure, told
         collector.stop()

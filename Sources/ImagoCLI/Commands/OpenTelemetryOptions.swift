@@ -6,7 +6,7 @@ import ImagoServer
 /// `--otel-metrics` metrics too, `--otel-logs` the access log's records, and `--otel-endpoint URL`, `--otel-trace-id-generator xray|random` and
 /// `--otel-propagate-external` set what imgproxy's settings set. The rest comes from OpenTelemetry's own variables,
 /// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT`, `…_PROTOCOL` (`http/protobuf`,
-/// the default, or `grpc`), `…_INSECURE` (gRPC), `…_CERTIFICATE`, `…_CLIENT_CERTIFICATE` and `…_CLIENT_KEY` (PEM files), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
+/// the default, or `grpc`), `…_INSECURE` (gRPC), `…_COMPRESSION` (`gzip`), `…_CERTIFICATE`, `…_CLIENT_CERTIFICATE` and `…_CLIENT_KEY` (PEM files), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
 /// imgproxy's PEM text in `IMGPROXY_OPEN_TELEMETRY_SERVER_CERT`, `…_CLIENT_CERT` and `…_CLIENT_KEY` instead of the files,
 /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `b3`,
 /// `b3multi`, `jaeger`, `xray`, `ottrace`, `none`),
@@ -249,6 +249,12 @@ struct OpenTelemetryOptions: Sendable {
             throw UsageError(
                 "give the OpenTelemetry certificates as files (OTEL_EXPORTER_OTLP_CERTIFICATE, …) or as imgproxy's PEM"
                     + " text (IMGPROXY_OPEN_TELEMETRY_SERVER_CERT, …), not both")
+        }
+        if let (name, text) = exporterVariable("COMPRESSION") {
+            guard let compression = OTLPEndpoint.Compression(rawValue: text.lowercased()) else {
+                throw UsageError("\(name) expects gzip or none (got '\(text)')")
+            }
+            endpoint.compression = compression
         }
         if let (name, text) = exporterVariable("TIMEOUT") {
             endpoint.timeout = .milliseconds(try parseInteger(text, variable: name, range: 1...600_000))
