@@ -1002,11 +1002,14 @@ struct InProcessServe {
     private let trigger: InterruptTrigger
     private let run: Task<Int32, Never>
 
-    /// Starts it, its process environment `environment` (default none), and waits until it listens (give `--listen
-    /// 127.0.0.1:0` for a free port).
+    /// Starts it, its process environment `environment` over ``quietCloudEnvironment`` (no cloud's metadata service
+    /// asked unless `environment` names one), and waits until it listens (give `--listen 127.0.0.1:0` for a free
+    /// port).
     static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> InProcessServe {
         let args = try parseArguments(arguments, options: ServeCommand.command.options)
-        let (console, output) = Console.capturing(environment: environment)
+        var quiet = quietCloudEnvironment
+        if environment["AWS_EC2_METADATA_SERVICE_ENDPOINT"] != nil { quiet["AWS_EC2_METADATA_DISABLED"] = nil }
+        let (console, output) = Console.capturing(environment: quiet.merging(environment) { $1 })
         let trigger = InterruptTrigger()
         let port = Locked<UInt16>(0)
         let run = Task {

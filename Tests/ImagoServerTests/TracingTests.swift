@@ -1100,6 +1100,115 @@ struct TracingTests {
         #expect(records.contains { $0.body.contains("200") && $0.trace_id != nil }, "\(records.map(\.body))")
     }
 
+    /// AWS's resource detectors, as imgproxy runs them: the EC2 instance from the identity document (IMDSv2, the
+    /// token on each request), the ECS task and container from the v4 task metadata endpoint (its attributes over
+    /// the instance's), nothing where neither answers or within the time limit; `imago serve --otel` adds them to
+    /// its resource beneath `OTEL_RESOURCE_ATTRIBUTES`.
+    @Test(.timeLimit(.minutes(1)))
+    func awsResourceIsDetectedAsImgproxyDoes() async throws {
+        let aws = try LoopbackServer()
+        defer { aws.stop() }
+        aws.setRoute(
+            "/latest/api/token",
+            .handler { request in
+                request.method == "PUT" && request.headers["X-aws-ec2-metadata-token-ttl-seconds"] != nil
+                    ? .init(status: 200, text: "t0ken") : .init(status: 405, text: "")
+            })
+        func withToken(_ body: String) -> LoopbackServer.Route {
+            .handler { request in
+                request.headers["X-aws-ec2-metadata-token"] == "t0ken"
+                    ? .init(status: 200, text: body) : .init(status: 401, text: "")
+            }
+        }
+        aws.setRoute(
+            "/latest/dynamic/instance-identity/document",
+            withToken(
+                #"{"accountId": "123456789012", "availabilityZone": "eu-west-1b", "region": "eu-west-1","#
+                    + #" "instanceId": "i-0abc1234def567890", "instanceType": "c7g.large", "imageId": "ami-0123"}"#))
+        aws.setRoute("/latest/meta-data/hostname", withToken("ip-10-0-1-23.eu-west-1.compute.internal"))
+        aws.setRoute(
+            "/ecs/v4/c1",
+            .bytes(
+                Data(
+                    (#"{"DockerId": "ea32192c8553fbff06c9340478a2ff089b2bb5646fb718b4ee206641c9086d66", "Name": "thumbs","#
+                        + #" "ContainerARN": "arn:aws:ecs:eu-west-1:123456789012:container/prod/1a2b/3c4d","#
+                        + #" "LogDriver": "awslogs", "LogOptions": {"awslogs-group": "/ecs/thumbs","#
+                        + #" "awslogs-region": "eu-west-1", "awslogs-stream": "ecs/thumbs/1a2b"}}"#).utf8),
+                contentType: "application/json"))
+        aws.setRoute(
+            "/ecs/v4/c1/task",
+            .bytes(
+                Data(
+                    (#"{"Cluster": "prod", "TaskARN": "arn:aws:ecs:eu-west-1:123456789012:task/prod/1a2b","#
+                        + #" "Family": "thumbs", "Revision": "7", "LaunchType": "FARGATE","#
+                        + #" "AvailabilityZone": "eu-west-1a"}"#).utf8),
+                contentType: "application/json"))
+        let imds = ["AWS_EC2_METADATA_SERVICE_ENDPOINT": aws.url(for: "/").absoluteString]
+        let ecs = ["ECS_CONTAINER_METADATA_URI_V4": aws.url(for: "/ecs/v4/c1").absoluteString]
+        func attributes(_ environment: [String: String]) async -> [String: String] {
+            var found: [String: String] = [:]
+            for attribute in await AWSResourceDetector(environment: environment).attributes() {
+                if case .string(let value) = attribute.value { found[attribute.key] = value }
+            }
+            return found
+        }
+        let instance = await attributes(imds)
+        #expect(
+            instance == [
+                "cloud.provider": "aws", "cloud.platform": "aws_ec2", "cloud.region": "eu-west-1",
+                "cloud.availability_zone": "eu-west-1b", "cloud.account.id": "123456789012",
+                "host.id": "i-0abc1234def567890", "host.type": "c7g.large", "host.image.id": "ami-0123",
+                "host.name": "ip-10-0-1-23.eu-west-1.compute.internal",
+            ])
+        let both = await attributes(imds.merging(ecs) { $1 })
+        #expect(both["cloud.platform"] == "aws_ecs" && both["host.id"] == "i-0abc1234def567890")
+        #expect(both["cloud.availability_zone"] == "eu-west-1a", "the task's over the instance's")
+        #expect(both["aws.ecs.cluster.arn"] == "arn:aws:ecs:eu-west-1:123456789012:cluster/prod")
+        #expect(both["aws.ecs.task.arn"] == "arn:aws:ecs:eu-west-1:123456789012:task/prod/1a2b")
+        #expect(both["aws.ecs.task.family"] == "thumbs" && both["aws.ecs.task.revision"] == "7")
+        #expect(both["aws.ecs.launchtype"] == "fargate" && both["container.name"] == "thumbs")
+        #expect(both["container.id"]?.hasPrefix("ea32192c") == true)
+        #expect(both["aws.ecs.container.arn"] == "arn:aws:ecs:eu-west-1:123456789012:container/prod/1a2b/3c4d")
+        #expect(both["aws.log.group.names"] == "/ecs/thumbs" && both["aws.log.stream.names"] == "ecs/thumbs/1a2b")
+        #expect(
+            both["aws.log.stream.arns"]
+                == "arn:aws:logs:eu-west-1:123456789012:log-group:/ecs/thumbs:log-stream:ecs/thumbs/1a2b")
+
+        // Not AWS: disabled, an address that is not a metadata service, one that never answers (its time limit)
+        #expect(await attributes(["AWS_EC2_METADATA_DISABLED": "true"]).isEmpty)
+        let other = try LoopbackServer()
+        defer { other.stop() }
+        #expect(await attributes(["AWS_EC2_METADATA_SERVICE_ENDPOINT": other.url(for: "/").absoluteString]).isEmpty)
+        Self.stall(other, "/stalled/latest/api/token")
+        defer { other.resume("/stalled/latest/api/token") }
+        var stalled = AWSResourceDetector(
+            environment: ["AWS_EC2_METADATA_SERVICE_ENDPOINT": other.url(for: "/stalled/").absoluteString])
+        stalled.timeout = .milliseconds(300)
+        let clock = ContinuousClock()
+        let began = clock.now
+        #expect(await stalled.attributes().isEmpty)
+        #expect(clock.now - began < .seconds(2))
+
+        // imago serve --otel: detected beneath the attributes given
+        let collector = try LoopbackServer()
+        defer { collector.stop() }
+        let received = Self.recording(collector, ["/v1/traces"])
+        let directory = ServeCommandTests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let serve = try await InProcessServe.start(
+            [
+                "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path, "--otel",
+                "--otel-endpoint", collector.url(for: "/").absoluteString,
+            ],
+            environment: imds.merging(["OTEL_RESOURCE_ATTRIBUTES": "cloud.region=mine"]) { $1 })
+        #expect(try await TestHTTPClient().send(URL(string: "http://127.0.0.1:\(serve.port)/_/x")!).status == 400)
+        #expect(await serve.stop() == 0)
+        #expect(serve.output.stderr.contains("otel: resource from aws_ec2"), "\(serve.output.stderr)")
+        let resource = try #require(try Self.decode(received.value.map(\.body)).resources.first)
+        #expect(resource["host.id"] == .string("i-0abc1234def567890") && resource["cloud.region"] == .string("mine"))
+        #expect(resource["service.name"] == .string("imago"))
+    }
+
     /// The hand-written wire format against values with known encodings (protobuf's documentation: 150 is
     /// `08 96 01`; a negative int64 takes ten bytes).
     @Test func protobufFieldsAreWrittenAsTheWireFormatSays() {

@@ -163,6 +163,21 @@ struct OpenTelemetryOptions: Sendable {
         }
     }
 
+    /// Whether anything is sent.
+    var isEnabled: Bool { traces != nil || metrics != nil || logs != nil }
+
+    /// The resource of every signal with `detected` attributes (``AWSResourceDetector``'s) added beneath those
+    /// given: `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` win, as in imgproxy.
+    mutating func addResource(_ detected: [TraceSpan.Attribute]) {
+        func merged(_ given: [TraceSpan.Attribute]) -> [TraceSpan.Attribute] {
+            let keys = Set(given.map(\.key))
+            return (given + detected.filter { !keys.contains($0.key) }).sorted { $0.key < $1.key }
+        }
+        if let given = traces?.exporter.resource { traces?.exporter.resource = merged(given) }
+        if let given = logs?.exporter.resource { logs?.exporter.resource = merged(given) }
+        if let given = metrics?.resource { metrics?.resource = merged(given) }
+    }
+
     /// The endpoint of `signal`, by the protocol `OTEL_EXPORTER_OTLP_{signal}_PROTOCOL` or `…_PROTOCOL` names
     /// (`http/protobuf`, the default, or `grpc`): over HTTP `base` (`--otel-endpoint`) + the signal's path, else the
     /// signal's own `OTEL_EXPORTER_OTLP_{signal}_ENDPOINT` as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT` + the path,

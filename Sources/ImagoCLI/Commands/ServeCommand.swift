@@ -770,6 +770,14 @@ enum ServeCommand {
             console.printError("Usage: imago serve \(command.synopsis)")
             return 2
         }
+        if options.openTelemetry.isEnabled {
+            // Where it runs, as imgproxy's AWS detectors say it (nothing off AWS, within a second).
+            let detected = await AWSResourceDetector(environment: environment).attributes()
+            options.openTelemetry.addResource(detected)
+            if case .string(let platform)? = detected.first(where: { $0.key == "cloud.platform" })?.value {
+                console.printError("imago serve: otel: resource from \(platform)")
+            }
+        }
         let trigger = interrupt ?? InterruptTrigger()
         let tokens = interrupt == nil ? installSignals(trigger) : nil
         defer { tokens.map(removeSignals) }
