@@ -12,6 +12,9 @@ public struct OTLPBatchConfiguration: Sendable, Hashable {
     /// The longest a record waits to be sent (`OTEL_BSP_SCHEDULE_DELAY`; `OTEL_BLRP_SCHEDULE_DELAY`, whose
     /// default is 1 s). Default 5 s.
     public var scheduleDelay: Duration
+    /// The instrumentation scope the records are sent under (imgproxy's `IMGPROXY_OPEN_TELEMETRY_LOGGER_NAME` for
+    /// log records). Default `imago`.
+    public var scopeName = "imago"
     /// The most records held (`OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BLRP_MAX_QUEUE_SIZE`). Default 2,048.
     public var maximumQueueSize: Int
     /// The most records in one export (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, `OTEL_BLRP_MAX_EXPORT_BATCH_SIZE`), at most

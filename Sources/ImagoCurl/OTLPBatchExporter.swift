@@ -34,7 +34,7 @@ public final class OTLPBatchExporter<Item: Sendable>: Sendable {
     private let loops = Mutex<(sender: Task<Void, Never>?, ticker: Task<Void, Never>?)>((nil, nil))
 
     /// An exporter posting to `configuration`'s endpoint the export requests `write` fills with a batch's items
-    /// (after the resource and scope, ``ProtobufWriter/otlpResource(_:items:)``), of the items `isIncluded` keeps;
+    /// (after the resource and scope, ``ProtobufWriter/otlpResource(_:scope:items:)``), of the items `isIncluded` keeps;
     /// `noun` names them in the failure `onFailure` hears (`span(s)`).
     init(
         configuration: OTLPBatchConfiguration, noun: String, isIncluded: @escaping @Sendable (Item) -> Bool,
@@ -106,7 +106,7 @@ public final class OTLPBatchExporter<Item: Sendable>: Sendable {
     /// OTLP's export request of `items`: one resource, one instrumentation scope (`imago`), the items.
     func requestBody(_ items: [Item]) -> Data {
         var writer = ProtobufWriter()
-        writer.otlpResource(configuration.resource) { write(items, &$0) }
+        writer.otlpResource(configuration.resource, scope: configuration.scopeName) { write(items, &$0) }
         return Data(writer.bytes)
     }
 

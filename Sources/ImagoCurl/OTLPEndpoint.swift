@@ -163,10 +163,10 @@ private enum GRPCStatus {
 
 extension ProtobufWriter {
     /// The one entry of an OTLP export request (its field 1: `ResourceSpans`, `ResourceMetrics` or `ResourceLogs`,
-    /// which are alike): the resource of `attributes`, and one instrumentation scope (`imago` and its version) whose
-    /// items (spans, metrics, log records, each its field 2) `items` writes.
+    /// which are alike): the resource of `attributes`, and one instrumentation scope (`scope`, default `imago`, and
+    /// Imago's version) whose items (spans, metrics, log records, each its field 2) `items` writes.
     mutating func otlpResource(
-        _ attributes: [TraceSpan.Attribute], items: (inout ProtobufWriter) -> Void
+        _ attributes: [TraceSpan.Attribute], scope scopeName: String = "imago", items: (inout ProtobufWriter) -> Void
     ) {
         message(1) { resource in
             resource.message(1) { resource in
@@ -174,7 +174,7 @@ extension ProtobufWriter {
             }
             resource.message(2) { scope in
                 scope.message(1) { scope in
-                    scope.string(1, "imago")
+                    scope.string(1, scopeName)
                     scope.string(2, ImagoVersion.current)
                 }
                 items(&scope)

@@ -103,9 +103,11 @@ struct TracingTests {
                 for n, k, rl in fields(message(line)):
                     for rn, rk, rv in fields(rl):
                         if rn != 2: continue
+                        scope = [qv.decode() for sn, sk, sv in fields(rv) if sn == 1
+                                 for qn, qk, qv in fields(sv) if qn == 1]
                         for sn, sk, sv in fields(rv):
                             if sn != 2: continue
-                            r = {'attributes': {}}
+                            r = {'attributes': {}, 'scope': scope[0] if scope else None}
                             for ln, lk, lv in fields(sv):
                                 if ln == 1: r['time'] = lv
                                 elif ln == 2: r['severity'] = lv
@@ -241,6 +243,8 @@ struct TracingTests {
         var trace_id: String?
         var span_id: String?
         var observed: UInt64
+        /// The instrumentation scope's name.
+        var scope: String?
     }
 
     /// The log records of all the exports, in order.
@@ -274,7 +278,7 @@ struct TracingTests {
         let serve = try await InProcessServe.start(
             [
                 "--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--cache-dir", directory.path, "--otel",
-                "--otel-metrics", "--otel-logs",
+                "--otel-metrics", "--otel-logs", "--otel-logger-name", "thumbs-access",
             ],
             environment: [
                 "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url(for: "/otlp/").absoluteString,
@@ -399,6 +403,7 @@ struct TracingTests {
         let entries = try Self.decodeLogs(logExports.value.map(\.body))
         try #require(entries.count == 6)
         #expect(entries.map(\.severity) == [9, 9, 9, 13, 17, 9])
+        #expect(entries.allSatisfy { $0.scope == "thumbs-access" }, "--otel-logger-name")
         #expect(entries.map(\.severity_text) == ["INFO", "INFO", "INFO", "WARN", "ERROR", "INFO"])
         #expect(
             entries.map { $0.attributes["http.response.status_code"] }
@@ -932,21 +937,25 @@ struct TracingTests {
         #expect(throws: UsageError.self) { try parse(["OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"]) }
         #expect(throws: UsageError.self) { try parse(["OTEL_EXPORTER_OTLP_CLIENT_KEY": nginx.clientKeyPath]) }
 
-        // imgproxy's PEM text, line breaks written as \n: the same exchange succeeds; half a pair, text that is
-        // not PEM, or text beside a file, are refused at start
+        // imgproxy's PEM text (IMGPROXY_OPEN_TELEMETRY_SERVER_CERT…, here IMAGO_OTEL_SERVER_CERT…), line breaks
+        // written as \n: the same exchange succeeds; half a pair, text that is not PEM, or text beside a file, are
+        // refused at start
         func text(_ path: String) throws -> String {
             try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "\n", with: "\\n")
         }
-        let pemParsed = try parse([
-            "IMGPROXY_OPEN_TELEMETRY_SERVER_CERT": try text(nginx.certificatePath),
-            "IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT": try text(nginx.clientCertificatePath),
-            "IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY": try String(contentsOfFile: nginx.clientKeyPath, encoding: .utf8),
+        func parsePEM(_ variables: [String: String]) throws -> OpenTelemetryOptions {
+            try OpenTelemetryOptions(
+                parsing: try parseArguments(["--otel"], options: OpenTelemetryOptions.specs).fillingIn(
+                    from: variables, prefix: "IMAGO_", options: OpenTelemetryOptions.specs),
+                environment: variables)
+        }
+        let pemParsed = try parsePEM([
+            "IMAGO_OTEL_SERVER_CERT": try text(nginx.certificatePath),
+            "IMAGO_OTEL_CLIENT_CERT": try text(nginx.clientCertificatePath),
+            "IMAGO_OTEL_CLIENT_KEY": try String(contentsOfFile: nginx.clientKeyPath, encoding: .utf8),
         ])
         let pemTLS = try #require(pemParsed.traces?.exporter.endpoint.tls)
-        #expect(
-            pemTLS.caBundlePEM
-                == (try String(contentsOfFile: nginx.certificatePath, encoding: .utf8)).trimmingCharacters(
-                    in: .whitespaces))
+        #expect(pemTLS.caBundlePEM == (try String(contentsOfFile: nginx.certificatePath, encoding: .utf8)))
         let fromText = exporter(pemTLS)
         fromText.submit([span])
         await fromText.shutdown()
@@ -958,12 +967,12 @@ struct TracingTests {
         await halfPair.shutdown()
         #expect(halfPair.exportedCount == 0 && halfPair.failedCount == 1)
         #expect(throws: UsageError.self) {
-            try parse(["IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT": try text(nginx.clientCertificatePath)])
+            try parsePEM(["IMAGO_OTEL_CLIENT_CERT": try text(nginx.clientCertificatePath)])
         }
-        #expect(throws: UsageError.self) { try parse(["IMGPROXY_OPEN_TELEMETRY_SERVER_CERT": "not a certificate"]) }
+        #expect(throws: UsageError.self) { try parsePEM(["IMAGO_OTEL_SERVER_CERT": "not a certificate"]) }
         #expect(throws: UsageError.self) {
-            try parse([
-                "IMGPROXY_OPEN_TELEMETRY_SERVER_CERT": try text(nginx.certificatePath),
+            try parsePEM([
+                "IMAGO_OTEL_SERVER_CERT": try text(nginx.certificatePath),
                 "OTEL_EXPORTER_OTLP_CERTIFICATE": nginx.certificatePath,
             ])
         }

@@ -7,7 +7,7 @@ import ImagoServer
 /// `--otel-propagate-external` set what imgproxy's settings set. The rest comes from OpenTelemetry's own variables,
 /// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT`, `…_PROTOCOL` (`http/protobuf`,
 /// the default, or `grpc`), `…_INSECURE` (gRPC), `…_COMPRESSION` (`gzip`), `…_CERTIFICATE`, `…_CLIENT_CERTIFICATE` and `…_CLIENT_KEY` (PEM files), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
-/// imgproxy's PEM text in `IMGPROXY_OPEN_TELEMETRY_SERVER_CERT`, `…_CLIENT_CERT` and `…_CLIENT_KEY` instead of the files,
+/// imgproxy's PEM text (`--otel-server-cert`, `--otel-client-cert`, `--otel-client-key`) instead of the files,
 /// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `b3`,
 /// `b3multi`, `jaeger`, `xray`, `ottrace`, `none`),
 /// `OTEL_TRACES_SAMPLER` and `…_ARG`, `OTEL_LOG_LEVEL`, `OTEL_BLRP_*` as `OTEL_BSP_*`, `OTEL_BSP_SCHEDULE_DELAY`,
@@ -24,7 +24,8 @@ struct OpenTelemetryOptions: Sendable {
     /// The options' synopsis, for a command's usage line.
     static let synopsis =
         "[--otel [--otel-metrics] [--otel-logs] [--otel-endpoint URL] [--otel-trace-id-generator xray|random]"
-        + " [--otel-propagate-external]]"
+        + " [--otel-propagate-external] [--otel-logger-name NAME] [--otel-server-cert PEM]"
+        + " [--otel-client-cert PEM --otel-client-key PEM]]"
 
     /// The options, for a command's option list.
     static let specs = [
@@ -51,6 +52,24 @@ struct OpenTelemetryOptions: Sendable {
                 + " URL/v1/logs; over gRPC its host and port (default OTEL_EXPORTER_OTLP_ENDPOINT, else"
                 + " http://localhost:4318, or http://localhost:4317 for gRPC)."),
         OptionSpec(
+            "--otel-logger-name", value: "NAME",
+            help: "The instrumentation scope of the log records (default imago; IMGPROXY_OPEN_TELEMETRY_LOGGER_NAME)."),
+        OptionSpec(
+            "--otel-server-cert", value: "PEM",
+            help:
+                "The collector's CA certificate as PEM text, newlines as \\n or not; best as IMAGO_OTEL_SERVER_CERT"
+                + " (IMGPROXY_OPEN_TELEMETRY_SERVER_CERT; files: OTEL_EXPORTER_OTLP_CERTIFICATE)."),
+        OptionSpec(
+            "--otel-client-cert", value: "PEM",
+            help:
+                "A client certificate for mutual TLS as PEM text, with --otel-client-key"
+                + " (IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT)."),
+        OptionSpec(
+            "--otel-client-key", value: "PEM",
+            help:
+                "Its private key as PEM text; best as IMAGO_OTEL_CLIENT_KEY, not on a command line"
+                + " (IMGPROXY_OPEN_TELEMETRY_CLIENT_KEY)."),
+        OptionSpec(
             "--otel-trace-id-generator", value: "NAME",
             help:
                 "xray: trace IDs start with the time, as AWS X-Ray needs (default); random"
@@ -72,7 +91,8 @@ struct OpenTelemetryOptions: Sendable {
             try args.refuse(
                 [
                     "--otel-metrics", "--otel-logs", "--otel-endpoint", "--otel-trace-id-generator",
-                    "--otel-propagate-external",
+                    "--otel-propagate-external", "--otel-server-cert", "--otel-client-cert", "--otel-client-key",
+                    "--otel-logger-name",
                 ],
                 without: "--otel")
             return
@@ -127,7 +147,7 @@ struct OpenTelemetryOptions: Sendable {
             -> OTLPBatchConfiguration
         {
             var batching = OTLPBatchConfiguration(
-                endpoint: try Self.endpoint(for: signal, base: args.value("--otel-endpoint"), variable),
+                endpoint: try Self.endpoint(for: signal, args: args, variable),
                 resource: resource, scheduleDelay: delay)
             if let delay = try number(processor + "_SCHEDULE_DELAY", in: 1...3_600_000) {
                 batching.scheduleDelay = .milliseconds(delay)
@@ -149,12 +169,13 @@ struct OpenTelemetryOptions: Sendable {
                 }
                 least = level
             }
-            logs = (try batching(.logs, processor: "OTEL_BLRP", delay: .seconds(1)), least)
+            var exporter = try batching(.logs, processor: "OTEL_BLRP", delay: .seconds(1))
+            exporter.scopeName = args.value("--otel-logger-name") ?? exporter.scopeName
+            logs = (exporter, least)
         }
         if args.has("--otel-metrics") {
             var metrics = OTLPMetricExporter.Configuration(
-                endpoint: try Self.endpoint(
-                    for: .metrics, base: args.value("--otel-endpoint"), variable),
+                endpoint: try Self.endpoint(for: .metrics, args: args, variable),
                 resource: resource)
             if let interval = try number("OTEL_METRIC_EXPORT_INTERVAL", in: 100...86_400_000) {
                 metrics.interval = .milliseconds(interval)
@@ -186,8 +207,9 @@ struct OpenTelemetryOptions: Sendable {
     /// headers, timeout and TLS files (`…_CERTIFICATE`, `…_CLIENT_CERTIFICATE`, `…_CLIENT_KEY`) by the signal's
     /// variable, else the general one.
     static func endpoint(
-        for signal: OTLPSignal, base: String?, _ variable: (String) -> String?
+        for signal: OTLPSignal, args: ParsedArguments, _ variable: (String) -> String?
     ) throws -> OTLPEndpoint {
+        let base = args.value("--otel-endpoint")
         /// The signal's own variable, else the general one (`OTEL_EXPORTER_OTLP_TRACES_X`, `OTEL_EXPORTER_OTLP_X`).
         func exporterVariable(_ suffix: String) -> (name: String, value: String)? {
             for name in ["OTEL_EXPORTER_OTLP_\(signal.variablePart)_" + suffix, "OTEL_EXPORTER_OTLP_" + suffix] {
@@ -246,24 +268,25 @@ struct OpenTelemetryOptions: Sendable {
             throw UsageError("OTEL_EXPORTER_OTLP_CLIENT_KEY needs OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
         }
         // imgproxy's PEM text, its line breaks written as \n or not
-        func pem(_ suffix: String) throws -> String? {
-            let name = "IMGPROXY_OPEN_TELEMETRY_" + suffix
-            guard let text = variable(name)?.replacingOccurrences(of: "\\n", with: "\n") else { return nil }
-            guard text.contains("-----BEGIN ") else { throw UsageError("\(name) expects PEM text (-----BEGIN …)") }
+        func pem(_ option: String) throws -> String? {
+            guard let text = args.value(option)?.replacingOccurrences(of: "\\n", with: "\n") else { return nil }
+            guard text.contains("-----BEGIN ") else {
+                throw UsageError("option '\(option)' expects PEM text (-----BEGIN …)")
+            }
             return text
         }
-        endpoint.tls.caBundlePEM = try pem("SERVER_CERT")
-        endpoint.tls.clientCertificatePEM = try pem("CLIENT_CERT")
-        endpoint.tls.clientKeyPEM = try pem("CLIENT_KEY")
+        endpoint.tls.caBundlePEM = try pem("--otel-server-cert")
+        endpoint.tls.clientCertificatePEM = try pem("--otel-client-cert")
+        endpoint.tls.clientKeyPEM = try pem("--otel-client-key")
         if (endpoint.tls.clientCertificatePEM == nil) != (endpoint.tls.clientKeyPEM == nil) {
-            throw UsageError("IMGPROXY_OPEN_TELEMETRY_CLIENT_CERT and …_CLIENT_KEY go together")
+            throw UsageError("options '--otel-client-cert' and '--otel-client-key' go together")
         }
         if endpoint.tls.caBundlePEM != nil && endpoint.tls.caBundlePath != nil
             || endpoint.tls.clientCertificatePEM != nil && endpoint.tls.clientCertificatePath != nil
         {
             throw UsageError(
-                "give the OpenTelemetry certificates as files (OTEL_EXPORTER_OTLP_CERTIFICATE, …) or as imgproxy's PEM"
-                    + " text (IMGPROXY_OPEN_TELEMETRY_SERVER_CERT, …), not both")
+                "give the OpenTelemetry certificates as files (OTEL_EXPORTER_OTLP_CERTIFICATE, …) or as PEM text"
+                    + " (--otel-server-cert, …), not both")
         }
         if let (name, text) = exporterVariable("COMPRESSION") {
             guard let compression = OTLPEndpoint.Compression(rawValue: text.lowercased()) else {
