@@ -118,16 +118,7 @@ public final class AWSCredentialProvider: Sendable, Hashable {
             return try roleCredentials(from: try await exchange.perform(), service: "the container endpoint")
         case .instanceMetadata(let endpoint):
             // IMDSv2: a session token (PUT), the role's name, then its credentials; each request carries the token.
-            var session = CurlExchange(
-                url: endpoint.appending(path: "latest/api/token"),
-                fields: ["X-aws-ec2-metadata-token-ttl-seconds: 21600"], timeout: timeout)
-            session.method = "PUT"
-            session.bypassesProxy = true
-            let issued = try await session.perform()
-            let token = String(decoding: issued.data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard issued.status == 200, !token.isEmpty, !token.contains(where: \.isNewline) else {
-                throw Failure(description: "the instance metadata service answered HTTP \(issued.status) for a token")
-            }
+            let token = try await instanceMetadataToken(at: endpoint, lifetimeSeconds: 21_600, timeout: timeout)
             let base = endpoint.appending(path: "latest/meta-data/iam/security-credentials/")
             var names = CurlExchange(url: base, fields: ["X-aws-ec2-metadata-token: " + token], timeout: timeout)
             names.bypassesProxy = true
@@ -142,6 +133,25 @@ public final class AWSCredentialProvider: Sendable, Hashable {
             credentials.url = base.appending(path: role)
             return try roleCredentials(from: try await credentials.perform(), service: "the instance metadata service")
         }
+    }
+
+    /// An IMDSv2 session token from the instance metadata service at `endpoint` (a PUT, no proxy), valid for
+    /// `lifetimeSeconds`: what every later request to the service carries as `X-aws-ec2-metadata-token`.
+    ///
+    /// - Throws: ``Failure`` when the service answers without one; ``CurlExchange/Failure`` when it does not answer.
+    static func instanceMetadataToken(at endpoint: URL, lifetimeSeconds: Int, timeout: Duration) async throws -> String
+    {
+        var session = CurlExchange(
+            url: endpoint.appending(path: "latest/api/token"),
+            fields: ["X-aws-ec2-metadata-token-ttl-seconds: \(lifetimeSeconds)"], timeout: timeout)
+        session.method = "PUT"
+        session.bypassesProxy = true
+        let issued = try await session.perform()
+        let token = String(decoding: issued.data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard issued.status == 200, !token.isEmpty, !token.contains(where: \.isNewline) else {
+            throw Failure(description: "the instance metadata service answered HTTP \(issued.status) for a token")
+        }
+        return token
     }
 
     /// The credentials in an STS answer's XML (`AccessKeyId`, `SecretAccessKey`, `SessionToken`, `Expiration`).

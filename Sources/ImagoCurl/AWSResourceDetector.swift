@@ -105,12 +105,10 @@ public struct AWSResourceDetector: Sendable {
     /// EC2: an IMDSv2 token, the instance identity document and the host name.
     private func instanceAttributes() async -> [String: String] {
         guard let endpoint = instanceMetadataEndpoint else { return [:] }
-        var session = exchange(
-            endpoint.appending(path: "latest/api/token"), fields: ["X-aws-ec2-metadata-token-ttl-seconds: 60"])
-        session.method = "PUT"
-        guard let issued = try? await session.perform(), issued.status == 200 else { return [:] }
-        let token = String(decoding: issued.data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !token.isEmpty, !token.contains(where: \.isNewline) else { return [:] }
+        guard
+            let token = try? await AWSCredentialProvider.instanceMetadataToken(
+                at: endpoint, lifetimeSeconds: 60, timeout: timeout)
+        else { return [:] }
         let fields = ["X-aws-ec2-metadata-token: " + token]
         guard
             let identity = await document(
