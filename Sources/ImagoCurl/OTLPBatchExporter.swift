@@ -2,8 +2,8 @@ import Foundation
 import ImagoCore
 import Synchronization
 
-/// Sends records to an OpenTelemetry collector (or any backend that takes OTLP) over HTTP, as OTLP's
-/// `http/protobuf` protocol says and OpenTelemetry's batch processors do: spans as ``OTLPTraceExporter``, log
+/// Sends records to an OpenTelemetry collector (or any backend that takes OTLP) over HTTP or gRPC, as OTLP's
+/// `http/protobuf` and `grpc` protocols say and OpenTelemetry's batch processors do: spans as ``OTLPTraceExporter``, log
 /// entries as ``OTLPLogExporter``, each batch POSTed through an ``OTLPEndpoint`` by libcurl on a thread of its own.
 ///
 /// Records are queued by ``submit(_:)``, which never waits: at most the configuration's
@@ -11,7 +11,7 @@ import Synchronization
 /// collector's outage costs bounded memory and no caller's time. A batch goes when
 /// ``OTLPBatchConfiguration/maximumBatchSize`` records are waiting, else every
 /// ``OTLPBatchConfiguration/scheduleDelay``, one at a time; one that fails after the endpoint's retry is counted
-/// in ``failedCount`` and told once until one succeeds. ``shutdown(within:)`` sends what is queued, waiting no
+/// in ``failedCount`` and told once until one succeeds, as are the records a collector's partial success refuses. ``shutdown(within:)`` sends what is queued, waiting no
 /// longer than it is given; call it before the process ends.
 ///
 /// ```swift
@@ -119,13 +119,20 @@ public final class OTLPBatchExporter<Item: Sendable>: Sendable {
                 return batch
             }
             guard !batch.isEmpty else { return }
-            if let problem = await configuration.endpoint.send(requestBody(batch)) {
+            switch await configuration.endpoint.send(requestBody(batch)) {
+            case .failed(let problem):
                 failed.add(batch.count, ordering: .relaxed)
                 if !failing { onFailure("\(batch.count) \(noun) not exported: \(problem)") }
                 failing = true
-            } else {
-                exported.add(batch.count, ordering: .relaxed)
-                failing = false
+            case .accepted(let rejected, let message):
+                // A partial success: the refused items count as failed, and are told, once until a whole success.
+                let refused = min(rejected, batch.count)
+                exported.add(batch.count - refused, ordering: .relaxed)
+                failed.add(refused, ordering: .relaxed)
+                if refused > 0, !failing {
+                    onFailure("\(refused) \(noun) rejected by the collector" + (message.isEmpty ? "" : ": " + message))
+                }
+                failing = refused > 0
             }
         }
     }

@@ -79,22 +79,59 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The URL, and `over gRPC` for gRPC: what `imago serve` says at its start.
     public var description: String { url.absoluteString + (transport == .grpc ? " over gRPC" : "") }
 
+    /// What became of an export.
+    enum Outcome: Equatable {
+        /// The collector took it, but for `rejected` items (spans, data points, log records) it refused, saying
+        /// `message` (OTLP's partial success; 0 and empty for a whole success).
+        case accepted(rejected: Int, message: String)
+        /// It was not taken, for the reason given.
+        case failed(String)
+    }
+
     /// Posts `body` (an OTLP `Export…ServiceRequest`); one that fails in a way OTLP calls retryable (HTTP 429, 502,
-    /// 503, 504; gRPC's `UNAVAILABLE` and the like) or without an answer is sent once more after a second. Returns
-    /// why it failed, or `nil`.
-    func send(_ body: Data) async -> String? {
-        var problem = await post(body)
-        if let (_, retryable) = problem, retryable {
+    /// 503, 504; gRPC's `UNAVAILABLE` and the like) or without an answer is sent once more after a second. A
+    /// partial success is not sent again, as OTLP says.
+    func send(_ body: Data) async -> Outcome {
+        var result = await post(body)
+        if case .failure(let failure) = result, failure.retryable {
             try? await Task.sleep(for: .seconds(1))
-            problem = await post(body)
+            result = await post(body)
         }
-        return problem?.reason
+        switch result {
+        case .success(let answer): return Self.partialSuccess(in: answer)
+        case .failure(let failure): return .failed(failure.reason)
+        }
+    }
+
+    /// The partial success an `Export…ServiceResponse` carries (its field 1: the count refused, field 1, and the
+    /// collector's message, field 2); none for an empty or unreadable answer.
+    static func partialSuccess(in answer: [UInt8]) -> Outcome {
+        var rejected = 0
+        var message = ""
+        for field in ProtobufReader.fields(answer[...]) ?? [] where field.number == 1 {
+            guard case .bytes(let partial) = field.value else { continue }
+            for inner in ProtobufReader.fields(partial) ?? [] {
+                switch (inner.number, inner.value) {
+                case (1, .varint(let count)): rejected = Int(truncatingIfNeeded: count)
+                case (2, .bytes(let text)): message = String(decoding: text.prefix(1_024), as: UTF8.self)
+                default: continue
+                }
+            }
+        }
+        return .accepted(rejected: max(0, rejected), message: message)
+    }
+
+    /// Why one attempt failed, and whether OTLP sends again after it.
+    private struct Failure: Error {
+        var reason: String
+        var retryable: Bool
     }
 
     /// HTTP statuses after which OTLP sends again.
     private static let retryableStatuses: Set<Int> = [429, 502, 503, 504]
 
-    private func post(_ message: Data) async -> (reason: String, retryable: Bool)? {
+    /// One attempt: the answer's message (without gRPC's frame), or why it failed.
+    private func post(_ message: Data) async -> Result<[UInt8], Failure> {
         var fields = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
         let compressed = compression == .gzip ? Zlib.deflate(message, format: .gzip) : nil
         if compressed != nil { fields.append(transport == .grpc ? "grpc-encoding: gzip" : "Content-Encoding: gzip") }
@@ -105,6 +142,7 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
             exchange = CurlExchange(
                 url: url, fields: ["Content-Type: application/x-protobuf"] + fields, timeout: timeout)
             exchange.bytes = body
+            exchange.answerFields = ["Content-Type"]
         case .grpc:
             // gRPC's frame: compressed (1) or not (0), the length in 4 bytes big-endian, the message.
             var frame = Data([compressed == nil ? 0 : 1])
@@ -125,21 +163,33 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
         do {
             answer = try await exchange.perform()
         } catch {
-            return ((error as? CurlExchange.Failure)?.reason ?? "\(error)", true)
+            return .failure(Failure(reason: (error as? CurlExchange.Failure)?.reason ?? "\(error)", retryable: true))
         }
         guard (200..<300).contains(answer.status) else {
-            return ("the collector answered HTTP \(answer.status)", Self.retryableStatuses.contains(answer.status))
+            return .failure(
+                Failure(
+                    reason: "the collector answered HTTP \(answer.status)",
+                    retryable: Self.retryableStatuses.contains(answer.status)))
         }
-        guard transport == .grpc else { return nil }
+        guard transport == .grpc else {
+            let isProtobuf = answer.fields["Content-Type"]?.lowercased().contains("protobuf") == true
+            return .success(isProtobuf ? Array(answer.data) : [])
+        }
         guard let code = answer.fields["grpc-status"].flatMap({ Int($0) }) else {
-            return ("the collector's answer has no grpc-status", false)
+            return .failure(Failure(reason: "the collector's answer has no grpc-status", retryable: false))
         }
-        guard code != 0 else { return nil }
+        guard code != 0 else {
+            // The answer's one message, unless compressed (no compression was offered): flag 0, length, message.
+            let frame = Array(answer.data)
+            guard frame.count >= 5, frame[0] == 0 else { return .success([]) }
+            let length = frame[1..<5].reduce(0) { $0 << 8 | Int($1) }
+            return .success(Array(frame.dropFirst(5).prefix(length)))
+        }
         let message = answer.fields["grpc-message"].map { ": " + ($0.removingPercentEncoding ?? $0) } ?? ""
-        return (
-            "the collector answered gRPC status \(code) (\(GRPCStatus.name(code)))" + message,
-            GRPCStatus.isRetryable(code)
-        )
+        return .failure(
+            Failure(
+                reason: "the collector answered gRPC status \(code) (\(GRPCStatus.name(code)))" + message,
+                retryable: GRPCStatus.isRetryable(code)))
     }
 }
 

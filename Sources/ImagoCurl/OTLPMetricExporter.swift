@@ -80,12 +80,19 @@ public final class OTLPMetricExporter: Sendable {
     /// Sends the metrics now.
     public func export() async {
         let body = requestBody(read(), at: Date())
-        if let problem = await configuration.endpoint.send(body) {
+        switch await configuration.endpoint.send(body) {
+        case .failed(let problem):
             failed.add(1, ordering: .relaxed)
             if !failing.exchange(true, ordering: .relaxed) { onFailure("metrics not exported: \(problem)") }
-        } else {
+        case .accepted(let rejected, let message):
+            // Exported; data points the collector refused are told, once until a whole success.
             exported.add(1, ordering: .relaxed)
-            failing.store(false, ordering: .relaxed)
+            if rejected == 0 {
+                failing.store(false, ordering: .relaxed)
+            } else if !failing.exchange(true, ordering: .relaxed) {
+                onFailure(
+                    "\(rejected) data point(s) rejected by the collector" + (message.isEmpty ? "" : ": " + message))
+            }
         }
     }
 

@@ -9,13 +9,13 @@ import ImagoTesting
 /// A real gRPC server standing in for an OpenTelemetry collector: Python's `grpc` (Debian's `python3-grpcio`, an
 /// independent implementation of gRPC over HTTP/2) serving the three OTLP `Export` methods on a free loopback port.
 /// It records each call (method, metadata, deadline, the message's bytes) and answers with the statuses it was
-/// given, in order, then `OK`. Stopped by its process id on ``stop()`` or deinit.
+/// given, in order, then `OK`; a negative status -N is `OK` with a partial success of N items rejected. Stopped by its process id on ``stop()`` or deinit.
 final class GRPCCollector: Sendable {
     /// One call the collector took.
     struct Call: Decodable, Sendable {
         /// The method's path (`opentelemetry.proto.collector.trace.v1.TraceService/Export`).
         var method: String
-        /// The gRPC status it answered with (0: OK).
+        /// The gRPC status it answered with (0: OK; -N: OK with N items rejected).
         var status: Int
         /// The call's metadata (header fields), text values only.
         var metadata: [String: String]
@@ -50,8 +50,12 @@ final class GRPCCollector: Sendable {
                               "remaining": context.time_remaining(), "body": base64.b64encode(request).decode()}
                     sys.stdout.write(json.dumps(record) + "\n")
                     sys.stdout.flush()
-                if code:
+                if code > 0:
                     context.abort(codes[code], "the test's collector refuses: %d%% sure" % code)
+                if code < 0:  # OK with a partial success: -code items rejected (a varint under 128)
+                    text = b"rejected by the test"
+                    inner = bytes([0x08, -code, 0x12, len(text)]) + text
+                    return bytes([0x0A, len(inner)]) + inner
                 return b""
             return answer
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))

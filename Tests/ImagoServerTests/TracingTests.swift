@@ -810,6 +810,35 @@ struct TracingTests {
         #expect(attempts.value == 2 && failing.failedCount == 3 && failing.exportedCount == 0)
         #expect(told.value.count == 1 && told.value[0].contains("503"), "\(told.value)")
 
+        // A partial success (ExportTraceServiceResponse { partial_success { rejected_spans: 2, error_message } }):
+        // one attempt, two spans failed and told with the collector's message
+        var answer = ProtobufWriter()
+        answer.message(1) {
+            $0.signed(1, 2)
+            $0.string(2, "2 spans had no name")
+        }
+        let partialAttempts = Self.recording(
+            collector, ["/partial/v1/traces"],
+            answer: .init(
+                status: 200, headers: ["Content-Type": "application/x-protobuf"], body: Data(answer.bytes)))
+        let toldPartly = Locked<[String]>([])
+        let partly = OTLPTraceExporter(
+            configuration: .init(endpoint: OTLPEndpoint(url: collector.url(for: "/partial/v1/traces")))
+        ) { message in
+            toldPartly.withLock { $0.append(message) }
+        }
+        partly.submit(spans(3))
+        await partly.shutdown()
+        #expect(partialAttempts.value.count == 1 && partly.exportedCount == 1 && partly.failedCount == 2)
+        #expect(toldPartly.value == ["2 span(s) rejected by the collector: 2 spans had no name"])
+        // The same bytes as text: not read as a partial success
+        collector.setRoute("/text/v1/traces", .bytes(Data(answer.bytes), contentType: "text/plain"))
+        let plain = OTLPTraceExporter(
+            configuration: .init(endpoint: OTLPEndpoint(url: collector.url(for: "/text/v1/traces"))))
+        plain.submit(spans(3))
+        await plain.shutdown()
+        #expect(plain.exportedCount == 3 && plain.failedCount == 0)
+
         // A collector that takes the connection and never answers: the stop waits no longer than it is given, and
         // what the sender had not begun is dropped
         let stalled = "/stalled/v1/traces"
@@ -984,7 +1013,7 @@ struct TracingTests {
     /// is told with the status's name and message.
     @Test(.timeLimit(.minutes(1)))
     func exportsGoOverGRPC() async throws {
-        let collector = try GRPCCollector(statuses: [14, 0, 3])
+        let collector = try GRPCCollector(statuses: [14, 0, 3, -5, 0, 0, -2])
         defer { collector.stop() }
         func endpoint(_ signal: OTLPSignal) -> OTLPEndpoint {
             var endpoint = OTLPEndpoint(collector: collector.url, signal: signal, transport: .grpc)
@@ -1028,8 +1057,11 @@ struct TracingTests {
                 == true, "\(told.value)")
 
         // Metrics and log records by their own services
-        let metrics = OTLPMetricExporter(configuration: .init(endpoint: endpoint(.metrics), interval: .seconds(3_600)))
-        {
+        let metricsTold = Locked<[String]>([])
+        let metrics = OTLPMetricExporter(
+            configuration: .init(endpoint: endpoint(.metrics), interval: .seconds(3_600)),
+            onFailure: { message in metricsTold.withLock { $0.append(message) } }
+        ) {
             [
                 MetricFamily(
                     name: "imago_serve_in_flight", kind: .gauge, help: "Requests in flight.",
@@ -1037,6 +1069,7 @@ struct TracingTests {
             ]
         }
         await metrics.shutdown()
+        #expect(metricsTold.value == ["5 data point(s) rejected by the collector: rejected by the test"])
         let logs = OTLPLogExporter(configuration: .init(endpoint: endpoint(.logs)))
         logs.submit([LogEntry(time: Date(), severity: .info, body: "GET /x 200")])
         await logs.shutdown()
@@ -1062,6 +1095,17 @@ struct TracingTests {
         let inflated = try #require(await collector.received(atLeast: 6).dropFirst(5).first)
         #expect(inflated.status == 0 && !inflated.message.starts(with: [0x1F, 0x8B]), "inflated by the server")
         #expect(try Self.decode([inflated.message]).spans.map(\.name) == ["span 0", "span 1", "span 2"])
+
+        // A partial success: not sent again, the rejected spans counted as failed and told with the message
+        let toldPartly = Locked<[String]>([])
+        let partly = OTLPTraceExporter(configuration: .init(endpoint: endpoint(.traces))) { message in
+            toldPartly.withLock { $0.append(message) }
+        }
+        partly.submit(spans)
+        await partly.shutdown()
+        #expect(await collector.received(atLeast: 7).count == 7)
+        #expect(partly.exportedCount == 1 && partly.failedCount == 2)
+        #expect(toldPartly.value == ["2 span(s) rejected by the collector: rejected by the test"])
 
         // No collector at the port: a failure, told
         collector.stop()
@@ -1221,6 +1265,20 @@ struct TracingTests {
     /// The hand-written wire format against values with known encodings (protobuf's documentation: 150 is
     /// `08 96 01`; a negative int64 takes ten bytes).
     @Test func protobufFieldsAreWrittenAsTheWireFormatSays() {
+        // Read back by the reader, and its refusals of what is not well formed
+        var written = ProtobufWriter()
+        written.unsigned(1, 150)
+        written.string(2, "text")
+        written.fixed64(3, 7)
+        let read = ProtobufReader.fields(written.bytes[...])
+        #expect(read?.map(\.number) == [1, 2, 3])
+        if case .varint(let value)? = read?.first?.value { #expect(value == 150) } else { Issue.record("no varint") }
+        if case .bytes(let text)? = read?.dropFirst().first?.value { #expect(Array(text) == Array("text".utf8)) }
+        for bad: [UInt8] in [[0x12, 0x05, 0x61], [0x08], [0x08] + Array(repeating: 0xFF, count: 11), [0x0B], [0x00]] {
+            #expect(ProtobufReader.fields(bad[...]) == nil, "\(bad)")
+        }
+        #expect(OTLPEndpoint.partialSuccess(in: [0x7B, 0x7D]) == .accepted(rejected: 0, message: ""), "JSON's {}")
+
         var writer = ProtobufWriter()
         writer.unsigned(1, 150)
         #expect(writer.bytes == [0x08, 0x96, 0x01])
