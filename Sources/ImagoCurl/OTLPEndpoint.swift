@@ -103,8 +103,8 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The partial success an `Export…ServiceResponse` carries (its field 1: the count refused, field 1, and the
-    /// collector's message, field 2); none for an empty or unreadable answer.
+    /// The partial success an `Export…ServiceResponse` carries: its field 1, a message of the count refused (field
+    /// 1) and the collector's words (field 2); a whole success for an empty or unreadable answer.
     static func partialSuccess(in answer: [UInt8]) -> Outcome {
         var rejected = 0
         var message = ""

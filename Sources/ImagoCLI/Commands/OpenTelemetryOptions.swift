@@ -3,13 +3,14 @@ import Imago
 import ImagoServer
 
 /// `serve`'s OpenTelemetry settings (imgproxy's `IMGPROXY_OPEN_TELEMETRY_*`): `--otel` sends traces,
-/// `--otel-metrics` metrics too, `--otel-logs` the access log's records, and `--otel-endpoint URL`, `--otel-trace-id-generator xray|random` and
-/// `--otel-propagate-external` set what imgproxy's settings set. The rest comes from OpenTelemetry's own variables,
-/// as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT`, `…_PROTOCOL` (`http/protobuf`,
-/// the default, or `grpc`), `…_INSECURE` (gRPC), `…_COMPRESSION` (`gzip`), `…_CERTIFICATE`, `…_CLIENT_CERTIFICATE` and `…_CLIENT_KEY` (PEM files), each also per signal (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`),
-/// imgproxy's PEM text (`--otel-server-cert`, `--otel-client-cert`, `--otel-client-key`) instead of the files,
-/// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `b3`,
-/// `b3multi`, `jaeger`, `xray`, `ottrace`, `none`),
+/// `--otel-metrics` metrics too, `--otel-logs` the access log's records (`--otel-logger-name` their scope), and
+/// `--otel-endpoint URL`, `--otel-trace-id-generator xray|random`, `--otel-propagate-external` and the PEM text of
+/// `--otel-server-cert`, `--otel-client-cert` and `--otel-client-key` set what imgproxy's settings set. The rest
+/// comes from OpenTelemetry's own variables, as its SDKs read them: `OTEL_EXPORTER_OTLP_ENDPOINT`, `…_HEADERS`,
+/// `…_TIMEOUT`, `…_PROTOCOL` (`http/protobuf`, the default, or `grpc`), `…_INSECURE` (gRPC), `…_COMPRESSION`
+/// (`gzip`), `…_CERTIFICATE`, `…_CLIENT_CERTIFICATE` and `…_CLIENT_KEY` (PEM files), each also per signal
+/// (`OTEL_EXPORTER_OTLP_TRACES_…`, `OTEL_EXPORTER_OTLP_METRICS_…`), `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
+/// `OTEL_PROPAGATORS` (`tracecontext`, `baggage`, `b3`, `b3multi`, `jaeger`, `xray`, `ottrace`, `none`),
 /// `OTEL_TRACES_SAMPLER` and `…_ARG`, `OTEL_LOG_LEVEL`, `OTEL_BLRP_*` as `OTEL_BSP_*`, `OTEL_BSP_SCHEDULE_DELAY`,
 /// `…_MAX_QUEUE_SIZE` and `…_MAX_EXPORT_BATCH_SIZE`, `OTEL_METRIC_EXPORT_INTERVAL`, and `OTEL_SDK_DISABLED`.
 struct OpenTelemetryOptions: Sendable {
@@ -204,8 +205,8 @@ struct OpenTelemetryOptions: Sendable {
     /// signal's own `OTEL_EXPORTER_OTLP_{signal}_ENDPOINT` as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT` + the path,
     /// else `http://localhost:4318/` + the path; over gRPC the signal's method at the host and port of the same
     /// variables (default `http://localhost:4317`), one without a scheme over TLS unless `…_INSECURE` is `true`. Its
-    /// headers, timeout and TLS files (`…_CERTIFICATE`, `…_CLIENT_CERTIFICATE`, `…_CLIENT_KEY`) by the signal's
-    /// variable, else the general one.
+    /// headers, compression, timeout and TLS files (`…_CERTIFICATE`, `…_CLIENT_CERTIFICATE`, `…_CLIENT_KEY`) by the
+    /// signal's variable, else the general one; or the TLS options' PEM text (`--otel-server-cert`, …), not both.
     static func endpoint(
         for signal: OTLPSignal, args: ParsedArguments, _ variable: (String) -> String?
     ) throws -> OTLPEndpoint {

@@ -32,9 +32,9 @@ extension ImageProxy {
 
     /// `request` sending `cookie`, the client's, when there is one: then loaded for itself alone, in no cache of
     /// the pipeline (memory, disk, shared tier or failures) and with no other request's work. `traceFields`
-    /// (``RequestTracing/propagatesToSources``: `traceparent` and the like) are sent too: the pipeline shares a download only
-    /// between requests with the same fields, so a load in one trace is not shared with another's (the caches
-    /// are, as ever).
+    /// (``RequestTracing/propagatesToSources``: `traceparent` and the like) are sent too: the pipeline shares a
+    /// download only between requests with the same fields, so a load in one trace is not shared with another's
+    /// (the caches are, as ever).
     static func sourceRequest(
         _ request: ImageRequest, cookie: String?, traceFields: [String: String] = [:]
     ) -> ImageRequest {
