@@ -11,8 +11,9 @@ public enum MetadataFixture {
     public static let artist = "Ansel Tester"
 
     /// A big-endian EXIF block whose IFD0 holds Make `Canon` (0x010F), Orientation (0x0112), Artist (0x013B) and
-    /// Copyright (0x8298), in tag order.
-    public static func exif(orientation: UInt16 = 6) -> Data {
+    /// Copyright (0x8298), in tag order; with `thumbnail`, IFD0 links to an IFD1 whose `JPEGInterchangeFormat`
+    /// (0x0201) and length (0x0202) point to those bytes, after it at the end of the block (default none).
+    public static func exif(orientation: UInt16 = 6, thumbnail: [UInt8]? = nil) -> Data {
         func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
         func u32(_ v: Int) -> [UInt8] { u16(v >> 16) + u16(v & 0xFFFF) }
         let make = Array("Canon".utf8) + [0]
@@ -31,7 +32,12 @@ public enum MetadataFixture {
         output += u16(0x0112) + u16(3) + u32(1) + u16(Int(orientation)) + [0, 0]
         outOfLine(0x013B, artist)
         outOfLine(0x8298, copyright)
-        return Data(output + u32(0) + data)
+        guard let thumbnail else { return Data(output + u32(0) + data) }
+        let ifd1 = dataStart + data.count
+        let directory =
+            u16(2) + u16(0x0201) + u16(4) + u32(1) + u32(ifd1 + 30) + u16(0x0202) + u16(4) + u32(1)
+            + u32(thumbnail.count) + u32(0)
+        return Data(output + u32(ifd1) + data + directory + thumbnail)
     }
 
     /// An XMP packet with `dc:rights`, `dc:creator` and `dc:subject` elements, `photoshop:City` and

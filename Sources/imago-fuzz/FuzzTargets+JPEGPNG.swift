@@ -11,6 +11,12 @@ extension FuzzTargets {
         precondition(metadata.uprightened.exif?.count == data.count, "uprightened changed the length")
         precondition(
             metadata.sized(PixelSize(width: 70_000, height: 3)).exif?.count == data.count, "sized changed the length")
+        let stripped = metadata.withoutThumbnail.exif ?? Data()
+        precondition(stripped.count == data.count, "withoutThumbnail changed the length")
+        precondition(
+            stripped.withUnsafeBytes { ExifReader.ifd1(inRawBytes: $0) } == nil, "a thumbnail's directory is left")
+        precondition(
+            ExifReader.orientation(in: stripped) == ExifReader.orientation(in: data), "IFD0 changed with the thumbnail")
     }
 
     /// JPEGDecoder at full size, downsampled, and with partial data allowed, under a 4 MP limit so that the

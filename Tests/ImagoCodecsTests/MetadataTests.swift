@@ -202,6 +202,60 @@ import Testing
         #expect(ImageMetadata(exif: Data([1, 2, 3]), xmp: Data("<not xml".utf8), iptc: Data([9])).copyrightOnly == nil)
     }
 
+    /// Cameras' and editors' real EXIF blocks with a thumbnail (the corpus's): after `withoutThumbnail` no IFD1,
+    /// IFD0's entries the same, the length the same, and no JPEG left where the thumbnail was.
+    @Test(arguments: [
+        "icc/linku-red-at-12-oclock-with-color-profile.jpg", "icc/sharp-Channel_digital_image_CMYK_color.jpg",
+        "formats/TestICCProfile.jpg",
+    ])
+    func realThumbnailsAreRemoved(file: String) throws {
+        let jpeg = try corpusData(file)
+        let exif = try #require(try JPEGDecoder().decode(jpeg, options: Self.readingMetadata).metadata?.exif)
+        let before = try #require(exif.withUnsafeBytes { ExifReader.ifd1(inRawBytes: $0) })
+        let stripped = try #require(ImageMetadata(exif: exif).withoutThumbnail.exif)
+        #expect(stripped.count == exif.count)
+        #expect(stripped.withUnsafeBytes { ExifReader.ifd1(inRawBytes: $0) } == nil)
+        let entries = { (data: Data) in data.withUnsafeBytes { ExifReader.ifd0(inRawBytes: $0)?.entries } }
+        #expect(entries(stripped) == entries(exif) && entries(exif)?.isEmpty == false)
+        // (Indices from 0: the decoder's block may be a slice of the file.)
+        let (old, new) = ([UInt8](exif), [UInt8](stripped))
+        #expect(new[before.ifd1].allSatisfy { $0 == 0 }, "IFD1 zeroed")
+        let tiff = old.starts(with: Array("Exif".utf8)) ? 6 : 0
+        let thumbnailStart = exif.withUnsafeBytes { raw in
+            before.entries.first { $0.tag == 0x0201 }.flatMap { ExifReader.integerValue(of: $0, inRawBytes: raw) }
+        }
+        let start = try #require(thumbnailStart)
+        #expect(old[tiff + start] == 0xFF && old[tiff + start + 1] == 0xD8, "a JPEG thumbnail was there")
+        #expect(new[tiff + start] == 0 && new[tiff + start + 1] == 0, "and is gone")
+    }
+
+    /// The thumbnail and its directory zeroed and IFD0's link cleared, in place; IFD0 kept whatever IFD1 claims.
+    @Test func withoutThumbnailZeroesTheThumbnailAndKeepsIFD0() throws {
+        let thumbnail: [UInt8] = [0xFF, 0xD8] + Array("small picture".utf8) + [0xFF, 0xD9]
+        let exif = MetadataFixture.exif(orientation: 6, thumbnail: thumbnail)
+        #expect(exif.withUnsafeBytes { ExifReader.ifd1(inRawBytes: $0) } != nil)
+        let stripped = try #require(ImageMetadata(exif: exif).withoutThumbnail.exif)
+        #expect(stripped.count == exif.count && stripped.withUnsafeBytes { ExifReader.ifd1(inRawBytes: $0) } == nil)
+        #expect(stripped.range(of: Data("small picture".utf8)) == nil)
+        #expect(ExifReader.orientation(in: stripped) == .right && stripped.range(of: Data("Canon".utf8)) != nil)
+        // Only the link, the directory and the picture changed: the bytes before IFD1 but the link are the same
+        let ifd1Start = exif.count - thumbnail.count - 30
+        var expected = [UInt8](exif.prefix(ifd1Start))
+        let linkAt = 8 + 2 + 12 * 4
+        expected.replaceSubrange(linkAt..<(linkAt + 4), with: [0, 0, 0, 0])
+        #expect(
+            Array(stripped.prefix(ifd1Start)) == expected && stripped.suffix(from: ifd1Start).allSatisfy { $0 == 0 })
+        // Without a thumbnail, or not EXIF: unchanged
+        #expect(ImageMetadata(exif: MetadataFixture.exif()).withoutThumbnail.exif == MetadataFixture.exif())
+        #expect(ImageMetadata(exif: Data([1, 2, 3])).withoutThumbnail.exif == Data([1, 2, 3]))
+        // A hostile IFD1 whose picture is IFD0 itself: IFD0 is not zeroed, only unlinked from it
+        var hostile = [UInt8](exif)
+        let pointerAt = ifd1Start + 2 + 8  // IFD1's first entry's value: JPEGInterchangeFormat
+        hostile.replaceSubrange(pointerAt..<(pointerAt + 4), with: [0, 0, 0, 8])
+        let kept = try #require(ImageMetadata(exif: Data(hostile)).withoutThumbnail.exif)
+        #expect(ExifReader.orientation(in: kept) == .right && kept.range(of: Data("Canon".utf8)) != nil)
+    }
+
     @Test func uprightenedSetsTheOrientationToOneAndChangesNothingElse() throws {
         for bigEndian in [true, false] {
             let exif = Data(ExifFixture.block(orientation: 6, bigEndian: bigEndian))

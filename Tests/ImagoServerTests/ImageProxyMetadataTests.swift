@@ -50,6 +50,9 @@ struct ImageProxyMetadataTests {
                         tags[str(tag)] = tiff[at:at + n].rstrip(b"\0").decode()
                     elif kind == 3:
                         tags[str(tag)] = struct.unpack(end + "H", tiff[e + 8:e + 10])[0]
+                e = offset + 2 + 12 * count
+                (link,) = struct.unpack(end + "I", tiff[e:e + 4])
+                if link: tags["ifd1"] = link
                 return tags
             if data[:2] == b"\xff\xd8":
                 i = 2
@@ -175,6 +178,28 @@ struct ImageProxyMetadataTests {
         fixture.origin.setRoute("/sized.jpg", .bytes(source, contentType: "image/jpeg"))
         let kept = try Self.read(await fixture.get(fixture.path("sm:0/w:20/f:png", "/sized.jpg")).body)
         #expect(kept.exif == ["256": .number(20), "257": .number(10)])
+    }
+
+    /// With `sm:0` the source's EXIF thumbnail is not carried: after a crop it would show what was cut away. IFD0
+    /// stays as it was, linking to no IFD1, and the thumbnail's bytes are gone from the output.
+    @Test(.timeLimit(.minutes(1)))
+    func stripMetadataZeroDropsTheSourcesThumbnail() async throws {
+        let fixture = try Self.fixture()
+        let secret = Array("the part that was cropped away".utf8)
+        let thumbnail: [UInt8] = [0xFF, 0xD8, 0xFF, 0xFE, 0, UInt8(secret.count + 2)] + secret + [0xFF, 0xD9]
+        let source = try JPEGEncoder().encode(
+            try ServerTestImages.halves(width: 64, height: 32),
+            options: EncodingOptions(
+                metadata: ImageMetadata(exif: MetadataFixture.exif(orientation: 1, thumbnail: thumbnail))))
+        fixture.origin.setRoute("/thumbnailed.jpg", .bytes(source, contentType: "image/jpeg"))
+        let original = try Self.read(source)
+        #expect(original.exif?["ifd1"] != nil && source.range(of: Data(secret)) != nil, "the source has one")
+        let cropped = await fixture.get(fixture.path("sm:0/c:20:20/f:jpg", "/thumbnailed.jpg"))
+        #expect(cropped.status == 200)
+        let kept = try #require(try Self.read(cropped.body).exif)
+        #expect(kept["271"] == .text("Canon") && kept["33432"] == Self.copyright && kept["274"] == .number(1))
+        #expect(kept["ifd1"] == nil, "IFD0 links to no thumbnail")
+        #expect(cropped.body.range(of: Data(secret)) == nil, "the thumbnail's bytes are not in the output")
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -23,6 +23,15 @@ extension ImageMetadata {
         return copy
     }
 
+    /// These blocks without EXIF's embedded thumbnail (IFD1 and the image it points to), which shows the source as
+    /// it was: after a crop, what was cut away. The thumbnail's bytes and its directory are zeroed and IFD0's link to
+    /// it cleared in place, so every other offset in the block stays valid. Other blocks are unchanged.
+    public var withoutThumbnail: ImageMetadata {
+        var copy = self
+        copy.exif = exif.map(ExifEditing.withoutThumbnail)
+        return copy
+    }
+
     /// These blocks with the EXIF image size set to `size` (the EXIF sub-IFD's `PixelXDimension` and
     /// `PixelYDimension`, and IFD0's `ImageWidth` and `ImageLength` where a writer put them), for pixels resized
     /// from the ones they described, as libvips updates them when it saves. Values are patched in place: a
@@ -110,6 +119,35 @@ enum ExifEditing {
                 let shift = 8 * (isBigEndian ? width - 1 - i : i)
                 bytes[field + i] = UInt8(truncatingIfNeeded: value >> shift)
             }
+        }
+        return Data(bytes)
+    }
+
+    /// `exif` without its thumbnail (``ImageMetadata/withoutThumbnail``): the image IFD1 points to
+    /// (`JPEGInterchangeFormat` 0x0201 and its length 0x0202, or one strip: 0x0111 and 0x0117) and IFD1 itself zeroed,
+    /// and IFD0's link set to 0; unchanged without an IFD1. A range reaching outside the block is left alone.
+    static func withoutThumbnail(_ exif: Data) -> Data {
+        let ranges: [Range<Int>]? = exif.withUnsafeBytes { raw in
+            guard let (ifd0, ifd1, entries) = ExifReader.ifd1(inRawBytes: raw),
+                let tiff = ExifReader.tiffStart(inRawBytes: raw)
+            else { return nil }
+            func value(_ tag: UInt16) -> Int? {
+                entries.first { $0.tag == tag }.flatMap { ExifReader.integerValue(of: $0, inRawBytes: raw) }
+            }
+            var ranges = [ifd1]
+            for (offsetTag, lengthTag) in [(UInt16(0x0201), UInt16(0x0202)), (0x0111, 0x0117)] {
+                guard let offset = value(offsetTag), let length = value(lengthTag), length > 0,
+                    offset <= raw.count - tiff - length
+                else { continue }
+                ranges.append((tiff + offset)..<(tiff + offset + length))
+            }
+            // IFD0 is never zeroed, whatever a hostile IFD1 points at; its link is cleared last.
+            return ranges.filter { !$0.overlaps(ifd0) } + [(ifd0.upperBound - 4)..<ifd0.upperBound]
+        }
+        guard let ranges else { return exif }
+        var bytes = [UInt8](exif)
+        for range in ranges where range.lowerBound >= 0 && range.upperBound <= bytes.count {
+            bytes.replaceSubrange(range, with: repeatElement(0, count: range.count))
         }
         return Data(bytes)
     }

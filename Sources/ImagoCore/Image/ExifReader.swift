@@ -79,6 +79,48 @@ public enum ExifReader {
         return entries
     }
 
+    /// Where the TIFF header starts in the block at `bytes` (6 after an `Exif\0\0` prefix, else 0), which the
+    /// structure's offsets count from; `nil` when it has none.
+    package static func tiffStart(inRawBytes bytes: UnsafeRawBufferPointer) -> Int? { TIFFView(exif: bytes)?.start }
+
+    /// IFD1 of the block at `bytes`, the embedded thumbnail's directory: the bytes of IFD0's directory (its count,
+    /// entries and 4-byte link, the link last), the bytes of IFD1's, and IFD1's entries, all as offsets in the block
+    /// given; `nil` when IFD0 links to none or either directory lies outside the block.
+    package static func ifd1(
+        inRawBytes bytes: UnsafeRawBufferPointer
+    ) -> (ifd0: Range<Int>, ifd1: Range<Int>, entries: [Entry])? {
+        guard let tiff = TIFFView(exif: bytes), let ifd0 = tiff.u32(at: 4), let count = tiff.u16(at: Int(ifd0)) else {
+            return nil
+        }
+        let link = Int(ifd0) + 2 + Int(count) * 12
+        guard let next = tiff.u32(at: link), next != 0 else { return nil }
+        var entries: [Entry] = []
+        guard
+            tiff.forEachEntry(
+                ofIFDAt: Int(next),
+                {
+                    entries.append($0); return true
+                })
+        else { return nil }
+        let length = min(2 + entries.count * 12 + 4, tiff.bytes.count - Int(next))
+        return (
+            (tiff.start + Int(ifd0))..<(tiff.start + link + 4),
+            (tiff.start + Int(next))..<(tiff.start + Int(next) + length),
+            entries
+        )
+    }
+
+    /// The value of a LONG (or SHORT) `entry` held in its value field, in the block at `bytes`; `nil` for another
+    /// type, a count other than 1, or a field outside the block.
+    package static func integerValue(of entry: Entry, inRawBytes bytes: UnsafeRawBufferPointer) -> Int? {
+        guard entry.count == 1, let tiff = TIFFView(exif: bytes) else { return nil }
+        switch entry.type {
+        case 3: return tiff.u16(at: entry.valueField - tiff.start).map(Int.init)
+        case 4: return tiff.u32(at: entry.valueField - tiff.start).map(Int.init)
+        default: return nil
+        }
+    }
+
     /// The bytes of `entry`'s value in the EXIF block at `bytes` (inline, or at the offset its field holds) for the
     /// byte-sized types (BYTE, ASCII, UNDEFINED); `nil` for other types or a value outside the block.
     package static func byteValue(of entry: Entry, inRawBytes bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?

@@ -423,11 +423,13 @@ extension ImageProxy {
 
     /// The metadata a result of `source`'s, `size` pixels, carries under `options`: all of it with
     /// `strip_metadata:0` (the EXIF orientation set upright when the image was turned, the EXIF image size set to
-    /// the result's), else only the copyright unless `keep_copyright:0`.
+    /// the result's, the EXIF thumbnail of the source removed), else only the copyright unless `keep_copyright:0`.
     static func outputMetadata(of source: ImageMetadata?, options: ProcessingOptions, size: PixelSize) -> ImageMetadata?
     {
         guard let source else { return nil }
-        if options.keepsMetadata == true { return (options.autoRotates ? source.uprightened : source).sized(size) }
+        if options.keepsMetadata == true {
+            return (options.autoRotates ? source.uprightened : source).sized(size).withoutThumbnail
+        }
         return options.keepsCopyright == false ? nil : source.copyrightOnly
     }
 
