@@ -93,4 +93,40 @@ struct ImageProxyColorProfileTests {
             environment: [:])
         #expect(options.keepsColorProfile)
     }
+
+    /// A background and a watermark are sRGB's colours, also on an image kept in its profile's space: they are
+    /// converted into that space before they are painted, so a viewer reading the output through its profile sees
+    /// the colours asked for (a fixed orange, inside both gamuts), and the stored numbers are P3's for it.
+    @Test(.timeLimit(.minutes(1)))
+    func backgroundsAndWatermarksArePaintedInTheKeptProfilesSpace() async throws {
+        let orange = RGBA(r: 200, g: 100, b: 50, a: 255)
+        var mark = try PixelBuffer(width: 8, height: 8)
+        for y in 0..<8 { for x in 0..<8 { mark[pixel: x, y] = orange } }
+        let png = try ImageEncoderRegistry.makeDefault().encode(mark, as: .png)
+        let (fixture, profile) = try Self.fixture { $0.watermark = try? WatermarkImage(data: png) }
+        func distance(_ a: RGBA, _ b: RGBA) -> Int {
+            max(abs(Int(a.r) - Int(b.r)), abs(Int(a.g) - Int(b.g)), abs(Int(a.b) - Int(b.b)))
+        }
+        for path in ["rs:fit:64:64/pd:8/bg:200:100:50/wm:1:ce", "rs:fit:64:64/pd:8/bg:c86432/wm:1:ce"] {
+            let kept = await fixture.get(fixture.path(path + "/scp:0/f:png", "/p3.jpg"))
+            #expect(kept.status == 200, "\(errorMessage(kept))")
+            let container = try Self.decode(kept.body, .keep)
+            #expect(container.colorProfile?.data == profile.data)
+            let (raw, viewed) = (container.image, try Self.decode(kept.body, .convertToSRGB).image)
+            let centre = (raw.width / 2, raw.height / 2)
+            // The padding's corner and the watermark at the centre, read through the profile: the orange
+            #expect(distance(viewed[pixel: 0, 0], orange) <= 2, "\(viewed[pixel: 0, 0])")
+            #expect(distance(viewed[pixel: centre.0, centre.1], orange) <= 2, "\(viewed[pixel: centre.0, centre.1])")
+            // Stored as P3's numbers for it, not as sRGB's
+            #expect(distance(raw[pixel: 0, 0], orange) >= 8, "\(raw[pixel: 0, 0])")
+            #expect(distance(raw[pixel: centre.0, centre.1], orange) >= 8)
+        }
+        // Converted to sRGB (the default): the numbers are the orange itself
+        let srgb = try Self.decode(
+            await fixture.get(fixture.path("rs:fit:64:64/pd:8/bg:200:100:50/wm:1:ce/f:png", "/p3.jpg")).body, .ignore
+        ).image
+        #expect(
+            distance(srgb[pixel: 0, 0], orange) <= 1
+                && distance(srgb[pixel: srgb.width / 2, srgb.height / 2], orange) <= 1)
+    }
 }

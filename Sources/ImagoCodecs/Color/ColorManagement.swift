@@ -91,6 +91,21 @@ package enum ColorManagement {
         convertToSRGB(buffer, source: .icc(iccProfile), intent: intent, blackPointCompensation: blackPointCompensation)
     }
 
+    /// `buffer`, whose colours are sRGB's, converted into the colour space of the ICC profile `iccProfile` (relative
+    /// colorimetric: in-gamut colours exact): for what is painted into an image kept in its profile's space
+    /// (``ColorPolicy/keep``), a background or a watermark. Unchanged when the profile is sRGB-equivalent or
+    /// unusable.
+    package static func convertFromSRGB(_ buffer: PixelBuffer, to iccProfile: Data) -> PixelBuffer {
+        var options = DecodingOptions()
+        options.renderingIntent = .relativeColorimetric
+        options.usesBlackPointCompensation = false
+        let prepared = prepared(
+            .icc(iccProfile), layout: buffer.format == .gray8 ? .gray : .rgba, options: options, warns: false,
+            fromSRGB: true)
+        guard case .transform(let transform) = prepared.kind else { return buffer }
+        return convert(buffer, with: transform)
+    }
+
     /// The ICC bytes of a matrix/TRC profile for CICP `primaries` and `transfer` (ITU-T H.273), e.g. for an
     /// AVIF `nclx` box under ``ColorPolicy/keep``; `nil` for code points without such a profile (PQ, HLG, unknown).
     package static func iccProfile(cicpPrimaries primaries: Int, transfer: Int) -> Data? {
@@ -172,6 +187,8 @@ package enum ColorManagement {
         var layout: LCMSTransform.Layout
         var intent: RenderingIntent
         var blackPointCompensation: Bool
+        /// From sRGB to the source's space rather than the other way.
+        var fromSRGB = false
     }
 
     /// Prepared sources, least recently used dropped first: at most 32 and 64 MiB of profile bytes (a key holds
@@ -188,18 +205,19 @@ package enum ColorManagement {
     /// `source` prepared for `layout` (from the cache, or made and cached). An unusable source is reported on
     /// standard error unless `warns` is `false` (a decoder peeking before ``apply(_:to:options:)``, which warns).
     static func prepared(
-        _ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions, warns: Bool = true
+        _ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions, warns: Bool = true,
+        fromSRGB: Bool = false
     ) -> Prepared {
         let key = Key(
             source: source, layout: layout, intent: options.renderingIntent,
-            blackPointCompensation: options.usesBlackPointCompensation)
+            blackPointCompensation: options.usesBlackPointCompensation, fromSRGB: fromSRGB)
         if let hit = cache.withLock({ $0.value(for: key, now: { .zero }) }) {
             if warns, case .unusable(let reason) = hit.kind { warn(reason) }
             return hit
         }
         // Made outside the lock (lcms2 work, possibly milliseconds for a LUT profile); a racing thread may make
         // the same one, and the later store simply replaces the earlier.
-        let made = make(source, layout: layout, options: options)
+        let made = make(source, layout: layout, options: options, fromSRGB: fromSRGB)
         if warns, case .unusable(let reason) = made.kind { warn(reason) }
         var cost = 4096
         if case .icc(let data) = source { cost += data.count }
@@ -208,8 +226,9 @@ package enum ColorManagement {
         return made
     }
 
-    private static func make(_ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions) -> Prepared
-    {
+    private static func make(
+        _ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions, fromSRGB: Bool
+    ) -> Prepared {
         let fallback = source.fallbackDescription
         if case .sRGB = source { return Prepared(kind: .identity, description: "sRGB", iccData: nil) }
         if case .icc(let data) = source, data.count > maximumProfileSize {
@@ -241,8 +260,8 @@ package enum ColorManagement {
         guard
             let transform = LCMSTransform.make(
                 from: profile, layout: layout, intent: options.renderingIntent,
-                blackPointCompensation: options.usesBlackPointCompensation)
-        else { return unusable("cannot be converted to sRGB by lcms2") }
+                blackPointCompensation: options.usesBlackPointCompensation, fromSRGB: fromSRGB)
+        else { return unusable("cannot be converted \(fromSRGB ? "from" : "to") sRGB by lcms2") }
         let kind: Prepared.Kind = transform.isNearIdentity() ? .identity : .transform(transform)
         return Prepared(kind: kind, description: description, iccData: iccData)
     }

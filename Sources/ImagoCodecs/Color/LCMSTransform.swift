@@ -1,7 +1,7 @@
 import CLCMS2
 import ImagoCore
 
-/// An lcms2 transform from one source colour space to sRGB, for one pixel layout.
+/// An lcms2 transform from one source colour space to sRGB (or from sRGB to it), for one pixel layout.
 ///
 /// `@unchecked Sendable`: the handle is created with `cmsFLAGS_NOCACHE`, which is what makes an lcms2 transform
 /// safe to run from several threads at once (the one-pixel cache is its only mutable state), and it is never
@@ -51,19 +51,26 @@ final class LCMSTransform: @unchecked Sendable {
 
     deinit { cmsDeleteTransform(handle) }
 
-    /// A transform from `source` to sRGB (gray to sRGB-gray) for `layout`; `nil` when lcms2 refuses the pair.
+    /// A transform from `source` to sRGB (gray to sRGB-gray) for `layout`, or with `fromSRGB` the other way (RGBA
+    /// and gray only: colours given in sRGB painted into an image kept in `source`'s space); `nil` when lcms2 refuses
+    /// the pair.
     static func make(
-        from source: LCMSProfile, layout: Layout, intent: RenderingIntent, blackPointCompensation: Bool
+        from source: LCMSProfile, layout: Layout, intent: RenderingIntent, blackPointCompensation: Bool,
+        fromSRGB: Bool = false
     ) -> LCMSTransform? {
-        guard let destination = layout == .gray ? LCMSProfile.sRGBGray() : LCMSProfile.sRGB() else { return nil }
+        guard let sRGB = layout == .gray ? LCMSProfile.sRGBGray() : LCMSProfile.sRGB() else { return nil }
+        if fromSRGB, case .cmyk = layout { return nil }
+        let (input, output) = fromSRGB ? (sRGB, source) : (source, sRGB)
         var flags = cimago_lcms_flags_nocache
         if blackPointCompensation { flags |= cimago_lcms_flags_bpc }
         if layout == .rgba { flags |= cimago_lcms_flags_copy_alpha }
         let handle = cmsCreateTransform(
-            source.handle, layout.inputFormat, destination.handle, layout.outputFormat,
-            cmsUInt32Number(intent.rawValue), flags)
+            input.handle, layout.inputFormat, output.handle, layout.outputFormat, cmsUInt32Number(intent.rawValue),
+            flags)
+        // (The fast path encodes with sRGB's curve: towards sRGB only.)
         let fast =
-            layout == .rgba ? MatrixShaperTransform(source: source, destination: destination, intent: intent) : nil
+            layout == .rgba && !fromSRGB
+            ? MatrixShaperTransform(source: source, destination: sRGB, intent: intent) : nil
         return handle.map { LCMSTransform(handle: $0, layout: layout, fast: fast) }
     }
 

@@ -216,7 +216,8 @@ extension ImagePipeline {
             guard !graph.isCancelled(node) else { return }
             let started = ContinuousClock.now
             do {
-                let image = try input.image.mapFramesLazily { try processor.process($0) }
+                let profile = input.image.colorProfile
+                let image = try input.image.mapFramesLazily { try processor.process($0, profile: profile) }
                 let elapsed = ContinuousClock.now - started
                 counters.withLock {
                     $0.processCount += 1

@@ -48,7 +48,10 @@ extension ImagePipeline {
         let processor = request.processors[n - 1]
         processQueue.enqueue(priority: graph.priority(of: node)) { [self] in
             defer { context.state.withLock { $0.isPreviewRunning = false } }
-            guard !graph.isCancelled(node), var processed = try? image.mapFramesLazily({ try processor.process($0) })
+            guard !graph.isCancelled(node),
+                var processed = try? image.mapFramesLazily({
+                    try processor.process($0, profile: image.colorProfile)
+                })
             else { return }
             processed.isPreview = true
             graph.emit(node, .preview(processed))

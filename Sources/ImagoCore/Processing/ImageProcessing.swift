@@ -17,6 +17,12 @@ public protocol ImageProcessing: Sendable {
     /// - Throws: any error; the pipeline reports it as a processing failure.
     func process(_ image: PixelBuffer) throws -> PixelBuffer
 
+    /// Returns the processed pixels of an image whose pixels are in `profile`'s colour space (decoded under
+    /// ``ColorPolicy/keep``), or in sRGB's when `profile` is `nil`: what the pipeline calls. A processor that paints
+    /// colours given in sRGB (a background, an overlay) converts them into that space. Default: ``process(_:)``,
+    /// for processors whose work does not depend on the colour space.
+    func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer
+
     /// The smallest decoded image this processor needs when it runs first, or `nil` when it needs the full
     /// resolution (a crop of a region given in source pixels, a blur whose radius is in source pixels …).
     /// Default `nil`. A resize that only shrinks returns its size: the pipeline then decodes large images
@@ -27,6 +33,9 @@ public protocol ImageProcessing: Sendable {
 extension ImageProcessing {
     /// `nil`: the processor needs the full-resolution image.
     public var decodeTarget: DecodeTarget? { nil }
+
+    /// ``process(_:)``: the colour space does not change the work.
+    public func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer { try process(image) }
 }
 
 /// The namespace of the built-in processors; use the static-member sugar (`.resize(width:height:)`).

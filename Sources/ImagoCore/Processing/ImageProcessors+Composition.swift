@@ -21,6 +21,11 @@ extension ImageProcessors {
             try processors.reduce(image) { try $1.process($0) }
         }
 
+        /// The image after every member, each told `profile`; stops at the first error and rethrows it.
+        public func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
+            try processors.reduce(image) { try $1.process($0, profile: profile) }
+        }
+
         /// The first member's decode target (`nil` when empty).
         public var decodeTarget: DecodeTarget? { processors.first?.decodeTarget }
     }

@@ -1,4 +1,4 @@
-import ImagoCore
+import Imago
 
 /// imgproxy's steps after the crop, with the device pixel ratio it settles on for each image: the resize
 /// (``ProxyResize``), then `blur`, `sharpen` and `pixelate`, the canvas (``ProxyCanvas``: `extend`,
@@ -34,9 +34,19 @@ struct ProxyLayout: ImageProcessing {
     /// The resize's, when there is one; else `nil` (the steps after it need the image as it is).
     var decodeTarget: DecodeTarget? { resize?.decodeTarget }
 
-    func process(_ image: PixelBuffer) throws -> PixelBuffer {
+    func process(_ image: PixelBuffer) throws -> PixelBuffer { try process(image, profile: nil) }
+
+    /// The steps on `image`, whose pixels are in `profile`'s space when it is kept (`strip_color_profile:0`): the
+    /// background and the watermark, whose colours are sRGB's, are converted into that space before they are
+    /// painted, as imgproxy paints them in the colours asked for.
+    func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
         var image = image
         var applied = options
+        if let icc = profile?.data, let background = applied.background {
+            var pixel = try PixelBuffer(width: 1, height: 1)
+            pixel[pixel: 0, 0] = background
+            applied.background = ColorManagement.convertFromSRGB(pixel, to: icc)[pixel: 0, 0]
+        }
         var target = PixelSize(width: 0, height: 0)
         if let resize {
             let plan = resize.plan(for: image.size)
@@ -49,7 +59,8 @@ struct ProxyLayout: ImageProcessing {
             image = try step.process(image)
             if step is ProxyResultLimit { applied.dpr *= Double(max(image.width, image.height)) / Double(before) }
         }
-        guard let mark = ProxyWatermark(applied, watermark: watermark) else { return image }
+        guard var mark = ProxyWatermark(applied, watermark: watermark) else { return image }
+        mark.profile = profile?.data
         return try mark.process(image)
     }
 

@@ -1,4 +1,5 @@
-import ImagoCore
+import Foundation
+import Imago
 
 /// imgproxy's `watermark`: the server's watermark image drawn over the result at a gravity (offsets moving it in
 /// from the edge, or partly past the other one) or repeated over the whole image in tiles centred on it (offsets
@@ -8,6 +9,9 @@ struct ProxyWatermark: ImageProcessing {
     var watermark: WatermarkImage
     var placement: ProcessingOptions.WatermarkPlacement
     var dpr: Double
+    /// The ICC profile of the image it is drawn on when that image is kept in its profile's space
+    /// (`strip_color_profile:0`): the watermark's sRGB colours are converted into it first. Default `nil`: sRGB.
+    var profile: Data?
 
     /// The watermark `options` ask for with `watermark`, or `nil` when they ask for none.
     init?(_ options: ProcessingOptions, watermark: WatermarkImage?) {
@@ -36,6 +40,7 @@ struct ProxyWatermark: ImageProcessing {
                 height: max(1, Int((Double(mark.height) * factor).rounded())))
             if fitted != mark.size { mark = try mark.resampled(to: fitted) }
         }
+        if let profile { mark = ColorManagement.convertFromSRGB(mark, to: profile) }
         var out = ImageProcessors.straight(image).convertedToRGBA()
         let opacity = watermark.opacity * placement.opacity
         guard let gravity = placement.gravity else {
