@@ -5,7 +5,8 @@ import ImagoCodecs
 extension FuzzTargets {
     /// Metadata as `imago serve` handles it: a file's EXIF, XMP and IPTC blocks read by its decoder (any format),
     /// else the input split in three as the blocks themselves; filtered to the copyright (``ImageMetadata/
-    /// copyrightOnly``), turned upright and resized (``ImageMetadata/sized(_:)``); then written with a small image as JPEG, PNG, WebP, AVIF, JPEG XL and
+    /// copyrightOnly``), turned upright, resized (``ImageMetadata/sized(_:)``) and without its thumbnail
+    /// (``ImageMetadata/withoutThumbnail``); then written with a small image as JPEG, PNG, WebP, AVIF, JPEG XL and
     /// TIFF. Every write must succeed (a failure would be a 500); JPEG, PNG, WebP and JPEG XL must give the blocks
     /// back unchanged, TIFF its XMP and IPTC.
     static func metadata(_ data: Data) {
@@ -23,6 +24,7 @@ extension FuzzTargets {
         guard let metadata = found, let image = try? PixelBuffer(width: 8, height: 8) else { return }
         let candidates = [
             metadata, metadata.uprightened, metadata.copyrightOnly, metadata.sized(PixelSize(width: 70_000, height: 8)),
+            metadata.withoutThumbnail,
         ]
         for candidate in candidates.compactMap({ $0 }) {
             let encoders: [any ImageEncoding] = [
