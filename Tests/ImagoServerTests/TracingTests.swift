@@ -203,6 +203,15 @@ struct TracingTests {
         return try JSONDecoder().decode(type, from: Data(output.utf8))
     }
 
+    /// A span exporter to `endpoint` and what it tells of its failures, in order.
+    static func telling(_ endpoint: OTLPEndpoint) -> (exporter: OTLPTraceExporter, told: Locked<[String]>) {
+        let told = Locked<[String]>([])
+        let exporter = OTLPTraceExporter(configuration: .init(endpoint: endpoint)) { message in
+            told.withLock { $0.append(message) }
+        }
+        return (exporter, told)
+    }
+
     /// A route of `server` at `path` that takes requests and holds them unanswered until the caller resumes it.
     static func stall(_ server: LoopbackServer, _ path: String) {
         server.setRoute(path, .bytes(Data(), contentType: "application/x-protobuf"))
@@ -799,12 +808,7 @@ struct TracingTests {
         #expect(prompt.droppedCount == before, "unsampled spans are not exported nor counted")
 
         // A collector answering 503: two attempts, then the spans are counted as failed and told once
-        let told = Locked<[String]>([])
-        let failing = OTLPTraceExporter(
-            configuration: .init(endpoint: OTLPEndpoint(url: collector.url(for: "/v1/traces")))
-        ) { message in
-            told.withLock { $0.append(message) }
-        }
+        let (failing, told) = Self.telling(OTLPEndpoint(url: collector.url(for: "/v1/traces")))
         failing.submit(spans(3))
         await failing.shutdown()
         #expect(attempts.value == 2 && failing.failedCount == 3 && failing.exportedCount == 0)
@@ -821,12 +825,7 @@ struct TracingTests {
             collector, ["/partial/v1/traces"],
             answer: .init(
                 status: 200, headers: ["Content-Type": "application/x-protobuf"], body: Data(answer.bytes)))
-        let toldPartly = Locked<[String]>([])
-        let partly = OTLPTraceExporter(
-            configuration: .init(endpoint: OTLPEndpoint(url: collector.url(for: "/partial/v1/traces")))
-        ) { message in
-            toldPartly.withLock { $0.append(message) }
-        }
+        let (partly, toldPartly) = Self.telling(OTLPEndpoint(url: collector.url(for: "/partial/v1/traces")))
         partly.submit(spans(3))
         await partly.shutdown()
         #expect(partialAttempts.value.count == 1 && partly.exportedCount == 1 && partly.failedCount == 2)
@@ -1044,10 +1043,7 @@ struct TracingTests {
         #expect(decoded.spans.map(\.span_id) == spans.map(\.spanID.description))
 
         // INVALID_ARGUMENT: one call, the failure told once with the status and its (percent-decoded) message
-        let told = Locked<[String]>([])
-        let refused = OTLPTraceExporter(configuration: .init(endpoint: endpoint(.traces))) { message in
-            told.withLock { $0.append(message) }
-        }
+        let (refused, told) = Self.telling(endpoint(.traces))
         refused.submit(spans)
         await refused.shutdown()
         #expect(await collector.received(atLeast: 3).count == 3 && refused.failedCount == 3)
@@ -1097,10 +1093,7 @@ struct TracingTests {
         #expect(try Self.decode([inflated.message]).spans.map(\.name) == ["span 0", "span 1", "span 2"])
 
         // A partial success: not sent again, the rejected spans counted as failed and told with the message
-        let toldPartly = Locked<[String]>([])
-        let partly = OTLPTraceExporter(configuration: .init(endpoint: endpoint(.traces))) { message in
-            toldPartly.withLock { $0.append(message) }
-        }
+        let (partly, toldPartly) = Self.telling(endpoint(.traces))
         partly.submit(spans)
         await partly.shutdown()
         #expect(await collector.received(atLeast: 7).count == 7)

@@ -45,12 +45,8 @@ public enum ExifReader {
     /// The byte order and IFD0's entries, in order, of the EXIF block at `bytes`; `nil` when it has no TIFF header or
     /// its IFD0 lies outside it. Entries past the end of the data are left out, whatever the declared count says.
     package static func ifd0(inRawBytes bytes: UnsafeRawBufferPointer) -> (isBigEndian: Bool, entries: [Entry])? {
-        guard let tiff = TIFFView(exif: bytes) else { return nil }
-        var entries: [Entry] = []
-        guard
-            tiff.forEachIFD0Entry({
-                entries.append($0); return true
-            })
+        guard let tiff = TIFFView(exif: bytes), let ifd0 = tiff.u32(at: 4),
+            let entries = tiff.entries(ofIFDAt: Int(ifd0))
         else { return nil }
         return (tiff.isBigEndian, entries)
     }
@@ -68,15 +64,7 @@ public enum ExifReader {
             return false
         }
         guard let pointer else { return nil }
-        var entries: [Entry] = []
-        guard
-            tiff.forEachEntry(
-                ofIFDAt: Int(pointer),
-                {
-                    entries.append($0); return true
-                })
-        else { return nil }
-        return entries
+        return tiff.entries(ofIFDAt: Int(pointer))
     }
 
     /// Where the TIFF header starts in the block at `bytes` (6 after an `Exif\0\0` prefix, else 0), which the
@@ -93,15 +81,9 @@ public enum ExifReader {
             return nil
         }
         let link = Int(ifd0) + 2 + Int(count) * 12
-        guard let next = tiff.u32(at: link), next != 0 else { return nil }
-        var entries: [Entry] = []
-        guard
-            tiff.forEachEntry(
-                ofIFDAt: Int(next),
-                {
-                    entries.append($0); return true
-                })
-        else { return nil }
+        guard let next = tiff.u32(at: link), next != 0, let entries = tiff.entries(ofIFDAt: Int(next)) else {
+            return nil
+        }
         let length = min(2 + entries.count * 12 + 4, tiff.bytes.count - Int(next))
         return (
             (tiff.start + Int(ifd0))..<(tiff.start + link + 4),
@@ -205,6 +187,20 @@ private struct TIFFView {
             else { break }
         }
         return true
+    }
+
+    /// The entries of the IFD at `ifdOffset`, in order (``forEachEntry(ofIFDAt:_:)``); `nil` when it lies outside
+    /// the data.
+    func entries(ofIFDAt ifdOffset: Int) -> [ExifReader.Entry]? {
+        var entries: [ExifReader.Entry] = []
+        guard
+            forEachEntry(
+                ofIFDAt: ifdOffset,
+                {
+                    entries.append($0); return true
+                })
+        else { return nil }
+        return entries
     }
 
     /// The first value of `tag` in IFD0 when it is a SHORT (or, leniently, a LONG) stored inline.
