@@ -30,10 +30,14 @@ final class GRPCCollector: Sendable {
 
     /// The collector's port on 127.0.0.1.
     let port: Int
+    /// The self-signed certificate (for `127.0.0.1`) it answers TLS with, to trust; `nil` without TLS.
+    let certificatePath: String?
+    private let folder: URL?
     private let process: Locked<Process?>
     private let calls = Locked<[Call]>([])
 
-    /// The Python server: argument 1 is the statuses to answer with, comma-separated (`14,0`).
+    /// The Python server: argument 1 is the statuses to answer with, comma-separated (`14,0`); arguments 2 and 3,
+    /// when given, a certificate and its key for TLS.
     private static let script = #"""
         import base64, json, sys, threading
         from concurrent import futures
@@ -63,7 +67,11 @@ final class GRPCCollector: Sendable {
             name = "opentelemetry.proto.collector.%s.v1.%s" % (package, service)
             handler = grpc.unary_unary_rpc_method_handler(export(name + "/Export"))
             server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, {"Export": handler}),))
-        port = server.add_insecure_port("127.0.0.1:0")
+        if len(sys.argv) > 3:  # TLS: the certificate and key files
+            pair = (open(sys.argv[3], "rb").read(), open(sys.argv[2], "rb").read())
+            port = server.add_secure_port("127.0.0.1:0", grpc.ssl_server_credentials([pair]))
+        else:
+            port = server.add_insecure_port("127.0.0.1:0")
         server.start()
         sys.stdout.write(json.dumps({"port": port}) + "\n")
         sys.stdout.flush()
@@ -76,9 +84,32 @@ final class GRPCCollector: Sendable {
         var description: String
     }
 
-    /// Starts a collector answering the first calls with `statuses` (gRPC codes, 0 for OK) and the rest with OK.
-    init(statuses: [Int] = []) throws {
+    /// Starts a collector answering the first calls with `statuses` (gRPC codes, 0 for OK) and the rest with OK;
+    /// with `tls`, over TLS with a certificate made for the run by `openssl` (``certificatePath``).
+    init(statuses: [Int] = [], tls: Bool = false) throws {
         let python = "/usr/bin/python3"
+        var arguments = ["-c", Self.script, statuses.map(String.init).joined(separator: ",")]
+        if tls {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let (certificate, key) = (
+                folder.appendingPathComponent("cert.pem").path, folder.appendingPathComponent("key.pem").path
+            )
+            let made = try ImagoTesting.run(
+                "/usr/bin/openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                    key, "-out", certificate, "-subj", "/CN=127.0.0.1", "-days", "1", "-addext",
+                    "subjectAltName=IP:127.0.0.1",
+                ], standardError: .nullDevice)
+            guard made.status == 0 else { throw StartFailure(description: "openssl could not make a certificate") }
+            arguments += [certificate, key]
+            self.folder = folder
+            certificatePath = certificate
+        } else {
+            folder = nil
+            certificatePath = nil
+        }
         let probe = try ImagoTesting.run(python, ["-c", "import grpc"], standardError: .nullDevice)
         guard probe.status == 0 else {
             throw StartFailure(
@@ -86,7 +117,7 @@ final class GRPCCollector: Sendable {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", Self.script, statuses.map(String.init).joined(separator: ",")]
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardInput = Pipe()  // open until the process is killed: the script waits on it
@@ -128,10 +159,13 @@ final class GRPCCollector: Sendable {
         self.port = port.value ?? 0
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
 
-    /// The collector's base URL, `http://127.0.0.1:PORT`.
-    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// The collector's base URL, `http://127.0.0.1:PORT` (`https` with TLS).
+    var url: URL { URL(string: "\(certificatePath == nil ? "http" : "https")://127.0.0.1:\(port)")! }
 
     /// The calls taken so far, in order, once `condition` holds for them or 5 s have passed: a call's record is
     /// printed before its answer, and read from the pipe a moment later.

@@ -1108,6 +1108,29 @@ struct TracingTests {
         #expect(absent.failedCount == 3)
     }
 
+    /// OTLP over gRPC with TLS (HTTP/2 chosen by ALPN), against Python's gRPC server with a certificate made for
+    /// the run: exported with the collector's CA, refused (counted, told) without it.
+    @Test(.timeLimit(.minutes(1)))
+    func exportsGoOverGRPCWithTLS() async throws {
+        let collector = try GRPCCollector(tls: true)
+        defer { collector.stop() }
+        var endpoint = OTLPEndpoint(collector: collector.url, signal: .traces, transport: .grpc)
+        let span = TraceSpan(
+            traceID: .random(), spanID: .random(), name: "over tls", kind: .internal, start: Date(), end: Date())
+        let (untrusting, told) = Self.telling(endpoint)
+        untrusting.submit([span])
+        await untrusting.shutdown()
+        #expect(untrusting.failedCount == 1 && told.value.count == 1, "\(told.value)")
+        endpoint.tls.caBundlePath = collector.certificatePath
+        let trusting = OTLPTraceExporter(configuration: .init(endpoint: endpoint))
+        trusting.submit([span])
+        await trusting.shutdown()
+        #expect(trusting.exportedCount == 1 && trusting.failedCount == 0)
+        let calls = await collector.received(atLeast: 1)
+        #expect(calls.count == 1 && calls.first?.status == 0)
+        #expect(try Self.decode(calls.map(\.message)).spans.map(\.name) == ["over tls"])
+    }
+
     /// `imago serve` with `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`, as imgproxy's default: traces, metrics and the access
     /// log's records each reach their service's method on a gRPC collector.
     @Test(.timeLimit(.minutes(1)))
