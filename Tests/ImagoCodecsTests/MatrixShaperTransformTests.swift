@@ -65,4 +65,24 @@ import Testing
         #expect(worst <= 1, "\(path) \(name)")
         #expect(mean < 0.05, "\(path) \(name)")
     }
+
+    /// A kept profile's own transfer curve for linear light: ProPhoto's gamma 1.8 and Adobe RGB's 2.2 read from
+    /// their TRC tags, Display P3's taken as sRGB's (nil), and no curve from bytes that are not a profile.
+    @Test func profilesGiveTheirOwnTransferCurves() throws {
+        var keep = DecodingOptions()
+        keep.colorPolicy = .keep
+        func profile(_ path: String) throws -> Data {
+            try #require(try JPEGDecoder().decode(corpusData(path), options: keep).colorProfile?.data)
+        }
+        for (path, gamma) in [("icc/gen-kodim07-prophoto-v4.jpg", 1.8), ("icc/gen-kodim05-adobergb-v2.jpg", 2.2)] {
+            let curve = try #require(ColorManagement.transferCurve(of: try profile(path)), "\(path)")
+            // Past ProPhoto's linear toe (below 1/512 of light) both are pure power curves
+            for value in [64, 128, 200, 255] {
+                #expect(
+                    abs(Double(curve.toLinear[value]) - pow(Double(value) / 255, gamma)) < 0.002, "\(path) \(value)")
+            }
+        }
+        #expect(ColorManagement.transferCurve(of: try profile("icc/gen-kodim03-displayp3-v4.jpg")) == nil, "sRGB's")
+        #expect(ColorManagement.transferCurve(of: Data("not a profile".utf8)) == nil)
+    }
 }

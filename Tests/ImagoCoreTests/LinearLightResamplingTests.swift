@@ -2,7 +2,7 @@ import Foundation
 import ImagoCore
 import Testing
 
-/// ``PixelBuffer/resampledInLinearLight(to:)``: averages of light, not of sRGB values (imgproxy's
+/// ``PixelBuffer/resampledInLinearLight(to:curve:)``: averages of light, not of sRGB values (imgproxy's
 /// `IMGPROXY_USE_LINEAR_COLORSPACE`).
 @Suite struct LinearLightResamplingTests {
     /// A `size` × `size` checkerboard of 1-pixel black and white squares.
@@ -26,6 +26,29 @@ import Testing
             #expect(linear.format == format && linear[pixel: 1, 1].r == 188 && linear[pixel: 0, 0].g == 188)
             #expect(values[pixel: 1, 1].r == 128, "the sRGB average, for contrast")
         }
+    }
+
+    /// Another curve (ProPhoto's gamma 1.8): half the light is 0.5^(1/1.8) of full scale, 173.5, not sRGB's 188;
+    /// the inverse table gives every value back; tables that are not curves are refused.
+    @Test func anotherCurveAveragesItsOwnLight() throws {
+        let gamma18 = try #require(TransferCurve(toLinear: (0..<256).map { Float(pow(Double($0) / 255, 1.8)) }))
+        let half = try checkerboard(8).resampledInLinearLight(to: PixelSize(width: 2, height: 2), curve: gamma18)
+        #expect([173, 174].contains(half[pixel: 1, 1].r) && half[pixel: 0, 0].g == half[pixel: 1, 1].r)
+        for value in 0...255 {
+            var image = try PixelBuffer(width: 4, height: 4)
+            for y in 0..<4 { for x in 0..<4 { image[pixel: x, y] = RGBA(r: UInt8(value), g: 9, b: 200) } }
+            let out = try image.resampledInLinearLight(to: PixelSize(width: 2, height: 2), curve: gamma18)
+            #expect(out[pixel: 0, 0] == RGBA(r: UInt8(value), g: 9, b: 200), "\(value)")
+        }
+        #expect(TransferCurve(toLinear: [0, 1]) == nil)
+        #expect(TransferCurve(toLinear: (0..<256).map { Float(255 - $0) / 255 }) == nil, "decreasing")
+        #expect(TransferCurve(toLinear: (0..<256).map { _ in Float.nan }) == nil)
+        // sRGB's own table through the general inverse: the same encoding
+        let rebuilt = try #require(TransferCurve(toLinear: TransferCurve.sRGB.toLinear))
+        let board = try checkerboard(8)
+        #expect(
+            try board.resampledInLinearLight(to: PixelSize(width: 3, height: 3), curve: rebuilt)
+                == board.resampledInLinearLight(to: PixelSize(width: 3, height: 3)))
     }
 
     @Test func uniformImagesStayExactlyTheirColour() throws {

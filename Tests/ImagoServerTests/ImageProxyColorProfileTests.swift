@@ -129,4 +129,30 @@ struct ImageProxyColorProfileTests {
             distance(srgb[pixel: 0, 0], orange) <= 1
                 && distance(srgb[pixel: srgb.width / 2, srgb.height / 2], orange) <= 1)
     }
+
+    /// `--use-linear-colorspace` on an image kept in ProPhoto's space: the light is averaged through ProPhoto's own
+    /// curve (gamma 1.8), so a black-and-white checkerboard halved is 0.5^(1/1.8) of full scale, 173.5, as the
+    /// profile reads it, not sRGB's 188; converted to sRGB first, it is sRGB's 188.
+    @Test(.timeLimit(.minutes(1)))
+    func linearLightGoesThroughAKeptProfilesOwnCurve() async throws {
+        let prophoto = try #require(
+            try Self.decode(serverCorpus("icc/gen-kodim07-prophoto-v4.jpg"), .keep).colorProfile)
+        var board = try PixelBuffer(width: 64, height: 64)
+        for y in 0..<64 {
+            for x in 0..<64 {
+                let v: UInt8 = (x + y) % 2 == 0 ? 255 : 0
+                board[pixel: x, y] = RGBA(r: v, g: v, b: v, a: 255)
+            }
+        }
+        let png = try PNGEncoder().encode(board.assumingOpaque(), options: EncodingOptions(colorProfile: prophoto))
+        let fixture = try ProxyFixture { $0.usesLinearColorspace = true }
+        fixture.origin.setRoute("/board.png", .bytes(png, contentType: "image/png"))
+        let kept = await fixture.get(fixture.path("rs:fit:32:32/scp:0/f:png", "/board.png"))
+        #expect(kept.status == 200, "\(errorMessage(kept))")
+        let raw = try Self.decode(kept.body, .keep)
+        #expect(raw.colorProfile?.data == prophoto.data)
+        #expect([173, 174].contains(raw.image[pixel: 10, 10].r), "\(raw.image[pixel: 10, 10])")
+        let converted = await fixture.get(fixture.path("rs:fit:32:32/f:png", "/board.png"))
+        #expect([187, 188, 189].contains(try Self.decode(converted.body, .ignore).image[pixel: 10, 10].r))
+    }
 }

@@ -933,7 +933,11 @@ struct TracingTests {
         await trusted.shutdown()
         #expect(trusted.exportedCount == 1 && trusted.failedCount == 0)
         let port = nginx.mutualTLSURL.port ?? 0
-        #expect(nginx.accessLog.contains { $0.hasSuffix("\(port) POST /v1/traces HTTP/1.1 200") }, "\(nginx.accessLog)")
+        // (nginx writes its access line after the answer: waited for, not read at once.)
+        #expect(
+            await ImagoTesting.eventually {
+                nginx.accessLog.contains { $0.hasSuffix("\(port) POST /v1/traces HTTP/1.1 200") }
+            }, "\(nginx.accessLog)")
 
         var anonymous = tls
         anonymous.clientCertificatePath = nil

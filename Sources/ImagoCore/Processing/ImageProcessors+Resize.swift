@@ -28,7 +28,7 @@ extension ImageProcessors {
         public var mode: Mode
         /// Whether an image smaller than the target may be enlarged (default `false`).
         public var allowsUpscaling: Bool
-        /// Whether pixels are averaged in linear light (``PixelBuffer/resampledInLinearLight(to:)``) rather than
+        /// Whether pixels are averaged in linear light (``PixelBuffer/resampledInLinearLight(to:curve:)``) rather than
         /// as sRGB values (default `false`: ``PixelBuffer/resampled(to:)``, somewhat faster, and the decoder may
         /// shrink the image first).
         public var inLinearLight: Bool

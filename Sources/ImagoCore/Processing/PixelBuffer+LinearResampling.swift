@@ -2,7 +2,7 @@ import Foundation
 
 extension PixelBuffer {
     /// Resamples to exactly `size` in linear light, as imgproxy's `IMGPROXY_USE_LINEAR_COLORSPACE` does: the
-    /// sRGB values are decoded to light (sRGB's transfer curve), averaged with the same weights as
+    /// values are decoded to light (`curve`, default sRGB's transfer curve), averaged with the same weights as
     /// ``resampled(to:)`` (box filter shrinking, bilinear enlarging), and encoded again. Fine light-and-dark
     /// detail then keeps its brightness (a black-and-white checkerboard halved is sRGB 188, the grey of half the
     /// light, not 128), at about 1.2 times the cost of ``resampled(to:)`` (BENCHMARKS.md, stop 37).
@@ -12,7 +12,7 @@ extension PixelBuffer {
     /// result is within 1 level of exact arithmetic. Returns `self` when the size is unchanged.
     ///
     /// - Throws: ``PixelBuffer/Error/invalidDimensions(width:height:)`` for an empty or overflowing size.
-    public func resampledInLinearLight(to size: PixelSize) throws -> PixelBuffer {
+    public func resampledInLinearLight(to size: PixelSize, curve: TransferCurve = .sRGB) throws -> PixelBuffer {
         if size == self.size && alphaMode == .straight { return self }
         let source = alphaMode == .premultiplied ? unpremultiplied() : self
         let channels = source.format.bytesPerPixel
@@ -25,9 +25,9 @@ extension PixelBuffer {
         var slots = [Float](repeating: 0, count: 2 * rowCount)
         var sums = [Float](repeating: 0, count: rowCount)
         var slotSource = (-1, -1)
-        let toLinear = Self.sRGBToLinear
-        let toSRGB = Self.linearToSRGB
-        let steps = Float(Self.linearToSRGB.count - 1)
+        let toLinear = curve.toLinear
+        let toSRGB = curve.fromLinear
+        let steps = Float(toSRGB.count - 1)
         var result = try PixelBuffer(width: size.width, height: size.height, format: source.format) { out in
             let out = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
             source.withUnsafeBytes { raw in
@@ -100,25 +100,13 @@ extension PixelBuffer {
         return result
     }
 
-    /// ``resampledInLinearLight(to:)`` when `inLinearLight`, else ``resampled(to:)``: the one choice every resize
-    /// that offers both makes.
+    /// ``resampledInLinearLight(to:curve:)`` (through `curve`, default sRGB's) when `inLinearLight`, else
+    /// ``resampled(to:)``: the one choice every resize that offers both makes.
     ///
     /// - Throws: ``PixelBuffer/Error/invalidDimensions(width:height:)`` for an empty or overflowing size.
-    public func resampled(to size: PixelSize, inLinearLight: Bool) throws -> PixelBuffer {
-        inLinearLight ? try resampledInLinearLight(to: size) : try resampled(to: size)
-    }
-
-    /// sRGB's transfer curve decoded: each 8-bit value's linear light, 0…1.
-    static let sRGBToLinear: [Float] = (0..<256).map { value in
-        let c = Double(value) / 255
-        return Float(c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4))
-    }
-
-    /// sRGB's transfer curve encoded, for 16,384 steps of linear light (fine enough near black, where the curve
-    /// is steepest, to stay within 1 level).
-    static let linearToSRGB: [UInt8] = (0..<16_384).map { step in
-        let l = Double(step) / 16_383
-        let c = l <= 0.003_130_8 ? l * 12.92 : 1.055 * pow(l, 1 / 2.4) - 0.055
-        return UInt8((c * 255).rounded())
+    public func resampled(
+        to size: PixelSize, inLinearLight: Bool, curve: TransferCurve = .sRGB
+    ) throws -> PixelBuffer {
+        inLinearLight ? try resampledInLinearLight(to: size, curve: curve) : try resampled(to: size)
     }
 }

@@ -63,7 +63,7 @@ extension ImageProxy {
         /// served without a resize too), rather than refused. 1…8192; default 0: no limit but the 8,192 pixels a
         /// side every result is held to.
         public var maxResultDimension: Int
-        /// Whether resizes average pixels in linear light (``PixelBuffer/resampledInLinearLight(to:)``), as imgproxy's
+        /// Whether resizes average pixels in linear light (``PixelBuffer/resampledInLinearLight(to:curve:)``), as imgproxy's
         /// `IMGPROXY_USE_LINEAR_COLORSPACE`: truer brightness for fine light-and-dark detail. A JPEG is still
         /// decoded at a reduced DCT scale (as imgproxy shrinks on load), but no decoder resamples for the resize
         /// (``DecodeTarget/shrinksOnlyWhileDecoding``): other formats decode at full size, so large ones cost more.

@@ -38,7 +38,8 @@ struct ProxyLayout: ImageProcessing {
 
     /// The steps on `image`, whose pixels are in `profile`'s space when it is kept (`strip_color_profile:0`): the
     /// background and the watermark, whose colours are sRGB's, are converted into that space before they are
-    /// painted, as imgproxy paints them in the colours asked for.
+    /// painted, as imgproxy paints them in the colours asked for, and resizes in linear light go through the
+    /// profile's own transfer curve.
     func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
         var image = image
         var applied = options
@@ -50,13 +51,14 @@ struct ProxyLayout: ImageProcessing {
         var target = PixelSize(width: 0, height: 0)
         if let resize {
             let plan = resize.plan(for: image.size)
-            image = try resize.process(image, as: plan)
+            let curve = resize.inLinearLight ? profile.flatMap { ColorManagement.transferCurve(of: $0.data) } : nil
+            image = try resize.process(image, as: plan, curve: curve ?? .sRGB)
             applied.dpr = plan.dpr
             target = plan.target
         }
         for step in Self.steps(for: applied, target: target) {
             let before = max(image.width, image.height)
-            image = try step.process(image)
+            image = try step.process(image, profile: profile)
             if step is ProxyResultLimit { applied.dpr *= Double(max(image.width, image.height)) / Double(before) }
         }
         guard var mark = ProxyWatermark(applied, watermark: watermark) else { return image }

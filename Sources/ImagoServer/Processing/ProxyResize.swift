@@ -127,10 +127,12 @@ struct ProxyResize: ImageProcessing {
         try process(image, as: plan(for: image.size))
     }
 
-    /// `image` resampled and cut as `plan` says.
-    func process(_ image: PixelBuffer, as plan: Plan) throws -> PixelBuffer {
+    /// `image` resampled and cut as `plan` says; in linear light through `curve` (default sRGB's: the image's
+    /// profile's when it is kept, ``ProxyLayout``).
+    func process(_ image: PixelBuffer, as plan: Plan, curve: TransferCurve = .sRGB) throws -> PixelBuffer {
         let scaled =
-            plan.scaled == image.size ? image : try image.resampled(to: plan.scaled, inLinearLight: inLinearLight)
+            plan.scaled == image.size
+            ? image : try image.resampled(to: plan.scaled, inLinearLight: inLinearLight, curve: curve)
         guard let crop = plan.crop else { return scaled }
         let origin = try placement.origin(of: crop, in: scaled, dpr: plan.dpr)
         return try ImageProcessors.Crop(x: origin.x, y: origin.y, width: crop.width, height: crop.height).process(
