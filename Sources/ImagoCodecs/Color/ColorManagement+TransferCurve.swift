@@ -11,12 +11,7 @@ extension ColorManagement {
         guard iccProfile.count <= maximumProfileSize, let profile = LCMSProfile.open(iccProfile),
             profile.colorSpace == cmsSigRgbData, cmsIsMatrixShaper(profile.handle) != 0
         else { return nil }
-        var tables: [[Float]] = []
-        for tag in [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag] {
-            guard let raw = cmsReadTag(profile.handle, tag) else { return nil }
-            let curve = OpaquePointer(raw)
-            tables.append((0..<256).map { cmsEvalToneCurveFloat(curve, Float($0) / 255) })
-        }
+        guard let tables = profile.toneTables else { return nil }
         let red = tables[0]
         guard tables.dropFirst().allSatisfy({ zip($0, red).allSatisfy { abs($0 - $1) < 1e-3 } }),
             !zip(red, TransferCurve.sRGB.toLinear).allSatisfy({ abs($0 - $1) < 1e-3 })

@@ -57,6 +57,18 @@ final class LCMSProfile {
     /// The profile's colour space.
     var colorSpace: cmsColorSpaceSignature { cmsGetColorSpace(handle) }
 
+    /// The red, green and blue tone curves (`rTRC`, `gTRC`, `bTRC`) of a matrix/TRC profile evaluated at the 256
+    /// 8-bit levels, each value the light of that level; `nil` when a tag is missing.
+    var toneTables: [[Float]]? {
+        var tables: [[Float]] = []
+        for tag in [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag] {
+            guard let raw = cmsReadTag(handle, tag) else { return nil }
+            let curve = OpaquePointer(raw)
+            tables.append((0..<256).map { cmsEvalToneCurveFloat(curve, Float($0) / 255) })
+        }
+        return tables
+    }
+
     /// Whether lcms2 can use the profile as the source of a conversion: an input, display, output or colour-space
     /// profile (device links, abstract and named-colour profiles are not image profiles).
     var isImageProfile: Bool {

@@ -39,15 +39,10 @@ struct MatrixShaperTransform: Sendable {
             let sourceMatrix = Self.colorants(source), let sRGBMatrix = Self.colorants(destination),
             let inverse = Self.inverse(sRGBMatrix)
         else { return nil }
-        var curves: [[Float]] = []
-        for tag in [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag] {
-            guard let raw = cmsReadTag(source.handle, tag) else { return nil }
-            let curve = OpaquePointer(raw)
-            let table = (0..<256).map { cmsEvalToneCurveFloat(curve, Float($0) / 255) }
-            // A non-zero black would make black-point compensation (and lcms2's result) differ.
-            guard table[0].isFinite, abs(table[0]) < 1e-4, table.allSatisfy(\.isFinite) else { return nil }
-            curves.append(table)
-        }
+        // A non-zero black would make black-point compensation (and lcms2's result) differ.
+        guard let curves = source.toneTables,
+            curves.allSatisfy({ table in table[0].isFinite && abs(table[0]) < 1e-4 && table.allSatisfy(\.isFinite) })
+        else { return nil }
         guard let sRGBCurve = LCMSProfile.sRGBCurve() else { return nil }
         defer { cmsFreeToneCurve(sRGBCurve) }
         guard let reversed = cmsReverseToneCurve(sRGBCurve) else { return nil }
