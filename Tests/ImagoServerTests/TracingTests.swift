@@ -409,7 +409,15 @@ struct TracingTests {
                 $0.headers["Content-Encoding"] == "gzip" && $0.body.starts(with: [0x1F, 0x8B])
             }, "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION=gzip")
         #expect(posts.allSatisfy { $0.headers["Content-Encoding"] == nil }, "the traces' own setting: none")
-        let entries = try Self.decodeLogs(logExports.value.map(\.body))
+        let all = try Self.decodeLogs(logExports.value.map(\.body))
+        // The server's own lines (imgproxy sends its own log lines too): where it listened and sent, its stop
+        let server = all.filter { $0.attributes["imago.log"] == .string("server") }
+        #expect(
+            server.contains { $0.body.hasPrefix("imago serve: listening on http://127.0.0.1:") && $0.severity == 9 })
+        #expect(server.contains { $0.body.hasPrefix("imago serve: otel: access log records to http://127.0.0.1:") })
+        #expect(server.contains { $0.body.hasPrefix("imago serve: stopping;") && $0.trace_id == nil })
+        #expect(all.allSatisfy { $0.scope == "thumbs-access" })
+        let entries = all.filter { $0.attributes["imago.log"] == nil }
         try #require(entries.count == 6)
         #expect(entries.map(\.severity) == [9, 9, 9, 13, 17, 9])
         #expect(entries.allSatisfy { $0.scope == "thumbs-access" }, "--otel-logger-name")

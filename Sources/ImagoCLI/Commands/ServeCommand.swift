@@ -894,10 +894,7 @@ enum ServeCommand {
         let sentry = options.sentry.map {
             SentryClient(dsn: $0.dsn, environment: $0.environment, release: $0.release)
         }
-        let traces = options.openTelemetry.traces.map { settings in
-            OTLPTraceExporter(configuration: settings.exporter) { console.printError("imago serve: otel: \($0)") }
-        }
-        configuration.tracing = options.openTelemetry.traces?.tracing
+        // The logs' own failures only on standard error: their collector did not take them.
         let logs = options.openTelemetry.logs.map { settings in
             (
                 exporter: OTLPLogExporter(configuration: settings.exporter) {
@@ -906,6 +903,11 @@ enum ServeCommand {
                 least: settings.least ?? least
             )
         }
+        let log = ServerLog(console: console, logs: logs)
+        let traces = options.openTelemetry.traces.map { settings in
+            OTLPTraceExporter(configuration: settings.exporter) { log.say("otel: \($0)", level: .warn) }
+        }
+        configuration.tracing = options.openTelemetry.traces?.tracing
         if writesLines || syslog != nil || sentry != nil || traces != nil || logs != nil {
             configuration.accessLog = { record in
                 let onStdout = writesLines && record.level >= least
@@ -965,48 +967,48 @@ enum ServeCommand {
         }
         defer { metricsServer?.stop() }
         if let socketPath = server.socketPath {
-            console.printError("imago serve: listening on unix:\(socketPath)")
+            log.say("listening on unix:\(socketPath)")
         } else {
             let shown = options.host.contains(":") ? "[\(options.host)]" : options.host
-            console.printError("imago serve: listening on http://\(shown):\(server.port)")
+            log.say("listening on http://\(shown):\(server.port)")
         }
         if let metricsServer, let address = options.metricsAddress {
             let shownMetrics = address.host.contains(":") ? "[\(address.host)]" : address.host
-            console.printError("imago serve: metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
+            log.say("metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
         }
         if let traces {
-            console.printError("imago serve: otel: traces of image requests to \(traces.configuration.endpoint)")
+            log.say("otel: traces of image requests to \(traces.configuration.endpoint)")
         }
         let metricsExporter = options.openTelemetry.metrics.map { settings in
-            OTLPMetricExporter(configuration: settings, onFailure: { console.printError("imago serve: otel: \($0)") }) {
+            OTLPMetricExporter(configuration: settings, onFailure: { log.say("otel: \($0)", level: .warn) }) {
                 proxy.metrics.families()
             }
         }
         if let metricsExporter {
-            console.printError("imago serve: otel: metrics to \(metricsExporter.configuration.endpoint)")
+            log.say("otel: metrics to \(metricsExporter.configuration.endpoint)")
         }
         if let logs {
-            console.printError("imago serve: otel: access log records to \(logs.exporter.configuration.endpoint)")
+            log.say("otel: access log records to \(logs.exporter.configuration.endpoint)")
         }
         if let credentials = options.azureBlob?.tokens?.credentials {
-            console.printError("imago serve: abs: sources authorized by \(credentials.summary)")
+            log.say("abs: sources authorized by \(credentials.summary)")
         }
         if let source = options.s3Credentials {
-            console.printError("imago serve: s3: sources signed with \(source.summary)")
+            log.say("s3: sources signed with \(source.summary)")
         }
         if let credentials = options.gcs?.tokens?.credentials {
-            console.printError("imago serve: gs: sources authorized by \(credentials.summary)")
+            log.say("gs: sources authorized by \(credentials.summary)")
         }
-        let publisher = cloudWatchPublisher(options, proxy: proxy, console: console)
+        let publisher = cloudWatchPublisher(options, proxy: proxy, log: log)
         defer { publisher?.cancel() }
         onListening(server.port)
         await withCheckedContinuation { continuation in trigger.onFire { continuation.resume() } }
-        console.printError("imago serve: stopping; finishing \(server.inFlightCount) request(s) in flight")
+        log.say("stopping; finishing \(server.inFlightCount) request(s) in flight")
         let finished = await server.drain(timeout: .seconds(options.gracefulStopSeconds))
         server.stop()
         if !finished {
-            console.printError(
-                "imago serve: requests still in flight after \(options.gracefulStopSeconds) s were answered 503")
+            log.say(
+                "requests still in flight after \(options.gracefulStopSeconds) s were answered 503", level: .warn)
         }
         // The spans of the last requests and the final counts, at most 5 s more (a collector may not answer).
         async let tracesSent = traces?.shutdown()
@@ -1023,11 +1025,11 @@ enum ServeCommand {
     /// default chain's credentials; `nil` without the option. A put that fails is told on standard error once,
     /// until one succeeds again; none holds up a request.
     static func cloudWatchPublisher(
-        _ options: Options, proxy: ImageProxy, console: Console
+        _ options: Options, proxy: ImageProxy, log: ServerLog
     ) -> Task<Void, Never>? {
         guard let (cloudWatch, interval, credentials) = options.cloudWatch else { return nil }
         guard let source = credentials else {
-            console.printError("imago serve: cloudwatch: no AWS credentials found; no metrics are put")
+            log.say("cloudwatch: no AWS credentials found; no metrics are put", level: .warn)
             return nil
         }
         let provider = AWSCredentialProvider(source: source)
@@ -1050,7 +1052,7 @@ enum ServeCommand {
                     try await cloudWatch.put(data, credentials: try await provider.credentials())
                     failing = false
                 } catch {
-                    if !failing { console.printError("imago serve: cloudwatch: \(error)") }
+                    if !failing { log.say("cloudwatch: \(error)", level: .error) }
                     failing = true
                 }
             }

@@ -55,17 +55,10 @@ extension AccessLogRecord {
     /// ``finishedAt``.
     public var logEntry: LogEntry? {
         guard let finishedAt else { return nil }
-        let severity: LogEntry.Severity =
-            switch level {
-            case .debug: .debug
-            case .info: .info
-            case .warn: .warn
-            case .error: .error
-            }
         var attributes = telemetryAttributes
         if let error { attributes.append(.init("error.message", .string(error))) }
         return LogEntry(
-            time: finishedAt, severity: severity, body: textLine, attributes: attributes, traceID: trace?.traceID,
+            time: finishedAt, severity: level.severity, body: textLine, attributes: attributes, traceID: trace?.traceID,
             spanID: trace?.spanID, isTraceSampled: trace?.isSampled ?? false)
     }
 
@@ -86,5 +79,17 @@ extension AccessLogRecord {
         if let clientIP { attributes.append(.init("client.address", .string(clientIP))) }
         if status >= 500 { attributes.append(.init("error.type", .string(String(status)))) }
         return attributes
+    }
+}
+
+extension AccessLogRecord.Level {
+    /// The OpenTelemetry severity of this level (`INFO` for info, …).
+    public var severity: LogEntry.Severity {
+        switch self {
+        case .debug: .debug
+        case .info: .info
+        case .warn: .warn
+        case .error: .error
+        }
     }
 }
