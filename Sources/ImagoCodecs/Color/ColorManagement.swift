@@ -195,11 +195,12 @@ package enum ColorManagement {
     /// its profile). lcms2 transforms of LUT profiles take a few hundred KB each.
     static let cache = Locked(LRUCache<Key, Prepared>(costLimit: 64 << 20, countLimit: 32))
 
-    /// Empties the transform cache. The fuzz replay does before it exits: LeakSanitizer cannot follow Swift's
+    /// Empties the transform and curve caches. The fuzz replay does before it exits: LeakSanitizer cannot follow Swift's
     /// tagged references into the cache and would report every cached profile and transform as leaked.
     package static func removeCachedTransforms() {
         let dropped = cache.withLock { $0.removeAll() }
-        _ = dropped  // released after the lock
+        let curves = curveCache.withLock { $0.removeAll() }
+        _ = (dropped, curves)  // released after the lock
     }
 
     /// `source` prepared for `layout` (from the cache, or made and cached). An unusable source is reported on
