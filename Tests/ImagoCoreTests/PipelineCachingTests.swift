@@ -128,6 +128,21 @@ struct PipelineRevalidationTests {
             try await f.pipeline.data(for: ImageRequest(url: gone, options: waits))
         }
         #expect(f.dataCache.entry(for: gone.absoluteString) == nil)
+
+        // The origin refuses (403): its 403 rather than the stale entry, which is kept (the refusal may depend on
+        // the credentials); a 429 is the origin's load, so the stale entry is delivered
+        let refused = testURL("first-refused.img")
+        try await primeStale(f, refused, etag: "\"v1\"")
+        f.loader.setFailure(.statusCode(403, url: refused), for: refused)
+        await #expect(
+            throws: ImagePipeline.Error.dataLoadingFailed(url: refused, underlying: .statusCode(403, url: refused))
+        ) {
+            try await f.pipeline.data(for: ImageRequest(url: refused, options: waits))
+        }
+        #expect(f.dataCache.entry(for: refused.absoluteString) != nil)
+        f.loader.setFailure(.statusCode(429, url: refused), for: refused)
+        let limited = try await f.pipeline.data(for: ImageRequest(url: refused, options: waits))
+        #expect(limited.source == .disk && limited.isStale)
     }
 
     @Test func aSourceGoneAtTheOriginLeavesTheCachesInTheBackground() async throws {

@@ -96,6 +96,31 @@ struct ImageProxyResponseTests {
         #expect(await fixture.get("/").status == 400)
     }
 
+    /// The origin's own 4xx is passed on, as imgproxy does, except the ones about the proxy's own request; its 5xx
+    /// is a 502. The access log and the metrics see the status answered.
+    @Test func theOriginsClientErrorsArePassedOn() async throws {
+        let fixture = try ProxyFixture {
+            var loader = HTTPDataLoader.Configuration()
+            loader.retryPolicy.maximumRetries = 0
+            $0.dataLoader = HTTPDataLoader(configuration: loader)
+        }
+        let cases =
+            [(403, 403), (410, 410), (429, 429), (451, 451), (404, 404), (407, 502), (408, 502), (416, 502)]
+            + [(500, 502), (503, 502)]
+        for (origin, answered) in cases {
+            fixture.origin.setRoute("/s\(origin).jpg", .status(origin))
+            let response = await fixture.get(fixture.path("w:10", "/s\(origin).jpg"))
+            #expect(response.status == answered, "\(origin): \(errorMessage(response))")
+            #expect(errorMessage(response).contains("the origin answered HTTP \(origin)"), "\(errorMessage(response))")
+            #expect(response.header("Content-Type") == "application/json")
+        }
+        let samples = prometheusSamples(fixture.proxy.metrics.prometheusText())
+        for status in [403, 410, 429, 451] {
+            #expect(samples["imago_serve_requests_total{status=\"\(status)\"}"] == 1, "\(status)")
+        }
+        #expect(samples["imago_serve_requests_total{status=\"502\"}"] == 5)
+    }
+
     @Test func privateAndUnlistedHostsAre403() async throws {
         let fixture = try ProxyFixture { $0.sourcePolicy = SourcePolicy() }
         for host in [

@@ -189,9 +189,18 @@ struct ImageProxySourceHeadersTests {
         #expect(asked > 3)
         #expect(await fixture.get(path).body == changed.body)
         #expect(fixture.origin.requestCount(for: "/r.jpg") == asked)
+        // An origin limiting this server (429) counts as failing too
+        fixture.origin.setRoute("/r.jpg", .status(429))
         try await waitOutTheSecond()
-        #expect(await fixture.get(path).body == changed.body)
+        let limited = await fixture.get(path)
+        #expect(limited.status == 200 && limited.body == changed.body)
         #expect(fixture.origin.requestCount(for: "/r.jpg") > asked)
+
+        // Refused at the origin: its 403, not the old output
+        fixture.origin.setRoute("/r.jpg", .status(403))
+        try await waitOutTheSecond()
+        let refused = await fixture.get(path)
+        #expect(refused.status == 403 && errorMessage(refused) == "the origin answered HTTP 403")
 
         // Gone at the origin: a 404, not the old output
         fixture.origin.setRoute("/r.jpg", .status(404))

@@ -68,11 +68,13 @@ extension ImagePipeline {
             output.revalidation = revalidation
             if request.options.contains(.revalidatesBeforeDelivery) {
                 // The entry with its renewed metadata, or the new bytes; the origin's 404 or 410 when the source
-                // is gone; the stale entry when the request failed.
+                // is gone, and its other lasting 4xx when it refuses; the stale entry when the request failed.
                 let started = readStarted ?? .now
                 return revalidation.onComplete { [graph, output] outcome, current in
-                    if case .gone(let error) = outcome {
+                    switch outcome {
+                    case .gone(let error), .refused(let error):
                         return graph.emit(node, .failure(.dataLoadingFailed(url: url, underlying: error)))
+                    case .notModified, .updated, .failed: break
                     }
                     guard var current else { return graph.emit(node, .value(output)) }
                     current.metrics.diskRead = output.metrics.diskRead

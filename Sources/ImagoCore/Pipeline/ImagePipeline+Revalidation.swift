@@ -11,6 +11,9 @@ final class Revalidation: Sendable {
         case failed
         /// The origin answered 404 or 410: the source is gone, and the entry and every variant of it were removed.
         case gone(DataLoadingError)
+        /// The origin refused with another 4xx that retrying does not change (401, 403, 451 …): the entry stays,
+        /// since the refusal may depend on the request's credentials, but it is not delivered in its stead.
+        case refused(DataLoadingError)
     }
 
     /// A listener: the outcome, and the bytes to deliver now (the entry with its renewed metadata, or the new
@@ -65,6 +68,8 @@ extension ImagePipeline {
                 case .statusCode(404, _), .statusCode(410, _):
                     removeAll(for: request)
                     (outcome, current) = (.gone(error), nil)
+                case .statusCode(let code, _) where (400..<500).contains(code) && !error.isTransient:
+                    (outcome, current) = (.refused(error), nil)
                 default: (outcome, current) = (.failed, nil)
                 }
             case .finished(let response):

@@ -50,8 +50,10 @@ extension ImageRequest {
         /// background (URLSession's `reloadRevalidatingCacheData` for stale entries; SDWebImage's
         /// `refreshCached`): the result is the entry with its freshness renewed when the origin answers 304, the
         /// new bytes (``ImageResponse/Source/network``) when it sends them, the origin's 404 or 410
-        /// (``ImagePipeline/Error/dataLoadingFailed(url:underlying:)``) when the source is gone, and the stale entry
-        /// (``ImageResponse/isStale``) when the conditional request fails otherwise. One conditional request serves
+        /// (``ImagePipeline/Error/dataLoadingFailed(url:underlying:)``) when the source is gone (the entry removed),
+        /// its other 4xx that retrying does not change (401, 403, 451 …) when it refuses (the entry kept), and the
+        /// stale entry (``ImageResponse/isStale``) when the conditional request fails otherwise (5xx, 429, timeout,
+        /// connection). One conditional request serves
         /// every request for the source at once, whichever of the two ways they wait.
         public static let revalidatesBeforeDelivery = Options(rawValue: 1 << 15)
 

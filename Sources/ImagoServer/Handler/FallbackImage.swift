@@ -56,7 +56,8 @@ public struct FallbackImage: Sendable {
     /// origin's fault or the source's), not the client's URL, the policy or the server's load.
     static func replaces(_ error: ProxyError) -> Bool {
         switch error {
-        case .notFound, .upstreamFailed, .originRequestFailed, .upstreamTimedOut, .sourceTooLarge, .unsupportedSource,
+        case .notFound, .originRefused, .upstreamFailed, .originRequestFailed, .upstreamTimedOut, .sourceTooLarge,
+            .unsupportedSource,
             .imageTooLarge:
             true
         default: false

@@ -206,8 +206,9 @@ extension ImageProxy {
         /// its source did), 0 once it has, and 0 for a source that says `no-store`. Sources that say nothing keep
         /// ``maxAge``. Fetches the source's bytes first, as ``usesLastModified``, revalidating a stale original
         /// before it is rendered (``ImageRequest/Options/revalidatesBeforeDelivery``). A cached output whose
-        /// source's freshness has run out is rendered again before it is served; when the origin fails or times
-        /// out, the old output is answered instead, and a 404 or 410 there is a 404. Default `false`.
+        /// source's freshness has run out is rendered again before it is served; when the origin fails, times out
+        /// or answers 429, the old output is answered instead, and its other 4xx (a 404, 403, 410) are answered as
+        /// they are. Default `false`.
         public var passesSourceCacheControl: Bool
         /// Whether image responses carry imgproxy's debug headers (`IMGPROXY_ENABLE_DEBUG_HEADERS`):
         /// `X-Origin-Content-Length` (the source's bytes), `X-Origin-Width` and `X-Origin-Height` (its pixels) and

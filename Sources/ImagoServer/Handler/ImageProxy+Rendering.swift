@@ -183,8 +183,9 @@ extension ImageProxy {
                 }
                 original = fetched
             } catch {
-                // The origin failed or timed out (not a 404): the output as it was, when there is one.
-                if let outdated, error.status == 502 || error.status == 504 {
+                // The origin failed, timed out or is limiting this server (not a 404, 403 or 410): the output as it
+                // was, when there is one.
+                if let outdated, [502, 504, 429].contains(error.status) {
                     return .success(answeredStale(outdated, for: key))
                 }
                 return .failure(error)
@@ -450,12 +451,24 @@ extension ImageProxy {
         case .invalidURL: .invalidSource("the source is not a URL")
         case .failedRecently(_, _, let reason):
             switch reason {
-            case .http(let code) where code == 404 || code == 410: .notFound("the origin answered HTTP \(code)")
-            case .http(let code): .upstreamFailed("the origin answered HTTP \(code)")
+            case .http(let code): proxyError(forOriginStatus: code)
             case .decode: .unsupportedSource("the source could not be decoded")
             case .rejected: .upstreamFailed("the origin's response was refused")
             case .other: .upstreamFailed("the load failed")
             }
+        }
+    }
+
+    /// The status an origin's failing HTTP status gets, as imgproxy's: a 404 is ``ProxyError/notFound(_:)``; any
+    /// other 4xx is passed on (``ProxyError/originRefused(status:)``) except 407, 408 and 416, which are about this
+    /// server's own request (its proxy, its pace, its range) and not the image; a 5xx, or a 3xx the loader did not
+    /// follow, is a 502.
+    static func proxyError(forOriginStatus code: Int) -> ProxyError {
+        switch code {
+        case 404: .notFound("the origin answered HTTP 404")
+        case 407, 408, 416: .upstreamFailed("the origin answered HTTP \(code)")
+        case 400..<500: .originRefused(status: code)
+        default: .upstreamFailed("the origin answered HTTP \(code)")
         }
     }
 
@@ -464,8 +477,7 @@ extension ImageProxy {
         switch error {
         case .cancelled: .upstreamFailed("the load was cancelled")
         case .unsupportedScheme: .invalidSource("only http and https sources are loaded")
-        case .statusCode(let code, _) where code == 404 || code == 410: .notFound("the origin answered HTTP \(code)")
-        case .statusCode(let code, _): .upstreamFailed("the origin answered HTTP \(code)")
+        case .statusCode(let code, _): proxyError(forOriginStatus: code)
         case .timedOut: .upstreamTimedOut
         case .connectionFailed: .upstreamFailed("the connection to the origin failed")
         case .truncated(_, let expected, let received):

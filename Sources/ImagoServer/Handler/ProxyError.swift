@@ -36,7 +36,10 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     case imageTooLarge(String)
     /// 422: the output format asked for cannot be made from the source's format (`svg` from a raster source).
     case outputFormatUnavailable(ImageFormat, source: ImageFormat)
-    /// 502: the origin failed (connection, status, broken body).
+    /// The origin's own 4xx (other than 404, 407, 408 and 416), passed on as imgproxy does: the origin refused the
+    /// image (`403`), it is gone (`410`), or the origin is limiting this server (`429`).
+    case originRefused(status: Int)
+    /// 502: the origin failed (connection, a 5xx or 3xx it did not follow, broken body).
     case upstreamFailed(String)
     /// 502: the request to the origin could not be made: its store's credentials could not be had (a token
     /// exchange refused, no instance role). `reason` goes to the access log only (``logDescription``), since it
@@ -62,6 +65,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .sourceTooLarge: 413
         case .unsupportedSource: 415
         case .imageTooLarge, .outputFormatUnavailable: 422
+        case .originRefused(let status): status
         case .upstreamFailed, .originRequestFailed: 502
         case .upstreamTimedOut: 504
         case .overloaded, .requestTimedOut: 503
@@ -89,6 +93,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .imageTooLarge(let reason): "the image is too large: \(reason)"
         case .outputFormatUnavailable(let format, let source):
             "option 'format': \(format) cannot be made from a \(source) source"
+        case .originRefused(let status): "the origin answered HTTP \(status)"
         case .upstreamFailed(let reason): "the origin failed: \(reason)"
         case .originRequestFailed: "the origin failed: the request to the origin could not be made"
         case .upstreamTimedOut: "the origin timed out"
