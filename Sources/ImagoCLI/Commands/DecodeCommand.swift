@@ -14,7 +14,8 @@ enum DecodeCommand {
             "durations":[ms per frame],"bitDepth":…,"colorProfile":…} or {"file":…,"error":…}. Width and height
             are those of the decoded first frame, orientation applied; bitDepth is the source's bits per channel
             (null when the decoder does not say); colorProfile is the description of the file's colour profile, or
-            null. --frames DIR writes every frame as DIR/NAME.frameNNN.rgba (NNN from 000).
+            null. --frames DIR writes every frame as DIR/NAME.frameNNN.rgba (NNN from 000). A FILE of - reads
+            standard input (NAME: stdin); a file over 1 GiB is refused unread.
             Exit status: 0 when every file decoded, 1 when any failed, 2 for bad usage.
             """,
         options: [
@@ -77,11 +78,17 @@ enum DecodeCommand {
             var line = JSONLine()
             line.add("file", file)
             do {
-                let described = try decode(file, maxSize: maxSize, colorPolicy: colorPolicy, registry: registry)
+                let data: Data
+                do {
+                    data = try InputFile.read(file, standardInput: console.standardInput)
+                } catch {
+                    throw DecodeFailure(message: "cannot read file: \(error)")
+                }
+                let described = try decode(data, maxSize: maxSize, colorPolicy: colorPolicy, registry: registry)
                 if let rgbaOut {
                     let path =
                         rgbaIsDirectory
-                        ? (rgbaOut as NSString).appendingPathComponent(((file as NSString).lastPathComponent) + ".rgba")
+                        ? (rgbaOut as NSString).appendingPathComponent(outputName(of: file) + ".rgba")
                         : rgbaOut
                     let rgba = described.image.image.convertedToRGBA().unpremultiplied()
                     do {
@@ -129,18 +136,17 @@ enum DecodeCommand {
         var description: String { message }
     }
 
-    /// The decoded image with orientation applied, and the orientation the file declared.
+    /// The name files written for `file` start with: its last path component, `stdin` for `-`.
+    static func outputName(of file: String) -> String {
+        file == InputFile.standardInputName ? "stdin" : (file as NSString).lastPathComponent
+    }
+
+    /// The image in a file's `data`, decoded with orientation applied, and the orientation the file declared.
     static func decode(
-        _ file: String, maxSize: PixelSize?, colorPolicy: ColorPolicy = .convertToSRGB, registry: ImageDecoderRegistry
+        _ data: Data, maxSize: PixelSize?, colorPolicy: ColorPolicy = .convertToSRGB, registry: ImageDecoderRegistry
     ) throws -> (
         image: ImageContainer, orientation: ExifOrientation
     ) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: file), options: .mappedIfSafe)
-        } catch {
-            throw DecodeFailure(message: "cannot read file: \((error as NSError).localizedDescription)")
-        }
         // Decode with the orientation unapplied so that the declared value can be reported, then apply it.
         var options = DecodingOptions(targetSize: maxSize, appliesOrientation: false)
         options.colorPolicy = colorPolicy
@@ -159,7 +165,7 @@ enum DecodeCommand {
 
     /// Writes each frame of `image` as raw RGBA8 (straight alpha) to `directory/NAME.frameNNN.rgba`.
     static func writeFrames(of image: ImageContainer, file: String, to directory: String) throws {
-        let name = (file as NSString).lastPathComponent
+        let name = outputName(of: file)
         // One frame at a time: an on-demand animation produces each as it is asked for, never all at once.
         for index in 0..<image.frameCount {
             let frame = try image.frame(at: index)

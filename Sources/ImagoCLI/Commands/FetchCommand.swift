@@ -160,14 +160,13 @@ enum FetchCommand {
     /// The URLs in a list file: one per line, surrounding spaces trimmed, blank lines and `#` comments skipped.
     static func readList(_ path: String, standardInput: () -> Data) throws -> [String] {
         let data: Data
-        if path == "-" {
+        if path == InputFile.standardInputName {
             data = standardInput()
         } else {
             do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
+                data = try InputFile.read(path)
             } catch {
-                throw UsageError(
-                    "cannot read the URL list '\(path)': \((error as NSError).localizedDescription) (check the path)")
+                throw UsageError("cannot read the URL list '\(path)': \(error)")
             }
         }
         return parseList(String(decoding: data, as: UTF8.self))

@@ -10,7 +10,8 @@ enum ShowCommand {
         synopsis: "URL|FILE [--width COLS] [--no-color] [--cache-dir DIR] \(NetworkOptions.synopsis)",
         details: """
             Draws with half-block characters in 24-bit colour (COLORTERM=truecolor), else the 256-colour palette;
-            plain characters with --no-color, NO_COLOR, or when stdout is not a terminal. URLs load through the
+            plain characters with --no-color, NO_COLOR, or when stdout is not a terminal. FILE - reads standard
+            input (curl -s URL | imago show -). URLs load through the
             pipeline and its caches (default cache directory: $XDG_CACHE_HOME/imago or ~/.cache/imago).
             A URL fails when its server stalls or drips past --timeout, sends more than --max-bytes, or keeps
             failing after --retries; nothing of a failed download is cached. Ctrl-C stops an animation and
@@ -45,8 +46,11 @@ enum ShowCommand {
             name = url.redactedString
         } else {
             let path = target.hasPrefix("file://") ? (URL(string: target)?.path ?? target) : target
-            guard let data = FileManager.default.contents(atPath: path) else {
-                console.printError("imago show: cannot read '\(path)': no such file, or not readable")
+            let data: Data
+            do {
+                data = try InputFile.read(path, standardInput: console.standardInput)
+            } catch {
+                console.printError("imago show: cannot read '\(path)': \(error)")
                 return 1
             }
             // A local file the user named is read here, explicitly: the pipeline itself loads only http(s).

@@ -18,15 +18,18 @@ public final class Console: Sendable {
     public let environment: [String: String]
     /// Terminal width in columns (from the terminal, else `COLUMNS`, else 80).
     public let width: Int
+    /// The file descriptor a command reads for a file named `-`. Default the process's standard input.
+    public let standardInput: Int32
 
     /// A console from its parts (used by tests and embedders).
     public init(
-        isTerminal: Bool, environment: [String: String], width: Int = 80,
+        isTerminal: Bool, environment: [String: String], width: Int = 80, standardInput: Int32 = STDIN_FILENO,
         out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void
     ) {
         self.isTerminal = isTerminal
         self.environment = environment
         self.width = max(20, width)
+        self.standardInput = standardInput
         self.writeOut = out
         self.writeErr = err
     }
@@ -45,14 +48,16 @@ public final class Console: Sendable {
     }
 
     /// A console whose output is collected in memory; read it back with `output.stdout` / `output.stderr`.
+    /// `standardInput` is what a file named `-` reads (default the process's standard input).
     public static func capturing(
-        isTerminal: Bool = false, environment: [String: String] = [:], width: Int = 80
+        isTerminal: Bool = false, environment: [String: String] = [:], width: Int = 80,
+        standardInput: Int32 = STDIN_FILENO
     )
         -> (Console, CapturedOutput)
     {
         let captured = CapturedOutput()
         let console = Console(
-            isTerminal: isTerminal, environment: environment, width: width,
+            isTerminal: isTerminal, environment: environment, width: width, standardInput: standardInput,
             out: { text in captured.state.withLock { $0.out += text } },
             err: { text in captured.state.withLock { $0.err += text } })
         return (console, captured)
