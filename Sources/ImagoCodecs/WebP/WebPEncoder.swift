@@ -78,10 +78,16 @@ public struct WebPEncoder: ImageEncoding {
     ///
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` with libwebp's reason (e.g. too large).
     public func encode(_ image: PixelBuffer, options: EncodingOptions) throws -> Data {
+        try encode(image, options: options, importsRGB24: true)
+    }
+
+    /// ``encode(_:options:)``, with `importsRGB24` passed to ``picture(of:isARGB:importsRGB24:)`` (tests compare
+    /// the two imports).
+    func encode(_ image: PixelBuffer, options: EncodingOptions, importsRGB24: Bool) throws -> Data {
         var config = try configuration(options)
         // Lossy: straight to YUV (libwebp's converter, the one WebPEncode would run on an ARGB picture, so the
         // bytes are the same) without the ARGB copy in between. Lossless encodes ARGB.
-        var picture = try picture(of: image, isARGB: options.isLossless)
+        var picture = try picture(of: image, isARGB: options.isLossless, importsRGB24: importsRGB24)
         defer { WebPPictureFree(&picture) }
 
         let writer = UnsafeMutablePointer<WebPMemoryWriter>.allocate(capacity: 1)
@@ -132,16 +138,35 @@ extension WebPEncoder {
     /// either way.
     ///
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` when libwebp cannot take the pixels.
-    func picture(of image: PixelBuffer, isARGB: Bool = true) throws -> WebPPicture {
+    ///
+    /// With `importsRGB24` (default) an opaque image converted to YUV is handed over as RGB, 3 bytes a pixel: the
+    /// one layout libwebp converts with its vector row converters (`WebPConvertRGB24ToY`; an RGBA picture takes
+    /// its scalar loop, and a scan of the alpha bytes). The same luma, computed the same way, and the same chroma
+    /// loop: the same bytes out, for less CPU.
+    func picture(of image: PixelBuffer, isARGB: Bool = true, importsRGB24: Bool = true) throws -> WebPPicture {
         let rgba = image.straightRGBA
         var picture = WebPPicture()
         guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
         picture.use_argb = isARGB ? 1 : 0
         picture.width = Int32(clamping: rgba.width)
         picture.height = Int32(clamping: rgba.height)
-        let imported = rgba.withUnsafeBytes { bytes in
-            WebPPictureImportRGBA(
-                &picture, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(clamping: rgba.bytesPerRow))
+        let imported: Int32
+        if !isARGB, importsRGB24, !rgba.hasTransparency {
+            let rowBytes = rgba.width * 3
+            let rgb = [UInt8](unsafeUninitializedCapacity: rowBytes * rgba.height) { buffer, initialized in
+                for y in 0..<rgba.height {
+                    rgba.copyRow(y, into: buffer.baseAddress.unsafelyUnwrapped + y * rowBytes, dropsAlpha: true)
+                }
+                initialized = rowBytes * rgba.height
+            }
+            imported = rgb.withUnsafeBufferPointer {
+                WebPPictureImportRGB(&picture, $0.baseAddress, Int32(clamping: rowBytes))
+            }
+        } else {
+            imported = rgba.withUnsafeBytes { bytes in
+                WebPPictureImportRGBA(
+                    &picture, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(clamping: rgba.bytesPerRow))
+            }
         }
         guard imported != 0 else {
             let reason = Self.reason(picture.error_code)
