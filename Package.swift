@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "CPaletteKernel"),
         // libpng's full write API for interlaced PNG output (the simplified API cannot interlace): C because libpng
         // reports errors by longjmp.
-        .target(name: "CPNGWriter", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CPNGFull", linkerSettings: [.linkedLibrary("png16")]),
         // imago-bench's own C (glibc's malloc statistics), linked by nothing that ships.
         .target(name: "CBenchShims"),
         // libcurl, wrapped once in ImagoCurl (the network layer: HTTP/2, address policy, TLS and proxy control).
@@ -114,7 +114,7 @@ let package = Package(
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
                 "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "ImagoZlib", "CColorKernel", "CJPEGStrips",
-                "CResampleKernel", "CPaletteKernel", "CPNGWriter", "CSVGPlugin", "CXML2",
+                "CResampleKernel", "CPaletteKernel", "CPNGFull", "CSVGPlugin", "CXML2",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl", "CImagoShims"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),

@@ -1,6 +1,6 @@
-// Interlaced PNG output: see include/CPNGWriter.h. C because libpng reports errors by longjmp, which Swift
+// Interlaced PNG output: see include/PNGWrite.h. C because libpng reports errors by longjmp, which Swift
 // cannot catch.
-#include "CPNGWriter.h"
+#include "PNGWrite.h"
 
 #include <setjmp.h>
 #include <stdlib.h>

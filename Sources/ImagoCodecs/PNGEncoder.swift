@@ -1,6 +1,6 @@
 import CImagoShims
 import CPNG
-import CPNGWriter
+import CPNGFull
 import Foundation
 import ImagoCore
 

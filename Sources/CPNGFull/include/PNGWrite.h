@@ -1,5 +1,5 @@
-#ifndef CPNGWRITER_H
-#define CPNGWRITER_H
+#ifndef CIMAGO_PNG_WRITE_H
+#define CIMAGO_PNG_WRITE_H
 
 #include <stddef.h>
 #include <stdint.h>
