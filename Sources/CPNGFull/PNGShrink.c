@@ -138,7 +138,7 @@ int cimago_png_read_shrunk(
     int has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || has_trns;
     uint32_t out_width = width / factor + (width % factor != 0);
     uint32_t out_height = height / factor + (height % factor != 0);
-    int handled = png_get_bit_depth(png, info) <= 8 && png_get_interlace_type(png, info) == PNG_INTERLACE_NONE
+    int handled = png_get_interlace_type(png, info) == PNG_INTERLACE_NONE
         && width > 0 && height > 0 && (channels == 4 || (is_gray && !has_alpha))
         && (size_t)out_width * out_height * (size_t)channels == out_size;
     if (!handled) {
@@ -146,6 +146,7 @@ int cimago_png_read_shrunk(
         return 1;
     }
     png_set_expand(png);  // palette to RGB, tRNS to alpha, gray of 1, 2 or 4 bits to 8
+    png_set_scale_16(png);  // 16-bit samples rounded to 8 bits (v × 255 / 65535), as the simplified API does
     if (channels == 4) {
         if (is_gray) png_set_gray_to_rgb(png);
         if (!has_alpha) png_set_add_alpha(png, 0xff, PNG_FILLER_AFTER);

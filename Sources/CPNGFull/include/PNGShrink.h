@@ -10,13 +10,13 @@
 /// size rounds up), colour weighted by alpha. `channels` is 1 for gray (an opaque gray file: no alpha channel and
 /// no tRNS) or 4 for RGBA with straight alpha (everything else; 255 where the file has no alpha). The samples
 /// are those libpng's simplified API gives for the same file: palettes and tRNS expanded, gray of 1, 2 or 4 bits
-/// scaled to 8, no gamma conversion when the bytes hold no gAMA chunk.
+/// scaled to 8, 16-bit samples rounded to 8, no gamma conversion (libpng's full API converts none unless told).
 ///
 /// `out` holds `out_size` bytes: ceil(width / factor) × ceil(height / factor) × `channels`. The memory taken is one
 /// source row and one row of sums, whatever the image's height.
 ///
 /// Returns 0 on success; 1 without writing anything when the file is one this reader leaves to the simplified API
-/// (16-bit samples, Adam7 interlacing, a layout that does not match `channels`, an `out_size` that does not match);
+/// (Adam7 interlacing, a layout that does not match `channels`, an `out_size` that does not match);
 /// -1 when libpng fails (corrupt or truncated data), with its message in `message` (NUL-terminated, at most
 /// `message_size` bytes). libpng's errors are caught with setjmp/longjmp inside this function.
 int cimago_png_read_shrunk(
