@@ -55,6 +55,20 @@ import Testing
         #expect(output.stdout.split(separator: "\n").count == 14)
     }
 
+    @Test func fetchReadsItsURLListFromTheConsolesStandardInput() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.setRoute("/a.png", .bytes(try Data(contentsOf: cliCorpus("kodak/01.png")), contentType: "image/png"))
+        let input = try pipe(holding: Data("# one image\n\(server.url(for: "/a.png").absoluteString)\n".utf8))
+        defer { close(input) }
+        let cache = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let (console, output) = Console.capturing(standardInput: input)
+        let status = await CLI.run(["fetch", "--list", "-", "--cache-dir", cache.path, "--json"], console: console)
+        #expect(status == 0, "\(output.stdout)\(output.stderr)")
+        #expect(server.requestCount(for: "/a.png") == 1)
+    }
+
     @Test func eachWayAPathFailsHasItsOwnSentence() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -89,14 +89,19 @@ enum FetchCommand {
     ]
 
     /// Runs the command. `interrupt`: a trigger that stops the run as SIGINT would (tests fire it); `nil`
-    /// (the default) installs a SIGINT handler for the duration of the run. `standardInput` reads `--list -`.
+    /// (the default) installs a SIGINT handler for the duration of the run. `standardInput` reads `--list -`
+    /// (default: the console's standard input, at most ``InputFile/defaultLimit`` bytes).
     static func run(
         _ args: ParsedArguments, console: Console, interrupt: InterruptTrigger? = nil,
-        standardInput: @Sendable () -> Data = { FileHandle.standardInput.readDataToEndOfFile() }
+        standardInput: (@Sendable () throws -> Data)? = nil
     ) async -> Int32 {
         let options: Options
         do {
-            options = try parse(args, environment: console.environment, standardInput: standardInput)
+            let readsStandardInput =
+                standardInput ?? {
+                    try InputFile.read(InputFile.standardInputName, standardInput: console.standardInput)
+                }
+            options = try parse(args, environment: console.environment, standardInput: readsStandardInput)
         } catch {
             console.printError("imago fetch: \(error)")
             console.printError("Usage: imago fetch \(command.synopsis)")
@@ -110,7 +115,7 @@ enum FetchCommand {
 
     /// Checks the arguments and reads the URL lists.
     static func parse(
-        _ args: ParsedArguments, environment: [String: String], standardInput: () -> Data
+        _ args: ParsedArguments, environment: [String: String], standardInput: () throws -> Data
     ) throws -> Options {
         var options = Options(
             cacheDirectory: args.value("--cache-dir").map { URL(fileURLWithPath: $0) }
@@ -158,16 +163,12 @@ enum FetchCommand {
     }
 
     /// The URLs in a list file: one per line, surrounding spaces trimmed, blank lines and `#` comments skipped.
-    static func readList(_ path: String, standardInput: () -> Data) throws -> [String] {
+    static func readList(_ path: String, standardInput: () throws -> Data) throws -> [String] {
         let data: Data
-        if path == InputFile.standardInputName {
-            data = standardInput()
-        } else {
-            do {
-                data = try InputFile.read(path)
-            } catch {
-                throw UsageError("cannot read the URL list '\(path)': \(error)")
-            }
+        do {
+            data = try path == InputFile.standardInputName ? standardInput() : InputFile.read(path)
+        } catch {
+            throw UsageError("cannot read the URL list '\(path)': \(error)")
         }
         return parseList(String(decoding: data, as: UTF8.self))
     }
