@@ -697,6 +697,16 @@ struct ServeCommandTests {
         #expect(options.sourcePolicy.allowedHosts == ["a.example", "*.b.example"])
         #expect(options.presets.names == ["small", "thumb"])
         #expect(options.network.maximumRedirects == 3 && options.cacheDirectory.path == "/tmp/imago-env")
+        // Presets written with commas (`--arguments-separator ,`) are separated by another text, as imgproxy's
+        // IMGPROXY_PRESETS_SEPARATOR allows, from the environment or the command line
+        for (arguments, environment) in [
+            ([], ["IMAGO_PRESETS_SEPARATOR": ";"]), (["--presets-separator", ";"], ["IMAGO_PRESETS_SEPARATOR": "|"]),
+        ] {
+            let separated = try parse(
+                arguments + ["--unsigned", "--arguments-separator", ","],
+                environment.merging(["IMAGO_PRESET": "thumb=rs,fit,20,20;small=s,8,8"]) { $1 })
+            #expect(separated.presets.names == ["small", "thumb"], "\(arguments) \(environment)")
+        }
         // The command line wins, value and flag alike
         let overridden = try parse(
             ["--unsigned", "--max-pixels", "2000", "--allow-host", "c.example"],

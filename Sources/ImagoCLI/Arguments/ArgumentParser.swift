@@ -12,12 +12,19 @@ package struct OptionSpec: Sendable {
     let isRepeatable: Bool
     /// One line of help.
     let help: String
+    /// For a repeatable option, the option whose value separates its values in an environment variable instead of a
+    /// comma (imgproxy's `IMGPROXY_PRESETS_SEPARATOR`), or nil for commas.
+    let environmentSeparator: String?
 
-    package init(_ name: String, short: String? = nil, value: String? = nil, repeatable: Bool = false, help: String) {
+    package init(
+        _ name: String, short: String? = nil, value: String? = nil, repeatable: Bool = false,
+        environmentSeparator: String? = nil, help: String
+    ) {
         self.name = name
         self.short = short
         self.valueName = value
         self.isRepeatable = repeatable
+        self.environmentSeparator = environmentSeparator
         self.help = help
     }
 
@@ -62,8 +69,10 @@ extension ParsedArguments {
 
     /// These arguments with each of `options` the command line leaves out taken from `environment`, as twelve-factor
     /// deployments configure a server (``environmentName(of:prefix:)``). A value is taken as given; a repeatable
-    /// option's is split at commas; a flag is on for `1`, `true`, `yes` or `on` and off for `0`, `false`, `no`,
-    /// `off` (any case). Empty variables are ignored, and `--help` is never read.
+    /// option's is split at commas, or at the value of its ``OptionSpec/environmentSeparator`` option (from the
+    /// command line, else the environment) when that is given and not empty; a flag is on for `1`, `true`, `yes` or
+    /// `on` and off for `0`, `false`, `no`, `off` (any case). Empty variables are ignored, and `--help` is never
+    /// read.
     ///
     /// - Throws: ``UsageError`` naming the variable when a flag's value is none of those.
     package func fillingIn(
@@ -82,7 +91,14 @@ extension ParsedArguments {
                 default: throw UsageError("environment variable \(name) expects true or false (got '\(text)')")
                 }
             } else if option.isRepeatable {
-                let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                var separator = ","
+                if let named = option.environmentSeparator, let spec = options.first(where: { $0.name == named }),
+                    let given = values[named]?.last ?? environment[Self.environmentName(of: spec, prefix: prefix)],
+                    !given.isEmpty
+                {
+                    separator = given
+                }
+                let parts = text.components(separatedBy: separator).map { $0.trimmingCharacters(in: .whitespaces) }
                 filled.values[option.name] = parts.filter { !$0.isEmpty }
             } else {
                 filled.values[option.name] = [text]

@@ -488,8 +488,11 @@ enum ServeCommand {
                 help: "WebP for clients that accept it (JPEG XL and AVIF first), even when the URL names another."
             ),
             OptionSpec(
-                "--preset", value: "NAME=OPTIONS", repeatable: true,
+                "--preset", value: "NAME=OPTIONS", repeatable: true, environmentSeparator: "--presets-separator",
                 help: "A preset for preset:NAME, e.g. 'thumb=rs:fill:256:256/q:70'; 'default' applies to every URL."),
+            OptionSpec(
+                "--presets-separator", value: "TEXT",
+                help: "What separates presets in IMAGO_PRESET (default ','; IMGPROXY_PRESETS_SEPARATOR)."),
             OptionSpec(
                 "--presets-path", value: "FILE",
                 help: "Presets from FILE, NAME=OPTIONS a line, # comments (IMGPROXY_PRESETS_PATH), after --preset ones."
