@@ -42,7 +42,8 @@ package enum ColorManagement {
         case .ignore: return
         case .keep:
             if let data = prepared.iccData {
-                container.colorProfile = ColorProfile(data: data, description: prepared.description)
+                container.colorProfile = ColorProfile(
+                    data: data, description: prepared.description, converter: LCMSColorConverter())
             }
         case .convertToSRGB:
             guard case .transform(let transform) = prepared.kind else { return }

@@ -17,11 +17,40 @@ public struct ColorProfile: Sendable, Hashable {
     public var data: Data
     /// The profile's description tag (`desc`), e.g. `"Display P3"`; `nil` when it has none or it was not read.
     public var description: String?
+    /// What converts sRGB colours into this profile's space (``fromSRGB(_:)-(RGBA)``); the decoders of
+    /// `ImagoCodecs` attach theirs. Default `nil`: colours are painted as sRGB's numbers. Not part of equality.
+    public var converter: (any ColorConverting)?
 
-    /// A profile of `data` with an optional `description` (default `nil`).
-    public init(data: Data, description: String? = nil) {
+    /// A profile of `data` with an optional `description` and `converter` (defaults `nil`).
+    public init(data: Data, description: String? = nil, converter: (any ColorConverting)? = nil) {
         self.data = data
         self.description = description
+        self.converter = converter
+    }
+
+    /// Whether the two are the same profile (bytes and description; the converters are not compared).
+    public static func == (lhs: ColorProfile, rhs: ColorProfile) -> Bool {
+        lhs.data == rhs.data && lhs.description == rhs.description
+    }
+
+    /// Hashes the bytes and the description.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(data)
+        hasher.combine(description)
+    }
+
+    /// `image`, whose colours are sRGB's, converted into this profile's space by ``converter``; `image` as it is
+    /// without one.
+    public func fromSRGB(_ image: PixelBuffer) -> PixelBuffer {
+        converter?.convertFromSRGB(image, into: self) ?? image
+    }
+
+    /// `color`, an sRGB colour, converted into this profile's space (alpha kept); `color` as it is without a
+    /// ``converter``.
+    public func fromSRGB(_ color: RGBA) -> RGBA {
+        guard let converter, var pixel = try? PixelBuffer(width: 1, height: 1) else { return color }
+        pixel[pixel: 0, 0] = color
+        return converter.convertFromSRGB(pixel, into: self)[pixel: 0, 0]
     }
 }
 

@@ -19,8 +19,9 @@ public protocol ImageProcessing: Sendable {
 
     /// Returns the processed pixels of an image whose pixels are in `profile`'s colour space (decoded under
     /// ``ColorPolicy/keep``), or in sRGB's when `profile` is `nil`: what the pipeline calls. A processor that paints
-    /// colours given in sRGB (a background, an overlay) converts them into that space. Default: ``process(_:)``,
-    /// for processors whose work does not depend on the colour space.
+    /// colours given in sRGB (a background, an overlay) converts them into that space first
+    /// (``ColorProfile/fromSRGB(_:)-(RGBA)``). Default: ``process(_:)``, for processors whose work does not depend
+    /// on the colour space.
     func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer
 
     /// The smallest decoded image this processor needs when it runs first, or `nil` when it needs the full

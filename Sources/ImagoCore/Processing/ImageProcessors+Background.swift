@@ -20,6 +20,16 @@ extension ImageProcessors {
 
         /// The image over the colour.
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
+            try process(image, over: color)
+        }
+
+        /// The image, in `profile`'s space when it keeps one, over the colour converted into that space
+        /// (``ColorProfile/fromSRGB(_:)-(RGBA)``), so that it shows as the colour asked for.
+        public func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
+            try process(image, over: profile?.fromSRGB(color) ?? color)
+        }
+
+        private func process(_ image: PixelBuffer, over color: RGBA) throws -> PixelBuffer {
             if image.isKnownOpaque || color.a == 0 { return image }
             // The image drawn over a canvas of the colour: PixelBuffer.draw is the one source-over there is.
             var out = try ImageProcessors.filled(width: image.width, height: image.height, with: color)

@@ -40,6 +40,16 @@ extension ImageProcessors {
 
         /// The image on its canvas.
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
+            try process(image, fill: fill)
+        }
+
+        /// The image, in `profile`'s space when it keeps one, on a canvas of the fill converted into that space
+        /// (``ColorProfile/fromSRGB(_:)-(RGBA)``).
+        public func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
+            try process(image, fill: profile?.fromSRGB(fill) ?? fill)
+        }
+
+        private func process(_ image: PixelBuffer, fill: RGBA) throws -> PixelBuffer {
             guard width >= 1, height >= 1 else { throw Error.invalidTargetSize(width: width, height: height) }
             let source = ImageProcessors.straight(image).convertedToRGBA()
             if width == source.width, height == source.height, x == 0, y == 0 { return source }

@@ -38,6 +38,16 @@ extension ImageProcessors {
 
         /// The image with the overlay drawn on it.
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
+            try process(image, drawing: overlay)
+        }
+
+        /// The image, in `profile`'s space when it keeps one, with the overlay (an sRGB image) converted into that
+        /// space drawn on it (``ColorProfile/fromSRGB(_:)-(PixelBuffer)``).
+        public func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
+            try process(image, drawing: profile?.fromSRGB(overlay) ?? overlay)
+        }
+
+        private func process(_ image: PixelBuffer, drawing overlay: PixelBuffer) throws -> PixelBuffer {
             guard opacity.isFinite, (0...1).contains(opacity) else {
                 throw Error.invalidRadius(processor: "overlay opacity", radius: opacity)
             }

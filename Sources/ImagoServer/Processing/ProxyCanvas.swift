@@ -41,7 +41,11 @@ struct ProxyCanvas: ImageProcessing {
         return text
     }
 
-    func process(_ image: PixelBuffer) throws -> PixelBuffer {
+    func process(_ image: PixelBuffer) throws -> PixelBuffer { try process(image, profile: nil) }
+
+    /// The image on its extended or padded canvas, the fill converted into the kept `profile`'s space when there is
+    /// one (``ImageProcessors/Canvas``).
+    func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
         let limit = OptionParser.maximumSide
         var size = image.size
         var x = 0
@@ -74,6 +78,7 @@ struct ProxyCanvas: ImageProcessing {
         x += padding.left
         y += padding.top
         if size == image.size { return image }
-        return try ImageProcessors.Canvas(width: size.width, height: size.height, x: x, y: y, fill: fill).process(image)
+        return try ImageProcessors.Canvas(width: size.width, height: size.height, x: x, y: y, fill: fill)
+            .process(image, profile: profile)
     }
 }

@@ -37,17 +37,12 @@ struct ProxyLayout: ImageProcessing {
     func process(_ image: PixelBuffer) throws -> PixelBuffer { try process(image, profile: nil) }
 
     /// The steps on `image`, whose pixels are in `profile`'s space when it is kept (`strip_color_profile:0`): the
-    /// background and the watermark, whose colours are sRGB's, are converted into that space before they are
-    /// painted, as imgproxy paints them in the colours asked for, and resizes in linear light go through the
-    /// profile's own transfer curve.
+    /// background, the canvas and the watermark, whose colours are sRGB's, are converted into that space by the
+    /// steps that paint them (``ColorProfile/fromSRGB(_:)-(RGBA)``), as imgproxy paints them in the colours asked
+    /// for, and resizes in linear light go through the profile's own transfer curve.
     func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
         var image = image
         var applied = options
-        if let icc = profile?.data, let background = applied.background {
-            var pixel = try PixelBuffer(width: 1, height: 1)
-            pixel[pixel: 0, 0] = background
-            applied.background = ColorManagement.convertFromSRGB(pixel, to: icc)[pixel: 0, 0]
-        }
         var target = PixelSize(width: 0, height: 0)
         if let resize {
             let plan = resize.plan(for: image.size)
@@ -61,9 +56,8 @@ struct ProxyLayout: ImageProcessing {
             image = try step.process(image, profile: profile)
             if step is ProxyResultLimit { applied.dpr *= Double(max(image.width, image.height)) / Double(before) }
         }
-        guard var mark = ProxyWatermark(applied, watermark: watermark) else { return image }
-        mark.profile = profile?.data
-        return try mark.process(image)
+        guard let mark = ProxyWatermark(applied, watermark: watermark) else { return image }
+        return try mark.process(image, profile: profile)
     }
 
     /// The steps after the resize as the URL asks for them, with its DPR (what ``identifier`` names).

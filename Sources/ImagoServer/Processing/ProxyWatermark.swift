@@ -9,9 +9,6 @@ struct ProxyWatermark: ImageProcessing {
     var watermark: WatermarkImage
     var placement: ProcessingOptions.WatermarkPlacement
     var dpr: Double
-    /// The ICC profile of the image it is drawn on when that image is kept in its profile's space
-    /// (`strip_color_profile:0`): the watermark's sRGB colours are converted into it first. Default `nil`: sRGB.
-    var profile: Data?
 
     /// The watermark `options` ask for with `watermark`, or `nil` when they ask for none.
     init?(_ options: ProcessingOptions, watermark: WatermarkImage?) {
@@ -28,7 +25,11 @@ struct ProxyWatermark: ImageProcessing {
             + "\(ProcessingOptions.text(placement.scale))&dpr=\(ProcessingOptions.text(dpr))&v=2"
     }
 
-    func process(_ image: PixelBuffer) throws -> PixelBuffer {
+    func process(_ image: PixelBuffer) throws -> PixelBuffer { try process(image, profile: nil) }
+
+    /// The watermark drawn on `image`, its sRGB colours converted first into the space of the `profile` the image
+    /// keeps (`strip_color_profile:0`), if any.
+    func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
         var mark = watermark.image
         if placement.scale > 0 {
             // Fitted in the box of `scale` times the result, up or down.
@@ -40,7 +41,7 @@ struct ProxyWatermark: ImageProcessing {
                 height: max(1, Int((Double(mark.height) * factor).rounded())))
             if fitted != mark.size { mark = try mark.resampled(to: fitted) }
         }
-        if let profile { mark = ColorManagement.convertFromSRGB(mark, to: profile) }
+        if let profile { mark = profile.fromSRGB(mark) }
         var out = ImageProcessors.straight(image).convertedToRGBA()
         let opacity = watermark.opacity * placement.opacity
         guard let gravity = placement.gravity else {
