@@ -49,10 +49,12 @@ for target in $TARGETS; do
   # (RELIABILITY.md §21). Its leak checks are off; ASan's memory checks stay on.
   # svg: fontconfig's caches (once a process) and libxml2's entity values (~100 bytes a document that declares
   # entities, inside librsvg) are reported too; those are the system libraries', not Imago's (RELIABILITY.md §28).
-  # metadata: the default CMYK profile, read once a process into a static `Data` when a CMYK JPEG without a
-  # profile comes by, is held through the same tagged pointers and reported at exit.
+  # Every other target checks leaks, except for the allocations scripts/lsan-suppressions.txt names: the default
+  # CMYK profile, read once a process into a static `Data` when a CMYK JPEG without a profile comes by, is held
+  # through the same tagged pointers and reported at exit (by `decode` and `metadata`).
   leaks=1
-  [ "$target" != proxy-url ] && [ "$target" != svg ] && [ "$target" != metadata ] || leaks=0
+  [ "$target" != proxy-url ] && [ "$target" != svg ] || leaks=0
+  LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$PWD/scripts/lsan-suppressions.txt" \
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=$leaks" IMAGO_FUZZ_TARGET=$target "$BIN" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
     -detect_leaks=$leaks -max_len=262144 -artifact_prefix="$findings/" "$work" "${seeds[@]}" >"$log" 2>&1
   rc=$?
