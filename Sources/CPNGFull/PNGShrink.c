@@ -1,6 +1,7 @@
 // Row-by-row PNG reads shrunk while reading: see include/PNGShrink.h. C because libpng reports errors by longjmp,
 // which Swift cannot catch.
 #include "PNGShrink.h"
+#include "PNGMessage.h"
 
 #include <setjmp.h>
 #include <stdlib.h>
@@ -19,10 +20,7 @@ typedef struct {
 
 static void shrink_error(png_structp png, png_const_charp text) {
     shrink_state *state = (shrink_state *)png_get_error_ptr(png);
-    if (state->message_size > 0) {
-        strncpy(state->message, text, state->message_size - 1);
-        state->message[state->message_size - 1] = 0;
-    }
+    cimago_png_note(state->message, state->message_size, text);
     png_longjmp(png, 1);
 }
 

@@ -1,6 +1,7 @@
 // Interlaced PNG output: see include/PNGWrite.h. C because libpng reports errors by longjmp, which Swift
 // cannot catch.
 #include "PNGWrite.h"
+#include "PNGMessage.h"
 
 #include <setjmp.h>
 #include <stdlib.h>
@@ -19,9 +20,7 @@ typedef struct {
 } writer_state;
 
 static void writer_note(writer_state *state, const char *text) {
-    if (state->message_size == 0) return;
-    strncpy(state->message, text, state->message_size - 1);
-    state->message[state->message_size - 1] = 0;
+    cimago_png_note(state->message, state->message_size, text);
 }
 
 static void writer_error(png_structp png, png_const_charp text) {

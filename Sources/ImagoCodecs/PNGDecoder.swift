@@ -177,10 +177,7 @@ public struct PNGDecoder: ImageDecoding {
                     base, bytes.count, UInt32(factor), Int32(pixelFormat.bytesPerPixel),
                     out.baseAddress?.assumingMemoryBound(to: UInt8.self), out.count, &message, message.count)
                 if status == 1 { throw Declined() }
-                if status != 0 {
-                    let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                    throw CodecError.corrupt(format: format, reason: text.isEmpty ? "libpng reported an error" : text)
-                }
+                if status != 0 { throw corrupt(String(nulTerminated: message), format: format) }
             }
         } catch is Declined {
             return nil
@@ -193,6 +190,11 @@ public struct PNGDecoder: ImageDecoding {
         let message = withUnsafeBytes(of: &image.message) { raw in
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
         }
-        return .corrupt(format: format, reason: message.isEmpty ? "libpng reported an error" : message)
+        return corrupt(message, format: format)
+    }
+
+    /// ``CodecError/corrupt(format:reason:)`` with libpng's `message`, or a generic one when libpng gave none.
+    private static func corrupt(_ message: String, format: ImageFormat) -> CodecError {
+        .corrupt(format: format, reason: message.isEmpty ? "libpng reported an error" : message)
     }
 }

@@ -152,7 +152,7 @@ public struct PNGEncoder: ImageEncoding {
             }
         }
         guard status == 0, let out else {
-            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let reason = String(nulTerminated: message)
             throw CodecError.encodingFailed(format: .png, reason: reason.isEmpty ? "libpng failed" : reason)
         }
         defer { free(out) }

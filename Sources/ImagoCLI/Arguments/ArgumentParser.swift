@@ -93,7 +93,7 @@ extension ParsedArguments {
             } else if option.isRepeatable {
                 var separator = ","
                 if let named = option.environmentSeparator, let spec = options.first(where: { $0.name == named }),
-                    let given = values[named]?.last ?? environment[Self.environmentName(of: spec, prefix: prefix)],
+                    let given = value(named) ?? environment[Self.environmentName(of: spec, prefix: prefix)],
                     !given.isEmpty
                 {
                     separator = given

@@ -84,7 +84,7 @@ final class LCMSProfile {
             cmsGetProfileInfoASCII(handle, cmsInfoDescription, "en", "US", buffer.baseAddress, 256)
         }
         guard written > 0 else { return nil }
-        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let text = String(nulTerminated: buffer)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty ? nil : text
     }

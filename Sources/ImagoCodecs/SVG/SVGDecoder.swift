@@ -104,6 +104,6 @@ public struct SVGDecoder: ImageDecoding {
     private func corrupt(_ message: [CChar]) -> CodecError {
         .corrupt(
             format: .svg,
-            reason: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            reason: String(nulTerminated: message))
     }
 }

@@ -79,7 +79,7 @@ public struct TIFFDecoder: ImageDecoding {
         var reason = [CChar](repeating: 0, count: 1024)
         var rgba = TIFFRGBAImage()
         guard TIFFRGBAImageBegin(&rgba, tiff, 0, &reason) != 0 else {
-            throw corrupt(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw corrupt(String(nulTerminated: reason))
         }
         defer { TIFFRGBAImageEnd(&rgba) }
         // Read the rows as stored, top row first: the orientation is applied below, all eight cases alike.
