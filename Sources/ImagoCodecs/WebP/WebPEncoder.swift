@@ -89,7 +89,49 @@ public struct WebPEncoder: ImageEncoding {
         // bytes are the same) without the ARGB copy in between. Lossless encodes ARGB.
         var picture = try picture(of: image, isARGB: options.isLossless, importsRGB24: importsRGB24)
         defer { WebPPictureFree(&picture) }
+        return try encoded(&picture, config: &config, options: options)
+    }
 
+    /// Encodes `image`'s planes as they are, lossy (``EncodingOptions/isLossless`` is not taken: a lossless file
+    /// is RGB), with the settings ``encode(_:options:)`` uses; the colour profile and metadata as there.
+    ///
+    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` with libwebp's reason (e.g. too large).
+    package func encode(_ image: YCbCrImage, options: EncodingOptions) throws -> Data {
+        var lossy = options
+        lossy.isLossless = false
+        var config = try configuration(lossy)
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw failure("libwebp version mismatch") }
+        picture.use_argb = 0
+        picture.colorspace = WEBP_YUV420
+        picture.width = Int32(clamping: image.size.width)
+        picture.height = Int32(clamping: image.size.height)
+        guard WebPPictureAlloc(&picture) != 0 else { throw failure(Self.reason(picture.error_code)) }
+        defer { WebPPictureFree(&picture) }
+        let chroma = YCbCrImage.chromaSize(of: image.size)
+        guard image.cb.size == chroma, image.cr.size == chroma else { throw failure("chroma planes of the wrong size") }
+        for (plane, destination, stride) in [
+            (image.y, picture.y, picture.y_stride), (image.cb, picture.u, picture.uv_stride),
+            (image.cr, picture.v, picture.uv_stride),
+        ] {
+            guard let destination else { throw failure("libwebp gave no plane") }
+            plane.withUnsafeBytes { bytes in
+                for row in 0..<plane.height {
+                    (destination + row * Int(stride)).update(
+                        from: bytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+                            + row * plane.bytesPerRow, count: plane.width)
+                }
+            }
+        }
+        return try encoded(&picture, config: &config, options: lossy)
+    }
+
+    /// `picture` encoded with `config`, with `options`' colour profile and metadata embedded.
+    private func encoded(
+        _ picture: inout WebPPicture, config: inout WebPConfig, options: EncodingOptions
+    ) throws
+        -> Data
+    {
         let writer = UnsafeMutablePointer<WebPMemoryWriter>.allocate(capacity: 1)
         defer { writer.deallocate() }
         WebPMemoryWriterInit(writer)

@@ -195,6 +195,23 @@ extension ImageProxy {
         if key.format == .explicit(.svg) {
             return .failure(.outputFormatUnavailable(.svg, source: original?.format ?? .unknown))
         }
+        // A JPEG made into a WebP thumbnail, nothing else asked: from its YCbCr planes, bypassing RGB.
+        if given == nil, let yCbCr = yCbCrRender(for: key, request: request(frames: keptFrames)),
+            pipeline.cachedImage(for: request(frames: keptFrames)) == nil
+        {
+            if original == nil {
+                do throws(ProxyError) {
+                    original = try await sourceData(source, cookie: key.cookie, traceFields: traceFields)
+                } catch {
+                    return .failure(error)
+                }
+            }
+            if let original,
+                let output = await renderYCbCr(key, original: original, render: yCbCr, queued: started - queued)
+            {
+                return .success(output)
+            }
+        }
         let response: ImageResponse
         do {
             do {

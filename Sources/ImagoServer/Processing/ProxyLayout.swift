@@ -31,6 +31,10 @@ struct ProxyLayout: ImageProcessing {
         ImageProcessors.identifier(of: (resize.map { [$0] } ?? []) + steps)
     }
 
+    /// The resize, when it is the only step (no blur, sharpen, pixelate, canvas, result limit after a canvas,
+    /// background or watermark); else `nil`.
+    var resizeAlone: ProxyResize? { steps.isEmpty ? resize : nil }
+
     /// The resize's, when there is one; else `nil` (the steps after it need the image as it is).
     var decodeTarget: DecodeTarget? { resize?.decodeTarget }
 

@@ -1,0 +1,98 @@
+import CJPEGTurbo
+import Foundation
+import ImagoCore
+
+extension JPEGDecoder {
+    /// What ``decodeYCbCr(_:options:)`` gives: the planes, the image's full size and, with
+    /// ``DecodingOptions/readsMetadata``, its EXIF, XMP and IPTC blocks.
+    package typealias YCbCrDecode = (image: YCbCrImage, originalSize: PixelSize, metadata: ImageMetadata?)
+
+    /// Decodes a colour JPEG to its own Y, Cb and Cr planes, left as YCbCr: at the DCT scale
+    /// ``decode(_:options:)`` would use, each plane resampled with the same weights to the delivered size (chroma
+    /// to half of it), then mapped to the video range (``YCbCrImage``). No colour conversion and no chroma
+    /// upsampling happen, and an encoder that stores YCbCr 4:2:0 (lossy WebP) takes the planes as they are
+    /// rather than converting RGB back; so a JPEG → WebP thumbnail costs about a tenth less CPU, and its chroma
+    /// is the JPEG's own, averaged, rather than libwebp's gamma-weighted average of the upsampled RGB (the two
+    /// differ by a few levels of chroma; BENCHMARKS.md, "JPEG to WebP in YCbCr").
+    ///
+    /// `nil` when the file is not one this path decodes exactly as ``decode(_:options:)`` would, so the caller
+    /// decodes it that way: not YCbCr with 4:4:4, 4:2:2, 4:2:0, 4:4:0 or 4:1:1 sampling (gray, CMYK, RGB), an
+    /// ICC profile to keep or to convert from (an sRGB one, which converting leaves as it is, is no obstacle;
+    /// ``ColorPolicy/ignore`` ignores any), an EXIF orientation to apply,
+    /// truncated, over ``DecodingOptions/pixelLimit``, or progressive at 1/8 scale (the DC reader holds less).
+    ///
+    /// - Throws: ``CodecError/corrupt(format:reason:)`` with libjpeg's message when the file fails to decode.
+    package func decodeYCbCr(_ data: Data, options: DecodingOptions) throws -> YCbCrDecode? {
+        try data.withUnsafeBytes { bytes in try decodeYCbCr(bytes: bytes, options: options) }
+    }
+
+    private func decodeYCbCr(bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws -> YCbCrDecode? {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
+        let markers = JPEGMarkers(scanning: bytes)
+        guard !markers.isTruncated, markers.orientation == .up || !options.appliesOrientation else { return nil }
+        // A profile that converting to sRGB would leave as it is (an sRGB profile, as cameras and editors embed)
+        // changes nothing; any other, or one to keep, is the RGB decode's.
+        if options.colorPolicy != .ignore, let profile = markers.iccProfile(in: bytes) {
+            guard options.colorPolicy == .convertToSRGB,
+                case .identity = ColorManagement.prepared(.icc(profile), layout: .rgba, options: options, warns: false)
+                    .kind
+            else { return nil }
+        }
+        guard let handle = tjInitDecompress() else { return nil }
+        defer { tjDestroy(handle) }
+        let source = base.assumingMemoryBound(to: UInt8.self)
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var subsampling: Int32 = 0
+        var colorspace: Int32 = 0
+        let samplings = [TJSAMP_444, TJSAMP_422, TJSAMP_420, TJSAMP_440, TJSAMP_411].map { Int32($0.rawValue) }
+        guard tjDecompressHeader3(handle, source, UInt(bytes.count), &width, &height, &subsampling, &colorspace) == 0,
+            colorspace == Int32(TJCS_YCbCr.rawValue), samplings.contains(subsampling), width > 0, height > 0
+        else { return nil }
+        let full = PixelSize(width: Int(width), height: Int(height))
+        guard !options.exceedsPixelLimit(full) else { return nil }
+        let delivered = options.deliveredSize(of: full, orientation: .up, bytesPerPixel: 4)
+        let scaled = Self.scaledSize(of: full, covering: delivered)
+        if markers.isProgressive, Self.decodesAtOneEighth(full, scaled: scaled) { return nil }
+
+        let sizes = (0..<3).map { component in
+            PixelSize(
+                width: Int(tjPlaneWidth(Int32(component), Int32(scaled.width), subsampling)),
+                height: Int(tjPlaneHeight(Int32(component), Int32(scaled.height), subsampling)))
+        }
+        guard sizes.allSatisfy({ $0.width > 0 && $0.height > 0 }) else { return nil }
+        let offsets = [0, sizes[0].pixelCount, sizes[0].pixelCount + sizes[1].pixelCount]
+        var planes = [UInt8](repeating: 0, count: offsets[2] + sizes[2].pixelCount)
+        var strides = sizes.map { Int32($0.width) }
+        let status = planes.withUnsafeMutableBufferPointer { planes in
+            var pointers: [UnsafeMutablePointer<UInt8>?] = offsets.map { planes.baseAddress.unsafelyUnwrapped + $0 }
+            // LIMITSCANS, as decode(_:options:): thousands of scans are an attack on decode time.
+            return tjDecompressToYUVPlanes(
+                handle, source, UInt(bytes.count), &pointers, Int32(scaled.width), &strides, Int32(scaled.height),
+                TJFLAG_LIMITSCANS)
+        }
+        if status != 0 && !Self.isWarning(handle) {
+            throw CodecError.corrupt(format: .jpeg, reason: Self.message(handle))
+        }
+        let buffers = try (0..<3).map { component in
+            let size = sizes[component]
+            let plane = try PixelBuffer(
+                width: size.width, height: size.height, format: .gray8,
+                bytes: Array(planes[offsets[component]..<offsets[component] + size.pixelCount]))
+            let target = component == 0 ? delivered : YCbCrImage.chromaSize(of: delivered)
+            return plane.size == target ? plane : try plane.resampled(to: target)
+        }
+        let image = YCbCrImage.videoRange(fullRangeY: buffers[0], cb: buffers[1], cr: buffers[2])
+        return (image, full, options.readsMetadata ? markers.metadata(in: bytes) : nil)
+    }
+}
+
+extension YCbCrImage {
+    /// The planes resampled to `size` (chroma to half of it), with the weights of ``PixelBuffer/resampled(to:)``.
+    package func resampled(to size: PixelSize) throws -> YCbCrImage {
+        guard size != self.size else { return self }
+        let chroma = Self.chromaSize(of: size)
+        return YCbCrImage(
+            y: try y.resampled(to: size), cb: try cb.resampled(to: chroma), cr: try cr.resampled(to: chroma))
+    }
+}

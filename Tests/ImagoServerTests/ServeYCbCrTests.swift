@@ -1,0 +1,134 @@
+import Foundation
+import Imago
+import ImagoTesting
+import Testing
+
+@testable import ImagoCodecs
+@testable import ImagoServer
+
+/// `imago serve` makes a WebP thumbnail of a JPEG from the JPEG's own YCbCr planes when nothing else is asked
+/// (``ImageProxy/Configuration/encodesWebPFromYCbCr``), and everything else through RGB as before.
+@Suite("imago serve: JPEG to WebP from the YCbCr planes")
+struct ServeYCbCrTests {
+    static let kodak: Data = {
+        let photo = try! PNGDecoder().decode(try! serverCorpus("kodak/23.png"), options: DecodingOptions()).image
+        return try! JPEGEncoder().encode(photo, options: EncodingOptions(quality: 0.9))
+    }()
+
+    /// The body of `options` for the origin's `path` (`bytes`), with the YCbCr path on and off.
+    static func both(_ options: String, _ bytes: Data) async throws -> (on: ServerResponse, off: ServerResponse) {
+        var answers: [ServerResponse] = []
+        for isOn in [true, false] {
+            let fixture = try ProxyFixture { $0.encodesWebPFromYCbCr = isOn }
+            fixture.origin.setRoute("/s.jpg", .bytes(bytes, contentType: "image/jpeg"))
+            answers.append(await fixture.get(fixture.path(options, "/s.jpg")))
+            #expect(fixture.origin.requestCount(for: "/s.jpg") == 1)
+        }
+        return (answers[0], answers[1])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aJPEGThumbnailInWebPIsEncodedFromItsPlanes() async throws {
+        let fixture = try ProxyFixture()
+        fixture.origin.setRoute("/k.jpg", .bytes(Self.kodak, contentType: "image/jpeg"))
+        let path = fixture.path("rs:fit:256:256/f:webp", "/k.jpg")
+        let response = await fixture.get(path)
+        #expect(response.status == 200 && response.header("Content-Type") == "image/webp")
+        // The bytes are the planes' at the server's default quality, 80
+        let box = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
+        let planes = try #require(try JPEGDecoder().decodeYCbCr(Self.kodak, options: box))
+        #expect(response.body == (try WebPEncoder().encode(planes.image, options: EncodingOptions(quality: 0.8))))
+        // One fetch, counted under the origin tier, and the output cache answers the next request
+        #expect(await fixture.get(path).body == response.body)
+        #expect(fixture.origin.requestCount(for: "/k.jpg") == 1)
+        let samples = prometheusSamples(fixture.proxy.metrics.prometheusText())
+        #expect(samples["imago_serve_cache_hits_total{tier=\"origin\"}"] == 1)
+        #expect(samples["imago_serve_cache_hits_total{tier=\"output_memory\"}"] == 1)
+        // Through RGB the bytes differ, the picture hardly
+        let (on, off) = try await Self.both("rs:fit:256:256/f:webp", Self.kodak)
+        #expect(on.body == response.body && off.body != on.body)
+        let a = try WebPDecoder().decode(on.body, options: DecodingOptions()).image
+        let b = try WebPDecoder().decode(off.body, options: DecodingOptions()).image
+        #expect(a.size == PixelSize(width: 256, height: 171) && b.size == a.size)
+        #expect(Self.psnr(a, b) > 35)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func everythingElseTakesTheRGBPath() async throws {
+        let p3 = try serverCorpus("icc/gen-kodim03-displayp3-v4.jpg")
+        let turned = ExifFixture.jpeg(Self.kodak, withOrientation: 6)
+        let gray = try serverCorpus("jpeg/reference/grayscale_square.jpg")
+        let png = try PNGEncoder().encode(
+            try JPEGDecoder().decode(Self.kodak, options: DecodingOptions()).image, options: EncodingOptions())
+        let cases: [(options: String, source: Data)] = [
+            ("rs:fill:256:256/f:webp", Self.kodak), ("rs:fit:256:256/bl:2/f:webp", Self.kodak),
+            ("rs:fit:256:256/rot:90/f:webp", Self.kodak), ("rs:fit:256:256/f:png", Self.kodak),
+            ("rs:fit:256:256/mb:3000/f:webp", Self.kodak), ("rs:fit:256:256/bg:ff0000/f:webp", Self.kodak),
+            ("rs:fit:256:256/ar:0/f:webp", turned), ("rs:fit:256:256/f:webp", turned),
+            ("rs:fit:256:256/f:webp", p3), ("rs:fit:256:256/f:webp", gray), ("rs:fit:256:256/f:webp", png),
+            ("rs:fit:256:256/f:webp/scp:0", p3),
+        ]
+        for (options, source) in cases {
+            let (on, off) = try await Self.both(options, source)
+            #expect(on.status == 200 && on.body == off.body, "\(options)")
+        }
+        // A URL that only resizes a plain JPEG takes the YCbCr path: the comparison can tell
+        let (on, off) = try await Self.both("rs:fit:256:256/f:webp", Self.kodak)
+        #expect(on.body != off.body)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func metadataIsKeptAsThroughRGB() async throws {
+        // An EXIF block (orientation 1: nothing to turn) kept with strip_metadata:0, dropped without, in a Kodak
+        // and a photo with an sRGB profile (which converting leaves as it is), EXIF and XMP
+        let tagged = ExifFixture.jpeg(Self.kodak, withOrientation: 1)
+        let paris = try serverCorpus("icc/libavif-paris_exif_xmp_icc.jpg")
+        var reads = DecodingOptions()
+        reads.readsMetadata = true
+        for (options, source) in [
+            ("rs:fit:200:200/sm:0/f:webp", tagged), ("rs:fit:200:200/f:webp", tagged),
+            ("rs:fit:200:200/sm:0/f:webp", paris), ("rs:fit:200:200/f:webp", paris),
+        ] {
+            let (on, off) = try await Self.both(options, source)
+            #expect(on.status == 200 && on.body != off.body)
+            let kept = try WebPDecoder().decode(on.body, options: reads).metadata
+            #expect(kept == (try WebPDecoder().decode(off.body, options: reads).metadata), "\(options)")
+            #expect((kept?.exif != nil) == options.contains("sm:0"), "\(options)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func malformedJPEGsAreAnsweredAsThroughRGB() async throws {
+        // Each malformed JPEG of the corpus: the same status either way, and the same error; a file the YCbCr
+        // decode fails on is decoded again by the pipeline, which reports it
+        let folder = SharedCorpus.item("jpeg/malformed").url
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jpg") }
+        #expect(files.count >= 8)
+        var failed = 0
+        for file in files.sorted() {
+            let (on, off) = try await Self.both(
+                "rs:fit:64:64/f:webp", try Data(contentsOf: folder.appendingPathComponent(file)))
+            #expect(on.status == off.status, "\(file): \(on.status) \(off.status)")
+            if off.status != 200 {
+                failed += 1
+                #expect(on.body == off.body, "\(file)")
+            }
+        }
+        #expect(failed >= 4)
+    }
+
+    /// PSNR in dB over the R, G and B values of two images of one size.
+    static func psnr(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
+        var sum = 0.0
+        for y in 0..<a.height {
+            for x in 0..<a.width {
+                let (p, q) = (a[pixel: x, y], b[pixel: x, y])
+                for (u, v) in [(p.r, q.r), (p.g, q.g), (p.b, q.b)] {
+                    let d = Double(u) - Double(v)
+                    sum += d * d
+                }
+            }
+        }
+        return 10 * log10(255 * 255 / max(sum / Double(a.width * a.height * 3), 1e-9))
+    }
+}
