@@ -50,12 +50,46 @@ enum DecodeBench {
                 })
         }
 
+        try jpegToWebP()
+
         let png = try LibPNGPeer(kodakPNG)
         try compare(
             "decode: PNG 768x512 Kodak, PNGDecoder vs libpng simplified", unit: "ms CPU", goal: 1.05,
             peerName: "libpng png_image_*, reused buffer", rounds: 9,
             imago: { try msPerOp(10) { _ = try PNGDecoder().decode(kodakPNG, options: DecodingOptions()) } },
             peer: { try msPerOp(10) { try png.decode() } })
+    }
+
+    /// A 256-px WebP (q80, method 4) of each of eight Kodak photos as q90 4:2:0 JPEGs, the work of
+    /// `imago serve`'s cold thumbnail: from the JPEG's YCbCr planes (`JPEGDecoder.decodeYCbCr`, the planes into
+    /// libwebp) against the RGB path (`JPEGDecoder.decode` fitted, RGB into libwebp), in the same run.
+    static func jpegToWebP() throws {
+        let box = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
+        let options = EncodingOptions(quality: 0.8)
+        let jpegs = try ["01", "03", "05", "08", "13", "17", "21", "23"].map { name in
+            let photo = try PNGDecoder().decode(try corpus("kodak/\(name).png"), options: DecodingOptions()).image
+            return try JPEGEncoder().encode(photo, options: EncodingOptions(quality: 0.9))
+        }
+        try compare(
+            "decode: Kodak JPEG to a 256-px WebP, from the YCbCr planes vs through RGB", unit: "ms CPU", goal: 1.0,
+            peerName: "JPEGDecoder.decode + WebPEncoder.encode", rounds: 9,
+            imago: {
+                try msPerOp(3) {
+                    for jpeg in jpegs {
+                        guard let planes = try JPEGDecoder().decodeYCbCr(jpeg, options: box) else {
+                            throw CocoaError(.featureUnsupported)
+                        }
+                        _ = try WebPEncoder().encode(planes.image, options: options)
+                    }
+                } / Double(jpegs.count)
+            },
+            peer: {
+                try msPerOp(3) {
+                    for jpeg in jpegs {
+                        _ = try WebPEncoder().encode(JPEGDecoder().decode(jpeg, options: box).image, options: options)
+                    }
+                } / Double(jpegs.count)
+            })
     }
 
     static func corpus(_ path: String) throws -> Data {
