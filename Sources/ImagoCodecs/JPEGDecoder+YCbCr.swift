@@ -9,11 +9,11 @@ extension JPEGDecoder {
 
     /// Decodes a colour JPEG to its own Y, Cb and Cr planes, left as YCbCr: at the DCT scale
     /// ``decode(_:options:)`` would use, each plane resampled with the same weights to the delivered size (chroma
-    /// to half of it), then mapped to the video range (``YCbCrImage``). No colour conversion and no chroma
-    /// upsampling happen, and an encoder that stores YCbCr 4:2:0 (lossy WebP) takes the planes as they are
-    /// rather than converting RGB back; so a JPEG → WebP thumbnail costs about a tenth less CPU, and its chroma
-    /// is the JPEG's own, averaged, rather than libwebp's gamma-weighted average of the upsampled RGB (the two
-    /// differ by a few levels of chroma; BENCHMARKS.md, "JPEG to WebP in YCbCr").
+    /// to half of it, ``YCbCrImage``). No colour conversion and no chroma upsampling happen, and an encoder that
+    /// stores YCbCr 4:2:0 (``YCbCrEncoding``: lossy WebP, JPEG) takes the planes rather than converting RGB back;
+    /// so a JPEG → WebP thumbnail costs about a tenth less CPU. Its chroma is the JPEG's own, averaged: for WebP,
+    /// rather than libwebp's gamma-weighted average of the upsampled RGB (a few levels of chroma apart;
+    /// BENCHMARKS.md, "JPEG to WebP in YCbCr").
     ///
     /// `nil` when the file is not one this path decodes exactly as ``decode(_:options:)`` would, so the caller
     /// decodes it that way: not YCbCr with 4:4:4, 4:2:2, 4:2:0, 4:4:0 or 4:1:1 sampling (gray, CMYK, RGB), an
@@ -75,24 +75,23 @@ extension JPEGDecoder {
             throw CodecError.corrupt(format: .jpeg, reason: Self.message(handle))
         }
         let buffers = try (0..<3).map { component in
-            let size = sizes[component]
-            let plane = try PixelBuffer(
-                width: size.width, height: size.height, format: .gray8,
-                bytes: Array(planes[offsets[component]..<offsets[component] + size.pixelCount]))
+            // TurboJPEG pads the luma plane to whole chroma samples (an odd side gets one more row or column); the
+            // image is `scaled`, and each chroma plane covers it, rounded up.
+            let stride = sizes[component].width
+            let size = component == 0 ? scaled : sizes[component]
+            let plane = try PixelBuffer(width: size.width, height: size.height, format: .gray8) { out in
+                planes.withUnsafeBufferPointer { planes in
+                    for row in 0..<size.height {
+                        (out.baseAddress.unsafelyUnwrapped + row * size.width).copyMemory(
+                            from: planes.baseAddress.unsafelyUnwrapped + offsets[component] + row * stride,
+                            byteCount: size.width)
+                    }
+                }
+            }
             let target = component == 0 ? delivered : YCbCrImage.chromaSize(of: delivered)
             return plane.size == target ? plane : try plane.resampled(to: target)
         }
-        let image = YCbCrImage.videoRange(fullRangeY: buffers[0], cb: buffers[1], cr: buffers[2])
+        let image = YCbCrImage(y: buffers[0], cb: buffers[1], cr: buffers[2])
         return (image, full, options.readsMetadata ? markers.metadata(in: bytes) : nil)
-    }
-}
-
-extension YCbCrImage {
-    /// The planes resampled to `size` (chroma to half of it), with the weights of ``PixelBuffer/resampled(to:)``.
-    package func resampled(to size: PixelSize) throws -> YCbCrImage {
-        guard size != self.size else { return self }
-        let chroma = Self.chromaSize(of: size)
-        return YCbCrImage(
-            y: try y.resampled(to: size), cb: try cb.resampled(to: chroma), cr: try cr.resampled(to: chroma))
     }
 }

@@ -17,7 +17,7 @@ import ImagoCore
 /// ```swift
 /// let data = try JPEGEncoder().encode(image, options: EncodingOptions(quality: 0.9))
 /// ```
-public struct JPEGEncoder: ImageEncoding {
+public struct JPEGEncoder: ImageEncoding, YCbCrEncoding {
     /// Whether files are progressive (several scans, each refining the last, with optimised Huffman tables: a
     /// browser shows the whole image early, and the file is usually a little smaller) rather than baseline. The
     /// decoded pixels are the same either way. Default `false`.
@@ -69,6 +69,66 @@ public struct JPEGEncoder: ImageEncoding {
         }
         let encoded = Data(bytes: output, count: Int(outputSize))
         return try Embedding.jpeg(encoded, profile: options.colorProfile?.data, metadata: options.metadata?.bounded)
+    }
+
+    /// Encodes `image`'s planes as they are (4:2:0, full range, as a JPEG stores them: no colour conversion and no
+    /// chroma downsampling), at the quality, profile and metadata ``encode(_:options:)`` takes.
+    ///
+    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` for an image larger than JPEG allows, chroma
+    ///   planes that are not half the luma plane's size, or a libjpeg-turbo failure.
+    package func encode(_ image: YCbCrImage, options: EncodingOptions) throws -> Data {
+        guard image.size.width <= 65_535, image.size.height <= 65_535 else {
+            throw CodecError.encodingFailed(
+                format: .jpeg, reason: "\(image.size.width)x\(image.size.height) exceeds JPEG's 65535-pixel side limit")
+        }
+        try image.checkPlanes(for: .jpeg)
+        // TurboJPEG reads the luma plane padded to whole chroma samples: an odd side one more row or column, here
+        // the last one repeated.
+        let luma = try Self.padded(image.y, to: YCbCrImage.chromaSize(of: image.size))
+        let quality = options.quality.isFinite ? options.quality : EncodingOptions().quality
+        let libjpegQuality = Int32(max(1, min(100, (quality * 100).rounded())))
+        guard let handle = tjInitCompress() else {
+            throw CodecError.encodingFailed(format: .jpeg, reason: "TurboJPEG could not create a compressor")
+        }
+        defer { tjDestroy(handle) }
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        var outputSize: UInt = 0
+        defer { if let output { tjFree(output) } }
+        var strides = [luma.bytesPerRow, image.cb.bytesPerRow, image.cr.bytesPerRow].map { Int32($0) }
+        let status = luma.withUnsafeBytes { y in
+            image.cb.withUnsafeBytes { cb in
+                image.cr.withUnsafeBytes { cr in
+                    var sources = [y, cb, cr].map { $0.baseAddress?.assumingMemoryBound(to: UInt8.self) }
+                    return tjCompressFromYUVPlanes(
+                        handle, &sources, Int32(image.size.width), &strides, Int32(image.size.height),
+                        Int32(TJSAMP_420.rawValue), &output, &outputSize, libjpegQuality,
+                        isProgressive ? TJFLAG_PROGRESSIVE : 0)
+                }
+            }
+        }
+        guard status == 0, let output else {
+            throw CodecError.encodingFailed(format: .jpeg, reason: JPEGDecoder.message(handle))
+        }
+        let encoded = Data(bytes: output, count: Int(outputSize))
+        return try Embedding.jpeg(encoded, profile: options.colorProfile?.data, metadata: options.metadata?.bounded)
+    }
+
+    /// `plane` (`gray8`) grown to twice `chroma`, its last row and column repeated; itself when it is that size.
+    private static func padded(_ plane: PixelBuffer, to chroma: PixelSize) throws -> PixelBuffer {
+        let size = PixelSize(width: chroma.width * 2, height: chroma.height * 2)
+        guard size != plane.size else { return plane }
+        return try plane.withUnsafeBytes { bytes in
+            try PixelBuffer(width: size.width, height: size.height, format: .gray8) { out in
+                let from = bytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+                let to = out.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+                for row in 0..<size.height {
+                    let source = from + min(row, plane.height - 1) * plane.bytesPerRow
+                    let destination = to + row * size.width
+                    destination.update(from: source, count: plane.width)
+                    for x in plane.width..<size.width { destination[x] = source[plane.width - 1] }
+                }
+            }
+        }
     }
 }
 

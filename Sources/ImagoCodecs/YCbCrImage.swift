@@ -1,9 +1,10 @@
+import Foundation
 import ImagoCore
 
-/// An opaque image as three 8-bit planes: luma at the image's size and two chroma planes at half of it, rounded up
-/// (4:2:0), in the video range lossy WebP stores (Y 16…235, Cb and Cr 16…240 around 128, BT.601), the form a
-/// JPEG's own planes take on the way to ``WebPEncoder`` without a trip through RGB
-/// (``JPEGDecoder/decodeYCbCr(_:options:)``, ``WebPEncoder/encode(_:options:)-(YCbCrImage,_)``).
+/// An opaque image as three 8-bit planes in JPEG's full-range YCbCr (JFIF, BT.601, every channel 0…255): luma at
+/// the image's size and two chroma planes at half of it, rounded up (4:2:0). The form a JPEG's own planes take on
+/// the way to an encoder that stores YCbCr 4:2:0 (``YCbCrEncoding``) without a trip through RGB
+/// (``JPEGDecoder/decodeYCbCr(_:options:)``).
 package struct YCbCrImage: Sendable {
     /// The luma plane (`gray8`), the image's size.
     package var y: PixelBuffer
@@ -20,32 +21,29 @@ package struct YCbCrImage: Sendable {
         PixelSize(width: (size.width + 1) / 2, height: (size.height + 1) / 2)
     }
 
-    /// The planes of a JPEG's full-range YCbCr (JFIF: 0…255 on every channel) mapped to the video range: luma
-    /// 16 + 219/255 y, chroma 128 + 224/255 (c − 128), rounded, as libwebp's own RGB → YUV conversion scales
-    /// them.
-    package static func videoRange(fullRangeY y: PixelBuffer, cb: PixelBuffer, cr: PixelBuffer) -> YCbCrImage {
-        YCbCrImage(
-            y: y.mapped(through: lumaTable), cb: cb.mapped(through: chromaTable), cr: cr.mapped(through: chromaTable))
+    /// The planes resampled to `size` (chroma to half of it), with the weights of ``PixelBuffer/resampled(to:)``.
+    package func resampled(to size: PixelSize) throws -> YCbCrImage {
+        guard size != self.size else { return self }
+        let chroma = Self.chromaSize(of: size)
+        return YCbCrImage(
+            y: try y.resampled(to: size), cb: try cb.resampled(to: chroma), cr: try cr.resampled(to: chroma))
     }
 
-    private static let lumaTable: [UInt8] = (0..<256).map { UInt8(16 + (Double($0) * 219 / 255).rounded()) }
-    private static let chromaTable: [UInt8] = (0..<256).map {
-        UInt8((128 + (Double($0) - 128) * 224 / 255).rounded())
+    /// Checks that the chroma planes are half the luma plane's size, rounded up, as an encoder of `format` needs.
+    ///
+    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` for `format` when they are not.
+    func checkPlanes(for format: ImageFormat) throws {
+        let chroma = Self.chromaSize(of: size)
+        guard cb.size == chroma, cr.size == chroma else {
+            throw CodecError.encodingFailed(format: format, reason: "chroma planes of the wrong size")
+        }
     }
 }
 
-extension PixelBuffer {
-    /// A `gray8` buffer with every byte replaced by `table[byte]`.
-    fileprivate func mapped(through table: [UInt8]) -> PixelBuffer {
-        let mapped = withUnsafeBytes { bytes in
-            table.withUnsafeBufferPointer { table in
-                [UInt8](unsafeUninitializedCapacity: bytes.count) { out, initialized in
-                    for i in 0..<bytes.count { out[i] = table[Int(bytes[i])] }
-                    initialized = bytes.count
-                }
-            }
-        }
-        // Same size and format as `self`, which was valid.
-        return try! PixelBuffer(width: width, height: height, format: format, bytes: mapped)
-    }
+/// An encoder that takes an image's YCbCr planes as they are (``YCbCrImage``), without converting RGB: lossy
+/// WebP (``WebPEncoder``) and JPEG (``JPEGEncoder``), whose files hold YCbCr 4:2:0.
+package protocol YCbCrEncoding: ImageEncoding {
+    /// `image` encoded as ``encode(_:options:)-(PixelBuffer,_)`` would encode the same picture in RGB, with the
+    /// same settings, colour profile and metadata.
+    func encode(_ image: YCbCrImage, options: EncodingOptions) throws -> Data
 }

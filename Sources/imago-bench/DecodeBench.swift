@@ -60,9 +60,10 @@ enum DecodeBench {
             peer: { try msPerOp(10) { try png.decode() } })
     }
 
-    /// A 256-px WebP (q80, method 4) of each of eight Kodak photos as q90 4:2:0 JPEGs, the work of
-    /// `imago serve`'s cold thumbnail: from the JPEG's YCbCr planes (`JPEGDecoder.decodeYCbCr`, the planes into
-    /// libwebp) against the RGB path (`JPEGDecoder.decode` fitted, RGB into libwebp), in the same run.
+    /// A 256-px WebP (q80, method 4) and a 256-px JPEG (q80) of each of eight Kodak photos as q90 4:2:0 JPEGs,
+    /// the work of `imago serve`'s cold thumbnails: from the JPEG's YCbCr planes (`JPEGDecoder.decodeYCbCr`, the
+    /// planes into the encoder) against the RGB path (`JPEGDecoder.decode` fitted, RGB into the encoder), in the
+    /// same run.
     static func jpegToWebP() throws {
         let box = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
         let options = EncodingOptions(quality: 0.8)
@@ -87,6 +88,26 @@ enum DecodeBench {
                 try msPerOp(3) {
                     for jpeg in jpegs {
                         _ = try WebPEncoder().encode(JPEGDecoder().decode(jpeg, options: box).image, options: options)
+                    }
+                } / Double(jpegs.count)
+            })
+        try compare(
+            "decode: Kodak JPEG to a 256-px JPEG, from the YCbCr planes vs through RGB", unit: "ms CPU", goal: 1.0,
+            peerName: "JPEGDecoder.decode + JPEGEncoder.encode", rounds: 9,
+            imago: {
+                try msPerOp(5) {
+                    for jpeg in jpegs {
+                        guard let planes = try JPEGDecoder().decodeYCbCr(jpeg, options: box) else {
+                            throw CocoaError(.featureUnsupported)
+                        }
+                        _ = try JPEGEncoder().encode(planes.image, options: options)
+                    }
+                } / Double(jpegs.count)
+            },
+            peer: {
+                try msPerOp(5) {
+                    for jpeg in jpegs {
+                        _ = try JPEGEncoder().encode(JPEGDecoder().decode(jpeg, options: box).image, options: options)
                     }
                 } / Double(jpegs.count)
             })

@@ -21,7 +21,7 @@ extension FuzzTargets {
 
     /// JPEGDecoder at full size, downsampled, and with partial data allowed, under a 4 MP limit so that the
     /// fuzzer spends its time on parsing rather than on filling large valid images; then its YCbCr planes fitted
-    /// into 64 × 64 and into 7 × 5, under the same limit, each encoded as WebP when they decode.
+    /// into 64 × 64 and into 7 × 5, under the same limit, each encoded as WebP and as JPEG when they decode.
     static func jpeg(_ data: Data) {
         decodeEveryWay(JPEGDecoder(), data)
         for box in [PixelSize(width: 64, height: 64), PixelSize(width: 7, height: 5)] {
@@ -29,6 +29,7 @@ extension FuzzTargets {
             guard let planes = try? JPEGDecoder().decodeYCbCr(data, options: options) else { continue }
             precondition(planes.image.size.width <= box.width && planes.image.size.height <= box.height, "over the box")
             _ = try? WebPEncoder().encode(planes.image, options: EncodingOptions(quality: 0.5))
+            _ = try? JPEGEncoder().encode(planes.image, options: EncodingOptions(quality: 0.5))
         }
     }
 

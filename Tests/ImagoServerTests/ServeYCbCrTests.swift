@@ -6,9 +6,9 @@ import Testing
 @testable import ImagoCodecs
 @testable import ImagoServer
 
-/// `imago serve` makes a WebP thumbnail of a JPEG from the JPEG's own YCbCr planes when nothing else is asked
-/// (``ImageProxy/Configuration/encodesWebPFromYCbCr``), and everything else through RGB as before.
-@Suite("imago serve: JPEG to WebP from the YCbCr planes")
+/// `imago serve` makes a WebP or JPEG thumbnail of a JPEG from the JPEG's own YCbCr planes when nothing else is asked
+/// (``ImageProxy/Configuration/rendersJPEGsInYCbCr``), and everything else through RGB as before.
+@Suite("imago serve: JPEG to WebP and JPEG from the YCbCr planes")
 struct ServeYCbCrTests {
     static let kodak: Data = {
         let photo = try! PNGDecoder().decode(try! serverCorpus("kodak/23.png"), options: DecodingOptions()).image
@@ -19,7 +19,10 @@ struct ServeYCbCrTests {
     static func both(_ options: String, _ bytes: Data) async throws -> (on: ServerResponse, off: ServerResponse) {
         var answers: [ServerResponse] = []
         for isOn in [true, false] {
-            let fixture = try ProxyFixture { $0.encodesWebPFromYCbCr = isOn }
+            let fixture = try ProxyFixture {
+                $0.rendersJPEGsInYCbCr = isOn
+                $0.originalCache = MockDataCache()
+            }
             fixture.origin.setRoute("/s.jpg", .bytes(bytes, contentType: "image/jpeg"))
             answers.append(await fixture.get(fixture.path(options, "/s.jpg")))
             #expect(fixture.origin.requestCount(for: "/s.jpg") == 1)
@@ -29,7 +32,7 @@ struct ServeYCbCrTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aJPEGThumbnailInWebPIsEncodedFromItsPlanes() async throws {
-        let fixture = try ProxyFixture()
+        let fixture = try ProxyFixture { $0.originalCache = MockDataCache() }
         fixture.origin.setRoute("/k.jpg", .bytes(Self.kodak, contentType: "image/jpeg"))
         let path = fixture.path("rs:fit:256:256/f:webp", "/k.jpg")
         let response = await fixture.get(path)
@@ -41,9 +44,18 @@ struct ServeYCbCrTests {
         // One fetch, counted under the origin tier, and the output cache answers the next request
         #expect(await fixture.get(path).body == response.body)
         #expect(fixture.origin.requestCount(for: "/k.jpg") == 1)
+        // Render stages as through the pipeline: decode, process, encode
+        let stages = prometheusSamples(fixture.proxy.metrics.prometheusText())
+        for stage in ["decode", "process", "encode"] {
+            #expect(stages["imago_serve_render_stage_seconds_count{stage=\"\(stage)\"}"] == 1, "\(stage)")
+        }
         let samples = prometheusSamples(fixture.proxy.metrics.prometheusText())
         #expect(samples["imago_serve_cache_hits_total{tier=\"origin\"}"] == 1)
         #expect(samples["imago_serve_cache_hits_total{tier=\"output_memory\"}"] == 1)
+        // A JPEG asked for: the planes' too (quality 80), its original read from the original cache
+        let asJPEG = await fixture.get(fixture.path("rs:fit:256:256/f:jpeg", "/k.jpg"))
+        #expect(fixture.origin.requestCount(for: "/k.jpg") == 1)
+        #expect(asJPEG.body == (try JPEGEncoder().encode(planes.image, options: EncodingOptions(quality: 0.8))))
         // Through RGB the bytes differ, the picture hardly
         let (on, off) = try await Self.both("rs:fit:256:256/f:webp", Self.kodak)
         #expect(on.body == response.body && off.body != on.body)
@@ -66,15 +78,28 @@ struct ServeYCbCrTests {
             ("rs:fit:256:256/mb:3000/f:webp", Self.kodak), ("rs:fit:256:256/bg:ff0000/f:webp", Self.kodak),
             ("rs:fit:256:256/ar:0/f:webp", turned), ("rs:fit:256:256/f:webp", turned),
             ("rs:fit:256:256/f:webp", p3), ("rs:fit:256:256/f:webp", gray), ("rs:fit:256:256/f:webp", png),
-            ("rs:fit:256:256/f:webp/scp:0", p3),
+            ("rs:fit:256:256/f:webp/scp:0", p3), ("rs:fit:256:256/sh:1/f:jpeg", Self.kodak),
+            ("rs:fit:256:256/f:avif", Self.kodak), ("rs:fit:256:256/f:jpeg", gray),
         ]
         for (options, source) in cases {
             let (on, off) = try await Self.both(options, source)
             #expect(on.status == 200 && on.body == off.body, "\(options)")
         }
-        // A URL that only resizes a plain JPEG takes the YCbCr path: the comparison can tell
-        let (on, off) = try await Self.both("rs:fit:256:256/f:webp", Self.kodak)
-        #expect(on.body != off.body)
+        // Without an original cache, every request takes the RGB path (whose decoded image the pipeline's memory
+        // keeps for the source's other outputs): two outputs of one source, one fetch
+        let uncached = try ProxyFixture()
+        uncached.origin.setRoute("/k.jpg", .bytes(Self.kodak, contentType: "image/jpeg"))
+        let webp = await uncached.get(uncached.path("rs:fit:256:256/f:webp", "/k.jpg"))
+        _ = await uncached.get(uncached.path("rs:fit:256:256/f:jpeg", "/k.jpg"))
+        #expect(uncached.origin.requestCount(for: "/k.jpg") == 1)
+        let (_, off) = try await Self.both("rs:fit:256:256/f:webp", Self.kodak)
+        #expect(webp.body == off.body)
+        // A URL that only resizes a plain JPEG takes the YCbCr path, to WebP or JPEG (asked for or the source's):
+        // the comparison can tell
+        for options in ["rs:fit:256:256/f:webp", "rs:fit:256:256/f:jpeg", "rs:fit:256:256"] {
+            let (on, off) = try await Self.both(options, Self.kodak)
+            #expect(on.body != off.body, "\(options)")
+        }
     }
 
     @Test(.timeLimit(.minutes(1)))

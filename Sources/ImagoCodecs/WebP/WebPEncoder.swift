@@ -21,7 +21,7 @@ import ImagoCore
 /// ```swift
 /// let data = try WebPEncoder().encode(buffer, options: EncodingOptions(isLossless: true))
 /// ```
-public struct WebPEncoder: ImageEncoding {
+public struct WebPEncoder: ImageEncoding, YCbCrEncoding {
     /// libwebp's presets for lossy encoding (`WebPConfigPreset`): tunings of its noise shaping and filters for a
     /// kind of picture, imgproxy's `IMGPROXY_WEBP_PRESET`.
     public enum Preset: String, Sendable, Hashable, CaseIterable {
@@ -92,10 +92,14 @@ public struct WebPEncoder: ImageEncoding {
         return try encoded(&picture, config: &config, options: options)
     }
 
-    /// Encodes `image`'s planes as they are, lossy (``EncodingOptions/isLossless`` is not taken: a lossless file
-    /// is RGB), with the settings ``encode(_:options:)`` uses; the colour profile and metadata as there.
+    /// Encodes `image`'s planes, lossy (``EncodingOptions/isLossless`` is not taken: a lossless file is RGB), with
+    /// the settings ``encode(_:options:)`` uses; the colour profile and metadata as there. The planes are mapped
+    /// from JPEG's full range to the video range lossy WebP stores (luma 16 + 219/255 y, chroma
+    /// 128 + 224/255 (c − 128), rounded: the scale of libwebp's own RGB → YUV conversion) as they are copied
+    /// into libwebp's picture.
     ///
-    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` with libwebp's reason (e.g. too large).
+    /// - Throws: ``CodecError/encodingFailed(format:reason:)`` with libwebp's reason (e.g. too large), or for
+    ///   chroma planes that are not half the luma plane's size.
     package func encode(_ image: YCbCrImage, options: EncodingOptions) throws -> Data {
         var lossy = options
         lossy.isLossless = false
@@ -108,22 +112,34 @@ public struct WebPEncoder: ImageEncoding {
         picture.height = Int32(clamping: image.size.height)
         guard WebPPictureAlloc(&picture) != 0 else { throw failure(Self.reason(picture.error_code)) }
         defer { WebPPictureFree(&picture) }
-        let chroma = YCbCrImage.chromaSize(of: image.size)
-        guard image.cb.size == chroma, image.cr.size == chroma else { throw failure("chroma planes of the wrong size") }
-        for (plane, destination, stride) in [
-            (image.y, picture.y, picture.y_stride), (image.cb, picture.u, picture.uv_stride),
-            (image.cr, picture.v, picture.uv_stride),
-        ] {
-            guard let destination else { throw failure("libwebp gave no plane") }
+        let destinations = [
+            (picture.y, picture.y_stride), (picture.u, picture.uv_stride), (picture.v, picture.uv_stride),
+        ]
+        try image.checkPlanes(for: .webp)
+        for (index, plane) in [image.y, image.cb, image.cr].enumerated() {
+            guard let destination = destinations[index].0 else { throw failure("libwebp gave no plane") }
+            let stride = Int(destinations[index].1)
+            let table = index == 0 ? Self.videoLuma : Self.videoChroma
             plane.withUnsafeBytes { bytes in
-                for row in 0..<plane.height {
-                    (destination + row * Int(stride)).update(
-                        from: bytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
-                            + row * plane.bytesPerRow, count: plane.width)
+                table.withUnsafeBufferPointer { table in
+                    for row in 0..<plane.height {
+                        let from =
+                            bytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+                            + row * plane.bytesPerRow
+                        let to = destination + row * stride
+                        for x in 0..<plane.width { to[x] = table[Int(from[x])] }
+                    }
                 }
             }
         }
         return try encoded(&picture, config: &config, options: lossy)
+    }
+
+    /// Full-range luma (0…255) to the video range (16…235).
+    private static let videoLuma: [UInt8] = (0..<256).map { UInt8(16 + (Double($0) * 219 / 255).rounded()) }
+    /// Full-range chroma (0…255 around 128) to the video range (16…240).
+    private static let videoChroma: [UInt8] = (0..<256).map {
+        UInt8((128 + (Double($0) - 128) * 224 / 255).rounded())
     }
 
     /// `picture` encoded with `config`, with `options`' colour profile and metadata embedded.

@@ -275,13 +275,16 @@ extension ImageProxy {
         /// a `format_quality` for the format (imgproxy's `IMGPROXY_FORMAT_QUALITY`). Default `[.avif: 65]`, as
         /// imgproxy's.
         public var formatQuality: [ImageFormat: Int]
-        /// Whether a JPEG made into a WebP with nothing but a `fit` resize is decoded to its own Y, Cb and Cr
-        /// planes and encoded from them, without the trip through RGB and back: about a tenth less CPU for such a
-        /// thumbnail. Its chroma is then the JPEG's own, averaged, rather than libwebp's gamma-weighted average of
-        /// the upsampled RGB: a few levels of chroma apart, 0.2–0.8 dB of PSNR less against the RGB decode on
-        /// Kodak photos (BENCHMARKS.md, "JPEG to WebP in YCbCr"). Sources with a colour profile to convert or an
-        /// orientation to apply, gray and CMYK files, and every other request take the RGB path. Default `true`.
-        public var encodesWebPFromYCbCr: Bool
+        /// Whether a JPEG made into a WebP or a JPEG with nothing but a `fit` resize (the usual thumbnail) is
+        /// decoded to its own Y, Cb and Cr planes and encoded from them, without the trip through RGB and back:
+        /// about a tenth less CPU for a WebP thumbnail, more for a JPEG one. Its chroma is then the JPEG's own,
+        /// averaged; for WebP, rather than libwebp's gamma-weighted average of the upsampled RGB: a few levels of
+        /// chroma apart, 0.2–0.8 dB of PSNR less against the RGB decode on Kodak photos (BENCHMARKS.md, "JPEG to
+        /// WebP in YCbCr"). Sources with a colour profile other than sRGB or an orientation to apply, gray and
+        /// CMYK files, other output formats and every other request take the RGB path, and so does every request
+        /// without an ``originalCache``: the path leaves no decoded image in the pipeline's memory cache, so a
+        /// second output of the same source would otherwise be fetched again. Default `true`.
+        public var rendersJPEGsInYCbCr: Bool
         /// The formats an output may take when neither the URL nor `Accept` picks one, in order (imgproxy's
         /// `IMGPROXY_PREFERRED_FORMATS`): the source's when listed; else the first listed that keeps the image's
         /// transparency (or, for an animation, its frames); else the first listed. Each needs an encoder. Default
@@ -368,7 +371,7 @@ extension ImageProxy {
             rasterizesSVG = false
             etagBuster = ""
             lastModifiedBuster = nil
-            encodesWebPFromYCbCr = true
+            rendersJPEGsInYCbCr = true
             workers = 4 * ProcessInfo.processInfo.activeProcessorCount
             queueLimit = 256
             retryAfterSeconds = 1
