@@ -61,37 +61,49 @@ extension JPEGDecoder {
                 height: Int(tjPlaneHeight(Int32(component), Int32(scaled.height), subsampling)))
         }
         guard sizes.allSatisfy({ $0.width > 0 && $0.height > 0 }) else { return nil }
-        let offsets = [0, sizes[0].pixelCount, sizes[0].pixelCount + sizes[1].pixelCount]
-        var planes = [UInt8](repeating: 0, count: offsets[2] + sizes[2].pixelCount)
+        // Straight into three buffers (each of a thumbnail's below glibc's mmap threshold, unlike one block of
+        // all three), written whole by TurboJPEG; a failed decode throws them away unread.
         var strides = sizes.map { Int32($0.width) }
-        let status = planes.withUnsafeMutableBufferPointer { planes in
-            var pointers: [UnsafeMutablePointer<UInt8>?] = offsets.map { planes.baseAddress.unsafelyUnwrapped + $0 }
-            // LIMITSCANS, as decode(_:options:): thousands of scans are an attack on decode time.
-            return tjDecompressToYUVPlanes(
-                handle, source, UInt(bytes.count), &pointers, Int32(scaled.width), &strides, Int32(scaled.height),
-                TJFLAG_LIMITSCANS)
+        var status: Int32 = 0
+        var luma: PixelBuffer?
+        var blue: PixelBuffer?
+        let red = try PixelBuffer(width: sizes[2].width, height: sizes[2].height, format: .gray8) { cr in
+            blue = try PixelBuffer(width: sizes[1].width, height: sizes[1].height, format: .gray8) { cb in
+                luma = try PixelBuffer(width: sizes[0].width, height: sizes[0].height, format: .gray8) { y in
+                    var pointers = [y, cb, cr].map { $0.baseAddress?.assumingMemoryBound(to: UInt8.self) }
+                    // LIMITSCANS, as decode(_:options:): thousands of scans are an attack on decode time.
+                    status = tjDecompressToYUVPlanes(
+                        handle, source, UInt(bytes.count), &pointers, Int32(scaled.width), &strides,
+                        Int32(scaled.height), TJFLAG_LIMITSCANS)
+                }
+            }
         }
         if status != 0 && !Self.isWarning(handle) {
             throw CodecError.corrupt(format: .jpeg, reason: Self.message(handle))
         }
-        let buffers = try (0..<3).map { component in
-            // TurboJPEG pads the luma plane to whole chroma samples (an odd side gets one more row or column); the
-            // image is `scaled`, and each chroma plane covers it, rounded up.
-            let stride = sizes[component].width
-            let size = component == 0 ? scaled : sizes[component]
-            let plane = try PixelBuffer(width: size.width, height: size.height, format: .gray8) { out in
-                planes.withUnsafeBufferPointer { planes in
-                    for row in 0..<size.height {
-                        (out.baseAddress.unsafelyUnwrapped + row * size.width).copyMemory(
-                            from: planes.baseAddress.unsafelyUnwrapped + offsets[component] + row * stride,
-                            byteCount: size.width)
-                    }
-                }
-            }
-            let target = component == 0 ? delivered : YCbCrImage.chromaSize(of: delivered)
-            return plane.size == target ? plane : try plane.resampled(to: target)
-        }
+        guard let luma, let blue else { return nil }
+        // TurboJPEG pads the luma plane to whole chroma samples (an odd side gets one more row or column): the image
+        // is `scaled`, and each chroma plane covers it, rounded up.
+        let y = try luma.size == scaled ? luma : Self.cropped(luma, to: scaled)
+        let chroma = YCbCrImage.chromaSize(of: delivered)
+        let buffers = [
+            y.size == delivered ? y : try y.resampled(to: delivered),
+            blue.size == chroma ? blue : try blue.resampled(to: chroma),
+            red.size == chroma ? red : try red.resampled(to: chroma),
+        ]
         let image = YCbCrImage(y: buffers[0], cb: buffers[1], cr: buffers[2])
         return (image, full, options.readsMetadata ? markers.metadata(in: bytes) : nil)
+    }
+
+    /// The top-left `size` of `plane` (`gray8`).
+    private static func cropped(_ plane: PixelBuffer, to size: PixelSize) throws -> PixelBuffer {
+        try plane.withUnsafeBytes { bytes in
+            try PixelBuffer(width: size.width, height: size.height, format: .gray8) { out in
+                for row in 0..<size.height {
+                    (out.baseAddress.unsafelyUnwrapped + row * size.width).copyMemory(
+                        from: bytes.baseAddress.unsafelyUnwrapped + row * plane.bytesPerRow, byteCount: size.width)
+                }
+            }
+        }
     }
 }
