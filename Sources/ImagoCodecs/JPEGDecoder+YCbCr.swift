@@ -10,16 +10,16 @@ extension JPEGDecoder {
     /// Decodes a colour JPEG to its own Y, Cb and Cr planes, left as YCbCr: at the DCT scale
     /// ``decode(_:options:)`` would use, each plane resampled with the same weights to the delivered size (chroma
     /// to half of it, ``YCbCrImage``). No colour conversion and no chroma upsampling happen, and an encoder that
-    /// stores YCbCr 4:2:0 (``YCbCrEncoding``: lossy WebP, JPEG) takes the planes rather than converting RGB back;
-    /// so a JPEG → WebP thumbnail costs about a tenth less CPU. Its chroma is the JPEG's own, averaged: for WebP,
-    /// rather than libwebp's gamma-weighted average of the upsampled RGB (a few levels of chroma apart;
-    /// BENCHMARKS.md, "JPEG to WebP in YCbCr").
+    /// stores YCbCr 4:2:0 (``YCbCrEncoding``: lossy WebP, JPEG) takes the planes rather than converting RGB back:
+    /// 2–4 % less CPU for a thumbnail at the codecs, and no RGBA buffers (BENCHMARKS.md, "JPEG to WebP in
+    /// YCbCr"). Its chroma is the JPEG's own, averaged: for WebP, rather than libwebp's gamma-weighted average of
+    /// the upsampled RGB (a few levels of chroma apart).
     ///
     /// `nil` when the file is not one this path decodes exactly as ``decode(_:options:)`` would, so the caller
     /// decodes it that way: not YCbCr with 4:4:4, 4:2:2, 4:2:0, 4:4:0 or 4:1:1 sampling (gray, CMYK, RGB), an
     /// ICC profile to keep or to convert from (an sRGB one, which converting leaves as it is, is no obstacle;
-    /// ``ColorPolicy/ignore`` ignores any), an EXIF orientation to apply,
-    /// truncated, over ``DecodingOptions/pixelLimit``, or progressive at 1/8 scale (the DC reader holds less).
+    /// ``ColorPolicy/ignore`` ignores any), an EXIF orientation to apply, truncated, over
+    /// ``DecodingOptions/pixelLimit``, or progressive at 1/8 scale (the DC reader holds less).
     ///
     /// - Throws: ``CodecError/corrupt(format:reason:)`` with libjpeg's message when the file fails to decode.
     package func decodeYCbCr(_ data: Data, options: DecodingOptions) throws -> YCbCrDecode? {

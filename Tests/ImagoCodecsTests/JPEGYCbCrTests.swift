@@ -1,5 +1,6 @@
 import Foundation
 import ImagoCore
+import ImagoTesting
 import Testing
 
 @testable import ImagoCodecs
@@ -7,22 +8,6 @@ import Testing
 /// A JPEG's own Y, Cb and Cr planes, resampled and handed to libwebp without a trip through RGB.
 @Suite struct JPEGYCbCrTests {
     static let box = DecodingOptions(targetSize: PixelSize(width: 256, height: 256))
-
-    /// PSNR in dB over the R, G and B values of two images of one size.
-    static func psnr(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
-        var sum = 0.0
-        for y in 0..<a.height {
-            for x in 0..<a.width {
-                let (p, q) = (a[pixel: x, y], b[pixel: x, y])
-                for (u, v) in [(p.r, q.r), (p.g, q.g), (p.b, q.b)] {
-                    let d = Double(u) - Double(v)
-                    sum += d * d
-                }
-            }
-        }
-        let mse = sum / Double(a.width * a.height * 3)
-        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
-    }
 
     static func kodakJPEG(_ name: String, progressive: Bool = false) throws -> Data {
         let photo = try PNGDecoder().decode(try corpusData("kodak/\(name).png"), options: DecodingOptions()).image
@@ -48,7 +33,8 @@ import Testing
                 try WebPEncoder().encode(reference, options: options), options: DecodingOptions()
             ).image
             let (ycbcr, rgb, between) = (
-                Self.psnr(viaYCbCr, reference), Self.psnr(viaRGB, reference), Self.psnr(viaYCbCr, viaRGB)
+                ImagoTesting.psnr(viaYCbCr, reference), ImagoTesting.psnr(viaRGB, reference),
+                ImagoTesting.psnr(viaYCbCr, viaRGB)
             )
             #expect(ycbcr > rgb - 1, "Kodak \(name): \(ycbcr) dB against \(rgb) dB")
             #expect(ycbcr > 30 && between > 35, "Kodak \(name): \(ycbcr) dB, \(between) dB between")
@@ -117,7 +103,7 @@ import Testing
         let reference = try JPEGDecoder().decode(
             jpeg, options: DecodingOptions(targetSize: PixelSize(width: 255, height: 255))
         ).image
-        #expect(decoded.size == reference.size && Self.psnr(decoded, reference) > 30)
+        #expect(decoded.size == reference.size && ImagoTesting.psnr(decoded, reference) > 30)
     }
 
     @Test func aJPEGThumbnailEncodedFromThePlanesIsTheRGBPathsWithinRounding() throws {
@@ -135,8 +121,10 @@ import Testing
                 try JPEGEncoder().encode(reference, options: options), options: DecodingOptions()
             ).image
             #expect(viaYCbCr.size == reference.size)
-            let (ycbcr, rgb) = (Self.psnr(viaYCbCr, reference), Self.psnr(viaRGB, reference))
-            #expect(ycbcr > rgb - 1 && Self.psnr(viaYCbCr, viaRGB) > 36, "Kodak \(name): \(ycbcr) against \(rgb) dB")
+            let (ycbcr, rgb) = (ImagoTesting.psnr(viaYCbCr, reference), ImagoTesting.psnr(viaRGB, reference))
+            #expect(
+                ycbcr > rgb - 1 && ImagoTesting.psnr(viaYCbCr, viaRGB) > 36, "Kodak \(name): \(ycbcr) against \(rgb) dB"
+            )
         }
         let planes = try #require(try JPEGDecoder().decodeYCbCr(try Self.kodakJPEG("23"), options: Self.box)).image
         let progressive = try JPEGEncoder(isProgressive: true).encode(planes, options: EncodingOptions(quality: 0.8))
@@ -186,7 +174,7 @@ import Testing
         let decoded = try WebPDecoder().decode(
             try WebPEncoder().encode(planes, options: EncodingOptions(quality: 0.9)), options: DecodingOptions()
         ).image
-        #expect(Self.psnr(decoded, reference) > 30)
+        #expect(ImagoTesting.psnr(decoded, reference) > 30)
         // 1/8 scale for 96 px: the DC reader's, which holds less than libjpeg
         #expect(
             try decoder.decodeYCbCr(jpeg, options: DecodingOptions(targetSize: PixelSize(width: 96, height: 96))) == nil

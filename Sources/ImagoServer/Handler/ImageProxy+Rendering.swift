@@ -195,7 +195,7 @@ extension ImageProxy {
         if key.format == .explicit(.svg) {
             return .failure(.outputFormatUnavailable(.svg, source: original?.format ?? .unknown))
         }
-        // A JPEG made into a WebP thumbnail, nothing else asked: from its YCbCr planes, bypassing RGB.
+        // A JPEG made into a WebP or JPEG thumbnail, nothing else asked: from its YCbCr planes, bypassing RGB.
         if given == nil, let yCbCr = yCbCrRender(for: key, request: request(frames: keptFrames)),
             pipeline.cachedImage(for: request(frames: keptFrames)) == nil
         {
@@ -223,6 +223,12 @@ extension ImageProxy {
                 response = try await pipeline.response(for: request(frames: 1))
             }
         } catch {
+            // Bytes this render downloaded and handed to the pipeline, undecodable: remembered and off the disk
+            // cache, as the pipeline treats an undecodable download of its own.
+            if case .decodingFailed = error, given == nil, original?.source == .network {
+                pipeline.rejectDownloadedOriginal(
+                    for: Self.sourceRequest(ImageRequest(url: source), cookie: key.cookie, traceFields: traceFields))
+            }
             return .failure(Self.proxyError(for: error))
         }
         let rendered = ContinuousClock.now
