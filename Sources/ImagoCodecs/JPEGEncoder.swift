@@ -40,35 +40,17 @@ public struct JPEGEncoder: ImageEncoding, YCbCrEncoding {
     ///   libjpeg-turbo failure.
     public func encode(_ image: PixelBuffer, options: EncodingOptions) throws -> Data {
         let image = image.alphaMode == .premultiplied ? image.unpremultiplied() : image
-        guard image.width <= 65_535, image.height <= 65_535 else {
-            throw CodecError.encodingFailed(
-                format: .jpeg, reason: "\(image.width)x\(image.height) exceeds JPEG's 65535-pixel side limit")
-        }
-        let quality = options.quality.isFinite ? options.quality : EncodingOptions().quality
-        let libjpegQuality = Int32(max(1, min(100, (quality * 100).rounded())))
         let (pixelFormat, subsampling) =
             image.format == .gray8 ? (TJPF_GRAY, TJSAMP_GRAY) : (TJPF_RGBA, TJSAMP_420)
-
-        guard let handle = tjInitCompress() else {
-            throw CodecError.encodingFailed(format: .jpeg, reason: "TurboJPEG could not create a compressor")
+        return try compressed(width: image.width, height: image.height, options: options) {
+            handle, output, outputSize, quality, flags in
+            image.withUnsafeBytes { pixels -> Int32 in
+                guard let source = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return -1 }
+                return tjCompress2(
+                    handle, source, Int32(image.width), Int32(image.bytesPerRow), Int32(image.height),
+                    pixelFormat.rawValue, &output, &outputSize, Int32(subsampling.rawValue), quality, flags)
+            }
         }
-        defer { tjDestroy(handle) }
-
-        var output: UnsafeMutablePointer<UInt8>? = nil
-        var outputSize: UInt = 0
-        defer { if let output { tjFree(output) } }
-        let status = image.withUnsafeBytes { pixels -> Int32 in
-            guard let source = pixels.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return -1 }
-            return tjCompress2(
-                handle, source, Int32(image.width), Int32(image.bytesPerRow), Int32(image.height),
-                pixelFormat.rawValue, &output, &outputSize, Int32(subsampling.rawValue), libjpegQuality,
-                isProgressive ? TJFLAG_PROGRESSIVE : 0)
-        }
-        guard status == 0, let output else {
-            throw CodecError.encodingFailed(format: .jpeg, reason: JPEGDecoder.message(handle))
-        }
-        let encoded = Data(bytes: output, count: Int(outputSize))
-        return try Embedding.jpeg(encoded, profile: options.colorProfile?.data, metadata: options.metadata?.bounded)
     }
 
     /// Encodes `image`'s planes as they are (4:2:0, full range, as a JPEG stores them: no colour conversion and no
@@ -77,14 +59,37 @@ public struct JPEGEncoder: ImageEncoding, YCbCrEncoding {
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` for an image larger than JPEG allows, chroma
     ///   planes that are not half the luma plane's size, or a libjpeg-turbo failure.
     package func encode(_ image: YCbCrImage, options: EncodingOptions) throws -> Data {
-        guard image.size.width <= 65_535, image.size.height <= 65_535 else {
-            throw CodecError.encodingFailed(
-                format: .jpeg, reason: "\(image.size.width)x\(image.size.height) exceeds JPEG's 65535-pixel side limit")
+        try compressed(width: image.size.width, height: image.size.height, options: options) {
+            handle, output, outputSize, quality, flags in
+            try image.checkPlanes(for: .jpeg)
+            // TurboJPEG reads the luma plane padded to whole chroma samples: an odd side one more row or column,
+            // here the last one repeated.
+            let luma = try Self.padded(image.y, to: YCbCrImage.chromaSize(of: image.size))
+            var strides = [luma.bytesPerRow, image.cb.bytesPerRow, image.cr.bytesPerRow].map { Int32($0) }
+            return luma.withUnsafeBytes { y in
+                image.cb.withUnsafeBytes { cb in
+                    image.cr.withUnsafeBytes { cr in
+                        var sources = [y, cb, cr].map { $0.baseAddress?.assumingMemoryBound(to: UInt8.self) }
+                        return tjCompressFromYUVPlanes(
+                            handle, &sources, Int32(image.size.width), &strides, Int32(image.size.height),
+                            Int32(TJSAMP_420.rawValue), &output, &outputSize, quality, flags)
+                    }
+                }
+            }
         }
-        try image.checkPlanes(for: .jpeg)
-        // TurboJPEG reads the luma plane padded to whole chroma samples: an odd side one more row or column, here
-        // the last one repeated.
-        let luma = try Self.padded(image.y, to: YCbCrImage.chromaSize(of: image.size))
+    }
+
+    /// What both encodes share: JPEG's side limit, libjpeg's quality from `options`, a TurboJPEG compressor and the
+    /// buffer it allocates, its error, and `options`' profile and metadata embedded. `compress` makes TurboJPEG's
+    /// call with the compressor, the output buffer and its size, the quality and the flags.
+    private func compressed(
+        width: Int, height: Int, options: EncodingOptions,
+        _ compress: (tjhandle, inout UnsafeMutablePointer<UInt8>?, inout UInt, Int32, Int32) throws -> Int32
+    ) throws -> Data {
+        guard width <= 65_535, height <= 65_535 else {
+            throw CodecError.encodingFailed(
+                format: .jpeg, reason: "\(width)x\(height) exceeds JPEG's 65535-pixel side limit")
+        }
         let quality = options.quality.isFinite ? options.quality : EncodingOptions().quality
         let libjpegQuality = Int32(max(1, min(100, (quality * 100).rounded())))
         guard let handle = tjInitCompress() else {
@@ -94,18 +99,7 @@ public struct JPEGEncoder: ImageEncoding, YCbCrEncoding {
         var output: UnsafeMutablePointer<UInt8>? = nil
         var outputSize: UInt = 0
         defer { if let output { tjFree(output) } }
-        var strides = [luma.bytesPerRow, image.cb.bytesPerRow, image.cr.bytesPerRow].map { Int32($0) }
-        let status = luma.withUnsafeBytes { y in
-            image.cb.withUnsafeBytes { cb in
-                image.cr.withUnsafeBytes { cr in
-                    var sources = [y, cb, cr].map { $0.baseAddress?.assumingMemoryBound(to: UInt8.self) }
-                    return tjCompressFromYUVPlanes(
-                        handle, &sources, Int32(image.size.width), &strides, Int32(image.size.height),
-                        Int32(TJSAMP_420.rawValue), &output, &outputSize, libjpegQuality,
-                        isProgressive ? TJFLAG_PROGRESSIVE : 0)
-                }
-            }
-        }
+        let status = try compress(handle, &output, &outputSize, libjpegQuality, isProgressive ? TJFLAG_PROGRESSIVE : 0)
         guard status == 0, let output else {
             throw CodecError.encodingFailed(format: .jpeg, reason: JPEGDecoder.message(handle))
         }

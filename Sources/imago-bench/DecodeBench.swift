@@ -71,46 +71,31 @@ enum DecodeBench {
             let photo = try PNGDecoder().decode(try corpus("kodak/\(name).png"), options: DecodingOptions()).image
             return try JPEGEncoder().encode(photo, options: EncodingOptions(quality: 0.9))
         }
-        try compare(
-            "decode: Kodak JPEG to a 256-px WebP, from the YCbCr planes vs through RGB", unit: "ms CPU", goal: 1.0,
-            peerName: "JPEGDecoder.decode + WebPEncoder.encode", rounds: 9,
-            imago: {
-                try msPerOp(3) {
-                    for jpeg in jpegs {
-                        guard let planes = try JPEGDecoder().decodeYCbCr(jpeg, options: box) else {
-                            throw CocoaError(.featureUnsupported)
+        let encoders: [(name: String, encoder: any YCbCrEncoding, iterations: Int)] = [
+            ("WebP", WebPEncoder(), 3), ("JPEG", JPEGEncoder(), 5),
+        ]
+        for (name, encoder, iterations) in encoders {
+            try compare(
+                "decode: Kodak JPEG to a 256-px \(name), from the YCbCr planes vs through RGB", unit: "ms CPU",
+                goal: 1.0, peerName: "JPEGDecoder.decode + \(name)Encoder.encode", rounds: 9,
+                imago: {
+                    try msPerOp(iterations) {
+                        for jpeg in jpegs {
+                            guard let planes = try JPEGDecoder().decodeYCbCr(jpeg, options: box) else {
+                                throw CocoaError(.featureUnsupported)
+                            }
+                            _ = try encoder.encode(planes.image, options: options)
                         }
-                        _ = try WebPEncoder().encode(planes.image, options: options)
-                    }
-                } / Double(jpegs.count)
-            },
-            peer: {
-                try msPerOp(3) {
-                    for jpeg in jpegs {
-                        _ = try WebPEncoder().encode(JPEGDecoder().decode(jpeg, options: box).image, options: options)
-                    }
-                } / Double(jpegs.count)
-            })
-        try compare(
-            "decode: Kodak JPEG to a 256-px JPEG, from the YCbCr planes vs through RGB", unit: "ms CPU", goal: 1.0,
-            peerName: "JPEGDecoder.decode + JPEGEncoder.encode", rounds: 9,
-            imago: {
-                try msPerOp(5) {
-                    for jpeg in jpegs {
-                        guard let planes = try JPEGDecoder().decodeYCbCr(jpeg, options: box) else {
-                            throw CocoaError(.featureUnsupported)
+                    } / Double(jpegs.count)
+                },
+                peer: {
+                    try msPerOp(iterations) {
+                        for jpeg in jpegs {
+                            _ = try encoder.encode(JPEGDecoder().decode(jpeg, options: box).image, options: options)
                         }
-                        _ = try JPEGEncoder().encode(planes.image, options: options)
-                    }
-                } / Double(jpegs.count)
-            },
-            peer: {
-                try msPerOp(5) {
-                    for jpeg in jpegs {
-                        _ = try JPEGEncoder().encode(JPEGDecoder().decode(jpeg, options: box).image, options: options)
-                    }
-                } / Double(jpegs.count)
-            })
+                    } / Double(jpegs.count)
+                })
+        }
     }
 
     static func corpus(_ path: String) throws -> Data {
