@@ -277,7 +277,7 @@ extension ImageProxy {
         public var formatQuality: [ImageFormat: Int]
         /// Whether a JPEG made into a WebP or a JPEG with nothing but a `fit` resize (the usual thumbnail) is
         /// decoded to its own Y, Cb and Cr planes and encoded from them, without the trip through RGB and back:
-        /// about 6 % less CPU for a cold WebP thumbnail at the server (the codecs' own share is 2–4 %; the rest is
+        /// about 5 % less CPU for a cold WebP thumbnail at the server (the codecs' own share is 2–4 %; the rest is
         /// RGBA buffers not allocated and not held in the pipeline's memory cache). Its chroma is then the JPEG's own,
         /// averaged; for WebP, rather than libwebp's gamma-weighted average of the upsampled RGB: a few levels of
         /// chroma apart, 0.2–0.8 dB of PSNR less against the RGB decode on Kodak photos (BENCHMARKS.md, "JPEG to
