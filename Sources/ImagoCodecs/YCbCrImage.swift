@@ -29,6 +29,19 @@ package struct YCbCrImage: Sendable {
             y: try y.resampled(to: size), cb: try cb.resampled(to: chroma), cr: try cr.resampled(to: chroma))
     }
 
+    /// The `size` rectangle at (`x`, `y`), which must lie inside the image, with the chroma planes cut at half
+    /// those coordinates; `nil` when `x` or `y` is odd, where the chroma samples would straddle the cut (the
+    /// caller then cuts in RGB).
+    package func cropped(x: Int, y: Int, size: PixelSize) throws -> YCbCrImage? {
+        guard x % 2 == 0, y % 2 == 0 else { return nil }
+        guard x != 0 || y != 0 || size != self.size else { return self }
+        let chroma = Self.chromaSize(of: size)
+        let cut = ImageProcessors.Crop(x: x / 2, y: y / 2, width: chroma.width, height: chroma.height)
+        return YCbCrImage(
+            y: try ImageProcessors.Crop(x: x, y: y, width: size.width, height: size.height).process(self.y),
+            cb: try cut.process(cb), cr: try cut.process(cr))
+    }
+
     /// Checks that the chroma planes are half the luma plane's size, rounded up, as an encoder of `format` needs.
     ///
     /// - Throws: ``CodecError/encodingFailed(format:reason:)`` for `format` when they are not.

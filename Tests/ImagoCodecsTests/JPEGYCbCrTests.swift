@@ -192,6 +192,23 @@ import Testing
         }
     }
 
+    @Test func cropsAtEvenOffsetsCutTheChromaAtHalfThem() throws {
+        // Luma 0…255 along x, chroma the same at half the resolution: a cut at (4, 2) starts at luma 4, chroma 2
+        let y = try PixelBuffer(width: 10, height: 6, format: .gray8) { out in
+            for i in 0..<out.count { out[i] = UInt8(i % 10) }
+        }
+        let chroma = try PixelBuffer(width: 5, height: 3, format: .gray8) { out in
+            for i in 0..<out.count { out[i] = UInt8(i % 5) }
+        }
+        let image = YCbCrImage(y: y, cb: chroma, cr: chroma)
+        let cut = try #require(try image.cropped(x: 4, y: 2, size: PixelSize(width: 5, height: 3)))
+        #expect(cut.size == PixelSize(width: 5, height: 3) && cut.cb.size == PixelSize(width: 3, height: 2))
+        #expect(cut.y[pixel: 0, 0].r == 4 && cut.cb[pixel: 0, 0].r == 2 && cut.cr[pixel: 2, 1].r == 4)
+        // An odd offset would split chroma samples: left to the RGB path
+        #expect(try image.cropped(x: 3, y: 2, size: PixelSize(width: 4, height: 2)) == nil)
+        #expect(try image.cropped(x: 2, y: 1, size: PixelSize(width: 4, height: 2)) == nil)
+    }
+
     @Test func chromaPlanesOfTheWrongSizeAreRefusedByTheEncoders() throws {
         let y = try PixelBuffer(width: 8, height: 8, format: .gray8)
         let chroma = try PixelBuffer(width: 3, height: 4, format: .gray8)

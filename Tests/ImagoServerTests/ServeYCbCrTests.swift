@@ -78,7 +78,8 @@ struct ServeYCbCrTests {
         let png = try PNGEncoder().encode(
             try JPEGDecoder().decode(Self.kodak, options: DecodingOptions()).image, options: EncodingOptions())
         let cases: [(options: String, source: Data)] = [
-            ("rs:fill:256:256/f:webp", Self.kodak), ("rs:fit:256:256/bl:2/f:webp", Self.kodak),
+            ("rs:fill:256:256/g:we:1/f:webp", Self.kodak), ("rs:fill:256:256/g:sm/f:webp", Self.kodak),
+            ("rs:fit:256:256/bl:2/f:webp", Self.kodak),
             ("rs:fit:256:256/rot:90/f:webp", Self.kodak), ("rs:fit:256:256/f:png", Self.kodak),
             ("rs:fit:256:256/mb:3000/f:webp", Self.kodak), ("rs:fit:256:256/bg:ff0000/f:webp", Self.kodak),
             ("rs:fit:256:256/ar:0/f:webp", turned), ("rs:fit:256:256/f:webp", turned),
@@ -101,9 +102,17 @@ struct ServeYCbCrTests {
         #expect(webp.body == off.body)
         // A URL that only resizes a plain JPEG takes the YCbCr path, to WebP or JPEG (asked for or the source's):
         // the comparison can tell
-        for options in ["rs:fit:256:256/f:webp", "rs:fit:256:256/f:jpeg", "rs:fit:256:256"] {
+        // A fill cut at even offsets too (an odd one, above, would split chroma samples), and a force
+        for options in [
+            "rs:fit:256:256/f:webp", "rs:fit:256:256/f:jpeg", "rs:fit:256:256", "rs:fill:256:256/f:webp",
+            "rs:fill:200:300/g:so/f:jpeg", "rs:force:300:100/f:webp",
+        ] {
             let (on, off) = try await Self.both(options, Self.kodak)
-            #expect(on.body != off.body, "\(options)")
+            #expect(on.status == 200 && on.body != off.body, "\(options)")
+            // The same picture, cut at the same place
+            let decoders = ImageDecoderRegistry.makeDefault()
+            let (a, b) = (try decoders.decode(on.body).image, try decoders.decode(off.body).image)
+            #expect(a.size == b.size && ImagoTesting.psnr(a, b) > 33, "\(options)")
         }
     }
 

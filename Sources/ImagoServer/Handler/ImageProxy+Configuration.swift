@@ -275,8 +275,9 @@ extension ImageProxy {
         /// a `format_quality` for the format (imgproxy's `IMGPROXY_FORMAT_QUALITY`). Default `[.avif: 65]`, as
         /// imgproxy's.
         public var formatQuality: [ImageFormat: Int]
-        /// Whether a JPEG made into a WebP or a JPEG with nothing but a `fit` resize (the usual thumbnail) is
-        /// decoded to its own Y, Cb and Cr planes and encoded from them, without the trip through RGB and back:
+        /// Whether a JPEG made into a WebP or a JPEG with nothing but a resize (`fit`, `force`, or `fill` cut at
+        /// even offsets around any gravity but `sm`: the usual thumbnails) is decoded to its own Y, Cb and Cr
+        /// planes and encoded from them, without the trip through RGB and back:
         /// about 5 % less CPU for a cold WebP thumbnail at the server (the codecs' own share is 2–4 %; the rest is
         /// RGBA buffers not allocated and not held in the pipeline's memory cache). Its chroma is then the JPEG's own,
         /// averaged; for WebP, rather than libwebp's gamma-weighted average of the upsampled RGB: a few levels of

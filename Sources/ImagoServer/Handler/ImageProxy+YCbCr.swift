@@ -9,8 +9,8 @@ extension ImageProxy {
     }
 
     /// The YCbCr render `key` can take (``Configuration/rendersJPEGsInYCbCr``), from its options alone, or
-    /// `nil`: only a `fit` resize (no trim, turn, crop, blur, canvas, background or watermark; not in linear
-    /// light, shrink-on-load allowed), no `max_bytes`, no decoding options of the URL's own (`auto_rotate:0`,
+    /// `nil`: only a resize (`fit`, or `fill` and the like cut around any gravity but `sm`; no trim, turn, crop,
+    /// blur, canvas, background or watermark; not in linear light, shrink-on-load allowed), no `max_bytes`, no decoding options of the URL's own (`auto_rotate:0`,
     /// `max_src_resolution`, `enforce_thumbnail`, `strip_color_profile:0`), the pipeline's own ``JPEGDecoder``,
     /// and an ``Configuration/originalCache``: the path leaves no decoded image in the pipeline's memory cache, so
     /// another output of the same source reads the original from that cache rather than from the origin. Whether
@@ -21,13 +21,13 @@ extension ImageProxy {
             request.targetSize == nil,
             request.decodingOptions == nil,
             request.processors.count == 1, let layout = request.processors.first as? ProxyLayout,
-            let resize = layout.resizeAlone, let target = resize.decodeTarget, target.mode == .fit,
+            let resize = layout.resizeAlone, let target = resize.decodeTarget, resize.placement.gravity != .smart,
             target.shrinking == .any, !resize.inLinearLight,
             pipeline.configuration.decoders.decoder(for: .jpeg) is JPEGDecoder
         else { return nil }
         var decoding = pipeline.configuration.decodingOptions
         decoding.targetSize = target.size
-        decoding.targetMode = .fit
+        decoding.targetMode = target.mode
         return YCbCrRender(resize: resize, decoding: decoding)
     }
 
@@ -60,14 +60,19 @@ extension ImageProxy {
                     else { return nil }
                     let decodedAt = ContinuousClock.now
                     let plan = render.resize.plan(for: decoded.image.size)
-                    guard plan.crop == nil else { return nil }
-                    let image = try decoded.image.resampled(to: plan.scaled)
+                    var image = try decoded.image.resampled(to: plan.scaled)
+                    if let crop = plan.crop {
+                        // fill's cut around its gravity, where ProxyResize makes it; at an odd offset, the RGB path.
+                        let origin = render.resize.placement.origin(outer: plan.scaled, inner: crop, dpr: plan.dpr)
+                        guard let cropped = try image.cropped(x: origin.x, y: origin.y, size: crop) else { return nil }
+                        image = cropped
+                    }
                     let processedAt = ContinuousClock.now
                     let encoding = EncodingOptions(
                         quality: Double(settings.quality(for: format, options: options)) / 100,
-                        metadata: Self.outputMetadata(of: decoded.metadata, options: options, size: plan.scaled))
+                        metadata: Self.outputMetadata(of: decoded.metadata, options: options, size: image.size))
                     let data = try encoder.encode(image, options: encoding)
-                    return (data, (decoded.originalSize, plan.scaled), decodedAt, processedAt)
+                    return (data, (decoded.originalSize, image.size), decodedAt, processedAt)
                 }()
                 continuation.resume(returning: (made, jobStarted, ContinuousClock.now))
             }
