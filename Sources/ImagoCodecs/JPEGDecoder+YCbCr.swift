@@ -84,26 +84,11 @@ extension JPEGDecoder {
         guard let luma, let blue else { return nil }
         // TurboJPEG pads the luma plane to whole chroma samples (an odd side gets one more row or column): the image
         // is `scaled`, and each chroma plane covers it, rounded up.
-        let y = try luma.size == scaled ? luma : Self.cropped(luma, to: scaled)
+        // The crop and the resamples give their input back when it already has the size asked for.
+        let y = try ImageProcessors.Crop(x: 0, y: 0, width: scaled.width, height: scaled.height).process(luma)
         let chroma = YCbCrImage.chromaSize(of: delivered)
-        let buffers = [
-            y.size == delivered ? y : try y.resampled(to: delivered),
-            blue.size == chroma ? blue : try blue.resampled(to: chroma),
-            red.size == chroma ? red : try red.resampled(to: chroma),
-        ]
-        let image = YCbCrImage(y: buffers[0], cb: buffers[1], cr: buffers[2])
+        let image = YCbCrImage(
+            y: try y.resampled(to: delivered), cb: try blue.resampled(to: chroma), cr: try red.resampled(to: chroma))
         return (image, full, options.readsMetadata ? markers.metadata(in: bytes) : nil)
-    }
-
-    /// The top-left `size` of `plane` (`gray8`).
-    private static func cropped(_ plane: PixelBuffer, to size: PixelSize) throws -> PixelBuffer {
-        try plane.withUnsafeBytes { bytes in
-            try PixelBuffer(width: size.width, height: size.height, format: .gray8) { out in
-                for row in 0..<size.height {
-                    (out.baseAddress.unsafelyUnwrapped + row * size.width).copyMemory(
-                        from: bytes.baseAddress.unsafelyUnwrapped + row * plane.bytesPerRow, byteCount: size.width)
-                }
-            }
-        }
     }
 }

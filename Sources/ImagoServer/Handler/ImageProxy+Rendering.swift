@@ -196,8 +196,8 @@ extension ImageProxy {
             return .failure(.outputFormatUnavailable(.svg, source: original?.format ?? .unknown))
         }
         // A JPEG made into a WebP or JPEG thumbnail, nothing else asked: from its YCbCr planes, bypassing RGB.
-        if given == nil, let yCbCr = yCbCrRender(for: key, request: request(frames: keptFrames)),
-            pipeline.cachedImage(for: request(frames: keptFrames)) == nil
+        if given == nil, case let pipelined = request(frames: keptFrames),
+            let yCbCr = yCbCrRender(for: key, request: pipelined), pipeline.cachedImage(for: pipelined) == nil
         {
             if original == nil {
                 do throws(ProxyError) {
@@ -262,13 +262,8 @@ extension ImageProxy {
             if case .failure(let error) = encoded { return .failure(.internalFailure("encoding \(format): \(error)")) }
             return .failure(.internalFailure("encoding \(format)"))
         }
-        var rendition = recordingSource(original, in: Rendition(data: data, format: format, key: key))
-        if configuration.sendsDebugHeaders {  // kept only when sent: other outputs' entries stay as they were
-            rendition.facts.sourceSize = image.originalSize
-            rendition.facts.resultSize = image.image.size
-        }
-        let storing = ContinuousClock.now
-        configuration.outputCache.store(rendition, for: key)
+        let (rendition, stored) = storeOutput(
+            data, format: format, for: key, original: original, sizes: (image.originalSize, image.image.size))
         var timings = response.metrics
         if let original {  // the bytes came before the pipeline: their load is the render's
             timings.load = original.metrics.load
@@ -276,9 +271,27 @@ extension ImageProxy {
         }
         let stages = RenderStages(
             timings: timings, queued: started - queued, pipeline: rendered - started,
-            encodeWait: encodeStarted - rendered, encode: encodeEnded - encodeStarted, store: .now - storing)
+            encodeWait: encodeStarted - rendered, encode: encodeEnded - encodeStarted, store: stored)
         let source = response.source == .memory ? .memory : original?.source ?? response.source
         return .success(RenderedOutput(rendition: rendition, tier: Self.tier(rendering: source), stages: stages))
+    }
+
+    /// `data`, the output for `key`, as a rendition with the facts of `original` (the source's bytes, when the
+    /// render fetched them first) that the configuration passes on and, with debug headers, the source's and the
+    /// result's `sizes` (kept only when sent: other outputs' entries stay as they were); stored in the output
+    /// cache. Returns it with the time the storing took.
+    func storeOutput(
+        _ data: Data, format: ImageFormat, for key: OutputKey, original: ImageDataResponse?,
+        sizes: (source: PixelSize, result: PixelSize)
+    ) -> (rendition: Rendition, stored: Duration) {
+        var rendition = recordingSource(original, in: Rendition(data: data, format: format, key: key))
+        if configuration.sendsDebugHeaders {
+            rendition.facts.sourceSize = sizes.source
+            rendition.facts.resultSize = sizes.result
+        }
+        let storing = ContinuousClock.now
+        configuration.outputCache.store(rendition, for: key)
+        return (rendition, .now - storing)
     }
 
     /// The tier a render from an original that came from `source` is counted under.

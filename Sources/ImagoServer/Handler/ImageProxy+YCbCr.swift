@@ -38,7 +38,7 @@ extension ImageProxy {
     func renderYCbCr(
         _ key: OutputKey, original: ImageDataResponse, render: YCbCrRender, queued: Duration
     ) async -> RenderedOutput? {
-        guard pipeline.configuration.decoders.format(of: original.data) == .jpeg else { return nil }
+        guard original.format == .jpeg else { return nil }
         let format = FormatNegotiation.format(
             for: key.format, source: .jpeg, isOpaque: true, encoders: configuration.encoders,
             preferred: outputSettings.preferred)
@@ -78,13 +78,8 @@ extension ImageProxy {
             }
         }
         guard let output = made else { return nil }
-        var rendition = recordingSource(original, in: Rendition(data: output.data, format: format, key: key))
-        if configuration.sendsDebugHeaders {
-            rendition.facts.sourceSize = output.sizes.source
-            rendition.facts.resultSize = output.sizes.result
-        }
-        let storing = ContinuousClock.now
-        configuration.outputCache.store(rendition, for: key)
+        let (rendition, stored) = storeOutput(
+            output.data, format: format, for: key, original: original, sizes: output.sizes)
         let stages = RenderStages(
             queue: AccessLogRecord.milliseconds(queued),
             fetch: original.metrics.load.map(AccessLogRecord.milliseconds),
@@ -93,7 +88,7 @@ extension ImageProxy {
             process: AccessLogRecord.milliseconds(output.processed - output.decoded),
             pipelineWait: AccessLogRecord.milliseconds(jobStarted - started), encodeWait: 0,
             encode: AccessLogRecord.milliseconds(ended - output.processed),
-            store: AccessLogRecord.milliseconds(.now - storing))
+            store: AccessLogRecord.milliseconds(stored))
         return RenderedOutput(rendition: rendition, tier: Self.tier(rendering: original.source), stages: stages)
     }
 }
