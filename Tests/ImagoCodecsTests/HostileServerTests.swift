@@ -39,6 +39,8 @@ import Testing
 
         func stop() {
             server.stop()
+            // Closed first: the cache's last snapshot would otherwise land in the folder after it was removed.
+            disk.close()
             try? FileManager.default.removeItem(at: directory)
         }
 

@@ -130,8 +130,7 @@ struct ImageProxyS3SourceTests {
                 "AWS_ACCESS_KEY_ID": Self.credentials.accessKeyID,
                 "AWS_SECRET_ACCESS_KEY": Self.credentials.secretAccessKey,
             ])
-        let process = serve.process
-        defer { if process.isRunning { process.terminate() } }
+        defer { serve.terminate() }
         let port = try #require(await serve.listeningPort())
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/_/w:20/f:png/plain/s3://media/a.jpg"))
         let response = try await TestHTTPClient().send(url)

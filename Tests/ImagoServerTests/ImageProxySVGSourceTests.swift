@@ -224,7 +224,7 @@ struct SVGChildRenderingTests {
             executable, ["--listen", "127.0.0.1:0", "--unsigned", "--allow-private", "--svg-timeout", "2"],
             in: directory)
         let process = serve.process
-        defer { if process.isRunning { process.terminate() } }
+        defer { serve.terminate() }
         let port = try #require(await serve.listeningPort())
         let client = TestHTTPClient()
         func get(_ options: String, _ path: String) async throws -> (status: Int, body: Data) {

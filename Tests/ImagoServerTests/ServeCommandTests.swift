@@ -166,7 +166,7 @@ struct ServeCommandTests {
         let serve = try ServeProcess(
             executable, ["--listen", "127.0.0.1:0", "--unsigned", "--allow-private"], in: directory)
         let process = serve.process
-        defer { if process.isRunning { process.terminate() } }
+        defer { serve.terminate() }
         let port = try #require(await serve.listeningPort())
         let base = "http://127.0.0.1:\(port)"
         let client = TestHTTPClient()
@@ -215,7 +215,7 @@ struct ServeCommandTests {
             executable, ["--listen", "unix:" + socketPath, "--unsigned", "--allow-private", "--log-format", "off"],
             in: directory)
         let process = serve.process
-        defer { if process.isRunning { process.terminate() } }
+        defer { serve.terminate() }
         #expect(await ImagoTesting.eventually { serve.stderr.contains("listening on unix:\(socketPath)") })
         // An image through the socket, as nginx's proxy_pass http://unix:… sends it
         let connection = try MicroHTTPServerConnectionLimitTests.RawConnection(socketPath: socketPath)
@@ -1056,6 +1056,16 @@ struct ServeProcess {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: stderrFile)
         try process.run()
+    }
+
+    /// Sends SIGTERM if it still runs and waits up to 15 s for it to exit (then SIGKILL), so that nothing writes
+    /// into its folder once the test removes it.
+    func terminate() {
+        if process.isRunning { process.terminate() }
+        let deadline = ContinuousClock.now + .seconds(15)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     /// What it has written to standard error so far.
