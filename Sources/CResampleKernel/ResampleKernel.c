@@ -1,5 +1,7 @@
 #include "CResampleKernel.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -195,6 +197,82 @@ CIMAGO_AVX512 CIMAGO_NOINLINE static void horizontal512_any(
     }
 }
 
+/// A gray row's pass-1 layout, made once a resample: each output's first tap as a 32-bit byte offset, and the
+/// weights tap-major (`weights[k × width + x]`), so that eight outputs' weights of one tap are one load.
+typedef struct {
+    int32_t *starts;
+    uint32_t *weights;
+    /// Outputs before this one take the vector step: their four gathered bytes end inside the source row.
+    long vector_end;
+} gray_layout;
+
+/// Pass 1 for one gray source row from output pixel `x` on, one output at a time (the vector step's tail, and
+/// every output of a table with more than four taps).
+CIMAGO_INLINE void horizontal_gray_tail(
+    const uint8_t *src, const long *starts, const uint32_t *weights, long taps, long x, long width, uint16_t *row) {
+    for (; x < width; x++) {
+        const uint8_t *p = src + starts[x];
+        const uint32_t *w = weights + x * taps;
+        uint32_t sum = 0;
+        for (long k = 0; k < taps; k++) sum += (uint32_t)p[k] * w[k];
+        row[x] = (uint16_t)((sum + (1u << 13)) >> 14);
+    }
+}
+
+/// Pass 1 for one gray source row, eight output pixels a step: one gather brings the four bytes from each output's
+/// first tap, and tap `k`'s byte is that word shifted right by 8k; `TAPS` (1…4) a constant, so the loop unrolls.
+CIMAGO_INLINE CIMAGO_AVX2 void horizontal_gray(
+    const uint8_t *src, const long *starts, const uint32_t *weights, long taps, long width, const gray_layout *layout,
+    uint16_t *row) {
+    const __m256i half = _mm256_set1_epi32(1 << 13);
+    const __m256i byte = _mm256_set1_epi32(0xFF);
+    long x = 0;
+    for (; x + 8 <= layout->vector_end; x += 8) {
+        const __m256i at = _mm256_loadu_si256((const __m256i *)(layout->starts + x));
+        const __m256i bytes = _mm256_i32gather_epi32((const int *)src, at, 1);
+        __m256i sum = _mm256_setzero_si256();
+        for (long k = 0; k < taps; k++) {
+            const __m256i v = _mm256_and_si256(_mm256_srli_epi32(bytes, 8 * (int)k), byte);
+            const __m256i w = _mm256_loadu_si256((const __m256i *)(layout->weights + k * width + x));
+            sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(v, w));
+        }
+        sum = _mm256_srli_epi32(_mm256_add_epi32(sum, half), 14);
+        // Values ≤ 255 << 8: the unsigned saturating pack keeps them as they are.
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(sum, sum), 0x08);
+        _mm_storeu_si128((__m128i *)(row + x), _mm256_castsi256_si128(packed));
+    }
+    horizontal_gray_tail(src, starts, weights, taps, x, width, row);
+}
+
+CIMAGO_AVX2 CIMAGO_NOINLINE static void horizontal_gray_any(
+    const uint8_t *src, const long *starts, const uint32_t *weights, long taps, long width, const gray_layout *layout,
+    uint16_t *row) {
+    switch (layout->starts ? taps : 0) {
+    case 1: horizontal_gray(src, starts, weights, 1, width, layout, row); break;
+    case 2: horizontal_gray(src, starts, weights, 2, width, layout, row); break;
+    case 3: horizontal_gray(src, starts, weights, 3, width, layout, row); break;
+    case 4: horizontal_gray(src, starts, weights, 4, width, layout, row); break;
+    default: horizontal_gray_tail(src, starts, weights, taps, 0, width, row); break;
+    }
+}
+
+/// The layout of `horizontal_gray` for a table of at most four taps, in `block` (room for `width × (1 + taps)`
+/// 32-bit values); with more taps, or a row too wide for 32-bit offsets, `starts` is NULL (one output at a time).
+static gray_layout make_gray_layout(const long *starts, const uint32_t *weights, long taps, long width, uint32_t *block) {
+    gray_layout layout = {NULL, NULL, 0};
+    if (block == NULL || taps > 4 || width < 1 || starts[width - 1] + taps > INT32_MAX) return layout;
+    layout.starts = (int32_t *)block;
+    layout.weights = block + width;
+    for (long x = 0; x < width; x++) {
+        layout.starts[x] = (int32_t)starts[x];
+        for (long k = 0; k < taps; k++) layout.weights[k * width + x] = weights[x * taps + k];
+    }
+    // The row is at least as long as the last output's taps reach; a gather reads four bytes from each start.
+    const long row_end = starts[width - 1] + taps;
+    while (layout.vector_end < width && starts[layout.vector_end] + 4 <= row_end) layout.vector_end++;
+    return layout;
+}
+
 /// Pass 2 and the rounding to bytes for one output row, from value `i` on: 16 values a step.
 CIMAGO_AVX2 CIMAGO_NOINLINE static void vertical(
     uint16_t *const *rows, const uint32_t *weights, long count, long i, long values, uint8_t *out) {
@@ -299,12 +377,19 @@ CIMAGO_AVX512 CIMAGO_NOINLINE static void finish512(const uint32_t *sums, long v
     finish(sums, i, values, out);
 }
 
-/// The rows of both passes; `wide` (a constant) picks the AVX-512 steps.
+/// The rows of both passes; `wide` (a constant) picks the AVX-512 steps, `channels` 4 (opaque RGBA) or 1 (gray).
 CIMAGO_INLINE void resample_rows(
-    int wide, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height, const long *h_starts,
+    int wide, long channels, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height, const long *h_starts,
     const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts, const long *v_offsets,
     const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
-    const long values = width * 4;
+    const long values = width * channels;
+    gray_layout layout = {NULL, NULL, 0};
+    uint32_t *block = NULL;
+    if (channels == 1) {
+        // Bounded by the output width and the table's taps (at most 4 here): (1 + 4) × width 32-bit values.
+        if (h_taps <= 4) block = malloc((size_t)width * (size_t)(1 + h_taps) * sizeof(uint32_t));
+        layout = make_gray_layout(h_starts, h_weights, h_taps, width, block);
+    }
     long held[2] = {-1, -1};  // the source row each slot holds (slot = row parity)
     for (long y = 0; y < height; y++) {
         const long first = v_starts[y];
@@ -318,7 +403,8 @@ CIMAGO_INLINE void resample_rows(
             uint16_t *row = scratch + slot * values;
             if (held[slot] != source) {
                 const uint8_t *line = src + (size_t)source * src_stride;
-                if (wide) horizontal512_any(line, h_starts, h_weights, h_taps, width, row);
+                if (channels == 1) horizontal_gray_any(line, h_starts, h_weights, h_taps, width, &layout, row);
+                else if (wide) horizontal512_any(line, h_starts, h_weights, h_taps, width, row);
                 else horizontal_any(line, h_starts, h_weights, h_taps, width, row);
                 held[slot] = source;
             }
@@ -336,24 +422,25 @@ CIMAGO_INLINE void resample_rows(
             else finish(sums, 0, values, out);
         }
     }
+    free(block);
 }
 
 CIMAGO_AVX2 CIMAGO_NOINLINE static void resample_avx2(
-    const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height, const long *h_starts,
-    const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts, const long *v_offsets,
-    const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
+    long channels, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height,
+    const long *h_starts, const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts,
+    const long *v_offsets, const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
     resample_rows(
-        0, src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets, v_weights,
-        scratch, sums);
+        0, channels, src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets,
+        v_weights, scratch, sums);
 }
 
 CIMAGO_AVX512 CIMAGO_NOINLINE static void resample_avx512(
-    const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height, const long *h_starts,
-    const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts, const long *v_offsets,
-    const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
+    long channels, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height,
+    const long *h_starts, const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts,
+    const long *v_offsets, const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
     resample_rows(
-        1, src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets, v_weights,
-        scratch, sums);
+        1, channels, src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets,
+        v_weights, scratch, sums);
 }
 
 int cimago_resample_kernel_variants(void) {
@@ -363,20 +450,21 @@ int cimago_resample_kernel_variants(void) {
     return CIMAGO_RESAMPLE_KERNEL_AVX2 | (wide ? CIMAGO_RESAMPLE_KERNEL_AVX512 : 0);
 }
 
-int cimago_resample_opaque_variant(
-    int variant, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height,
+int cimago_resample_narrow_variant(
+    int variant, long channels, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height,
     const long *h_starts, const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts,
     const long *v_offsets, const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
+    if (channels != 1 && channels != 4) return 0;
     const int variants = cimago_resample_kernel_variants();
     if (variant == CIMAGO_RESAMPLE_KERNEL_AVX512 && (variants & CIMAGO_RESAMPLE_KERNEL_AVX512)) {
         resample_avx512(
-            src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets,
+            channels, src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets,
             v_weights, scratch, sums);
         return 1;
     }
     if (variant == CIMAGO_RESAMPLE_KERNEL_AVX2 && (variants & CIMAGO_RESAMPLE_KERNEL_AVX2)) {
         resample_avx2(
-            src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets,
+            channels, src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets,
             v_weights, scratch, sums);
         return 1;
     }
@@ -385,15 +473,15 @@ int cimago_resample_opaque_variant(
 
 int cimago_resample_kernel_available(void) { return cimago_resample_kernel_variants() != 0; }
 
-int cimago_resample_opaque(
-    const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height, const long *h_starts,
-    const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts, const long *v_offsets,
-    const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
+int cimago_resample_narrow(
+    long channels, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height,
+    const long *h_starts, const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts,
+    const long *v_offsets, const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
     const int variants = cimago_resample_kernel_variants();
     const int variant = (variants & CIMAGO_RESAMPLE_KERNEL_AVX512) ? CIMAGO_RESAMPLE_KERNEL_AVX512 : variants;
-    return cimago_resample_opaque_variant(
-        variant, src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets,
-        v_weights, scratch, sums);
+    return cimago_resample_narrow_variant(
+        variant, channels, src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts,
+        v_offsets, v_weights, scratch, sums);
 }
 
 #else
@@ -402,22 +490,23 @@ int cimago_resample_kernel_variants(void) { return 0; }
 
 int cimago_resample_kernel_available(void) { return 0; }
 
-int cimago_resample_opaque_variant(
-    int variant, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height,
+int cimago_resample_narrow_variant(
+    int variant, long channels, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height,
     const long *h_starts, const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts,
     const long *v_offsets, const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
     (void)variant;
-    return cimago_resample_opaque(
-        src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets, v_weights,
-        scratch, sums);
+    return cimago_resample_narrow(
+        channels, src, src_stride, dst, width, height, h_starts, h_weights, h_taps, v_starts, v_counts, v_offsets,
+        v_weights, scratch, sums);
 }
 
-int cimago_resample_opaque(
-    const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height, const long *h_starts,
-    const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts, const long *v_offsets,
-    const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
-    (void)src, (void)src_stride, (void)dst, (void)width, (void)height, (void)h_starts, (void)h_weights,
-        (void)h_taps, (void)v_starts, (void)v_counts, (void)v_offsets, (void)v_weights, (void)scratch, (void)sums;
+int cimago_resample_narrow(
+    long channels, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height,
+    const long *h_starts, const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts,
+    const long *v_offsets, const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
+    (void)channels, (void)src, (void)src_stride, (void)dst, (void)width, (void)height, (void)h_starts,
+        (void)h_weights, (void)h_taps, (void)v_starts, (void)v_counts, (void)v_offsets, (void)v_weights,
+        (void)scratch, (void)sums;
     return 0;
 }
 

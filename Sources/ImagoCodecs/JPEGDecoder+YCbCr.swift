@@ -88,7 +88,8 @@ extension JPEGDecoder {
         let y = try ImageProcessors.Crop(x: 0, y: 0, width: scaled.width, height: scaled.height).process(luma)
         let chroma = YCbCrImage.chromaSize(of: delivered)
         let image = YCbCrImage(
-            y: try y.resampled(to: delivered), cb: try blue.resampled(to: chroma), cr: try red.resampled(to: chroma))
+            y: try y.resampledWithVectorKernel(to: delivered), cb: try blue.resampledWithVectorKernel(to: chroma),
+            cr: try red.resampledWithVectorKernel(to: chroma))
         return (image, full, options.readsMetadata ? markers.metadata(in: bytes) : nil)
     }
 }

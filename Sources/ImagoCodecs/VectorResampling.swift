@@ -2,18 +2,19 @@ import CResampleKernel
 import ImagoCore
 
 extension PixelBuffer {
-    /// ``PixelBuffer/resampled(to:)`` with the passes of an opaque RGBA input done by `CResampleKernel`'s vector
-    /// kernel (AVX-512 where the CPU has AVX-512 F/BW/VL, else AVX2): the same integers, so the same bytes, at a
-    /// fraction of the Swift loops' cost. Any other input, and a CPU without AVX2, take the Swift loops. The
-    /// decoders of ImagoCodecs reach their fitted size through it.
-    func resampledWithVectorKernel(to size: PixelSize) throws -> PixelBuffer {
-        try resampled(to: size, opaqueKernel: Self.vectorResample)
+    /// ``PixelBuffer/resampled(to:)`` with the passes of an opaque RGBA or a gray input done by
+    /// `CResampleKernel`'s vector kernel (AVX-512 where the CPU has AVX-512 F/BW/VL, else AVX2): the same integers,
+    /// so the same bytes, at a fraction of the Swift loops' cost. Any other input, and a CPU without AVX2, take the
+    /// Swift loops. The JPEG decoder reaches its fitted size through it, in RGBA and in YCbCr planes.
+    package func resampledWithVectorKernel(to size: PixelSize) throws -> PixelBuffer {
+        try resampled(to: size, vectorKernel: Self.vectorResample)
     }
 
     /// Runs `job` in `CResampleKernel`'s widest kernel; `false` when this CPU lacks AVX2 (nothing written).
-    package static func vectorResample(_ job: OpaqueResampleJob) -> Bool {
-        cimago_resample_opaque(
-            job.source.assumingMemoryBound(to: UInt8.self), job.sourceBytesPerRow, job.output, job.width, job.height,
+    package static func vectorResample(_ job: NarrowResampleJob) -> Bool {
+        cimago_resample_narrow(
+            job.channels, job.source.assumingMemoryBound(to: UInt8.self), job.sourceBytesPerRow, job.output, job.width,
+            job.height,
             job.horizontal.starts.baseAddress, job.horizontal.weights.baseAddress, job.horizontal.taps,
             job.vertical.starts.baseAddress, job.vertical.counts.baseAddress, job.vertical.offsets.baseAddress,
             job.vertical.weights.baseAddress, job.scratch, job.sums) == 1
@@ -21,9 +22,10 @@ extension PixelBuffer {
 
     /// Runs `job` in `CResampleKernel`'s kernel `variant` (`CIMAGO_RESAMPLE_KERNEL_AVX2` or `…_AVX512`), so that
     /// tests cover each kernel the CPU has; `false` when this CPU does not run it (nothing written).
-    package static func vectorResample(_ job: OpaqueResampleJob, variant: Int32) -> Bool {
-        cimago_resample_opaque_variant(
-            variant, job.source.assumingMemoryBound(to: UInt8.self), job.sourceBytesPerRow, job.output, job.width,
+    package static func vectorResample(_ job: NarrowResampleJob, variant: Int32) -> Bool {
+        cimago_resample_narrow_variant(
+            variant, job.channels, job.source.assumingMemoryBound(to: UInt8.self), job.sourceBytesPerRow, job.output,
+            job.width,
             job.height, job.horizontal.starts.baseAddress, job.horizontal.weights.baseAddress, job.horizontal.taps,
             job.vertical.starts.baseAddress, job.vertical.counts.baseAddress, job.vertical.offsets.baseAddress,
             job.vertical.weights.baseAddress, job.scratch, job.sums) == 1

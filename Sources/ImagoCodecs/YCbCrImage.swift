@@ -21,12 +21,14 @@ package struct YCbCrImage: Sendable {
         PixelSize(width: (size.width + 1) / 2, height: (size.height + 1) / 2)
     }
 
-    /// The planes resampled to `size` (chroma to half of it), with the weights of ``PixelBuffer/resampled(to:)``.
+    /// The planes resampled to `size` (chroma to half of it), with the weights of ``PixelBuffer/resampled(to:)``
+    /// (in its vector kernel where the CPU has one).
     package func resampled(to size: PixelSize) throws -> YCbCrImage {
         guard size != self.size else { return self }
         let chroma = Self.chromaSize(of: size)
         return YCbCrImage(
-            y: try y.resampled(to: size), cb: try cb.resampled(to: chroma), cr: try cr.resampled(to: chroma))
+            y: try y.resampledWithVectorKernel(to: size), cb: try cb.resampledWithVectorKernel(to: chroma),
+            cr: try cr.resampledWithVectorKernel(to: chroma))
     }
 
     /// The `size` rectangle at (`x`, `y`), which must lie inside the image, with the chroma planes cut at half

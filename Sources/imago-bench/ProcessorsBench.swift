@@ -127,7 +127,7 @@ enum ProcessorsBench {
             let target = source.fitted(within: PixelSize(width: 256, height: 256))
             func run(_ variant: Int32) {
                 let out = try? opaque.resampled(
-                    to: target, opaqueKernel: { PixelBuffer.vectorResample($0, variant: variant) })
+                    to: target, vectorKernel: { PixelBuffer.vectorResample($0, variant: variant) })
                 sink &+= Int(out?.bytes[0] ?? 0)
             }
             compare(

@@ -12,14 +12,14 @@ extension PixelBuffer {
     ///
     /// - Throws: ``PixelBuffer/Error/invalidDimensions(width:height:)`` for an empty or overflowing size.
     public func resampled(to size: PixelSize) throws -> PixelBuffer {
-        try resampled(to: size, opaqueKernel: nil)
+        try resampled(to: size, vectorKernel: nil)
     }
 
-    /// ``resampled(to:)``, with the two passes of an opaque RGBA input handed to `opaqueKernel` when it is given
-    /// (a vector kernel in C, which ImagoCore cannot hold: ImagoCodecs passes one). The kernel must compute the
-    /// same integers as the Swift loops (see ``OpaqueResampleJob``); when it returns `false` (a CPU without its
-    /// instructions) the Swift loops run instead.
-    package func resampled(to size: PixelSize, opaqueKernel: OpaqueResampleKernel?) throws -> PixelBuffer {
+    /// ``resampled(to:)``, with the two passes of an opaque RGBA or a gray input handed to `vectorKernel` when it
+    /// is given (a vector kernel in C, which ImagoCore cannot hold: ImagoCodecs passes one). The kernel must
+    /// compute the same integers as the Swift loops (see ``NarrowResampleJob``); when it returns `false` (a CPU
+    /// without its instructions) the Swift loops run instead.
+    package func resampled(to size: PixelSize, vectorKernel: NarrowResampleKernel?) throws -> PixelBuffer {
         if size == self.size && alphaMode == .straight { return self }
         _ = try Self.checkedByteCount(width: size.width, height: size.height, format: format)
         let kernel: ResamplingKernel =
@@ -44,7 +44,7 @@ extension PixelBuffer {
         if let narrowVertical, narrowVertical.taps <= 64 {
             result = try resampled(
                 to: size, kernel: kernel, horizontal: horizontal, vertical: narrowVertical, rowShift: 14,
-                row: UInt16.self, sum: UInt32.self, opaqueKernel: kernel == .opaque ? opaqueKernel : nil)
+                row: UInt16.self, sum: UInt32.self, vectorKernel: kernel.isPremultiplying ? nil : vectorKernel)
         } else {
             let vertical = ResamplingWeights.shared(source: height, destination: size.height, bits: 22)
             result = try resampled(
@@ -57,10 +57,10 @@ extension PixelBuffer {
 
     /// The two passes, with intermediate rows of `Row` (pass-1 sums shifted right by `rowShift`) and vertical sums
     /// of `Sum`. Pass-1 sums are at most 2⁸ × 2²² (gray, opaque) or 2¹⁶ × 2²² (premultiplied colour).
-    /// `opaqueKernel` is tried first when given (opaque input, 16-bit rows, 32-bit sums only).
+    /// `vectorKernel` is tried first when given (opaque or gray input, 16-bit rows, 32-bit sums only).
     private func resampled<Row: FixedWidthInteger & UnsignedInteger, Sum: FixedWidthInteger & UnsignedInteger>(
         to size: PixelSize, kernel: ResamplingKernel, horizontal: ResamplingWeights, vertical: ResamplingWeights,
-        rowShift: Int, row _: Row.Type, sum _: Sum.Type, opaqueKernel: OpaqueResampleKernel? = nil
+        rowShift: Int, row _: Row.Type, sum _: Sum.Type, vectorKernel: NarrowResampleKernel? = nil
     ) throws -> PixelBuffer {
         let rowCount = size.width * format.bytesPerPixel
         let finalShift = horizontal.bits - rowShift + vertical.bits
@@ -81,10 +81,11 @@ extension PixelBuffer {
                 let src = src.baseAddress.unsafelyUnwrapped
                 horizontal.withUnsafeTable { hTable in
                     vertical.withUnsafeTable { vTable in
-                        if let opaqueKernel, Row.bitWidth == 16, Sum.bitWidth == 32,
-                            opaqueKernel(
-                                OpaqueResampleJob(
-                                    source: src, sourceBytesPerRow: bytesPerRow, output: out, width: size.width,
+                        if let vectorKernel, Row.bitWidth == 16, Sum.bitWidth == 32,
+                            vectorKernel(
+                                NarrowResampleJob(
+                                    channels: format.bytesPerPixel, source: src, sourceBytesPerRow: bytesPerRow,
+                                    output: out, width: size.width,
                                     height: size.height, horizontal: hTable, vertical: vTable,
                                     scratch: UnsafeMutableRawPointer(slots).assumingMemoryBound(to: UInt16.self),
                                     sums: UnsafeMutableRawPointer(sums).assumingMemoryBound(to: UInt32.self)))
@@ -119,17 +120,19 @@ extension PixelBuffer {
     }
 }
 
-/// The work of a narrow opaque resample (``PixelBuffer/resampled(to:opaqueKernel:)``), for a kernel outside
-/// ImagoCore. The kernel writes `height` rows of `4 × width` bytes to `output` with exactly the integers of the Swift
-/// loops: pass 1 `(Σ source byte × 22-bit horizontal weight + 2¹³) >> 14` into 16-bit rows (alpha written as
-/// 255 << 8), pass 2 `min((Σ row × 15-bit vertical weight + 2²²) >> 23, 255)`. `horizontal` is padded (every output
-/// has `taps` taps); `vertical` has at most 64 taps an output row.
-package struct OpaqueResampleJob {
-    /// The first byte of the source's first row (RGBA, every alpha 255).
+/// The work of a narrow resample of opaque RGBA or gray (``PixelBuffer/resampled(to:vectorKernel:)``), for a kernel
+/// outside ImagoCore. The kernel writes `height` rows of `channels × width` bytes to `output` with exactly the
+/// integers of the Swift loops: pass 1 `(Σ source byte × 22-bit horizontal weight + 2¹³) >> 14` into 16-bit rows
+/// (RGBA's alpha written as 255 << 8), pass 2 `min((Σ row × 15-bit vertical weight + 2²²) >> 23, 255)`.
+/// `horizontal` is padded (every output has `taps` taps); `vertical` has at most 64 taps an output row.
+package struct NarrowResampleJob {
+    /// Bytes a pixel: 4 (RGBA, every alpha 255) or 1 (gray).
+    package let channels: Int
+    /// The first byte of the source's first row.
     package let source: UnsafeRawPointer
     /// Bytes from one source row to the next.
     package let sourceBytesPerRow: Int
-    /// The result's first byte: `height` rows of `4 × width` bytes, uninitialised.
+    /// The result's first byte: `height` rows of `channels × width` bytes, uninitialised.
     package let output: UnsafeMutablePointer<UInt8>
     /// The result's width in pixels.
     package let width: Int
@@ -139,11 +142,11 @@ package struct OpaqueResampleJob {
     package let horizontal: ResamplingWeights.Table
     /// The vertical weights (15 bits).
     package let vertical: ResamplingWeights.Table
-    /// Room for two intermediate rows of `4 × width` values.
+    /// Room for two intermediate rows of `channels × width` values.
     package let scratch: UnsafeMutablePointer<UInt16>
-    /// Room for `4 × width` vertical sums.
+    /// Room for `channels × width` vertical sums.
     package let sums: UnsafeMutablePointer<UInt32>
 }
 
-/// Does an ``OpaqueResampleJob`` and returns `true`, or returns `false` without writing when it cannot run here.
-package typealias OpaqueResampleKernel = (OpaqueResampleJob) -> Bool
+/// Does a ``NarrowResampleJob`` and returns `true`, or returns `false` without writing when it cannot run here.
+package typealias NarrowResampleKernel = (NarrowResampleJob) -> Bool
