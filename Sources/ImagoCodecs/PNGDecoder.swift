@@ -118,7 +118,7 @@ public struct PNGDecoder: ImageDecoding {
         // No alpha channel and no tRNS: every alpha byte is 255, and saying so spares resampling and encoding a
         // scan of the alpha channel.
         if !hasAlpha { pixels = pixels.assumingOpaque() }
-        if pixels.size != fitted { pixels = try pixels.resampled(to: fitted) }
+        if pixels.size != fitted { pixels = try pixels.resampledWithVectorKernel(to: fitted) }
 
         var orientation = chunks.orientation
         var originalSize = full

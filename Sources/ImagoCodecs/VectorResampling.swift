@@ -5,7 +5,8 @@ extension PixelBuffer {
     /// ``PixelBuffer/resampled(to:)`` with the passes of an opaque RGBA or a gray input done by
     /// `CResampleKernel`'s vector kernel (AVX-512 where the CPU has AVX-512 F/BW/VL, else AVX2): the same integers,
     /// so the same bytes, at a fraction of the Swift loops' cost. Any other input, and a CPU without AVX2, take the
-    /// Swift loops. The JPEG decoder reaches its fitted size through it, in RGBA and in YCbCr planes.
+    /// Swift loops. Every decoder of ImagoCodecs reaches its fitted size through it (the JPEG decoder in YCbCr planes
+    /// too).
     package func resampledWithVectorKernel(to size: PixelSize) throws -> PixelBuffer {
         try resampled(to: size, vectorKernel: Self.vectorResample)
     }

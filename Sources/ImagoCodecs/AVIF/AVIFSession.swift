@@ -115,7 +115,7 @@ struct AVIFSession {
         if let crop = transform.crop { buffer = try buffer.croppedRows(to: crop) }
         let fitted = TargetFitting.fittedSize(
             of: buffer.size, within: options.targetSize, orientation: transform.orientation, mode: options.targetMode)
-        buffer = try buffer.resampled(to: fitted)
+        buffer = try buffer.resampledWithVectorKernel(to: fitted)
         return options.appliesOrientation ? buffer.oriented(transform.orientation) : buffer
     }
 

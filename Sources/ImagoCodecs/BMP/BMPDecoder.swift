@@ -64,7 +64,7 @@ public struct BMPDecoder: ImageDecoding {
         let full = pixels.size
         let fitted = TargetFitting.fittedSize(
             of: full, within: options.targetSize, orientation: .up, mode: options.targetMode)
-        if fitted != full { pixels = try pixels.resampled(to: fitted) }
+        if fitted != full { pixels = try pixels.resampledWithVectorKernel(to: fitted) }
         return ImageContainer(
             frames: [ImageFrame(buffer: pixels)], format: format, isPreview: !result.isComplete, originalSize: full,
             bitDepth: info.sourceBitDepth)

@@ -132,7 +132,7 @@ struct GIFFrameReader {
     }
 
     private func output(_ pixels: PixelBuffer, duration: Duration) throws -> ImageFrame {
-        ImageFrame(buffer: try pixels.resampled(to: outputSize), duration: duration)
+        ImageFrame(buffer: try pixels.resampledWithVectorKernel(to: outputSize), duration: duration)
     }
 
     // MARK: Frames

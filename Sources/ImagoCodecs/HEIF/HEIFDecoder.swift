@@ -138,7 +138,7 @@ public struct HEIFDecoder: ImageDecoding {
             }
             let fitted = TargetFitting.fittedSize(
                 of: decodedSize, within: options.targetSize, orientation: .up, mode: options.targetMode)
-            image = try image.resampled(to: fitted)
+            image = try image.resampledWithVectorKernel(to: fitted)
             var container = ImageContainer(
                 frames: [ImageFrame(buffer: image)], format: format,
                 originalSize: PixelSize(width: width, height: height),

@@ -243,7 +243,7 @@ struct JPEGXLDecodeSession {
         default: throw CodecError.corrupt(format: .jpegXL, reason: "libjxl could not decode a frame")
         }
         if info.alpha_bits == 0 { image = image.assumingOpaque() }
-        if outputSize != size { image = try image.resampled(to: outputSize) }
+        if outputSize != size { image = try image.resampledWithVectorKernel(to: outputSize) }
         frames.append(ImageFrame(buffer: image, duration: pendingDuration))
         sawLastFrame = isLastFrame && !isPartial
     }

@@ -106,7 +106,7 @@ public struct TIFFDecoder: ImageDecoding {
         }
         let fitted = TargetFitting.fittedSize(
             of: image.size, within: options.targetSize, orientation: orientation, mode: options.targetMode)
-        image = try image.resampled(to: fitted)
+        image = try image.resampledWithVectorKernel(to: fitted)
         if options.appliesOrientation { image = image.oriented(orientation) }
         var container = ImageContainer(
             frames: [ImageFrame(buffer: image)], format: .tiff,

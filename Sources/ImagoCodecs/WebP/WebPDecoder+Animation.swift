@@ -67,7 +67,7 @@ extension WebPDecoder {
             // Timestamps are each frame's end time in milliseconds.
             let duration = Duration.milliseconds(max(0, Int(timestamp) - Int(previousTimestamp)))
             previousTimestamp = timestamp
-            frames.append(ImageFrame(buffer: try full.resampled(to: outputSize), duration: duration))
+            frames.append(ImageFrame(buffer: try full.resampledWithVectorKernel(to: outputSize), duration: duration))
         }
         guard !frames.isEmpty else { throw CodecError.corrupt(format: .webp, reason: "the animation has no frames") }
         return ImageContainer(

@@ -74,7 +74,7 @@ final class WebPFrameDecoder: SequentialFrameDecoder {
         let full = try PixelBuffer(width: canvas.width, height: canvas.height, format: .rgba8) { output in
             output.copyMemory(from: UnsafeRawBufferPointer(start: pixels, count: output.count))
         }
-        let frame = ImageFrame(buffer: try full.resampled(to: outputSize), duration: durations[index])
+        let frame = ImageFrame(buffer: try full.resampledWithVectorKernel(to: outputSize), duration: durations[index])
         index += 1
         return frame
     }
