@@ -96,7 +96,8 @@ public struct APNGDecoder: ImageDecoding {
                 break
             }
             canvas.draw(scratch, control: frame.control)
-            let shown = outputSize == canvasSize ? canvas.pixels : try canvas.pixels.resampledWithVectorKernel(to: outputSize)
+            let shown =
+                outputSize == canvasSize ? canvas.pixels : try canvas.pixels.resampledWithVectorKernel(to: outputSize)
             frames.append(ImageFrame(buffer: shown, duration: frame.control.duration))
             canvas.dispose(frame.control)
         }

@@ -93,7 +93,8 @@ final class APNGFrameDecoder: SequentialFrameDecoder {
             stream, into: &scratch, width: frame.control.width, height: frame.control.height,
             isInterlaced16Bit: structure.isInterlaced && structure.bitDepth == 16)
         canvas.draw(scratch, control: frame.control)
-        let shown = outputSize == structure.canvas ? canvas.pixels : try canvas.pixels.resampledWithVectorKernel(to: outputSize)
+        let shown =
+            outputSize == structure.canvas ? canvas.pixels : try canvas.pixels.resampledWithVectorKernel(to: outputSize)
         canvas.dispose(frame.control)
         index += 1
         return ImageFrame(buffer: shown, duration: frame.control.duration)
