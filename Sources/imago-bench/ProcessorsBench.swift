@@ -116,6 +116,7 @@ enum ProcessorsBench {
     /// Skipped on a CPU without both kernels.
     static func vectorKernelRows(_ sink: inout Int) throws {
         let variants = PixelBuffer.vectorResampleVariants  // AVX2, then AVX-512
+        if !variants.isEmpty { try grayPlaneRows(&sink) }
         guard variants.count == 2 else {
             print("  processors: vector resample rows skipped (this CPU lacks AVX2 or AVX-512 F/BW/VL)")
             return
@@ -134,6 +135,29 @@ enum ProcessorsBench {
                 "processors: resample \(source) opaque → \(target), vector kernel (AVX-512 vs AVX2)",
                 unit: "cpu-ns/img", goal: nil, peerName: "CResampleKernel's AVX2 kernel",
                 imago: { perImage(200) { run(variants[1]) } }, peer: { perImage(200) { run(variants[0]) } })
+        }
+    }
+
+    /// A JPEG's planes at the gallery's DCT scale to a 256-px thumbnail's (`imago serve`'s YCbCr path): the vector
+    /// kernel's gray step against the Swift loops it replaced, the same bytes.
+    static func grayPlaneRows(_ sink: inout Int) throws {
+        for (plane, source, target) in [
+            ("luma", PixelSize(width: 384, height: 256), PixelSize(width: 256, height: 171)),
+            ("chroma", PixelSize(width: 192, height: 128), PixelSize(width: 128, height: 86)),
+        ] {
+            var state: UInt32 = 0x9E37_79B9
+            let bytes = (0..<source.width * source.height).map { _ in
+                state = state &* 1_664_525 &+ 1_013_904_223
+                return UInt8(truncatingIfNeeded: state >> 24)
+            }
+            let gray = try PixelBuffer(width: source.width, height: source.height, format: .gray8, bytes: bytes)
+            compare(
+                "processors: resample \(source) gray (\(plane) plane) → \(target), vector kernel vs Swift loops",
+                unit: "cpu-ns/img", goal: nil, peerName: "PixelBuffer.resampled(to:), Swift loops",
+                imago: {
+                    perImage(400) { sink &+= Int((try? gray.resampledWithVectorKernel(to: target))?.bytes[0] ?? 0) }
+                },
+                peer: { perImage(400) { sink &+= Int((try? gray.resampled(to: target))?.bytes[0] ?? 0) } })
         }
     }
 
