@@ -258,7 +258,8 @@ CIMAGO_AVX2 CIMAGO_NOINLINE static void horizontal_gray_any(
 
 /// The layout of `horizontal_gray` for a table of at most four taps, in `block` (room for `width × (1 + taps)`
 /// 32-bit values); with more taps, or a row too wide for 32-bit offsets, `starts` is NULL (one output at a time).
-static gray_layout make_gray_layout(const long *starts, const uint32_t *weights, long taps, long width, uint32_t *block) {
+static gray_layout make_gray_layout(
+    const long *starts, const uint32_t *weights, long taps, long width, uint32_t *block) {
     gray_layout layout = {NULL, NULL, 0};
     if (block == NULL || taps > 4 || width < 1 || starts[width - 1] + taps > INT32_MAX) return layout;
     layout.starts = (int32_t *)block;
@@ -379,9 +380,9 @@ CIMAGO_AVX512 CIMAGO_NOINLINE static void finish512(const uint32_t *sums, long v
 
 /// The rows of both passes; `wide` (a constant) picks the AVX-512 steps, `channels` 4 (opaque RGBA) or 1 (gray).
 CIMAGO_INLINE void resample_rows(
-    int wide, long channels, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height, const long *h_starts,
-    const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts, const long *v_offsets,
-    const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
+    int wide, long channels, const uint8_t *src, size_t src_stride, uint8_t *dst, long width, long height,
+    const long *h_starts, const uint32_t *h_weights, long h_taps, const long *v_starts, const long *v_counts,
+    const long *v_offsets, const uint32_t *v_weights, uint16_t *scratch, uint32_t *sums) {
     const long values = width * channels;
     gray_layout layout = {NULL, NULL, 0};
     uint32_t *block = NULL;

@@ -14,11 +14,10 @@ extension PixelBuffer {
     /// Runs `job` in `CResampleKernel`'s widest kernel; `false` when this CPU lacks AVX2 (nothing written).
     package static func vectorResample(_ job: NarrowResampleJob) -> Bool {
         cimago_resample_narrow(
-            job.channels, job.source.assumingMemoryBound(to: UInt8.self), job.sourceBytesPerRow, job.output, job.width,
-            job.height,
-            job.horizontal.starts.baseAddress, job.horizontal.weights.baseAddress, job.horizontal.taps,
-            job.vertical.starts.baseAddress, job.vertical.counts.baseAddress, job.vertical.offsets.baseAddress,
-            job.vertical.weights.baseAddress, job.scratch, job.sums) == 1
+            job.channels, job.source.assumingMemoryBound(to: UInt8.self), job.sourceBytesPerRow, job.output,
+            job.width, job.height, job.horizontal.starts.baseAddress, job.horizontal.weights.baseAddress,
+            job.horizontal.taps, job.vertical.starts.baseAddress, job.vertical.counts.baseAddress,
+            job.vertical.offsets.baseAddress, job.vertical.weights.baseAddress, job.scratch, job.sums) == 1
     }
 
     /// Runs `job` in `CResampleKernel`'s kernel `variant` (`CIMAGO_RESAMPLE_KERNEL_AVX2` or `…_AVX512`), so that
@@ -26,10 +25,9 @@ extension PixelBuffer {
     package static func vectorResample(_ job: NarrowResampleJob, variant: Int32) -> Bool {
         cimago_resample_narrow_variant(
             variant, job.channels, job.source.assumingMemoryBound(to: UInt8.self), job.sourceBytesPerRow, job.output,
-            job.width,
-            job.height, job.horizontal.starts.baseAddress, job.horizontal.weights.baseAddress, job.horizontal.taps,
-            job.vertical.starts.baseAddress, job.vertical.counts.baseAddress, job.vertical.offsets.baseAddress,
-            job.vertical.weights.baseAddress, job.scratch, job.sums) == 1
+            job.width, job.height, job.horizontal.starts.baseAddress, job.horizontal.weights.baseAddress,
+            job.horizontal.taps, job.vertical.starts.baseAddress, job.vertical.counts.baseAddress,
+            job.vertical.offsets.baseAddress, job.vertical.weights.baseAddress, job.scratch, job.sums) == 1
     }
 }
 

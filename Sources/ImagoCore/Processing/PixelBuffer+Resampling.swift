@@ -85,8 +85,8 @@ extension PixelBuffer {
                             vectorKernel(
                                 NarrowResampleJob(
                                     channels: format.bytesPerPixel, source: src, sourceBytesPerRow: bytesPerRow,
-                                    output: out, width: size.width,
-                                    height: size.height, horizontal: hTable, vertical: vTable,
+                                    output: out, width: size.width, height: size.height, horizontal: hTable,
+                                    vertical: vTable,
                                     scratch: UnsafeMutableRawPointer(slots).assumingMemoryBound(to: UInt16.self),
                                     sums: UnsafeMutableRawPointer(sums).assumingMemoryBound(to: UInt32.self)))
                         {
