@@ -90,12 +90,7 @@ enum ProcessorsBench {
                 c.input == .opaque
                 ? try makeOpaqueImage(width: c.source.width, height: c.source.height)
                 : try makeImage(width: c.source.width, height: c.source.height)
-            if c.input == .gray {
-                image = try ImageProcessors.Grayscale().process(image)
-                image = try PixelBuffer(
-                    width: image.width, height: image.height, format: .gray8,
-                    bytes: stride(from: 0, to: image.bytes.count, by: 4).map { image.bytes[$0] })
-            }
+            if c.input == .gray { image = try makeGrayImage(width: c.source.width, height: c.source.height) }
             let decoded = c.input == .opaque ? image.assumingOpaque() : image
             let target = c.source.fitted(within: PixelSize(width: 256, height: 256))
             compare(
@@ -145,12 +140,7 @@ enum ProcessorsBench {
             ("luma", PixelSize(width: 384, height: 256), PixelSize(width: 256, height: 171)),
             ("chroma", PixelSize(width: 192, height: 128), PixelSize(width: 128, height: 86)),
         ] {
-            var state: UInt32 = 0x9E37_79B9
-            let bytes = (0..<source.width * source.height).map { _ in
-                state = state &* 1_664_525 &+ 1_013_904_223
-                return UInt8(truncatingIfNeeded: state >> 24)
-            }
-            let gray = try PixelBuffer(width: source.width, height: source.height, format: .gray8, bytes: bytes)
+            let gray = try makeGrayImage(width: source.width, height: source.height)
             compare(
                 "processors: resample \(source) gray (\(plane) plane) → \(target), vector kernel vs Swift loops",
                 unit: "cpu-ns/img", goal: nil, peerName: "PixelBuffer.resampled(to:), Swift loops",
@@ -180,6 +170,14 @@ enum ProcessorsBench {
         var image = try makeImage(width: width, height: height)
         image.withUnsafeMutableBytes { p in for i in stride(from: 3, to: p.count, by: 4) { p[i] = 255 } }
         return image
+    }
+
+    /// ``makeImage(width:height:)`` made gray (`gray8`, one byte a pixel).
+    static func makeGrayImage(width: Int, height: Int) throws -> PixelBuffer {
+        let image = try ImageProcessors.Grayscale().process(makeImage(width: width, height: height))
+        return try PixelBuffer(
+            width: width, height: height, format: .gray8,
+            bytes: stride(from: 0, to: image.bytes.count, by: 4).map { image.bytes[$0] })
     }
 
     /// A smooth colour gradient with a diagonal stripe pattern and a soft alpha ramp at the bottom.

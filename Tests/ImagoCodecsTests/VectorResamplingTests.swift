@@ -8,16 +8,21 @@ import Testing
 /// scalar tail, and extremes, for the kernel the decoders use and for each kernel this CPU runs (AVX2, and AVX-512
 /// where it has AVX-512 F/BW/VL).
 @Suite struct VectorResamplingTests {
-    /// Opaque RGBA noise (every alpha 255), reproducible from `seed`.
-    static func noise(_ size: PixelSize, seed: UInt64) throws -> PixelBuffer {
+    /// `count` noise bytes (xorshift), reproducible from `seed`.
+    static func noiseBytes(_ count: Int, seed: UInt64) -> [UInt8] {
         var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-        var bytes = [UInt8](repeating: 255, count: size.width * size.height * 4)
-        for i in bytes.indices where i % 4 != 3 {
+        return (0..<count).map { _ in
             state ^= state << 13
             state ^= state >> 7
             state ^= state << 17
-            bytes[i] = UInt8(truncatingIfNeeded: state)
+            return UInt8(truncatingIfNeeded: state)
         }
+    }
+
+    /// Opaque RGBA noise (every alpha 255), reproducible from `seed`.
+    static func noise(_ size: PixelSize, seed: UInt64) throws -> PixelBuffer {
+        var bytes = noiseBytes(size.width * size.height * 4, seed: seed)
+        for i in stride(from: 3, to: bytes.count, by: 4) { bytes[i] = 255 }
         return try PixelBuffer(width: size.width, height: size.height, bytes: bytes).assumingOpaque()
     }
 
@@ -30,14 +35,9 @@ import Testing
 
     /// Gray noise, reproducible from `seed`.
     static func grayNoise(_ size: PixelSize, seed: UInt64) throws -> PixelBuffer {
-        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-        let bytes = (0..<size.width * size.height).map { _ in
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return UInt8(truncatingIfNeeded: state)
-        }
-        return try PixelBuffer(width: size.width, height: size.height, format: .gray8, bytes: bytes)
+        try PixelBuffer(
+            width: size.width, height: size.height, format: .gray8,
+            bytes: noiseBytes(size.width * size.height, seed: seed))
     }
 
     static let cases: [(from: PixelSize, to: PixelSize)] = [

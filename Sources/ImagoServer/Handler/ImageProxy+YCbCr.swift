@@ -10,12 +10,12 @@ extension ImageProxy {
 
     /// The YCbCr render `key` can take (``Configuration/rendersJPEGsInYCbCr``), from its options alone, or
     /// `nil`: only a resize (`fit`, or `fill` and the like cut around any gravity but `sm`; no trim, turn, crop,
-    /// blur, canvas, background or watermark; not in linear light, shrink-on-load allowed), no `max_bytes`, no decoding options of the URL's own (`auto_rotate:0`,
-    /// `max_src_resolution`, `enforce_thumbnail`, `strip_color_profile:0`), the pipeline's own ``JPEGDecoder``,
-    /// and an ``Configuration/originalCache``: the path leaves no decoded image in the pipeline's memory cache, so
-    /// another output of the same source reads the original from that cache rather than from the origin. Whether
-    /// the source is a JPEG that path takes, and whether the output's encoder takes YCbCr, is known only from its
-    /// bytes.
+    /// blur, canvas, background or watermark; not in linear light, shrink-on-load allowed), no `max_bytes`, no
+    /// decoding options of the URL's own (`auto_rotate:0`, `max_src_resolution`, `enforce_thumbnail`,
+    /// `strip_color_profile:0`), the pipeline's own ``JPEGDecoder``, and an ``Configuration/originalCache``: the
+    /// path leaves no decoded image in the pipeline's memory cache, so another output of the same source reads the
+    /// original from that cache rather than from the origin. Whether the source is a JPEG that path takes, and
+    /// whether the output's encoder takes YCbCr, is known only from its bytes.
     func yCbCrRender(for key: OutputKey, request: ImageRequest) -> YCbCrRender? {
         guard configuration.rendersJPEGsInYCbCr, configuration.originalCache != nil, key.options.maxBytes == 0,
             request.targetSize == nil,
