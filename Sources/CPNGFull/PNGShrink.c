@@ -105,6 +105,87 @@ static void shrink_accumulate(
     }
 }
 
+/// Reads the rows of a file that is not interlaced, top to bottom, writing each output row once its `factor` rows
+/// (fewer at the bottom) are summed: one row of 64-bit sums, whatever the image's height.
+static void shrink_sequential(
+    png_structp png, uint32_t height, uint32_t factor, int channels, int is_opaque, const uint32_t *columns,
+    uint32_t out_width, uint8_t *row, uint64_t *sums, uint8_t *out) {
+    uint32_t rows = 0;
+    uint32_t y_out = 0;
+    for (uint32_t y = 0; y < height; y++) {
+        png_read_row(png, row, NULL);
+        shrink_accumulate(row, columns, out_width, channels, is_opaque, sums);
+        rows++;
+        if (rows == factor || y == height - 1) {
+            shrink_emit(
+                sums, columns, out_width, rows, channels, is_opaque, out + (size_t)y_out * out_width * channels);
+            memset(sums, 0, (size_t)out_width * channels * sizeof(uint64_t));
+            rows = 0;
+            y_out++;
+        }
+    }
+}
+
+/// Adds one row of an Adam7 pass (`count` pixels, the first at column `first`, then every `step`) to the sums of
+/// the output row it falls in (`sums`, 32 bits a sample: a block of at most 256 × 256 pixels of 255 × 255 fits).
+static void shrink_scatter(
+    const uint8_t *row, uint32_t count, uint32_t first, uint32_t step, uint32_t factor, int channels, int is_opaque,
+    uint32_t *sums) {
+    uint32_t x = first;
+    uint32_t block = first / factor;
+    uint32_t next = (block + 1) * factor;
+    const uint8_t *p = row;
+    for (uint32_t i = 0; i < count; i++, x += step, p += channels) {
+        while (x >= next) {
+            block++;
+            next += factor;
+        }
+        uint32_t *s = sums + (size_t)block * channels;
+        if (channels == 1) {
+            s[0] += p[0];
+        } else if (is_opaque) {
+            s[0] += p[0];
+            s[1] += p[1];
+            s[2] += p[2];
+        } else {
+            uint32_t a = p[3];
+            s[0] += p[0] * a;
+            s[1] += p[1] * a;
+            s[2] += p[2] * a;
+            s[3] += a;
+        }
+    }
+}
+
+/// Reads the seven passes of an Adam7 file (libpng's interlace handling off: each pass's rows come as they are
+/// stored) into sums for the whole output image, then writes every output row's means. The same blocks and the
+/// same means as a file that is not interlaced, in memory for the sums of the output, not the full image.
+static void shrink_interlaced(
+    png_structp png, uint32_t width, uint32_t height, uint32_t factor, int channels, int is_opaque,
+    const uint32_t *columns, uint32_t out_width, uint32_t out_height, uint8_t *row, uint32_t *sums,
+    uint64_t *wide, uint8_t *out) {
+    size_t out_row = (size_t)out_width * channels;
+    for (int pass = 0; pass < 7; pass++) {
+        uint32_t count = PNG_PASS_COLS(width, pass);
+        uint32_t rows = PNG_PASS_ROWS(height, pass);
+        if (count == 0 || rows == 0) continue;  // libpng skips an empty pass
+        uint32_t first = PNG_PASS_START_COL(pass);
+        uint32_t step = PNG_PASS_COL_OFFSET(pass);
+        for (uint32_t r = 0; r < rows; r++) {
+            png_read_row(png, row, NULL);
+            uint32_t y = PNG_ROW_FROM_PASS_ROW(r, pass);
+            shrink_scatter(row, count, first, step, factor, channels, is_opaque, sums + (size_t)(y / factor) * out_row);
+        }
+    }
+    for (uint32_t y_out = 0; y_out < out_height; y_out++) {
+        const uint32_t *s = sums + (size_t)y_out * out_row;
+        for (size_t i = 0; i < out_row; i++) wide[i] = s[i];
+        uint32_t first_row = y_out * factor;
+        uint32_t rows = height - first_row < factor ? height - first_row : factor;
+        shrink_emit(wide, columns, out_width, rows, channels, is_opaque, out + (size_t)y_out * out_row);
+    }
+}
+
 int cimago_png_read_shrunk(
     const uint8_t *data, size_t size, uint32_t factor, int channels, uint8_t *out, size_t out_size, char *message,
     size_t message_size) {
@@ -119,10 +200,12 @@ int cimago_png_read_shrunk(
     uint8_t *volatile row = NULL;
     uint64_t *volatile sums = NULL;
     uint32_t *volatile columns = NULL;
+    uint32_t *volatile image_sums = NULL;
     if (info == NULL || setjmp(png_jmpbuf(png))) {
         free(row);
         free(sums);
         free(columns);
+        free(image_sums);
         png_destroy_read_struct(&png, info ? &info : NULL, NULL);
         return -1;
     }
@@ -136,8 +219,8 @@ int cimago_png_read_shrunk(
     int has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || has_trns;
     uint32_t out_width = width / factor + (width % factor != 0);
     uint32_t out_height = height / factor + (height % factor != 0);
-    int handled = png_get_interlace_type(png, info) == PNG_INTERLACE_NONE
-        && width > 0 && height > 0 && (channels == 4 || (is_gray && !has_alpha))
+    int interlaced = png_get_interlace_type(png, info) != PNG_INTERLACE_NONE;
+    int handled = width > 0 && height > 0 && (channels == 4 || (is_gray && !has_alpha))
         && (size_t)out_width * out_height * (size_t)channels == out_size;
     if (!handled) {
         png_destroy_read_struct(&png, &info, NULL);
@@ -165,19 +248,14 @@ int cimago_png_read_shrunk(
     }
     // A file without alpha has 255 everywhere (the filler): its colour is averaged unweighted.
     int is_opaque = !has_alpha;
-    uint32_t rows = 0;
-    uint32_t y_out = 0;
-    for (uint32_t y = 0; y < height; y++) {
-        png_read_row(png, row, NULL);
-        shrink_accumulate(row, columns, out_width, channels, is_opaque, sums);
-        rows++;
-        if (rows == factor || y == height - 1) {
-            shrink_emit(
-                sums, columns, out_width, rows, channels, is_opaque, out + (size_t)y_out * out_width * channels);
-            memset(sums, 0, (size_t)out_width * channels * sizeof(uint64_t));
-            rows = 0;
-            y_out++;
-        }
+    if (interlaced) {
+        image_sums = calloc((size_t)out_width * out_height * channels, sizeof(uint32_t));
+        if (image_sums == NULL) png_error(png, "out of memory");
+        shrink_interlaced(
+            png, width, height, factor, channels, is_opaque, columns, out_width, out_height, row, image_sums, sums,
+            out);
+    } else {
+        shrink_sequential(png, height, factor, channels, is_opaque, columns, out_width, row, sums, out);
     }
     // The rest of the image data and the chunks after it, as the simplified API reads them: a bad checksum or a
     // broken stream there fails here as it does there.
@@ -185,6 +263,7 @@ int cimago_png_read_shrunk(
     free(row);
     free(sums);
     free(columns);
+    free(image_sums);
     png_destroy_read_struct(&png, &info, NULL);
     return 0;
 }

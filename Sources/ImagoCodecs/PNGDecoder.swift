@@ -20,11 +20,11 @@ import ImagoCore
 ///   `IDAT` image; ``ImageContainer/format`` is still `.apng`).
 /// - EXIF orientation from an `eXIf` chunk before `IDAT` is honoured like JPEG's (applied when
 ///   ``DecodingOptions/appliesOrientation``, else reported).
-/// - ``DecodingOptions/targetSize`` (or ``DecodingOptions/decodedByteLimit``): a file that is not interlaced and
-///   is to shrink to a quarter of its size or less is read row by row with libpng's full API and shrunk while it
-///   is read, by the largest power of two that keeps it at least twice the target (each pixel the alpha-weighted
-///   mean of its block), so the full image is never held; then it is area-averaged to the aspect-fit size, as
-///   every other PNG is after a decode at full size. Never upscales.
+/// - ``DecodingOptions/targetSize`` (or ``DecodingOptions/decodedByteLimit``): a file that is to shrink to a
+///   quarter of its size or less is read row by row with libpng's full API (an Adam7-interlaced one pass by pass)
+///   and shrunk while it is read, by the largest power of two that keeps it at least twice the target (each pixel
+///   the alpha-weighted mean of its block), so the full image is never held; then it is area-averaged to the
+///   aspect-fit size, as every other PNG is after a decode at full size. Never upscales.
 /// - Truncated or corrupt data throws; partial previews are not produced for PNG. The chunk structure is walked
 ///   before libpng sees the data, and data whose chunks run past its end is rejected as truncated up front
 ///   (libpng would otherwise allocate whatever length a chunk declares).
@@ -136,7 +136,7 @@ public struct PNGDecoder: ImageDecoding {
 
     /// The image read row by row and shrunk by the largest power of two (at most 256) that keeps it at least twice
     /// `fitted` on each side, so the full image is never held; `nil` when `fitted` is more than a quarter of `full`
-    /// on either side, or the file is one the row reader leaves to the simplified API (interlaced).
+    /// on either side.
     ///
     /// Twice, not once (as JPEG's DCT scaling): block means followed by an area average of a ratio near 1 blur and
     /// shift edges by up to a block; with a ratio of at least 2 left for the area average, the result stays close

@@ -23,6 +23,12 @@ func corpusFiles(_ folder: String, ext: String) throws -> [URL] {
         .sorted { $0.lastPathComponent < $1.lastPathComponent }
 }
 
+/// The index of the first byte where `a` and `b` differ (`nil` when they are the same; -1 when only their lengths
+/// do), so that a failure names one place instead of diffing arrays of 100,000 bytes.
+func firstDifference(_ a: PixelBuffer, _ b: PixelBuffer) -> Int? {
+    a.bytes == b.bytes ? nil : zip(a.bytes, b.bytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1
+}
+
 /// Mean absolute difference per channel between two images of the same size, over R, G, B and A as read through
 /// the RGBA pixel subscript (so gray and RGBA buffers compare). `nil` when the sizes differ.
 func meanChannelError(_ a: PixelBuffer, _ b: PixelBuffer) -> Double? {

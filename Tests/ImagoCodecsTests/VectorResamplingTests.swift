@@ -26,13 +26,6 @@ import Testing
         return try PixelBuffer(width: size.width, height: size.height, bytes: bytes).assumingOpaque()
     }
 
-    /// The index of the first byte where `a` and `b` differ (`nil` when they are the same), so that a failure names
-    /// one place instead of diffing arrays of 100,000 bytes.
-    static func firstDifference(_ a: PixelBuffer, _ b: PixelBuffer) -> Int? {
-        a.bytes == b.bytes
-            ? nil : zip(a.bytes, b.bytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1
-    }
-
     /// Gray noise, reproducible from `seed`.
     static func grayNoise(_ size: PixelSize, seed: UInt64) throws -> PixelBuffer {
         try PixelBuffer(
@@ -78,13 +71,13 @@ import Testing
             #expect(ran == PixelBuffer.isVectorResampleKernelAvailable, "case \(index) image \(seed)")
             #expect(vector.size == to && vector.format == image.format)
             #expect(vector.isKnownOpaque || image.format == .gray8)
-            #expect(Self.firstDifference(vector, reference) == nil, "case \(index) image \(seed)")
-            #expect(Self.firstDifference(try image.resampledWithVectorKernel(to: to), reference) == nil)
+            #expect(firstDifference(vector, reference) == nil, "case \(index) image \(seed)")
+            #expect(firstDifference(try image.resampledWithVectorKernel(to: to), reference) == nil)
             for variant in PixelBuffer.vectorResampleVariants {
                 let forced = try image.resampled(
                     to: to, vectorKernel: { PixelBuffer.vectorResample($0, variant: variant) })
                 #expect(
-                    Self.firstDifference(forced, reference) == nil, "case \(index) image \(seed) variant \(variant)")
+                    firstDifference(forced, reference) == nil, "case \(index) image \(seed) variant \(variant)")
             }
         }
     }
@@ -122,11 +115,11 @@ import Testing
                     // Then it ran, and every byte is the Swift loops'
                     #expect(ran, "variant \(variant) \(image.format) \(from) → \(to)")
                     #expect(
-                        Self.firstDifference(vector, reference) == nil,
+                        firstDifference(vector, reference) == nil,
                         "variant \(variant) \(image.format) \(from) → \(to)")
                 }
                 #expect(
-                    Self.firstDifference(try image.resampledWithVectorKernel(to: to), reference) == nil,
+                    firstDifference(try image.resampledWithVectorKernel(to: to), reference) == nil,
                     "\(from) → \(to)")
             }
         }

@@ -13,10 +13,12 @@
 /// scaled to 8, 16-bit samples rounded to 8, no gamma conversion (libpng's full API converts none unless told).
 ///
 /// `out` holds `out_size` bytes: ceil(width / factor) × ceil(height / factor) × `channels`. The memory taken is one
-/// source row and one row of sums, whatever the image's height.
+/// source row and one row of sums, whatever the image's height; an Adam7-interlaced file, whose passes each cover
+/// the whole image, adds 32-bit sums for the whole output (4 × `out_size` bytes), still never the full image. Its
+/// output is the same, byte for byte, as that of the same image not interlaced.
 ///
 /// Returns 0 on success; 1 without writing anything when the file is one this reader leaves to the simplified API
-/// (Adam7 interlacing, a layout that does not match `channels`, an `out_size` that does not match);
+/// (a layout that does not match `channels`, an `out_size` that does not match);
 /// -1 when libpng fails (corrupt or truncated data), with its message in `message` (NUL-terminated, at most
 /// `message_size` bytes). libpng's errors are caught with setjmp/longjmp inside this function.
 int cimago_png_read_shrunk(

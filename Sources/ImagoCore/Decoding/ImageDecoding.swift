@@ -80,9 +80,8 @@ public struct DecodingOptions: Sendable, Hashable {
     /// zero is kept instead of clipped). Default `true`.
     public var usesBlackPointCompensation = true
     /// The most bytes of pixels one decoded image (or frame) may take: a larger image is decoded smaller, aspect
-    /// kept, where the codec can scale while decoding (JPEG, WebP stills, PNGs that are not interlaced; as
-    /// SDWebImage's scale-down limit does), and at full size otherwise, then shrunk. Default `nil`: no limit beyond
-    /// ``pixelLimit``.
+    /// kept, where the codec can scale while decoding (JPEG, WebP stills, PNG; as SDWebImage's scale-down limit
+    /// does), and at full size otherwise, then shrunk. Default `nil`: no limit beyond ``pixelLimit``.
     public var decodedByteLimit: Int?
     /// Animations whose decoded frames would take more bytes than this are decoded on demand: the container keeps
     /// the encoded data and a decoder (``ImageContainer/frameSource``) and produces frames as they are asked for,
