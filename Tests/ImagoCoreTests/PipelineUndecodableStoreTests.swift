@@ -3,11 +3,13 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-/// A data cache whose `store` can be held (blocking the disk-queue thread): a decode failure can land while the
-/// store of the same bytes is still running, or a test can hold writes queued after delivery.
+/// A data cache whose `store` and `removeData` can be held (blocking the disk-queue thread): a decode failure can
+/// land while the store of the same bytes is still running, a test can hold writes queued after delivery, or a
+/// read can run while a removal is.
 final class HoldingDataCache: DataCaching, Sendable {
     let inner = MockDataCache()
     let gate = HoldGate()
+    let removalGate = HoldGate()
 
     func entry(for key: String) -> DataCacheEntry? { inner.entry(for: key) }
     func store(_ data: Data, for key: String, metadata: DataCacheMetadata) {
@@ -16,7 +18,10 @@ final class HoldingDataCache: DataCaching, Sendable {
     }
     func updateMetadata(_ metadata: DataCacheMetadata, for key: String) { inner.updateMetadata(metadata, for: key) }
     func containsData(for key: String) -> Bool { inner.containsData(for: key) }
-    func removeData(for key: String) { inner.removeData(for: key) }
+    func removeData(for key: String) {
+        removalGate.passThrough()
+        inner.removeData(for: key)
+    }
     func removeAll() { inner.removeAll() }
 }
 
@@ -74,6 +79,38 @@ struct PipelineUndecodableStoreTests {
         #expect(!cache.containsData(for: ImageRequest(url: bad).sourceKey))
         #expect(cache.containsData(for: ImageRequest(url: good).sourceKey))
         #expect(cache.inner.writeCount == 1)
+    }
+
+    @Test func bytesWhoseRemovalIsPendingAreAMissAndTheFailureIsRemembered() async throws {
+        // Given undecodable bytes stored before their decode failed, and their removal held (two disk jobs at once)
+        let cache = HoldingDataCache()
+        let f = PipelineFixture(disk: false) {
+            $0.dataCache = cache
+            $0.maximumConcurrentDiskOperations = 2
+        }
+        let url = URL(string: "https://example.com/cut.img")!
+        let key = ImageRequest(url: url).sourceKey
+        f.loader.setResponse(Self.truncated, for: url, headers: ["Cache-Control": "max-age=0"])
+        f.decoder.hold()
+        cache.removalGate.hold()
+        let load = Task { try await f.pipeline.image(for: url) }
+        #expect(await ImagoTesting.eventually { cache.inner.writeCount == 1 && f.decoder.heldCount == 1 })
+        f.decoder.release()
+        await #expect(throws: ImagePipeline.Error.self) { try await load.value }
+        #expect(await ImagoTesting.eventually { cache.removalGate.waitingCount == 1 })
+        #expect(cache.containsData(for: key))
+        // When the source is asked for again while the bytes are still on disk
+        var answer: ImagePipeline.Error?
+        do { _ = try await f.pipeline.image(for: url) } catch { answer = error }
+        // Then the disk reads a miss and the failure cache answers: no second decode, and no revalidation of the
+        // stale bytes with the origin (the flaky fetch count of `ServeYCbCrTests` before the fix)
+        let isRemembered = if case .failedRecently? = answer { true } else { false }
+        #expect(isRemembered, "answered \(String(describing: answer))")
+        #expect(f.decoder.decodeCount == 1)
+        #expect(f.loader.loadCount(for: url) == 1)
+        cache.removalGate.release()
+        await f.pipeline.waitForPendingCacheWrites()
+        #expect(!cache.containsData(for: key))
     }
 
     @Test func waitingForPendingDiskWorkReturnsAtOnceWhenIdle() async {

@@ -15,10 +15,11 @@ struct ServeYCbCrTests {
         return try! JPEGEncoder().encode(photo, options: EncodingOptions(quality: 0.9))
     }()
 
-    /// The answer to `options` for an origin serving `bytes`, with the YCbCr path on and off; with `times`, the
-    /// same request made that many times (the last answer returned), the origin asked as often either way.
+    /// The answer to `options` for an origin serving `bytes` (named `name` in failures), with the YCbCr path on
+    /// and off; with `times`, the same request made that many times (the last answer returned), the origin asked
+    /// as often either way.
     static func both(
-        _ options: String, _ bytes: Data, times: Int = 1
+        _ options: String, _ bytes: Data, times: Int = 1, name: String = "s.jpg"
     ) async throws -> (on: ServerResponse, off: ServerResponse) {
         var answers: [ServerResponse] = []
         var fetches: [Int] = []
@@ -32,7 +33,8 @@ struct ServeYCbCrTests {
             answers.append(await fixture.get(fixture.path(options, "/s.jpg")))
             fetches.append(fixture.origin.requestCount(for: "/s.jpg"))
         }
-        #expect(fetches[0] == fetches[1] && (times > 1 || fetches[0] == 1), "\(options): fetches \(fetches)")
+        #expect(
+            fetches[0] == fetches[1] && (times > 1 || fetches[0] == 1), "\(name) \(options): fetches \(fetches)")
         return (answers[0], answers[1])
     }
 
@@ -147,7 +149,7 @@ struct ServeYCbCrTests {
         for file in files.sorted() {
             // Twice: a file that failed is answered again as it was the first time, the origin asked as often
             let (on, off) = try await Self.both(
-                "rs:fit:64:64/f:webp", try Data(contentsOf: folder.appendingPathComponent(file)), times: 2)
+                "rs:fit:64:64/f:webp", try Data(contentsOf: folder.appendingPathComponent(file)), times: 2, name: file)
             #expect(on.status == off.status, "\(file): \(on.status) \(off.status)")
             if off.status != 200 {
                 failed += 1

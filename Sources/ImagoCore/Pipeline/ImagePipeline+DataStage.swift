@@ -35,7 +35,9 @@ extension ImagePipeline {
         let item = diskQueue.enqueue(priority: graph.priority(of: node)) { [self] in
             guard !graph.isCancelled(node) else { return }
             let started = ContinuousClock.now
-            guard let entry = dataCache.entry(for: key) else {
+            // Bytes rejected as undecodable read as the miss they are about to be (the disk queue may run this read
+            // beside their removal).
+            guard !isRejectedOriginal(key), let entry = dataCache.entry(for: key) else {
                 counters.withLock { $0.diskMisses += 1 }
                 emit(.diskCacheMiss(source: request.sourceDescription))
                 return loadFromSharedTier(node, request: request)

@@ -62,13 +62,34 @@ extension ImagePipeline {
             guard proceeds else { return }
             write(data, key: key, metadata: metadata, dataCache: dataCache, request: request)
             let isRejected = cacheWrites.withLock { writes -> Bool in
-                defer {
+                writes.queuedOriginals[key] = nil
+                guard writes.originals[key] == .rejectedWhileWriting else {
                     writes.originals[key] = nil
-                    writes.queuedOriginals[key] = nil
+                    return false
                 }
-                return writes.originals[key] == .rejectedWhileWriting
+                writes.originals[key] = .removing
+                return true
             }
-            if isRejected { dataCache.removeData(for: key) }
+            if isRejected { remove(key, dataCache: dataCache) }
+        }
+    }
+
+    /// Removes the rejected original under `key` now, on the calling (disk queue) thread, then forgets that it was
+    /// being removed (unless a new download of the source has been handed to the disk queue since).
+    private func remove(_ key: String, dataCache: any DataCaching) {
+        dataCache.removeData(for: key)
+        cacheWrites.withLock { writes in
+            if writes.originals[key] == .removing { writes.originals[key] = nil }
+        }
+    }
+
+    /// Whether the original under `key` was rejected (its bytes did not decode) and is, or may still be, on disk
+    /// until its removal runs: a read of the disk cache must then miss, as it will once the removal has run, so
+    /// that the failure cache answers instead of the bytes (and their revalidation with the origin).
+    func isRejectedOriginal(_ key: String) -> Bool {
+        switch cacheWrites.withLock({ $0.originals[key] }) {
+        case .rejected?, .rejectedWhileWriting?, .removing?: true
+        case .queued?, .writing?, nil: false
         }
     }
 
@@ -77,7 +98,8 @@ extension ImagePipeline {
     struct DataCacheWrites: Sendable {
         /// Processed images being encoded for the disk right now (to encode each once).
         var processedInFlight: Set<ImageCacheKey> = []
-        /// Downloads whose original bytes are handed to the disk queue while their decode may still reject them.
+        /// Downloads whose original bytes are handed to the disk queue while their decode may still reject them, and
+        /// rejected ones until their removal has run (reads of the disk cache miss them meanwhile).
         var originals: [String: OriginalStore] = [:]
         /// Processed-image keys this pipeline stored on disk, by source key (the disk cache cannot be listed).
         var processedKeys: [String: Set<ImageCacheKey>] = [:]
@@ -98,6 +120,8 @@ extension ImagePipeline {
         case rejected
         /// Rejected while the store was running.
         case rejectedWhileWriting
+        /// Rejected after the store: the removal is queued or running.
+        case removing
     }
 
     /// Downloaded bytes failed to decode: makes sure they do not stay on disk under `key`, whatever the order in
@@ -112,13 +136,14 @@ extension ImagePipeline {
             case .writing?:
                 writes.originals[key] = .rejectedWhileWriting
                 return false
-            case .rejected?, .rejectedWhileWriting?:
+            case .rejected?, .rejectedWhileWriting?, .removing?:
                 return false
             case nil:
+                writes.originals[key] = .removing
                 return true
             }
         }
-        if removesNow { diskQueue.enqueue(priority: .normal) { dataCache.removeData(for: key) } }
+        if removesNow { diskQueue.enqueue(priority: .normal) { [self] in remove(key, dataCache: dataCache) } }
     }
 
     func writeToDisk(
