@@ -38,10 +38,10 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_for() { for _ in $(seq 200); do curl -sf -o /dev/null "$1" && return; sleep 0.1; done; }
 
 # imago_paths ORIGIN FILE: the cold row's 500 unsigned imgproxy paths of the gallery's JPEGs on 127.0.0.1:ORIGIN,
-# one per line: ${SERVE_RESIZE:-fit} into 256 x 256, ${SERVE_FORMAT:-webp} at q80.
+# one per line: ${SERVE_RESIZE:-fit} into ${SERVE_SIZE:-256:256} (width:height), ${SERVE_FORMAT:-webp} at q80.
 imago_paths() {
   for i in $(seq -f %03g 0 499); do
-    echo "/_/rs:${SERVE_RESIZE:-fit}:256:256/q:80/f:${SERVE_FORMAT:-webp}/plain/http://127.0.0.1:$1/jpeg/$i.jpg"
+    echo "/_/rs:${SERVE_RESIZE:-fit}:${SERVE_SIZE:-256:256}/q:80/f:${SERVE_FORMAT:-webp}/plain/http://127.0.0.1:$1/jpeg/$i.jpg"
   done > "$2"
 }
 

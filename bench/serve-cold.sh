@@ -9,8 +9,10 @@
 # just after the run, as a clock of the machine's speed at that time. TOPDIR=1 and DELETE_BEFORE=1: see below.
 # PERF=1 also records `perf record -g -a` (cpu-clock, 1 kHz, the whole machine: attached by pid, perf 6.1 spun in
 # the kernel on both cores once the pool's threads exited) over the run, started with `chrt -o 0` (never under a
-# real-time policy); `perf report --pid` picks imago serve out. IMAGO_BIN=PATH runs another build; SERVE_FORMAT=jpeg asks for JPEG outputs (default webp), SERVE_RESIZE=fill for fill (default fit). Old cache directories
-# are moved aside and deleted only at the end (see bench-serve.sh: deletes just before a run cost imago 5-16 %).
+# real-time policy); `perf report --pid` picks imago serve out. IMAGO_BIN=PATH runs another build; SERVE_FORMAT=jpeg
+# asks for JPEG outputs (default webp), SERVE_RESIZE=fill for fill (default fit), SERVE_SIZE=W:H another size (default
+# 256:256). Old cache directories are moved aside and deleted only at the end (see bench-serve.sh: deletes just before
+# a run cost imago 5-16 %).
 # Run it under `chrt -f 50` like bench-serve.sh. Prints one summary line per run (summarise with
 # bench/serve-cold-summary.py).
 set -euo pipefail

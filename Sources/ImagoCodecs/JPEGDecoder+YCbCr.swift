@@ -21,12 +21,20 @@ extension JPEGDecoder {
     /// ``ColorPolicy/ignore`` ignores any), an EXIF orientation to apply, truncated, over
     /// ``DecodingOptions/pixelLimit``, or progressive at 1/8 scale (the DC reader holds less).
     ///
+    /// `accepts` is asked, once the header is read and before anything is decoded, whether the planes are wanted
+    /// at the size they will have (the delivered size): a caller that would not use them at that size (a cut that
+    /// would split chroma samples) gets `nil` without paying for the decode. Default: any size.
+    ///
     /// - Throws: ``CodecError/corrupt(format:reason:)`` with libjpeg's message when the file fails to decode.
-    package func decodeYCbCr(_ data: Data, options: DecodingOptions) throws -> YCbCrDecode? {
-        try data.withUnsafeBytes { bytes in try decodeYCbCr(bytes: bytes, options: options) }
+    package func decodeYCbCr(
+        _ data: Data, options: DecodingOptions, accepts: (PixelSize) -> Bool = { _ in true }
+    ) throws -> YCbCrDecode? {
+        try data.withUnsafeBytes { bytes in try decodeYCbCr(bytes: bytes, options: options, accepts: accepts) }
     }
 
-    private func decodeYCbCr(bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws -> YCbCrDecode? {
+    private func decodeYCbCr(
+        bytes: UnsafeRawBufferPointer, options: DecodingOptions, accepts: (PixelSize) -> Bool
+    ) throws -> YCbCrDecode? {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
         let markers = JPEGMarkers(scanning: bytes)
         guard !markers.isTruncated, markers.orientation == .up || !options.appliesOrientation else { return nil }
@@ -54,6 +62,7 @@ extension JPEGDecoder {
         let delivered = options.deliveredSize(of: full, orientation: .up, bytesPerPixel: 4)
         let scaled = Self.scaledSize(of: full, covering: delivered)
         if markers.isProgressive, Self.decodesAtOneEighth(full, scaled: scaled) { return nil }
+        guard accepts(delivered) else { return nil }
 
         let sizes = (0..<3).map { component in
             PixelSize(

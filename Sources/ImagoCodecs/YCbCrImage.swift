@@ -31,11 +31,14 @@ package struct YCbCrImage: Sendable {
             cr: try cr.resampledWithVectorKernel(to: chroma))
     }
 
+    /// Whether a cut at (`x`, `y`) leaves every chroma sample whole (both even), as ``cropped(x:y:size:)`` needs.
+    package static func cutsWholeChromaSamples(x: Int, y: Int) -> Bool { x % 2 == 0 && y % 2 == 0 }
+
     /// The `size` rectangle at (`x`, `y`), which must lie inside the image, with the chroma planes cut at half
     /// those coordinates; `nil` when `x` or `y` is odd, where the chroma samples would straddle the cut (the
     /// caller then cuts in RGB).
     package func cropped(x: Int, y: Int, size: PixelSize) throws -> YCbCrImage? {
-        guard x % 2 == 0, y % 2 == 0 else { return nil }
+        guard Self.cutsWholeChromaSamples(x: x, y: y) else { return nil }
         guard x != 0 || y != 0 || size != self.size else { return self }
         let chroma = Self.chromaSize(of: size)
         let cut = ImageProcessors.Crop(x: x / 2, y: y / 2, width: chroma.width, height: chroma.height)

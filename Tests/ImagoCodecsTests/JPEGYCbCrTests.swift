@@ -192,6 +192,30 @@ import Testing
         }
     }
 
+    @Test func theCallerIsAskedForThePlanesSizeBeforeAnythingIsDecoded() throws {
+        // Asked once, with the size the planes come out at; refused, no planes
+        let jpeg = try Self.kodakJPEG("13")
+        var asked: [PixelSize] = []
+        let planes = try #require(
+            try JPEGDecoder().decodeYCbCr(jpeg, options: Self.box) { size in
+                asked.append(size)
+                return true
+            })
+        #expect(asked == [planes.image.size])
+        #expect(try JPEGDecoder().decodeYCbCr(jpeg, options: Self.box) { _ in false } == nil)
+        // Before the decode: a progressive file whose second scan declares a spectral band past 63 (a fatal error
+        // of libjpeg's once it reaches that scan, after the header) gives no planes and no error when refused
+        var broken = [UInt8](try Self.kodakJPEG("13", progressive: true))
+        let scans = broken.indices.dropLast().filter { broken[$0] == 0xFF && broken[$0 + 1] == 0xDA }
+        try #require(scans.count > 2)
+        let second = scans[1]
+        let components = Int(broken[second + 4])
+        broken[second + 5 + 2 * components + 1] = 0x7F  // Se
+        let data = Data(broken)
+        #expect(throws: CodecError.self) { try JPEGDecoder().decodeYCbCr(data, options: Self.box) }
+        #expect(try JPEGDecoder().decodeYCbCr(data, options: Self.box) { _ in false } == nil)
+    }
+
     @Test func cropsAtEvenOffsetsCutTheChromaAtHalfThem() throws {
         // Luma 0…255 along x, chroma the same at half the resolution: a cut at (4, 2) starts at luma 4, chroma 2
         let y = try PixelBuffer(width: 10, height: 6, format: .gray8) { out in
