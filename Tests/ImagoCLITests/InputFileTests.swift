@@ -103,4 +103,20 @@ import Testing
         }
         #expect("\(InputFile.Failure.tooLarge(limit: 1 << 30))" == "it is larger than 1024 MiB")
     }
+
+    @Test func aRegularFileIsReadThroughTheDescriptorThatWasChecked() throws {
+        // Its bytes as written, an empty file as no bytes; and what was read stays as read when the path is
+        // replaced afterwards (the mapping is of the file that was opened and checked)
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("a.bin")
+        let bytes = Data((0..<100_003).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try bytes.write(to: file)
+        let read = try InputFile.read(file.path)
+        try Data(repeating: 7, count: 10).write(to: file, options: .atomic)
+        #expect(read == bytes)
+        #expect(try InputFile.read(file.path) == Data(repeating: 7, count: 10))
+        try Data().write(to: file)
+        #expect(try InputFile.read(file.path).isEmpty)
+    }
 }

@@ -12,8 +12,9 @@ import Foundation
 /// (`curl -s URL | imago decode -`).
 ///
 /// Each way a path can fail gets a sentence of its own (no such file, a directory, no permission, over the limit)
-/// rather than Foundation's. A regular file is checked against the limit before it is read and then mapped; a pipe
-/// or a device is read in chunks up to the limit, so `/dev/zero` ends in an error, not in all of memory.
+/// rather than Foundation's. A regular file is checked against the limit before it is read and then mapped (through
+/// the descriptor that was checked); a pipe or a device is read in chunks up to the limit, so `/dev/zero` ends in an
+/// error, not in all of memory.
 struct InputFile {
     /// Why a file could not be read; ``description`` is the sentence a command prints after `cannot read 'PATH': `.
     enum Failure: Error, Equatable, CustomStringConvertible {
@@ -59,17 +60,27 @@ struct InputFile {
         case S_IFDIR: throw .directory
         case S_IFREG:
             guard Int(facts.st_size) <= limit else { throw .tooLarge(limit: limit) }
-            do {
-                return try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
-            } catch {
-                throw .unreadable(reason: (error as NSError).localizedDescription)
-            }
+            return try mapped(descriptor, count: Int(facts.st_size))
         default:
             // A pipe, a socket or a device: read as a stream, blocking (O_NONBLOCK only kept open(2) from
             // waiting for a FIFO's writer).
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
             return try readStream(descriptor, limit: limit)
         }
+    }
+
+    /// The first `count` bytes of the regular file open as `descriptor`, mapped read-only: the file whose size was
+    /// checked, not whatever the path names by the time a second open would run.
+    private static func mapped(_ descriptor: Int32, count: Int) throws(Failure) -> Data {
+        guard count > 0 else { return Data() }
+        guard let address = mmap(nil, count, PROT_READ, MAP_PRIVATE, descriptor, 0), address != MAP_FAILED else {
+            throw .unreadable(reason: String(cString: strerror(errno)))
+        }
+        return Data(
+            bytesNoCopy: address, count: count,
+            deallocator: .custom { address, count in
+                munmap(address, count)
+            })
     }
 
     /// `descriptor`'s bytes up to its end, failing once more than `limit` have come.
