@@ -1,5 +1,6 @@
 import Foundation
 import ImagoCore
+import Synchronization
 import Testing
 
 @testable import ImagoCodecs
@@ -56,6 +57,36 @@ import Testing
         #expect(distance(try viewed(badged, profile: profile)[pixel: 3, 3], Self.orange) <= 2)
         // Without a profile (sRGB), the numbers are the orange's own, as before
         #expect(try canvas.process(photo.image, profile: nil)[pixel: 0, 0] == Self.orange)
+    }
+
+    /// A converter that counts its conversions and converts nothing.
+    final class CountingConverter: ColorConverting {
+        let count = Mutex(0)
+        func convertFromSRGB(_ image: PixelBuffer, into profile: ColorProfile) -> PixelBuffer {
+            count.withLock { $0 += 1 }
+            return image
+        }
+    }
+
+    @Test func aColourThatWouldNotShowIsNotConverted() throws {
+        // An opaque image's background, a transparent background, and a canvas the image's own size at its origin
+        // paint nothing: no conversion; a canvas that shows its fill converts it once
+        let converter = CountingConverter()
+        let profile = ColorProfile(data: Data([1, 2, 3]), converter: converter)
+        let opaque = try keptPhoto().image
+        try #require(opaque.isKnownOpaque)
+        var holed = opaque.convertedToRGBA()
+        holed[pixel: 0, 0] = RGBA(r: 0, g: 0, b: 0, a: 0)
+        _ = try ImageProcessors.Background(color: Self.orange).process(opaque, profile: profile)
+        _ = try ImageProcessors.Background(color: RGBA(r: 9, g: 9, b: 9, a: 0)).process(holed, profile: profile)
+        let own = ImageProcessors.Canvas(width: opaque.width, height: opaque.height, x: 0, y: 0, fill: Self.orange)
+        #expect(try own.process(opaque, profile: profile).bytes == opaque.convertedToRGBA().bytes)
+        #expect(converter.count.withLock { $0 } == 0)
+        let wider = ImageProcessors.Canvas(
+            width: opaque.width + 2, height: opaque.height, x: 1, y: 0, fill: Self.orange)
+        _ = try wider.process(opaque, profile: profile)
+        _ = try ImageProcessors.Background(color: Self.orange).process(holed, profile: profile)
+        #expect(converter.count.withLock { $0 } == 2)
     }
 
     @Test func theKeepingPipelinePassesTheProfileToItsProcessors() async throws {

@@ -46,13 +46,19 @@ extension ImageProcessors {
         /// The image, in `profile`'s space when it keeps one, on a canvas of the fill converted into that space
         /// (``ColorProfile/fromSRGB(_:)-(RGBA)``).
         public func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
-            try process(image, fill: profile?.fromSRGB(fill) ?? fill)
+            // The fill is converted only when some of it shows.
+            try process(image, fill: isImageItself(image.size) ? fill : profile?.fromSRGB(fill) ?? fill)
+        }
+
+        /// Whether the canvas is the image's own size at its origin: no fill shows, and the image is the result.
+        private func isImageItself(_ size: PixelSize) -> Bool {
+            width == size.width && height == size.height && x == 0 && y == 0
         }
 
         private func process(_ image: PixelBuffer, fill: RGBA) throws -> PixelBuffer {
             guard width >= 1, height >= 1 else { throw Error.invalidTargetSize(width: width, height: height) }
             let source = ImageProcessors.straight(image).convertedToRGBA()
-            if width == source.width, height == source.height, x == 0, y == 0 { return source }
+            if isImageItself(source.size) { return source }
             var out: PixelBuffer
             do {
                 out = try ImageProcessors.filled(width: width, height: height, with: fill)
