@@ -29,15 +29,23 @@ final class HoldingDataCache: DataCaching, Sendable {
 struct PipelineUndecodableStoreTests {
     /// Test-format bytes cut short: the mock decoder claims them, then fails with `truncated`.
     static let truncated = Data("IMGO".utf8) + Data([0, 8])
+    /// Where the tests serve ``truncated``.
+    static let cut = URL(string: "https://example.com/cut.img")!
 
-    @Test func aDecodeFailureDuringTheStoreStillRemovesTheBytes() async throws {
-        // Given a store of the downloaded bytes held in the middle (two disk jobs may run at once)
+    /// A pipeline whose data cache is a `HoldingDataCache`, running `diskSlots` disk jobs at once.
+    static func holding(diskSlots: Int) -> (cache: HoldingDataCache, f: PipelineFixture) {
         let cache = HoldingDataCache()
         let f = PipelineFixture(disk: false) {
             $0.dataCache = cache
-            $0.maximumConcurrentDiskOperations = 2
+            $0.maximumConcurrentDiskOperations = diskSlots
         }
-        let url = URL(string: "https://example.com/cut.img")!
+        return (cache, f)
+    }
+
+    @Test func aDecodeFailureDuringTheStoreStillRemovesTheBytes() async throws {
+        // Given a store of the downloaded bytes held in the middle (two disk jobs may run at once)
+        let (cache, f) = Self.holding(diskSlots: 2)
+        let url = Self.cut
         f.loader.setResponse(Self.truncated, for: url)
         cache.gate.hold()
         // (the decode is held too until the store is inside the cache: else the decode may fail first and the
@@ -57,13 +65,9 @@ struct PipelineUndecodableStoreTests {
 
     @Test func aDecodeFailureBeforeTheStoreStartsSkipsTheStore() async throws {
         // Given a disk queue of one slot, busy with another held store
-        let cache = HoldingDataCache()
-        let f = PipelineFixture(disk: false) {
-            $0.dataCache = cache
-            $0.maximumConcurrentDiskOperations = 1
-        }
+        let (cache, f) = Self.holding(diskSlots: 1)
         let good = URL(string: "https://example.com/good.img")!
-        let bad = URL(string: "https://example.com/cut.img")!
+        let bad = Self.cut
         f.serve(good)
         f.loader.setResponse(Self.truncated, for: bad)
         cache.gate.hold()
@@ -83,12 +87,8 @@ struct PipelineUndecodableStoreTests {
 
     @Test func bytesWhoseRemovalIsPendingAreAMissAndTheFailureIsRemembered() async throws {
         // Given undecodable bytes stored before their decode failed, and their removal held (two disk jobs at once)
-        let cache = HoldingDataCache()
-        let f = PipelineFixture(disk: false) {
-            $0.dataCache = cache
-            $0.maximumConcurrentDiskOperations = 2
-        }
-        let url = URL(string: "https://example.com/cut.img")!
+        let (cache, f) = Self.holding(diskSlots: 2)
+        let url = Self.cut
         let key = ImageRequest(url: url).sourceKey
         f.loader.setResponse(Self.truncated, for: url, headers: ["Cache-Control": "max-age=0"])
         f.decoder.hold()
