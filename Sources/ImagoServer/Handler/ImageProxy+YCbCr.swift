@@ -56,22 +56,24 @@ extension ImageProxy {
                 // A file this path fails on is decoded again by the pipeline, which reports the error its own way
                 // (and remembers the source as undecodable).
                 let made: Made? = try? {
-                    // fill's cut around its gravity, where ProxyResize makes it; at an odd offset, which would split
-                    // chroma samples, the RGB path, known from the header before anything is decoded.
-                    func cut(of size: PixelSize) -> (plan: ProxyResize.Plan, origin: (x: Int, y: Int)?) {
-                        let plan = render.resize.plan(for: size)
-                        guard let crop = plan.crop else { return (plan, nil) }
-                        return (plan, render.resize.placement.origin(outer: plan.scaled, inner: crop, dpr: plan.dpr))
-                    }
+                    // fill's cut around its gravity, where ProxyResize makes it, planned once from the header for
+                    // the planes' size; at an odd offset, which would split chroma samples, the RGB path, before
+                    // anything is decoded.
+                    var planned: (plan: ProxyResize.Plan, origin: (x: Int, y: Int)?)?
                     guard
                         let decoded = try JPEGDecoder().decodeYCbCr(
                             original.data, options: render.decoding,
-                            accepts: {
-                                cut(of: $0).origin.map { YCbCrImage.cutsWholeChromaSamples(x: $0.x, y: $0.y) } ?? true
-                            })
+                            accepts: { size in
+                                let plan = render.resize.plan(for: size)
+                                let origin = plan.crop.map {
+                                    render.resize.placement.origin(outer: plan.scaled, inner: $0, dpr: plan.dpr)
+                                }
+                                planned = (plan, origin)
+                                return origin.map { YCbCrImage.cutsWholeChromaSamples(x: $0.x, y: $0.y) } ?? true
+                            }),
+                        let (plan, origin) = planned
                     else { return nil }
                     let decodedAt = ContinuousClock.now
-                    let (plan, origin) = cut(of: decoded.image.size)
                     var image = try decoded.image.resampled(to: plan.scaled)
                     if let crop = plan.crop, let origin {
                         guard let cropped = try image.cropped(x: origin.x, y: origin.y, size: crop) else { return nil }
