@@ -48,7 +48,7 @@ imago_paths() {
 # start_imago_serve BIN PORT CACHE_DIR STDOUT STDERR: `BIN serve` on 127.0.0.1:PORT over CACHE_DIR with the benches'
 # flags (unsigned URLs, loopback origins, access log ${IMAGO_LOG:-off}), waits for /healthz and sets IMAGO_PID.
 start_imago_serve() {
-  "$1" serve --listen "127.0.0.1:$2" --unsigned --allow-private --cache-dir "$3" \
+  "$1" serve --listen "127.0.0.1:$2" --unsigned --allow-private --cache-dir "$3" ${IMAGO_ARGS:-} \
     --log-format "${IMAGO_LOG:-off}" > "$4" 2>> "$5" &
   IMAGO_PID=$!
   wait_for "http://127.0.0.1:$2/healthz"

@@ -74,6 +74,9 @@ for run in $(seq "$RUNS"); do
   snapshot "$IMAGO_PID" "$dir/before"
   chrt -o 0 python3 bench/serve-cold-threads.py "$IMAGO_PID" "$dir/threads" &
   SAMPLER_PID=$!
+  # The sampler's start-up (a pyenv shim's bash scripts, then Python's) takes ~0.3 s of CPU: started with the run,
+  # it shared the cores with the first ~100 renders and lengthened exactly the requests that made the p99.
+  sleep 1
   line=$(wrk -t32 -c32 -d"${DURATION:-15s}" --timeout 30s -s bench/serve-wrk.lua "http://127.0.0.1:$IMAGO" -- \
     "$OUT/imago-paths" once 32 ${TRACE:+"$dir/trace"} | grep '^RESULT')
   snapshot "$IMAGO_PID" "$dir/after"
