@@ -8,16 +8,23 @@ import Dispatch
     import Darwin
 #endif
 
-/// A bounded, priority-ordered queue of synchronous closures run on Dispatch's global pool: at most
-/// `maxConcurrentCount` at once, the most urgent pending one starting next (first come, first served within a
-/// priority).
+/// A bounded, priority-ordered queue of synchronous closures: at most `maxConcurrentCount` at once, the most urgent
+/// pending one starting next (first come, first served within a priority), each on a serial Dispatch queue of its
+/// own (a lane), never on the threads of Swift's global executor.
 ///
 /// Decoding, processing, encoding and disk I/O each get one, sized to the cores, so that a burst of requests
 /// never floods the machine with threads.
 ///
 /// The ordering and the slots are ``LoadQueue``'s (the one priority queue of the project): a closure's slot is taken
 /// from it and given back when the closure returns. This type adds what closures need and transfers do not: the
-/// Dispatch queue they run on, cancellation by item, and ``waitUntilIdle()``.
+/// lanes they run on, cancellation by item, and ``waitUntilIdle()``.
+///
+/// Why lanes: on Linux Swift's global executor runs tasks on Dispatch's global concurrent queue, one thread per
+/// core, and a concurrent Dispatch queue runs its closures on those same threads. A closure of milliseconds (a
+/// decode, an encode) held one of them, so every task step behind it (a fetch's completion, a response, the next
+/// request's start) waited for the closure to end. A serial queue runs on Dispatch's overcommitting pool, which
+/// gives it a thread of its own when the others are busy: the kernel then time-slices the closures with the tasks,
+/// which are short (BENCHMARKS.md, stop 46).
 /// Not a coalescer: it runs every closure it is given. Sharing identical work between requests is
 /// ``WorkGraph``'s job, which decides what runs; this queue decides when it runs.
 package final class WorkQueue: Sendable {
@@ -48,7 +55,11 @@ package final class WorkQueue: Sendable {
 
     private let state = Locked(State())
     private let slots: LoadQueue
-    private let dispatchQueue: DispatchQueue
+    /// Serial queues not running a closure now: one is taken when a closure starts and given back when it ends.
+    /// A queue has at most as many closures running as slots, so `maxConcurrentCount` lanes are made at the start;
+    /// one more is made only when a closure cancelled after its slot was granted still holds its lane.
+    private let idleLanes: Locked<[DispatchQueue]>
+    private let label: String
     private let yieldsAfterEachClosure: Bool
 
     /// A queue running at most `maxConcurrentCount` (≥ 1) closures at once.
@@ -61,7 +72,8 @@ package final class WorkQueue: Sendable {
     /// anyway, so the thread does not yield: the call would cost a syscall and a context switch for nothing.
     package init(label: String, maxConcurrentCount: Int, yieldsAfterEachClosure: Bool = false) {
         slots = LoadQueue(maximumConcurrentCount: maxConcurrentCount)
-        dispatchQueue = DispatchQueue(label: label, attributes: .concurrent)
+        idleLanes = Locked((0..<max(1, maxConcurrentCount)).map { DispatchQueue(label: "\(label).\($0)") })
+        self.label = label
         self.yieldsAfterEachClosure = yieldsAfterEachClosure
     }
 
@@ -73,24 +85,32 @@ package final class WorkQueue: Sendable {
             s.pending[s.nextID] = work
             return s.nextID
         }
-        slots.enqueue(id: id, priority: priority) { [self] in dispatchQueue.async { self.run(id) } }
+        slots.enqueue(id: id, priority: priority) { [self] in
+            let lane = idleLanes.withLock { $0.popLast() } ?? DispatchQueue(label: "\(label).extra")
+            lane.async { self.run(id, on: lane) }
+        }
         return Item(id: id)
     }
 
-    /// Runs the closure of `id` in the slot it was given (nothing when it was cancelled meanwhile).
-    private func run(_ id: UInt64) {
+    /// Runs the closure of `id` in the slot it was given (nothing when it was cancelled meanwhile), then gives
+    /// `lane` back before the slot, so that the closure the slot goes to next finds it idle.
+    private func run(_ id: UInt64, on lane: DispatchQueue) {
         guard
             let work = state.withLock({ s -> (@Sendable () -> Void)? in
                 guard let work = s.pending.removeValue(forKey: id) else { return nil }
                 s.running += 1
                 return work
             })
-        else { return }  // cancelled after its slot was granted: the cancel gave the slot back
+        else {  // cancelled after its slot was granted: the cancel gave the slot back
+            idleLanes.withLock { $0.append(lane) }
+            return
+        }
         work()
         let idleWaiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.running -= 1
             return s.takeIdleWaiters()
         }
+        idleLanes.withLock { $0.append(lane) }
         slots.finish(id)
         for waiter in idleWaiters { waiter.resume() }
         if yieldsAfterEachClosure && Self.runsUnderRealTimePolicy() { sched_yield() }
