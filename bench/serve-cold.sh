@@ -13,8 +13,8 @@
 # asks for JPEG outputs (default webp), SERVE_RESIZE=fill for fill (default fit), SERVE_SIZE=W:H another size (default
 # 256:256). Old cache directories are moved aside and deleted only at the end (see bench-serve.sh: deletes just before
 # a run cost imago 5-16 %).
-# Run it under `chrt -f 50` like bench-serve.sh. Prints one summary line per run (summarise with
-# bench/serve-cold-summary.py).
+# Run it without `chrt`, as bench-serve.sh runs (under `chrt -f 50` the kernel's real-time throttle stalls whole
+# runs: BENCHMARKS.md, serve7). Prints one summary line per run (summarise with bench/serve-cold-summary.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -74,8 +74,8 @@ for run in $(seq "$RUNS"); do
   snapshot "$IMAGO_PID" "$dir/before"
   chrt -o 0 python3 bench/serve-cold-threads.py "$IMAGO_PID" "$dir/threads" &
   SAMPLER_PID=$!
-  # The sampler's start-up (a pyenv shim's bash scripts, then Python's) takes ~0.3 s of CPU: started with the run,
-  # it shared the cores with the first ~100 renders and lengthened exactly the requests that made the p99.
+  # The sampler's start-up (a pyenv shim's bash scripts, then Python's imports) out of the run: started with it,
+  # it shared the cores with the first renders and made them the slowest requests (BENCHMARKS.md, stop 46).
   sleep 1
   line=$(wrk -t32 -c32 -d"${DURATION:-15s}" --timeout 30s -s bench/serve-wrk.lua "http://127.0.0.1:$IMAGO" -- \
     "$OUT/imago-paths" once 32 ${TRACE:+"$dir/trace"} | grep '^RESULT')
