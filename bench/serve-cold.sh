@@ -13,8 +13,8 @@
 # asks for JPEG outputs (default webp), SERVE_RESIZE=fill for fill (default fit), SERVE_SIZE=W:H another size (default
 # 256:256). Old cache directories are moved aside and deleted only at the end (see bench-serve.sh: deletes just before
 # a run cost imago 5-16 %).
-# Run it without `chrt`, as bench-serve.sh runs (under `chrt -f 50` the kernel's real-time throttle stalls whole
-# runs: BENCHMARKS.md, serve7). Prints one summary line per run (summarise with bench/serve-cold-summary.py).
+# Run it without `chrt`, as bench-serve.sh runs (under `chrt -f 50` the kernel's real-time throttle adds stalls:
+# BENCHMARKS.md, serve7). Prints one summary line per run (summarise with bench/serve-cold-summary.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
