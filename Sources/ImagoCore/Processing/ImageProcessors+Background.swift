@@ -20,23 +20,21 @@ extension ImageProcessors {
 
         /// The image over the colour.
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
-            try process(image, over: color)
+            try process(image) { color }
         }
 
         /// The image, in `profile`'s space when it keeps one, over the colour converted into that space
         /// (``ColorProfile/fromSRGB(_:)-(RGBA)``), so that it shows as the colour asked for.
         public func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
-            guard shows(under: image) else { return image }  // converted only when some of it shows
-            return try process(image, over: profile?.fromSRGB(color) ?? color)
+            try process(image) { profile?.fromSRGB(color) ?? color }
         }
 
-        /// Whether any of the colour shows under `image`: not under an opaque image, and not when transparent.
-        private func shows(under image: PixelBuffer) -> Bool { !image.isKnownOpaque && color.a != 0 }
-
-        private func process(_ image: PixelBuffer, over color: RGBA) throws -> PixelBuffer {
-            guard shows(under: image) else { return image }
+        /// The image over `color()`, asked for only when some of the colour shows: not under an opaque image, and
+        /// not when transparent.
+        private func process(_ image: PixelBuffer, over color: () -> RGBA) throws -> PixelBuffer {
+            if image.isKnownOpaque || self.color.a == 0 { return image }
             // The image drawn over a canvas of the colour: PixelBuffer.draw is the one source-over there is.
-            var out = try ImageProcessors.filled(width: image.width, height: image.height, with: color)
+            var out = try ImageProcessors.filled(width: image.width, height: image.height, with: color())
             out.draw(image, x: 0, y: 0, opacity: 1)
             return out
         }

@@ -40,25 +40,22 @@ extension ImageProcessors {
 
         /// The image on its canvas.
         public func process(_ image: PixelBuffer) throws -> PixelBuffer {
-            try process(image, fill: fill)
+            try process(image) { fill }
         }
 
         /// The image, in `profile`'s space when it keeps one, on a canvas of the fill converted into that space
         /// (``ColorProfile/fromSRGB(_:)-(RGBA)``).
         public func process(_ image: PixelBuffer, profile: ColorProfile?) throws -> PixelBuffer {
-            // The fill is converted only when some of it shows.
-            try process(image, fill: isImageItself(image.size) ? fill : profile?.fromSRGB(fill) ?? fill)
+            try process(image) { profile?.fromSRGB(fill) ?? fill }
         }
 
-        /// Whether the canvas is the image's own size at its origin: no fill shows, and the image is the result.
-        private func isImageItself(_ size: PixelSize) -> Bool {
-            width == size.width && height == size.height && x == 0 && y == 0
-        }
-
-        private func process(_ image: PixelBuffer, fill: RGBA) throws -> PixelBuffer {
+        /// The image on a canvas of `fill()`, asked for only when some of it shows (not when the canvas is the
+        /// image's own size at its origin: the image is then the result).
+        private func process(_ image: PixelBuffer, fill: () -> RGBA) throws -> PixelBuffer {
             guard width >= 1, height >= 1 else { throw Error.invalidTargetSize(width: width, height: height) }
             let source = ImageProcessors.straight(image).convertedToRGBA()
-            if isImageItself(source.size) { return source }
+            if width == source.width, height == source.height, x == 0, y == 0 { return source }
+            let fill = fill()
             var out: PixelBuffer
             do {
                 out = try ImageProcessors.filled(width: width, height: height, with: fill)
