@@ -27,6 +27,9 @@ struct InputFile {
         /// The file holds more than `limit` bytes.
         case tooLarge(limit: Int)
 
+        /// ``unreadable(reason:)`` with the system's sentence for `code` (an `errno` value).
+        static func unreadable(errno code: Int32) -> Failure { .unreadable(reason: String(cString: strerror(code))) }
+
         var description: String {
             switch self {
             case .missing: "no such file"
@@ -51,11 +54,11 @@ struct InputFile {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
-            throw code == ENOENT || code == ENOTDIR ? .missing : .unreadable(reason: String(cString: strerror(code)))
+            throw code == ENOENT || code == ENOTDIR ? .missing : .unreadable(errno: code)
         }
         defer { close(descriptor) }
         var facts = stat()
-        guard fstat(descriptor, &facts) == 0 else { throw .unreadable(reason: String(cString: strerror(errno))) }
+        guard fstat(descriptor, &facts) == 0 else { throw .unreadable(errno: errno) }
         switch facts.st_mode & S_IFMT {
         case S_IFDIR: throw .directory
         case S_IFREG:
@@ -74,7 +77,7 @@ struct InputFile {
     private static func mapped(_ descriptor: Int32, count: Int) throws(Failure) -> Data {
         guard count > 0 else { return Data() }
         guard let address = mmap(nil, count, PROT_READ, MAP_PRIVATE, descriptor, 0), address != MAP_FAILED else {
-            throw .unreadable(reason: String(cString: strerror(errno)))
+            throw .unreadable(errno: errno)
         }
         return Data(
             bytesNoCopy: address, count: count,
@@ -93,7 +96,7 @@ struct InputFile {
             if count == 0 { return data }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw .unreadable(reason: String(cString: strerror(errno)))
+                throw .unreadable(errno: errno)
             }
             guard data.count + count <= limit else { throw .tooLarge(limit: limit) }
             data.append(contentsOf: buffer[0..<count])
