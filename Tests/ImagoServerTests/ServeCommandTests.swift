@@ -203,6 +203,47 @@ struct ServeCommandTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func anAccessLogNobodyReadsCostsDroppedLinesNotTheServer() async throws {
+        let executable = try #require(imagoExecutable(), "build the imago executable first (swift build)")
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Given imago serve whose standard output is a pipe nobody reads (64 KiB of room), holding 8 KiB of lines
+        let output = Pipe()
+        let serve = try ServeProcess(
+            executable, ["--listen", "127.0.0.1:0", "--unsigned", "--log-buffer", "8K"], in: directory,
+            standardOutput: output.fileHandleForWriting)
+        try output.fileHandleForWriting.close()
+        let process = serve.process
+        defer { serve.terminate() }
+        let port = try #require(await serve.listeningPort())
+        let client = TestHTTPClient()
+        // When 1,500 requests are answered (each line ~150 bytes: about three times what the pipe and buffer hold)
+        let health = URL(string: "http://127.0.0.1:\(port)/healthz")!
+        var statuses = [Int: Int]()
+        for _ in 0..<1_500 { statuses[try await client.send(health).status, default: 0] += 1 }
+        // Then every one is answered, and the lines that did not fit are counted
+        #expect(statuses == [200: 1_500])
+        let metrics = try await client.send(URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        let dropped = Int(
+            prometheusSamples(String(decoding: metrics.body, as: UTF8.self))[
+                "imago_serve_log_records_dropped_total{sink=\"stdout\"}"] ?? -1)
+        #expect(dropped > 500, "\(dropped)")
+        // When the reader reads again and the server stops: every line not dropped arrives whole, and it exits 0
+        let reading = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }
+        kill(process.processIdentifier, SIGTERM)
+        let lines = String(decoding: await reading.value, as: UTF8.self).split(separator: "\n")
+        #expect(await ImagoTesting.eventually(timeout: .seconds(15)) { !process.isRunning })
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        let records = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(records.count == lines.count && records.allSatisfy { $0["route"] as? String != nil })
+        // The 1,500 and the /metrics request, whose own line may have been dropped after the count was read
+        #expect((1_500...1_501).contains(lines.count + dropped), "\(lines.count) + \(dropped)")
+        #expect(try Self.parseUnsigned([]).logBuffer == 1 << 20)
+        #expect(try Self.parseUnsigned(["--log-buffer", "2M"]).logBuffer == 2 << 20)
+        #expect(throws: UsageError.self) { try Self.parseUnsigned(["--log-buffer", "lots"]) }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func listensOnAUnixSocketAndRemovesItOnSIGTERM() async throws {
         let executable = try #require(imagoExecutable(), "build the imago executable first (swift build)")
         let origin = try LoopbackServer()
@@ -354,7 +395,7 @@ struct ServeCommandTests {
         let samples = prometheusSamples(text)
         #expect(samples["images_requests_total{status=\"200\"}"] == 1, "the /ping")
         let families = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }
-        #expect(families.count == 12 && families.allSatisfy { $0.hasPrefix("# TYPE images_") }, "\(families)")
+        #expect(families.count == 13 && families.allSatisfy { $0.hasPrefix("# TYPE images_") }, "\(families)")
         #expect(try await client.send(URL(string: "http://127.0.0.1:\(metricsPort)/_/plain/x")!).status == 404)
         #expect(await serve.stop() == 0)
         // Bad values are usage errors
@@ -1041,9 +1082,12 @@ struct ServeProcess {
     let process = Process()
     let stderrFile: URL
 
-    /// Starts `executable serve ARGUMENTS --cache-dir DIRECTORY/cache`, standard error to `DIRECTORY/stderr`, with
-    /// `environment` added to this process's.
-    init(_ executable: URL, _ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws {
+    /// Starts `executable serve ARGUMENTS --cache-dir DIRECTORY/cache`, standard error to `DIRECTORY/stderr`,
+    /// standard output to `standardOutput` (default none), with `environment` added to this process's.
+    init(
+        _ executable: URL, _ arguments: [String], in directory: URL, environment: [String: String] = [:],
+        standardOutput: FileHandle = .nullDevice
+    ) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         stderrFile = directory.appendingPathComponent("stderr")
         guard FileManager.default.createFile(atPath: stderrFile.path, contents: nil) else {
@@ -1053,7 +1097,7 @@ struct ServeProcess {
         process.environment = ProcessInfo.processInfo.environment.merging(quietCloudEnvironment) { $1 }
             .merging(environment) { $1 }
         process.arguments = ["serve"] + arguments + ["--cache-dir", directory.appendingPathComponent("cache").path]
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = standardOutput
         process.standardError = try FileHandle(forWritingTo: stderrFile)
         try process.run()
     }

@@ -174,6 +174,11 @@ enum ServeCommand {
             OptionSpec(
                 "--log-format", value: "FORMAT", help: "Access log lines as json (default), text, or off for none."),
             OptionSpec(
+                "--log-buffer", value: "SIZE",
+                help:
+                    "Access log lines held while standard output's reader is behind (default 1M); more are dropped and counted in log_records_dropped_total."
+            ),
+            OptionSpec(
                 "--syslog",
                 help:
                     "Send access log lines to syslog too, the local daemon's /dev/log unless told (IMGPROXY_SYSLOG_ENABLE)."
@@ -578,6 +583,8 @@ enum ServeCommand {
         var svgTimeout = 10
         var cacheDirectory: URL
         var logFormat = LogFormat.json
+        /// `--log-buffer`: bytes of access log lines held while standard output's reader is behind.
+        var logBuffer = LineWriter.defaultCapacity
         /// `--log-level`: the least level of access log records written.
         var logLevel = AccessLogRecord.Level.info
         /// `--syslog` and its options: where access log lines go besides stdout, and from which level.
@@ -911,13 +918,29 @@ enum ServeCommand {
             OTLPTraceExporter(configuration: settings.exporter) { log.say("otel: \($0)", level: .warn) }
         }
         configuration.tracing = options.openTelemetry.traces?.tracing
+        // Lines for standard output go through a writer of their own, so that a reader that falls behind or goes
+        // away costs dropped lines (counted in the metrics), never a stalled or ended server.
+        signal(SIGPIPE, SIG_IGN)
+        let lines =
+            writesLines ? console.outputDescriptor.map { LineWriter(descriptor: $0, capacity: options.logBuffer) } : nil
+        let printLine: @Sendable (String) -> Void
+        if let lines { printLine = { lines.write($0) } } else { printLine = { console.print($0) } }
+        configuration.droppedLogRecords = { sink in
+            switch sink {
+            case .stdout: lines?.droppedCount ?? 0
+            case .syslog: syslog?.writer.droppedCount ?? 0
+            case .otelLogs: logs?.exporter.droppedCount ?? 0
+            case .otelTraces: traces?.droppedCount ?? 0
+            case .sentry: sentry?.droppedCount ?? 0
+            }
+        }
         if writesLines || syslog != nil || sentry != nil || traces != nil || logs != nil {
             configuration.accessLog = { record in
                 let onStdout = writesLines && record.level >= least
                 let toSyslog = syslog.map { record.level >= $0.least } ?? false
                 if onStdout || toSyslog {
                     let text = json ? record.jsonLine : record.textLine
-                    if onStdout { console.print(text) }
+                    if onStdout { printLine(text) }
                     if toSyslog { syslog?.writer.write(text, severity: SyslogWriter.Severity(record.level)) }
                 }
                 traces?.submit(record.spans)
@@ -1020,6 +1043,10 @@ enum ServeCommand {
         let (spansSent, countsSent, entriesSent) = await (tracesSent, metricsSent, logsSent)
         if spansSent == false || countsSent == false || entriesSent == false {
             console.printError("imago serve: otel: the collector did not take the last records within 5 s")
+        }
+        // The last lines, unless standard output's reader has stopped reading.
+        if let lines, !lines.drain(within: .seconds(2)) {
+            console.printError("imago serve: standard output was not read; the last access log lines were dropped")
         }
         return 0
     }
@@ -1833,6 +1860,9 @@ enum ServeCommand {
             throw UsageError("option '--log-format' expects json, text or off (got '\(format)')")
         }
         options.logFormat = logFormat
+        if let text = args.value("--log-buffer") {
+            options.logBuffer = try parseByteCount(text, option: "--log-buffer")
+        }
         if args.has("--syslog") {
             let network = args.value("--syslog-network") ?? ""
             let address = args.value("--syslog-address") ?? ""

@@ -20,13 +20,19 @@ public final class Console: Sendable {
     public let width: Int
     /// The file descriptor a command reads for a file named `-`. Default the process's standard input.
     public let standardInput: Int32
+    /// The file descriptor ``write(_:)`` and ``print(_:)`` end up on, when they do (the process's standard output
+    /// for `Console.standard()`); `nil` by default, for output that goes elsewhere. `imago serve` writes its access
+    /// log to it from a thread of its own.
+    public let outputDescriptor: Int32?
 
-    /// A console from its parts (used by tests and embedders).
+    /// A console from its parts (used by tests and embedders); `outputDescriptor` default `nil`.
     public init(
         isTerminal: Bool, environment: [String: String], width: Int = 80, standardInput: Int32 = STDIN_FILENO,
-        out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void
+        outputDescriptor: Int32? = nil, out: @escaping @Sendable (String) -> Void,
+        err: @escaping @Sendable (String) -> Void
     ) {
         self.isTerminal = isTerminal
+        self.outputDescriptor = outputDescriptor
         self.environment = environment
         self.width = max(20, width)
         self.standardInput = standardInput
@@ -42,9 +48,15 @@ public final class Console: Sendable {
         var size = winsize()
         if tty, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { columns = Int(size.ws_col) }
         return Console(
-            isTerminal: tty, environment: env, width: columns,
-            out: { FileHandle.standardOutput.write(Data($0.utf8)) },
-            err: { FileHandle.standardError.write(Data($0.utf8)) })
+            isTerminal: tty, environment: env, width: columns, outputDescriptor: STDOUT_FILENO,
+            out: { write($0, to: STDOUT_FILENO) }, err: { write($0, to: STDERR_FILENO) })
+    }
+
+    /// Writes `text` to `descriptor` whole; a failed write (a reader gone: `EPIPE` where SIGPIPE is ignored) is
+    /// dropped, where `FileHandle.write(_:)` would stop the process.
+    private static func write(_ text: String, to descriptor: Int32) {
+        var text = text
+        _ = text.withUTF8 { LineWriter.writeAll(descriptor, UnsafeRawBufferPointer($0)) }
     }
 
     /// A console whose output is collected in memory; read it back with `output.stdout` / `output.stderr`.

@@ -310,6 +310,9 @@ extension ImageProxy {
         public var enforcedFormats: Set<ImageFormat>
         /// Receives one record per request (source URLs redacted). Called on an arbitrary thread. Default `nil`.
         public var accessLog: (@Sendable (AccessLogRecord) -> Void)?
+        /// How many records each of ``accessLog``'s sinks has dropped so far, read for
+        /// `log_records_dropped_total` at each scrape. Default: none dropped.
+        public var droppedLogRecords: @Sendable (ServerMetrics.LogSink) -> Int
         /// How image requests are traced (OpenTelemetry, W3C Trace Context): with it, each image request's
         /// record has a ``AccessLogRecord/trace`` and ``AccessLogRecord/spans``. Default `nil`: no tracing.
         public var tracing: RequestTracing?
@@ -385,6 +388,7 @@ extension ImageProxy {
             detectedFormats = Self.defaultDetectedFormats
             usesClientHints = false
             accessLog = nil
+            droppedLogRecords = { _ in 0 }
             tracing = nil
         }
     }

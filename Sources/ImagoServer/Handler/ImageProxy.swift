@@ -55,7 +55,7 @@ public final class ImageProxy: Sendable {
         let shared = configuration.sharedCache
         let metrics = ServerMetrics(
             namespace: configuration.metricsNamespace, queueLength: { limiter.queueLength },
-            sharedTier: { shared?.metrics })
+            sharedTier: { shared?.metrics }, droppedLogRecords: configuration.droppedLogRecords)
         self.limiter = limiter
         self.metrics = metrics
         // Decodes, resizes and encodes share one queue with a slot per core, encodes first: at most one CPU-bound

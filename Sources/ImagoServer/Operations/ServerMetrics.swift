@@ -28,6 +28,21 @@ public final class ServerMetrics: Sendable {
         case origin
     }
 
+    /// Where access log records and telemetry go, each counted apart when it drops what it cannot take
+    /// (`log_records_dropped_total`).
+    public enum LogSink: String, Sendable, Hashable, CaseIterable {
+        /// Access log lines on standard output, dropped while its reader is behind by more than the buffer.
+        case stdout
+        /// Lines to syslog, dropped when its socket is full or gone.
+        case syslog
+        /// OpenTelemetry log records, dropped when the exporter's queue is full.
+        case otelLogs = "otel_logs"
+        /// OpenTelemetry spans, dropped when the exporter's queue is full.
+        case otelTraces = "otel_traces"
+        /// Sentry events, dropped when too many are being sent.
+        case sentry
+    }
+
     /// The namespace metric names start with by default: `imago_serve` (`imago_serve_requests_total`).
     public static let defaultNamespace = "imago_serve"
 
@@ -54,18 +69,22 @@ public final class ServerMetrics: Sendable {
     let queueLength: @Sendable () -> Int
     /// Reads the shared tier's counters and breakers when the text is made (`nil`: no shared tier).
     let sharedTier: @Sendable () -> SharedCacheMetrics?
+    /// Reads how many records each sink has dropped when the text is made.
+    let droppedLogRecords: @Sendable (LogSink) -> Int
     /// What every metric's name starts with: the namespace and `_`, or nothing for an empty namespace.
     let prefix: String
 
     init(
         namespace: String = ServerMetrics.defaultNamespace,
         queueLength: @escaping @Sendable () -> Int,
-        sharedTier: @escaping @Sendable () -> SharedCacheMetrics? = { nil }
+        sharedTier: @escaping @Sendable () -> SharedCacheMetrics? = { nil },
+        droppedLogRecords: @escaping @Sendable (LogSink) -> Int = { _ in 0 }
     ) {
         prefix = namespace.isEmpty ? "" : namespace + "_"
         self.queueLength = queueLength
         counters = AtomicCounters(count: Slot.count)
         self.sharedTier = sharedTier
+        self.droppedLogRecords = droppedLogRecords
     }
 
     /// Where each counter lives in `counters`.
@@ -231,6 +250,12 @@ public final class ServerMetrics: Sendable {
                 labelled("outcome", Renewal.self, at: Slot.renewals)),
             family("requests_in_flight", .gauge, "Requests being answered.", single(Slot.inFlight)),
             family("queue_length", .gauge, "Renders waiting for a worker.", [.init(value: .integer(queueLength()))]),
+            family(
+                "log_records_dropped_total", .counter,
+                "Access log records and telemetry dropped, by where they were going: a reader or collector behind.",
+                LogSink.allCases.map {
+                    .init(labels: [.init("sink", $0.rawValue)], value: .integer(droppedLogRecords($0)))
+                }),
         ]
         if let shared = sharedTier() { families += Self.sharedTierFamilies(shared, prefix: p) }
         return families

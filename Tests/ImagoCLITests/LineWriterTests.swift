@@ -1,0 +1,87 @@
+import Foundation
+import ImagoTesting
+import Testing
+
+@testable import ImagoCLI
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `imago serve`'s access log writer: a reader that stops reading, or goes away, costs counted lines, never a
+/// blocked caller or the process.
+@Suite(.timeLimit(.minutes(1))) struct LineWriterTests {
+    /// A pipe's two ends, `[read, write]`.
+    func pipe() throws -> [Int32] {
+        signal(SIGPIPE, SIG_IGN)  // a write to a pipe with no reader must fail with EPIPE, not end the test process
+        var ends: [Int32] = [0, 0]
+        try #require(Glibc.pipe(&ends) == 0)
+        return ends
+    }
+
+    /// Everything readable from `descriptor` until it ends.
+    func readAll(_ descriptor: Int32) -> String {
+        var data = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = read(descriptor, &chunk, chunk.count)
+            if n <= 0 { break }
+            data += chunk[..<n]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func aReaderThatStopsReadingCostsDroppedLinesNotABlockedCaller() async throws {
+        let ends = try pipe()
+        defer { close(ends[0]) }
+        // Given a pipe nobody reads (64 KiB of room) and a writer holding 16 KiB
+        let writer = LineWriter(descriptor: ends[1], capacity: 16_384)
+        let line = String(repeating: "x", count: 99)  // 100 bytes with its line feed
+        // When 2,000 lines (200 KB) are written
+        let start = ContinuousClock.now
+        for i in 0..<2_000 { writer.write(String(format: "%04d", i) + line.dropFirst(4)) }
+        // Then every call returned at once, and what neither the pipe nor the buffer holds is dropped
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(await ImagoTesting.eventually { writer.droppedCount >= 2_000 - (65_536 + 16_384) / 100 })
+        #expect(!writer.drain(within: .milliseconds(50)))
+        // When the reader reads again, every line not dropped arrives whole and in order
+        let reading = Task.detached { readAll(ends[0]) }
+        #expect(writer.drain(within: .seconds(10)))
+        close(ends[1])
+        let lines = await reading.value.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.count + writer.droppedCount == 2_000)
+        #expect(lines.allSatisfy { $0.count == 99 && $0.hasSuffix("xxx") })
+        let numbers = lines.compactMap { Int($0.prefix(4)) }
+        #expect(numbers.count == lines.count && numbers == numbers.sorted() && numbers.first == 0)
+        // Lines are dropped whole: what was written after the stall resumed where the buffer had room
+        #expect(Set(numbers).count == numbers.count)
+    }
+
+    @Test func aReaderThatGoesAwayCostsDroppedLinesNotTheProcess() async throws {
+        let ends = try pipe()
+        defer { close(ends[1]) }
+        let writer = LineWriter(descriptor: ends[1])
+        writer.write("first")
+        #expect(writer.drain(within: .seconds(10)))
+        #expect(readAll(ends[0], upTo: 6) == "first\n")
+        // When the reader closes its end, the next write fails with EPIPE: counted, and every later line too
+        close(ends[0])
+        writer.write("second")
+        #expect(await ImagoTesting.eventually { writer.droppedCount == 1 })
+        for _ in 0..<10 { writer.write("more") }
+        #expect(writer.droppedCount == 11)
+        #expect(writer.drain(within: .seconds(1)))
+    }
+
+    /// `count` bytes from `descriptor`.
+    func readAll(_ descriptor: Int32, upTo count: Int) -> String {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + got, count - got) }
+            if n <= 0 { break }
+            got += n
+        }
+        return String(decoding: bytes[..<got], as: UTF8.self)
+    }
+}
