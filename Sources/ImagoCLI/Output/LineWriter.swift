@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// `imago serve` writes its access log through one to standard output: a request's line is appended to a buffer
 /// of at most ``capacity`` bytes and the call returns; the writer's thread writes what is buffered, in the order it
-/// was appended, with `write(2)`. A line that does not fit in the buffer, and every line once the descriptor fails
+/// was appended, with `write(2)`, the lines of ``gathering`` at a time. A line that does not fit in the buffer, and every line once the descriptor fails
 /// (`EPIPE`, `EBADF`, …), is dropped and counted (``droppedCount``), as ``SyslogWriter`` drops what its socket does
 /// not take. Thread-safe.
 final class LineWriter: Sendable {
@@ -85,10 +85,15 @@ final class LineWriter: Sendable {
         }
     }
 
+    /// How long the writer's thread lets lines gather after the first before writing them: one wake-up and one
+    /// `write(2)` for the lines of that many milliseconds, not one each.
+    static let gathering = Duration.milliseconds(10)
+
     /// The writer's thread: takes what is pending and writes it, until the process ends.
     private func run() {
         while true {
             wake.wait()
+            Thread.sleep(forTimeInterval: Self.gathering.timeInterval)
             while true {
                 let (batch, lines) = state.withLock { state -> ([UInt8], Int) in
                     defer {
