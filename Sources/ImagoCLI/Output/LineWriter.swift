@@ -12,9 +12,9 @@ import Synchronization
 ///
 /// `imago serve` writes its access log through one to standard output: a request's line is appended to a buffer
 /// of at most ``capacity`` bytes and the call returns; the writer's thread writes what is buffered, in the order it
-/// was appended, with `write(2)`, the lines of ``gathering`` at a time. A line that does not fit in the buffer, and every line once the descriptor fails
-/// (`EPIPE`, `EBADF`, …), is dropped and counted (``droppedCount``), as ``SyslogWriter`` drops what its socket does
-/// not take. Thread-safe.
+/// was appended, with `write(2)`, the lines of ``gathering`` at a time. A line that does not fit in the buffer,
+/// and every line once the descriptor fails (`EPIPE`, `EBADF`, …), is dropped and counted (``droppedCount``), as
+/// ``SyslogWriter`` drops what its socket does not take. Thread-safe.
 final class LineWriter: Sendable {
     /// Bytes of lines held while the reader is behind before more are dropped (`--log-buffer`): 1 MiB by default,
     /// about 2,500 of `imago serve`'s JSON lines.
