@@ -82,6 +82,26 @@ import Testing
         #expect(writer.drain(within: .seconds(1)))
     }
 
+    @Test func aFullDiskCostsTheLinesOfThatWriteOnly() async throws {
+        // Given a writer to /dev/full, where every write fails with ENOSPC
+        let ends = try pipe()
+        defer { close(ends[0]) }
+        let descriptor = open("/dev/full", O_WRONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let writer = LineWriter(descriptor: descriptor)
+        writer.write("lost")
+        #expect(await ImagoTesting.eventually { writer.droppedCount == 1 })
+        #expect(writer.drain(within: .seconds(1)))
+        // When room comes back (the descriptor now a pipe), the next lines are written: ENOSPC did not end it
+        try #require(dup2(ends[1], descriptor) == descriptor)
+        close(ends[1])
+        writer.write("kept")
+        #expect(writer.drain(within: .seconds(10)))
+        try #require(writer.droppedCount == 1, "dropped too: the first failure ended the writer")
+        #expect(readAll(ends[0], upTo: 5) == "kept\n")
+    }
+
     /// `count` bytes from `descriptor`.
     func readAll(_ descriptor: Int32, upTo count: Int) -> String {
         var bytes = [UInt8](repeating: 0, count: count)

@@ -13,8 +13,9 @@ import Synchronization
 /// `imago serve` writes its access log through one to standard output: a request's line is appended to a buffer
 /// of at most ``capacity`` bytes and the call returns; the writer's thread writes what is buffered, in the order it
 /// was appended, with `write(2)`, the lines of ``gathering`` at a time. A line that does not fit in the buffer,
-/// and every line once the descriptor fails (`EPIPE`, `EBADF`, …), is dropped and counted (``droppedCount``), as
-/// ``SyslogWriter`` drops what its socket does not take. Thread-safe.
+/// the lines of a write that fails (`ENOSPC`, `EIO`), and every line once the reader has gone (`EPIPE`) or the
+/// descriptor is not open (`EBADF`), are dropped and counted (``droppedCount``), as ``SyslogWriter`` drops what its
+/// socket does not take. Thread-safe.
 final class LineWriter: Sendable {
     /// Bytes of lines held while the reader is behind before more are dropped (`--log-buffer`): 1 MiB by default,
     /// about 2,500 of `imago serve`'s JSON lines.
@@ -27,8 +28,9 @@ final class LineWriter: Sendable {
         var pendingLines = 0
         /// Whether the writer's thread is writing a batch it took.
         var writing = false
-        /// Whether a write failed: every line from then on is dropped.
-        var failed = false
+        /// Whether the reader has gone (`EPIPE`) or the descriptor is not one (`EBADF`): every line from then on
+        /// is dropped. Other failures (`ENOSPC` on a full disk, `EIO`) drop their batch only.
+        var readerGone = false
     }
 
     /// The descriptor written to.
@@ -58,7 +60,7 @@ final class LineWriter: Sendable {
     func write(_ line: String) {
         let wasEmpty = state.withLock { state -> Bool? in
             let size = line.utf8.count + 1
-            guard !state.failed, state.pending.isEmpty || state.pending.count + size <= capacity else { return nil }
+            guard !state.readerGone, state.pending.isEmpty || state.pending.count + size <= capacity else { return nil }
             let wasEmpty = state.pending.isEmpty
             state.pending.append(contentsOf: line.utf8)
             state.pending.append(0x0A)
@@ -91,11 +93,12 @@ final class LineWriter: Sendable {
 
     /// The writer's thread: takes what is pending and writes it, until the process ends.
     private func run() {
+        var cutLine = false
         while true {
             wake.wait()
             Thread.sleep(forTimeInterval: Self.gathering.timeInterval)
             while true {
-                let (batch, lines) = state.withLock { state -> ([UInt8], Int) in
+                let (taken, lines) = state.withLock { state -> ([UInt8], Int) in
                     defer {
                         state.pending = []
                         state.pendingLines = 0
@@ -103,11 +106,16 @@ final class LineWriter: Sendable {
                     state.writing = !state.pending.isEmpty
                     return (state.pending, state.pendingLines)
                 }
-                if batch.isEmpty { break }
-                let written = batch.withUnsafeBytes { Self.writeAll(descriptor, $0) }
+                if taken.isEmpty { break }
+                // After a write that stopped within a line, a line feed first: the next lines start whole.
+                let batch = cutLine ? [0x0A] + taken : taken
+                var count = 0
+                let written = batch.withUnsafeBytes { Self.writeAll(descriptor, $0, count: &count) }
+                let failure = written ? 0 : errno
+                if written { cutLine = false } else if count > 0 { cutLine = batch[count - 1] != 0x0A }
                 state.withLock {
                     $0.writing = false
-                    if !written { $0.failed = true }
+                    if failure == EPIPE || failure == EBADF { $0.readerGone = true }
                 }
                 if !written { dropped.add(lines, ordering: .relaxed) }
             }
@@ -117,7 +125,13 @@ final class LineWriter: Sendable {
     /// Writes all of `bytes` to `descriptor`, again after a signal or a partial write, and waiting for room on a
     /// descriptor someone made non-blocking; `false` if a write failed.
     static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
+        var count = 0
+        return writeAll(descriptor, bytes, count: &count)
+    }
+
+    /// ``writeAll(_:_:)``, setting `count` to the bytes written.
+    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, count offset: inout Int) -> Bool {
+        offset = 0
         while offset < bytes.count {
             let n = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 && errno == EINTR { continue }
