@@ -83,7 +83,9 @@ enum ServeCommand {
             OptionSpec("--max-age", value: "SECONDS", help: "Cache-Control max-age of images (default 31536000)."),
             OptionSpec(
                 "--workers", value: "N",
-                help: "Renders (fetch to encode) in progress at once (default: 4 x the number of cores)."),
+                help:
+                    "Renders (fetch to encode) in progress at once (default: 4 x the cores, held to the cgroup's CPU quota)."
+            ),
             OptionSpec(
                 "--threads", value: "N",
                 help: "libmicrohttpd polling threads (default 1; a pool was seen to stall, see RELIABILITY.md)."),
@@ -558,7 +560,7 @@ enum ServeCommand {
         var allowsUnsigned = false
         var sourcePolicy = SourcePolicy()
         var maxAge = 31_536_000
-        var workers = 4 * ProcessInfo.processInfo.activeProcessorCount
+        var workers = 4 * ProcessorQuota.cores
         var queueLimit = 256
         var threads = 1
         /// `--reuse-port`: `SO_REUSEPORT` on the listening socket.

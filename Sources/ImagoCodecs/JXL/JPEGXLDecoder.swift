@@ -38,8 +38,8 @@ public struct JPEGXLDecoder: ImageDecoding {
     /// core (at most 8). 0 or 1 decodes on the calling thread only.
     public var maximumThreads: Int
 
-    /// A JPEG XL decoder using up to `maximumThreads` threads per decode (default: one per core, at most 8).
-    public init(maximumThreads: Int = min(8, ProcessInfo.processInfo.activeProcessorCount)) {
+    /// A JPEG XL decoder using up to `maximumThreads` threads per decode (default: one per core of ``ProcessorQuota/cores``, at most 8).
+    public init(maximumThreads: Int = min(8, ProcessorQuota.cores)) {
         self.maximumThreads = maximumThreads
     }
 

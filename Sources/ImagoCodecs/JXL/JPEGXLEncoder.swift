@@ -40,7 +40,7 @@ public struct JPEGXLEncoder: ImageEncoding {
     /// An encoder at `effort` (default 7), with a fixed `distance` (default `nil`: from the quality).
     public init(
         effort: Int = 7, distance: Double? = nil,
-        maximumThreads: Int = min(8, ProcessInfo.processInfo.activeProcessorCount)
+        maximumThreads: Int = min(8, ProcessorQuota.cores)
     ) {
         self.effort = effort
         self.distance = distance

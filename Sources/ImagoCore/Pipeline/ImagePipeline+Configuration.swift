@@ -78,16 +78,18 @@ extension ImagePipeline {
         /// Whether identical requests in flight share their work (load, decode, each processor prefix). Default
         /// `true`.
         public var isCoalescingEnabled: Bool
-        /// How many decodes run at once. Default: the number of active processors.
+        /// How many decodes run at once. Default: ``ProcessorQuota/cores`` (the processors, held to the container's CPU
+        /// quota).
         public var maximumConcurrentDecodes: Int
-        /// How many processors run at once. Default: the number of active processors.
+        /// How many processors run at once. Default: ``ProcessorQuota/cores`` (the processors, held to the container's CPU
+        /// quota).
         public var maximumConcurrentProcessorRuns: Int
         /// One queue that runs the decodes and the processor runs both, in its own number of slots, instead of a
         /// queue each sized by ``maximumConcurrentDecodes`` and ``maximumConcurrentProcessorRuns``: for an embedder
         /// that bounds all of its CPU work with one queue (`imago serve` encodes its outputs on it too). Default
         /// `nil` (a queue each).
         package var cpuQueue: WorkQueue? = nil
-        /// How many encodes (of processed images for the disk) run at once. Default: the number of active processors.
+        /// How many encodes (of processed images for the disk) run at once. Default: ``ProcessorQuota/cores``.
         public var maximumConcurrentEncodes: Int
         /// How many disk-cache reads and writes run at once. Default 2.
         public var maximumConcurrentDiskOperations: Int
@@ -134,7 +136,7 @@ extension ImagePipeline {
             dataLoader: any DataLoading = HTTPDataLoader(), imageCache: (any ImageCaching)? = MemoryCache(),
             dataCache: (any DataCaching)? = nil
         ) {
-            let cores = ProcessInfo.processInfo.activeProcessorCount
+            let cores = ProcessorQuota.cores
             self.dataLoader = dataLoader
             self.imageCache = imageCache
             self.dataCache = dataCache

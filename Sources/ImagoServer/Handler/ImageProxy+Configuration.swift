@@ -256,8 +256,8 @@ extension ImageProxy {
         public var maximumStaleRetryInterval: Duration
         /// Renders (load, decode, process, encode) in progress at once. The CPU stages inside are bounded by the
         /// cores anyway (decodes, resizes and encodes share one queue with a slot per core, encodes first); more
-        /// renders than cores overlap their origin fetches with other renders' decoding. Default: 4 × the number
-        /// of active processors.
+        /// renders than cores overlap their origin fetches with other renders' decoding. Default: 4 ×
+        /// ``ProcessorQuota/cores`` (the processors, held to the container's CPU quota).
         public var workers: Int
         /// Renders waiting for a worker before new ones are refused with 503. Default 256.
         public var queueLimit: Int
@@ -377,7 +377,7 @@ extension ImageProxy {
             etagBuster = ""
             lastModifiedBuster = nil
             rendersJPEGsInYCbCr = true
-            workers = 4 * ProcessInfo.processInfo.activeProcessorCount
+            workers = 4 * ProcessorQuota.cores
             queueLimit = 256
             retryAfterSeconds = 1
             requestTimeout = nil

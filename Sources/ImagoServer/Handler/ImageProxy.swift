@@ -66,7 +66,7 @@ public final class ImageProxy: Sendable {
         // loader's threads with them (BENCHMARKS.md, branch serve6).
         cpuQueue = WorkQueue(
             label: "imago.serve.cpu",
-            maxConcurrentCount: min(configuration.workers, ProcessInfo.processInfo.activeProcessorCount),
+            maxConcurrentCount: min(configuration.workers, ProcessorQuota.cores),
             yieldsAfterEachClosure: true)
         let remote: any DataLoading =
             configuration.objectStores.isEmpty
