@@ -75,6 +75,10 @@ import Testing
             }
         }
         try withTree(["self-cgroup": "garbage\n0:cpu\n::\n"]) { root in #expect(cores(root, active: 1) == 1) }
+        // The largest quota a file can hold: no overflow while rounding up
+        try withTree(["self-cgroup": "0::/\n", "cg/cpu.max": "\(Int.max) 100000"]) { root in
+            #expect(cores(root, active: 6) == 6)
+        }
         #expect(ProcessorQuota.cores(activeProcessors: 0, procSelfCgroup: "/nonexistent", root: "/nonexistent") == 1)
         // This process's own: at least one, at most its processors
         #expect((1...ProcessInfo.processInfo.activeProcessorCount).contains(ProcessorQuota.cores))

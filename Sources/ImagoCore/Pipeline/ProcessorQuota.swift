@@ -72,6 +72,6 @@ public enum ProcessorQuota {
         let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard fields.count == 2, let quota = Int(fields[0]), let period = Int(fields[1]), quota > 0, period > 0
         else { return nil }
-        return (quota + period - 1) / period
+        return quota / period + (quota % period == 0 ? 0 : 1)  // rounded up without overflowing
     }
 }
