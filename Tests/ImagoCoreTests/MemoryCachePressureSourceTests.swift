@@ -32,6 +32,44 @@ import Testing
         #expect(Source.parseInactiveFile("anon 100\nfile 900\ninactive_file 400\nactive_file 500\n") == 400)
     }
 
+    @Test func theLimitingCgroupIsFoundAboveTheProcesss() throws {
+        func detect(_ root: String) -> Source.Paths {
+            Source.Paths.detect(procSelfCgroup: root + "/self-cgroup", root: root + "/cg")
+        }
+        // A limit on the parent only (a systemd slice's MemoryMax=, a Kubernetes pod's): the parent is read
+        try withCgroupTree([
+            "self-cgroup": "0::/app.slice/imago.service\n",
+            "cg/app.slice/memory.max": "536870912\n",
+            "cg/app.slice/imago.service/memory.max": "max\n",
+        ]) { root in
+            let paths = detect(root)
+            #expect(paths.memoryMax == root + "/cg/app.slice/memory.max")
+            #expect(paths.memoryCurrent == root + "/cg/app.slice/memory.current")
+            #expect(Source.cgroupMemoryLimit(paths: paths) == 536_870_912)
+        }
+        // The least of several; with none set, the process's own cgroup as before
+        try withCgroupTree([
+            "self-cgroup": "0::/pod/c\n", "cg/pod/memory.max": "1073741824\n", "cg/pod/c/memory.max": "268435456\n",
+        ]) { root in #expect(Source.cgroupMemoryLimit(paths: detect(root)) == 268_435_456) }
+        try withCgroupTree(["self-cgroup": "0::/a/b\n", "cg/a/memory.max": "max\n", "cg/a/b/memory.max": "max\n"]) {
+            root in
+            #expect(detect(root).memoryMax == root + "/cg/a/b/memory.max")
+            #expect(Source.cgroupMemoryLimit(paths: detect(root)) == nil)
+        }
+        // cgroup v1: the memory controller's hierarchy, walked the same way
+        try withCgroupTree([
+            "self-cgroup": "4:memory:/docker/abc\n",
+            "cg/memory/memory.limit_in_bytes": "9223372036854771712\n",
+            "cg/memory/docker/memory.limit_in_bytes": "104857600\n",
+            "cg/memory/docker/abc/memory.limit_in_bytes": "9223372036854771712\n",
+        ]) { root in
+            #expect(detect(root).memoryCurrent == root + "/cg/memory/docker/memory.usage_in_bytes")
+            #expect(Source.cgroupMemoryLimit(paths: detect(root)) == 104_857_600)
+        }
+        // Nothing to read: no limit
+        try withCgroupTree([:]) { root in #expect(detect(root).memoryMax == nil) }
+    }
+
     @Test func thresholdsJudgeUsageStallsAndEvents() {
         let thresholds = Source.Thresholds()
         func level(_ reading: Source.Reading, _ before: Source.MemoryEvents? = nil) -> MemoryPressureLevel {

@@ -52,8 +52,10 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
                 memoryStat: directory + "/memory.stat")
         }
 
-        /// This process's files, found once: its cgroup v2 directory (from `/proc/self/cgroup`, under
-        /// `/sys/fs/cgroup`) when it has `memory.max`, else the cgroup v1 memory controller's files; PSI from the
+        /// This process's files, found once: the cgroup v2 directory (from `/proc/self/cgroup`, under
+        /// `/sys/fs/cgroup`) with the least `memory.max` on the path from this process's cgroup up to the mount (a
+        /// limit may be set on a parent only: a systemd slice's `MemoryMax=`, a Kubernetes pod's), else the
+        /// deepest one with the file, else the cgroup v1 memory controller's, chosen the same way; PSI from that
         /// cgroup's `memory.pressure` when readable, else `/proc/pressure/memory`.
         public static let system: Paths = detect()
 
@@ -62,25 +64,35 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
                 FileManager.default.isReadableFile(atPath: "/proc/pressure/memory")
                 ? "/proc/pressure/memory" : nil
             let lines = (readSmallFile(procSelfCgroup) ?? "").split(separator: "\n")
-            if let line = lines.first(where: { $0.hasPrefix("0::") }) {
-                let relative = line.dropFirst(3)
-                for directory in [root + (relative == "/" ? "" : String(relative)), root]
-                where FileManager.default.fileExists(atPath: directory + "/memory.max") {
-                    var paths = cgroupV2(directory: directory)
-                    if readSmallFile(directory + "/memory.pressure") == nil { paths.pressure = systemPressure }
-                    return paths
-                }
+            if let line = lines.first(where: { $0.hasPrefix("0::") }),
+                let directory = limiting(under: root, along: line.dropFirst(3), limitFile: "memory.max")
+            {
+                var paths = cgroupV2(directory: directory)
+                if readSmallFile(directory + "/memory.pressure") == nil { paths.pressure = systemPressure }
+                return paths
             }
             // cgroup v1: the memory controller's line is `N:memory:/path`; inside a container the path is often
             // not mounted and the container's own cgroup is the controller's root.
-            let v1Relative = lines.first { $0.contains(":memory:") }?.split(separator: ":", maxSplits: 2).last
-            for directory in [root + "/memory" + (v1Relative.map(String.init) ?? ""), root + "/memory"]
-            where FileManager.default.fileExists(atPath: directory + "/memory.limit_in_bytes") {
+            let v1Relative = lines.first { $0.contains(":memory:") }?.split(separator: ":", maxSplits: 2).last ?? ""
+            if let directory = limiting(under: root + "/memory", along: v1Relative, limitFile: "memory.limit_in_bytes")
+            {
                 return Paths(
                     pressure: systemPressure, memoryCurrent: directory + "/memory.usage_in_bytes",
                     memoryMax: directory + "/memory.limit_in_bytes", memoryStat: directory + "/memory.stat")
             }
             return Paths(pressure: systemPressure)
+        }
+
+        /// Of `base` and its directories along `path` that hold `limitFile`, the one with the least limit, else
+        /// the deepest; `nil` when none holds it.
+        static func limiting(under base: String, along path: Substring, limitFile: String) -> String? {
+            let holding = ProcessorQuota.directories(under: base, along: path).filter {
+                FileManager.default.fileExists(atPath: $0 + "/" + limitFile)
+            }
+            let limits = holding.compactMap { directory in
+                readSmallFile(directory + "/" + limitFile).flatMap(parseByteCount).map { (directory, $0) }
+            }
+            return limits.min { $0.1 < $1.1 }?.0 ?? holding.last
         }
     }
 
