@@ -32,7 +32,7 @@ import Testing
         #expect(Source.parseInactiveFile("anon 100\nfile 900\ninactive_file 400\nactive_file 500\n") == 400)
     }
 
-    @Test func theLimitingCgroupIsFoundAboveTheProcesss() throws {
+    @Test func aLimitSetOnAParentCgroupIsFound() throws {
         func detect(_ root: String) -> Source.Paths {
             Source.Paths.detect(procSelfCgroup: root + "/self-cgroup", root: root + "/cg")
         }
