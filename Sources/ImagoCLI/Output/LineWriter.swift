@@ -109,40 +109,14 @@ final class LineWriter: Sendable {
                 if taken.isEmpty { break }
                 // After a write that stopped within a line, a line feed first: the next lines start whole.
                 let batch = cutLine ? [0x0A] + taken : taken
-                var count = 0
-                let written = batch.withUnsafeBytes { Self.writeAll(descriptor, $0, count: &count) }
-                let failure = written ? 0 : errno
-                if written { cutLine = false } else if count > 0 { cutLine = batch[count - 1] != 0x0A }
+                let (failure, count) = batch.withUnsafeBytes { FileDescriptorWriting.writeAll(descriptor, $0) }
+                if failure == 0 { cutLine = false } else if count > 0 { cutLine = batch[count - 1] != 0x0A }
                 state.withLock {
                     $0.writing = false
                     if failure == EPIPE || failure == EBADF { $0.readerGone = true }
                 }
-                if !written { dropped.add(lines, ordering: .relaxed) }
+                if failure != 0 { dropped.add(lines, ordering: .relaxed) }
             }
         }
-    }
-
-    /// Writes all of `bytes` to `descriptor`, again after a signal or a partial write, and waiting for room on a
-    /// descriptor someone made non-blocking; `false` if a write failed.
-    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var count = 0
-        return writeAll(descriptor, bytes, count: &count)
-    }
-
-    /// ``writeAll(_:_:)``, setting `count` to the bytes written.
-    static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, count offset: inout Int) -> Bool {
-        offset = 0
-        while offset < bytes.count {
-            let n = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                var room = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&room, 1, -1)
-                continue
-            }
-            guard n > 0 else { return false }
-            offset += n
-        }
-        return true
     }
 }

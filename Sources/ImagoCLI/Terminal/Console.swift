@@ -56,7 +56,7 @@ public final class Console: Sendable {
     /// dropped, where `FileHandle.write(_:)` would stop the process.
     private static func write(_ text: String, to descriptor: Int32) {
         var text = text
-        _ = text.withUTF8 { LineWriter.writeAll(descriptor, UnsafeRawBufferPointer($0)) }
+        _ = text.withUTF8 { FileDescriptorWriting.writeAll(descriptor, UnsafeRawBufferPointer($0)) }
     }
 
     /// A console whose output is collected in memory; read it back with `output.stdout` / `output.stderr`.

@@ -248,19 +248,7 @@ package struct DiskCacheDirectory: Sendable {
 
     /// Appends all of `bytes` to `fd`. Returns 0 or an errno.
     package static func writeAll(fd: Int32, _ bytes: [UInt8]) -> Int32 {
-        bytes.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return 0 }
-            var done = 0
-            while done < buffer.count {
-                let n = write(fd, base + done, buffer.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                done += n
-            }
-            return 0
-        }
+        bytes.withUnsafeBytes { FileDescriptorWriting.writeAll(fd, $0).errno }
     }
 
     /// Reads `length` bytes at `offset` of `fd` (fewer at the end of the file).
