@@ -66,6 +66,14 @@ import Testing
             #expect(detect(root).memoryCurrent == root + "/cg/memory/docker/memory.usage_in_bytes")
             #expect(Source.cgroupMemoryLimit(paths: detect(root)) == 104_857_600)
         }
+        // A hierarchy that mounts memory beside another controller, with a cpu line before it
+        try withCgroupTree([
+            "self-cgroup": "3:cpu,cpuacct:/x\n7:memory,hugetlb:/x\n",
+            "cg/memory,hugetlb/x/memory.limit_in_bytes": "52428800\n",
+        ]) { root in
+            #expect(detect(root).memoryMax == root + "/cg/memory,hugetlb/x/memory.limit_in_bytes")
+            #expect(Source.cgroupMemoryLimit(paths: detect(root)) == 52_428_800)
+        }
         // Nothing to read: no limit
         try withCgroupTree([:]) { root in #expect(detect(root).memoryMax == nil) }
     }

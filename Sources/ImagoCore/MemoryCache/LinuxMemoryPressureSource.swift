@@ -63,19 +63,14 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
             let systemPressure =
                 FileManager.default.isReadableFile(atPath: "/proc/pressure/memory")
                 ? "/proc/pressure/memory" : nil
-            let lines = (readSmallFile(procSelfCgroup) ?? "").split(separator: "\n")
-            if let line = lines.first(where: { $0.hasPrefix("0::") }),
-                let directory = limiting(under: root, along: line.dropFirst(3), limitFile: "memory.max")
-            {
+            let membership = CgroupMembership(reading: procSelfCgroup)
+            if let directory = limiting(among: membership.unifiedDirectories(root: root), limitFile: "memory.max") {
                 var paths = cgroupV2(directory: directory)
                 if readSmallFile(directory + "/memory.pressure") == nil { paths.pressure = systemPressure }
                 return paths
             }
-            // cgroup v1: the memory controller's line is `N:memory:/path`; inside a container the path is often
-            // not mounted and the container's own cgroup is the controller's root.
-            let v1Relative = lines.first { $0.contains(":memory:") }?.split(separator: ":", maxSplits: 2).last ?? ""
-            if let directory = limiting(under: root + "/memory", along: v1Relative, limitFile: "memory.limit_in_bytes")
-            {
+            let v1 = membership.directories(controller: "memory", root: root)
+            if let directory = limiting(among: v1, limitFile: "memory.limit_in_bytes") {
                 return Paths(
                     pressure: systemPressure, memoryCurrent: directory + "/memory.usage_in_bytes",
                     memoryMax: directory + "/memory.limit_in_bytes", memoryStat: directory + "/memory.stat")
@@ -83,10 +78,10 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
             return Paths(pressure: systemPressure)
         }
 
-        /// Of `base` and its directories along `path` that hold `limitFile`, the one with the least limit, else
-        /// the deepest; `nil` when none holds it.
-        static func limiting(under base: String, along path: Substring, limitFile: String) -> String? {
-            let holding = ProcessorQuota.directories(under: base, along: path).filter {
+        /// Of `directories` (top first), those that hold `limitFile`, the one with the least limit, else the
+        /// deepest; `nil` when none holds it.
+        static func limiting(among directories: [String], limitFile: String) -> String? {
+            let holding = directories.filter {
                 FileManager.default.fileExists(atPath: $0 + "/" + limitFile)
             }
             let limits = holding.compactMap { directory in

@@ -28,42 +28,16 @@ public enum ProcessorQuota {
     /// `nil` when none is set. Inside a container the path in `procSelfCgroup` is often the host's and not
     /// mounted; the mount itself is then the container's own cgroup, which is read as the path's first ancestor.
     static func quota(procSelfCgroup: String, root: String) -> Int? {
-        let lines = (LinuxMemoryPressureSource.readSmallFile(procSelfCgroup) ?? "").split(separator: "\n")
-        var least: Int?
-        func consider(_ cores: Int?) {
-            if let cores { least = min(least ?? .max, cores) }
+        let membership = CgroupMembership(reading: procSelfCgroup)
+        let v2 = membership.unifiedDirectories(root: root).map {
+            LinuxMemoryPressureSource.readSmallFile($0 + "/cpu.max").flatMap(parseCPUMax)
         }
-        for line in lines {
-            // `ID:CONTROLLERS:PATH`; cgroup v2's line is `0::PATH`.
-            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-            guard fields.count == 3 else { continue }
-            let path = fields[2]
-            if fields[0] == "0" && fields[1].isEmpty {
-                for directory in directories(under: root, along: path) {
-                    consider(LinuxMemoryPressureSource.readSmallFile(directory + "/cpu.max").flatMap(parseCPUMax))
-                }
-            } else if fields[1].split(separator: ",").contains("cpu") {
-                let mounts = [root + "/" + fields[1], root + "/cpu,cpuacct", root + "/cpu"]
-                guard let mount = mounts.first(where: { FileManager.default.fileExists(atPath: $0) }) else { continue }
-                for directory in directories(under: mount, along: path) {
-                    let quota = LinuxMemoryPressureSource.readSmallFile(directory + "/cpu.cfs_quota_us")
-                    let period = LinuxMemoryPressureSource.readSmallFile(directory + "/cpu.cfs_period_us")
-                    if let quota, let period { consider(parseCPUMax(quota + " " + period)) }
-                }
-            }
+        let v1 = membership.directories(controller: "cpu", root: root).map { directory in
+            let quota = LinuxMemoryPressureSource.readSmallFile(directory + "/cpu.cfs_quota_us")
+            let period = LinuxMemoryPressureSource.readSmallFile(directory + "/cpu.cfs_period_us")
+            return quota.flatMap { quota in period.flatMap { parseCPUMax(quota + " " + $0) } }
         }
-        return least
-    }
-
-    /// `base` and `base` joined with each leading part of `path` (`/a/b`: `base`, `base/a`, `base/a/b`).
-    static func directories(under base: String, along path: Substring) -> [String] {
-        var directory = base
-        var directories = [base]
-        for part in path.split(separator: "/") where part != "." && part != ".." {
-            directory += "/" + part
-            directories.append(directory)
-        }
-        return directories
+        return (v2 + v1).compactMap { $0 }.min()
     }
 
     /// Cores from `QUOTA PERIOD` (microseconds; `max` or a negative quota: none), rounded up; `nil` when none or
