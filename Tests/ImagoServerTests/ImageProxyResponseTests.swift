@@ -252,6 +252,57 @@ struct ImageProxyResponseTests {
         #expect(etags[0] != nil && etags[0] == etags[1])
         #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
     }
+
+    /// A disk read takes as long as the disk does: made on a thread of Swift's executor, a slow one would hold
+    /// every other request's steps behind it (the executor has one thread per core).
+    @Test(.timeLimit(.minutes(1)))
+    func aSlowOutputDiskHoldsNoThreadOfSwiftsExecutor() async throws {
+        let disk = GatedDataCache()
+        let fixture = try ProxyFixture { $0.outputCache = OutputCache(disk: disk) }
+        // More requests than the executor has threads, each reading the output disk first, which does not answer
+        let requests = (0..<ProcessInfo.processInfo.activeProcessorCount + 2).map { width in
+            let path = fixture.path("w:\(40 + width)")
+            return Task.detached { await fixture.get(path).status }
+        }
+        // The disk answers after 3 s, measured from a thread outside the executor
+        let opened = Locked<ContinuousClock.Instant?>(nil)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 3) {
+            opened.withLock { $0 = .now }
+            disk.open()
+        }
+        while disk.waitingReads == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let probed = await Task.detached { ContinuousClock.now }.value
+        for request in requests { #expect(await request.value == 200) }
+        let openedAt = try #require(opened.withLock { $0 })
+        #expect(probed < openedAt, "a task ran while the disk was being read")
+        #expect(disk.waitingReads >= 1)
+    }
+}
+
+/// A ``DataCaching`` whose reads wait until ``open()`` (a disk that does not answer), and hold nothing.
+final class GatedDataCache: DataCaching, Sendable {
+    private let gate = DispatchGroup()
+    private let waiting = Locked(0)
+
+    init() { gate.enter() }
+
+    /// Reads that have waited so far.
+    var waitingReads: Int { waiting.withLock { $0 } }
+
+    /// Lets every read through, now and later.
+    func open() { gate.leave() }
+
+    func entry(for key: String) -> DataCacheEntry? {
+        waiting.withLock { $0 += 1 }
+        gate.wait()
+        return nil
+    }
+
+    func store(_ data: Data, for key: String, metadata: DataCacheMetadata) {}
+    func updateMetadata(_ metadata: DataCacheMetadata, for key: String) {}
+    func containsData(for key: String) -> Bool { false }
+    func removeData(for key: String) {}
+    func removeAll() {}
 }
 
 extension SourcePolicy {

@@ -92,6 +92,14 @@ package final class WorkQueue: Sendable {
         return Item(id: id)
     }
 
+    /// Runs `work` as ``enqueue(priority:_:)`` does and returns its result to the awaiting task, whose thread is
+    /// free meanwhile. Not cancellable: the task waits for `work` to end.
+    package func value<T: Sendable>(priority: RequestPriority, _ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            enqueue(priority: priority) { continuation.resume(returning: work()) }
+        }
+    }
+
     /// Runs the closure of `id` in the slot it was given (nothing when it was cancelled meanwhile), then gives
     /// `lane` back before the slot, so that the closure the slot goes to next finds it idle.
     private func run(_ id: UInt64, on lane: DispatchQueue) {

@@ -22,7 +22,9 @@ public final class ImagePipeline: Sendable {
     let decodeQueue: WorkQueue
     let processQueue: WorkQueue
     let encodeQueue: WorkQueue
-    let diskQueue: WorkQueue
+    /// Disk reads and writes (``Configuration/maximumConcurrentDiskOperations`` at once); the server reads its output
+    /// cache on it too.
+    package let diskQueue: WorkQueue
     // One lock per group of state that changes apart: revalidations in flight, the counters (touched by every
     // request, so kept alone), the event observers, and the record of the pipeline's data-cache writes.
     let revalidations = Locked<[String: Revalidation]>([:])

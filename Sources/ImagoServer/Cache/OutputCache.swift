@@ -53,10 +53,13 @@ public final class OutputCache: Sendable {
         return memory.withLock { $0.value(for: key, now: { .zero }) }
     }
 
-    /// The output for `key` and the tier that held it (a disk hit is copied into memory).
-    func rendition(for key: OutputKey) -> (Rendition, Tier)? {
+    /// The output for `key` and the tier that held it (a disk hit is copied into memory): the memory tier on the
+    /// calling task, the disk tier's file read on `diskQueue` (the pipeline's, sized for disk I/O), so that a slow
+    /// disk holds none of the threads of Swift's executor.
+    func rendition(for key: OutputKey, diskQueue: WorkQueue) async -> (Rendition, Tier)? {
         if let hit = memoryRendition(for: key) { return (hit, .memory) }
-        guard key.cookie == nil, let entry = disk?.entry(for: key.diskKey) else { return nil }
+        guard key.cookie == nil, let disk else { return nil }
+        guard let entry = await diskQueue.value(priority: .normal, { disk.entry(for: key.diskKey) }) else { return nil }
         let rendition = Self.rendition(entry, key: key)
         storeInMemory(rendition, for: key)
         return (rendition, .disk)

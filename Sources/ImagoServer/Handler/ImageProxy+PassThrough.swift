@@ -97,19 +97,16 @@ extension ImageProxy {
         options.colorPolicy = .ignore
         let checkOptions = options
         let decoders = configuration.decoders
-        let checked = await withCheckedContinuation { continuation in
-            cpuQueue.enqueue(priority: .normal) {
-                continuation.resume(
-                    returning: Result { () throws(CodecError) -> (data: Data, size: PixelSize?) in
-                        guard original.format == .svg else {
-                            return (
-                                original.data,
-                                try Self.checkedSize(of: original.data, decoders: decoders, options: checkOptions)
-                            )
-                        }
-                        let sanitized = try SVGSanitizer().sanitize(original.data)
-                        return (sanitized.data, sanitized.size)
-                    })
+        let checked = await cpuQueue.value(priority: .normal) {
+            Result { () throws(CodecError) -> (data: Data, size: PixelSize?) in
+                guard original.format == .svg else {
+                    return (
+                        original.data,
+                        try Self.checkedSize(of: original.data, decoders: decoders, options: checkOptions)
+                    )
+                }
+                let sanitized = try SVGSanitizer().sanitize(original.data)
+                return (sanitized.data, sanitized.size)
             }
         }
         let decoded = ContinuousClock.now

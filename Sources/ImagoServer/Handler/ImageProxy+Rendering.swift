@@ -41,7 +41,7 @@ extension ImageProxy {
         for key: OutputKey, source: URL, original: Data? = nil, traceFields: [String: String] = [:]
     ) async throws(ProxyError) -> RenderedOutput {
         var outdated: RenderedOutput?
-        if let (rendition, tier) = configuration.outputCache.rendition(for: key) {
+        if let (rendition, tier) = await configuration.outputCache.rendition(for: key, diskQueue: pipeline.diskQueue) {
             let cached = RenderedOutput(rendition: rendition, tier: tier == .memory ? .outputMemory : .outputDisk)
             guard isOutdated(rendition) else { return cached }
             outdated = cached
@@ -245,18 +245,16 @@ extension ImageProxy {
         let frames = animatedFormat == nil ? nil : image
         let options = key.options
         let settings = outputSettings
-        let (encoded, encodeStarted, encodeEnded) = await withCheckedContinuation { continuation in
-            // Ahead of decodes and resizes waiting on the same queue (they run at the request's `.normal`).
-            cpuQueue.enqueue(priority: .high) {
-                let started = ContinuousClock.now
-                let result = Result<Data, any Error> {
-                    try Self.encode(
-                        image.image, frames: frames, as: format, isOpaque: isOpaque, options: options,
-                        settings: settings, encoders: encoders, colorProfile: image.colorProfile,
-                        metadata: Self.outputMetadata(of: image.metadata, options: options, size: image.image.size))
-                }
-                continuation.resume(returning: (result, started, ContinuousClock.now))
+        // Ahead of decodes and resizes waiting on the same queue (they run at the request's `.normal`).
+        let (encoded, encodeStarted, encodeEnded) = await cpuQueue.value(priority: .high) {
+            let started = ContinuousClock.now
+            let result = Result<Data, any Error> {
+                try Self.encode(
+                    image.image, frames: frames, as: format, isOpaque: isOpaque, options: options,
+                    settings: settings, encoders: encoders, colorProfile: image.colorProfile,
+                    metadata: Self.outputMetadata(of: image.metadata, options: options, size: image.image.size))
             }
+            return (result, started, ContinuousClock.now)
         }
         guard case .success(let data) = encoded else {
             if case .failure(let error) = encoded { return .failure(.internalFailure("encoding \(format): \(error)")) }

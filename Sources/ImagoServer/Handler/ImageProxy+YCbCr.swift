@@ -50,44 +50,42 @@ extension ImageProxy {
             data: Data, sizes: (source: PixelSize, result: PixelSize),
             decoded: ContinuousClock.Instant, processed: ContinuousClock.Instant
         )
-        let (made, jobStarted, ended) = await withCheckedContinuation { continuation in
-            cpuQueue.enqueue(priority: .normal) {
-                let jobStarted = ContinuousClock.now
-                // A file this path fails on is decoded again by the pipeline, which reports the error its own way
-                // (and remembers the source as undecodable).
-                let made: Made? = try? {
-                    // fill's cut around its gravity, where ProxyResize makes it, planned once from the header for
-                    // the planes' size; at an odd offset, which would split chroma samples, the RGB path, before
-                    // anything is decoded.
-                    var planned: (plan: ProxyResize.Plan, origin: (x: Int, y: Int)?)?
-                    guard
-                        let decoded = try JPEGDecoder().decodeYCbCr(
-                            original.data, options: render.decoding,
-                            accepts: { size in
-                                let plan = render.resize.plan(for: size)
-                                let origin = plan.crop.map {
-                                    render.resize.placement.origin(outer: plan.scaled, inner: $0, dpr: plan.dpr)
-                                }
-                                planned = (plan, origin)
-                                return origin.map { YCbCrImage.cutsWholeChromaSamples(x: $0.x, y: $0.y) } ?? true
-                            }),
-                        let (plan, origin) = planned
-                    else { return nil }
-                    let decodedAt = ContinuousClock.now
-                    var image = try decoded.image.resampled(to: plan.scaled)
-                    if let crop = plan.crop, let origin {
-                        guard let cropped = try image.cropped(x: origin.x, y: origin.y, size: crop) else { return nil }
-                        image = cropped
-                    }
-                    let processedAt = ContinuousClock.now
-                    let encoding = EncodingOptions(
-                        quality: Double(settings.quality(for: format, options: options)) / 100,
-                        metadata: Self.outputMetadata(of: decoded.metadata, options: options, size: image.size))
-                    let data = try encoder.encode(image, options: encoding)
-                    return (data, (decoded.originalSize, image.size), decodedAt, processedAt)
-                }()
-                continuation.resume(returning: (made, jobStarted, ContinuousClock.now))
-            }
+        let (made, jobStarted, ended) = await cpuQueue.value(priority: .normal) {
+            let jobStarted = ContinuousClock.now
+            // A file this path fails on is decoded again by the pipeline, which reports the error its own way
+            // (and remembers the source as undecodable).
+            let made: Made? = try? {
+                // fill's cut around its gravity, where ProxyResize makes it, planned once from the header for
+                // the planes' size; at an odd offset, which would split chroma samples, the RGB path, before
+                // anything is decoded.
+                var planned: (plan: ProxyResize.Plan, origin: (x: Int, y: Int)?)?
+                guard
+                    let decoded = try JPEGDecoder().decodeYCbCr(
+                        original.data, options: render.decoding,
+                        accepts: { size in
+                            let plan = render.resize.plan(for: size)
+                            let origin = plan.crop.map {
+                                render.resize.placement.origin(outer: plan.scaled, inner: $0, dpr: plan.dpr)
+                            }
+                            planned = (plan, origin)
+                            return origin.map { YCbCrImage.cutsWholeChromaSamples(x: $0.x, y: $0.y) } ?? true
+                        }),
+                    let (plan, origin) = planned
+                else { return nil }
+                let decodedAt = ContinuousClock.now
+                var image = try decoded.image.resampled(to: plan.scaled)
+                if let crop = plan.crop, let origin {
+                    guard let cropped = try image.cropped(x: origin.x, y: origin.y, size: crop) else { return nil }
+                    image = cropped
+                }
+                let processedAt = ContinuousClock.now
+                let encoding = EncodingOptions(
+                    quality: Double(settings.quality(for: format, options: options)) / 100,
+                    metadata: Self.outputMetadata(of: decoded.metadata, options: options, size: image.size))
+                let data = try encoder.encode(image, options: encoding)
+                return (data, (decoded.originalSize, image.size), decodedAt, processedAt)
+            }()
+            return (made, jobStarted, ContinuousClock.now)
         }
         guard let output = made else { return nil }
         let (rendition, stored) = storeOutput(
