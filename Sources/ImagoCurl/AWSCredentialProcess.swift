@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 /// Runs a profile's `credential_process` (``AWSCredentialSource/process(command:)``) as the AWS SDKs do: the
 /// command line by `/bin/sh -c`, its standard output read as the credentials' JSON (`Version` 1, `AccessKeyId`,
@@ -24,11 +25,8 @@ enum AWSCredentialProcess {
     /// - Throws: ``AWSCredentialProvider/Failure`` for a command that cannot start, fails, runs too long or prints
     ///   too much.
     static func output(of command: String, timeout: Duration) async throws -> Data {
-        // Off the cooperative pool: the reads and the wait block.
-        let result: Result<Data, AWSCredentialProvider.Failure> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: run(command, timeout: timeout)) }
-        }
-        return try result.get()
+        // The reads and the wait block: on the queue for blocking work, off the threads of Swift's executor.
+        try await WorkQueue.blocking.value(priority: .high) { run(command, timeout: timeout) }.get()
     }
 
     /// Runs `command` in a process group of its own (so that every process it starts is killed with it), reading

@@ -50,6 +50,31 @@ import Testing
         return folder
     }
 
+    /// A read that waits on a slow disk takes a slot of the queue for blocking work, not a thread of the global queue,
+    /// which on Linux is the pool Swift's executor runs tasks on: there every task waited seconds for Dispatch to
+    /// add a thread. Four reads that do not return stand in for the slow disk.
+    @Test func fileLoadsQueueBehindSlowReadsNotOnTheExecutorsThreads() async throws {
+        let folder = try makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("a.bin")
+        try testBytes(100).write(to: file)
+        let disk = DispatchGroup()
+        disk.enter()
+        for _ in 0..<4 { WorkQueue.blocking.enqueue(priority: .normal) { disk.wait() } }
+        let recorder = EventRecorder()
+        _ = FileDataLoader().load(DataRequest(url: file), handler: recorder.handler)
+        let cancelled = EventRecorder()
+        FileDataLoader().load(DataRequest(url: file), handler: cancelled.handler).cancel()
+        // The loads wait their turn; tasks run meanwhile
+        #expect(await Task.detached { 7 }.value == 7)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(recorder.result == nil)
+        #expect(cancelled.error?.kind == .cancelled)
+        disk.leave()
+        #expect(await recorder.waitForResult().flatMap { try? $0.get().data } == testBytes(100))
+        #expect(cancelled.terminalCount == 1)
+    }
+
     @Test func readsFileInsideAllowedDirectory() async throws {
         let folder = try makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -62,6 +62,12 @@ package final class WorkQueue: Sendable {
     private let label: String
     private let yieldsAfterEachClosure: Bool
 
+    /// The process's queue for work that waits rather than computes (a file load, a credential command, a disk
+    /// cache's flush): 4 at once. Dispatch's global queue is no place for it: on Linux it is the pool Swift's
+    /// executor runs tasks on, and while its threads wait every task waits, until Dispatch adds a thread seconds
+    /// later.
+    package static let blocking = WorkQueue(label: "imago.blocking", maxConcurrentCount: 4)
+
     /// A queue running at most `maxConcurrentCount` (≥ 1) closures at once.
     ///
     /// With `yieldsAfterEachClosure` (default `false`) a thread running under a real-time policy (`SCHED_FIFO`,

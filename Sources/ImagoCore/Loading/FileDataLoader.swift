@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The response has status 200 and the file's bytes. A missing, unreadable or disallowed file fails with
 /// ``DataLoadingError/unreadable(url:reason:)``; one larger than ``maximumBodySize`` with `.bodyTooLarge`.
-/// Files are read on a global queue, never inside `load`. Thread-safe.
+/// Files are read on the process's queue for blocking work, 4 at once and by the request's priority, never inside
+/// `load` and never on the threads of Swift's executor. Thread-safe.
 ///
 /// ```swift
 /// let files = FileDataLoader(allowedDirectories: [URL(fileURLWithPath: "/srv/images")])
@@ -23,14 +24,16 @@ public struct FileDataLoader: DataLoading {
         self.maximumBodySize = maximumBodySize
     }
 
-    /// Reads the file off the caller's thread and delivers `.finished` or `.failed`.
+    /// Reads the file off the caller's thread (on the queue for blocking work) and delivers `.finished` or `.failed`.
     public func load(
         _ request: DataRequest, handler: @escaping @Sendable (DataLoadEvent) -> Void
     )
         -> any DataLoadTask
     {
         let loader = self
-        return OneShotLoadTask(handler: handler) { loader.read(request.url) }
+        return OneShotLoadTask(handler: handler, queue: WorkQueue.blocking, priority: request.priority) {
+            loader.read(request.url)
+        }
     }
 
     /// Reads `url` synchronously, applying the directory and size limits.

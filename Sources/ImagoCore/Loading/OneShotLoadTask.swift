@@ -4,20 +4,31 @@ import Foundation
 /// delivers `.failed(.cancelled)` unless the result was delivered first.
 package final class OneShotLoadTask: DataLoadTask {
     let sink: EventSink
+    /// Where the work waits for a slot when it was given a queue, to cancel it or change its priority there.
+    private let queued: (queue: WorkQueue, item: WorkQueue.Item)?
 
-    /// Runs `work` on a global queue and delivers its result to `handler`, unless cancelled first.
+    /// Runs `work` off the caller's thread and delivers its result to `handler`, unless cancelled first: on
+    /// `queue` at `priority` when given (work that may block: reading a file, on ``WorkQueue/blocking``), else on a
+    /// global queue (work that only computes, in a moment).
     package init(
-        handler: @escaping @Sendable (DataLoadEvent) -> Void,
+        handler: @escaping @Sendable (DataLoadEvent) -> Void, queue: WorkQueue? = nil,
+        priority: RequestPriority = .normal,
         work: @escaping @Sendable () -> Result<DataResponse, DataLoadingError>
     ) {
         let sink = EventSink(handler)
         self.sink = sink
-        DispatchQueue.global().async {
+        let run: @Sendable () -> Void = {
             guard !sink.isTerminated else { return }
             switch work() {
             case .success(let response): sink.send(.finished(response))
             case .failure(let error): sink.send(.failed(error))
             }
+        }
+        if let queue {
+            queued = (queue, queue.enqueue(priority: priority, run))
+        } else {
+            queued = nil
+            DispatchQueue.global().async(execute: run)
         }
     }
 
@@ -28,9 +39,15 @@ package final class OneShotLoadTask: DataLoadTask {
         OneShotLoadTask(handler: handler) { .failure(error) }
     }
 
-    /// Delivers `.failed(.cancelled)` unless a result came first.
-    package func cancel() { sink.cancel() }
+    /// Delivers `.failed(.cancelled)` unless a result came first; work still waiting for its queue's slot is
+    /// dropped.
+    package func cancel() {
+        sink.cancel()
+        if let queued { queued.queue.cancel(queued.item) }
+    }
 
-    /// No effect: the work is not queued.
-    package func setPriority(_ priority: RequestPriority) {}
+    /// Moves work still waiting on its queue to `priority`; no effect on a global queue's.
+    package func setPriority(_ priority: RequestPriority) {
+        if let queued { queued.queue.setPriority(queued.item, priority) }
+    }
 }

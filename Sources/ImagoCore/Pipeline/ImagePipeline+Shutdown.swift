@@ -23,12 +23,7 @@ extension ImagePipeline {
     public func flushCaches() async {
         await waitForPendingCacheWrites()
         guard let diskCache = configuration.dataCache as? DiskCache else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            // flush() blocks on the cache's writer queue: off the cooperative pool.
-            DispatchQueue.global().async {
-                diskCache.flush()
-                continuation.resume()
-            }
-        }
+        // flush() blocks on the cache's writer queue: on the queue for blocking work, off the executor's threads.
+        await WorkQueue.blocking.value(priority: .normal) { diskCache.flush() }
     }
 }

@@ -33,7 +33,7 @@ package struct LocalSourceLoader: DataLoading {
         let url = request.url
         let file = fileURL(for: url)
         let files = files
-        return OneShotLoadTask(handler: handler) {
+        return OneShotLoadTask(handler: handler, queue: WorkQueue.blocking, priority: request.priority) {
             guard let file, FileManager.default.fileExists(atPath: file.path) else {
                 return .failure(.statusCode(404, url: url))
             }
