@@ -15,7 +15,9 @@ extension ImagePipeline {
     public func invalidate() async {
         for task in runningTasks.close() { task.finishCancelled() }
         await flushCaches()
-        (configuration.dataCache as? DiskCache)?.close()
+        guard let diskCache = configuration.dataCache as? DiskCache else { return }
+        // close() compacts the journal into the snapshot: disk work, on the queue for it.
+        await WorkQueue.blocking.value(priority: .normal) { diskCache.close() }
     }
 
     /// Waits for every pending cache write (``waitForPendingCacheWrites()``), then puts a ``DiskCache``'s staged
