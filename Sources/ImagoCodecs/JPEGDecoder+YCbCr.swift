@@ -40,9 +40,9 @@ extension JPEGDecoder {
         guard !markers.isTruncated, markers.orientation == .up || !options.appliesOrientation else { return nil }
         // A profile that converting to sRGB would leave as it is (an sRGB profile, as cameras and editors embed)
         // changes nothing; any other, or one to keep, is the RGB decode's.
-        if options.colorPolicy != .ignore, let profile = markers.iccProfile(in: bytes) {
+        if options.colorPolicy != .ignore, let source = markers.iccProfile(in: bytes) {
             guard options.colorPolicy == .convertToSRGB,
-                case .identity = ColorManagement.prepared(.icc(profile), layout: .rgba, options: options, warns: false)
+                case .identity = ColorManagement.prepared(source, layout: .rgba, options: options)
                     .kind
             else { return nil }
         }

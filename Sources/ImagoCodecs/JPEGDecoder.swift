@@ -139,12 +139,16 @@ public struct JPEGDecoder: ImageDecoding {
         }
         // Colour: the ICC profile is read unless the policy ignores it. CMYK goes through it while decompressing
         // (the naive conversion when there is none or it is unusable); everything else is converted at the end.
-        let iccProfile = options.colorPolicy == .ignore ? nil : markers.iccProfile(in: bytes)
+        let colorSource = options.colorPolicy == .ignore ? nil : markers.iccProfile(in: bytes)
+        let iccProfile: Data? = if case .icc(let data) = colorSource { data } else { nil }
         var cmykProfileDescription: String?
+        var cmykWarning: String?
+        if case .unreadable(let reason) = colorSource { cmykWarning = reason }
         if case .cmyk(let isInverted) = layout, let iccProfile {
             let cmyk = ColorManagement.cmykTransform(profile: iccProfile, isInverted: isInverted, options: options)
             source.cmykTransform = cmyk.transform
             cmykProfileDescription = cmyk.description
+            cmykWarning = cmyk.warning
         }
         if case .cmyk(let isInverted) = layout, source.cmykTransform == nil, options.colorPolicy != .ignore {
             // No profile, or one that is unusable: the standard CMYK profile when it is installed (else the naive
@@ -157,7 +161,7 @@ public struct JPEGDecoder: ImageDecoding {
         if layout == .rgba, scaled == full, scaled == fitted, !markers.isProgressive, !markers.isTruncated,
             options.colorPolicy == .convertToSRGB, let iccProfile
         {
-            let prepared = ColorManagement.prepared(.icc(iccProfile), layout: .rgba, options: options, warns: false)
+            let prepared = ColorManagement.prepared(.icc(iccProfile), layout: .rgba, options: options)
             if case .transform(let transform) = prepared.kind, let tables = transform.fast?.kernel {
                 fused = (tables, prepared.description)
             }
@@ -214,10 +218,11 @@ public struct JPEGDecoder: ImageDecoding {
             originalSize: originalSize)
         if case .cmyk = layout {
             container.sourceColorProfileDescription = cmykProfileDescription
+            container.colorWarning = cmykWarning
         } else if isConverted {
             container.sourceColorProfileDescription = fused?.description
         } else {
-            ColorManagement.apply(iccProfile.map(ColorSource.icc), to: &container, options: options)
+            ColorManagement.apply(colorSource, to: &container, options: options)
         }
         if options.readsMetadata { container.metadata = markers.metadata(in: bytes) }
         return (container, path)

@@ -117,10 +117,10 @@ struct JPEGMarkers {
         return false
     }
 
-    /// The embedded ICC profile, its APP2 segments joined in sequence order; `nil` when there is none, and `nil`
-    /// with a warning when the sequence is broken (a number missing, repeated or out of range, counts that
-    /// disagree) or the profile is over ``ColorManagement/maximumProfileSize``.
-    func iccProfile(in bytes: UnsafeRawBufferPointer) -> Data? {
+    /// The embedded ICC profile, its APP2 segments joined in sequence order (``ColorSource/icc(_:)``); `nil` when
+    /// there is none, and ``ColorSource/unreadable(_:)`` when the sequence is broken (a number missing, repeated
+    /// or out of range, counts that disagree) or the profile is over ``ColorManagement/maximumProfileSize``.
+    func iccProfile(in bytes: UnsafeRawBufferPointer) -> ColorSource? {
         guard let first = iccSegments.first else { return nil }
         let count = first.count
         var ordered = [Range<Int>?](repeating: nil, count: max(count, 0))
@@ -129,24 +129,21 @@ struct JPEGMarkers {
             guard segment.count == count, (1...max(count, 1)).contains(segment.sequence), count > 0,
                 ordered[segment.sequence - 1] == nil
             else {
-                ColorManagement.warn("the JPEG's ICC_PROFILE segments are out of sequence")
-                return nil
+                return .unreadable("the JPEG's ICC_PROFILE segments are out of sequence")
             }
             ordered[segment.sequence - 1] = segment.range
             total += segment.range.count
         }
         guard total <= ColorManagement.maximumProfileSize else {
-            ColorManagement.warn("the JPEG's ICC profile of \(total) bytes is over the size limit")
-            return nil
+            return .unreadable("the JPEG's ICC profile of \(total) bytes is over the size limit")
         }
         var data = Data(capacity: total)
         for range in ordered {
             guard let range else {
-                ColorManagement.warn("the JPEG's ICC_PROFILE segments are incomplete")
-                return nil
+                return .unreadable("the JPEG's ICC_PROFILE segments are incomplete")
             }
             data.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[range]))
         }
-        return data
+        return .icc(data)
     }
 }

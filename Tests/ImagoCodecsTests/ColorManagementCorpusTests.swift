@@ -1,6 +1,7 @@
 import Foundation
 import ImagoCodecs
 import ImagoCore
+import ImagoTesting
 import Testing
 
 /// The `icc/` corpus: every file converted to sRGB matches its colour-managed reference, and decoded with
@@ -74,5 +75,28 @@ import Testing
         #expect(kept.image == ignored.image)
         #expect(kept.image != converted.image)
         #expect(ignored.sourceColorProfileDescription == nil)
+    }
+
+    /// A declaration that cannot be used is the container's `colorWarning`, for the program to show; decoders
+    /// write nothing to standard error (a server's closed stderr made that write end the process).
+    @Test func anUnusableDeclarationIsTheContainersWarning() throws {
+        let cases: [(path: String, says: String?)] = [
+            ("icc/pillow-icc-after-SOF.jpg", "ICC_PROFILE segments are out of sequence"),  // parsed from the markers
+            ("jxl/reference/conformance-grayscale.jxl.raw.png", "does not match the image's colour space"),  // lcms2
+            ("icc/reference/pillow-icc-after-SOF.jpg.png", "does not parse"),
+            ("icc/gen-kodim03-displayp3-v4.jpg", nil),  // used
+            ("kodak/01.png", nil),  // none declared
+        ]
+        for (path, says) in cases {
+            let item = SharedCorpus.item(path)
+            if let missing = item.missing { Issue.record(Comment(rawValue: missing)) }
+            let warning = try Self.decode(item.url, policy: .convertToSRGB).colorWarning
+            if let says {
+                #expect(warning?.contains(says) == true, "\(path): \(String(describing: warning))")
+            } else {
+                #expect(warning == nil, "\(path): \(String(describing: warning))")
+            }
+            #expect(try Self.decode(item.url, policy: .ignore).colorWarning == nil, "ignore reads no declaration")
+        }
     }
 }

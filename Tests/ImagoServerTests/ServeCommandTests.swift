@@ -202,6 +202,47 @@ struct ServeCommandTests {
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
     }
 
+    /// A decoder used to write "colour profile … ignored" to standard error with `FileHandle`, which traps on
+    /// `EPIPE`: with serve's stderr a pipe whose reader had gone, any client could end the server by asking for
+    /// an image whose ICC profile is unusable.
+    @Test(.timeLimit(.minutes(1)))
+    func aClosedStandardErrorAndABadColourProfileDoNotEndTheServer() async throws {
+        let executable = try #require(imagoExecutable(), "build the imago executable first (swift build)")
+        let directory = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let item = SharedCorpus.item("icc/pillow-icc-after-SOF.jpg")  // its ICC segments are out of sequence
+        if let missing = item.missing { Issue.record(Comment(rawValue: missing)) }
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/bad.jpg", .bytes(try Data(contentsOf: item.url), contentType: "image/jpeg"))
+        // Given imago serve whose standard error is a pipe with no reader left
+        let errors = Pipe()
+        try errors.fileHandleForReading.close()
+        let port = try LoopbackPort.free()
+        let serve = try ServeProcess(
+            executable, ["--listen", "127.0.0.1:\(port)", "--unsigned", "--allow-private"], in: directory,
+            standardError: errors.fileHandleForWriting)
+        try errors.fileHandleForWriting.close()
+        defer { serve.terminate() }
+        let client = TestHTTPClient()
+        let health = URL(string: "http://127.0.0.1:\(port)/healthz")!
+        var started = false
+        for _ in 0..<200 where !started {
+            started = (try? await client.send(health).status) == 200
+            if !started { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(started)
+        // When the image is asked for, twice (the second from the caches)
+        let path = "/_/w:40/plain/" + origin.url(for: "/bad.jpg").absoluteString
+        for _ in 0..<2 {
+            let response = try await client.send(URL(string: "http://127.0.0.1:\(port)\(path)")!)
+            #expect(response.status == 200)
+        }
+        // Then it is served and the server goes on
+        #expect(try await client.send(health).status == 200)
+        #expect(serve.process.isRunning)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func anAccessLogNobodyReadsCostsDroppedLinesNotTheServer() async throws {
         let executable = try #require(imagoExecutable(), "build the imago executable first (swift build)")
@@ -1082,11 +1123,12 @@ struct ServeProcess {
     let process = Process()
     let stderrFile: URL
 
-    /// Starts `executable serve ARGUMENTS --cache-dir DIRECTORY/cache`, standard error to `DIRECTORY/stderr`,
-    /// standard output to `standardOutput` (default none), with `environment` added to this process's.
+    /// Starts `executable serve ARGUMENTS --cache-dir DIRECTORY/cache`, standard error to `standardError` (default
+    /// `DIRECTORY/stderr`), standard output to `standardOutput` (default none), with `environment` added to this
+    /// process's.
     init(
         _ executable: URL, _ arguments: [String], in directory: URL, environment: [String: String] = [:],
-        standardOutput: FileHandle = .nullDevice
+        standardOutput: FileHandle = .nullDevice, standardError: FileHandle? = nil
     ) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         stderrFile = directory.appendingPathComponent("stderr")
@@ -1098,7 +1140,7 @@ struct ServeProcess {
             .merging(environment) { $1 }
         process.arguments = ["serve"] + arguments + ["--cache-dir", directory.appendingPathComponent("cache").path]
         process.standardOutput = standardOutput
-        process.standardError = try FileHandle(forWritingTo: stderrFile)
+        process.standardError = try standardError ?? FileHandle(forWritingTo: stderrFile)
         try process.run()
     }
 

@@ -109,6 +109,7 @@ enum DecodeCommand {
                     line.add("durations", image.frameDurations.map { Int(($0 / .milliseconds(1)).rounded()) })
                     line.add("bitDepth", image.bitDepth)
                     line.add("colorProfile", image.sourceColorProfileDescription)
+                    line.add("colorWarning", image.colorWarning)
                     console.print(line.text)
                 } else {
                     let frames =
@@ -116,6 +117,9 @@ enum DecodeCommand {
                     console.print(
                         "\(file): \(image.format) \(image.image.width)x\(image.image.height), \(frames), orientation \(described.orientation.rawValue)"
                     )
+                    if let warning = image.colorWarning {
+                        console.printError("imago: warning: \(file): \(warning); colours taken as sRGB")
+                    }
                 }
             } catch {
                 failures += 1

@@ -27,6 +27,8 @@ struct FetchResult: Sendable {
     var milliseconds = 0
     /// Where `--out` wrote the image.
     var savedPath: String?
+    /// Why the image's colour declaration was not used (``ImageContainer/colorWarning``), if so.
+    var colorWarning: String?
 
     var isFailure: Bool {
         if case .failed = outcome { return true }
@@ -38,7 +40,7 @@ struct FetchResult: Sendable {
         return nil
     }
 
-    /// `{"url":…,"status":…,"source":…,"bytes":…,"width":…,"height":…,"ms":…,"error":…}`.
+    /// `{"url":…,"status":…,"source":…,"bytes":…,"width":…,"height":…,"ms":…,"error":…,"colorWarning":…}`.
     var jsonLine: String {
         var line = JSONLine()
         line.add("url", url)
@@ -49,6 +51,7 @@ struct FetchResult: Sendable {
         line.add("height", height)
         line.add("ms", milliseconds)
         line.add("error", errorMessage)
+        line.add("colorWarning", colorWarning)
         return line.text
     }
 
@@ -59,6 +62,7 @@ struct FetchResult: Sendable {
         var text =
             "ok     \(url)  \(layer)  \(formatBytes(Int64(bytes ?? 0)))  \(width ?? 0)x\(height ?? 0)  \(milliseconds) ms"
         if let savedPath { text += "  → \(savedPath)" }
+        if let colorWarning { text += "  (\(colorWarning); colours taken as sRGB)" }
         return text
     }
 }

@@ -162,6 +162,7 @@ struct FetchRun: Sendable {
             result.bytes = image.originalData?.count
             result.width = image.image.width
             result.height = image.image.height
+            result.colorWarning = image.colorWarning
             result.outcome = .ok
             if let writer {
                 do {

@@ -116,7 +116,7 @@ public struct AVIFDecoder: ImageDecoding {
                 let source = colour.colorSource
             {
                 // Peeking: an unusable source is reported by the colour stage, which then runs as usual.
-                let prepared = ColorManagement.prepared(source, layout: .rgba, options: options, warns: false)
+                let prepared = ColorManagement.prepared(source, layout: .rgba, options: options)
                 if case .transform(let transform) = prepared.kind {
                     session.stripColour = transform
                     session.stripBytes = colourStripBytes

@@ -10,8 +10,10 @@ import ImagoCore
 /// intent and black-point setting and kept in a bounded cache; a source that turns out sRGB-equivalent (no 8-bit
 /// value moves by more than 1, checked once when its transform is made) is remembered as such and costs nothing
 /// afterwards, like an image without a profile. A profile lcms2 cannot parse, that is larger than
-/// ``maximumProfileSize``, of the wrong colour space for the pixels, or not an image profile is ignored with a
-/// warning on standard error: the pixels are then taken as sRGB.
+/// ``maximumProfileSize``, of the wrong colour space for the pixels, or not an image profile is ignored: the
+/// pixels are then taken as sRGB and the reason is the container's ``ImageContainer/colorWarning`` (nothing is
+/// written anywhere: a library's decoder has no business with the process's standard error, which a server's
+/// stalled or closed log pipe would turn into a stall or a crash).
 ///
 /// For decoders of other formats (AVIF/HEIF `colr`, JPEG XL): read the profile or code points into a
 /// ``ColorSource`` and call ``apply(_:to:options:)``, or ``convertToSRGB(_:source:intent:blackPointCompensation:)``
@@ -32,12 +34,14 @@ package enum ColorManagement {
     }
 
     /// Applies `options.colorPolicy` to every frame of `container`, whose pixels are in `source`'s colour space.
-    /// Sets ``ImageContainer/sourceColorProfileDescription``, and with ``ColorPolicy/keep`` also
-    /// ``ImageContainer/colorProfile``. Does nothing with ``ColorPolicy/ignore`` or a `nil` source.
+    /// Sets ``ImageContainer/sourceColorProfileDescription``, with ``ColorPolicy/keep`` also
+    /// ``ImageContainer/colorProfile``, and for a source that cannot be used ``ImageContainer/colorWarning``. Does
+    /// nothing with ``ColorPolicy/ignore`` or a `nil` source.
     package static func apply(_ source: ColorSource?, to container: inout ImageContainer, options: DecodingOptions) {
         guard options.colorPolicy != .ignore, let source else { return }
         let prepared = prepared(source, layout: container.image.format == .gray8 ? .gray : .rgba, options: options)
         container.sourceColorProfileDescription = prepared.description
+        if case .unusable(let reason) = prepared.kind { container.colorWarning = reason }
         switch options.colorPolicy {
         case .ignore: return
         case .keep:
@@ -67,7 +71,7 @@ package enum ColorManagement {
     }
 
     /// `buffer` converted from `source` to sRGB (gray stays gray), or unchanged with the reason when the source is
-    /// sRGB-equivalent or unusable (then a warning is written).
+    /// sRGB-equivalent or unusable.
     package static func convertToSRGB(
         _ buffer: PixelBuffer, source: ColorSource, intent: RenderingIntent = .perceptual,
         blackPointCompensation: Bool = true
@@ -101,8 +105,7 @@ package enum ColorManagement {
         options.renderingIntent = .relativeColorimetric
         options.usesBlackPointCompensation = false
         let prepared = prepared(
-            .icc(iccProfile), layout: buffer.format == .gray8 ? .gray : .rgba, options: options, warns: false,
-            fromSRGB: true)
+            .icc(iccProfile), layout: buffer.format == .gray8 ? .gray : .rgba, options: options, fromSRGB: true)
         guard case .transform(let transform) = prepared.kind else { return buffer }
         return convert(buffer, with: transform)
     }
@@ -113,15 +116,18 @@ package enum ColorManagement {
         ProfileFactory.profile(for: .cicp(primaries: primaries, transfer: transfer), isGray: false)?.serialized()
     }
 
-    /// A CMYK-to-sRGB transform for a JPEG's profile (Adobe files: `isInverted`) and the profile's description;
-    /// the transform is `nil` when the profile is unusable (a warning is written), and the caller falls back to the
+    /// A CMYK-to-sRGB transform for a JPEG's profile (Adobe files: `isInverted`), the profile's description, and
+    /// why it cannot be used; the transform is `nil` when the profile is unusable, and the caller falls back to the
     /// naive conversion. Used under ``ColorPolicy/keep`` too: CMYK cannot stay CMYK in an RGBA buffer.
     static func cmykTransform(
         profile: Data, isInverted: Bool, options: DecodingOptions
-    ) -> (transform: LCMSTransform?, description: String) {
+    ) -> (transform: LCMSTransform?, description: String, warning: String?) {
         let prepared = prepared(.icc(profile), layout: .cmyk(isInverted: isInverted), options: options)
-        if case .transform(let transform) = prepared.kind { return (transform, prepared.description) }
-        return (nil, prepared.description)
+        switch prepared.kind {
+        case .transform(let transform): return (transform, prepared.description, nil)
+        case .identity: return (nil, prepared.description, nil)
+        case .unusable(let reason): return (nil, prepared.description, reason)
+        }
     }
 
     /// Where the standard CMYK profile is looked for, in order: Ghostscript's "Artifex CMYK SWOP Profile"
@@ -204,23 +210,20 @@ package enum ColorManagement {
         _ = (dropped, curves)  // released after the lock
     }
 
-    /// `source` prepared for `layout` (from the cache, or made and cached). An unusable source is reported on
-    /// standard error unless `warns` is `false` (a decoder peeking before ``apply(_:to:options:)``, which warns).
+    /// `source` prepared for `layout` (from the cache, or made and cached).
     static func prepared(
-        _ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions, warns: Bool = true,
-        fromSRGB: Bool = false
+        _ source: ColorSource, layout: LCMSTransform.Layout, options: DecodingOptions, fromSRGB: Bool = false
     ) -> Prepared {
+        if case .unreadable(let reason) = source {
+            return Prepared(kind: .unusable(reason), description: source.fallbackDescription, iccData: nil)
+        }
         let key = Key(
             source: source, layout: layout, intent: options.renderingIntent,
             blackPointCompensation: options.usesBlackPointCompensation, fromSRGB: fromSRGB)
-        if let hit = cache.withLock({ $0.value(for: key, now: { .zero }) }) {
-            if warns, case .unusable(let reason) = hit.kind { warn(reason) }
-            return hit
-        }
+        if let hit = cache.withLock({ $0.value(for: key, now: { .zero }) }) { return hit }
         // Made outside the lock (lcms2 work, possibly milliseconds for a LUT profile); a racing thread may make
         // the same one, and the later store simply replaces the earlier.
         let made = make(source, layout: layout, options: options, fromSRGB: fromSRGB)
-        if warns, case .unusable(let reason) = made.kind { warn(reason) }
         var cost = 4096
         if case .icc(let data) = source { cost += data.count }
         let dropped = cache.withLock { $0.setValue(made, for: key, cost: cost) }
@@ -266,10 +269,5 @@ package enum ColorManagement {
         else { return unusable("cannot be converted \(fromSRGB ? "from" : "to") sRGB by lcms2") }
         let kind: Prepared.Kind = transform.isNearIdentity() ? .identity : .transform(transform)
         return Prepared(kind: kind, description: description, iccData: iccData)
-    }
-
-    /// Writes `message` to standard error: a colour profile was ignored, the pixels are taken as sRGB.
-    static func warn(_ message: String) {
-        FileHandle.standardError.write(Data("imago: warning: \(message); colours taken as sRGB\n".utf8))
     }
 }

@@ -19,6 +19,10 @@ package enum ColorSource: Hashable, Sendable {
     /// encodings give them: `primaries` (1 BT.709, 9 BT.2020, 12 Display P3, …) and `transfer` (13 sRGB, 1 BT.709,
     /// 8 linear, …). PQ (16) and HLG (18) are HDR encodings an 8-bit sRGB conversion cannot express: not converted.
     case cicp(primaries: Int, transfer: Int)
+    /// A declaration the file makes but that could not be read (`reason` says why: ICC segments out of sequence,
+    /// a chunk that does not inflate, one over the size limit): the pixels are taken as sRGB, and the reason is
+    /// the container's ``ImageContainer/colorWarning``.
+    case unreadable(String)
 
     /// CIE xy chromaticities of a white point and three primaries (PNG `cHRM`).
     package struct Chromaticities: Hashable, Sendable {
@@ -60,6 +64,7 @@ package enum ColorSource: Hashable, Sendable {
         case .gamma(let gamma, let chromaticities):
             "gAMA \(Self.format(gamma))" + (chromaticities == nil ? "" : " + cHRM")
         case .cicp(let primaries, let transfer): "CICP \(primaries)/\(transfer)"
+        case .unreadable: "unreadable colour declaration"
         }
     }
 

@@ -18,8 +18,7 @@ extension PNGChunks {
                 let profile = Zlib.inflate(
                     UnsafeRawBufferPointer(rebasing: payload[(nul + 2)...]), limit: ColorManagement.maximumProfileSize)
             else {
-                ColorManagement.warn("the PNG's iCCP chunk cannot be inflated (corrupt or over the size limit)")
-                return nil
+                return .unreadable("the PNG's iCCP chunk cannot be inflated (corrupt or over the size limit)")
             }
             return .icc(profile)
         }

@@ -6,7 +6,7 @@ enum ProfileFactory {
     /// A matrix/TRC profile for `source` (gray when `isGray`); `nil` for ICC sources or code points without one.
     static func profile(for source: ColorSource, isGray: Bool) -> LCMSProfile? {
         switch source {
-        case .icc, .sRGB: return nil
+        case .icc, .sRGB, .unreadable: return nil
         case .gamma(let gamma, let chromaticities):
             guard gamma.isFinite, gamma > 0.01, gamma < 100 else { return nil }
             guard let curve = LCMSProfile.parametric(type: 1, [1 / gamma]) else { return nil }

@@ -26,17 +26,17 @@ enum WebPChunks {
         }
     }
 
-    /// The ICC profile of the first `ICCP` chunk; `nil` when there is none, and `nil` with a warning when it runs
-    /// past the data or is over ``ColorManagement/maximumProfileSize``.
-    static func iccProfile(in bytes: UnsafeRawBufferPointer) -> Data? {
-        var profile: Data?
+    /// The ICC profile of the first `ICCP` chunk (``ColorSource/icc(_:)``); `nil` when there is none, and
+    /// ``ColorSource/unreadable(_:)`` when it runs past the data or is over ``ColorManagement/maximumProfileSize``.
+    static func iccProfile(in bytes: UnsafeRawBufferPointer) -> ColorSource? {
+        var profile: ColorSource?
         forEachChunk(in: bytes) { type, range, isComplete in
             if type == (0x49, 0x43, 0x43, 0x50) {  // "ICCP"
                 guard range.count <= ColorManagement.maximumProfileSize, isComplete else {
-                    ColorManagement.warn("the WebP's ICCP chunk is truncated or over the size limit")
+                    profile = .unreadable("the WebP's ICCP chunk is truncated or over the size limit")
                     return false
                 }
-                profile = Data(UnsafeRawBufferPointer(rebasing: bytes[range]))
+                profile = .icc(Data(UnsafeRawBufferPointer(rebasing: bytes[range])))
                 return false
             }
             // Image data comes after ICCP (VP8X files put it first): stop there. "VP8 ", "VP8L", "ANMF"

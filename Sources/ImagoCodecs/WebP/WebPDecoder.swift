@@ -55,7 +55,7 @@ public struct WebPDecoder: ImageDecoding {
             } else {
                 try options.checkDimensions(width: width, height: height, format: .webp)
             }
-            let iccProfile =
+            let colorSource =
                 options.colorPolicy == .ignore ? nil : WebPChunks.iccProfile(in: UnsafeRawBufferPointer(raw))
             var container: ImageContainer
             if features.has_animation != 0 {
@@ -69,7 +69,7 @@ public struct WebPDecoder: ImageDecoding {
                     frames: [ImageFrame(buffer: image)], format: .webp,
                     originalSize: PixelSize(width: width, height: height))
             }
-            ColorManagement.apply(iccProfile.map(ColorSource.icc), to: &container, options: options)
+            ColorManagement.apply(colorSource, to: &container, options: options)
             if options.readsMetadata { container.metadata = WebPChunks.metadata(in: UnsafeRawBufferPointer(raw)) }
             return container
         }

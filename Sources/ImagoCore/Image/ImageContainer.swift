@@ -76,6 +76,15 @@ public struct ImageContainer: Sendable {
         get { storage.sourceColorProfileDescription }
         set { unique().sourceColorProfileDescription = newValue }
     }
+    /// Why the file's colour declaration was not used, when it could not be (an ICC profile that does not parse,
+    /// is over the size limit, is of the wrong colour space or not an image profile; ICC segments out of
+    /// sequence): the pixels were then taken as sRGB. The decoders write nothing anywhere; a program shows this
+    /// where it wants (`imago decode` and `fetch` print it on standard error). Default `nil`: the declaration was
+    /// used, or there was none.
+    public var colorWarning: String? {
+        get { storage.colorWarning }
+        set { unique().colorWarning = newValue }
+    }
     /// For an animation decoded on demand (its frames would exceed ``DecodingOptions/animationMemoryBudget``):
     /// the source that produces every frame; ``frames`` then holds only frame 0. Read frames with
     /// ``frameCount`` and ``frame(at:)``, which work either way. Default `nil`: every frame is in ``frames``.
@@ -104,6 +113,7 @@ public struct ImageContainer: Sendable {
         var colorProfile: ColorProfile?
         var metadata: ImageMetadata?
         var sourceColorProfileDescription: String?
+        var colorWarning: String?
         var frameSource: (any AnimationFrameSource)?
 
         init(
@@ -127,6 +137,7 @@ public struct ImageContainer: Sendable {
             copy.colorProfile = colorProfile
             copy.metadata = metadata
             copy.sourceColorProfileDescription = sourceColorProfileDescription
+            copy.colorWarning = colorWarning
             copy.frameSource = frameSource
             return copy
         }
