@@ -86,4 +86,31 @@ struct AccessLogStagesTests {
         #expect(records.last?.stages == nil && records.last?.cache == "output_memory")
         #expect(records.last.map { !$0.jsonLine.contains("stages") } == true)
     }
+
+    /// A source whose colour profile cannot be used is served as sRGB, and the access log says why, on the line
+    /// of the request that rendered it (the decoders write nothing to standard error).
+    @Test(.timeLimit(.minutes(1)))
+    func anIgnoredColourProfileIsInTheRenderingRequestsLine() async throws {
+        let item = SharedCorpus.item("icc/pillow-icc-after-SOF.jpg")  // its ICC segments are out of sequence
+        if let missing = item.missing { Issue.record(Comment(rawValue: missing)) }
+        let fixture = try Fixture()
+        let bad = URL(string: "http://origin.test/bad.jpg")!
+        fixture.loader.setResponse(try Data(contentsOf: item.url), for: bad)
+        #expect(await fixture.get(bad).status == 200)
+        #expect(await fixture.get(bad).status == 200)  // from the output cache
+        #expect(await fixture.get(fixture.first).status == 200)  // no profile
+        let lines = fixture.records.withLock { $0 }
+        let rendered = try #require(lines.first { $0.source == bad.absoluteString })
+        #expect(rendered.colorWarning == "the JPEG's ICC_PROFILE segments are out of sequence")
+        #expect(rendered.jsonLine.contains(#""color_warning":"the JPEG's ICC_PROFILE segments are out of sequence""#))
+        #expect(rendered.textLine.hasSuffix(#" color_warning="the JPEG's ICC_PROFILE segments are out of sequence""#))
+        var finished = rendered
+        finished.finishedAt = Date()
+        #expect(
+            finished.logEntry?.attributes.contains(
+                .init("imago.color_warning", .string("the JPEG's ICC_PROFILE segments are out of sequence"))) == true)
+        #expect(lines.filter { $0.source == bad.absoluteString }.map(\.colorWarning) == [rendered.colorWarning, nil])
+        #expect(fixture.record(for: fixture.first)?.colorWarning == nil)
+        #expect(fixture.record(for: fixture.first)?.jsonLine.contains("color_warning") == false)
+    }
 }

@@ -6,6 +6,9 @@ struct RenderedOutput: Sendable {
     var rendition: Rendition
     var tier: ServerMetrics.CacheTier
     var stages: RenderStages?
+    /// For the request that rendered it: why the source's colour declaration was not used
+    /// (``ImageContainer/colorWarning``), if so.
+    var colorWarning: String?
     /// For a cached output past its source's freshness, what became of it (a render's own output: rendered).
     var renewal = ServerMetrics.Renewal.rendered
 }
@@ -271,7 +274,10 @@ extension ImageProxy {
             timings: timings, queued: started - queued, pipeline: rendered - started,
             encodeWait: encodeStarted - rendered, encode: encodeEnded - encodeStarted, store: stored)
         let source = response.source == .memory ? .memory : original?.source ?? response.source
-        return .success(RenderedOutput(rendition: rendition, tier: Self.tier(rendering: source), stages: stages))
+        return .success(
+            RenderedOutput(
+                rendition: rendition, tier: Self.tier(rendering: source), stages: stages,
+                colorWarning: image.colorWarning))
     }
 
     /// `data`, the output for `key`, as a rendition with the facts of `original` (the source's bytes, when the

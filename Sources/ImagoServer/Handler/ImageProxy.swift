@@ -125,6 +125,7 @@ public final class ImageProxy: Sendable {
                         metrics.renderObserved(stages)
                         if configuration.accessLog != nil { record.stages = stages }
                     }
+                    record.colorWarning = rendered.colorWarning
                 } catch let failure {
                     guard let fallback = configuration.fallbackImage, FallbackImage.replaces(failure) else {
                         throw failure

@@ -51,12 +51,13 @@ extension AccessLogRecord {
     }
 
     /// The request as an OpenTelemetry log entry (`--otel-logs`): its text line as the body, its level as the
-    /// severity, the spans' attributes, and its trace and span when it has a ``trace``; `nil` without
-    /// ``finishedAt``.
+    /// severity, the spans' attributes (with `error.message` and `imago.color_warning` when set), and its trace and
+    /// span when it has a ``trace``; `nil` without ``finishedAt``.
     public var logEntry: LogEntry? {
         guard let finishedAt else { return nil }
         var attributes = telemetryAttributes
         if let error { attributes.append(.init("error.message", .string(error))) }
+        if let colorWarning { attributes.append(.init("imago.color_warning", .string(colorWarning))) }
         return LogEntry(
             time: finishedAt, severity: level.severity, body: textLine, attributes: attributes, traceID: trace?.traceID,
             spanID: trace?.spanID, isTraceSampled: trace?.isSampled ?? false)

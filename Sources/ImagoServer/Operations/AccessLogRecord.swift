@@ -82,6 +82,9 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
     /// Where a rendered request's time went, in milliseconds (`nil` for every other request: answered from a
     /// cache, joined to another request's render, or refused before rendering).
     public var stages: RenderStages?
+    /// For the request that rendered the output: why the source's colour declaration was not used, so the
+    /// pixels were taken as sRGB (``ImageContainer/colorWarning``); written as `color_warning`. Default `nil`.
+    public var colorWarning: String?
     /// The request's ID, as its `X-Request-ID` response field says (the client's own, or a new one). Default `nil`.
     public var requestID: String?
     /// The client's address: `CF-Connecting-IP`, `X-Forwarded-For`'s first entry or `X-Real-IP` when set, else
@@ -99,6 +102,7 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
 
     private enum CodingKeys: String, CodingKey {
         case time, level, method, route, source, options, status, bytes, ms, cache, error, stages
+        case colorWarning = "color_warning"
         case requestID = "request_id"
         case clientIP = "client_ip"
         case traceID = "trace_id"
@@ -120,6 +124,7 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
         try container.encodeIfPresent(cache, forKey: .cache)
         try container.encodeIfPresent(error, forKey: .error)
         try container.encodeIfPresent(stages, forKey: .stages)
+        try container.encodeIfPresent(colorWarning, forKey: .colorWarning)
         try container.encodeIfPresent(requestID, forKey: .requestID)
         try container.encodeIfPresent(clientIP, forKey: .clientIP)
         try container.encodeIfPresent(trace?.traceID.description, forKey: .traceID)
@@ -136,11 +141,13 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
-    /// The record as a line of text: time, method, status, ms, bytes, cache tier, source, error (no stages).
+    /// The record as a line of text: time, method, status, ms, bytes, cache tier, source, error, colour warning (no
+    /// stages).
     public var textLine: String {
         var line = "\(time) \(method) \(status) \(String(format: "%.1f", ms))ms \(bytes)B \(cache ?? "-") "
         line += source ?? route
         if let error { line += " error=\"\(error)\"" }
+        if let colorWarning { line += " color_warning=\"\(colorWarning)\"" }
         return line
     }
 }
