@@ -133,6 +133,22 @@ struct SVGDecoderTests {
         }
     }
 
+    /// A renderer child that ends without reading its input (killed, or failing at start) leaves this process
+    /// writing into a pipe with no reader: a typed error, never `FileHandle`'s trap on `EPIPE` or a `SIGPIPE` that
+    /// ends the process.
+    @Test func aChildThatEndsWithoutReadingIsATypedError() throws {
+        let decoder = SVGDecoder(
+            rendering: .childProcess(
+                executable: URL(fileURLWithPath: "/bin/true"), arguments: [], timeout: .seconds(10)))
+        // More than a pipe holds (64 KiB), so the write must meet the pipe once the child has gone
+        let document = Data(
+            ("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><!--"
+                + String(repeating: "x", count: 1 << 20) + "--></svg>").utf8)
+        for _ in 0..<3 {
+            #expect(throws: CodecError.self) { try decoder.decode(document, options: DecodingOptions()) }
+        }
+    }
+
     @Test func embeddedImagesAreDecodedByImagoFirstWithinTheLimits() throws {
         var green = try PixelBuffer(width: 4, height: 4, format: .rgba8)
         for y in 0..<4 { for x in 0..<4 { green[pixel: x, y] = RGBA(r: 0, g: 255, b: 0, a: 255) } }

@@ -40,9 +40,18 @@ struct SVGChildRendering {
             kill(pid, SIGKILL)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval, execute: timer)
-        // The child reads all of its input before it writes, so writing it all first cannot deadlock.
+        // The child reads all of its input before it writes, so writing it all first cannot deadlock. A child that
+        // ends first (killed, or one that never reads) leaves the pipe without a reader: the write then fails with
+        // EPIPE, which `FileHandle.write` would trap on and whose SIGPIPE would end a process that does not ignore
+        // it. So the bytes go through write(2), with SIGPIPE blocked in this thread: the signal stays pending on the
+        // thread and goes with it when it ends, and the decode fails on the child's missing answer instead.
         let writer = Thread {
-            input.fileHandleForWriting.write(Self.settings(options) + data)
+            var pipeSignal = sigset_t()
+            sigemptyset(&pipeSignal)
+            sigaddset(&pipeSignal, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
+            let bytes = Self.settings(options) + data
+            bytes.withUnsafeBytes { _ = FileDescriptorWriting.writeAll(input.fileHandleForWriting.fileDescriptor, $0) }
             try? input.fileHandleForWriting.close()
         }
         writer.start()
