@@ -143,7 +143,7 @@ public struct JPEGDecoder: ImageDecoding {
         let iccProfile: Data? = if case .icc(let data) = colorSource { data } else { nil }
         var cmykProfileDescription: String?
         var cmykWarning: String?
-        if case .unreadable(let reason) = colorSource { cmykWarning = reason }
+        if case .cmyk = layout, case .unreadable(let reason) = colorSource { cmykWarning = reason }
         if case .cmyk(let isInverted) = layout, let iccProfile {
             let cmyk = ColorManagement.cmykTransform(profile: iccProfile, isInverted: isInverted, options: options)
             source.cmykTransform = cmyk.transform

@@ -6,8 +6,8 @@
     import Darwin
 #endif
 
-/// Writing whole buffers to a file descriptor: the one loop the disk cache's journal, the CLI's console and
-/// `imago serve`'s access log writer share.
+/// Writing whole buffers to a file descriptor: the one loop the disk cache's journal, the CLI's console,
+/// `imago serve`'s access log writer and the SVG renderer child's input share.
 package enum FileDescriptorWriting {
     /// Writes all of `bytes` to `descriptor`, again after a signal or a partial write, and waiting for room on a
     /// descriptor someone made non-blocking. Returns 0 or the `errno` of the write that failed, and the bytes
