@@ -307,3 +307,75 @@ struct MicroHTTPServerUnixSocketTests {
         }
     }
 }
+
+/// `--threads N`: a pool of libmicrohttpd polling threads, each with its own epoll set, connections suspended on one
+/// thread and resumed from Swift's (RELIABILITY.md §15).
+@Suite("MicroHTTPServer: a pool of polling threads")
+struct MicroHTTPServerPoolTests {
+    /// 32 clients, each on its own thread, send 100 requests in turn: most kept alive on one connection, a quarter
+    /// reconnecting for every request. Answers come three ways: on the polling thread (`immediate`), from the
+    /// handler at once (often before libmicrohttpd's access callback has returned from suspending), and after a
+    /// short wait. Every read is bounded at 5 s, so a resumed connection that libmicrohttpd never served again fails
+    /// the test as a timeout instead of hanging it.
+    @Test(.timeLimit(.minutes(2)))
+    func everySuspendedRequestIsAnsweredAcrossThePool() async throws {
+        let handled = Locked(0)
+        let server = try MicroHTTPServer(
+            host: "127.0.0.1", port: 0, threads: 2,
+            immediate: { request in
+                Self.number(request.path) % 3 == 0 ? Self.response(to: request.path) : nil
+            }
+        ) { request in
+            handled.withLock { $0 += 1 }
+            let number = Self.number(request.path)
+            if number % 3 == 2 { try? await Task.sleep(for: .microseconds(number % 2_000)) }
+            return Self.response(to: request.path)
+        }
+        defer { server.stop() }
+        let port = server.port
+        let failures = Locked([String]())
+        let answered = Locked(0)
+        await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+            let clients = DispatchGroup()
+            for client in 0..<32 {
+                clients.enter()
+                Thread {
+                    defer { clients.leave() }
+                    let reconnects = client % 4 == 3
+                    do {
+                        var connection = try RawHTTPClient(port: port)
+                        for request in 0..<100 {
+                            if reconnects && request > 0 { connection = try RawHTTPClient(port: port) }
+                            let path = "/\(client)/\(client * 100 + request)"
+                            let response = try connection.get(path, headers: reconnects ? ["Connection": "close"] : [:])
+                            guard response.status == 200, Data(response.body) == Self.response(to: path).body else {
+                                failures.withLock { $0.append("\(path): \(response.status), \(response.body.count) B") }
+                                return
+                            }
+                            answered.withLock { $0 += 1 }
+                        }
+                    } catch {
+                        failures.withLock { $0.append("client \(client): \(error)") }
+                    }
+                }.start()
+            }
+            clients.notify(queue: .global()) { finished.resume() }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
+        #expect(answered.withLock { $0 } == 3_200)
+        // The handler saw exactly the requests the polling threads did not answer themselves
+        #expect(handled.withLock { $0 } == (0..<3_200).filter { $0 % 3 != 0 }.count)
+        #expect(await ImagoTesting.eventually(timeout: .seconds(10)) { server.inFlightCount == 0 })
+    }
+
+    /// The number at the end of a test path (`/client/number`).
+    private static func number(_ path: String) -> Int { Int(path.split(separator: "/").last ?? "") ?? 0 }
+
+    /// A body that names its request and varies in size (100 B to 16 KB), so a response sent on the wrong
+    /// connection or cut short does not match.
+    private static func response(to path: String) -> ServerResponse {
+        let number = number(path)
+        let filler = Data(repeating: UInt8(truncatingIfNeeded: number), count: 100 + (number * 37) % 16_000)
+        return ServerResponse(status: 200, headers: [], body: Data(path.utf8) + filler)
+    }
+}

@@ -1,5 +1,4 @@
 import Foundation
-import ImagoTesting
 
 #if canImport(Glibc)
     import Glibc
@@ -7,26 +6,40 @@ import ImagoTesting
     import Musl
 #endif
 
-/// A blocking HTTP/1.1 client over one TCP socket, for tests that must see exactly what the server sends.
-final class RawHTTPClient {
-    struct Response {
-        var status: Int
-        var headers: [String: String]
-        var body: [UInt8]
+/// A blocking HTTP/1.1 client over one TCP socket to 127.0.0.1, for tests that must see exactly what the server
+/// sends (framing, keep-alive, closes). Each call blocks its thread: run it off Swift's concurrency pool when the
+/// server under test needs that pool.
+public final class RawHTTPClient {
+    /// One response as received.
+    public struct Response: Sendable {
+        /// The status code.
+        public var status: Int
+        /// The header fields, names lowercased (a repeated field keeps its last value).
+        public var headers: [String: String]
+        /// The body, after any chunked framing.
+        public var body: [UInt8]
     }
 
-    enum Failure: Error {
+    /// Why a call did not return a response; `received` is what had arrived.
+    public enum Failure: Error {
+        /// The connection could not be made (the errno).
         case connectFailed(Int32)
+        /// The server closed the connection before a whole response.
         case closedEarly(received: [UInt8])
+        /// The server reset the connection.
         case reset(received: [UInt8])
+        /// Nothing more arrived within the receive timeout.
         case timedOut(received: [UInt8])
+        /// The response's head could not be parsed.
         case malformed
     }
 
-    let socket: Int32
+    /// The connected socket, closed on deinit.
+    public let socket: Int32
     private var buffer: [UInt8] = []
 
-    init(port: UInt16, receiveTimeout: Duration = .seconds(5)) throws {
+    /// Connects to 127.0.0.1:`port`; each read waits at most `receiveTimeout` (default 5 s) for more bytes.
+    public init(port: UInt16, receiveTimeout: Duration = .seconds(5)) throws {
         do {
             socket = try LoopbackSocket.connect(port: port)
         } catch {
@@ -39,20 +52,23 @@ final class RawHTTPClient {
 
     deinit { close(socket) }
 
-    func send(_ text: String) {
+    /// Sends `text` as it is (no framing added).
+    public func send(_ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
-    /// Sends a GET and reads one response framed by Content-Length, chunked encoding or connection close.
-    func get(_ path: String, headers: [String: String] = [:], method: String = "GET") throws -> Response {
+    /// Sends a request for `path` (`method`, default GET, with `headers`) and reads one response, framed by
+    /// Content-Length, chunked encoding or connection close.
+    public func get(_ path: String, headers: [String: String] = [:], method: String = "GET") throws -> Response {
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         send(request + "\r\n")
         return try readResponse(isHead: method == "HEAD")
     }
 
-    func readResponse(isHead: Bool = false) throws -> Response {
+    /// Reads the next response; `isHead` for the answer to a HEAD (no body whatever its Content-Length).
+    public func readResponse(isHead: Bool = false) throws -> Response {
         var headEnd: Int?
         while headEnd == nil {
             headEnd = findBlankLine()
@@ -102,7 +118,7 @@ final class RawHTTPClient {
     }
 
     /// True when the server closed the connection (end of stream) within the receive timeout.
-    func isClosedByPeer() -> Bool {
+    public func isClosedByPeer() -> Bool {
         do {
             while true { try receive() }
         } catch Failure.closedEarly {
@@ -141,14 +157,4 @@ final class RawHTTPClient {
         for index in 0...(buffer.count - 2) where buffer[index] == 13 && buffer[index + 1] == 10 { return index }
         return nil
     }
-}
-
-/// What each open descriptor of this process refers to (`socket:[123]`, `pipe:[456]` …), unique while open.
-///
-/// Other tests run in the same process at the same time, so leak tests compare identities, not counts.
-func openDescriptorTargets(_ descriptors: [Int32]? = nil) -> Set<String> {
-    let names =
-        descriptors.map { $0.map(String.init) }
-        ?? (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    return Set(names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") })
 }
