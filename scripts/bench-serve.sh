@@ -67,7 +67,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# One nginx worker per core, as imago serve runs one libmicrohttpd thread per core (NGINX_WORKERS overrides).
+# One nginx worker per core (NGINX_WORKERS overrides): nginx serves the warm row with every core, as imago serve renders with every core (its one polling thread answers the warm row).
 nginx_conf "$WORK/nginx" "${NGINX_WORKERS:-auto}" "listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery;" \
   "listen 127.0.0.1:$STATIC backlog=1024; root $WORK/static;"
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"

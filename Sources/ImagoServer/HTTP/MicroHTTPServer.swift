@@ -3,7 +3,7 @@ import Foundation
 import ImagoCore
 
 /// An HTTP/1.1 server on libmicrohttpd that hands every request to an async handler (an ``ImageProxy``):
-/// libmicrohttpd's epoll threads (a pool of one per core by default) read requests; a request the optional
+/// libmicrohttpd's epoll thread (one by default, or a pool: `threads`) reads requests; a request the optional
 /// `immediate` handler answers (a cached output) is answered on that thread at once, any other has its
 /// connection suspended while the async handler runs and resumed with the response, so no thread waits on a
 /// request. Response bodies are handed to libmicrohttpd without a copy (it holds the `Data` until sent).
@@ -73,8 +73,8 @@ public final class MicroHTTPServer: @unchecked Sendable {
     ///     `IMGPROXY_SO_REUSEPORT`), the kernel spreading connections among them: one server process per core.
     ///     Default `false`.
     ///   - threads: libmicrohttpd's polling threads, each with its own epoll set, sharing the listening socket
-    ///     (default 1: with a pool, some resumed connections were seen to stall until the client gave up;
-    ///     RELIABILITY.md records it).
+    ///     (default 1: a pool once left resumed connections unanswered until the client gave up, not reproduced
+    ///     since and not explained; RELIABILITY.md §15 records it).
     ///   - immediate: answers a request on the polling thread when it can do so without waiting (no I/O, no
     ///     lock held for long), else returns `nil` and `handler` answers it. Default `nil` (always `handler`).
     ///   - handler: answers each request; runs on the Swift concurrency pool.
