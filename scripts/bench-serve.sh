@@ -67,7 +67,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# One nginx worker per core (NGINX_WORKERS overrides): nginx serves the warm row with every core, as imago serve renders with every core (its one polling thread answers the warm row).
+# One nginx worker per core (NGINX_WORKERS overrides): nginx serves the warm row with every core; imago serve
+# renders with every core and answers the warm row on its one polling thread (--threads in IMAGO_ARGS for more).
 nginx_conf "$WORK/nginx" "${NGINX_WORKERS:-auto}" "listen 127.0.0.1:$ORIGIN backlog=1024; root $DATA/gallery;" \
   "listen 127.0.0.1:$STATIC backlog=1024; root $WORK/static;"
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
