@@ -50,6 +50,9 @@ struct ProxyURLTests {
         ("/_/dpr:0/plain/http://a.example/i.jpg", "invalid option 'dpr'"),
         ("/_/w:5000/dpr:2/plain/http://a.example/i.jpg", "invalid option 'dpr'"),
         ("/_/plain/http://a.example/i.jpg@psd", "invalid option 'extension'"),
+        // An unescaped '@' of the URL itself (userinfo, or in a path) is named as such, not as a bad extension
+        ("/_/plain/http://user:pw@a.example/i.jpg", "invalid source URL: an '@' in a plain source"),
+        ("/_/plain/http://a.example/@me/i.jpg", "invalid source URL: an '@' in a plain source"),
         ("/_/plain/file:///etc/passwd", "invalid source URL"),
         ("/_/%%%", "invalid source URL"),
         ("/_/enc/abc", "malformed URL"),
