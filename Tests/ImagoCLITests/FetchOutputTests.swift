@@ -89,6 +89,31 @@ import Testing
         #expect(decoded.format == .png && decoded.image.width == 20 && decoded.image.height == 15)
     }
 
+    @Test func anOutputPlaceThatCannotBeWrittenIsNamedWithTheSystemsReason() async throws {
+        let f = try FetchFixture()
+        defer { f.finish() }
+        // --out under a regular file: the directory cannot be made
+        let file = f.scratch.appendingPathComponent("plain-file")
+        try Data("x".utf8).write(to: file)
+        let underFile = await runCLI([
+            "fetch", f.a.absoluteString, "--out", file.appendingPathComponent("out").path, "--cache-dir", f.cacheDir,
+        ])
+        #expect(underFile.status != 0)
+        #expect(underFile.stderr.contains("cannot create the output directory"))
+        #expect(underFile.stderr.contains("Not a directory"), "\(underFile.stderr)")
+        #expect(!underFile.stderr.contains("NSCocoaErrorDomain"))
+        // The image's file name taken by a directory: that URL fails with the reason, nothing else is written
+        let out = f.scratch.appendingPathComponent("out")
+        try FileManager.default.createDirectory(
+            at: out.appendingPathComponent("a.jpg"), withIntermediateDirectories: true)
+        let taken = await runCLI(["fetch", f.a.absoluteString, "--out", out.path, "--cache-dir", f.cacheDir])
+        #expect(taken.status != 0)
+        let result = try #require(taken.jsonObjects.first)
+        let error = try #require(result["error"] as? String)
+        #expect(error.contains("could not write") && !error.contains("NSCocoaErrorDomain"), "\(error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["a.jpg"])
+    }
+
     @Test func namesAreSanitisedAndNeverLeaveTheDirectory() {
         #expect(FetchOutputWriter.baseName("http://h/a/photo.JPG?x=1").stem == "photo")
         #expect(FetchOutputWriter.baseName("http://h/a/photo.JPG?x=1").ext == "jpg")

@@ -67,7 +67,7 @@ enum DecodeCommand {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
                 console.printError(
-                    "imago decode: cannot create directory '\(directory)' for \(option): \(error.localizedDescription)")
+                    "imago decode: cannot create directory '\(directory)' for \(option): \(SystemReason.of(error))")
                 return 1
             }
         }
@@ -94,7 +94,7 @@ enum DecodeCommand {
                     do {
                         try Data(rgba.bytes).write(to: URL(fileURLWithPath: path))
                     } catch {
-                        throw DecodeFailure(message: "cannot write '\(path)': \(error.localizedDescription)")
+                        throw DecodeFailure(message: "cannot write '\(path)': \(SystemReason.of(error))")
                     }
                 }
                 let image = described.image
@@ -178,7 +178,7 @@ enum DecodeCommand {
             do {
                 try Data(rgba.bytes).write(to: URL(fileURLWithPath: path))
             } catch {
-                throw DecodeFailure(message: "cannot write '\(path)': \(error.localizedDescription)")
+                throw DecodeFailure(message: "cannot write '\(path)': \(SystemReason.of(error))")
             }
         }
     }

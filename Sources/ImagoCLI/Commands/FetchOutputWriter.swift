@@ -37,7 +37,7 @@ struct FetchOutputWriter: Sendable {
         } catch {
             throw Failure(
                 description:
-                    "cannot create the output directory '\(directory.path)': \((error as NSError).localizedDescription)"
+                    "cannot create the output directory '\(directory.path)': \(SystemReason.of(error))"
                     + " (pass --out DIR with a writable place)")
         }
         self.directory = directory.standardizedFileURL
@@ -80,7 +80,7 @@ struct FetchOutputWriter: Sendable {
         } catch {
             throw Failure(
                 description:
-                    "could not write \(urls[index]) to '\(url.path)': \((error as NSError).localizedDescription)")
+                    "could not write \(urls[index]) to '\(url.path)': \(SystemReason.of(error))")
         }
         return url.path
     }

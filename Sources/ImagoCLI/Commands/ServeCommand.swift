@@ -1435,7 +1435,7 @@ enum ServeCommand {
         } catch let error as EnvironmentFile.Error {
             throw UsageError("option '--env-file': \(path), \(error)")
         } catch {
-            throw UsageError("option '--env-file': cannot read \(path) (\(error.localizedDescription))")
+            throw UsageError("option '--env-file': cannot read \(path) (\(SystemReason.of(error)))")
         }
         return environment.merging(file.values) { $1 }
     }

@@ -69,7 +69,7 @@ public struct FileDataLoader: DataLoading {
             }
             return .success(DataResponse(data: data, url: url, statusCode: 200))
         } catch {
-            return .failure(.unreadable(url: url, reason: "\(error.localizedDescription)"))
+            return .failure(.unreadable(url: url, reason: SystemReason.of(error)))
         }
     }
 }
