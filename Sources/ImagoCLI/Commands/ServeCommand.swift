@@ -58,7 +58,9 @@ enum ServeCommand {
         options: [
             OptionSpec(
                 "--listen", value: "HOST:PORT",
-                help: "The address to listen on (default 127.0.0.1:8080), or unix:PATH for a Unix socket."),
+                help:
+                    "The address to listen on (default 127.0.0.1:8080; :PORT is loopback too, 0.0.0.0:PORT or [::]:PORT every interface), or unix:PATH for a Unix socket."
+            ),
             OptionSpec(
                 "--key", value: "HEX", help: "The signing key, hex (default $IMAGO_KEY); HEX,HEX… for key rotation."),
             OptionSpec(
