@@ -53,6 +53,7 @@ struct ProxyURLTests {
         // An unescaped '@' of the URL itself (userinfo, or in a path) is named as such, not as a bad extension
         ("/_/plain/http://user:pw@a.example/i.jpg", "invalid source URL: an '@' in a plain source"),
         ("/_/plain/http://a.example/@me/i.jpg", "invalid source URL: an '@' in a plain source"),
+        ("/_/plain/http://a.example/i@2x.png", "invalid source URL: an '@' in a plain source"),
         ("/_/plain/file:///etc/passwd", "invalid source URL"),
         ("/_/%%%", "invalid source URL"),
         ("/_/enc/abc", "malformed URL"),

@@ -188,14 +188,15 @@ public struct ProxyPath: Sendable, Hashable {
     /// configuration's ``ImageProxy/Configuration/allowedProcessingOptions``.
     public static func isOptionName(_ name: String) -> Bool { OptionParser.Name(Substring(name)) != nil }
 
-    /// `plain/` sources: percent-encoded, `@ext` after the last `@`. An `@` followed by more of a URL (a `/` or `:`
-    /// after it) is one the source URL meant, left unescaped: the error says to write it as `%40`.
+    /// `plain/` sources: percent-encoded, `@ext` after the last `@`. An `@` followed by more of a URL (a `/`, `:` or
+    /// `.` after it: userinfo, a path, `a@2x.png`) is one the source URL meant, left unescaped: the error says to
+    /// write it as `%40`.
     private static func plainSource(_ text: String) throws(ProxyError) -> (url: String, format: ImageFormat?) {
         var body = Substring(text)
         var format: ImageFormat?
         if let at = body.lastIndex(of: "@") {
             let ext = body[body.index(after: at)...]
-            if ext.contains(where: { $0 == "/" || $0 == ":" }) {
+            if ext.contains(where: { $0 == "/" || $0 == ":" || $0 == "." }) {
                 throw .invalidSource(
                     "an '@' in a plain source starts its output extension (…@webp); write an '@' of the URL as %40")
             }
