@@ -73,8 +73,12 @@ soak: deps
 format:
 	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests
 
+# Also: shared state is kept in ImagoCore's `Locked`, never the standard library's `Mutex`, whose contended
+# hand-over ThreadSanitizer cannot see (RELIABILITY.md §13); only the benchmark's baseline may use it.
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
+	@! grep -rnE '\bMutex *[<(]' Sources --include=*.swift | grep -v '^Sources/imago-bench/' \
+		|| { echo "lint: Synchronization.Mutex above; use ImagoCore's Locked (RELIABILITY.md §13)" >&2; exit 1; }
 
 clean:
 	rm -rf .build .build-tsan .build-fuzz .build-asan

@@ -28,10 +28,10 @@ public final class OTLPBatchExporter<Item: Sendable>: Sendable {
     private let dropped = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
     private let isIncluded: @Sendable (Item) -> Bool
-    private let state = Mutex<(items: [Item], isClosed: Bool)>(([], false))
+    private let state = Locked<(items: [Item], isClosed: Bool)>(([], false))
     private let write: @Sendable ([Item], inout ProtobufWriter) -> Void
     private let wake: AsyncStream<Void>.Continuation
-    private let loops = Mutex<(sender: Task<Void, Never>?, ticker: Task<Void, Never>?)>((nil, nil))
+    private let loops = Locked<(sender: Task<Void, Never>?, ticker: Task<Void, Never>?)>((nil, nil))
 
     /// An exporter posting to `configuration`'s endpoint the export requests `write` fills with a batch's items
     /// (after the resource and scope, ``ProtobufWriter/otlpResource(_:scope:items:)``), of the items `isIncluded` keeps;

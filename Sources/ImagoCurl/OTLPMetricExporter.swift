@@ -46,7 +46,7 @@ public final class OTLPMetricExporter: Sendable {
 
     private let exported = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
-    private let loop: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let loop = Locked<Task<Void, Never>?>(nil)
     private let read: @Sendable () -> [MetricFamily]
     private let onFailure: @Sendable (String) -> Void
     private let failing = Atomic<Bool>(false)

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ImagoCore
 
 /// One span of a trace as OpenTelemetry describes it: an operation with its IDs, its times, its attributes and
 /// its outcome. ``OTLPTraceExporter`` sends spans to a collector.
@@ -83,7 +83,7 @@ public struct TraceSpan: Sendable, Hashable {
     /// The random numbers of new IDs: xoshiro256** seeded once from the system's generator, as OpenTelemetry's
     /// SDKs use a fast generator rather than a system call for each ID (W3C asks IDs to be random, not secret).
     struct IDGenerator: RandomNumberGenerator {
-        private static let state = Mutex<(UInt64, UInt64, UInt64, UInt64)>(
+        private static let state = Locked<(UInt64, UInt64, UInt64, UInt64)>(
             {
                 var system = SystemRandomNumberGenerator()
                 return (system.next(), system.next(), system.next(), system.next() | 1)

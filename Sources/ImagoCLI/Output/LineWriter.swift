@@ -37,7 +37,7 @@ final class LineWriter: Sendable {
     let descriptor: Int32
     /// Bytes of lines held at most.
     let capacity: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let dropped = Atomic<Int>(0)
     /// Signalled when `pending` goes from empty to not, to wake the writer's thread.
     private let wake = DispatchSemaphore(value: 0)

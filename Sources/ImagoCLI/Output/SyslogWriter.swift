@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 import ImagoServer
 import Synchronization
 
@@ -68,7 +69,7 @@ final class SyslogWriter: Sendable {
     let destination: Destination
     /// The name each line is tagged with.
     let tag: String
-    private let socket = Mutex<Int32>(-1)
+    private let socket = Locked<Int32>(-1)
     private let dropped = Atomic<Int>(0)
     private static let facility = 1  // user
 
