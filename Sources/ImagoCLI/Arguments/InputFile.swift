@@ -1,4 +1,5 @@
 import Foundation
+import Imago
 
 #if canImport(Glibc)
     import Glibc
@@ -28,7 +29,7 @@ struct InputFile {
         case tooLarge(limit: Int)
 
         /// ``unreadable(reason:)`` with the system's sentence for `code` (an `errno` value).
-        static func unreadable(errno code: Int32) -> Failure { .unreadable(reason: String(cString: strerror(code))) }
+        static func unreadable(errno code: Int32) -> Failure { .unreadable(reason: SystemReason.of(errno: code)) }
 
         var description: String {
             switch self {

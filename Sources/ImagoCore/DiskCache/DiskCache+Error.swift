@@ -49,8 +49,7 @@ extension DiskCache {
         }
 
         static func message(_ code: Int32) -> String {
-            guard let cString = strerror(code) else { return "errno \(code)" }
-            return "\(String(cString: cString)), errno \(code)"
+            "\(SystemReason.of(errno: code)), errno \(code)"
         }
 
         /// The error for a failed write of `path` with `code`: full disk or plain failure.

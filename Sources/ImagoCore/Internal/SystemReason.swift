@@ -8,13 +8,18 @@ import Foundation
 /// error: this gives that cause's text ("Not a directory"), else the error's own description without the
 /// boilerplate.
 package enum SystemReason {
+    /// The system's sentence for `code`, an `errno` value (e.g. "Permission denied"), or "errno N" for a
+    /// value the system has no sentence for.
+    package static func of(errno code: Int32) -> String {
+        guard let text = strerror(code) else { return "errno \(code)" }
+        return String(cString: text)
+    }
+
     /// The reason `error` names, e.g. "Not a directory" or "No space left on device".
     package static func of(_ error: Error) -> String {
         var current: NSError? = error as NSError
         while let nsError = current {
-            if nsError.domain == NSPOSIXErrorDomain, let text = strerror(Int32(nsError.code)) {
-                return String(cString: text)
-            }
+            if nsError.domain == NSPOSIXErrorDomain { return of(errno: Int32(nsError.code)) }
             current = (nsError.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
         }
         let text = (error as NSError).localizedDescription

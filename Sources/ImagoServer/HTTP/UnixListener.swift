@@ -21,14 +21,14 @@ enum UnixListener {
             unlink(path)
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw failure(String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw failure(SystemReason.of(errno: errno)) }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         guard bound == 0, listen(descriptor, backlog) == 0, lstat(path, &status) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemReason.of(errno: errno)
             close(descriptor)
             throw failure(reason)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 #if canImport(Glibc)
     import Glibc
@@ -57,7 +58,7 @@ public final class LoopbackServer: Sendable {
         public var description: String {
             switch self {
             case .socketCallFailed(let call, let code):
-                "LoopbackServer could not start: \(call) failed with errno \(code) (\(String(cString: strerror(code))))."
+                "LoopbackServer could not start: \(call) failed with errno \(code) (\(SystemReason.of(errno: code)))."
             }
         }
     }
