@@ -54,6 +54,12 @@ struct ProxyURLTests {
         ("/_/plain/http://user:pw@a.example/i.jpg", "invalid source URL: an '@' in a plain source"),
         ("/_/plain/http://a.example/@me/i.jpg", "invalid source URL: an '@' in a plain source"),
         ("/_/plain/http://a.example/i@2x.png", "invalid source URL: an '@' in a plain source"),
+        // A host no resolver takes is the client's mistake, named before any DNS lookup (was a 502 after one)
+        ("/_/plain/http://a%2500.example/i.jpg", "invalid source URL: the host a%00.example holds %00"),
+        ("/_/plain/http://a%2520b.example/i.jpg", "invalid source URL: the host a%20b.example holds %20"),
+        ("/_/plain/http://a%2509.example/i.jpg", "invalid source URL: the host a%09.example holds %09"),
+        ("/_/plain/http://a!b.example/i.jpg", "invalid source URL: the host a!b.example holds '!'"),
+        ("/_/plain/http://%5Bfe80::1%2525eth0%5D/i.jpg", "invalid source URL: the host [fe80::1%25eth0] is not"),
         ("/_/plain/file:///etc/passwd", "invalid source URL"),
         ("/_/%%%", "invalid source URL"),
         ("/_/enc/abc", "malformed URL"),
@@ -65,6 +71,27 @@ struct ProxyURLTests {
         } throws: { error in
             guard let error = error as? ProxyError else { return false }
             return error.status == 400 && error.description.hasPrefix(message)
+        }
+    }
+
+    @Test func internationalHostsTakeTheirIDNAFormAsInBrowsers() throws {
+        // Percent-encoded UTF-8 (what a URL encoder makes of "bücher") and Unicode as written both become xn--
+        for written in ["b%25C3%25BCcher.example", "b%C3%BCcher.example"] {
+            let path = try ProxyPath(parsing: "/_/plain/https://\(written):8443/a%20b.jpg?s=1@webp")
+            #expect(path.source.absoluteString == "https://xn--bcher-kva.example:8443/a%20b.jpg?s=1")
+            #expect(path.options.format == .webp)
+        }
+        // ASCII names, IPv4 and IPv6 literals pass through untouched
+        for url in ["http://Img_1.example/x.jpg", "http://10.0.0.1:81/x.jpg", "http://[2001:db8::1]/x.jpg"] {
+            let path = try ProxyPath(parsing: "/_/plain/" + url)
+            #expect(path.source.absoluteString == url)
+        }
+        // An allow list written in Unicode admits the IDNA host, and still refuses others
+        let policy = SourcePolicy(allowedHosts: ["*.bücher.example", "img.example"])
+        #expect(policy.allowedHosts == ["*.xn--bcher-kva.example", "img.example"])
+        try policy.check(try ProxyPath(parsing: "/_/plain/https://cdn.b%C3%BCcher.example/a.jpg").source)
+        #expect(throws: ProxyError.sourceNotAllowed(host: "xn--bcher-kva.example")) {
+            try policy.check(try ProxyPath(parsing: "/_/plain/https://b%C3%BCcher.example/a.jpg").source)
         }
     }
 

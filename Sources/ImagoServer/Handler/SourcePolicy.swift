@@ -11,8 +11,11 @@ import ImagoCore
 /// ``allowsPrivateAddresses`` (`imago serve` does this in one place, `ServeCommand.makeSourceLoader`).
 public struct SourcePolicy: Sendable, Hashable {
     /// Host globs (`*` matches any run of characters, case-insensitive), e.g. `*.example.com`; an object store's
-    /// source's host is its bucket (`s3:`) or container (`abs:`). Default none: any host.
-    public var allowedHosts: [String]
+    /// source's host is its bucket (`s3:`) or container (`abs:`). An international name may be written in
+    /// Unicode (`*.bücher.example`): it is kept in its IDNA form, as source hosts are. Default none: any host.
+    public var allowedHosts: [String] {
+        didSet { allowedHosts = allowedHosts.map(SourceHost.asciiGlob) }
+    }
     /// Whether loopback, private, link-local and unspecified addresses (and `localhost`) may be fetched. Default
     /// `false`.
     public var allowsPrivateAddresses: Bool
@@ -40,7 +43,7 @@ public struct SourcePolicy: Sendable, Hashable {
 
     /// A policy with the defaults listed on each property.
     public init(allowedHosts: [String] = [], allowsPrivateAddresses: Bool = false, allowedSources: [String] = []) {
-        self.allowedHosts = allowedHosts
+        self.allowedHosts = allowedHosts.map(SourceHost.asciiGlob)
         self.allowsPrivateAddresses = allowsPrivateAddresses
         self.allowedSources = allowedSources.map(Self.normalizedPrefix)
     }

@@ -104,7 +104,7 @@ public struct ProxyPath: Sendable, Hashable {
         if let format = parsedSource.format, options.format == nil { options.format = format }
         let replaced = replacements.applied(to: parsedSource.url)
         let absolute = baseURL.isEmpty || replaced.hasPrefix(baseURL) ? replaced : baseURL + replaced
-        guard let url = Self.storeSourceURL(absolute, querySeparator: querySeparator) ?? URL(string: absolute),
+        guard var url = Self.storeSourceURL(absolute, querySeparator: querySeparator) ?? URL(string: absolute),
             let scheme = url.scheme?.lowercased()
         else {
             throw .invalidSource("expected an absolute http or https URL")
@@ -127,6 +127,7 @@ public struct ProxyPath: Sendable, Hashable {
             guard scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty else {
                 throw .invalidSource("expected an absolute http or https URL")
             }
+            url = try SourceHost.checked(url)
         }
         source = url
         self.options = options
