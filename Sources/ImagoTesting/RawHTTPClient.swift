@@ -6,10 +6,11 @@ import Foundation
     import Musl
 #endif
 
-/// A blocking HTTP/1.1 client over one TCP socket to 127.0.0.1, for tests that must see exactly what the server
-/// sends (framing, keep-alive, closes). Each call blocks its thread: run it off Swift's concurrency pool when the
-/// server under test needs that pool.
-public final class RawHTTPClient {
+/// A blocking HTTP/1.1 client over one socket to 127.0.0.1 or a Unix socket, for tests that must see exactly what
+/// the server sends (framing, keep-alive, closes). Each call blocks its thread (but
+/// ``readUntilClosed(waitingAtMost:)``, which waits on a Dispatch thread): run it off Swift's concurrency pool when
+/// the server under test needs that pool. One caller at a time.
+public final class RawHTTPClient: @unchecked Sendable {
     /// One response as received.
     public struct Response: Sendable {
         /// The status code.
@@ -45,9 +46,18 @@ public final class RawHTTPClient {
         } catch {
             throw Failure.connectFailed(error.code.rawValue)
         }
-        let (seconds, attoseconds) = receiveTimeout.components
-        var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setReceiveTimeout(receiveTimeout)
+    }
+
+    /// Connects to the Unix socket at `socketPath`; each read waits at most `receiveTimeout` (default 5 s) for
+    /// more bytes.
+    public init(socketPath: String, receiveTimeout: Duration = .seconds(5)) throws {
+        do {
+            socket = try LoopbackSocket.connect(socketPath: socketPath)
+        } catch {
+            throw Failure.connectFailed(error.code.rawValue)
+        }
+        setReceiveTimeout(receiveTimeout)
     }
 
     deinit { close(socket) }
@@ -128,6 +138,28 @@ public final class RawHTTPClient {
         } catch {
             return false
         }
+    }
+
+    /// Everything the server sends (after what was read already) until it closes the connection or nothing
+    /// arrives for `timeout`, as text, and whether it closed it. The blocking reads run on a Dispatch thread, so
+    /// they never hold one of the concurrency pool's few threads that the server's handler may need; later reads
+    /// wait `timeout` too.
+    public func readUntilClosed(waitingAtMost timeout: Duration) async -> (text: String, closed: Bool) {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                self.setReceiveTimeout(timeout)
+                let closed = self.isClosedByPeer()
+                let text = String(decoding: self.buffer, as: UTF8.self)
+                self.buffer = []
+                continuation.resume(returning: (text, closed))
+            }
+        }
+    }
+
+    private func setReceiveTimeout(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     private func receive() throws {

@@ -118,60 +118,19 @@ struct MicroHTTPServerTests {
 /// the connection timeout, mid-request or between requests, and connections over the limit wait in the listen queue.
 @Suite("MicroHTTPServer: connection limits")
 struct MicroHTTPServerConnectionLimitTests {
-    /// A raw TCP connection to 127.0.0.1:`port`, or to a Unix socket, closed on deinit.
-    final class RawConnection: @unchecked Sendable {  // one test uses each
-        let fd: Int32
-
-        init(port: UInt16) throws {
-            fd = try LoopbackSocket.connect(port: port)
-        }
-
-        init(socketPath: String) throws {
-            fd = try LoopbackSocket.connect(socketPath: socketPath)
-        }
-
-        deinit { close(fd) }
-
-        func send(_ text: String) {
-            _ = text.utf8CString.withUnsafeBufferPointer { Glibc.send(fd, $0.baseAddress, $0.count - 1, 0) }
-        }
-
-        /// What the server sent until it closed the connection or `seconds` passed, and whether it closed it. The
-        /// blocking reads run on a Dispatch thread, so they never hold one of the concurrency pool's few threads
-        /// that the server's handler needs.
-        func read(for seconds: Int) async -> (text: String, closed: Bool) {
-            await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(returning: self.blockingRead(for: seconds)) }
-            }
-        }
-
-        private func blockingRead(for seconds: Int) -> (text: String, closed: Bool) {
-            var timeout = timeval(tv_sec: seconds, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var received = [UInt8]()
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = recv(fd, &buffer, buffer.count, 0)
-                if count == 0 { return (String(decoding: received, as: UTF8.self), true) }
-                if count < 0 { return (String(decoding: received, as: UTF8.self), false) }  // timed out (or reset)
-                received += buffer[0..<count]
-            }
-        }
-    }
-
     @Test(.timeLimit(.minutes(1)))
     func anIdleConnectionIsClosedAfterTheTimeout() async throws {
         let server = try ProxyFixture().served(connectionTimeout: 1)
         defer { server.stop() }
         // Half a request, never finished: closed, with nothing answered
-        let slow = try RawConnection(port: server.port)
+        let slow = try RawHTTPClient(port: server.port)
         slow.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
-        let halfway = await slow.read(for: 10)
+        let halfway = await slow.readUntilClosed(waitingAtMost: .seconds(10))
         #expect(halfway.closed && halfway.text.isEmpty)
         // A kept-alive connection after its answer: closed once idle
-        let idle = try RawConnection(port: server.port)
+        let idle = try RawHTTPClient(port: server.port)
         idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        let answered = await idle.read(for: 10)
+        let answered = await idle.readUntilClosed(waitingAtMost: .seconds(10))
         #expect(answered.text.hasPrefix("HTTP/1.1 200") && answered.closed)
     }
 
@@ -179,15 +138,15 @@ struct MicroHTTPServerConnectionLimitTests {
     func connectionsOverTheLimitWaitUntilOneCloses() async throws {
         let server = try ProxyFixture().served(connectionLimit: 2)
         defer { server.stop() }
-        var open = [try RawConnection(port: server.port), try RawConnection(port: server.port)]
+        var open = [try RawHTTPClient(port: server.port), try RawHTTPClient(port: server.port)]
         // A third client waits in the listen queue, unanswered, while two are open
-        let waiting = try RawConnection(port: server.port)
+        let waiting = try RawHTTPClient(port: server.port)
         waiting.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        let meanwhile = await waiting.read(for: 1)
+        let meanwhile = await waiting.readUntilClosed(waitingAtMost: .seconds(1))
         #expect(!meanwhile.closed && meanwhile.text.isEmpty, "\(meanwhile.text)")
         // and is answered once one of them goes
         open.removeFirst()
-        let answer = await waiting.read(for: 10)
+        let answer = await waiting.readUntilClosed(waitingAtMost: .seconds(10))
         #expect(answer.text.hasPrefix("HTTP/1.1 200") && answer.closed, "\(answer.text)")
         #expect(open.count == 1)
     }
@@ -210,9 +169,9 @@ struct MicroHTTPServerReusePortTests {
         // Connections reach both (the kernel spreads them by their source ports)
         var seen = Set<String>()
         for _ in 0..<64 where seen.count < 2 {
-            let connection = try MicroHTTPServerConnectionLimitTests.RawConnection(port: first.port)
+            let connection = try RawHTTPClient(port: first.port)
             connection.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            let text = await connection.read(for: 5).text
+            let text = await connection.readUntilClosed(waitingAtMost: .seconds(5)).text
             if text.hasSuffix("first") { seen.insert("first") }
             if text.hasSuffix("second") { seen.insert("second") }
         }
@@ -229,7 +188,6 @@ struct MicroHTTPServerReusePortTests {
 /// imgproxy's `IMGPROXY_NETWORK=unix`: listening on a Unix domain socket for a front server on the same machine.
 @Suite("MicroHTTPServer: Unix domain socket")
 struct MicroHTTPServerUnixSocketTests {
-    typealias RawConnection = MicroHTTPServerConnectionLimitTests.RawConnection
 
     /// A new empty folder, removed by the caller.
     func folder() throws -> URL {
@@ -252,9 +210,9 @@ struct MicroHTTPServerUnixSocketTests {
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect(attributes[.type] as? FileAttributeType == .typeSocket)
         // Two requests on one keep-alive connection, then one that closes it
-        let connection = try RawConnection(socketPath: path)
+        let connection = try RawHTTPClient(socketPath: path)
         connection.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        let (text, closed) = await connection.read(for: 5)
+        let (text, closed) = await connection.readUntilClosed(waitingAtMost: .seconds(5))
         #expect(closed && text.components(separatedBy: "HTTP/1.1 200").count == 3, "\(text)")
         #expect(text.contains("X-Path: /a") && text.contains("X-Path: /b") && text.hasSuffix("over unix"))
         // A second server cannot take the socket while the first listens on it
@@ -283,9 +241,9 @@ struct MicroHTTPServerUnixSocketTests {
         let server = try MicroHTTPServer(socketPath: stale) { _ in
             ServerResponse(status: 204, headers: [], body: Data())
         }
-        let connection = try RawConnection(socketPath: stale)
+        let connection = try RawHTTPClient(socketPath: stale)
         connection.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        #expect(await connection.read(for: 5).text.hasPrefix("HTTP/1.1 204"))
+        #expect(await connection.readUntilClosed(waitingAtMost: .seconds(5)).text.hasPrefix("HTTP/1.1 204"))
         server.stop()
         // A regular file at the path stays, and so does what it holds
         let file = dir.appendingPathComponent("data.txt")

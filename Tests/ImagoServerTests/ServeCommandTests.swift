@@ -300,10 +300,10 @@ struct ServeCommandTests {
         defer { serve.terminate() }
         #expect(await ImagoTesting.eventually { serve.stderr.contains("listening on unix:\(socketPath)") })
         // An image through the socket, as nginx's proxy_pass http://unix:… sends it
-        let connection = try MicroHTTPServerConnectionLimitTests.RawConnection(socketPath: socketPath)
+        let connection = try RawHTTPClient(socketPath: socketPath)
         let path = "/_/rs:fit:20:20/f:png/plain/" + origin.url(for: "/a.jpg").absoluteString
         connection.send("GET \(path) HTTP/1.1\r\nHost: images\r\nConnection: close\r\n\r\n")
-        let (text, closed) = await connection.read(for: 10)
+        let (text, closed) = await connection.readUntilClosed(waitingAtMost: .seconds(10))
         #expect(
             closed && text.hasPrefix("HTTP/1.1 200") && text.contains("Content-Type: image/png"), "\(text.prefix(300))")
         #expect(origin.requestCount(for: "/a.jpg") == 1)
