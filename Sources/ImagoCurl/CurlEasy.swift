@@ -328,6 +328,8 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
         case CURLE_UNSUPPORTED_PROTOCOL:
             return .failed(.unsupportedScheme(url: outcome.redirectTarget ?? url), metrics: metrics)
         case CURLE_FILESIZE_EXCEEDED: return .failed(.bodyTooLarge(url: url, limit: maximumBodySize), metrics: metrics)
+        case CURLE_URL_MALFORMAT:
+            return .failed(.invalidURL(url: outcome.redirectTarget ?? url, reason: outcome.message), metrics: metrics)
         default:
             return .broken(reason: "\(outcome.message) (curl error \(outcome.code.rawValue))", metrics: metrics)
         }

@@ -65,7 +65,7 @@ extension DataLoadEvent {
 /// A ``DataLoadingError`` case without its payload, to compare errors whose payload is not predictable.
 enum LoadErrorKind: Hashable {
     case cancelled, unsupportedScheme, statusCode(Int), timedOut, connectionFailed, truncated, bodyTooLarge
-    case unacceptableContentType, tooManyRedirects, unreadable, requestModifierFailed, addressRefused
+    case unacceptableContentType, tooManyRedirects, unreadable, requestModifierFailed, addressRefused, invalidURL
 }
 
 extension DataLoadingError {
@@ -84,6 +84,7 @@ extension DataLoadingError {
         case .unreadable: .unreadable
         case .requestModifierFailed: .requestModifierFailed
         case .addressRefused: .addressRefused
+        case .invalidURL: .invalidURL
         }
     }
 }

@@ -126,6 +126,10 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
     /// The address policy (``AddressPolicy``) refused every address `host` resolved to; `address` is the last one
     /// tried. Carries the host only, never the URL with its query.
     case addressRefused(host: String, address: String)
+    /// The URL cannot be requested as written: its host is no name a resolver takes (a control character, a space,
+    /// a `!` …), checked before any lookup, or the transport refused its form (a redirect's `Location` included,
+    /// then `url` is that target). Retrying cannot help.
+    case invalidURL(url: URL, reason: String)
 
     /// Whether retrying later may succeed (connection loss, timeout, 429, 503 …).
     public var isTransient: Bool {
@@ -156,6 +160,7 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
             "the request modifier failed for \(url.redactedString): \(reason) (check the token or header it adds)"
         case .addressRefused(let host, let address):
             "the address policy refused \(address) for host \(host) (allow the host or its network to load it)"
+        case .invalidURL(let url, let reason): "\(url.redactedString) cannot be requested: \(reason)"
         }
     }
 }

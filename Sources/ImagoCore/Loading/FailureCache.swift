@@ -146,7 +146,9 @@ public final class FailureCache: Sendable {
         case .cancelled, .timedOut, .connectionFailed, .truncated: nil
         case .statusCode(let code, _) where code == 404 || code == 410: .http(code)
         case .statusCode: nil
-        case .unsupportedScheme, .bodyTooLarge, .unacceptableContentType, .tooManyRedirects, .addressRefused: .rejected
+        case .unsupportedScheme, .bodyTooLarge, .unacceptableContentType, .tooManyRedirects, .addressRefused,
+            .invalidURL:
+            .rejected
         case .unreadable, .requestModifierFailed: nil
         }
     }

@@ -76,6 +76,12 @@ package final class LoadCoordinator: Sendable {
         guard let scheme = request.url.scheme?.lowercased(), acceptedSchemes.contains(scheme) else {
             return OneShotLoadTask.failing(.unsupportedScheme(url: request.url), handler: handler)
         }
+        var request = request
+        do {
+            request.url = try HostName.resolvable(request.url)
+        } catch {
+            return OneShotLoadTask.failing(.invalidURL(url: request.url, reason: error.reason), handler: handler)
+        }
         let key = TransferKey(request, ignoring: configuration.coalescingIgnoredHeaders)
         let sink = EventSink(handler)
         var actions = Actions()

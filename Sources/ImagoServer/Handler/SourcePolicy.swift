@@ -14,7 +14,7 @@ public struct SourcePolicy: Sendable, Hashable {
     /// source's host is its bucket (`s3:`) or container (`abs:`). An international name may be written in
     /// Unicode (`*.bücher.example`): it is kept in its IDNA form, as source hosts are. Default none: any host.
     public var allowedHosts: [String] {
-        didSet { allowedHosts = allowedHosts.map(SourceHost.asciiGlob) }
+        didSet { allowedHosts = allowedHosts.map(HostName.asciiGlob) }
     }
     /// Whether loopback, private, link-local and unspecified addresses (and `localhost`) may be fetched. Default
     /// `false`.
@@ -43,7 +43,7 @@ public struct SourcePolicy: Sendable, Hashable {
 
     /// A policy with the defaults listed on each property.
     public init(allowedHosts: [String] = [], allowsPrivateAddresses: Bool = false, allowedSources: [String] = []) {
-        self.allowedHosts = allowedHosts.map(SourceHost.asciiGlob)
+        self.allowedHosts = allowedHosts.map(HostName.asciiGlob)
         self.allowsPrivateAddresses = allowsPrivateAddresses
         self.allowedSources = allowedSources.map(Self.normalizedPrefix)
     }

@@ -127,7 +127,7 @@ public struct ProxyPath: Sendable, Hashable {
             guard scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty else {
                 throw .invalidSource("expected an absolute http or https URL")
             }
-            url = try SourceHost.checked(url)
+            do { url = try HostName.resolvable(url) } catch { throw .invalidSource(error.reason) }
         }
         source = url
         self.options = options
