@@ -328,6 +328,9 @@ final class CurlEasy: LoadTransportHandle, @unchecked Sendable {
         case CURLE_UNSUPPORTED_PROTOCOL:
             return .failed(.unsupportedScheme(url: outcome.redirectTarget ?? url), metrics: metrics)
         case CURLE_FILESIZE_EXCEEDED: return .failed(.bodyTooLarge(url: url, limit: maximumBodySize), metrics: metrics)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_ISSUER_ERROR,
+            CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE:
+            return .failed(.tlsRefused(url: outcome.redirectTarget ?? url, reason: outcome.message), metrics: metrics)
         case CURLE_URL_MALFORMAT:
             return .failed(.invalidURL(url: outcome.redirectTarget ?? url, reason: outcome.message), metrics: metrics)
         default:

@@ -66,6 +66,7 @@ extension DataLoadEvent {
 enum LoadErrorKind: Hashable {
     case cancelled, unsupportedScheme, statusCode(Int), timedOut, connectionFailed, truncated, bodyTooLarge
     case unacceptableContentType, tooManyRedirects, unreadable, requestModifierFailed, addressRefused, invalidURL
+    case tlsRefused
 }
 
 extension DataLoadingError {
@@ -85,6 +86,7 @@ extension DataLoadingError {
         case .requestModifierFailed: .requestModifierFailed
         case .addressRefused: .addressRefused
         case .invalidURL: .invalidURL
+        case .tlsRefused: .tlsRefused
         }
     }
 }

@@ -59,8 +59,8 @@ extension LoadingNetworkTests {
             let refused = await Result {
                 try await strict.data(for: DataRequest(url: nginx.http2URL.appendingPathComponent("a.jpg")))
             }
-            guard case .failure(DataLoadingError.connectionFailed) = refused else {
-                Issue.record("expected connectionFailed, got \(refused)")
+            guard case .failure(DataLoadingError.tlsRefused) = refused else {
+                Issue.record("expected tlsRefused, got \(refused)")
                 return
             }
         }

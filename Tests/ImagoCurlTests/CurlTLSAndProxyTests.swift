@@ -45,8 +45,8 @@ extension LoadingNetworkTests {
             // another key is refused, even though the CA bundle trusts the certificate
             let other = Data(repeating: 7, count: 32).base64EncodedString()
             let refused = await Result { try await loader(pins: ["sha256//\(other)"]).data(for: DataRequest(url: url)) }
-            guard case .failure(DataLoadingError.connectionFailed(_, let reason)) = refused else {
-                Issue.record("expected connectionFailed, got \(refused)")
+            guard case .failure(DataLoadingError.tlsRefused(_, let reason)) = refused else {
+                Issue.record("expected tlsRefused, got \(refused)")
                 return
             }
             #expect(reason.lowercased().contains("public key") || reason.contains("90"), "\(reason)")

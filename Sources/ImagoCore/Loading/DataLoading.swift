@@ -130,6 +130,10 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
     /// a `!` …), checked before any lookup, or the transport refused its form (a redirect's `Location` included,
     /// then `url` is that target). Retrying cannot help.
     case invalidURL(url: URL, reason: String)
+    /// The TLS handshake was refused over trust: the server's certificate did not verify (no trusted authority,
+    /// expired, another name), its key matched no pinned key, or the client's own certificate or CA bundle could not
+    /// be used. Retrying cannot help until the server or the trust settings change.
+    case tlsRefused(url: URL, reason: String)
 
     /// Whether retrying later may succeed (connection loss, timeout, 429, 503 …).
     public var isTransient: Bool {
@@ -161,6 +165,9 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
         case .addressRefused(let host, let address):
             "the address policy refused \(address) for host \(host) (allow the host or its network to load it)"
         case .invalidURL(let url, let reason): "\(url.redactedString) cannot be requested: \(reason)"
+        case .tlsRefused(let url, let reason):
+            "the TLS connection to \(url.redactedString) was refused: \(reason) (check the server's certificate, or the"
+                + " trusted authorities and pins)"
         }
     }
 }

@@ -147,7 +147,7 @@ public final class FailureCache: Sendable {
         case .statusCode(let code, _) where code == 404 || code == 410: .http(code)
         case .statusCode: nil
         case .unsupportedScheme, .bodyTooLarge, .unacceptableContentType, .tooManyRedirects, .addressRefused,
-            .invalidURL:
+            .invalidURL, .tlsRefused:
             .rejected
         case .unreadable, .requestModifierFailed: nil
         }

@@ -230,11 +230,31 @@ final class URLSessionTransport: LoadTransporting {
                 let error = DataLoadingError.tooManyRedirects(url: url, limit: configuration.maximumRedirects)
                 handle.attempt.didFinish(.failed(error, metrics: nil))
                 return
+            case NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate,
+                NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorServerCertificateNotYetValid,
+                NSURLErrorClientCertificateRejected, NSURLErrorClientCertificateRequired:
+                handle.attempt.didFinish(
+                    .failed(.tlsRefused(url: url, reason: nsError.localizedDescription), metrics: nil))
+                return
+            // FoundationNetworking (Linux) gives no code for these, only libcurl's sentence for a certificate that
+            // did not verify (CURLE_PEER_FAILED_VERIFICATION, OpenSSL's backend)
+            case NSURLErrorUnknown where Self.isCertificateRefusal(nsError.localizedDescription):
+                handle.attempt.didFinish(
+                    .failed(.tlsRefused(url: url, reason: nsError.localizedDescription), metrics: nil))
+                return
             default: break
             }
         }
         let reason = "\(nsError.localizedDescription) (\(nsError.domain) \(nsError.code))"
         handle.attempt.didFinish(.broken(reason: reason, metrics: nil))
+    }
+
+    /// Whether `message` is libcurl's for a server certificate that did not verify: "SSL certificate problem: …"
+    /// (no trusted authority, expired, revoked) or "SSL: no alternative certificate subject name matches …" /
+    /// "SSL: certificate subject name … does not match …" (another host's).
+    static func isCertificateRefusal(_ message: String) -> Bool {
+        message.hasPrefix("SSL certificate problem")
+            || (message.hasPrefix("SSL: ") && message.contains("subject name") && message.contains("match"))
     }
 
     /// What to tell URLSession about a redirect.

@@ -528,6 +528,7 @@ extension ImageProxy {
         case .unreadable: .upstreamFailed("the source could not be read")
         case .requestModifierFailed(_, let reason): .originRequestFailed(reason: reason)
         case .addressRefused(let host, _): .sourceNotAllowed(host: host)
+        case .tlsRefused(_, let reason): .upstreamFailed("the origin's TLS connection was refused: \(reason)")
         // The source's own host was checked when its URL was parsed (a 400): this one is a redirect's target.
         case .invalidURL(_, let reason):
             .upstreamFailed("the origin redirected to a URL that cannot be requested: \(reason)")
