@@ -40,20 +40,22 @@ public final class RawHTTPClient: @unchecked Sendable {
     private var buffer: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port`; each read waits at most `receiveTimeout` (default 5 s) for more bytes.
-    public init(port: UInt16, receiveTimeout: Duration = .seconds(5)) throws {
-        do {
-            socket = try LoopbackSocket.connect(port: port)
-        } catch {
-            throw Failure.connectFailed(error.code.rawValue)
+    public convenience init(port: UInt16, receiveTimeout: Duration = .seconds(5)) throws {
+        try self.init(receiveTimeout: receiveTimeout) { () throws(POSIXError) in try LoopbackSocket.connect(port: port)
         }
-        setReceiveTimeout(receiveTimeout)
     }
 
     /// Connects to the Unix socket at `socketPath`; each read waits at most `receiveTimeout` (default 5 s) for
     /// more bytes.
-    public init(socketPath: String, receiveTimeout: Duration = .seconds(5)) throws {
+    public convenience init(socketPath: String, receiveTimeout: Duration = .seconds(5)) throws {
+        try self.init(receiveTimeout: receiveTimeout) { () throws(POSIXError) in
+            try LoopbackSocket.connect(socketPath: socketPath)
+        }
+    }
+
+    private init(receiveTimeout: Duration, connect: () throws(POSIXError) -> Int32) throws {
         do {
-            socket = try LoopbackSocket.connect(socketPath: socketPath)
+            socket = try connect()
         } catch {
             throw Failure.connectFailed(error.code.rawValue)
         }
