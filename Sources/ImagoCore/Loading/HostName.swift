@@ -28,7 +28,7 @@ package enum HostName {
             }
             return url
         }
-        let decoded = url.host(percentEncoded: false) ?? encoded
+        let decoded = encoded.contains("%") ? url.host(percentEncoded: false) ?? encoded : encoded
         if let bad = decoded.unicodeScalars.first(where: { $0.isASCII && !isNameCharacter($0) }) {
             throw Refusal(reason: "the host \(encoded) holds \(shown(bad)), which no host name has")
         }
