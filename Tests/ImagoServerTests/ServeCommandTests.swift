@@ -368,6 +368,36 @@ struct ServeCommandTests {
         #expect(origin.requestCount(for: "/a.jpg") == 0)
     }
 
+    /// A source that redirects to a URL libcurl cannot parse is the origin's fault (502 naming it), fetched once a
+    /// request: not retried (the proxy keeps no failure cache: each request reports its own). A source host no
+    /// resolver takes is the client's fault (400), and nothing is fetched.
+    @Test(.timeLimit(.minutes(1)))
+    func aRedirectThatCannotBeFollowedIsTheOriginsFaultAndIsNotRetried() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        origin.setRoute("/hop", .redirect(to: "http://[::1/x.jpg"))
+        let options = try ServeCommand.parse(
+            parseArguments(["--unsigned", "--allow-private"], options: ServeCommand.command.options),
+            environment: [:])
+        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
+        configuration.allowsUnsigned = true
+        configuration.sourcePolicy = options.sourcePolicy
+        let proxy = ImageProxy(configuration: configuration)
+        func respond(_ source: String) async -> (status: Int, text: String) {
+            let response = await proxy.respond(to: ServerRequest(method: "GET", path: "/_/w:20/plain/" + source))
+            return (response.status, String(decoding: response.body, as: UTF8.self))
+        }
+        let first = await respond(origin.url(for: "/hop").absoluteString)
+        #expect(first.status == 502)
+        #expect(first.text.contains("redirected to a URL that cannot be requested"), "\(first.text)")
+        #expect(await respond(origin.url(for: "/hop").absoluteString).status == 502)
+        #expect(origin.requestCount(for: "/hop") == 2)  // --retries 2 by default: as a broken connection, 6
+        let badHost = await respond("http://a%2500.example/x.jpg")
+        #expect(badHost.status == 400)
+        #expect(badHost.text.contains("the host a%00.example holds %00"), "\(badHost.text)")
+        #expect(origin.totalRequestCount == 2)
+    }
+
     /// `--allow-network`: an intranet range reachable while the metadata address (link-local) stays refused, at
     /// the literal-host check and at the loader's connect-time check after a redirect.
     @Test(.timeLimit(.minutes(1)))
