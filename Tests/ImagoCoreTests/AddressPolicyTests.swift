@@ -55,6 +55,12 @@ import Testing
         #expect(byHost.permits(privateAddress, host: "images.private"))
         #expect(!byHost.permits(privateAddress, host: "other.private"))
         #expect(!byHost.permits(privateAddress, host: nil))
+        // Set after the fact, in any case or in Unicode: kept as loaders request them (lowercased, IDNA form)
+        var later = AddressPolicy.publicOnly
+        later.allowedHosts = ["CDN.Internal", "bücher.internal"]
+        #expect(later.allowedHosts == ["cdn.internal", "xn--bcher-kva.internal"])
+        #expect(later.permits(privateAddress, host: "cdn.internal"))
+        #expect(later.permits(privateAddress, host: "xn--bcher-kva.internal"))
     }
 
     @Test func networksParseAndContain() throws {

@@ -22,16 +22,24 @@ public struct AddressPolicy: Sendable, Hashable {
 
     /// The base rule. Default ``Mode/any``.
     public var mode: Mode
-    /// Host names (lowercased, compared exactly) whose addresses are allowed whatever they are. Default none.
-    public var allowedHosts: Set<String>
+    /// Host names (lowercased, compared exactly) whose addresses are allowed whatever they are; a name in Unicode
+    /// is kept in its IDNA form (`bücher.example` as `xn--bcher-kva.example`), the form loaders request. Default
+    /// none.
+    public var allowedHosts: Set<String> {
+        didSet { allowedHosts = Self.normalized(allowedHosts) }
+    }
     /// Address ranges allowed whatever the mode. Default none.
     public var allowedNetworks: [IPNetwork]
 
     /// A policy with `mode` and the allow lists (default empty).
     public init(mode: Mode, allowedHosts: Set<String> = [], allowedNetworks: [IPNetwork] = []) {
         self.mode = mode
-        self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
+        self.allowedHosts = Self.normalized(allowedHosts)
         self.allowedNetworks = allowedNetworks
+    }
+
+    private static func normalized(_ hosts: Set<String>) -> Set<String> {
+        Set(hosts.map { HostName.asciiGlob($0.lowercased()) })
     }
 
     /// Every address allowed (the default).
