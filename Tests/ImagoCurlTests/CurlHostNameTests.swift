@@ -23,6 +23,7 @@ extension LoadingNetworkTests {
             ("http://a%00.example/x.jpg", "the host a%00.example holds %00"),
             ("http://a%20b.example/x.jpg", "the host a%20b.example holds %20"),
             ("https://a!b.example/x.jpg", "the host a!b.example holds '!'"),
+            ("http://\(String(repeating: "a.", count: 150))example/x.jpg", "the host is 307 characters long"),
             ("http://[fe80::1%25e!]/x.jpg", "the host [fe80::1%"),
         ])
         func aHostNoResolverTakesFailsAtOnceWithoutRetries(text: String, reason: String) async throws {

@@ -59,6 +59,8 @@ struct ProxyURLTests {
         ("/_/plain/http://a%2520b.example/i.jpg", "invalid source URL: the host a%20b.example holds %20"),
         ("/_/plain/http://a%2509.example/i.jpg", "invalid source URL: the host a%09.example holds %09"),
         ("/_/plain/http://a!b.example/i.jpg", "invalid source URL: the host a!b.example holds '!'"),
+        ("/_/plain/http://a..b.example/i.jpg", "invalid source URL: the host a..b.example has an empty label"),
+        ("/_/plain/http://\(String(repeating: "a", count: 64)).example/i.jpg", "invalid source URL: the host aaaa"),
         ("/_/plain/http://%5Bfe80::1%2525e%2521%5D/i.jpg", "invalid source URL: the host [fe80::1%25e%21] is not"),
         ("/_/plain/file:///etc/passwd", "invalid source URL"),
         ("/_/%%%", "invalid source URL"),
@@ -84,7 +86,8 @@ struct ProxyURLTests {
         // ASCII names, IPv4 and IPv6 literals pass through untouched
         for url in [
             "http://Img_1.example/x.jpg", "http://10.0.0.1:81/x.jpg", "http://[2001:db8::1]/x.jpg",
-            "http://[fe80::1%25eth0]:8080/x.jpg",
+            "http://[fe80::1%25eth0]:8080/x.jpg", "http://img.example./x.jpg",
+            "http://\(String(repeating: "a", count: 63)).example/x.jpg",
         ] {
             let path = try ProxyPath(parsing: "/_/plain/" + url)
             #expect(path.source.absoluteString == url)

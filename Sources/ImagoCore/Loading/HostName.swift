@@ -32,7 +32,10 @@ package enum HostName {
         if let bad = decoded.unicodeScalars.first(where: { $0.isASCII && !isNameCharacter($0) }) {
             throw Refusal(reason: "the host \(encoded) holds \(shown(bad)), which no host name has")
         }
-        guard encoded.unicodeScalars.contains(where: { $0 == "%" || !$0.isASCII }) else { return url }
+        guard encoded.unicodeScalars.contains(where: { $0 == "%" || !$0.isASCII }) else {
+            try checkLabels(encoded)
+            return url
+        }
         // An international name: put it back into the URL in Unicode, which URL turns into its IDNA form.
         let text = url.absoluteString
         guard let range = URLComponents(string: text)?.rangeOfHost,
@@ -43,7 +46,23 @@ package enum HostName {
         else {
             throw Refusal(reason: "the host \(encoded) is not a valid international domain name")
         }
+        try checkLabels(host)
         return ascii
+    }
+
+    /// Throws unless `host` (ASCII) is a name DNS can hold: no empty label but a final one (`example.com.`), none
+    /// over 63 characters, at most 253 in all.
+    private static func checkLabels(_ host: String) throws(Refusal) {
+        let name = host.hasSuffix(".") ? host.utf8.dropLast() : host.utf8[...]
+        guard name.count <= 253 else {
+            throw Refusal(reason: "the host is \(name.count) characters long, over DNS's 253")
+        }
+        for label in name.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+            if label.isEmpty { throw Refusal(reason: "the host \(host) has an empty label") }
+            if label.count > 63 {
+                throw Refusal(reason: "the host \(host) has a label of \(label.count) characters, over DNS's 63")
+            }
+        }
     }
 
     /// `glob` (a host allow list's entry, `*` for any run of characters) with each label in Unicode put in its
