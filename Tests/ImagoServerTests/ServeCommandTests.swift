@@ -398,6 +398,30 @@ struct ServeCommandTests {
         #expect(origin.totalRequestCount == 2)
     }
 
+    /// An origin whose certificate does not verify is a 502 naming the TLS refusal, after one handshake: as a
+    /// broken connection it was retried twice (`--retries 2` by default), three handshakes a request.
+    @Test(.timeLimit(.minutes(1)))
+    func anOriginWhoseCertificateDoesNotVerifyIsA502AfterOneHandshake() async throws {
+        let origin = try await SelfSignedTLSServer()
+        defer { origin.stop() }
+        let options = try ServeCommand.parse(
+            parseArguments(["--unsigned", "--allow-private"], options: ServeCommand.command.options),
+            environment: [:])
+        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
+        configuration.allowsUnsigned = true
+        configuration.sourcePolicy = options.sourcePolicy
+        let proxy = ImageProxy(configuration: configuration)
+        let response = await proxy.respond(
+            to: ServerRequest(method: "GET", path: "/_/w:20/plain/https://127.0.0.1:\(origin.port)/a.jpg"))
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(response.status == 502)
+        #expect(text.contains("TLS connection was refused") && text.contains("certificate"), "\(text)")
+        func handshakes() -> Int { origin.log.components(separatedBy: "unknown ca").count - 1 }
+        #expect(await ImagoTesting.eventually { handshakes() >= 1 })
+        try await Task.sleep(for: .seconds(1))  // a retry would have come by now (its first back-off is shorter)
+        #expect(handshakes() == 1, "\(origin.log)")
+    }
+
     /// `--allow-network`: an intranet range reachable while the metadata address (link-local) stays refused, at
     /// the literal-host check and at the loader's connect-time check after a redirect.
     @Test(.timeLimit(.minutes(1)))
