@@ -76,8 +76,13 @@ public final class SelfSignedTLSServer: Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    /// Why the server could not be started: its output when it did not listen, or `openssl req`'s exit status.
-    public enum ServerError: Error { case didNotStart(String), openSSLFailed(Int32) }
+    /// Why the server could not be started.
+    public enum ServerError: Error {
+        /// `openssl s_server` did not report a listening port within 20 s; its output so far.
+        case didNotStart(String)
+        /// `openssl req` could not make the key and certificate; its exit status.
+        case openSSLFailed(Int32)
+    }
 
     private static let openssl = "/usr/bin/openssl"
 

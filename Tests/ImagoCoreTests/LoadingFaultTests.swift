@@ -155,6 +155,34 @@ extension LoadingNetworkTests {
             #expect(server.requestCount(for: "/f") == 2)
         }
 
+        /// A host no resolver takes fails at once with a typed error naming it: never looked up, never retried.
+        @Test(arguments: [
+            ("http://a%00.example/x.jpg", "the host a%00.example holds %00"),
+            ("http://a%20b.example/x.jpg", "the host a%20b.example holds %20"),
+            ("https://a!b.example/x.jpg", "the host a!b.example holds '!'"),
+            ("http://\(String(repeating: "a.", count: 150))example/x.jpg", "the host is 307 characters long"),
+            ("http://[fe80::1%25e!]/x.jpg", "the host [fe80::1%"),
+        ])
+        func aHostNoResolverTakesFailsAtOnceWithoutRetries(text: String, reason: String) async throws {
+            let url = try #require(URL(string: text))
+            var configuration = testLoaderConfiguration()
+            configuration.retryPolicy = RetryPolicy(maximumRetries: 2)
+            let loader = makeTestLoader(configuration)
+            let started = ContinuousClock.now
+            let recorder = EventRecorder()
+            let task = loader.load(DataRequest(url: url), handler: recorder.handler)
+            let result = await recorder.waitForResult()
+            _ = task
+            guard case .failure(.invalidURL(let failed, let said)) = result else {
+                Issue.record("expected invalidURL, got \(String(describing: result))")
+                return
+            }
+            #expect(failed == url && said.hasPrefix(reason), "\(said)")
+            #expect(!DataLoadingError.invalidURL(url: url, reason: said).isTransient)
+            // The first retry waits 0.25 s ± 20 %, at least 0.2 s: under that means no retry
+            #expect(ContinuousClock.now - started < .milliseconds(200))
+        }
+
         @Test func retriesAreBoundedAndEmitEvents() async throws {
             let server = try LoopbackServer()
             defer { server.stop() }

@@ -5,8 +5,8 @@ import ImagoTesting
 import Testing
 
 extension LoadingNetworkTests {
-    /// A host no resolver takes fails at once with a typed error, never looked up or retried; an international name
-    /// goes out in its IDNA form.
+    /// An international name goes out in its IDNA form; a redirect libcurl cannot parse is not retried (hosts no
+    /// resolver takes: `LoadingFaultTests`, for both loaders).
     @Suite(.timeLimit(.minutes(1))) struct CurlHostNameTests {
         let body = testBytes(3000)
 
@@ -17,28 +17,6 @@ extension LoadingNetworkTests {
             var configuration = CurlDataLoader.Configuration(loading: loading)
             configuration.resolveOverrides = overrides
             return CurlDataLoader(configuration: configuration)
-        }
-
-        @Test(arguments: [
-            ("http://a%00.example/x.jpg", "the host a%00.example holds %00"),
-            ("http://a%20b.example/x.jpg", "the host a%20b.example holds %20"),
-            ("https://a!b.example/x.jpg", "the host a!b.example holds '!'"),
-            ("http://\(String(repeating: "a.", count: 150))example/x.jpg", "the host is 307 characters long"),
-            ("http://[fe80::1%25e!]/x.jpg", "the host [fe80::1%"),
-        ])
-        func aHostNoResolverTakesFailsAtOnceWithoutRetries(text: String, reason: String) async throws {
-            let url = try #require(URL(string: text))
-            let loader = makeLoader()
-            let started = ContinuousClock.now
-            let result = await Result { try await loader.data(for: DataRequest(url: url)) }
-            guard case .failure(DataLoadingError.invalidURL(let failed, let said)) = result else {
-                Issue.record("expected invalidURL, got \(result)")
-                return
-            }
-            #expect(failed == url && said.hasPrefix(reason), "\(said)")
-            #expect(!DataLoadingError.invalidURL(url: url, reason: said).isTransient)
-            // The first retry's back-off alone is 0.5 s: well under it means no lookup, no retry
-            #expect(ContinuousClock.now - started < .milliseconds(300))
         }
 
         @Test func anInternationalHostGoesOutInItsIDNAForm() async throws {
