@@ -29,8 +29,8 @@ package enum HostName {
             return url
         }
         let decoded = encoded.contains("%") ? url.host(percentEncoded: false) ?? encoded : encoded
-        if let bad = decoded.unicodeScalars.first(where: { $0.isASCII && !isNameCharacter($0) }) {
-            throw Refusal(reason: "the host \(encoded) holds \(shown(bad)), which no host name has")
+        if let bad = firstASCIIOutsideNames(in: decoded) {
+            throw Refusal(reason: "the host \(encoded) holds \(bad), which no host name has")
         }
         guard encoded.unicodeScalars.contains(where: { $0 == "%" || !$0.isASCII }) else {
             try checkLabels(encoded)
@@ -85,6 +85,13 @@ package enum HostName {
         guard let percent = host.firstIndex(of: "%") else { return (host, nil) }
         let zone = host[host.index(after: percent)...]
         return (String(host[..<percent]), zone.hasPrefix("25") ? zone.dropFirst(2) : zone)
+    }
+
+    /// The first ASCII character of `text` that no host name holds (one not a letter, digit, `-`, `_` or `.`), as
+    /// `'!'`, or `%00` for a control character or a space; `nil` when there is none. Object stores' bucket and
+    /// container names keep to the same characters.
+    package static func firstASCIIOutsideNames(in text: String) -> String? {
+        text.unicodeScalars.first(where: { $0.isASCII && !isNameCharacter($0) }).map(shown)
     }
 
     private static func isNameCharacter(_ scalar: Unicode.Scalar) -> Bool {

@@ -118,10 +118,14 @@ public struct ProxyPath: Sendable, Hashable {
             guard objectStoreSchemes.contains(scheme) else {
                 throw .invalidSource("\(scheme): sources are not served here (no --\(flag))")
             }
-            guard url.host()?.isEmpty == false, url.path().count > 1 else {
-                throw .invalidSource(
-                    "expected \(scheme)://\(Self.objectStorePathForms[scheme] ?? "bucket/key")"
-                )
+            let form = Self.objectStorePathForms[scheme] ?? "bucket/key"
+            guard let bucket = url.host(percentEncoded: false), !bucket.isEmpty, url.path().count > 1 else {
+                throw .invalidSource("expected \(scheme)://\(form)")
+            }
+            // A bucket or container is a name in the store's host or path; Swift's containers may hold any character
+            if scheme != "swift", let bad = HostName.firstASCIIOutsideNames(in: bucket) {
+                let noun = form.prefix { $0 != "/" }
+                throw .invalidSource("the \(noun) name \(url.host() ?? bucket) holds \(bad), which no \(noun) name has")
             }
         } else {
             guard scheme == "http" || scheme == "https", let host = url.host(), !host.isEmpty else {
