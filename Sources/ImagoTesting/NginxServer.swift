@@ -181,14 +181,8 @@ public final class NginxServer: Sendable {
     }
 
     private static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ServerError.toolFailed(tool, process.terminationStatus) }
+        let status = try ImagoTesting.run(tool, arguments, standardError: .nullDevice).status
+        guard status == 0 else { throw ServerError.toolFailed(tool, status) }
     }
 
     /// A port the kernel says is free right now.

@@ -87,13 +87,7 @@ public final class SelfSignedTLSServer: Sendable {
     private static let openssl = "/usr/bin/openssl"
 
     private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ServerError.openSSLFailed(process.terminationStatus) }
+        let status = try ImagoTesting.run(openssl, arguments, standardError: .nullDevice).status
+        guard status == 0 else { throw ServerError.openSSLFailed(status) }
     }
 }

@@ -28,12 +28,6 @@ public enum TmpfsMount {
 
     private static func run(_ tool: String, _ arguments: [String]) -> Bool {
         guard FileManager.default.isExecutableFile(atPath: tool) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        return (try? ImagoTesting.run(tool, arguments, standardError: .nullDevice).status) == 0
     }
 }

@@ -368,6 +368,16 @@ struct ServeCommandTests {
         #expect(origin.requestCount(for: "/a.jpg") == 0)
     }
 
+    /// The in-process proxy with the source loader and source policy `imago serve` makes from `arguments`.
+    static func proxyAsServeMakesIt(_ arguments: [String]) throws -> ImageProxy {
+        let options = try ServeCommand.parse(
+            parseArguments(arguments, options: ServeCommand.command.options), environment: [:])
+        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
+        configuration.allowsUnsigned = options.allowsUnsigned
+        configuration.sourcePolicy = options.sourcePolicy
+        return ImageProxy(configuration: configuration)
+    }
+
     /// A source that redirects to a URL libcurl cannot parse is the origin's fault (502 naming it), fetched once a
     /// request: not retried (the proxy keeps no failure cache: each request reports its own). A source host no
     /// resolver takes is the client's fault (400), and nothing is fetched.
@@ -376,13 +386,7 @@ struct ServeCommandTests {
         let origin = try LoopbackServer()
         defer { origin.stop() }
         origin.setRoute("/hop", .redirect(to: "http://[::1/x.jpg"))
-        let options = try ServeCommand.parse(
-            parseArguments(["--unsigned", "--allow-private"], options: ServeCommand.command.options),
-            environment: [:])
-        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
-        configuration.allowsUnsigned = true
-        configuration.sourcePolicy = options.sourcePolicy
-        let proxy = ImageProxy(configuration: configuration)
+        let proxy = try Self.proxyAsServeMakesIt(["--unsigned", "--allow-private"])
         func respond(_ source: String) async -> (status: Int, text: String) {
             let response = await proxy.respond(to: ServerRequest(method: "GET", path: "/_/w:20/plain/" + source))
             return (response.status, String(decoding: response.body, as: UTF8.self))
@@ -404,13 +408,7 @@ struct ServeCommandTests {
     func anOriginWhoseCertificateDoesNotVerifyIsA502AfterOneHandshake() async throws {
         let origin = try await SelfSignedTLSServer()
         defer { origin.stop() }
-        let options = try ServeCommand.parse(
-            parseArguments(["--unsigned", "--allow-private"], options: ServeCommand.command.options),
-            environment: [:])
-        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
-        configuration.allowsUnsigned = true
-        configuration.sourcePolicy = options.sourcePolicy
-        let proxy = ImageProxy(configuration: configuration)
+        let proxy = try Self.proxyAsServeMakesIt(["--unsigned", "--allow-private"])
         let response = await proxy.respond(
             to: ServerRequest(method: "GET", path: "/_/w:20/plain/https://127.0.0.1:\(origin.port)/a.jpg"))
         let text = String(decoding: response.body, as: UTF8.self)
