@@ -230,15 +230,12 @@ final class URLSessionTransport: LoadTransporting {
                 let error = DataLoadingError.tooManyRedirects(url: url, limit: configuration.maximumRedirects)
                 handle.attempt.didFinish(.failed(error, metrics: nil))
                 return
+            // FoundationNetworking (Linux) gives no code for a certificate that did not verify, only libcurl's
+            // sentence for it (CURLE_PEER_FAILED_VERIFICATION, OpenSSL's backend)
             case NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate,
                 NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorServerCertificateNotYetValid,
-                NSURLErrorClientCertificateRejected, NSURLErrorClientCertificateRequired:
-                handle.attempt.didFinish(
-                    .failed(.tlsRefused(url: url, reason: nsError.localizedDescription), metrics: nil))
-                return
-            // FoundationNetworking (Linux) gives no code for these, only libcurl's sentence for a certificate that
-            // did not verify (CURLE_PEER_FAILED_VERIFICATION, OpenSSL's backend)
-            case NSURLErrorUnknown where Self.isCertificateRefusal(nsError.localizedDescription):
+                NSURLErrorClientCertificateRejected, NSURLErrorClientCertificateRequired,
+                NSURLErrorUnknown where Self.isCertificateRefusal(nsError.localizedDescription):
                 handle.attempt.didFinish(
                     .failed(.tlsRefused(url: url, reason: nsError.localizedDescription), metrics: nil))
                 return
