@@ -41,7 +41,8 @@ public final class RawHTTPClient: @unchecked Sendable {
 
     /// Connects to 127.0.0.1:`port`; each read waits at most `receiveTimeout` (default 5 s) for more bytes.
     public convenience init(port: UInt16, receiveTimeout: Duration = .seconds(5)) throws {
-        try self.init(receiveTimeout: receiveTimeout) { () throws(POSIXError) in try LoopbackSocket.connect(port: port)
+        try self.init(receiveTimeout: receiveTimeout) { () throws(POSIXError) in
+            try LoopbackSocket.connect(port: port)
         }
     }
 
