@@ -25,7 +25,7 @@ import Testing
         let clock = FakeClock()
         let cache = FailureCache(clock: clock.read)
         cache.record(.http(403), for: "a")
-        cache.record(.rejected, for: "b")
+        cache.record(.rejected("the address policy refused 10.0.0.1"), for: "b")
         clock.advance(299)
         #expect(cache.failure(for: "a") != nil && cache.failure(for: "b") != nil)
         clock.advance(2)
@@ -43,7 +43,7 @@ import Testing
             #expect(cache.failure(for: "a") == nil)
         }
         #expect(lifetimes == [10, 20, 40, 80, 160, 320, 600, 600])
-        let decode = cache.record(.decode, for: "d")
+        let decode = cache.record(.decode("not a JPEG"), for: "d")
         #expect(decode.expiresAt.timeIntervalSince(clock.now) == 10)
         #expect(decode.repeatCount == 1)
     }
@@ -59,7 +59,11 @@ import Testing
         }
         #expect(cache.count == 0)
         #expect(cache.record(.statusCode(410, url: url), for: "a")?.reason == .http(410))
-        #expect(cache.record(.unacceptableContentType("text/html", url: url), for: "b")?.reason == .rejected)
+        // A refusal is remembered with its sentence, so the fast failures that follow say why
+        let refusal = DataLoadingError.unacceptableContentType("text/html", url: url)
+        #expect(cache.record(refusal, for: "b")?.reason == .rejected(refusal.description))
+        #expect(
+            "\(cache.failure(for: "b")!.reason)" == "http://x/a has content type 'text/html', which is not an image")
     }
 
     @Test func removalForgetsAndSuccessResetsBackoff() {
@@ -89,7 +93,7 @@ import Testing
         #expect(cache.failure(for: "b") == nil)
         #expect(cache.failure(for: "a") != nil && cache.failure(for: "c") != nil && cache.failure(for: "d") != nil)
         // many more keys: still bounded
-        for i in 0..<100 { cache.record(.decode, for: FailureCache.Key(source: "k\(i)")) }
+        for i in 0..<100 { cache.record(.decode("not a JPEG"), for: FailureCache.Key(source: "k\(i)")) }
         #expect(cache.count == 3)
         #expect(cache.failure(for: "k99") != nil)
     }
@@ -105,7 +109,9 @@ extension FailureCacheTests {
         #expect(FailureCache.reason(for: .timedOut(url: url)) == nil)
         #expect(FailureCache.reason(for: .statusCode(404, url: url)) == .http(404))
         #expect(FailureCache.reason(for: .statusCode(410, url: url)) == .http(410))
-        #expect(FailureCache.reason(for: .unsupportedScheme(url: url)) == .rejected)
+        #expect(
+            FailureCache.reason(for: .unsupportedScheme(url: url))
+                == .rejected("\(DataLoadingError.unsupportedScheme(url: url))"))
         // 5xx are retried instead, honouring Retry-After
         let policy = RetryPolicy()
         #expect(policy.delay(forRetry: 1, after: .statusCode(500, url: url), retryAfter: "3") == .seconds(3))

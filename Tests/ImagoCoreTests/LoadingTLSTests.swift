@@ -31,7 +31,8 @@ extension LoadingNetworkTests {
             #expect(failedURL == url)
             #expect(await ImagoTesting.eventually(timeout: .seconds(5)) { events.value.contains { $0.isTerminal } })
             #expect(!events.value.contains { if case .retried = $0 { true } else { false } }, "\(events.value)")
-            #expect(FailureCache.reason(for: DataLoadingError.tlsRefused(url: url, reason: "")) == .rejected)
+            let refusal = DataLoadingError.tlsRefused(url: url, reason: "unknown ca")
+            #expect(FailureCache.reason(for: refusal) == .rejected(refusal.description))
             #expect(!recorder.events.contains { if case .partialData = $0 { true } else { false } })
             // and the server saw the client abort the handshake over the certificate (not a refused connection)
             let sawAlert = await ImagoTesting.eventually(timeout: .seconds(5)) {

@@ -201,6 +201,26 @@ struct PipelineRevalidationTests {
 
 @Suite("Pipeline failure cache", .timeLimit(.minutes(1)))
 struct PipelineFailureCacheTests {
+    @Test func aRememberedRefusalSaysWhyAsTheFirstFailureDid() async throws {
+        let f = PipelineFixture()
+        let url = testURL("pinned.img")
+        let refusal = DataLoadingError.tlsRefused(url: url, reason: "SSL certificate problem: self-signed certificate")
+        f.loader.setFailure(refusal, for: url)
+        await #expect(throws: ImagePipeline.Error.dataLoadingFailed(url: url, underlying: refusal)) {
+            try await f.pipeline.image(for: url)
+        }
+
+        // The fast failure keeps the refusal's sentence (it was "rejected response" alone)
+        let second = await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+        guard case .failedRecently(_, _, .rejected(let why))? = second else {
+            Issue.record("expected a remembered refusal, got \(String(describing: second))")
+            return
+        }
+        #expect(why == refusal.description)
+        #expect("\(second!)".contains("failed recently: the TLS connection to \(url.redactedString) was refused: SSL"))
+        #expect(f.loader.loadCount == 1)
+    }
+
     @Test func recentFailureFailsFastUntilRetried() async throws {
         let f = PipelineFixture()
         let url = testURL("broken.img")
@@ -368,16 +388,23 @@ struct PipelineUndecodableTests {
         let f = PipelineFixture(disk: false)
         let url = testURL("garbage.img")
         f.loader.setResponse(Data("<html>not an image</html>".utf8), for: url)
-        await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+        let first = await #expect(throws: ImagePipeline.Error.self) { try await f.pipeline.image(for: url) }
+        guard case .decodingFailed(_, let codec)? = first else {
+            Issue.record("expected decodingFailed, got \(String(describing: first))")
+            return
+        }
 
         do {
             _ = try await f.pipeline.image(for: url)
             Issue.record("expected failedRecently")
         } catch {
-            guard case .failedRecently(_, _, .decode) = error else {
+            guard case .failedRecently(_, _, .decode(let why)) = error else {
                 Issue.record("unexpected \(error)")
                 return
             }
+            // The fast failure says why the bytes did not decode, as the first failure did
+            #expect(why == codec.description)
+            #expect("\(error)".contains("failed recently: undecodable data: \(why)"), "\(error)")
         }
         #expect(f.loader.loadCount == 1)
         #expect(f.pipeline.statistics.failures[.failedRecently] == 1)

@@ -5,10 +5,13 @@ import Foundation
 /// ``reason(for:)``):
 ///
 /// - `404`/`410`: long (default 1 h) — the resource is gone.
-/// - ``Reason/rejected`` (an invalid or unsupported URL, not an image, too large, too many redirects): medium
-///   (default 5 min).
-/// - ``Reason/decode`` (the bytes arrived and do not decode): short, growing with each repeat (default 10 s, ×2
+/// - ``Reason/rejected(_:)`` (an invalid or unsupported URL, not an image, too large, too many redirects, a refused
+///   address or certificate): medium (default 5 min).
+/// - ``Reason/decode(_:)`` (the bytes arrived and do not decode): short, growing with each repeat (default 10 s, ×2
 ///   per repeat, capped at 10 min).
+///
+/// A remembered refusal or decode failure keeps the sentence it was first reported with, so the fast failure
+/// that follows says why as the first one did.
 /// - `5xx`, `429`, `408`, timeouts, connection failures, truncation and cancellation are transient: never
 ///   remembered (the loader's ``RetryPolicy`` retries them, honouring `Retry-After`), as in SDWebImage. Other
 ///   statuses (`401`, `403` …) are not remembered either: another credential or token may succeed.
@@ -26,10 +29,13 @@ public final class FailureCache: Sendable {
     public enum Reason: Sendable, Hashable, CustomStringConvertible {
         /// The server answered with this HTTP status.
         case http(Int)
-        /// The bytes arrived but could not be decoded.
-        case decode
-        /// The response was refused by a rule that will refuse it again (content type, size, redirects, scheme).
-        case rejected
+        /// The bytes arrived but could not be decoded; the text is why, as the decoder said it (a ``CodecError``'s
+        /// sentence).
+        case decode(String)
+        /// The load was refused by a rule that will refuse it again (scheme, URL, address, certificate, content type,
+        /// size, redirects); the text is the refusal as first reported (a ``DataLoadingError``'s sentence, its URL
+        /// redacted).
+        case rejected(String)
         /// Any other failure worth remembering briefly.
         case other
 
@@ -37,8 +43,8 @@ public final class FailureCache: Sendable {
         public var description: String {
             switch self {
             case .http(let code): "HTTP \(code)"
-            case .decode: "undecodable data"
-            case .rejected: "rejected response"
+            case .decode(let why): "undecodable data: \(why)"
+            case .rejected(let why): why
             case .other: "failure"
             }
         }
@@ -58,7 +64,7 @@ public final class FailureCache: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// How long a 404 or 410 is remembered. Default 1 hour.
         public var goneLifetime: Duration = .seconds(3600)
-        /// How long other 4xx and ``Reason/rejected`` failures are remembered. Default 5 minutes.
+        /// How long other 4xx and ``Reason/rejected(_:)`` failures are remembered. Default 5 minutes.
         public var clientErrorLifetime: Duration = .seconds(300)
         /// The first lifetime of a 5xx, 429, decode or other failure. Default 10 s.
         public var transientLifetime: Duration = .seconds(10)
@@ -148,7 +154,7 @@ public final class FailureCache: Sendable {
         case .statusCode: nil
         case .unsupportedScheme, .bodyTooLarge, .unacceptableContentType, .tooManyRedirects, .addressRefused,
             .invalidURL, .tlsRefused:
-            .rejected
+            .rejected(error.description)
         case .unreadable, .requestModifierFailed: nil
         }
     }

@@ -43,8 +43,8 @@ extension ImagePipeline {
                 "\(source) is in no cache and the request is cache-only (drop .skipsLoading to load it)"
             case .cancelled: "the request was cancelled"
             case .failedRecently(let url, let until, let reason):
-                "loading \(url.redactedString) failed recently (\(reason)); it will not be retried before "
-                    + "\(until) unless the request uses .skipsFailureCacheReads"
+                "loading \(url.redactedString) failed recently: \(reason); it is not tried again before \(until) "
+                    + "unless the request uses .skipsFailureCacheReads"
             case .invalidated: "the pipeline was invalidated (shut down); make a new pipeline to load images"
             case .invalidURL(let text): "'\(text)' is not a URL; make the request from a valid URL"
             }

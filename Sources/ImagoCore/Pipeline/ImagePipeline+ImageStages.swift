@@ -164,7 +164,8 @@ extension ImagePipeline {
             case .failure(let error):
                 // Undecodable downloads are remembered like failed loads: fetching them again would not help.
                 if data.source == .network, !request.options.contains(.skipsFailureCacheWrites) {
-                    configuration.failureCache?.record(.decode, for: request.failureKey)
+                    let why = if case .decodingFailed(_, let codec) = error { codec.description } else { "\(error)" }
+                    configuration.failureCache?.record(.decode(why), for: request.failureKey)
                 }
                 if data.source == .network, let dataCache = configuration.dataCache {
                     rejectOriginal(for: request.sourceKey, dataCache: dataCache)

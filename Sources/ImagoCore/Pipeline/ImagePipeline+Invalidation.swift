@@ -45,10 +45,11 @@ extension ImagePipeline {
     /// and then failed to decode, given back to the pipeline as ``ImageRequest/Source/data(id:_:)``: treated as the
     /// pipeline treats an undecodable download of its own. The failure is remembered and the bytes do not stay in
     /// the disk cache (each unless the request skips writes to that cache), so the next request fetches the source
-    /// again rather than decoding the same bad bytes.
-    package func rejectDownloadedOriginal(for request: ImageRequest) {
+    /// again rather than decoding the same bad bytes. `error` is why they did not decode (remembered with the
+    /// failure).
+    package func rejectDownloadedOriginal(for request: ImageRequest, undecodableBecause error: CodecError) {
         if !request.options.contains(.skipsFailureCacheWrites) {
-            configuration.failureCache?.record(.decode, for: request.failureKey)
+            configuration.failureCache?.record(.decode(error.description), for: request.failureKey)
         }
         if !request.options.contains(.skipsDiskCacheWrites), let dataCache = configuration.dataCache {
             rejectOriginal(for: request.sourceKey, dataCache: dataCache)

@@ -228,9 +228,10 @@ extension ImageProxy {
         } catch {
             // Bytes this render downloaded and handed to the pipeline, undecodable: remembered and off the disk
             // cache, as the pipeline treats an undecodable download of its own.
-            if case .decodingFailed = error, given == nil, original?.source == .network {
+            if case .decodingFailed(_, let codec) = error, given == nil, original?.source == .network {
                 pipeline.rejectDownloadedOriginal(
-                    for: Self.sourceRequest(ImageRequest(url: source), cookie: key.cookie, traceFields: traceFields))
+                    for: Self.sourceRequest(ImageRequest(url: source), cookie: key.cookie, traceFields: traceFields),
+                    undecodableBecause: codec)
             }
             return .failure(Self.proxyError(for: error))
         }
