@@ -137,8 +137,7 @@ public final class ImageProxy: Sendable {
                 }
             }
         } catch {
-            response = Self.error(
-                error, retryAfter: configuration.retryAfterSeconds, detailed: configuration.sendsDetailedErrors)
+            response = errorResponse(error)
             record.error = error.logDescription
         }
         return finish(request, response, tier: tier, start: start, record: &record)
@@ -164,8 +163,7 @@ public final class ImageProxy: Sendable {
             response = answer
             tier = answeredBy
         } catch {
-            response = Self.error(
-                error, retryAfter: configuration.retryAfterSeconds, detailed: configuration.sendsDetailedErrors)
+            response = errorResponse(error)
             record.error = error.logDescription
         }
         return finish(request, response, tier: tier, start: start, record: &record)
@@ -557,9 +555,20 @@ public final class ImageProxy: Sendable {
             body: body)
     }
 
-    /// `{"error": …}` with the error's status (and `Retry-After` for a 503); with `detailed`, the sentence the
-    /// access log gets (``ProxyError/logDescription``: why a store's credentials failed, too).
-    static func error(_ error: ProxyError, retryAfter: Int, detailed: Bool = false) -> ServerResponse {
+    /// ``error(_:retryAfter:detailed:allowedMethods:)`` with this proxy's settings: its `Retry-After`, its
+    /// detailed errors, and `OPTIONS` among the methods a 405 names when it answers preflights.
+    private func errorResponse(_ error: ProxyError) -> ServerResponse {
+        Self.error(
+            error, retryAfter: configuration.retryAfterSeconds, detailed: configuration.sendsDetailedErrors,
+            allowedMethods: configuration.allowedOrigin == nil ? "GET, HEAD" : "GET, HEAD, OPTIONS")
+    }
+
+    /// `{"error": …}` with the error's status (and `Retry-After` for a 503, `Allow: allowedMethods` for a 405, as
+    /// RFC 9110 asks); with `detailed`, the sentence the access log gets (``ProxyError/logDescription``: why a
+    /// store's credentials failed, too).
+    static func error(
+        _ error: ProxyError, retryAfter: Int, detailed: Bool = false, allowedMethods: String = "GET, HEAD"
+    ) -> ServerResponse {
         let text = detailed ? error.logDescription : error.description
         let body =
             (try? JSONSerialization.data(withJSONObject: ["error": text], options: [.sortedKeys]))
@@ -568,6 +577,7 @@ public final class ImageProxy: Sendable {
         switch error {
         case .overloaded(let seconds): response.headers.append(.init("Retry-After", "\(seconds)"))
         case .requestTimedOut: response.headers.append(.init("Retry-After", "\(retryAfter)"))
+        case .methodNotAllowed: response.headers.append(.init("Allow", allowedMethods))
         default: break
         }
         return response
