@@ -29,6 +29,15 @@ struct MicroHTTPServerTests {
         let conditional = try await client.send(
             URL(string: base + fixture.path("rs:fit:80:80"))!, headers: ["If-None-Match": etag])
         #expect(conditional.status == 304 && conditional.body.isEmpty)
+        // with the 200's length (libmicrohttpd wrote "Content-Length: 0", which RFC 9110 forbids in a 304)
+        #expect(conditional.headers["content-length"] == "\(get.body.count)")
+        #expect(conditional.headers["etag"] == etag)
+        // and no byte of a body follows it: the next answer on the same connection starts right after its headers
+        let raw = try RawHTTPClient(port: server.port)
+        let rawConditional = try raw.get(fixture.path("rs:fit:80:80"), headers: ["If-None-Match": etag])
+        #expect(rawConditional.status == 304 && rawConditional.headers["content-length"] == "\(get.body.count)")
+        let next = try raw.get("/healthz")
+        #expect(next.status == 200 && String(decoding: next.body, as: UTF8.self).contains("ok"))
 
         let health = try await client.send(URL(string: base + "/healthz")!)
         #expect(health.status == 200 && String(decoding: health.body, as: UTF8.self).contains("ok"))

@@ -264,12 +264,22 @@ public final class MicroHTTPServer: @unchecked Sendable {
     }
 
     private static func queue(_ response: ServerResponse, on connection: OpaquePointer) -> MHD_Result {
-        guard let made = makeResponse(response.body) else { return .NO }
-        defer { MHD_destroy_response(made) }
+        let isLength = { (header: ServerResponse.Header) in
+            header.name.utf8.count == 14 && header.name.lowercased() == "content-length"
+        }
         // libmicrohttpd writes Content-Length itself, from the body (and keeps it for HEAD while sending no body).
-        for header in response.headers {
-            let isLength = header.name.utf8.count == 14 && header.name.lowercased() == "content-length"
-            if !isLength { _ = MHD_add_response_header(made, header.name, header.value) }
+        // 0.9.75 writes it for a 304 too, from the empty body ("Content-Length: 0", which RFC 9110 forbids there):
+        // the 304's response is made with the length its handler named and no bytes, which are never read.
+        let made: OpaquePointer?
+        if response.status == 304, let named = response.headers.first(where: isLength).flatMap({ UInt64($0.value) }) {
+            made = MHD_create_response_from_callback(named, 4096, microHTTPNoBody, nil, nil)
+        } else {
+            made = makeResponse(response.body)
+        }
+        guard let made else { return .NO }
+        defer { MHD_destroy_response(made) }
+        for header in response.headers where !isLength(header) {
+            _ = MHD_add_response_header(made, header.name, header.value)
         }
         return MHD_queue_response(connection, UInt32(response.status), made)
     }
@@ -325,6 +335,14 @@ private final class BodyOwner {
 private func microHTTPReleaseBody(_ cls: UnsafeMutableRawPointer?) {
     guard let cls else { return }
     Unmanaged<BodyOwner>.fromOpaque(cls).release()
+}
+
+/// The reader of a 304's response (see `MicroHTTPServer.queue`): libmicrohttpd sends no body with a 304 and never
+/// calls it; should it ever, the connection ends (-2, MHD_CONTENT_READER_END_WITH_ERROR) rather than send bytes.
+private func microHTTPNoBody(
+    _ cls: UnsafeMutableRawPointer?, _ position: UInt64, _ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int
+) -> Int {
+    -2
 }
 
 /// The headers gathered by `microHTTPHeader` (only touched on the polling thread, during one call).

@@ -441,15 +441,18 @@ public final class ImageProxy: Sendable {
         if let lastModified { headers.append(ServerResponse.Header("Last-Modified", lastModified)) }
         if let vary { headers.append(ServerResponse.Header("Vary", vary)) }
         if configuration.sendsDebugHeaders { headers += Self.debugHeaders(rendition.facts) }
+        // A 304 names the length the 200 would have (RFC 9110 allows that length and no other: a cache that took
+        // a `Content-Length: 0` from it could store the image as empty).
+        let length = ServerResponse.Header("Content-Length", "\(rendition.data.count)")
         if let match = request.headers["if-none-match"] {
             if Self.matches(match, etag: etag) {
-                return ServerResponse(status: 304, headers: headers, body: Data())
+                return ServerResponse(status: 304, headers: headers + [length], body: Data())
             }
         } else if let lastModified, let since = request.headers["if-modified-since"],
             let modified = HTTPDateParser.date(from: lastModified), let sinceDate = HTTPDateParser.date(from: since),
             modified <= sinceDate
         {
-            return ServerResponse(status: 304, headers: headers, body: Data())
+            return ServerResponse(status: 304, headers: headers + [length], body: Data())
         }
         headers.append(
             ServerResponse.Header(
@@ -459,7 +462,7 @@ public final class ImageProxy: Sendable {
             ServerResponse.Header(
                 "Content-Type", rendition.format.mimeType),
             at: 0)
-        headers.insert(ServerResponse.Header("Content-Length", "\(rendition.data.count)"), at: 1)
+        headers.insert(length, at: 1)
         headers.append(ServerResponse.Header("Content-Security-Policy", Self.contentSecurityPolicy))
         return ServerResponse(status: 200, headers: headers, body: rendition.data)
     }

@@ -25,7 +25,9 @@ public struct ServerRequest: Sendable, Hashable {
 
 /// The proxy's answer, for any server to send.
 ///
-/// For `HEAD` the body is the one `GET` would send (so its length is known); the transport must not send it.
+/// For `HEAD` the body is the one `GET` would send (so its length is known); the transport must not send it. A 304
+/// has no body and a `Content-Length` header naming the length of the 200 it stands for, which the transport sends
+/// as it is (RFC 9110 allows no other length there).
 public struct ServerResponse: Sendable, Hashable {
     /// One header field.
     public struct Header: Sendable, Hashable {
