@@ -9,12 +9,12 @@ import Foundation
 ///   address or certificate): medium (default 5 min).
 /// - ``Reason/decode(_:)`` (the bytes arrived and do not decode): short, growing with each repeat (default 10 s, ×2
 ///   per repeat, capped at 10 min).
-///
-/// A remembered refusal or decode failure keeps the sentence it was first reported with, so the fast failure
-/// that follows says why as the first one did.
 /// - `5xx`, `429`, `408`, timeouts, connection failures, truncation and cancellation are transient: never
 ///   remembered (the loader's ``RetryPolicy`` retries them, honouring `Retry-After`), as in SDWebImage. Other
 ///   statuses (`401`, `403` …) are not remembered either: another credential or token may succeed.
+///
+/// A remembered refusal or decode failure keeps the sentence it was first reported with, so the fast failure
+/// that follows says why as the first one did.
 ///
 /// Keys are typed (``Key``: a source and whose credentials), so the cache is independent of any loader. It holds at most
 /// ``Configuration/countLimit`` keys, evicting the least recently used. Thread-safe; the clock is injectable.
