@@ -378,6 +378,43 @@ struct ServeCommandTests {
         return ImageProxy(configuration: configuration)
     }
 
+    /// `imago serve` judges a source by its bytes, as imgproxy does: a JPEG its origin labels `text/plain` (or with
+    /// no useful label) is rendered, where the library's default loader refuses the label before the body; a page
+    /// that is no image is still a 415, once its bytes are read.
+    @Test(.timeLimit(.minutes(1)))
+    func aSourceIsJudgedByItsBytesNotItsLabel() async throws {
+        let origin = try LoopbackServer()
+        defer { origin.stop() }
+        let jpeg = try ServerTestImages.jpeg()
+        origin.setRoute("/plain.jpg", .bytes(jpeg, contentType: "text/plain"))
+        origin.setRoute("/json.jpg", .bytes(jpeg, contentType: "application/json; charset=utf-8"))
+        origin.setRoute("/page", .bytes(Data("<html><body>Sign in</body></html>".utf8), contentType: "text/html"))
+        let proxy = try Self.proxyAsServeMakesIt(["--unsigned", "--allow-private"])
+        func respond(_ route: String) async -> ServerResponse {
+            await proxy.respond(
+                to: ServerRequest(
+                    method: "GET", path: "/_/w:20/plain/" + origin.url(for: route).absoluteString + "@png"))
+        }
+        for route in ["/plain.jpg", "/json.jpg"] {
+            let response = await respond(route)
+            #expect(response.status == 200, "\(route): \(String(decoding: response.body, as: UTF8.self))")
+            #expect(try ServerTestImages.decode(response.body).size.width == 20, "\(route)")
+        }
+        let page = await respond("/page")
+        #expect(page.status == 415, "\(String(decoding: page.body, as: UTF8.self))")
+        // The library's own default still refuses the label, before the body
+        var configuration = ImageProxy.Configuration()
+        configuration.allowsUnsigned = true
+        configuration.sourcePolicy = try ServeCommand.parse(
+            parseArguments(["--unsigned", "--allow-private"], options: ServeCommand.command.options), environment: [:]
+        ).sourcePolicy
+        let library = ImageProxy(configuration: configuration)
+        let refused = await library.respond(
+            to: ServerRequest(method: "GET", path: "/_/w:20/plain/" + origin.url(for: "/plain.jpg").absoluteString))
+        #expect(refused.status == 415)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains(#"content type 'text\/plain'"#))
+    }
+
     /// A source that redirects to a URL libcurl cannot parse is the origin's fault (502 naming it), fetched once a
     /// request: not retried (the proxy keeps no failure cache: each request reports its own). A source host no
     /// resolver takes is the client's fault (400), and nothing is fetched.

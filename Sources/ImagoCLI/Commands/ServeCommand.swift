@@ -1151,6 +1151,10 @@ enum ServeCommand {
         configuration.loading.maximumConcurrentTransfers = 32
         configuration.maximumConnectionsPerHost = 32
         if let seconds = options.clientKeepAliveSeconds { configuration.idleConnectionLifetime = .seconds(seconds) }
+        // A source is judged by its bytes, as imgproxy judges it: an image its origin labels `text/plain` (nginx's
+        // `default_type` for an unknown extension) is rendered, and a page that is no image is a 415 once its bytes
+        // (at most --max-bytes) are read, where the library's default refused such labels before the body.
+        configuration.loading.contentTypeValidation = .any
         configuration.addressPolicy =
             options.sourcePolicy.allowsPrivateAddresses
             ? .any : AddressPolicy(mode: .publicOnly, allowedNetworks: options.sourcePolicy.allowedNetworks)

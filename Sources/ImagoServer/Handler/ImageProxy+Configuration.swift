@@ -12,7 +12,9 @@ extension ImageProxy {
     /// ```
     public struct Configuration: Sendable {
         /// Loads source images. Inject the loader whose address policy refuses private addresses (redirects
-        /// included) here. Default: a new ``HTTPDataLoader``.
+        /// included) here. Default: a new ``HTTPDataLoader``, which refuses responses labelled as text, HTML or JSON
+        /// before their body; `imago serve`'s loader accepts any label and lets the decoders judge the bytes, as
+        /// imgproxy does.
         public var dataLoader: any DataLoading
         /// Decoders. Default: every codec Imago ships.
         public var decoders: ImageDecoderRegistry
