@@ -405,9 +405,7 @@ struct ServeCommandTests {
         // The library's own default still refuses the label, before the body
         var configuration = ImageProxy.Configuration()
         configuration.allowsUnsigned = true
-        configuration.sourcePolicy = try ServeCommand.parse(
-            parseArguments(["--unsigned", "--allow-private"], options: ServeCommand.command.options), environment: [:]
-        ).sourcePolicy
+        configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
         let library = ImageProxy(configuration: configuration)
         let refused = await library.respond(
             to: ServerRequest(method: "GET", path: "/_/w:20/plain/" + origin.url(for: "/plain.jpg").absoluteString))
