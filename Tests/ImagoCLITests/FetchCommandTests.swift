@@ -106,6 +106,29 @@ struct FetchFixture {
     }
 }
 
+extension FetchMixedOutcomesTests {
+    @Test func aURLThatFailedEarlierInTheRunFailsFastReadingAsTheFirstFailureDid() async throws {
+        // Given a 404 and bytes that do not decode, each asked for twice, one URL at a time
+        let f = try FetchFixture()
+        defer { f.finish() }
+        f.server.setRoute("/missing.jpg", .status(404, body: Data("not here".utf8)))
+        f.server.setRoute("/corrupt.jpg", .bytes(FetchImages.corruptJPEG, contentType: "image/jpeg"))
+        let missing = f.server.url(for: "/missing.jpg").absoluteString
+        let corrupt = f.server.url(for: "/corrupt.jpg").absoluteString
+        let run = await runCLI(["fetch", "-j", "1", missing, missing, corrupt, corrupt, "--cache-dir", f.cacheDir])
+        // Then each was requested once: the second attempt is the remembered failure, which says what the first
+        // said, that it is remembered and until when, and names the URL once
+        #expect(run.status == 1)
+        #expect(f.server.requestCount(for: "/missing.jpg") == 1 && f.server.requestCount(for: "/corrupt.jpg") == 1)
+        for url in [missing, corrupt] {
+            let errors = run.jsonObjects.filter { $0["url"] as? String == url }.compactMap { $0["error"] as? String }
+            try #require(errors.count == 2, "\(run.stdout)")
+            #expect(errors[1].hasPrefix(errors[0] + "; remembered from an earlier attempt, not tried again before "))
+            #expect(errors.allSatisfy { $0.components(separatedBy: url).count == 2 }, "\(errors)")
+        }
+    }
+}
+
 @Suite(.timeLimit(.minutes(1))) struct FetchListTests {
     @Test func readsURLsFromAListSkippingBlankLinesAndComments() async throws {
         let f = try FetchFixture()

@@ -63,8 +63,14 @@ func temporaryDirectory() -> URL {
         #expect(output.stderr.contains("cannot read '/nonexistent/img.png'"))
         let url = server.url(for: "/gone.png").absoluteString
         #expect(await CLI.run(["show", url], console: console) == 1)
-        #expect(output.stderr.contains(url))
-        #expect(output.stderr.contains("404"))
+        #expect(output.stderr.hasSuffix("imago show: the server answered HTTP 404 for \(url) (check the URL)\n"))
+        // And a file that is no image is named once, as the user wrote it
+        let pdf = cliCorpus("formats/TestImage.pdf").path
+        #expect(await CLI.run(["show", pdf], console: console) == 1)
+        #expect(
+            output.stderr.hasSuffix(
+                "imago show: \(pdf) is not an image Imago can decode: no decoder is registered for format 'unknown'\n"),
+            "\(output.stderr)")
         #expect(await CLI.run(["show"], console: console) == 2)
     }
 }

@@ -26,7 +26,9 @@ enum FetchCommand {
             --format the processed image re-encoded (default format: the source's, PNG when it cannot be encoded).
             A URL fails (and nothing of it is cached) when its server stalls or drips past --timeout, sends more
             than --max-bytes (also after gzip decoding), lies about its length, resets the connection, redirects
-            more than 10 times or sends what does not decode. User names, passwords and the values of query items
+            more than 10 times or sends what does not decode. A URL listed again after such a failure that will
+            not change (a 404 or 410, a refusal, bytes that do not decode) fails at once with the same reason and
+            is not requested again in that run. User names, passwords and the values of query items
             such as token=, key= or signature= are printed as <redacted> and never stored in the cache.
             Ctrl-C cancels the transfers in flight, closes the disk cache cleanly, prints what was done, and
             exits with status 130.

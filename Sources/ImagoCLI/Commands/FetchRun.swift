@@ -205,20 +205,42 @@ struct FetchRun: Sendable {
         return url
     }
 
-    /// A sentence for a failed load that names the URL (`url`: already redacted).
+    /// A sentence for a failed load that names the URL once (`url`: already redacted, or the file name `show` was
+    /// given). A failure the pipeline remembers reads as the first one did, and says until when it is remembered.
     static func message(for error: ImagePipeline.Error, url: String) -> String {
         switch error {
+        case .dataLoadingFailed(_, .statusCode(let code, _)):
+            return httpMessage(code, url: url)
         case .dataLoadingFailed(_, let underlying):
-            switch underlying {
-            case .statusCode(let code, _):
-                return "the server answered HTTP \(code) for \(url) (check the URL)"
-            default:
-                return "could not load \(url): \(underlying)"
-            }
+            return loadingMessage("\(underlying)", url: url)
         case .decodingFailed(_, let underlying):
-            return "\(url) is not an image Imago can decode: \(underlying)"
+            return decodingMessage("\(underlying)", url: url)
+        case .failedRecently(_, let until, let reason):
+            let first =
+                switch reason {
+                case .http(let code): httpMessage(code, url: url)
+                case .decode(let why): decodingMessage(why, url: url)
+                case .rejected(let why): loadingMessage(why, url: url)
+                case .other: "could not load \(url)"
+                }
+            let time = until.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
+            return "\(first); remembered from an earlier attempt, not tried again before \(time)"
         default:
             return "\(url): \(error)"
         }
+    }
+
+    private static func httpMessage(_ code: Int, url: String) -> String {
+        "the server answered HTTP \(code) for \(url) (check the URL)"
+    }
+
+    /// The loader's sentence names the URL it loaded; the requested one is added only when that was another
+    /// (a redirect's target).
+    private static func loadingMessage(_ why: String, url: String) -> String {
+        why.contains(url) ? why : "could not load \(url): \(why)"
+    }
+
+    private static func decodingMessage(_ why: String, url: String) -> String {
+        "\(url) is not an image Imago can decode: \(why)"
     }
 }

@@ -91,7 +91,7 @@ enum ShowCommand {
             await pipeline.waitForPendingCacheWrites()
             (configuration.dataCache as? DiskCache)?.close()
         case .failure(let error):
-            console.printError("imago show: \(name): \(error)")
+            console.printError("imago show: \(FetchRun.message(for: error, url: name))")
             return 1
         }
         let mode: HalfBlockRenderer.ColorMode =
