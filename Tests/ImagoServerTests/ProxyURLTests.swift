@@ -19,6 +19,13 @@ struct ProxyURLTests {
         #expect(path.signedPart.hasPrefix("/rs:fill:300:200:1/"))
     }
 
+    @Test func anEmptyExtensionIsNoneAsInImgproxy() throws {
+        for written in ["/_/w:9/plain/http://a.example/i.jpg@", "/_/w:9/aHR0cDovL2EuZXhhbXBsZS9pLmpwZw."] {
+            let path = try ProxyPath(parsing: written)
+            #expect(path.source.absoluteString == "http://a.example/i.jpg" && path.options.format == nil, "\(written)")
+        }
+    }
+
     @Test func parsesLongNamesAndBase64SourcesSplitBySlashes() throws {
         let encoded = Data("https://img.example/curiosity.jpg?x=1".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
@@ -54,6 +61,9 @@ struct ProxyURLTests {
         ("/_/plain/http://user:pw@a.example/i.jpg", "invalid source URL: an '@' in a plain source"),
         ("/_/plain/http://a.example/@me/i.jpg", "invalid source URL: an '@' in a plain source"),
         ("/_/plain/http://a.example/i@2x.png", "invalid source URL: an '@' in a plain source"),
+        // Two extensions are one too many, as in imgproxy ("Multiple formats are specified")
+        ("/_/plain/http://a.example/i@me@webp", "invalid source URL: an '@' in a plain source"),
+        ("/_/aHR0cDovL2EuZXhhbXBsZS9pLmpwZw.jpg.webp", "invalid source URL: a base64url source takes one output"),
         // A host no resolver takes is the client's mistake, named before any DNS lookup (was a 502 after one)
         ("/_/plain/http://a%2500.example/i.jpg", "invalid source URL: the host a%00.example holds %00"),
         ("/_/plain/http://a%2520b.example/i.jpg", "invalid source URL: the host a%20b.example holds %20"),

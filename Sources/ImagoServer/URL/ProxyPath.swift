@@ -193,19 +193,19 @@ public struct ProxyPath: Sendable, Hashable {
     /// configuration's ``ImageProxy/Configuration/allowedProcessingOptions``.
     public static func isOptionName(_ name: String) -> Bool { OptionParser.Name(Substring(name)) != nil }
 
-    /// `plain/` sources: percent-encoded, `@ext` after the last `@`. An `@` followed by more of a URL (a `/`, `:` or
-    /// `.` after it: userinfo, a path, `a@2x.png`) is one the source URL meant, left unescaped: the error says to
-    /// write it as `%40`.
+    /// `plain/` sources: percent-encoded, `@ext` after the one `@` (an empty extension is none, as in imgproxy). An
+    /// `@` followed by more of a URL (a `/`, `:` or `.` after it: userinfo, a path, `a@2x.png`), or a second `@`, is
+    /// one the source URL meant, left unescaped: the error says to write it as `%40`.
     private static func plainSource(_ text: String) throws(ProxyError) -> (url: String, format: ImageFormat?) {
         var body = Substring(text)
         var format: ImageFormat?
         if let at = body.lastIndex(of: "@") {
             let ext = body[body.index(after: at)...]
-            if ext.contains(where: { $0 == "/" || $0 == ":" || $0 == "." }) {
+            if ext.contains(where: { $0 == "/" || $0 == ":" || $0 == "." }) || body[..<at].contains("@") {
                 throw .invalidSource(
                     "an '@' in a plain source starts its output extension (…@webp); write an '@' of the URL as %40")
             }
-            format = try OptionParser.outputFormat(named: String(ext), option: "extension")
+            if !ext.isEmpty { format = try OptionParser.outputFormat(named: String(ext), option: "extension") }
             body = body[..<at]
         }
         guard let decoded = String(body).removingPercentEncoding else {
@@ -214,12 +214,17 @@ public struct ProxyPath: Sendable, Hashable {
         return (decoded, format)
     }
 
-    /// Base64url sources: `.ext` after the last `.`.
+    /// Base64url sources: `.ext` after the one `.` (an empty extension is none; base64url has no `.`, so a second
+    /// one is an error, as in imgproxy).
     private static func encodedSource(_ text: String) throws(ProxyError) -> (url: String, format: ImageFormat?) {
         var body = Substring(text)
         var format: ImageFormat?
         if let dot = body.lastIndex(of: ".") {
-            format = try OptionParser.outputFormat(named: String(body[body.index(after: dot)...]), option: "extension")
+            let ext = body[body.index(after: dot)...]
+            if body[..<dot].contains(".") {
+                throw .invalidSource("a base64url source takes one output extension (….webp), and this one has more")
+            }
+            if !ext.isEmpty { format = try OptionParser.outputFormat(named: String(ext), option: "extension") }
             body = body[..<dot]
         }
         guard let bytes = Base64URL.decode(body), let url = String(validating: bytes, as: UTF8.self) else {
