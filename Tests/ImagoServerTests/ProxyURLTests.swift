@@ -26,6 +26,22 @@ struct ProxyURLTests {
         }
     }
 
+    @Test func booleansAreTheOnesImgproxyReads() throws {
+        // Go's strconv.ParseBool, which imgproxy uses: 1 t T true TRUE True, 0 f F false FALSE False
+        for (written, value) in ["1", "t", "T", "true", "TRUE", "True"].map({ ($0, true) })
+            + ["0", "f", "F", "false", "FALSE", "False"].map({ ($0, false) })
+        {
+            let path = try ProxyPath(parsing: "/_/el:\(written)/plain/http://a.example/i.jpg")
+            #expect(path.options.enlarges == value, "el:\(written)")
+        }
+        // Anything else is a 400 naming the option (imgproxy logs a warning and takes false)
+        for written in ["yes", "on", "tRUE", "2", ""] {
+            #expect(throws: ProxyError.self, "el:\(written)") {
+                _ = try ProxyPath(parsing: "/_/el:\(written)/plain/http://a.example/i.jpg")
+            }
+        }
+    }
+
     @Test func parsesLongNamesAndBase64SourcesSplitBySlashes() throws {
         let encoded = Data("https://img.example/curiosity.jpg?x=1".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")

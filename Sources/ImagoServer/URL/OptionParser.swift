@@ -579,10 +579,12 @@ enum OptionParser {
         max(1, Int((try number(text, option: option, above: 0, atMost: 1_000) * 1_000_000).rounded()))
     }
 
+    /// The booleans imgproxy reads (Go's `strconv.ParseBool`); where imgproxy takes anything else as false, with a
+    /// warning in its log, the URL is a 400 naming it.
     private static func flag(_ text: Substring, option: String) throws(ProxyError) -> Bool {
         switch text {
-        case "1", "t", "true": return true
-        case "0", "f", "false": return false
+        case "1", "t", "T", "true", "TRUE", "True": return true
+        case "0", "f", "F", "false", "FALSE", "False": return false
         default: throw .invalidOption(name: option, reason: "'\(text)' is not a boolean (1, t, true, 0, f, false)")
         }
     }
