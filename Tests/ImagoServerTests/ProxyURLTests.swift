@@ -58,6 +58,10 @@ struct ProxyURLTests {
         #expect(path.options.format == .jpeg)
         #expect(path.options.rotation == 270)
         #expect(!path.isUnsigned)
+        // Any multiple of 90 turns, as in imgproxy
+        for (written, rotation) in [("450", 90), ("-450", 270), ("720", 0), ("+180", 180)] {
+            #expect(try ProxyPath(parsing: "/_/rot:\(written)/\(split)").options.rotation == rotation, "rot:\(written)")
+        }
     }
 
     @Test(arguments: [
@@ -70,6 +74,7 @@ struct ProxyURLTests {
         ("/_/f:psd/plain/http://a.example/i.jpg", "invalid option 'f'"),
         ("/_/bl:-2/plain/http://a.example/i.jpg", "invalid option 'bl'"),
         ("/_/rot:45/plain/http://a.example/i.jpg", "invalid option 'rot'"),
+        ("/_/rot:ninety/plain/http://a.example/i.jpg", "invalid option 'rot': 'ninety' is not a whole number"),
         ("/_/dpr:0/plain/http://a.example/i.jpg", "invalid option 'dpr'"),
         ("/_/w:5000/dpr:2/plain/http://a.example/i.jpg", "invalid option 'dpr'"),
         ("/_/plain/http://a.example/i.jpg@psd", "invalid option 'extension'"),

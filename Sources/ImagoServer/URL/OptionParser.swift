@@ -255,7 +255,10 @@ enum OptionParser {
             options.pixelateSize = try integer(args[0], option: option, range: 0...maximumSide)
         case .rotate:
             try count(1...1)
-            let degrees = try integer(args[0], option: option, range: -360...360)
+            // Any multiple of 90, as imgproxy takes it (450 is 90).
+            guard let degrees = Int(args[0]) else {
+                throw .invalidOption(name: option, reason: "'\(args[0])' is not a whole number")
+            }
             guard degrees.isMultiple(of: 90) else {
                 throw .invalidOption(name: option, reason: "angle must be a multiple of 90")
             }
