@@ -144,6 +144,33 @@ struct MicroHTTPServerConnectionLimitTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aLargeBodyIsNotWaitedForAndASmallOneKeepsTheConnection() async throws {
+        let fixture = try ProxyFixture()
+        let server = try fixture.served(connectionTimeout: 30)
+        defer { server.stop() }
+        // A POST promising 100 MB and sending 2 bytes: its 405 comes at once (it waited 30 s for the rest, then the
+        // connection closed without an answer), and the connection closes after it
+        let promised = try RawHTTPClient(port: server.port)
+        promised.send("POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\nxx")
+        let refused = await promised.readUntilClosed(waitingAtMost: .seconds(10))
+        #expect(refused.text.hasPrefix("HTTP/1.1 405") && refused.closed, "\(refused.text)")
+        // A GET with a chunked body of unknown length is rendered as any GET, on its headers
+        let chunked = try RawHTTPClient(port: server.port)
+        chunked.send(
+            "GET \(fixture.path("rs:fit:80:80")) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+        )
+        let rendered = await chunked.readUntilClosed(waitingAtMost: .seconds(10))
+        #expect(rendered.text.hasPrefix("HTTP/1.1 200") && rendered.text.contains("image/jpeg"), "\(rendered.text)")
+        #expect(rendered.closed)
+        // A small body is read and dropped, and the connection kept for the next request
+        let small = try RawHTTPClient(port: server.port)
+        small.send("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+        #expect(try small.readResponse().status == 200)
+        #expect(try small.get("/healthz").status == 200)
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 1)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func connectionsOverTheLimitWaitUntilOneCloses() async throws {
         let server = try ProxyFixture().served(connectionLimit: 2)
         defer { server.stop() }

@@ -211,10 +211,17 @@ public final class MicroHTTPServer: @unchecked Sendable {
         uploadSize: UnsafeMutablePointer<Int>, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let raw = slot.pointee else {
-            // The headers are in; the request is answered on the next call, once any body is read.
+            // The headers are in. The request is answered on the next call, which comes once any body is read (at
+            // once without one): an answer queued on this first call makes libmicrohttpd close the connection
+            // after it. No route reads a body, so one over `largeBody` bytes, or of a length not given (chunked),
+            // is not waited for: the request is answered now, on its headers, and the connection closed after the
+            // answer, as Go's server does with more than 256 KiB its handler leaves. Waiting would read all of a
+            // large body first, however large, and leave a client that promised more than it sent without an
+            // answer until the connection timeout.
             slot.pointee = receivedMarker
             inFlight.add(1, at: 0)
-            return .YES
+            guard Self.declaresLargeBody(connection) else { return .YES }
+            return start(connection, url: url, method: method, slot: slot)
         }
         if uploadSize.pointee > 0 {
             uploadSize.pointee = 0  // request bodies are not used
@@ -226,6 +233,14 @@ public final class MicroHTTPServer: @unchecked Sendable {
             if let response = context.takeResponse() { return Self.queue(response, on: connection) }
             return .YES  // suspended; resumed with its response
         }
+        return start(connection, url: url, method: method, slot: slot)
+    }
+
+    /// Hands the request to ``immediate`` or, suspending the connection, to the handler.
+    private func start(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
+        slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
         let request = ServerRequest(
             method: String(cString: method), path: String(cString: url), headers: Self.headers(of: connection),
             clientAddress: Self.clientAddress(of: connection))
@@ -311,6 +326,20 @@ public final class MicroHTTPServer: @unchecked Sendable {
             imago_mhd_client_address(connection, buffer.baseAddress, buffer.count) != 0
                 ? String(cString: buffer.baseAddress!) : nil
         }
+    }
+
+    /// The most body bytes read (and dropped) before a request is answered: Go's server drops up to 256 KiB
+    /// a handler leaves to keep the connection.
+    static let largeBody = 256 * 1024
+
+    /// Whether the request says a body over ``largeBody`` follows, or one of a length it does not give (a
+    /// `Transfer-Encoding`).
+    private static func declaresLargeBody(_ connection: OpaquePointer) -> Bool {
+        if MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") != nil { return true }
+        guard let length = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length") else {
+            return false
+        }
+        return UInt64(String(cString: length).trimmingCharacters(in: .whitespaces)).map { $0 > largeBody } ?? true
     }
 
     private static func headers(of connection: OpaquePointer) -> [String: String] {
