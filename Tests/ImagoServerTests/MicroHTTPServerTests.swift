@@ -47,6 +47,22 @@ struct MicroHTTPServerTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aRequestTargetInAbsoluteFormIsServedByItsPath() async throws {
+        // RFC 9112 §3.2.2: a server must accept `GET http://host/path`; it was a 400 ("the path must start with /")
+        let fixture = try ProxyFixture()
+        let server = try fixture.served()
+        defer { server.stop() }
+        let raw = try RawHTTPClient(port: server.port)
+        let image = try raw.get("http://127.0.0.1:\(server.port)" + fixture.path("rs:fit:80:80"))
+        #expect(image.status == 200 && image.headers["content-type"] == "image/jpeg")
+        #expect(try ServerTestImages.decode(Data(image.body)).size == PixelSize(width: 80, height: 40))
+        #expect(try raw.get("HTTP://localhost/healthz").status == 200)
+        #expect(try raw.get("http://localhost").status == 400)  // the path "/": no route
+        #expect(try raw.get("https://localhost:1/healthz").status == 200)
+        #expect(try raw.get("ftp://localhost/healthz").status == 400)  // not HTTP: taken as a path, which is none
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func hundredConcurrentIdenticalRequestsCostOneFetchDecodeAndEncode() async throws {
         let fixture = try ProxyFixture()
         let server = try fixture.served()

@@ -242,7 +242,8 @@ public final class MicroHTTPServer: @unchecked Sendable {
         slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         let request = ServerRequest(
-            method: String(cString: method), path: String(cString: url), headers: Self.headers(of: connection),
+            method: String(cString: method), path: Self.originForm(String(cString: url)),
+            headers: Self.headers(of: connection),
             clientAddress: Self.clientAddress(of: connection))
         if let immediate, let response = immediate(request) {
             slot.pointee = answeredMarker
@@ -326,6 +327,16 @@ public final class MicroHTTPServer: @unchecked Sendable {
             imago_mhd_client_address(connection, buffer.baseAddress, buffer.count) != 0
                 ? String(cString: buffer.baseAddress!) : nil
         }
+    }
+
+    /// The path of a request target in absolute form (`http://host:port/path`, which RFC 9112 §3.2.2 has every
+    /// server accept, as Go's does), else the target as it is.
+    static func originForm(_ target: String) -> String {
+        guard !target.hasPrefix("/"), let separator = target.range(of: "://"),
+            ["http", "https"].contains(target[..<separator.lowerBound].lowercased())
+        else { return target }
+        let authorityAndPath = target[separator.upperBound...]
+        return authorityAndPath.firstIndex(of: "/").map { String(authorityAndPath[$0...]) } ?? "/"
     }
 
     /// The most body bytes read (and dropped) before a request is answered: Go's server drops up to 256 KiB
