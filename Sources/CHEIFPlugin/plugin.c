@@ -30,8 +30,8 @@
 // Without a job (another thread) the plugin hands back YCbCr.
 //
 // Bounds: libavcodec allocates its picture from the SPS's size, which may differ from the item's `ispe` that the
-// Swift side checked: the decoder's max_pixels is set to the calling thread's pixel limit
-// (imago_heif_set_pixel_limit; 100 M without one), so a larger SPS is refused before the allocation. NAL
+// Swift side checked: an SPS over the calling thread's pixel limit (imago_heif_set_pixel_limit; 100 M without
+// one) is refused before libavcodec sees it, and its max_pixels is that limit with room for its stride rounding. NAL
 // lengths are checked against the pushed size; plane sizes from the decoded frame are checked before reading.
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -517,7 +517,10 @@ static struct heif_error imago_heif_decode_image(void *decoder, struct heif_imag
     int64_t limit = imago_heif_current_pixel_limit > 0 ? imago_heif_current_pixel_limit : 100000000;
     result = imago_heif_failure(heif_suberror_Security_limit_exceeded, "the HEVC SPS declares more pixels than allowed");
     if (d->largestSPSPixels > limit) goto done;
-    context->max_pixels = limit;
+    // libavcodec checks its own buffer against max_pixels with the width rounded up to its stride alignment (64),
+    // so an image just under the limit (1025 x 900, checked exactly above and by the Swift side) was refused as
+    // "no picture"; an eighth and 64 K pixels more cover that rounding for every width over 504.
+    context->max_pixels = limit + limit / 8 + 65536;
     // Hostile input must not write to the host's stderr: this context's messages (levels 8…56) move to 198…246, above
     // any log level (av_log keeps the low 8 bits of a level, so the offset must keep them under 256).
     context->log_level_offset = 190;

@@ -101,6 +101,30 @@ struct ISOBMFFItems {
         return (read(body.lowerBound + 4), read(body.lowerBound + 8))
     }
 
+    /// The largest canvas a derived image declares in its own bytes, as (width, height) with the most pixels: a
+    /// `grid`'s output size or an `iovl`'s canvas size (ISO/IEC 23008-12 §6.6.2.3, §6.6.2.2), whatever its `ispe`
+    /// says. libheif 1.15 allocates a derived image at that size, checking each side against its maximum but not
+    /// the area against anything, nor the size against the `ispe` (a fuzzed 22 KB HEIC with a 64 × 64 `ispe`
+    /// made it allocate 3.4 GB). `nil` when no such item's bytes are readable (libheif cannot read them either) or
+    /// declare a size with no pixels.
+    func largestDerivedCanvas() -> (width: Int, height: Int)? {
+        var largest: (width: Int, height: Int)?
+        var largestPixels = -1
+        for (item, type) in types where type == "grid" || type == "iovl" {
+            guard let payload = data(of: item), payload.count >= 2 else { continue }
+            let fieldSize = payload[1] & 1 == 1 ? 4 : 2
+            // grid: version, flags, rows − 1, columns − 1, then the size; iovl: version, flags, four 16-bit fill
+            // values, then the size.
+            let at = type == "grid" ? 4 : 10
+            guard payload.count >= at + 2 * fieldSize else { continue }
+            let field = { (start: Int) in payload[start..<(start + fieldSize)].reduce(0) { $0 << 8 | Int($1) } }
+            let (width, height) = (field(at), field(at + fieldSize))
+            let pixels = width * height  // each below 2³², so the product fits in 64 bits
+            if pixels > 0, pixels > largestPixels { (largest, largestPixels) = ((width, height), pixels) }
+        }
+        return largest
+    }
+
     /// `auxC`'s auxiliary type URN of `item`, or `nil`.
     func auxiliaryType(of item: UInt32) -> String? {
         guard let body = propertyBody("auxC", of: item), body.count > 4 else { return nil }

@@ -91,6 +91,50 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aDerivedImagesCanvasIsCheckedAsItsOwnBytesDeclareIt() throws {
+        // Given the fuzzer's 22 KB HEIC whose primary 64×64 image has a thumbnail that is a grid over an overlay
+        // (`iovl`) declaring a 61029×55606 canvas in its bytes, under a 64×64 `ispe` (libheif 1.15 allocated it
+        // and, past 2³¹ bytes, wrote beyond what it had allocated: `imago fetch --resize` crashed with SIGSEGV)
+        let file = try #require(Self.findings("heif").first { $0.lastPathComponent.hasPrefix("oom-derived-canvas") })
+        let data = try Data(contentsOf: file)
+        // When decoded for a small target (which picks the thumbnail) or at full size, Then the canvas is refused
+        // before libheif reads the file, whichever image would be decoded
+        for options in [
+            DecodingOptions(targetSize: PixelSize(width: 37, height: 23), pixelLimit: 4_000_000),
+            DecodingOptions(),
+        ] {
+            let started = ContinuousClock.now
+            #expect(throws: CodecError.tooManyPixels(width: 61029, height: 55606, limit: options.pixelLimit)) {
+                try HEIFDecoder().decode(data, options: options)
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+        // And a real grid (pillow-heif's, 1025×900; its largest item, another image, is 932×1044) still decodes
+        // under a limit of its largest item's size (libavcodec's check, with the width rounded up to its stride
+        // alignment, refused a tile there as "no picture")
+        let grid = try corpusData("heic/pillowheif-empty_icc.heic")
+        let decoded = try HEIFDecoder().decode(grid, options: DecodingOptions(pixelLimit: 932 * 1044))
+        #expect(decoded.image.size == PixelSize(width: 1025, height: 900))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func noLimitLetsLibheifSizeAPlaneOver2GiB() throws {
+        // Given a HEIC whose `ispe` is rewritten to 20000×20000 (400 MP: 1.6 GB as RGBA, 3.2 GB at 16 bits, past
+        // what libheif 1.15's 32-bit plane sizes hold)
+        var data = try corpusData("heic/gen-kodim03-8bit-420.heic")
+        let ispe = try #require(data.firstRange(of: Data("ispe".utf8)))
+        let size = ispe.upperBound + 4
+        data.replaceSubrange(size..<(size + 8), with: [0, 0, 0x4E, 0x20, 0, 0, 0x4E, 0x20])
+        // When decoded with no pixel limit to speak of, Then the decoder's own ceiling refuses it
+        #expect(
+            throws: CodecError.tooManyPixels(width: 20000, height: 20000, limit: HEIFDecoder.libheifPixelCeiling)
+        ) {
+            try HEIFDecoder().decode(data, options: DecodingOptions(pixelLimit: .max))
+        }
+        #expect(HEIFDecoder.libheifPixelCeiling == 268_435_455)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func heifWithAnAV1ItemIsRefusedBeforeLibheifHandsItToDav1d() throws {
         // Given the fuzzer's 274-byte HEIF whose image item is AV1-coded (libheif's dav1d plugin leaked 120 bytes
         // in libdav1d for each decode of it)

@@ -21,8 +21,11 @@ import ImagoCore
 ///   the primary image's colour when it declares none of its own; with `.always`, the largest such thumbnail.
 ///   ``ImageContainer/originalSize`` stays the primary image's.
 /// - Limits before decoding: every item's `ispe` (the auxiliary alpha image's too: libheif would allocate it at
-///   its declared size unchecked), then the displayed and coded sizes from the image handle, against
-///   ``DecodingOptions/pixelLimit``; libheif's own maximum image size is set to the same bound.
+///   its declared size unchecked) and every grid's and overlay's canvas as their own bytes declare it (libheif
+///   allocates them at that size, whatever their `ispe` says), then the displayed and coded sizes from the image
+///   handle, against ``DecodingOptions/pixelLimit``; libheif's own maximum image size is set to the same bound.
+///   The limit is never above 268,435,455 pixels (2³¹ bytes at 8 bytes a pixel), past which libheif 1.15's plane
+///   sizes overflow.
 /// - ``DecodingOptions/targetSize``: libheif decodes full size, then the image is downsampled to fit (for an
 ///   8-bit file without alpha and a target at least 4× smaller, first averaged in whole blocks straight from
 ///   libheif's planes, so no full-size RGBA copy is made).
@@ -62,15 +65,26 @@ public struct HEIFDecoder: ImageDecoding {
         try ColorManagement.applying(decodeWithColour(data, options: options), options: options)
     }
 
+    /// The most pixels an image may have here, whatever ``DecodingOptions/pixelLimit`` allows: libheif 1.15 sizes
+    /// a plane's memory as rows × stride in a 32-bit `int`, so a plane of 2³¹ bytes or more would overflow into a
+    /// small allocation that libheif then writes past. Images of up to 8 bytes a pixel (16-bit RGBA) stay below.
+    public static let libheifPixelCeiling = Int(Int32.max) / 8
+
     /// Decodes `data` and returns the primary image's colour description beside the pixels (not converted).
     func decodeWithColour(_ data: Data, options: DecodingOptions) throws -> DecodedWithColour {
         guard !data.isEmpty else { throw CodecError.empty }
+        var options = options
+        options.pixelLimit = min(options.pixelLimit, Self.libheifPixelCeiling)
         let format = ImageFormat(sniffing: data) == .heif ? ImageFormat.heif : .heic
         return try data.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { throw CodecError.empty }
             // Every item's declared size (the alpha image's too, which libheif would allocate unchecked).
             if let extent = ISOBMFFBoxes.largestSpatialExtent(in: raw) {
                 try options.checkDimensions(width: extent.width, height: extent.height, format: format)
+            }
+            // And every grid's and overlay's canvas, which libheif allocates from their own bytes.
+            if let canvas = ISOBMFFItems(raw)?.largestDerivedCanvas() {
+                try options.checkDimensions(width: canvas.width, height: canvas.height, format: format)
             }
             let itemTypes = ISOBMFFBoxes.itemTypes(in: raw)
             try Self.refuseAV1Items(itemTypes, format: format)
