@@ -118,6 +118,19 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func anAVIFGridsCanvasIsCheckedAsItsBytesDeclareIt() throws {
+        // Given libavif's 1024×770 grid of five tiles with its grid's output size rewritten to 65535×65535 (the
+        // `ispe` still says 1024×770)
+        var data = try corpusData("avif/libavif-sofa_grid1x5_420.avif")
+        let grid = try #require(data.firstRange(of: Data([0, 0, 4, 0, 0x04, 0x00, 0x03, 0x02])))
+        data.replaceSubrange((grid.lowerBound + 4)..<grid.upperBound, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        // When decoded, Then the canvas is refused by size with a typed error (libavif would call it a parse failure)
+        #expect(throws: CodecError.tooManyPixels(width: 65535, height: 65535, limit: 100_000_000)) {
+            try AVIFDecoder().decode(data, options: DecodingOptions())
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func noLimitLetsLibheifSizeAPlaneOver2GiB() throws {
         // Given a HEIC whose `ispe` is rewritten to 20000×20000 (400 MP: 1.6 GB as RGBA, 3.2 GB at 16 bits, past
         // what libheif 1.15's 32-bit plane sizes hold)
