@@ -119,7 +119,9 @@ struct ISOBMFFItems {
             guard payload.count >= at + 2 * fieldSize else { continue }
             let field = { (start: Int) in payload[start..<(start + fieldSize)].reduce(0) { $0 << 8 | Int($1) } }
             let (width, height) = (field(at), field(at + fieldSize))
-            let pixels = width * height  // each below 2³², so the product fits in 64 bits
+            // Each side is below 2³², the product not always below 2⁶³: an overflow counts as the most pixels.
+            let (product, overflow) = width.multipliedReportingOverflow(by: height)
+            let pixels = overflow ? Int.max : product
             if pixels > 0, pixels > largestPixels { (largest, largestPixels) = ((width, height), pixels) }
         }
         return largest

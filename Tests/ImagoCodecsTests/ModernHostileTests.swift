@@ -109,6 +109,13 @@ import Testing
             }
             #expect(ContinuousClock.now - started < .seconds(5))
         }
+        // And a canvas of 3383161043×2985422264, whose pixel count overflows 64 bits (the first version of the check
+        // trapped on it), is refused the same way
+        let overflowing = try #require(
+            Self.findings("heif").first { $0.lastPathComponent.hasPrefix("crash-canvas-overflow") })
+        #expect(throws: CodecError.tooManyPixels(width: 3_383_161_043, height: 2_985_422_264, limit: 100_000_000)) {
+            try HEIFDecoder().decode(Data(contentsOf: overflowing), options: DecodingOptions())
+        }
         // And a real grid (pillow-heif's, 1025×900; its largest item, another image, is 932×1044) still decodes
         // under a limit of its largest item's size (libavcodec's check, with the width rounded up to its stride
         // alignment, refused a tile there as "no picture")
