@@ -37,6 +37,9 @@ struct ISOBMFFItems {
 
     private let bytes: UnsafeRawBufferPointer
 
+    /// The size of the file the items were read from.
+    var fileLength: Int { bytes.count }
+
     /// Reads the top-level `meta` box of `bytes`; `nil` when there is none or it is not readable.
     init?(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -111,7 +114,9 @@ struct ISOBMFFItems {
         var largest: (width: Int, height: Int)?
         var largestPixels = -1
         for (item, type) in types where type == "grid" || type == "iovl" {
-            guard let payload = data(of: item), payload.count >= 2 else { continue }
+            // The first 20 bytes hold the size; the rest (an overlay's offsets) is not copied, so a file of many
+            // items all spanning the whole file costs a read of each item's start, not of the file each time.
+            guard let payload = data(of: item, prefix: 20), payload.count >= 2 else { continue }
             let fieldSize = payload[1] & 1 == 1 ? 4 : 2
             // grid: version, flags, rows − 1, columns − 1, then the size; iovl: version, flags, four 16-bit fill
             // values, then the size.
@@ -134,21 +139,39 @@ struct ISOBMFFItems {
         return String(decoding: urn, as: UTF8.self)
     }
 
-    /// The bytes of `item` (its extents joined), or `nil` when it has no location, uses a construction method
-    /// other than 0 or 1, an extent lies outside the file or `idat`, or the extents add up to more than that.
-    func data(of item: UInt32) -> [UInt8]? {
-        guard let location = locations[item] else { return nil }
-        let container = location.isInItemData ? (itemData ?? 0..<0) : 0..<bytes.count
+    /// The bytes of `item` (its extents joined), at most `limit` of them (default all), or `nil` when
+    /// ``length(of:)`` is `nil`. Only what is returned is copied.
+    func data(of item: UInt32, prefix limit: Int = .max) -> [UInt8]? {
+        guard length(of: item) != nil, let location = locations[item] else { return nil }
+        let container = self.container(of: location)
         var result: [UInt8] = []
-        for extent in location.extents {
+        for extent in location.extents where result.count < limit {
             let start = container.lowerBound + extent.lowerBound
-            // Extents may overlap: the item as a whole is bounded by its container too, before it is copied.
-            guard extent.lowerBound <= container.count, extent.count <= container.count - extent.lowerBound,
-                extent.count <= container.count - result.count
-            else { return nil }
-            result.append(contentsOf: bytes[start..<(start + extent.count)])
+            result.append(contentsOf: bytes[start..<(start + min(extent.count, limit - result.count))])
         }
         return result
+    }
+
+    /// The number of bytes of `item` (its extents added up), or `nil` when it has no location, uses a construction
+    /// method other than 0 or 1, an extent lies outside the file or `idat`, or the extents add up to more than
+    /// that. Nothing is copied.
+    func length(of item: UInt32) -> Int? {
+        guard let location = locations[item] else { return nil }
+        let container = self.container(of: location)
+        var total = 0
+        for extent in location.extents {
+            // Extents may overlap: the item as a whole is bounded by its container too.
+            guard extent.lowerBound <= container.count, extent.count <= container.count - extent.lowerBound,
+                extent.count <= container.count - total
+            else { return nil }
+            total += extent.count
+        }
+        return total
+    }
+
+    /// The bytes `location`'s extents are offsets into: the file, or `idat`'s body (empty without one).
+    private func container(of location: Location) -> Range<Int> {
+        location.isInItemData ? (itemData ?? 0..<0) : 0..<bytes.count
     }
 
     // MARK: - Boxes

@@ -223,6 +223,23 @@ import Testing
         }
     }
 
+    @Test func alphaItemsThatTogetherOutgrowTheFileAreCorrupt() throws {
+        // Given the file with both alpha items' iloc extents (0x27b + 0x24d, 0x4c8 + 0xf3) moved over the whole file:
+        // each within it, together twice its size (up to 65,536 tiles could each have copied the file out)
+        let data = try Self.file()
+        let whole: [UInt8] = [0, 0, 0, 0] + withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init)
+        let first = try Self.patched(data, [0, 0, 0x02, 0x7B, 0, 0, 0x02, 0x4D], whole)
+        let both = try Self.patched(first, [0, 0, 0x04, 0xC8, 0, 0, 0, 0xF3], whole)
+
+        // When decoded, then it fails with a typed error saying so, before any alpha item is copied out
+        #expect(
+            throws: CodecError.corrupt(
+                format: .avif, reason: "the grid's alpha items together are larger than the file")
+        ) {
+            try AVIFDecoder().decode(both, options: DecodingOptions())
+        }
+    }
+
     @Test func anUndecodableAlphaTileIsCorrupt() throws {
         // Given the file with the first alpha item's AV1 bytes overwritten with zeros
         let data = try Self.file()

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 import Testing
 
 @testable import ImagoCodecs
@@ -68,5 +69,58 @@ import Testing
                 #expect(ISOBMFFItems(raw)?.data(of: 1) == nil)
             }
         }
+    }
+}
+
+/// What `ISOBMFFItems` copies stays proportional to what is asked, whatever the file's items claim.
+extension ISOBMFFItemsTests {
+    /// A HEIF whose `iinf` lists `count` grid items and whose `iloc` places every one of them over the whole file
+    /// (4 MiB of `mdat` after the `meta`): legal extents, each within the file, all overlapping.
+    static func manyOverlappingGrids(count: Int) -> [UInt8] {
+        // The iloc's lengths are 4-byte fields, so the file's size does not depend on them: made once to measure.
+        func file(itemLength: Int) -> [UInt8] {
+            var ftyp = ISOBMFFBox("ftyp")
+            ftyp.bytes += Array("heic".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8)
+            var iinf = ISOBMFFBox("iinf", version: 0)
+            iinf.append(UInt16(count))
+            var iloc = ISOBMFFBox("iloc", version: 0)
+            iloc.append(UInt8(0x44), UInt8(0), UInt16(count))
+            for id in 1...count {
+                var infe = ISOBMFFBox("infe", version: 2)
+                infe.append(UInt16(id), UInt16(0))
+                infe.bytes += Array("grid\0".utf8)
+                iinf.bytes += infe.encoded
+                iloc.append(UInt16(id), UInt16(0), UInt16(1), UInt32(0), UInt32(itemLength))
+            }
+            var meta = ISOBMFFBox("meta", version: 0)
+            meta.bytes += ISOBMFFBox.primaryItem(1).encoded + iinf.encoded + iloc.encoded
+            let mdatBody = 4 << 20
+            let mdatHeader = withUnsafeBytes(of: UInt32(mdatBody + 8).bigEndian, Array.init) + Array("mdat".utf8)
+            return ftyp.encoded + meta.encoded + mdatHeader + [UInt8](repeating: 0, count: mdatBody)
+        }
+        return file(itemLength: file(itemLength: 0).count)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aCanvasCheckReadsEachItemsStartNotTheFileEachTime() throws {
+        // Given 20,000 grid items, each spanning the whole 4.8 MB file (the canvas check copied every item whole: 96 GB)
+        let file = Self.manyOverlappingGrids(count: 20_000)
+        try file.withUnsafeBytes { raw in
+            let items = try #require(ISOBMFFItems(raw))
+            #expect(items.types.count == 20_000)
+            #expect(items.length(of: 7) == file.count && items.data(of: 7, prefix: 20) == Array(file.prefix(20)))
+            // When the largest declared canvas is read, Then it takes a moment: 20 bytes of each item
+            let started = ContinuousClock.now
+            let canvas = try #require(items.largestDerivedCanvas())
+            #expect(ContinuousClock.now - started < .seconds(2))
+            // (the file's first bytes read as a grid: "ft" × "yp")
+            #expect(canvas.width == 0x6674 && canvas.height == 0x7970)
+        }
+        // And the decoder refuses it by that size, as quickly
+        let started = ContinuousClock.now
+        #expect(throws: CodecError.tooManyPixels(width: 0x6674, height: 0x7970, limit: 100_000_000)) {
+            try HEIFDecoder().decode(Data(file), options: DecodingOptions())
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
     }
 }

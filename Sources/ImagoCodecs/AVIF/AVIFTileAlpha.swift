@@ -75,6 +75,18 @@ struct AVIFTileAlpha {
         try AVIFDecoder.check(avifImageAllocatePlanes(image, avifPlanesFlags(AVIF_PLANES_A.rawValue)), nil)
         let width = Int(image.pointee.width)
         let height = Int(image.pointee.height)
+        // Each alpha item is copied out once, however many tiles name it, and distinct items must fit in the file
+        // together: up to 65,536 tiles over items that all span the file would otherwise copy it that many times.
+        var distinct = Set<UInt32>()
+        var total = 0
+        for alpha in alphaIDs where distinct.insert(alpha).inserted {
+            total += items.length(of: alpha) ?? 0
+            guard total <= items.fileLength else {
+                throw CodecError.corrupt(
+                    format: .avif, reason: "the grid's alpha items together are larger than the file")
+            }
+        }
+        var files: [UInt32: [UInt8]] = [:]
         for (index, alpha) in alphaIDs.enumerated() {
             let x = index % columns * tileSize.width
             let y = index / columns * tileSize.height
@@ -82,7 +94,10 @@ struct AVIFTileAlpha {
             guard let extent = items.spatialExtent(of: alpha), extent == (tileSize.width, tileSize.height) else {
                 throw Self.corrupt(index, "its size is not its colour tile's \(tileSize.width)x\(tileSize.height)")
             }
-            guard let file = singleItemFile(alpha) else { throw Self.corrupt(index, "its bytes are not in the file") }
+            guard let file = files[alpha] ?? singleItemFile(alpha) else {
+                throw Self.corrupt(index, "its bytes are not in the file")
+            }
+            files[alpha] = file
             try decode(file, pixelLimit: min(tileSize.pixelCount, options.pixelLimit)) { tile in
                 guard Int(tile.width) == tileSize.width, Int(tile.height) == tileSize.height,
                     let luma = tile.yuvPlanes.0
