@@ -353,28 +353,25 @@ struct ServeCommandTests {
         defer { origin.stop() }
         origin.setRoute("/a.jpg", .bytes(try ServerTestImages.jpeg(), contentType: "image/jpeg"))
         origin.setRoute("/hop", .redirect(to: origin.url(for: "/a.jpg").absoluteString))
-        // The loader as `imago serve` makes it without --allow-private ...
-        let options = try ServeCommand.parse(
-            parseArguments(["--unsigned"], options: ServeCommand.command.options), environment: [:])
-        var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
-        configuration.allowsUnsigned = true
-        // ... behind a proxy whose literal-host check lets the loopback origin through, so that the loader's
-        // address policy is what refuses (if its allow list can admit the first hop, admit it here).
-        configuration.sourcePolicy = SourcePolicy(allowsPrivateAddresses: true)
-        let proxy = ImageProxy(configuration: configuration)
+        // The loader as `imago serve` makes it without --allow-private, behind a proxy whose literal-host check
+        // lets the loopback origin through, so that the loader's address policy is what refuses (if its allow list
+        // can admit the first hop, admit it here).
+        let proxy = try Self.proxyAsServeMakesIt(
+            ["--unsigned"], sourcePolicy: SourcePolicy(allowsPrivateAddresses: true))
         let response = await proxy.respond(
             to: ServerRequest(method: "GET", path: "/_/plain/" + origin.url(for: "/hop").absoluteString))
         #expect(response.status == 403)
         #expect(origin.requestCount(for: "/a.jpg") == 0)
     }
 
-    /// The in-process proxy with the source loader and source policy `imago serve` makes from `arguments`.
-    static func proxyAsServeMakesIt(_ arguments: [String]) throws -> ImageProxy {
+    /// The in-process proxy with the source loader and source policy `imago serve` makes from `arguments`, or
+    /// with `sourcePolicy` instead of that policy when given.
+    static func proxyAsServeMakesIt(_ arguments: [String], sourcePolicy: SourcePolicy? = nil) throws -> ImageProxy {
         let options = try ServeCommand.parse(
             parseArguments(arguments, options: ServeCommand.command.options), environment: [:])
         var configuration = ImageProxy.Configuration(dataLoader: ServeCommand.makeSourceLoader(options))
         configuration.allowsUnsigned = options.allowsUnsigned
-        configuration.sourcePolicy = options.sourcePolicy
+        configuration.sourcePolicy = sourcePolicy ?? options.sourcePolicy
         return ImageProxy(configuration: configuration)
     }
 
