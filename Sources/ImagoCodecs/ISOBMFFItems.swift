@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 /// The items of an AVIF or HEIF file's `meta` box, read directly: the primary item, each item's type, references,
 /// properties and byte extents. For what libavif 0.11 does not assemble itself (see `AVIFTileAlpha`).
@@ -102,6 +103,24 @@ struct ISOBMFFItems {
         guard let body = propertyBody("ispe", of: item), body.count >= 12 else { return nil }
         let read = { Int(ISOBMFFBoxes.read(bytes, $0, 4, as: UInt32.self)) }
         return (read(body.lowerBound + 4), read(body.lowerBound + 8))
+    }
+
+    /// Checks every size `bytes` (an AVIF or HEIF file) declares against `options`' pixel limit before a library
+    /// reads it: each item's `ispe` (``ISOBMFFBoxes/largestSpatialExtent(in:)``), then each grid's and overlay's
+    /// canvas as its bytes declare it (``largestDerivedCanvas()``). Returns the items it read, `nil` when the `meta`
+    /// box is not readable as items.
+    @discardableResult
+    static func checkDeclaredSizes(
+        in bytes: UnsafeRawBufferPointer, options: DecodingOptions, format: ImageFormat
+    ) throws(CodecError) -> ISOBMFFItems? {
+        if let extent = ISOBMFFBoxes.largestSpatialExtent(in: bytes) {
+            try options.checkDimensions(width: extent.width, height: extent.height, format: format)
+        }
+        let items = ISOBMFFItems(bytes)
+        if let canvas = items?.largestDerivedCanvas() {
+            try options.checkDimensions(width: canvas.width, height: canvas.height, format: format)
+        }
+        return items
     }
 
     /// The largest canvas a derived image declares in its own bytes, as (width, height) with the most pixels: a

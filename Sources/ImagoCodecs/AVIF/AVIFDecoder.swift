@@ -88,13 +88,8 @@ public struct AVIFDecoder: ImageDecoding {
         guard !data.isEmpty else { throw CodecError.empty }
         return try data.withUnsafeBytes { raw in
             guard raw.baseAddress != nil else { throw CodecError.empty }
-            if let extent = ISOBMFFBoxes.largestSpatialExtent(in: raw) {
-                try options.checkDimensions(width: extent.width, height: extent.height, format: .avif)
-            }
-            // A grid's canvas as its bytes declare it (libavif 0.11 checks it too, as a parse failure).
-            if let canvas = ISOBMFFItems(raw)?.largestDerivedCanvas() {
-                try options.checkDimensions(width: canvas.width, height: canvas.height, format: .avif)
-            }
+            // A grid's canvas too, as its bytes declare it (libavif 0.11 checks it, as a parse failure).
+            try ISOBMFFItems.checkDeclaredSizes(in: raw, options: options, format: .avif)
             let decoder = try parsedDecoder(over: raw, options: options)
             defer { avifDecoderDestroy(decoder) }
             guard let image = decoder.pointee.image else {

@@ -78,15 +78,10 @@ public struct HEIFDecoder: ImageDecoding {
         let format = ImageFormat(sniffing: data) == .heif ? ImageFormat.heif : .heic
         return try data.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { throw CodecError.empty }
-            // Every item's declared size (the alpha image's too, which libheif would allocate unchecked).
-            if let extent = ISOBMFFBoxes.largestSpatialExtent(in: raw) {
-                try options.checkDimensions(width: extent.width, height: extent.height, format: format)
-            }
-            // And every grid's and overlay's canvas, which libheif allocates from their own bytes.
-            if let canvas = ISOBMFFItems(raw)?.largestDerivedCanvas() {
-                try options.checkDimensions(width: canvas.width, height: canvas.height, format: format)
-            }
-            let itemTypes = ISOBMFFBoxes.itemTypes(in: raw)
+            // Every item's declared size (the alpha image's too, which libheif would allocate unchecked), and every
+            // grid's and overlay's canvas, which libheif allocates from their own bytes.
+            let items = try ISOBMFFItems.checkDeclaredSizes(in: raw, options: options, format: format)
+            let itemTypes = items?.types ?? ISOBMFFBoxes.itemTypes(in: raw)
             try Self.refuseAV1Items(itemTypes, format: format)
             guard let context = heif_context_alloc() else {
                 throw CodecError.corrupt(format: format, reason: "libheif could not create a context")
