@@ -29,23 +29,37 @@ enum ISOBMFFBoxes {
         return largest
     }
 
-    /// The item types (`hvc1`, `av01`, `grid`, `iovl`, `Exif` …) by item ID, from `meta/iinf` (item info entries
-    /// of version 2 and 3). Empty when there is no readable `iinf`.
-    static func itemTypes(in data: UnsafeRawBufferPointer) -> [UInt32: String] {
+    /// Every item info entry (version 2 and 3: an item ID and its type, `hvc1`, `av01`, `grid`, `iovl`, `Exif` …)
+    /// of every `iinf` box of the file's `meta`, as ``itemEntries(iinf:in:)``: a file may type one ID twice, and
+    /// libraries differ in which entry they take. Empty when there is no readable `iinf`.
+    static func itemEntries(in data: UnsafeRawBufferPointer) -> [(id: UInt32, type: String)] {
         var reader = BoxReader(bytes: data, start: 0, end: data.count)
-        guard let meta = reader.first("meta"), meta.count >= 4 else { return [:] }
+        guard let meta = reader.first("meta"), meta.count >= 4 else { return [] }
         var inMeta = BoxReader(bytes: data, start: meta.lowerBound + 4, end: meta.upperBound)
-        guard let iinf = inMeta.first("iinf") else { return [:] }
-        return itemTypes(iinf: iinf, in: data)
+        var entries: [(id: UInt32, type: String)] = []
+        while let (type, body) = inMeta.next() {
+            if type == "iinf" { entries += itemEntries(iinf: body, in: data) }
+        }
+        return entries
     }
 
-    /// The item types by item ID of the `iinf` box whose body is `iinf`, as ``itemTypes(in:)``.
+    /// The item types by item ID of the `iinf` box whose body is `iinf`; of two entries for one ID, the last.
     static func itemTypes(iinf: Range<Int>, in data: UnsafeRawBufferPointer) -> [UInt32: String] {
-        guard iinf.count >= 6 else { return [:] }
-        let countSize = data[iinf.lowerBound] == 0 ? 2 : 4
-        var entries = BoxReader(bytes: data, start: iinf.lowerBound + 4 + countSize, end: iinf.upperBound)
         var types: [UInt32: String] = [:]
-        while let (type, body) = entries.next(), types.count < 65_536 {
+        for entry in itemEntries(iinf: iinf, in: data) where types.count < 65_536 || types[entry.id] != nil {
+            types[entry.id] = entry.type
+        }
+        return types
+    }
+
+    /// Every item info entry (version 2 and 3) of the `iinf` box whose body is `iinf`, in the file's order,
+    /// duplicate IDs kept: libheif 1.15 takes an ID's first entry, libavif its last.
+    static func itemEntries(iinf: Range<Int>, in data: UnsafeRawBufferPointer) -> [(id: UInt32, type: String)] {
+        guard iinf.count >= 6 else { return [] }
+        let countSize = data[iinf.lowerBound] == 0 ? 2 : 4
+        var boxes = BoxReader(bytes: data, start: iinf.lowerBound + 4 + countSize, end: iinf.upperBound)
+        var entries: [(id: UInt32, type: String)] = []
+        while let (type, body) = boxes.next() {
             guard type == "infe", body.count >= 4 else { continue }
             let version = data[body.lowerBound]
             guard version >= 2 else { continue }
@@ -56,9 +70,9 @@ enum ISOBMFFBoxes {
                 idSize == 2
                 ? UInt32(data[body.lowerBound + 4]) << 8 | UInt32(data[body.lowerBound + 5])
                 : read32(data, body.lowerBound + 4)
-            types[id] = String(decoding: data[typeAt..<(typeAt + 4)], as: UTF8.self)
+            entries.append((id, String(decoding: data[typeAt..<(typeAt + 4)], as: UTF8.self)))
         }
-        return types
+        return entries
     }
 
     /// The loop count of an image sequence, from the colour track's edit list (`moov/trak/edts/elst`), which

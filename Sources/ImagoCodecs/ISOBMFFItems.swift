@@ -54,9 +54,13 @@ struct ISOBMFFItems {
                 guard let version = field.fullBoxVersion() else { return nil }
                 primaryID = field.unsigned(version == 0 ? 2 : 4).map(UInt32.init(truncatingIfNeeded:))
             case "iinf": types = ISOBMFFBoxes.itemTypes(iinf: body, in: bytes)
-            case "iref": guard readReferences(&field) else { return nil }
+            case "iref":
+                guard let read = Self.references(in: body, of: bytes) else { return nil }
+                references += read
             case "iprp": guard readProperties(body) else { return nil }
-            case "iloc": guard readLocations(&field) else { return nil }
+            case "iloc":
+                guard let entries = Self.locationEntries(in: body, of: bytes, as: .specification) else { return nil }
+                for entry in entries { locations[entry.item] = entry.location }
             case "idat": itemData = body
             default: continue
             }
@@ -107,48 +111,152 @@ struct ISOBMFFItems {
 
     /// Checks every size `bytes` (an AVIF or HEIF file) declares against `options`' pixel limit before a library
     /// reads it: each item's `ispe` (``ISOBMFFBoxes/largestSpatialExtent(in:)``), then each grid's and overlay's
-    /// canvas as its bytes declare it (``largestDerivedCanvas()``). Returns the items it read, `nil` when the `meta`
-    /// box is not readable as items.
-    @discardableResult
+    /// canvas as its bytes declare it, however the boxes are read (``largestDerivedCanvas(in:)``).
     static func checkDeclaredSizes(
         in bytes: UnsafeRawBufferPointer, options: DecodingOptions, format: ImageFormat
-    ) throws(CodecError) -> ISOBMFFItems? {
+    ) throws(CodecError) {
         if let extent = ISOBMFFBoxes.largestSpatialExtent(in: bytes) {
             try options.checkDimensions(width: extent.width, height: extent.height, format: format)
         }
-        let items = ISOBMFFItems(bytes)
-        if let canvas = items?.largestDerivedCanvas() {
+        if let canvas = largestDerivedCanvas(in: bytes) {
             try options.checkDimensions(width: canvas.width, height: canvas.height, format: format)
         }
-        return items
+        try checkDeclaredCounts(in: bytes, format: format)
     }
 
-    /// The largest canvas a derived image declares in its own bytes, as (width, height) with the most pixels: a
-    /// `grid`'s output size or an `iovl`'s canvas size (ISO/IEC 23008-12 §6.6.2.3, §6.6.2.2), whatever its `ispe`
-    /// says. libheif 1.15 allocates a derived image at that size, checking each side against its maximum but not
-    /// the area against anything, nor the size against the `ispe` (a fuzzed 22 KB HEIC with a 64 × 64 `ispe`
-    /// made it allocate 3.4 GB). `nil` when no such item's bytes are readable (libheif cannot read them either) or
-    /// declare a size with no pixels.
-    func largestDerivedCanvas() -> (width: Int, height: Int)? {
+    /// The most items a file may name (libheif 1.15's own limit for `iloc`), and the most times its `iinf`, `iloc`,
+    /// `ipma` and `iref` boxes may name them together.
+    static let itemLimit = 20_000
+    static let itemMentionLimit = 100_000
+
+    /// Refuses a `meta` box that would cost a library more than its file's size suggests: libavif 0.11 finds each
+    /// item by a linear search, once for every time a box names it, and creates the items it does not find with
+    /// about a kilobyte each (a 7.6 MB file naming a million items held a decode for minutes), and it keeps
+    /// every extent an item declares, however few bytes they take (with offset and length fields of size 0, a
+    /// 120 KB file declared 1.3 billion extents: 21 GB). So: at most ``itemLimit`` items, named at most
+    /// ``itemMentionLimit`` times, and no item of more than one extent of no bytes.
+    static func checkDeclaredCounts(in bytes: UnsafeRawBufferPointer, format: ImageFormat) throws(CodecError) {
+        var top = ISOBMFFBoxes.BoxReader(bytes: bytes, start: 0, end: bytes.count)
+        guard let meta = top.first("meta"), meta.count >= 4 else { return }
+        var boxes = ISOBMFFBoxes.BoxReader(bytes: bytes, start: meta.lowerBound + 4, end: meta.upperBound)
+        var items = Set<UInt32>()
+        var mentions = 0
+        func name(_ item: UInt32) throws(CodecError) {
+            items.insert(item)
+            mentions += 1
+            guard items.count <= itemLimit, mentions <= itemMentionLimit else {
+                throw CodecError.corrupt(
+                    format: format,
+                    reason: "the file names more than \(items.count > itemLimit ? itemLimit : itemMentionLimit) "
+                        + (items.count > itemLimit ? "items" : "item references"))
+            }
+        }
+        while let (type, body) = boxes.next() {
+            switch type {
+            case "iinf":
+                for entry in ISOBMFFBoxes.itemEntries(iinf: body, in: bytes) { try name(entry.id) }
+            case "iloc":
+                let entries =
+                    locationEntries(in: body, of: bytes, as: .specification)
+                    ?? locationEntries(in: body, of: bytes, as: .libheif115) ?? []
+                for entry in entries {
+                    try name(entry.item)
+                    // Fewer extents kept than declared: they were all the same empty one.
+                    if entry.declaredExtents > entry.location.extents.count {
+                        throw CodecError.corrupt(
+                            format: format,
+                            reason: "item \(entry.item) declares \(entry.declaredExtents) extents of no bytes")
+                    }
+                }
+            case "iprp":
+                var properties = ISOBMFFBoxes.BoxReader(bytes: bytes, start: body.lowerBound, end: body.upperBound)
+                while let (type, body) = properties.next() {
+                    guard type == "ipma" else { continue }
+                    for entry in associations(in: body, of: bytes) ?? [] { try name(entry.item) }
+                }
+            case "iref":
+                for reference in references(in: body, of: bytes) ?? [] {
+                    try name(reference.from)
+                    for item in reference.to { try name(item) }
+                }
+            default: continue
+            }
+        }
+    }
+
+    /// The largest canvas a derived image of `bytes` declares in its own bytes, as (width, height) with the most
+    /// pixels: a `grid`'s output size or an `iovl`'s canvas size (ISO/IEC 23008-12 §6.6.2.3, §6.6.2.2), whatever
+    /// its `ispe` says. libheif 1.15 allocates a derived image at that size, checking each side against its
+    /// maximum but not the area against anything, nor the size against the `ispe` (a fuzzed 22 KB HEIC with a
+    /// 64 × 64 `ispe` made it allocate 3.4 GB). `nil` when no derived item's bytes are readable or declare a size
+    /// with no pixels.
+    ///
+    /// Read the way any library might read the `meta` box, not only as ``init(_:)`` does, so that a file written
+    /// to be read two ways cannot hide a canvas: an item is derived if any `infe` of any `iinf` says so (libheif
+    /// keeps an ID's first entry, libavif and ``init(_:)`` its last); every `iloc` entry counts, duplicates too,
+    /// read both as the specification says and as libheif 1.15 does (``LocationDialect``); an item in `idat` is
+    /// read from the first `idat` (libheif's) and the last (``init(_:)``'s); extents may overlap or repeat, as
+    /// libheif reads them. Only the first 20 bytes of each item are copied.
+    static func largestDerivedCanvas(in bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        var top = ISOBMFFBoxes.BoxReader(bytes: bytes, start: 0, end: bytes.count)
+        guard let meta = top.first("meta"), meta.count >= 4 else { return nil }
+        var boxes = ISOBMFFBoxes.BoxReader(bytes: bytes, start: meta.lowerBound + 4, end: meta.upperBound)
+        var derivedTypes: [UInt32: Set<String>] = [:]
+        var locationBoxes: [Range<Int>] = []
+        var itemDataBoxes: [Range<Int>] = []
+        while let (type, body) = boxes.next() {
+            switch type {
+            case "iinf":
+                for entry in ISOBMFFBoxes.itemEntries(iinf: body, in: bytes) where Self.isDerived(entry.type) {
+                    derivedTypes[entry.id, default: []].insert(entry.type)
+                }
+            case "iloc": locationBoxes.append(body)
+            case "idat": itemDataBoxes.append(body)
+            default: continue
+            }
+        }
+        guard !derivedTypes.isEmpty else { return nil }
+        let itemData = [itemDataBoxes.first, itemDataBoxes.last].compactMap { $0 }
         var largest: (width: Int, height: Int)?
         var largestPixels = -1
-        for (item, type) in types where type == "grid" || type == "iovl" {
-            // The first 20 bytes hold the size; the rest (an overlay's offsets) is not copied, so a file of many
-            // items all spanning the whole file costs a read of each item's start, not of the file each time.
-            guard let payload = data(of: item, prefix: 20), payload.count >= 2 else { continue }
-            let fieldSize = payload[1] & 1 == 1 ? 4 : 2
-            // grid: version, flags, rows − 1, columns − 1, then the size; iovl: version, flags, four 16-bit fill
-            // values, then the size.
-            let at = type == "grid" ? 4 : 10
-            guard payload.count >= at + 2 * fieldSize else { continue }
-            let field = { (start: Int) in payload[start..<(start + fieldSize)].reduce(0) { $0 << 8 | Int($1) } }
-            let (width, height) = (field(at), field(at + fieldSize))
-            // Each side is below 2³², the product not always below 2⁶³: an overflow counts as the most pixels.
-            let (product, overflow) = width.multipliedReportingOverflow(by: height)
-            let pixels = overflow ? Int.max : product
-            if pixels > 0, pixels > largestPixels { (largest, largestPixels) = ((width, height), pixels) }
+        for (index, body) in locationBoxes.enumerated() {
+            // libheif reads only the first `iloc`; ``init(_:)`` reads them all.
+            let dialects: [LocationDialect] = index == 0 ? [.specification, .libheif115] : [.specification]
+            for dialect in dialects {
+                for entry in locationEntries(in: body, of: bytes, as: dialect) ?? [] {
+                    guard let types = derivedTypes[entry.item] else { continue }
+                    for container in entry.location.isInItemData ? itemData : [0..<bytes.count] {
+                        guard let payload = prefix(of: entry.location, in: container, limit: 20, of: bytes) else {
+                            continue
+                        }
+                        for type in types {
+                            guard let canvas = Self.canvas(declaredBy: payload, type: type) else { continue }
+                            // Each side is below 2³², the product not always below 2⁶³: an overflow counts as the
+                            // most pixels.
+                            let (product, overflow) = canvas.width.multipliedReportingOverflow(by: canvas.height)
+                            let pixels = overflow ? Int.max : product
+                            if pixels > 0, pixels > largestPixels { (largest, largestPixels) = (canvas, pixels) }
+                        }
+                    }
+                }
+            }
         }
         return largest
+    }
+
+    /// Whether items of `type` are derived images whose bytes declare their canvas (`grid`, `iovl`).
+    private static func isDerived(_ type: String) -> Bool { type == "grid" || type == "iovl" }
+
+    /// The canvas that the first bytes of a derived item of `type` declare, or `nil` when too few are given.
+    private static func canvas(declaredBy payload: [UInt8], type: String) -> (width: Int, height: Int)? {
+        guard payload.count >= 2 else { return nil }
+        let fieldSize = payload[1] & 1 == 1 ? 4 : 2
+        // grid: version, flags, rows − 1, columns − 1, then the size; iovl: version, flags, four 16-bit fill
+        // values, then the size.
+        let at = type == "grid" ? 4 : 10
+        guard payload.count >= at + 2 * fieldSize else { return nil }
+        let field = { (start: Int) in payload[start..<(start + fieldSize)].reduce(0) { $0 << 8 | Int($1) } }
+        return (field(at), field(at + fieldSize))
     }
 
     /// `auxC`'s auxiliary type URN of `item`, or `nil`.
@@ -162,9 +270,21 @@ struct ISOBMFFItems {
     /// ``length(of:)`` is `nil`. Only what is returned is copied.
     func data(of item: UInt32, prefix limit: Int = .max) -> [UInt8]? {
         guard length(of: item) != nil, let location = locations[item] else { return nil }
-        let container = self.container(of: location)
+        return Self.prefix(of: location, in: container(of: location), limit: limit, of: bytes)
+    }
+
+    /// The first `limit` bytes of the item at `location`, its extents read in order as offsets into `container`
+    /// (overlapping or repeated extents read again, as libheif does), or `nil` when an extent lies outside the
+    /// container. Only what is returned is copied.
+    private static func prefix(
+        of location: Location, in container: Range<Int>, limit: Int, of bytes: UnsafeRawBufferPointer
+    ) -> [UInt8]? {
         var result: [UInt8] = []
-        for extent in location.extents where result.count < limit {
+        for extent in location.extents {
+            guard extent.lowerBound <= container.count, extent.count <= container.count - extent.lowerBound else {
+                return nil
+            }
+            guard result.count < limit else { continue }
             let start = container.lowerBound + extent.lowerBound
             result.append(contentsOf: bytes[start..<(start + min(extent.count, limit - result.count))])
         }
@@ -195,19 +315,43 @@ struct ISOBMFFItems {
 
     // MARK: - Boxes
 
-    private mutating func readReferences(_ field: inout FieldReader) -> Bool {
-        guard let version = field.fullBoxVersion(), version <= 1 else { return false }
+    /// The references of the `iref` box whose body is `body` (versions 0 and 1), in the file's order; `nil` when
+    /// the box is not readable.
+    static func references(in body: Range<Int>, of bytes: UnsafeRawBufferPointer) -> [Reference]? {
+        var field = FieldReader(bytes: bytes, range: body)
+        guard let version = field.fullBoxVersion(), version <= 1 else { return nil }
         let idSize = version == 0 ? 2 : 4
         var boxes = ISOBMFFBoxes.BoxReader(bytes: bytes, start: field.position, end: field.end)
+        var references: [Reference] = []
         while let (type, body) = boxes.next() {
             var entry = FieldReader(bytes: bytes, range: body)
             guard let from = entry.unsigned(idSize), let count = entry.unsigned(2),
                 count * idSize <= entry.remaining
-            else { return false }
+            else { return nil }
             let to = (0..<count).compactMap { _ in entry.unsigned(idSize).map(UInt32.init(truncatingIfNeeded:)) }
             references.append(Reference(type: type, from: UInt32(truncatingIfNeeded: from), to: to))
         }
-        return true
+        return references
+    }
+
+    /// The associations of the `ipma` box whose body is `body` (versions 0 and 1): each entry's item and its
+    /// 1-based property indices, in the file's order; `nil` when the box is not readable.
+    static func associations(in body: Range<Int>, of bytes: UnsafeRawBufferPointer) -> [(item: UInt32, indices: [Int])]?
+    {
+        var field = FieldReader(bytes: bytes, range: body)
+        guard let version = field.fullBoxVersion(), version <= 1, let count = field.unsigned(4) else { return nil }
+        let isWide = bytes[body.lowerBound + 3] & 1 != 0
+        var entries: [(item: UInt32, indices: [Int])] = []
+        for _ in 0..<min(count, field.remaining) {
+            guard let item = field.unsigned(version == 0 ? 2 : 4), let n = field.unsigned(1) else { return nil }
+            var indices: [Int] = []
+            for _ in 0..<n {
+                guard let value = field.unsigned(isWide ? 2 : 1) else { return nil }
+                indices.append(value & (isWide ? 0x7FFF : 0x7F))
+            }
+            entries.append((UInt32(truncatingIfNeeded: item), indices))
+        }
+        return entries
     }
 
     private mutating func readProperties(_ iprp: Range<Int>) -> Bool {
@@ -221,59 +365,83 @@ struct ISOBMFFItems {
                     start = inner.position
                 }
             } else if type == "ipma" {
-                var field = FieldReader(bytes: bytes, range: body)
-                guard let version = field.fullBoxVersion(), version <= 1, let count = field.unsigned(4) else {
-                    return false
-                }
-                let isWide = bytes[body.lowerBound + 3] & 1 != 0
-                for _ in 0..<min(count, field.remaining) {
-                    guard let item = field.unsigned(version == 0 ? 2 : 4), let n = field.unsigned(1) else {
-                        return false
-                    }
-                    var indices: [Int] = []
-                    for _ in 0..<n {
-                        guard let value = field.unsigned(isWide ? 2 : 1) else { return false }
-                        indices.append(value & (isWide ? 0x7FFF : 0x7F))
-                    }
-                    associations[UInt32(truncatingIfNeeded: item), default: []] += indices
-                }
+                guard let entries = Self.associations(in: body, of: bytes) else { return false }
+                for entry in entries { associations[entry.item, default: []] += entry.indices }
             }
         }
         return true
     }
 
-    private mutating func readLocations(_ field: inout FieldReader) -> Bool {
-        guard let version = field.fullBoxVersion(), version <= 2, let sizes = field.unsigned(2) else { return false }
+    /// How an `iloc` box is read.
+    enum LocationDialect {
+        /// As ISO/IEC 14496-12 §8.11.3 has it (versions 0–2; field sizes 0, 4 or 8; an index per extent from
+        /// version 1 on); any other field makes the box unreadable.
+        case specification
+        /// As libheif 1.15 reads it (`Box_iloc::parse`): any version (from 2 on, 32-bit IDs and counts), an index
+        /// per extent only from version 2 on, a field of any size other than 4 or 8 read as 0 from no bytes; a box
+        /// of more than 20,000 items or an item of more than 32 extents fails the file there. Entries read before a
+        /// truncation are kept.
+        case libheif115
+    }
+
+    /// The entries of the `iloc` box whose body is `body` read as `dialect` says (each with the number of extents
+    /// it declares), in the file's order with duplicate IDs kept, construction methods 0 and 1 only (2, items made from other items, is not read), and
+    /// only entries whose every extent lies within the file; `nil` when the box is not readable in that dialect.
+    /// Extents with no bytes of their own (offset and length fields of size 0) are kept once, however many are
+    /// declared.
+    static func locationEntries(
+        in body: Range<Int>, of bytes: UnsafeRawBufferPointer, as dialect: LocationDialect
+    ) -> [(item: UInt32, location: Location, declaredExtents: Int)]? {
+        let libheif = dialect == .libheif115
+        var field = FieldReader(bytes: bytes, range: body)
+        guard let version = field.fullBoxVersion(), libheif || version <= 2, let sizes = field.unsigned(2) else {
+            return libheif ? [] : nil
+        }
         let offsetSize = sizes >> 12
         let lengthSize = (sizes >> 8) & 0xF
         let baseSize = (sizes >> 4) & 0xF
-        let indexSize = version >= 1 ? sizes & 0xF : 0
-        guard [offsetSize, lengthSize, baseSize, indexSize].allSatisfy({ [0, 4, 8].contains($0) }),
-            let count = field.unsigned(version < 2 ? 2 : 4)
-        else { return false }
+        let indexSize = version >= (libheif ? 2 : 1) ? sizes & 0xF : 0
+        guard libheif || [offsetSize, lengthSize, baseSize, indexSize].allSatisfy({ [0, 4, 8].contains($0) }) else {
+            return nil
+        }
+        // A field of 4 or 8 bytes is read; one of size 0 (or, for libheif, any other size) is 0, from no bytes.
+        let read = { (reader: inout FieldReader, size: Int) -> UInt64? in size == 4 || size == 8 ? reader.raw(size) : 0
+        }
+        let extentBytes = [indexSize, offsetSize, lengthSize].filter { $0 == 4 || $0 == 8 }.reduce(0, +)
+        guard let count = field.unsigned(version < 2 ? 2 : 4) else { return libheif ? [] : nil }
+        if libheif, count > 20_000 { return [] }
+        var entries: [(item: UInt32, location: Location, declaredExtents: Int)] = []
         for _ in 0..<min(count, field.remaining) {
-            guard let item = field.unsigned(version < 2 ? 2 : 4) else { return false }
+            guard let item = field.unsigned(version < 2 ? 2 : 4) else { return libheif ? entries : nil }
             var method = 0
             if version >= 1 {
-                guard let value = field.unsigned(2) else { return false }
+                guard let value = field.unsigned(2) else { return libheif ? entries : nil }
                 method = value & 0xF
             }
-            guard field.unsigned(2) != nil, let base = field.unsigned(baseSize),
-                let extentCount = field.unsigned(2)
-            else { return false }
+            guard field.unsigned(2) != nil, let base = read(&field, baseSize), let extentCount = field.unsigned(2)
+            else { return libheif ? entries : nil }
+            if libheif, extentCount > 32 { return entries }
+            // Extents of no bytes are all the same empty one: read once, however many are declared.
+            let extentsToRead = extentBytes == 0 ? min(extentCount, 1) : min(extentCount, field.remaining)
             var extents: [Range<Int>] = []
-            for _ in 0..<min(extentCount, field.remaining) {
-                guard field.unsigned(indexSize) != nil, let offset = field.unsigned(offsetSize),
-                    let length = field.unsigned(lengthSize)
-                else { return false }
+            var isWithinFile = true
+            for _ in 0..<extentsToRead {
+                guard read(&field, indexSize) != nil, let offset = read(&field, offsetSize),
+                    let length = read(&field, lengthSize)
+                else { return libheif ? entries : nil }
                 let (start, overflow) = base.addingReportingOverflow(offset)
-                guard !overflow, start <= bytes.count, length <= bytes.count - start else { return false }
-                extents.append(start..<(start + length))
+                guard !overflow, start <= UInt64(bytes.count), length <= UInt64(bytes.count) - start else {
+                    guard libheif else { return nil }
+                    isWithinFile = false
+                    continue
+                }
+                extents.append(Int(start)..<Int(start + length))
             }
-            guard method <= 1 else { continue }  // 2 (items from other items) is not read
-            locations[UInt32(truncatingIfNeeded: item)] = Location(isInItemData: method == 1, extents: extents)
+            guard method <= 1, isWithinFile else { continue }
+            let location = Location(isInItemData: method == 1, extents: extents)
+            entries.append((UInt32(truncatingIfNeeded: item), location, extentCount))
         }
-        return true
+        return entries
     }
 
     /// Reads the fields of one box body in order, each checked against the body's end.
@@ -297,6 +465,13 @@ struct ISOBMFFItems {
             if size == 8, bytes[position] & 0x80 != 0 { return nil }
             defer { position += size }
             return Int(ISOBMFFBoxes.read(bytes, position, size, as: UInt64.self))
+        }
+
+        /// The next `size` bytes (0, 1, 2, 4 or 8) as an unsigned 64-bit integer, or `nil` past the body's end.
+        mutating func raw(_ size: Int) -> UInt64? {
+            guard size <= remaining else { return nil }
+            defer { position += size }
+            return ISOBMFFBoxes.read(bytes, position, size, as: UInt64.self)
         }
 
         /// A full box's version; its flags are skipped.

@@ -111,7 +111,7 @@ extension ISOBMFFItemsTests {
             #expect(items.length(of: 7) == file.count && items.data(of: 7, prefix: 20) == Array(file.prefix(20)))
             // When the largest declared canvas is read, Then it takes a moment: 20 bytes of each item
             let started = ContinuousClock.now
-            let canvas = try #require(items.largestDerivedCanvas())
+            let canvas = try #require(ISOBMFFItems.largestDerivedCanvas(in: raw))
             #expect(ContinuousClock.now - started < .seconds(2))
             // (the file's first bytes read as a grid: "ft" × "yp")
             #expect(canvas.width == 0x6674 && canvas.height == 0x7970)
@@ -122,5 +122,231 @@ extension ISOBMFFItemsTests {
             try HEIFDecoder().decode(Data(file), options: DecodingOptions())
         }
         #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}
+
+/// A canvas cannot hide behind a `meta` box that libraries read differently: duplicate entries, two `iloc` or
+/// `idat` boxes, field sizes only libheif accepts, overlapping extents.
+extension ISOBMFFItemsTests {
+    /// Where the two grid payloads of ``fileWithGrid(infe:iloc:idats:)`` start: a 60000×60000 one and a 64×64 one,
+    /// 8 bytes each, at the start of an `mdat` placed before the `meta`.
+    static let hugeGridAt: UInt32 = 32
+    static let smallGridAt: UInt32 = 40
+
+    /// `ftyp`, an `mdat` holding the two grid payloads, then a `meta` with `pitm`, an `iinf` of `infe` entries
+    /// (ID, type), the `iloc` given, an `idat` for each of `idats`, and the `trailing` boxes.
+    static func fileWithGrid(
+        infe: [(UInt16, String)], iloc: ISOBMFFBox, idats: [[UInt8]] = [], trailing: [ISOBMFFBox] = []
+    ) -> [UInt8] {
+        var ftyp = ISOBMFFBox("ftyp")
+        ftyp.bytes += Array("heic".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8)
+        var mdat = ISOBMFFBox("mdat")
+        mdat.bytes = grid(60_000) + grid(64)
+        var iinf = ISOBMFFBox("iinf", version: 0)
+        iinf.append(UInt16(infe.count))
+        for (id, type) in infe {
+            var entry = ISOBMFFBox("infe", version: 2)
+            entry.append(id, UInt16(0))
+            entry.bytes += Array(type.utf8) + [0]
+            iinf.bytes += entry.encoded
+        }
+        var meta = ISOBMFFBox("meta", version: 0)
+        meta.bytes += ISOBMFFBox.primaryItem(7).encoded + iinf.encoded + iloc.encoded
+        for body in idats {
+            var idat = ISOBMFFBox("idat")
+            idat.bytes = body
+            meta.bytes += idat.encoded
+        }
+        for box in trailing { meta.bytes += box.encoded }
+        let file = ftyp.encoded + mdat.encoded + meta.encoded
+        precondition(file[Int(hugeGridAt)..<Int(hugeGridAt) + 8] == grid(60_000)[...])
+        return file
+    }
+
+    /// A grid's payload (version 0, 16-bit sizes, one tile) declaring a `side` × `side` canvas.
+    static func grid(_ side: UInt16) -> [UInt8] {
+        [0, 0, 0, 0, UInt8(side >> 8), UInt8(side & 0xFF)] + [UInt8(side >> 8), UInt8(side & 0xFF)]
+    }
+
+    /// An `iloc` of `version` with the sizes nibbles `sizes` and the bytes of its entries.
+    static func iloc(version: UInt8, sizes: UInt16, count: UInt16, entries: [any FixedWidthInteger]) -> ISOBMFFBox {
+        var box = ISOBMFFBox("iloc", version: version)
+        box.append(sizes, count)
+        for value in entries { box.append(value) }
+        return box
+    }
+
+    @Test func aCanvasIsSeenHoweverALibraryReadsTheItems() throws {
+        let plain = Self.iloc(
+            version: 0, sizes: 0x4400, count: 1, entries: [UInt16(7), UInt16(0), UInt16(1), Self.hugeGridAt, UInt32(8)])
+        let files: [(String, [UInt8])] = [
+            // One ID typed twice: libheif 1.15 takes the first entry, libavif (and ISOBMFFItems) the last
+            ("grid typed, then hvc1", Self.fileWithGrid(infe: [(7, "grid"), (7, "hvc1")], iloc: plain)),
+            ("hvc1 typed, then grid", Self.fileWithGrid(infe: [(7, "hvc1"), (7, "grid")], iloc: plain)),
+            // Two locations for one ID: libheif takes the first
+            (
+                "two iloc entries",
+                Self.fileWithGrid(
+                    infe: [(7, "grid")],
+                    iloc: Self.iloc(
+                        version: 0, sizes: 0x4400, count: 2,
+                        entries: [
+                            UInt16(7), UInt16(0), UInt16(1), Self.hugeGridAt, UInt32(8),
+                            UInt16(7), UInt16(0), UInt16(1), Self.smallGridAt, UInt32(8),
+                        ]))
+            ),
+            // Version 1 with an index size: the specification reads an index before each offset, libheif 1.15
+            // none before version 2 (here: offset 32, length 8, then 4 bytes it ignores)
+            (
+                "iloc 1 with an index size",
+                Self.fileWithGrid(
+                    infe: [(7, "grid")],
+                    iloc: Self.iloc(
+                        version: 1, sizes: 0x4404, count: 1,
+                        entries: [UInt16(7), UInt16(0), UInt16(0), UInt16(1), Self.hugeGridAt, UInt32(8), UInt32(8)]))
+            ),
+            // An offset field of 2 bytes: not in the specification (the box is unreadable); libheif reads it as 0
+            // from no bytes, so the base offset alone places the item
+            (
+                "a 2-byte offset field",
+                Self.fileWithGrid(
+                    infe: [(7, "grid")],
+                    iloc: Self.iloc(
+                        version: 1, sizes: 0x2440, count: 1,
+                        entries: [UInt16(7), UInt16(0), UInt16(0), Self.hugeGridAt, UInt16(1), UInt32(8)]))
+            ),
+            // An item in idat with two idat boxes: libheif reads the first, ISOBMFFItems the last
+            (
+                "two idat boxes",
+                Self.fileWithGrid(
+                    infe: [(7, "grid")],
+                    iloc: Self.iloc(
+                        version: 1, sizes: 0x4400, count: 1,
+                        entries: [UInt16(7), UInt16(1), UInt16(0), UInt16(1), UInt32(0), UInt32(8)]),
+                    idats: [Self.grid(60_000), Self.grid(64)])
+            ),
+        ]
+        // And extents that overlap past the file's size (libheif reads them; ISOBMFFItems counts the item corrupt)
+        let overlapping = { (length: UInt32) in
+            Self.fileWithGrid(
+                infe: [(7, "grid")],
+                iloc: Self.iloc(
+                    version: 0, sizes: 0x4400, count: 1,
+                    entries: [UInt16(7), UInt16(0), UInt16(2), Self.hugeGridAt, UInt32(8), UInt32(0), length]))
+        }
+        let cases = files + [("overlapping extents", overlapping(UInt32(overlapping(0).count)))]
+        for (name, file) in cases {
+            file.withUnsafeBytes { raw in
+                // When the largest declared canvas is read, Then it is the 60000×60000 one, however read
+                let canvas = ISOBMFFItems.largestDerivedCanvas(in: raw)
+                #expect(canvas.map { $0 == (60_000, 60_000) } == true, "\(name)")
+            }
+            // And the decoder refuses the file by it
+            #expect(throws: CodecError.tooManyPixels(width: 60_000, height: 60_000, limit: 100_000_000), "\(name)") {
+                try HEIFDecoder().decode(Data(file), options: DecodingOptions())
+            }
+        }
+        // While a file read one way only, with the small grid, passes the check
+        let small = Self.fileWithGrid(
+            infe: [(7, "grid")],
+            iloc: Self.iloc(
+                version: 0, sizes: 0x4400, count: 1,
+                entries: [UInt16(7), UInt16(0), UInt16(1), Self.smallGridAt, UInt32(8)]))
+        small.withUnsafeBytes { #expect(ISOBMFFItems.largestDerivedCanvas(in: $0)! == (64, 64)) }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func extentsOfNoBytesAreReadOnceHoweverManyAreDeclared() throws {
+        // Given an iloc whose offset and length fields have no bytes, with 20,000 items each declaring 65,535
+        // extents (6 bytes an item: read extent by extent, 1.3 billion ranges, 21 GB)
+        let count = 20_000
+        var entries: [any FixedWidthInteger] = []
+        for id in 1...count { entries += [UInt16(id), UInt16(0), UInt16(65_535)] }
+        let file = Self.fileWithGrid(
+            infe: [(7, "grid")], iloc: Self.iloc(version: 0, sizes: 0x0000, count: UInt16(count), entries: entries))
+        try file.withUnsafeBytes { raw in
+            // When its items are read, Then each has the one empty extent, read in a moment
+            let started = ContinuousClock.now
+            let items = try #require(ISOBMFFItems(raw))
+            #expect(items.locations.count == count)
+            #expect(items.locations[7]?.extents == [0..<0])
+            #expect(items.data(of: 7) == [])
+            #expect(ISOBMFFItems.largestDerivedCanvas(in: raw) == nil)  // no bytes declare a size
+            #expect(ContinuousClock.now - started < .seconds(2))
+        }
+    }
+}
+
+/// What a `meta` box may name before a library's parse of it costs more than the file's size suggests.
+extension ISOBMFFItemsTests {
+    /// `checkDeclaredCounts` of `file` as an AVIF: `nil` when it passes, else the error's reason.
+    static func countsRefusal(_ file: [UInt8]) -> String? {
+        file.withUnsafeBytes { raw in
+            do throws(CodecError) {
+                try ISOBMFFItems.checkDeclaredCounts(in: raw, format: .avif)
+                return nil
+            } catch {
+                guard case .corrupt(_, let reason) = error else { return "\(error)" }
+                return reason
+            }
+        }
+    }
+
+    /// An `iloc` (version 2) of `count` items with IDs from 1, each without extents.
+    static func manyItems(_ count: Int) -> ISOBMFFBox {
+        var box = ISOBMFFBox("iloc", version: 2)
+        box.append(UInt16(0x4400), UInt32(count))
+        for id in 1...count { box.append(UInt32(id), UInt16(0), UInt16(0), UInt16(0)) }
+        return box
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aMetaBoxNamesAtMost20000ItemsAndNoPileOfEmptyExtents() throws {
+        // Given files whose meta names 20,000 items, then 20,001 (libavif 0.11 finds each by a linear search and
+        // makes each it does not find: a million took minutes)
+        #expect(Self.countsRefusal(Self.fileWithGrid(infe: [(7, "grid")], iloc: Self.manyItems(20_000))) == nil)
+        #expect(
+            Self.countsRefusal(Self.fileWithGrid(infe: [(7, "grid")], iloc: Self.manyItems(20_001)))
+                == "the file names more than 20000 items")
+        // And one naming two items 100,001 times, in iref
+        var iref = ISOBMFFBox("iref", version: 0)
+        for _ in 0..<2 {
+            var dimg = ISOBMFFBox("dimg")
+            dimg.append(UInt16(7), UInt16(50_000))
+            for _ in 0..<50_000 { dimg.append(UInt16(8)) }
+            iref.bytes += dimg.encoded
+        }
+        let plain = Self.iloc(
+            version: 0, sizes: 0x4400, count: 1,
+            entries: [UInt16(7), UInt16(0), UInt16(1), Self.smallGridAt, UInt32(8)])
+        let referenced = Self.fileWithGrid(infe: [(7, "grid")], iloc: plain, trailing: [iref])
+        #expect(Self.countsRefusal(referenced) == "the file names more than 100000 item references")
+        // And an item declaring 65,535 extents whose fields have no bytes (libavif keeps each: 16 bytes apiece)
+        let empty = Self.fileWithGrid(
+            infe: [(7, "grid")],
+            iloc: Self.iloc(version: 0, sizes: 0x0000, count: 1, entries: [UInt16(7), UInt16(0), UInt16(65_535)]))
+        #expect(Self.countsRefusal(empty) == "item 7 declares 65535 extents of no bytes")
+        // While one empty extent is the specification's "the whole file", and passes
+        let one = Self.fileWithGrid(
+            infe: [(7, "grid")],
+            iloc: Self.iloc(version: 0, sizes: 0x0000, count: 1, entries: [UInt16(7), UInt16(0), UInt16(1)]))
+        #expect(Self.countsRefusal(one) == nil)
+        // And the decoders refuse such files before their library reads them
+        #expect(throws: CodecError.corrupt(format: .avif, reason: "item 7 declares 65535 extents of no bytes")) {
+            try AVIFDecoder().decode(Data(empty), options: DecodingOptions())
+        }
+        #expect(throws: CodecError.corrupt(format: .heic, reason: "the file names more than 20000 items")) {
+            try HEIFDecoder().decode(
+                Data(Self.fileWithGrid(infe: [(7, "grid")], iloc: Self.manyItems(20_001))), options: DecodingOptions())
+        }
+        // And real files pass: every AVIF and HEIC of the corpus
+        for folder in ["avif", "heic"] {
+            for file in try FileManager.default.contentsOfDirectory(
+                at: corpusURL(folder), includingPropertiesForKeys: nil)
+            where ["avif", "heic", "heif"].contains(file.pathExtension) {
+                let data = try Data(contentsOf: file)
+                #expect(Self.countsRefusal(Array(data)) == nil, "\(file.lastPathComponent)")
+            }
+        }
     }
 }

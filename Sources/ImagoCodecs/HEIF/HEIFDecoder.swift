@@ -80,9 +80,11 @@ public struct HEIFDecoder: ImageDecoding {
             guard let base = raw.baseAddress else { throw CodecError.empty }
             // Every item's declared size (the alpha image's too, which libheif would allocate unchecked), and every
             // grid's and overlay's canvas, which libheif allocates from their own bytes.
-            let items = try ISOBMFFItems.checkDeclaredSizes(in: raw, options: options, format: format)
-            let itemTypes = items?.types ?? ISOBMFFBoxes.itemTypes(in: raw)
-            try Self.refuseAV1Items(itemTypes, format: format)
+            try ISOBMFFItems.checkDeclaredSizes(in: raw, options: options, format: format)
+            // Every entry of every `iinf`: of an ID typed twice, libheif takes the first, ISOBMFFItems the last.
+            let entries = ISOBMFFBoxes.itemEntries(in: raw)
+            try Self.refuseAV1Items(entries, format: format)
+            let overlays = Set(entries.filter { $0.type == "iovl" }.map(\.id))
             guard let context = heif_context_alloc() else {
                 throw CodecError.corrupt(format: format, reason: "libheif could not create a context")
             }
@@ -112,7 +114,7 @@ public struct HEIFDecoder: ImageDecoding {
                 try options.checkDimensions(width: codedWidth, height: codedHeight, format: format)
             }
             try Self.checkAuxiliaryImages(
-                of: handle, itemTypes: itemTypes, format: format, options: options)
+                of: handle, overlays: overlays, format: format, options: options)
             let primaryColour = Self.colour(of: handle)
             let primaryHasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
             let primaryBitDepth = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
@@ -121,7 +123,7 @@ public struct HEIFDecoder: ImageDecoding {
                 options.embeddedThumbnails != .never
                 ? try Self.thumbnail(
                     of: handle, size: PixelSize(width: width, height: height), hasAlpha: primaryHasAlpha,
-                    itemTypes: itemTypes, format: format, options: options) : nil
+                    overlays: overlays, format: format, options: options) : nil
             defer { thumbnail.map(heif_image_handle_release) }
             let source = thumbnail ?? handle
             let hasAlpha = heif_image_handle_has_alpha_channel(source) != 0
@@ -223,7 +225,7 @@ public struct HEIFDecoder: ImageDecoding {
     /// the thumbnail's scale, alpha when `hasAlpha`, and its auxiliary images checked as the primary's. `nil`
     /// when none qualifies.
     private static func thumbnail(
-        of handle: OpaquePointer, size: PixelSize, hasAlpha: Bool, itemTypes: [UInt32: String],
+        of handle: OpaquePointer, size: PixelSize, hasAlpha: Bool, overlays: Set<UInt32>,
         format: ImageFormat, options: DecodingOptions
     ) throws -> OpaquePointer? {
         let always = options.embeddedThumbnails == .always
@@ -252,8 +254,8 @@ public struct HEIFDecoder: ImageDecoding {
                 && codedWidth <= size.width * 2 && codedHeight <= size.height * 2
                 && abs(width * size.height - height * size.width) <= max(size.width, size.height)
                 && (!hasAlpha || heif_image_handle_has_alpha_channel(candidate) != 0)
-                && itemTypes[id] != "iovl"
-                && (try? checkAuxiliaryImages(of: candidate, itemTypes: itemTypes, format: format, options: options))
+                && !overlays.contains(id)
+                && (try? checkAuxiliaryImages(of: candidate, overlays: overlays, format: format, options: options))
                     != nil
             let better = best.map { always ? width * height > $0.pixels : width * height < $0.pixels } ?? true
             if qualifies, better {
@@ -267,11 +269,11 @@ public struct HEIFDecoder: ImageDecoding {
     }
 
     /// Checks every auxiliary image of `handle` (alpha, depth): its size against the pixel limit, and that it is
-    /// not an overlay (`iovl`). libheif 1.15 decodes the alpha image with the primary and allocates an overlay's
+    /// not an overlay (`iovl` in any of its entries, `overlays`). libheif 1.15 decodes the alpha image with the primary and allocates an overlay's
     /// canvas at whatever size its data declares, unchecked: a fuzzed 384×256 file whose alpha item was
     /// retyped `iovl` made it allocate 1.2 GB. No encoder writes overlay alpha; such a file is refused.
     private static func checkAuxiliaryImages(
-        of handle: OpaquePointer, itemTypes: [UInt32: String], format: ImageFormat, options: DecodingOptions
+        of handle: OpaquePointer, overlays: Set<UInt32>, format: ImageFormat, options: DecodingOptions
     ) throws {
         let count = Int(heif_image_handle_get_number_of_auxiliary_images(handle, 0))
         guard count > 0 else { return }
@@ -279,7 +281,7 @@ public struct HEIFDecoder: ImageDecoding {
         var ids = [heif_item_id](repeating: 0, count: count)
         let listed = Int(heif_image_handle_get_list_of_auxiliary_image_IDs(handle, 0, &ids, Int32(count)))
         for id in ids.prefix(listed) {
-            guard itemTypes[id] != "iovl" else {
+            guard !overlays.contains(id) else {
                 throw CodecError.corrupt(format: format, reason: "auxiliary image \(id) is an overlay (iovl)")
             }
             var auxiliary: OpaquePointer?
@@ -298,8 +300,8 @@ public struct HEIFDecoder: ImageDecoding {
     /// Refuses a file with an AV1-coded item (`av01`): libheif 1.15's dav1d plugin leaked 120 bytes inside
     /// libdav1d per decode of a malformed one (RELIABILITY §16), and AVIF is ``AVIFDecoder``'s (libavif). The
     /// plugin registered with every context (CHEIFPlugin) refuses AV1 as well, for an item this parser misses.
-    private static func refuseAV1Items(_ itemTypes: [UInt32: String], format: ImageFormat) throws {
-        guard let id = itemTypes.filter({ $0.value == "av01" }).keys.min() else { return }
+    private static func refuseAV1Items(_ entries: [(id: UInt32, type: String)], format: ImageFormat) throws {
+        guard let id = entries.filter({ $0.type == "av01" }).map(\.id).min() else { return }
         throw CodecError.corrupt(
             format: format, reason: "item \(id) is AV1-coded (av01): AVIF is decoded by AVIFDecoder, not HEIFDecoder")
     }
