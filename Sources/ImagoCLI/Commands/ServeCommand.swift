@@ -33,9 +33,9 @@ enum ServeCommand {
             dpr, enlarge/el, extend/ex:1:GRAVITY, extend_aspect_ratio/exar:1:GRAVITY,
             gravity/g:{ce|no|so|ea|we|noea|nowe|soea|sowe}:X:Y, g:fp:X:Y or g:sm, crop/c:W:H:GRAVITY, trim/t,
             padding/pd:T:R:B:L, background/bg:R:G:B or bg:HEX, quality/q, format_quality/fq:FORMAT:Q…,
-            max_bytes/mb, format/f:{jpeg|png|gif|webp|avif|jxl}, blur/bl, sharpen/sh, pixelate/pix,
-            rotate/rot:{0|90|180|270}, auto_rotate/ar, cachebuster/cb, expires/exp, filename/fn,
-            return_attachment/att, preset/pr, watermark/wm:OPACITY:POSITION:X:Y:SCALE (with --watermark),
+            max_bytes/mb, format/f:{jpeg|png|gif|webp|avif|jxl|heic|bmp|ico|tiff|svg}, blur/bl, sharpen/sh,
+            pixelate/pix, rotate/rot:DEGREES (a multiple of 90), auto_rotate/ar, cachebuster/cb, expires/exp,
+            filename/fn, return_attachment/att, preset/pr, watermark/wm:OPACITY:POSITION:X:Y:SCALE (with --watermark),
             skip_processing/skp:EXT:… (a checked source of a listed format is sent as it is),
             enforce_thumbnail/eth (a HEIC's embedded thumbnail whatever the size), with --allow-security-options
             max_src_resolution/msr, max_src_file_size/msfs, max_animation_frames/maf,
