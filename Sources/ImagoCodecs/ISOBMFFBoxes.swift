@@ -29,20 +29,6 @@ enum ISOBMFFBoxes {
         return largest
     }
 
-    /// Every item info entry (version 2 and 3: an item ID and its type, `hvc1`, `av01`, `grid`, `iovl`, `Exif` …)
-    /// of every `iinf` box of the file's `meta`, as ``itemEntries(iinf:in:)``: a file may type one ID twice, and
-    /// libraries differ in which entry they take. Empty when there is no readable `iinf`.
-    static func itemEntries(in data: UnsafeRawBufferPointer) -> [(id: UInt32, type: String)] {
-        var reader = BoxReader(bytes: data, start: 0, end: data.count)
-        guard let meta = reader.first("meta"), meta.count >= 4 else { return [] }
-        var inMeta = BoxReader(bytes: data, start: meta.lowerBound + 4, end: meta.upperBound)
-        var entries: [(id: UInt32, type: String)] = []
-        while let (type, body) = inMeta.next() {
-            if type == "iinf" { entries += itemEntries(iinf: body, in: data) }
-        }
-        return entries
-    }
-
     /// The item types by item ID of the `iinf` box whose body is `iinf`; of two entries for one ID, the last.
     static func itemTypes(iinf: Range<Int>, in data: UnsafeRawBufferPointer) -> [UInt32: String] {
         var types: [UInt32: String] = [:]
@@ -52,8 +38,9 @@ enum ISOBMFFBoxes {
         return types
     }
 
-    /// Every item info entry (version 2 and 3) of the `iinf` box whose body is `iinf`, in the file's order,
-    /// duplicate IDs kept: libheif 1.15 takes an ID's first entry, libavif its last.
+    /// Every item info entry (version 2 and 3: an item ID and its type, `hvc1`, `av01`, `grid`, `iovl`, `Exif` …)
+    /// of the `iinf` box whose body is `iinf`, in the file's order, duplicate IDs kept: libheif 1.15 takes an ID's
+    /// first entry, libavif its last.
     static func itemEntries(iinf: Range<Int>, in data: UnsafeRawBufferPointer) -> [(id: UInt32, type: String)] {
         guard iinf.count >= 6 else { return [] }
         let countSize = data[iinf.lowerBound] == 0 ? 2 : 4

@@ -111,17 +111,22 @@ struct ISOBMFFItems {
 
     /// Checks every size `bytes` (an AVIF or HEIF file) declares against `options`' pixel limit before a library
     /// reads it: each item's `ispe` (``ISOBMFFBoxes/largestSpatialExtent(in:)``), then each grid's and overlay's
-    /// canvas as its bytes declare it, however the boxes are read (``largestDerivedCanvas(in:)``).
+    /// canvas as its bytes declare it, however the boxes are read (``DeclaredItems/largestDerivedCanvas()``), then
+    /// what the `meta` names (``DeclaredItems/checkCounts(format:)``). Returns every item info entry of every `iinf`
+    /// (``DeclaredItems/entries``), empty without a `meta`.
+    @discardableResult
     static func checkDeclaredSizes(
         in bytes: UnsafeRawBufferPointer, options: DecodingOptions, format: ImageFormat
-    ) throws(CodecError) {
+    ) throws(CodecError) -> [(id: UInt32, type: String)] {
         if let extent = ISOBMFFBoxes.largestSpatialExtent(in: bytes) {
             try options.checkDimensions(width: extent.width, height: extent.height, format: format)
         }
-        if let canvas = largestDerivedCanvas(in: bytes) {
+        guard let declared = DeclaredItems(bytes) else { return [] }
+        if let canvas = declared.largestDerivedCanvas() {
             try options.checkDimensions(width: canvas.width, height: canvas.height, format: format)
         }
-        try checkDeclaredCounts(in: bytes, format: format)
+        try declared.checkCounts(format: format)
+        return declared.entries
     }
 
     /// The most items a file may name (libheif 1.15's own limit for `iloc`), and the most times its `iinf`, `iloc`,
@@ -129,108 +134,146 @@ struct ISOBMFFItems {
     static let itemLimit = 20_000
     static let itemMentionLimit = 100_000
 
-    /// Refuses a `meta` box that would cost a library more than its file's size suggests: libavif 0.11 finds each
-    /// item by a linear search, once for every time a box names it, and creates the items it does not find with
-    /// about a kilobyte each (a 7.6 MB file naming a million items held a decode for minutes), and it keeps
-    /// every extent an item declares, however few bytes they take (with offset and length fields of size 0, a
-    /// 120 KB file declared 1.3 billion extents: 21 GB). So: at most ``itemLimit`` items, named at most
-    /// ``itemMentionLimit`` times, and no item of more than one extent of no bytes.
-    static func checkDeclaredCounts(in bytes: UnsafeRawBufferPointer, format: ImageFormat) throws(CodecError) {
-        var top = ISOBMFFBoxes.BoxReader(bytes: bytes, start: 0, end: bytes.count)
-        guard let meta = top.first("meta"), meta.count >= 4 else { return }
-        var boxes = ISOBMFFBoxes.BoxReader(bytes: bytes, start: meta.lowerBound + 4, end: meta.upperBound)
-        var items = Set<UInt32>()
-        var mentions = 0
-        func name(_ item: UInt32) throws(CodecError) {
-            items.insert(item)
-            mentions += 1
-            guard items.count <= itemLimit, mentions <= itemMentionLimit else {
-                throw CodecError.corrupt(
-                    format: format,
-                    reason: "the file names more than \(items.count > itemLimit ? itemLimit : itemMentionLimit) "
-                        + (items.count > itemLimit ? "items" : "item references"))
+    /// An `iloc` entry as ``locationEntries(in:of:as:)`` reads it.
+    typealias LocationEntry = (item: UInt32, location: Location, declaredExtents: Int)
+
+    /// A file's `meta` box as the size and count checks read it, walked once: every entry of every `iinf`, each
+    /// `iloc` in the dialects a library might read it in, every `idat`, and the items `iinf`, `iloc`, `ipma` and
+    /// `iref` name, in the file's order. Not ``ISOBMFFItems``' one reading of the box: a file written to be read
+    /// two ways must not hide a size from the checks.
+    struct DeclaredItems {
+        /// What the count check reads, in the file's order: an item named, or an `iloc` entry that declares more
+        /// extents than it has bytes for.
+        private enum Event {
+            case named(UInt32)
+            case emptyExtents(item: UInt32, declared: Int)
+        }
+
+        private let bytes: UnsafeRawBufferPointer
+        /// Every item info entry of every `iinf`, duplicate IDs kept (libheif 1.15 takes an ID's first, libavif
+        /// and ``ISOBMFFItems/init(_:)`` its last).
+        private(set) var entries: [(id: UInt32, type: String)] = []
+        /// Each `iloc` box's entries as the specification reads them (`nil`: unreadable so) and as libheif 1.15
+        /// does (read for the first box, which is the one libheif reads, and for any box the specification cannot
+        /// read).
+        private var locationBoxes: [(specification: [LocationEntry]?, libheif: [LocationEntry]?)] = []
+        /// The bodies of every `idat` box.
+        private var itemDataBoxes: [Range<Int>] = []
+        /// The count check's events, up to the one that makes ``itemMentionLimit`` exceeded (none after it
+        /// matters).
+        private var events: [Event] = []
+
+        /// Walks the top-level `meta` of `bytes`; `nil` when there is none.
+        init?(_ bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+            var top = ISOBMFFBoxes.BoxReader(bytes: bytes, start: 0, end: bytes.count)
+            guard let meta = top.first("meta"), meta.count >= 4 else { return nil }
+            var boxes = ISOBMFFBoxes.BoxReader(bytes: bytes, start: meta.lowerBound + 4, end: meta.upperBound)
+            var mentions = 0
+            func name(_ item: UInt32) {
+                guard mentions <= ISOBMFFItems.itemMentionLimit else { return }
+                mentions += 1
+                events.append(.named(item))
+            }
+            while let (type, body) = boxes.next() {
+                switch type {
+                case "iinf":
+                    let read = ISOBMFFBoxes.itemEntries(iinf: body, in: bytes)
+                    entries += read
+                    for entry in read { name(entry.id) }
+                case "iloc":
+                    let specification = ISOBMFFItems.locationEntries(in: body, of: bytes, as: .specification)
+                    let libheif =
+                        locationBoxes.isEmpty || specification == nil
+                        ? ISOBMFFItems.locationEntries(in: body, of: bytes, as: .libheif115) : nil
+                    locationBoxes.append((specification, libheif))
+                    for entry in specification ?? libheif ?? [] {
+                        name(entry.item)
+                        // Fewer extents kept than declared: they were all the same empty one.
+                        if entry.declaredExtents > entry.location.extents.count,
+                            mentions <= ISOBMFFItems.itemMentionLimit
+                        {
+                            events.append(.emptyExtents(item: entry.item, declared: entry.declaredExtents))
+                        }
+                    }
+                case "idat": itemDataBoxes.append(body)
+                case "iprp":
+                    var properties = ISOBMFFBoxes.BoxReader(
+                        bytes: bytes, start: body.lowerBound, end: body.upperBound)
+                    while let (type, body) = properties.next() {
+                        guard type == "ipma" else { continue }
+                        for entry in ISOBMFFItems.associations(in: body, of: bytes) ?? [] { name(entry.item) }
+                    }
+                case "iref":
+                    for reference in ISOBMFFItems.references(in: body, of: bytes) ?? [] {
+                        name(reference.from)
+                        for item in reference.to { name(item) }
+                    }
+                default: continue
+                }
             }
         }
-        while let (type, body) = boxes.next() {
-            switch type {
-            case "iinf":
-                for entry in ISOBMFFBoxes.itemEntries(iinf: body, in: bytes) { try name(entry.id) }
-            case "iloc":
-                let entries =
-                    locationEntries(in: body, of: bytes, as: .specification)
-                    ?? locationEntries(in: body, of: bytes, as: .libheif115) ?? []
-                for entry in entries {
-                    try name(entry.item)
-                    // Fewer extents kept than declared: they were all the same empty one.
-                    if entry.declaredExtents > entry.location.extents.count {
+
+        /// Refuses a `meta` box that would cost a library more than its file's size suggests: libavif 0.11 finds
+        /// each item by a linear search, once for every time a box names it, and creates the items it does not
+        /// find with about a kilobyte each (a 7.6 MB file naming a million items held a decode for minutes), and
+        /// it keeps every extent an item declares, however few bytes they take (with offset and length fields of
+        /// size 0, a 120 KB file declared 1.3 billion extents: 21 GB). So: at most ``itemLimit`` items, named at
+        /// most ``itemMentionLimit`` times, and no item of more than one extent of no bytes.
+        func checkCounts(format: ImageFormat) throws(CodecError) {
+            var items = Set<UInt32>()
+            var mentions = 0
+            for event in events {
+                switch event {
+                case .named(let item):
+                    items.insert(item)
+                    mentions += 1
+                    guard items.count <= ISOBMFFItems.itemLimit, mentions <= ISOBMFFItems.itemMentionLimit else {
                         throw CodecError.corrupt(
                             format: format,
-                            reason: "item \(entry.item) declares \(entry.declaredExtents) extents of no bytes")
+                            reason:
+                                "the file names more than \(items.count > ISOBMFFItems.itemLimit ? ISOBMFFItems.itemLimit : ISOBMFFItems.itemMentionLimit) "
+                                + (items.count > ISOBMFFItems.itemLimit ? "items" : "item references"))
                     }
+                case .emptyExtents(let item, let declared):
+                    throw CodecError.corrupt(
+                        format: format, reason: "item \(item) declares \(declared) extents of no bytes")
                 }
-            case "iprp":
-                var properties = ISOBMFFBoxes.BoxReader(bytes: bytes, start: body.lowerBound, end: body.upperBound)
-                while let (type, body) = properties.next() {
-                    guard type == "ipma" else { continue }
-                    for entry in associations(in: body, of: bytes) ?? [] { try name(entry.item) }
-                }
-            case "iref":
-                for reference in references(in: body, of: bytes) ?? [] {
-                    try name(reference.from)
-                    for item in reference.to { try name(item) }
-                }
-            default: continue
             }
         }
-    }
 
-    /// The largest canvas a derived image of `bytes` declares in its own bytes, as (width, height) with the most
-    /// pixels: a `grid`'s output size or an `iovl`'s canvas size (ISO/IEC 23008-12 §6.6.2.3, §6.6.2.2), whatever
-    /// its `ispe` says. libheif 1.15 allocates a derived image at that size, checking each side against its
-    /// maximum but not the area against anything, nor the size against the `ispe` (a fuzzed 22 KB HEIC with a
-    /// 64 × 64 `ispe` made it allocate 3.4 GB). `nil` when no derived item's bytes are readable or declare a size
-    /// with no pixels.
-    ///
-    /// Read the way any library might read the `meta` box, not only as ``init(_:)`` does, so that a file written
-    /// to be read two ways cannot hide a canvas: an item is derived if any `infe` of any `iinf` says so (libheif
-    /// keeps an ID's first entry, libavif and ``init(_:)`` its last); every `iloc` entry counts, duplicates too,
-    /// read both as the specification says and as libheif 1.15 does (``LocationDialect``); an item in `idat` is
-    /// read from the first `idat` (libheif's) and the last (``init(_:)``'s); extents may overlap or repeat, as
-    /// libheif reads them. Only the first 20 bytes of each item are copied.
-    static func largestDerivedCanvas(in bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
-        var top = ISOBMFFBoxes.BoxReader(bytes: bytes, start: 0, end: bytes.count)
-        guard let meta = top.first("meta"), meta.count >= 4 else { return nil }
-        var boxes = ISOBMFFBoxes.BoxReader(bytes: bytes, start: meta.lowerBound + 4, end: meta.upperBound)
-        var derivedTypes: [UInt32: Set<String>] = [:]
-        var locationBoxes: [Range<Int>] = []
-        var itemDataBoxes: [Range<Int>] = []
-        while let (type, body) = boxes.next() {
-            switch type {
-            case "iinf":
-                for entry in ISOBMFFBoxes.itemEntries(iinf: body, in: bytes) where Self.isDerived(entry.type) {
-                    derivedTypes[entry.id, default: []].insert(entry.type)
-                }
-            case "iloc": locationBoxes.append(body)
-            case "idat": itemDataBoxes.append(body)
-            default: continue
+        /// The largest canvas a derived image declares in its own bytes, as (width, height) with the most pixels:
+        /// a `grid`'s output size or an `iovl`'s canvas size (ISO/IEC 23008-12 §6.6.2.3, §6.6.2.2), whatever its
+        /// `ispe` says. libheif 1.15 allocates a derived image at that size, checking each side against its
+        /// maximum but not the area against anything, nor the size against the `ispe` (a fuzzed 22 KB HEIC with a
+        /// 64 × 64 `ispe` made it allocate 3.4 GB). `nil` when no derived item's bytes are readable or declare a
+        /// size with no pixels.
+        ///
+        /// Read the way any library might read the box: an item is derived if any `infe` says so; every `iloc`
+        /// entry counts, duplicates too, read as the specification says and, for the first `iloc` (the one
+        /// libheif reads), as libheif 1.15 does (``LocationDialect``); an item in `idat` is read from the first
+        /// `idat` (libheif's) and the last (``ISOBMFFItems/init(_:)``'s); extents may overlap or repeat, as libheif
+        /// reads them. Only the first 20 bytes of each item are copied.
+        func largestDerivedCanvas() -> (width: Int, height: Int)? {
+            var derivedTypes: [UInt32: Set<String>] = [:]
+            for entry in entries where ISOBMFFItems.isDerived(entry.type) {
+                derivedTypes[entry.id, default: []].insert(entry.type)
             }
-        }
-        guard !derivedTypes.isEmpty else { return nil }
-        let itemData = [itemDataBoxes.first, itemDataBoxes.last].compactMap { $0 }
-        var largest: (width: Int, height: Int)?
-        var largestPixels = -1
-        for (index, body) in locationBoxes.enumerated() {
-            // libheif reads only the first `iloc`; ``init(_:)`` reads them all.
-            let dialects: [LocationDialect] = index == 0 ? [.specification, .libheif115] : [.specification]
-            for dialect in dialects {
-                for entry in locationEntries(in: body, of: bytes, as: dialect) ?? [] {
+            guard !derivedTypes.isEmpty else { return nil }
+            let itemData = [itemDataBoxes.first, itemDataBoxes.last].compactMap { $0 }
+            var largest: (width: Int, height: Int)?
+            var largestPixels = -1
+            for (index, box) in locationBoxes.enumerated() {
+                let readings = index == 0 ? [box.specification, box.libheif] : [box.specification]
+                for entry in readings.compactMap({ $0 }).joined() {
                     guard let types = derivedTypes[entry.item] else { continue }
                     for container in entry.location.isInItemData ? itemData : [0..<bytes.count] {
-                        guard let payload = prefix(of: entry.location, in: container, limit: 20, of: bytes) else {
+                        guard let payload = ISOBMFFItems.prefix(of: entry.location, in: container, limit: 20, of: bytes)
+                        else {
                             continue
                         }
                         for type in types {
-                            guard let canvas = Self.canvas(declaredBy: payload, type: type) else { continue }
+                            guard let canvas = ISOBMFFItems.canvas(declaredBy: payload, type: type) else { continue }
                             // Each side is below 2³², the product not always below 2⁶³: an overflow counts as the
                             // most pixels.
                             let (product, overflow) = canvas.width.multipliedReportingOverflow(by: canvas.height)
@@ -240,8 +283,8 @@ struct ISOBMFFItems {
                     }
                 }
             }
+            return largest
         }
-        return largest
     }
 
     /// Whether items of `type` are derived images whose bytes declare their canvas (`grid`, `iovl`).
@@ -391,7 +434,7 @@ struct ISOBMFFItems {
     /// declared.
     static func locationEntries(
         in body: Range<Int>, of bytes: UnsafeRawBufferPointer, as dialect: LocationDialect
-    ) -> [(item: UInt32, location: Location, declaredExtents: Int)]? {
+    ) -> [LocationEntry]? {
         let libheif = dialect == .libheif115
         var field = FieldReader(bytes: bytes, range: body)
         guard let version = field.fullBoxVersion(), libheif || version <= 2, let sizes = field.unsigned(2) else {
@@ -410,7 +453,7 @@ struct ISOBMFFItems {
         let extentBytes = [indexSize, offsetSize, lengthSize].filter { $0 == 4 || $0 == 8 }.reduce(0, +)
         guard let count = field.unsigned(version < 2 ? 2 : 4) else { return libheif ? [] : nil }
         if libheif, count > 20_000 { return [] }
-        var entries: [(item: UInt32, location: Location, declaredExtents: Int)] = []
+        var entries: [LocationEntry] = []
         for _ in 0..<min(count, field.remaining) {
             guard let item = field.unsigned(version < 2 ? 2 : 4) else { return libheif ? entries : nil }
             var method = 0

@@ -111,7 +111,7 @@ extension ISOBMFFItemsTests {
             #expect(items.length(of: 7) == file.count && items.data(of: 7, prefix: 20) == Array(file.prefix(20)))
             // When the largest declared canvas is read, Then it takes a moment: 20 bytes of each item
             let started = ContinuousClock.now
-            let canvas = try #require(ISOBMFFItems.largestDerivedCanvas(in: raw))
+            let canvas = try #require(ISOBMFFItems.DeclaredItems(raw)?.largestDerivedCanvas())
             #expect(ContinuousClock.now - started < .seconds(2))
             // (the file's first bytes read as a grid: "ft" × "yp")
             #expect(canvas.width == 0x6674 && canvas.height == 0x7970)
@@ -238,7 +238,7 @@ extension ISOBMFFItemsTests {
         for (name, file) in cases {
             file.withUnsafeBytes { raw in
                 // When the largest declared canvas is read, Then it is the 60000×60000 one, however read
-                let canvas = ISOBMFFItems.largestDerivedCanvas(in: raw)
+                let canvas = ISOBMFFItems.DeclaredItems(raw)?.largestDerivedCanvas()
                 #expect(canvas.map { $0 == (60_000, 60_000) } == true, "\(name)")
             }
             // And the decoder refuses the file by it
@@ -252,7 +252,9 @@ extension ISOBMFFItemsTests {
             iloc: Self.iloc(
                 version: 0, sizes: 0x4400, count: 1,
                 entries: [UInt16(7), UInt16(0), UInt16(1), Self.smallGridAt, UInt32(8)]))
-        small.withUnsafeBytes { #expect(ISOBMFFItems.largestDerivedCanvas(in: $0)! == (64, 64)) }
+        small.withUnsafeBytes {
+            #expect(ISOBMFFItems.DeclaredItems($0)?.largestDerivedCanvas().map { $0 == (64, 64) } == true)
+        }
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -271,7 +273,7 @@ extension ISOBMFFItemsTests {
             #expect(items.locations.count == count)
             #expect(items.locations[7]?.extents == [0..<0])
             #expect(items.data(of: 7) == [])
-            #expect(ISOBMFFItems.largestDerivedCanvas(in: raw) == nil)  // no bytes declare a size
+            #expect(ISOBMFFItems.DeclaredItems(raw)?.largestDerivedCanvas() == nil)  // no bytes declare a size
             #expect(ContinuousClock.now - started < .seconds(2))
         }
     }
@@ -279,11 +281,11 @@ extension ISOBMFFItemsTests {
 
 /// What a `meta` box may name before a library's parse of it costs more than the file's size suggests.
 extension ISOBMFFItemsTests {
-    /// `checkDeclaredCounts` of `file` as an AVIF: `nil` when it passes, else the error's reason.
+    /// `DeclaredItems.checkCounts` of `file` as an AVIF: `nil` when it passes, else the error's reason.
     static func countsRefusal(_ file: [UInt8]) -> String? {
         file.withUnsafeBytes { raw in
             do throws(CodecError) {
-                try ISOBMFFItems.checkDeclaredCounts(in: raw, format: .avif)
+                try ISOBMFFItems.DeclaredItems(raw)?.checkCounts(format: .avif)
                 return nil
             } catch {
                 guard case .corrupt(_, let reason) = error else { return "\(error)" }

@@ -80,9 +80,9 @@ public struct HEIFDecoder: ImageDecoding {
             guard let base = raw.baseAddress else { throw CodecError.empty }
             // Every item's declared size (the alpha image's too, which libheif would allocate unchecked), and every
             // grid's and overlay's canvas, which libheif allocates from their own bytes.
-            try ISOBMFFItems.checkDeclaredSizes(in: raw, options: options, format: format)
-            // Every entry of every `iinf`: of an ID typed twice, libheif takes the first, ISOBMFFItems the last.
-            let entries = ISOBMFFBoxes.itemEntries(in: raw)
+            // It returns every entry of every `iinf`: of an ID typed twice, libheif takes the first, ISOBMFFItems
+            // the last.
+            let entries = try ISOBMFFItems.checkDeclaredSizes(in: raw, options: options, format: format)
             try Self.refuseAV1Items(entries, format: format)
             let overlays = Set(entries.filter { $0.type == "iovl" }.map(\.id))
             guard let context = heif_context_alloc() else {
@@ -269,9 +269,10 @@ public struct HEIFDecoder: ImageDecoding {
     }
 
     /// Checks every auxiliary image of `handle` (alpha, depth): its size against the pixel limit, and that it is
-    /// not an overlay (`iovl` in any of its entries, `overlays`). libheif 1.15 decodes the alpha image with the primary and allocates an overlay's
-    /// canvas at whatever size its data declares, unchecked: a fuzzed 384×256 file whose alpha item was
-    /// retyped `iovl` made it allocate 1.2 GB. No encoder writes overlay alpha; such a file is refused.
+    /// not an overlay (`iovl` in any of its entries, `overlays`). libheif 1.15 decodes the alpha image with the
+    /// primary and allocates an overlay's canvas at whatever size its data declares, unchecked: a fuzzed 384×256
+    /// file whose alpha item was retyped `iovl` made it allocate 1.2 GB. No encoder writes overlay alpha; such a
+    /// file is refused.
     private static func checkAuxiliaryImages(
         of handle: OpaquePointer, overlays: Set<UInt32>, format: ImageFormat, options: DecodingOptions
     ) throws {
