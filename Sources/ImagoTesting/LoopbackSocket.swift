@@ -7,12 +7,19 @@ import ImagoCore
     import Musl
 #endif
 
-/// A stream connection to a server on this machine, by TCP to `127.0.0.1:port` or by a Unix domain socket, for
-/// tests that talk to a server byte by byte.
+/// A stream connection to a server on this machine, by TCP to `127.0.0.1:port` (or `[::1]:port`) or by a Unix
+/// domain socket, for tests that talk to a server byte by byte.
 public enum LoopbackSocket {
     /// The connected socket's descriptor (the caller closes it), or the `errno` of the failed `socket` or
-    /// `connect` as a `POSIXError`.
-    public static func connect(port: UInt16) throws(POSIXError) -> Int32 {
+    /// `connect` as a `POSIXError`. `overIPv6`: to `::1` instead of `127.0.0.1` (default `false`).
+    public static func connect(port: UInt16, overIPv6: Bool = false) throws(POSIXError) -> Int32 {
+        if overIPv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            address.sin6_addr = in6addr_loopback
+            return try connect(AF_INET6, to: &address)
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

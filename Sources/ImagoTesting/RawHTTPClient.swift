@@ -6,7 +6,7 @@ import Foundation
     import Musl
 #endif
 
-/// A blocking HTTP/1.1 client over one socket to 127.0.0.1 or a Unix socket, for tests that must see exactly what
+/// A blocking HTTP/1.1 client over one socket to 127.0.0.1 (or ::1) or a Unix socket, for tests that must see exactly what
 /// the server sends (framing, keep-alive, closes). Each call blocks its thread (but
 /// ``readUntilClosed(waitingAtMost:)``, which waits on a Dispatch thread): run it off Swift's concurrency pool when
 /// the server under test needs that pool. One caller at a time.
@@ -39,10 +39,11 @@ public final class RawHTTPClient: @unchecked Sendable {
     public let socket: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`; each read waits at most `receiveTimeout` (default 5 s) for more bytes.
-    public convenience init(port: UInt16, receiveTimeout: Duration = .seconds(5)) throws {
+    /// Connects to 127.0.0.1:`port` (`[::1]:port` when `overIPv6`, default `false`); each read waits at most
+    /// `receiveTimeout` (default 5 s) for more bytes.
+    public convenience init(port: UInt16, overIPv6: Bool = false, receiveTimeout: Duration = .seconds(5)) throws {
         try self.init(receiveTimeout: receiveTimeout) { () throws(POSIXError) in
-            try LoopbackSocket.connect(port: port)
+            try LoopbackSocket.connect(port: port, overIPv6: overIPv6)
         }
     }
 

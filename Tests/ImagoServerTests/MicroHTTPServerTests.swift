@@ -47,6 +47,30 @@ struct MicroHTTPServerTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func theUnspecifiedIPv6AddressListensOnBothFamiliesAndAnyOtherOnItsOwn() async throws {
+        // `--listen :PORT` (imgproxy's IMGPROXY_BIND) is `::`: one socket for IPv4 and IPv6 peers alike
+        let client = TestHTTPClient()
+        let every = try MicroHTTPServer(host: "::", port: 0) { _ in
+            ServerResponse(status: 200, headers: [], body: Data("ok".utf8))
+        }
+        defer { every.stop() }
+        #expect(try await client.send(URL(string: "http://127.0.0.1:\(every.port)/")!).status == 200)
+        guard FileManager.default.fileExists(atPath: "/proc/net/if_inet6") else {
+            #expect(every.host == "0.0.0.0")  // a machine without IPv6: every IPv4 interface
+            return
+        }
+        #expect(every.host == "::")
+        #expect(try RawHTTPClient(port: every.port, overIPv6: true).get("/").status == 200)
+        // while ::1 is IPv6's loopback only: an IPv4 peer is refused
+        let only = try MicroHTTPServer(host: "::1", port: 0) { _ in
+            ServerResponse(status: 200, headers: [], body: Data())
+        }
+        defer { only.stop() }
+        #expect(try RawHTTPClient(port: only.port, overIPv6: true).get("/").status == 200)
+        #expect(throws: RawHTTPClient.Failure.self) { try RawHTTPClient(port: only.port) }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aRequestTargetInAbsoluteFormIsServedByItsPath() async throws {
         // RFC 9112 §3.2.2: a server must accept `GET http://host/path`; it was a 400 ("the path must start with /")
         let fixture = try ProxyFixture()

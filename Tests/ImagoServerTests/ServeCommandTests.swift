@@ -22,7 +22,9 @@ struct ServeCommandTests {
         #expect(await CLI.run(["serve", "--unsigned", "--log-format", "xml"], console: console) == 2)
         #expect(throws: UsageError.self) { try ServeCommand.parseListen("8080") }
         #expect(try ServeCommand.parseListen("[::1]:81") == ("::1", 81))
-        #expect(try ServeCommand.parseListen(":0") == ("127.0.0.1", 0))
+        #expect(try ServeCommand.parseListen(":0") == ("::", 0))  // every interface, as imgproxy's IMGPROXY_BIND
+        #expect(try ServeCommand.parseListen("[::]:8080") == ("::", 8080))
+        #expect(try ServeCommand.parseListen("localhost:1") == ("127.0.0.1", 1))
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -59,7 +59,7 @@ enum ServeCommand {
             OptionSpec(
                 "--listen", value: "HOST:PORT",
                 help:
-                    "The address to listen on (default 127.0.0.1:8080; :PORT is loopback too, 0.0.0.0:PORT or [::]:PORT every interface), or unix:PATH for a Unix socket."
+                    "The address to listen on (default 127.0.0.1:8080; :PORT or [::]:PORT is every interface, IPv4 and IPv6, as imgproxy's; 0.0.0.0:PORT every IPv4 one), or unix:PATH for a Unix socket."
             ),
             OptionSpec(
                 "--key", value: "HEX", help: "The signing key, hex (default $IMAGO_KEY); HEX,HEX… for key rotation."),
@@ -999,11 +999,11 @@ enum ServeCommand {
         if let socketPath = server.socketPath {
             log.say("listening on unix:\(socketPath)")
         } else {
-            let shown = options.host.contains(":") ? "[\(options.host)]" : options.host
+            let shown = server.host.contains(":") ? "[\(server.host)]" : server.host
             log.say("listening on http://\(shown):\(server.port)")
         }
         if let metricsServer, let address = options.metricsAddress {
-            let shownMetrics = address.host.contains(":") ? "[\(address.host)]" : address.host
+            let shownMetrics = metricsServer.host.contains(":") ? "[\(metricsServer.host)]" : metricsServer.host
             log.say("metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
         }
         if let traces {
@@ -1929,14 +1929,15 @@ enum ServeCommand {
         return options
     }
 
-    /// `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (all on 127.0.0.1).
+    /// `HOST:PORT`, `[IPv6]:PORT` or `:PORT`: every interface, IPv4 and IPv6, as imgproxy's `IMGPROXY_BIND`
+    /// (returned as `::`, which ``MicroHTTPServer`` listens on with one dual-stack socket).
     static func parseListen(_ text: String, option: String = "--listen") throws -> (String, UInt16) {
         guard let colon = text.lastIndex(of: ":") else {
             throw UsageError("option '\(option)' expects HOST:PORT, e.g. 127.0.0.1:8080 (got '\(text)')")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host.isEmpty { host = "127.0.0.1" }
+        if host.isEmpty { host = "::" }
         if host == "localhost" { host = "127.0.0.1" }
         let port = try parseInteger(String(text[text.index(after: colon)...]), option: option, range: 0...65535)
         return (host, UInt16(port))

@@ -43,6 +43,9 @@ public final class MicroHTTPServer: @unchecked Sendable {
 
     /// The port listened on (the chosen one when started with port 0); 0 on a Unix socket.
     public private(set) var port: UInt16 = 0
+    /// The address listened on: the `host` given, or `0.0.0.0` when `::` was given and the machine has no IPv6;
+    /// empty on a Unix socket.
+    public private(set) var host = ""
     /// The Unix domain socket listened on, if the server was started on one; removed when the server stops.
     public let socketPath: String?
     /// The socket file's inode, so that `stop` removes only the file it made.
@@ -64,7 +67,10 @@ public final class MicroHTTPServer: @unchecked Sendable {
         var isStopped = false
     }
 
-    /// Starts listening on `host` (a numeric address) and `port` (0: any free one).
+    /// Starts listening on `host` (a numeric address) and `port` (0: any free one). `::` (IPv6's unspecified
+    /// address) is every interface of both families, as Go's and so imgproxy's `:PORT` is: one dual-stack socket
+    /// (IPv4 peers appear as `::ffff:a.b.c.d`), or `0.0.0.0` where the machine has no IPv6. Any other IPv6 address
+    /// is IPv6 only; `0.0.0.0` is every IPv4 interface.
     ///
     /// - Parameters:
     ///   - connectionLimit: the most connections open at once (default 1024).
@@ -87,6 +93,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
     ) throws {
         self.handler = handler
         self.immediate = immediate
+        self.host = host
         socketPath = nil
         var flags = Self.flags
         var v4 = sockaddr_in()
@@ -106,8 +113,23 @@ public final class MicroHTTPServer: @unchecked Sendable {
         } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = port.bigEndian
-            flags |= MHD_USE_IPv6.rawValue
-            started = withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start) }
+            let everyInterface = withUnsafeBytes(of: v6.sin6_addr) { $0.allSatisfy { $0 == 0 } }
+            flags |= everyInterface ? MHD_USE_DUAL_STACK.rawValue : MHD_USE_IPv6.rawValue
+            var dualStack = withUnsafePointer(to: &v6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start)
+            }
+            if dualStack == nil, everyInterface {
+                // No IPv6 here (a container without it, `ipv6.disable=1`): every IPv4 interface instead.
+                flags = Self.flags
+                v4.sin_family = sa_family_t(AF_INET)
+                v4.sin_port = port.bigEndian
+                v4.sin_addr.s_addr = 0
+                self.host = "0.0.0.0"
+                dualStack = withUnsafePointer(to: &v4) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start)
+                }
+            }
+            started = dualStack
         } else {
             throw Error.invalidHost(host)
         }
