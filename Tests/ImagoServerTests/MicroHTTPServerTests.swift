@@ -50,17 +50,20 @@ struct MicroHTTPServerTests {
     func theUnspecifiedIPv6AddressListensOnBothFamiliesAndAnyOtherOnItsOwn() async throws {
         // `--listen :PORT` (imgproxy's IMGPROXY_BIND) is `::`: one socket for IPv4 and IPv6 peers alike
         let client = TestHTTPClient()
-        let every = try MicroHTTPServer(host: "::", port: 0) { _ in
-            ServerResponse(status: 200, headers: [], body: Data("ok".utf8))
+        // (each answer names the peer's address as the access log has it)
+        let every = try MicroHTTPServer(host: "::", port: 0) { request in
+            ServerResponse(status: 200, headers: [], body: Data((request.clientAddress ?? "none").utf8))
         }
         defer { every.stop() }
-        #expect(try await client.send(URL(string: "http://127.0.0.1:\(every.port)/")!).status == 200)
+        let overIPv4 = try await client.send(URL(string: "http://127.0.0.1:\(every.port)/")!)
+        #expect(overIPv4.status == 200 && overIPv4.body == Data("127.0.0.1".utf8))  // not ::ffff:127.0.0.1
         guard FileManager.default.fileExists(atPath: "/proc/net/if_inet6") else {
             #expect(every.host == "0.0.0.0")  // a machine without IPv6: every IPv4 interface
             return
         }
         #expect(every.host == "::")
-        #expect(try RawHTTPClient(port: every.port, overIPv6: true).get("/").status == 200)
+        let overIPv6 = try RawHTTPClient(port: every.port, overIPv6: true).get("/")
+        #expect(overIPv6.status == 200 && overIPv6.body == Array("::1".utf8))
         // while ::1 is IPv6's loopback only: an IPv4 peer is refused
         let only = try MicroHTTPServer(host: "::1", port: 0) { _ in
             ServerResponse(status: 200, headers: [], body: Data())
