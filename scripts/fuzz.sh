@@ -13,7 +13,7 @@ swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,a
   -Xswiftc -DFUZZING -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld --product imago-fuzz
 BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
 ALL="decode disk-entry http-headers cli-arguments exif jpeg jpeg-dc png apng bmp-ico"
-ALL="$ALL avif heif tiff svg svg-sanitize jxl proxy-url gif-roundtrip png-palette still-encoders metadata"
+ALL="$ALL avif heif isobmff tiff svg svg-sanitize jxl proxy-url gif-roundtrip png-palette still-encoders metadata"
 TARGETS=${TARGETS:-$ALL}
 summary=()
 for target in $TARGETS; do
@@ -28,6 +28,7 @@ for target in $TARGETS; do
     jpeg-dc) seeds=("$CORPUS/jpeg/reference" "$CORPUS/jpeg/malformed/imagetestsuite" "$CORPUS/jpeg/malformed");;
     png) seeds=("$CORPUS/pngsuite/png" "$CORPUS/icc");;
     avif) seeds=("$CORPUS/avif" "$CORPUS/hostile-modern");;
+    isobmff) seeds=();;  # Tests/Fuzz/isobmff: decisions, not files (ISOBMFFFuzzFile writes the file)
     heif) seeds=("$CORPUS/heic" "$CORPUS/hostile-modern");;
     tiff) seeds=();;  # Tests/Fuzz/tiff holds small TIFFs of each kind, written with libtiff
     svg) seeds=();;  # Tests/Fuzz/svg: the corpus's SVG and small documents with embedded images and references

@@ -1,5 +1,6 @@
 import Foundation
 import ImagoCodecs
+import ImagoCore
 
 extension FuzzTargets {
     /// AVIFDecoder at full size, downsampled, and with partial data allowed and orientation returned, under a
@@ -11,6 +12,24 @@ extension FuzzTargets {
     /// HEIFDecoder, as `avif`.
     static func heif(_ data: Data) {
         decodeEveryWay(HEIFDecoder(), data)
+    }
+
+    /// An AVIF or HEIC that ``ISOBMFFFuzzFile`` writes from the input (decisions about boxes, items, extents and
+    /// properties, not a file's bytes) through the decoder of its brand, as `avif`: every image decoded must be
+    /// within the pixel limit, frame by frame, whatever its items declare. With `IMAGO_ISOBMFF_OUT=PATH` (replay
+    /// only), the written file is saved there, to look at a finding with other tools.
+    static func isobmff(_ data: Data) {
+        let file = ISOBMFFFuzzFile(data)
+        if let path = ProcessInfo.processInfo.environment["IMAGO_ISOBMFF_OUT"] {
+            _ = FileManager.default.createFile(atPath: path, contents: file.data)
+        }
+        let decoder: any ImageDecoding = file.isAVIF ? AVIFDecoder() : HEIFDecoder()
+        decodeEveryWay(decoder, file.data) { decoded, options in
+            for frame in decoded.frames {
+                let size = frame.buffer.size
+                precondition(size.pixelCount <= options.pixelLimit, "decoded \(size) over \(options.pixelLimit)")
+            }
+        }
     }
 
     /// TIFFDecoder, as `avif`.

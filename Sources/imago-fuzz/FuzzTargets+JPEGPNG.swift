@@ -50,14 +50,19 @@ extension FuzzTargets {
             data, options: DecodingOptions(targetSize: PixelSize(width: 7, height: 5), pixelLimit: 4_000_000))
     }
 
-    static func decodeEveryWay(_ decoder: some ImageDecoding, _ data: Data) {
+    /// `data` through `decoder` at full size, downsampled, and with partial data allowed and orientation returned,
+    /// under a 4 MP limit; each image decoded goes to `check` (default: none) with the options it was decoded with.
+    static func decodeEveryWay(
+        _ decoder: some ImageDecoding, _ data: Data,
+        check: (ImageContainer, DecodingOptions) -> Void = { _, _ in }
+    ) {
         let limit = 4_000_000
         for options in [
             DecodingOptions(pixelLimit: limit),
             DecodingOptions(targetSize: PixelSize(width: 37, height: 23), pixelLimit: limit),
             DecodingOptions(pixelLimit: limit, appliesOrientation: false, allowsPartialData: true),
         ] {
-            _ = try? decoder.decode(data, options: options)
+            if let decoded = try? decoder.decode(data, options: options) { check(decoded, options) }
         }
     }
 }

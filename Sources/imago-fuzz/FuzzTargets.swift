@@ -21,6 +21,7 @@ enum FuzzTargets {
         FuzzTarget(name: "png", run: png),
         FuzzTarget(name: "avif", run: avif),
         FuzzTarget(name: "heif", run: heif),
+        FuzzTarget(name: "isobmff", run: isobmff),
         FuzzTarget(name: "tiff", run: tiff),
         FuzzTarget(name: "svg", run: svg),
         FuzzTarget(name: "svg-sanitize", run: svgSanitize),
