@@ -2,46 +2,16 @@ import Foundation
 import ImagoCore
 
 extension RedisCache {
-    /// What this process's ``RedisCache`` has done since it was made.
-    public struct Statistics: Sendable, Hashable {
-        /// Reads that found a valid value.
-        public var hits = 0
-        /// Reads that found nothing usable (absent, oversized or invalid).
-        public var misses = 0
-        /// Values written.
-        public var writes = 0
-        /// Values not stored, or read as misses, for being over ``Configuration/maximumValueSize``.
-        public var oversizedSkips = 0
-        /// Values found corrupt or holding another key, read as misses and deleted.
-        public var invalidRemoved = 0
-        /// Calls that timed out.
-        public var timeouts = 0
-        /// Calls that failed otherwise (refused, reset, error replies).
-        public var failures = 0
-        /// Calls not made because a node's circuit breaker was open.
-        public var skippedWhileOpen = 0
-        /// Fetch leases taken (this process fetched).
-        public var leasesTaken = 0
-        /// Waits for another process's fetch that ended with its value.
-        public var leaseWaitsFilled = 0
-        /// Waits that ended without a value (lease expired or released after a failure, or the wait limit).
-        public var leaseWaitsUnfilled = 0
-        /// Origin fetches made without a lease because the tier could not be asked (down, breaker open).
-        public var unleasedFetches = 0
-        /// How many times a node's circuit breaker opened.
-        public var breakerOpens = 0
-        /// Nodes whose breaker is open now.
-        public var openNodes = 0
+    /// What this process's ``RedisCache`` has done since it was made: the counters every shared tier keeps.
+    @available(*, deprecated, renamed: "SharedCacheMetrics")
+    public typealias Statistics = SharedCacheMetrics
 
-        /// Zeroed counters.
-        public init() {}
-    }
-
-    /// The counters so far, with the breakers' state now.
-    public var statistics: Statistics {
+    /// This process's counters so far and each node's breaker now (nodes named by ``RedisEndpoint/description``,
+    /// which leaves passwords out): what `imago serve` exports at `/metrics` and `imago cache stats --redis` shows.
+    public var statistics: SharedCacheMetrics {
         var s = counters.withLock { $0 }
         s.breakerOpens = nodes.reduce(0) { $0 + $1.breaker.openCount }
-        s.openNodes = nodes.filter(\.breaker.isOpen).count
+        s.nodes = nodes.map { .init(name: $0.endpoint.description, isBreakerOpen: $0.breaker.isOpen) }
         return s
     }
 
@@ -108,23 +78,6 @@ extension RedisCache {
 }
 
 extension RedisCache {
-    /// This process's counters and each node's breaker, for `imago serve`'s `/metrics` (nodes named by
-    /// ``RedisEndpoint/description``, which leaves passwords out).
-    public var metrics: SharedCacheMetrics? {
-        let s = counters.withLock { $0 }
-        var metrics = SharedCacheMetrics()
-        metrics.hits = s.hits
-        metrics.misses = s.misses
-        metrics.writes = s.writes
-        metrics.timeouts = s.timeouts
-        metrics.failures = s.failures
-        metrics.skippedWhileOpen = s.skippedWhileOpen
-        metrics.leasesTaken = s.leasesTaken
-        metrics.leaseWaitsFilled = s.leaseWaitsFilled
-        metrics.leaseWaitsUnfilled = s.leaseWaitsUnfilled
-        metrics.unleasedFetches = s.unleasedFetches
-        metrics.breakerOpens = nodes.reduce(0) { $0 + $1.breaker.openCount }
-        metrics.nodes = nodes.map { .init(name: $0.endpoint.description, isBreakerOpen: $0.breaker.isOpen) }
-        return metrics
-    }
+    /// ``statistics``, as ``SharedDataCaching`` asks every tier.
+    public var metrics: SharedCacheMetrics? { statistics }
 }

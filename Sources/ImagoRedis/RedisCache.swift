@@ -27,7 +27,7 @@ public final class RedisCache: SharedDataCaching, Sendable {
     /// What the cache was made with.
     public let configuration: Configuration
     let nodes: [RedisNode]
-    let counters = Locked(Statistics())
+    let counters = Locked(SharedCacheMetrics())
     let subscribers: [LeaseSubscriber]
     /// The hash of the fleet's lookup counters (``RedisKeys/statistics(prefix:)``).
     let statisticsKey: Data
@@ -88,7 +88,7 @@ public final class RedisCache: SharedDataCaching, Sendable {
     }
 
     /// Stores `entry` for `key` with `timeToLive` (default ``Configuration/timeToLive``); a value over
-    /// ``Configuration/maximumValueSize`` is skipped (counted in ``Statistics/oversizedSkips``).
+    /// ``Configuration/maximumValueSize`` is skipped (counted in ``SharedCacheMetrics/oversizedSkips``).
     public func store(_ entry: DataCacheEntry, for key: String, timeToLive: Duration?) async throws(SharedCacheError) {
         guard let value = RedisValue.encode(entry, key: key, limit: configuration.maximumValueSize) else {
             counters.withLock { $0.oversizedSkips += 1 }

@@ -82,6 +82,7 @@ struct RedisCacheTests {
         #expect(try await cache.entry(for: "k") == nil)
         #expect(await eventually { (try? server.cli(["EXISTS", name])) == "0" })
         #expect(cache.statistics.invalidRemoved == 1)
+        #expect(cache.metrics?.invalidRemoved == 1)  // what /metrics exports, the same counters
     }
 
     @Test(.timeLimit(.minutes(1)))

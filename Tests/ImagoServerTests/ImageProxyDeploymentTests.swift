@@ -341,12 +341,15 @@ struct ImageProxyDeploymentTests {
         let shared = {
             var metrics = SharedCacheMetrics()
             metrics.hits = 2
+            metrics.invalidRemoved = 4
             return metrics
         }()
         let metrics = ServerMetrics(namespace: "", queueLength: { 3 }, sharedTier: { shared })
         let text = metrics.prometheusText()
         let samples = prometheusSamples(text)
         #expect(samples["queue_length"] == 3 && samples["shared_cache_hits_total"] == 2)
+        #expect(samples["shared_cache_discarded_total{reason=\"invalid\"}"] == 4)
+        #expect(samples["shared_cache_discarded_total{reason=\"oversized\"}"] == 0)
         #expect(samples["requests_in_flight"] == 0 && !text.contains("imago_serve"))
         #expect(text.contains("# TYPE request_duration_seconds histogram\n"))
         let named = ServerMetrics(namespace: "img", queueLength: { 3 }, sharedTier: { shared }).prometheusText()

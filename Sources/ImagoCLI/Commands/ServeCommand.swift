@@ -1002,7 +1002,7 @@ enum ServeCommand {
             let shown = server.host.contains(":") ? "[\(server.host)]" : server.host
             log.say("listening on http://\(shown):\(server.port)")
         }
-        if let metricsServer, let address = options.metricsAddress {
+        if let metricsServer {
             let shownMetrics = metricsServer.host.contains(":") ? "[\(metricsServer.host)]" : metricsServer.host
             log.say("metrics on http://\(shownMetrics):\(metricsServer.port)/metrics")
         }

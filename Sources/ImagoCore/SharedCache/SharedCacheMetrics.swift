@@ -7,6 +7,11 @@ public struct SharedCacheMetrics: Sendable, Hashable {
     public var misses = 0
     /// Values written. Default 0.
     public var writes = 0
+    /// Values not stored, or read as misses, for being over the tier's largest value (Redis:
+    /// `RedisCache.Configuration.maximumValueSize`). Default 0.
+    public var oversizedSkips = 0
+    /// Values found corrupt or holding another key, read as misses and deleted. Default 0.
+    public var invalidRemoved = 0
     /// Calls that timed out. Default 0.
     public var timeouts = 0
     /// Calls that failed otherwise: refused connections, resets, error replies. Default 0.
@@ -26,6 +31,8 @@ public struct SharedCacheMetrics: Sendable, Hashable {
     public var breakerOpens = 0
     /// Every node of the tier and whether its breaker is open now. Default empty.
     public var nodes: [Node] = []
+    /// How many of ``nodes`` have their breaker open now.
+    public var openNodes: Int { nodes.filter(\.isBreakerOpen).count }
 
     /// One node of the tier.
     public struct Node: Sendable, Hashable {

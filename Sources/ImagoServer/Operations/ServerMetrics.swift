@@ -302,6 +302,12 @@ public final class ServerMetrics: Sendable {
             ("misses_total", .counter, "Shared tier reads that found nothing usable.", [([], m.misses)]),
             ("writes_total", .counter, "Values written to the shared tier.", [([], m.writes)]),
             (
+                "discarded_total", .counter,
+                "Shared tier values not used, by reason: oversized (over the largest value, not stored or read as "
+                    + "a miss), invalid (corrupt or another key's, read as a miss and deleted).",
+                [([Label("reason", "oversized")], m.oversizedSkips), ([Label("reason", "invalid")], m.invalidRemoved)]
+            ),
+            (
                 "errors_total", .counter,
                 "Shared tier calls that failed, by kind: timeout, failure (refused, reset, error reply), "
                     + "circuit_open (skipped while a breaker was open).",
