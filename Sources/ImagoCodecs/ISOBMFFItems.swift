@@ -112,7 +112,8 @@ struct ISOBMFFItems {
     /// Checks every size `bytes` (an AVIF or HEIF file) declares against `options`' pixel limit before a library
     /// reads it: each item's `ispe` (``ISOBMFFBoxes/largestSpatialExtent(in:)``), then each grid's and overlay's
     /// canvas as its bytes declare it, however the boxes are read (``DeclaredItems/largestDerivedCanvas()``), then
-    /// what the `meta` names (``DeclaredItems/checkCounts(format:)``). Returns every item info entry of every `iinf`
+    /// what the `meta` names (``DeclaredItems/checkCounts(format:)``), and each overlay's offsets
+    /// (``DeclaredItems/checkOverlayOffsets(format:)``). Returns every item info entry of every `iinf`
     /// (``DeclaredItems/entries``), empty without a `meta`.
     @discardableResult
     static func checkDeclaredSizes(
@@ -126,6 +127,7 @@ struct ISOBMFFItems {
             try options.checkDimensions(width: canvas.width, height: canvas.height, format: format)
         }
         try declared.checkCounts(format: format)
+        try declared.checkOverlayOffsets(format: format)
         return declared.entries
     }
 
@@ -159,6 +161,8 @@ struct ISOBMFFItems {
         private var locationBoxes: [(specification: [LocationEntry]?, libheif: [LocationEntry]?)] = []
         /// The bodies of every `idat` box.
         private var itemDataBoxes: [Range<Int>] = []
+        /// For each item with `dimg` references, the most images one of them names (each `iref` box counted).
+        private var derivedImageCounts: [UInt32: Int] = [:]
         /// The count check's events, up to the one that makes ``itemMentionLimit`` exceeded (none after it
         /// matters).
         private var events: [Event] = []
@@ -206,6 +210,10 @@ struct ISOBMFFItems {
                     }
                 case "iref":
                     for reference in ISOBMFFItems.references(in: body, of: bytes) ?? [] {
+                        if reference.type == "dimg" {
+                            derivedImageCounts[reference.from] = max(
+                                derivedImageCounts[reference.from] ?? 0, reference.to.count)
+                        }
                         name(reference.from)
                         for item in reference.to { name(item) }
                     }
@@ -255,35 +263,89 @@ struct ISOBMFFItems {
         /// `idat` (libheif's) and the last (``ISOBMFFItems/init(_:)``'s); extents may overlap or repeat, as libheif
         /// reads them. Only the first 20 bytes of each item are copied.
         func largestDerivedCanvas() -> (width: Int, height: Int)? {
+            var largest: (width: Int, height: Int)?
+            var largestPixels = -1
+            forEachDerivedPayload(limit: { _ in 20 }) { _, payload, type in
+                guard let canvas = ISOBMFFItems.canvas(declaredBy: payload, type: type) else { return }
+                // Each side is below 2³², the product not always below 2⁶³: an overflow counts as the most pixels.
+                let (product, overflow) = canvas.width.multipliedReportingOverflow(by: canvas.height)
+                let pixels = overflow ? Int.max : product
+                if pixels > 0, pixels > largestPixels { (largest, largestPixels) = (canvas, pixels) }
+            }
+            return largest
+        }
+
+        /// Refuses an overlay (`iovl`) that places an image at a negative offset, read every way
+        /// ``largestDerivedCanvas()`` reads the items. ISO/IEC 23008-12 allows one (the image is clipped), but
+        /// Debian's libheif 1.15.1 (1.15.1-1+deb12u3) then copies rows or columns from past the end of the image's
+        /// planes, into the output's pixels: heap bytes in the picture (found by the `isobmff` fuzz target under
+        /// AddressSanitizer; a 64 × 64 image read at −1 rows, at −17 columns, on a 128 × 128 canvas at −1 column).
+        /// No encoder in the corpus writes a negative offset.
+        func checkOverlayOffsets(format: ImageFormat) throws(CodecError) {
+            var refused: (item: UInt32, axis: String, offset: Int)?
+            // (libheif reads one offset pair, of at most 8 bytes, for each image the overlay's `dimg` names)
+            forEachDerivedPayload(limit: { 18 + 8 * (derivedImageCounts[$0] ?? 0) }) { item, payload, type in
+                guard type == "iovl", refused == nil, payload.count >= 2 else { return }
+                let fieldSize = payload[1] & 1 == 1 ? 4 : 2
+                var at = 10 + 2 * fieldSize
+                while at + 2 * fieldSize <= payload.count {
+                    let field = { (start: Int) in
+                        payload[start..<(start + fieldSize)].reduce(0) { $0 << 8 | Int($1) }
+                    }
+                    let sign = 1 << (8 * fieldSize - 1)
+                    for (axis, value) in [("horizontal", field(at)), ("vertical", field(at + fieldSize))]
+                    where value & sign != 0 {
+                        refused = (item, axis, value - 2 * sign)
+                        return
+                    }
+                    at += 2 * fieldSize
+                }
+            }
+            if let refused {
+                throw CodecError.corrupt(
+                    format: format,
+                    reason:
+                        "overlay \(refused.item) places an image at a negative \(refused.axis) offset (\(refused.offset)), which libheif 1.15 reads out of bounds"
+                )
+            }
+        }
+
+        /// Calls `body` with each derived item (`grid`, `iovl`), its first `limit(item)` bytes and each type
+        /// any `infe` gives it, as a library might read the item: the first and the last entry for it of each
+        /// `iloc` (a library keeps one or the other), read in the specification's dialect and, for the first
+        /// `iloc`, in libheif 1.15's too; an item in `idat` from the first and the last `idat`. At most 12
+        /// readings an item, so that the bytes copied stay within a small multiple of what the limits allow.
+        private func forEachDerivedPayload(
+            limit: (UInt32) -> Int, _ body: (_ item: UInt32, _ payload: [UInt8], _ type: String) -> Void
+        ) {
             var derivedTypes: [UInt32: Set<String>] = [:]
             for entry in entries where ISOBMFFItems.isDerived(entry.type) {
                 derivedTypes[entry.id, default: []].insert(entry.type)
             }
-            guard !derivedTypes.isEmpty else { return nil }
+            guard !derivedTypes.isEmpty else { return }
             let itemData = [itemDataBoxes.first, itemDataBoxes.last].compactMap { $0 }
-            var largest: (width: Int, height: Int)?
-            var largestPixels = -1
             for (index, box) in locationBoxes.enumerated() {
                 let readings = index == 0 ? [box.specification, box.libheif] : [box.specification]
-                for entry in readings.compactMap({ $0 }).joined() {
-                    guard let types = derivedTypes[entry.item] else { continue }
-                    for container in entry.location.isInItemData ? itemData : [0..<bytes.count] {
-                        guard let payload = ISOBMFFItems.prefix(of: entry.location, in: container, limit: 20, of: bytes)
-                        else {
-                            continue
-                        }
-                        for type in types {
-                            guard let canvas = ISOBMFFItems.canvas(declaredBy: payload, type: type) else { continue }
-                            // Each side is below 2³², the product not always below 2⁶³: an overflow counts as the
-                            // most pixels.
-                            let (product, overflow) = canvas.width.multipliedReportingOverflow(by: canvas.height)
-                            let pixels = overflow ? Int.max : product
-                            if pixels > 0, pixels > largestPixels { (largest, largestPixels) = (canvas, pixels) }
+                for reading in readings.compactMap({ $0 }) {
+                    var firstAndLast: [UInt32: (first: Int, last: Int)] = [:]
+                    for (position, entry) in reading.enumerated() where derivedTypes[entry.item] != nil {
+                        firstAndLast[entry.item] = (firstAndLast[entry.item]?.first ?? position, position)
+                    }
+                    for (item, positions) in firstAndLast {
+                        guard let types = derivedTypes[item] else { continue }
+                        for position in Set([positions.first, positions.last]) {
+                            let location = reading[position].location
+                            for container in location.isInItemData ? itemData : [0..<bytes.count] {
+                                guard
+                                    let payload = ISOBMFFItems.prefix(
+                                        of: location, in: container, limit: limit(item), of: bytes)
+                                else { continue }
+                                for type in types { body(item, payload, type) }
+                            }
                         }
                     }
                 }
             }
-            return largest
         }
     }
 

@@ -66,11 +66,11 @@ import Testing
 /// The fuzzers' findings (Tests/Fuzz/avif, Tests/Fuzz/heif), replayed: each fails with a typed error, quickly.
 /// Valid inputs saved to steer `fuzz-replay` down a path (named `seed-*`) are not findings.
 @Suite struct ModernFuzzFindingTests {
-    static func findings(_ target: String, filePath: String = #filePath) -> [URL] {
+    static func findings(_ target: String, includingSeeds: Bool = false, filePath: String = #filePath) -> [URL] {
         let folder = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fuzz/\(target)")
         return ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? [])
-            .filter { !$0.lastPathComponent.hasPrefix("seed-") }
+            .filter { includingSeeds || !$0.lastPathComponent.hasPrefix("seed-") }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
@@ -131,6 +131,53 @@ import Testing
         let grid = try corpusData("heic/pillowheif-empty_icc.heic")
         let decoded = try HEIFDecoder().decode(grid, options: DecodingOptions(pixelLimit: 932 * 1044))
         #expect(decoded.image.size == PixelSize(width: 1025, height: 900))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anOverlayPlacingAnImageAtANegativeOffsetIsRefused() throws {
+        // Given the isobmff fuzz target's 792-byte HEIC: overlay 5 places its 64×64 tile at (0, −1) on a 64×64
+        // canvas (Debian's libheif 1.15.1 copied a row from past the tile's planes into the output: ASan's
+        // heap-buffer-overflow, heap bytes in the picture without it)
+        let data = try Data(
+            contentsOf: #require(Self.findings("heif").first { $0.lastPathComponent.contains("overlay") }))
+        func placed(_ x: Int16, _ y: Int16) throws -> Data {
+            // the overlay's one offset pair: the last 4 bytes of its 18-byte entry in idat
+            let idat = try #require(data.firstRange(of: Data("idat".utf8)))
+            var copy = data
+            copy.replaceSubrange(
+                (idat.upperBound + 14)..<(idat.upperBound + 18),
+                with: [
+                    UInt8(UInt16(bitPattern: x) >> 8), UInt8(UInt16(bitPattern: x) & 0xFF),
+                    UInt8(UInt16(bitPattern: y) >> 8), UInt8(UInt16(bitPattern: y) & 0xFF),
+                ])
+            return copy
+        }
+        #expect(try placed(0, -1) == data)
+        // When decoded, Then it is refused before libheif composes it, and so are the columns libheif read past
+        // (−17 on this canvas)
+        #expect(
+            throws: CodecError.corrupt(
+                format: .heic,
+                reason:
+                    "overlay 5 places an image at a negative vertical offset (-1), which libheif 1.15 reads out of bounds"
+            )
+        ) { try HEIFDecoder().decode(data, options: DecodingOptions()) }
+        #expect(
+            throws: CodecError.corrupt(
+                format: .heic,
+                reason:
+                    "overlay 5 places an image at a negative horizontal offset (-17), which libheif 1.15 reads out of bounds"
+            )
+        ) { try HEIFDecoder().decode(placed(-17, 0), options: DecodingOptions()) }
+        // And placed at the origin it decodes, to the pixels of its tile (the same HEVC image, alone in a file)
+        let overlay = try HEIFDecoder().decode(placed(0, 0), options: DecodingOptions())
+        let single = try Data(
+            contentsOf: #require(
+                Self.findings("heif", includingSeeds: true).first { $0.lastPathComponent == "seed-isobmff-64x64.heic" })
+        )
+        let tile = try HEIFDecoder().decode(single, options: DecodingOptions())
+        #expect(overlay.image.size == PixelSize(width: 64, height: 64))
+        #expect(overlay.image == tile.image)
     }
 
     @Test(.timeLimit(.minutes(1)))
