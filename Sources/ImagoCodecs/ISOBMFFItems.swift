@@ -112,8 +112,9 @@ struct ISOBMFFItems {
     /// Checks every size `bytes` (an AVIF or HEIF file) declares against `options`' pixel limit before a library
     /// reads it: each item's `ispe` (``ISOBMFFBoxes/largestSpatialExtent(in:)``), then each grid's and overlay's
     /// canvas as its bytes declare it, however the boxes are read (``DeclaredItems/largestDerivedCanvas()``), then
-    /// what the `meta` names (``DeclaredItems/checkCounts(format:)``), and each overlay's offsets
-    /// (``DeclaredItems/checkOverlayOffsets(format:)``). Returns every item info entry of every `iinf`
+    /// what the `meta` names (``DeclaredItems/checkCounts(format:)``), each overlay's offsets
+    /// (``DeclaredItems/checkOverlayOffsets(format:)``) and what overlays and `iden` items are made of
+    /// (``DeclaredItems/checkDerivedImageReferences(format:)``). Returns every item info entry of every `iinf`
     /// (``DeclaredItems/entries``), empty without a `meta`.
     @discardableResult
     static func checkDeclaredSizes(
@@ -128,6 +129,7 @@ struct ISOBMFFItems {
         }
         try declared.checkCounts(format: format)
         try declared.checkOverlayOffsets(format: format)
+        try declared.checkDerivedImageReferences(format: format)
         return declared.entries
     }
 
@@ -161,8 +163,8 @@ struct ISOBMFFItems {
         private var locationBoxes: [(specification: [LocationEntry]?, libheif: [LocationEntry]?)] = []
         /// The bodies of every `idat` box.
         private var itemDataBoxes: [Range<Int>] = []
-        /// For each item with `dimg` references, the most images one of them names (each `iref` box counted).
-        private var derivedImageCounts: [UInt32: Int] = [:]
+        /// Every `dimg` reference of every `iref` (a derived image's inputs), in the file's order.
+        private var derivedImageReferences: [Reference] = []
         /// The count check's events, up to the one that makes ``itemMentionLimit`` exceeded (none after it
         /// matters).
         private var events: [Event] = []
@@ -210,10 +212,7 @@ struct ISOBMFFItems {
                     }
                 case "iref":
                     for reference in ISOBMFFItems.references(in: body, of: bytes) ?? [] {
-                        if reference.type == "dimg" {
-                            derivedImageCounts[reference.from] = max(
-                                derivedImageCounts[reference.from] ?? 0, reference.to.count)
-                        }
+                        if reference.type == "dimg" { derivedImageReferences.append(reference) }
                         name(reference.from)
                         for item in reference.to { name(item) }
                     }
@@ -283,8 +282,12 @@ struct ISOBMFFItems {
         /// No encoder in the corpus writes a negative offset.
         func checkOverlayOffsets(format: ImageFormat) throws(CodecError) {
             var refused: (item: UInt32, axis: String, offset: Int)?
+            var imageCounts: [UInt32: Int] = [:]  // the most images one `dimg` reference of an item names
+            for reference in derivedImageReferences {
+                imageCounts[reference.from] = max(imageCounts[reference.from] ?? 0, reference.to.count)
+            }
             // (libheif reads one offset pair, of at most 8 bytes, for each image the overlay's `dimg` names)
-            forEachDerivedPayload(limit: { 18 + 8 * (derivedImageCounts[$0] ?? 0) }) { item, payload, type in
+            forEachDerivedPayload(limit: { 18 + 8 * (imageCounts[$0] ?? 0) }) { item, payload, type in
                 guard type == "iovl", refused == nil, payload.count >= 2 else { return }
                 let fieldSize = payload[1] & 1 == 1 ? 4 : 2
                 var at = 10 + 2 * fieldSize
@@ -307,6 +310,33 @@ struct ISOBMFFItems {
                     reason:
                         "overlay \(refused.item) places an image at a negative \(refused.axis) offset (\(refused.offset)), which libheif 1.15 reads out of bounds"
                 )
+            }
+        }
+
+        /// Refuses an overlay (`iovl`) or identity transformation (`iden`) whose `dimg` reference names an item
+        /// libheif 1.15 does not take as an image (its types are `hvc1`, `av01`, `vvc1`, `grid`, `iovl` and
+        /// `iden`), or no item: libheif decodes an overlay's and an `iden`'s inputs without looking them up first,
+        /// and Debian's build keeps its assertions, so such a file aborted the process (`Assertion 'imginfo'
+        /// failed` in `HeifContext::decode_image_planar_tracked`, found by the `isobmff` fuzz target: an overlay
+        /// naming an `hvt1` tile). A grid's tiles are looked up by libheif itself. An item typed by several `infe`
+        /// entries must be an image by each (libheif keeps the first, ``ISOBMFFItems`` the last).
+        func checkDerivedImageReferences(format: ImageFormat) throws(CodecError) {
+            var types: [UInt32: Set<String>] = [:]
+            for entry in entries { types[entry.id, default: []].insert(entry.type) }
+            for reference in derivedImageReferences {
+                guard let derived = types[reference.from]?.intersection(["iovl", "iden"]).sorted().first else {
+                    continue
+                }
+                for item in reference.to {
+                    let itemTypes = types[item] ?? []
+                    guard itemTypes.isEmpty || !itemTypes.isSubset(of: ISOBMFFItems.libheifImageTypes) else { continue }
+                    let kind = derived == "iovl" ? "overlay" : "identity transformation"
+                    let named =
+                        itemTypes.isEmpty
+                        ? "item \(item), which the file does not describe"
+                        : "item \(item) (\(itemTypes.sorted().joined(separator: ", "))), which is not an image"
+                    throw CodecError.corrupt(format: format, reason: "\(kind) \(reference.from) names \(named)")
+                }
             }
         }
 
@@ -348,6 +378,9 @@ struct ISOBMFFItems {
             }
         }
     }
+
+    /// The item types libheif 1.15 takes as images (`item_type_is_image`).
+    static let libheifImageTypes: Set<String> = ["hvc1", "grid", "iden", "iovl", "av01", "vvc1"]
 
     /// Whether items of `type` are derived images whose bytes declare their canvas (`grid`, `iovl`).
     private static func isDerived(_ type: String) -> Bool { type == "grid" || type == "iovl" }

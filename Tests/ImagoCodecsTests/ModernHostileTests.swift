@@ -139,7 +139,7 @@ import Testing
         // canvas (Debian's libheif 1.15.1 copied a row from past the tile's planes into the output: ASan's
         // heap-buffer-overflow, heap bytes in the picture without it)
         let data = try Data(
-            contentsOf: #require(Self.findings("heif").first { $0.lastPathComponent.contains("overlay") }))
+            contentsOf: #require(Self.findings("heif").first { $0.lastPathComponent.contains("negative-offset") }))
         func placed(_ x: Int16, _ y: Int16) throws -> Data {
             // the overlay's one offset pair: the last 4 bytes of its 18-byte entry in idat
             let idat = try #require(data.firstRange(of: Data("idat".utf8)))
@@ -178,6 +178,46 @@ import Testing
         let tile = try HEIFDecoder().decode(single, options: DecodingOptions())
         #expect(overlay.image.size == PixelSize(width: 64, height: 64))
         #expect(overlay.image == tile.image)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anOverlayOrIdentityMadeOfSomethingThatIsNotAnImageIsRefused() throws {
+        // Given the isobmff fuzz target's 772-byte HEIC: overlay 3's `dimg` names item 2, an `hvt1` (libheif 1.15
+        // decodes an overlay's inputs without looking them up: Debian's build aborted the process on
+        // "Assertion `imginfo' failed")
+        let data = try Data(
+            contentsOf: #require(Self.findings("heif").first { $0.lastPathComponent.contains("names-a-tile") }))
+        let references = try #require(data.firstRange(of: Data("dimg".utf8)))
+        let typeOf3 = try #require(data.firstRange(of: Data("iovl".utf8)))
+        func patched(_ at: Int, _ bytes: [UInt8]) -> Data {
+            var copy = data
+            copy.replaceSubrange(at..<(at + bytes.count), with: bytes)
+            return copy
+        }
+        let cases: [(Data, String)] = [
+            (data, "overlay 3 names item 2 (hvt1), which is not an image"),
+            // the same overlay naming item 9, which has no `infe`
+            (patched(references.upperBound + 4, [0, 9]), "overlay 3 names item 9, which the file does not describe"),
+            // and item 3 typed `iden` (an identity transformation of item 2)
+            (
+                patched(typeOf3.lowerBound, Array("iden".utf8)),
+                "identity transformation 3 names item 2 (hvt1), which is not an image"
+            ),
+        ]
+        for (file, reason) in cases {
+            // When decoded, Then it is refused before libheif reads it
+            #expect(throws: CodecError.corrupt(format: .heic, reason: reason)) {
+                try HEIFDecoder().decode(file, options: DecodingOptions())
+            }
+        }
+        // And an overlay naming images only passes the check (libheif then refuses this one's bytes itself)
+        let images = patched(references.upperBound + 4, [0, 1])
+        #expect {
+            try HEIFDecoder().decode(images, options: DecodingOptions())
+        } throws: { error in
+            guard case .corrupt(_, let reason) = error as? CodecError else { return false }
+            return !reason.contains("not an image") && reason.contains("NAL")
+        }
     }
 
     @Test(.timeLimit(.minutes(1)))
