@@ -257,7 +257,8 @@ struct ISOBMFFItems {
         /// size with no pixels.
         ///
         /// Read the way any library might read the box: an item is derived if any `infe` says so; every `iloc`
-        /// entry counts, duplicates too, read as the specification says and, for the first `iloc` (the one
+        /// counts, and in each its first and its last entry for the item (libheif keeps an ID's first, the
+        /// specification's reader its last), read as the specification says and, for the first `iloc` (the one
         /// libheif reads), as libheif 1.15 does (``LocationDialect``); an item in `idat` is read from the first
         /// `idat` (libheif's) and the last (``ISOBMFFItems/init(_:)``'s); extents may overlap or repeat, as libheif
         /// reads them. Only the first 20 bytes of each item are copied.
