@@ -213,6 +213,33 @@ struct ISOBMFFFuzzFile {
         let ilocVersion = UInt8((d.below(3) + 1) % 3)
         let fieldSizes: [UInt8] = d.below(8) == 7 ? (0..<4).map { _ in d.byte() % 16 } : [4, 4, 0, 0]
         let duplicate = d.below(16)  // 1: iinf, 2: iloc, 3: idat, 4: ipma, 5: iref, 6: pitm, 7: ipco; else none
+        // Alpha, decided last (an input saved before still writes the same file): for an item, a hidden coded
+        // item with an `auxC` alpha property and an `auxl` reference to it, of the item's size or another, its
+        // `auxC` essential or not, sometimes in the other codec, sometimes premultiplied (`prem`).
+        let alphaType = Self.fullBox(
+            "auxC", version: 0, flags: 0, Array("urn:mpeg:mpegB:cicp:systems:auxiliary:alpha".utf8) + [0])
+        var nextAlphaID = (items.map(\.id).max() ?? 0) + 1
+        for i in items.indices where d.below(4) == 3 {
+            if !properties.contains(alphaType) { properties.append(alphaType) }
+            let otherCodec = d.below(8) == 7
+            var alpha = Item(
+                id: nextAlphaID, type: Self.codedTypes[isAVIF != otherCodec ? 0 : 1], isHidden: true, infeVersion: 2,
+                location: .coded(avif: isAVIF != otherCodec, parts: 1))
+            alpha.references.append(("auxl", [items[i].id]))
+            let configuration = isAVIF != otherCodec ? payloads.av1Configuration : payloads.hevcConfiguration
+            if !properties.contains(configuration) { properties.append(configuration) }
+            let size = d.below(4) == 3 ? Self.sizes[d.below(Self.sizes.count)] : nil
+            if let size { properties.append(Self.ispe(size, Self.sizes[d.below(Self.sizes.count)])) }
+            // (property indices count from 1)
+            let index = { (property: [UInt8]) in (properties.firstIndex(of: property) ?? 0) + 1 }
+            alpha.properties = [
+                (index(configuration), true), (size == nil ? 2 : properties.count, false),
+                (index(alphaType), d.below(4) == 3),
+            ]
+            if d.below(4) == 3 { items[i].references.append(("prem", [alpha.id])) }
+            items.append(alpha)
+            nextAlphaID += 1
+        }
         let meta = Self.meta(
             items: items, properties: properties, primary: primary, ilocVersion: ilocVersion, fieldSizes: fieldSizes,
             duplicate: duplicate, mdatStart: 0, payloads: payloads)
