@@ -265,7 +265,7 @@ struct ISOBMFFItems {
         func largestDerivedCanvas() -> (width: Int, height: Int)? {
             var largest: (width: Int, height: Int)?
             var largestPixels = -1
-            forEachDerivedPayload(limit: { _ in 20 }) { _, payload, type in
+            forEachDerivedPayload(of: ["grid", "iovl"], limit: { _ in 20 }) { _, payload, type in
                 guard let canvas = ISOBMFFItems.canvas(declaredBy: payload, type: type) else { return }
                 // Each side is below 2³², the product not always below 2⁶³: an overflow counts as the most pixels.
                 let (product, overflow) = canvas.width.multipliedReportingOverflow(by: canvas.height)
@@ -288,21 +288,12 @@ struct ISOBMFFItems {
                 imageCounts[reference.from] = max(imageCounts[reference.from] ?? 0, reference.to.count)
             }
             // (libheif reads one offset pair, of at most 8 bytes, for each image the overlay's `dimg` names)
-            forEachDerivedPayload(limit: { 18 + 8 * (imageCounts[$0] ?? 0) }) { item, payload, type in
-                guard type == "iovl", refused == nil, payload.count >= 2 else { return }
-                let fieldSize = payload[1] & 1 == 1 ? 4 : 2
-                var at = 10 + 2 * fieldSize
-                while at + 2 * fieldSize <= payload.count {
-                    let field = { (start: Int) in
-                        payload[start..<(start + fieldSize)].reduce(0) { $0 << 8 | Int($1) }
-                    }
-                    let sign = 1 << (8 * fieldSize - 1)
-                    for (axis, value) in [("horizontal", field(at)), ("vertical", field(at + fieldSize))]
-                    where value & sign != 0 {
-                        refused = (item, axis, value - 2 * sign)
-                        return
-                    }
-                    at += 2 * fieldSize
+            forEachDerivedPayload(of: ["iovl"], limit: { 18 + 8 * (imageCounts[$0] ?? 0) }) { item, payload, _ in
+                guard refused == nil else { return }
+                for offset in ISOBMFFItems.overlayOffsets(declaredBy: payload) {
+                    if offset.x < 0 { refused = (item, "horizontal", offset.x) }
+                    if refused == nil, offset.y < 0 { refused = (item, "vertical", offset.y) }
+                    if refused != nil { return }
                 }
             }
             if let refused {
@@ -341,16 +332,18 @@ struct ISOBMFFItems {
             }
         }
 
-        /// Calls `body` with each derived item (`grid`, `iovl`), its first `limit(item)` bytes and each type
-        /// any `infe` gives it, as a library might read the item: the first and the last entry for it of each
-        /// `iloc` (a library keeps one or the other), read in the specification's dialect and, for the first
-        /// `iloc`, in libheif 1.15's too; an item in `idat` from the first and the last `idat`. At most 12
-        /// readings an item, so that the bytes copied stay within a small multiple of what the limits allow.
+        /// Calls `body` with each item that any `infe` gives one of `types` (derived types: `grid`, `iovl`), its
+        /// first `limit(item)` bytes and each of those types, as a library might read the item: the first and the
+        /// last entry for it of each `iloc` (a library keeps one or the other), read in the specification's dialect
+        /// and, for the first `iloc`, in libheif 1.15's too; an item in `idat` from the first and the last `idat`.
+        /// At most 12 readings an item, so that the bytes copied stay within a small multiple of what the limits
+        /// allow.
         private func forEachDerivedPayload(
-            limit: (UInt32) -> Int, _ body: (_ item: UInt32, _ payload: [UInt8], _ type: String) -> Void
+            of types: Set<String>, limit: (UInt32) -> Int,
+            _ body: (_ item: UInt32, _ payload: [UInt8], _ type: String) -> Void
         ) {
             var derivedTypes: [UInt32: Set<String>] = [:]
-            for entry in entries where ISOBMFFItems.isDerived(entry.type) {
+            for entry in entries where types.contains(entry.type) {
                 derivedTypes[entry.id, default: []].insert(entry.type)
             }
             guard !derivedTypes.isEmpty else { return }
@@ -383,19 +376,42 @@ struct ISOBMFFItems {
     /// The item types libheif 1.15 takes as images (`item_type_is_image`).
     static let libheifImageTypes: Set<String> = ["hvc1", "grid", "iden", "iovl", "av01", "vvc1"]
 
-    /// Whether items of `type` are derived images whose bytes declare their canvas (`grid`, `iovl`).
-    private static func isDerived(_ type: String) -> Bool { type == "grid" || type == "iovl" }
-
     /// The canvas that the first bytes of a derived item of `type` declare, or `nil` when too few are given.
     private static func canvas(declaredBy payload: [UInt8], type: String) -> (width: Int, height: Int)? {
         guard payload.count >= 2 else { return nil }
-        let fieldSize = payload[1] & 1 == 1 ? 4 : 2
+        let fieldSize = descriptorFieldSize(payload)
         // grid: version, flags, rows − 1, columns − 1, then the size; iovl: version, flags, four 16-bit fill
         // values, then the size.
         let at = type == "grid" ? 4 : 10
         guard payload.count >= at + 2 * fieldSize else { return nil }
-        let field = { (start: Int) in payload[start..<(start + fieldSize)].reduce(0) { $0 << 8 | Int($1) } }
-        return (field(at), field(at + fieldSize))
+        return (
+            descriptorField(payload, at: at, size: fieldSize),
+            descriptorField(payload, at: at + fieldSize, size: fieldSize)
+        )
+    }
+
+    /// The offsets, as signed (x, y), that the first bytes of an overlay (`iovl`) declare after its canvas size,
+    /// as many whole pairs as `payload` holds.
+    private static func overlayOffsets(declaredBy payload: [UInt8]) -> [(x: Int, y: Int)] {
+        guard payload.count >= 2 else { return [] }
+        let fieldSize = descriptorFieldSize(payload)
+        let sign = 1 << (8 * fieldSize - 1)
+        let signed = { (start: Int) in
+            let value = descriptorField(payload, at: start, size: fieldSize)
+            return value & sign != 0 ? value - 2 * sign : value
+        }
+        return stride(from: 10 + 2 * fieldSize, through: payload.count - 2 * fieldSize, by: 2 * fieldSize).map {
+            (signed($0), signed($0 + fieldSize))
+        }
+    }
+
+    /// The size of a derived item's size and offset fields: 4 bytes when bit 0 of its flags (its second byte) is
+    /// set, else 2 (ISO/IEC 23008-12 §6.6.2.2–3).
+    private static func descriptorFieldSize(_ payload: [UInt8]) -> Int { payload[1] & 1 == 1 ? 4 : 2 }
+
+    /// The unsigned big-endian field of `size` bytes at `start` of `payload`.
+    private static func descriptorField(_ payload: [UInt8], at start: Int, size: Int) -> Int {
+        payload[start..<(start + size)].reduce(0) { $0 << 8 | Int($1) }
     }
 
     /// `auxC`'s auxiliary type URN of `item`, or `nil`.
