@@ -99,37 +99,34 @@ public final class MicroHTTPServer: @unchecked Sendable {
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let started: OpaquePointer?
+        var started: OpaquePointer?
         func start(_ address: UnsafePointer<sockaddr>) -> OpaquePointer? {
             imago_mhd_start(
                 flags, address, -1, UInt32(connectionLimit), UInt32(connectionTimeout), Self.backlog,
                 UInt32(clamping: max(1, threads)), microHTTPAccess, context, microHTTPCompleted, context,
                 reusesPort ? 1 : 0)
         }
-        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+        /// Starts on `v4`'s address (already set) at `port`.
+        func startIPv4() -> OpaquePointer? {
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = port.bigEndian
-            started = withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start) }
+            return withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start) }
+        }
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            started = startIPv4()
         } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = port.bigEndian
             let everyInterface = withUnsafeBytes(of: v6.sin6_addr) { $0.allSatisfy { $0 == 0 } }
             flags |= everyInterface ? MHD_USE_DUAL_STACK.rawValue : MHD_USE_IPv6.rawValue
-            var dualStack = withUnsafePointer(to: &v6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start)
-            }
-            if dualStack == nil, everyInterface {
+            started = withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start) }
+            if started == nil, everyInterface {
                 // No IPv6 here (a container without it, `ipv6.disable=1`): every IPv4 interface instead.
                 flags = Self.flags
-                v4.sin_family = sa_family_t(AF_INET)
-                v4.sin_port = port.bigEndian
                 v4.sin_addr.s_addr = 0
                 self.host = "0.0.0.0"
-                dualStack = withUnsafePointer(to: &v4) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1, start)
-                }
+                started = startIPv4()
             }
-            started = dualStack
         } else {
             throw Error.invalidHost(host)
         }
