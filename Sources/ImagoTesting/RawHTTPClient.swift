@@ -6,8 +6,8 @@ import Foundation
     import Musl
 #endif
 
-/// A blocking HTTP/1.1 client over one socket to 127.0.0.1 (or ::1) or a Unix socket, for tests that must see exactly what
-/// the server sends (framing, keep-alive, closes). Each call blocks its thread (but
+/// A blocking HTTP/1.1 client over one socket to 127.0.0.1 (or ::1) or a Unix socket, for tests that must see
+/// exactly what the server sends (framing, keep-alive, closes). Each call blocks its thread (but
 /// ``readUntilClosed(waitingAtMost:)``, which waits on a Dispatch thread): run it off Swift's concurrency pool when
 /// the server under test needs that pool. One caller at a time.
 public final class RawHTTPClient: @unchecked Sendable {

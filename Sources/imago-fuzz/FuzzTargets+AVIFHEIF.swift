@@ -20,7 +20,7 @@ extension FuzzTargets {
     /// only), the written file is saved there, to look at a finding with other tools.
     static func isobmff(_ data: Data) {
         let file = ISOBMFFFuzzFile(data)
-        if let path = ProcessInfo.processInfo.environment["IMAGO_ISOBMFF_OUT"] {
+        if let path = isobmffOutputPath {
             _ = FileManager.default.createFile(atPath: path, contents: file.data)
         }
         let decoder: any ImageDecoding = file.isAVIF ? AVIFDecoder() : HEIFDecoder()
@@ -31,6 +31,9 @@ extension FuzzTargets {
             }
         }
     }
+
+    /// `IMAGO_ISOBMFF_OUT`, read once a process rather than once an input.
+    private static let isobmffOutputPath = ProcessInfo.processInfo.environment["IMAGO_ISOBMFF_OUT"]
 
     /// TIFFDecoder, as `avif`.
     static func tiff(_ data: Data) {

@@ -62,6 +62,8 @@ struct ISOBMFFFuzzFile {
     private static let codedTypes = ["av01", "hvc1"]
     private static let otherTypes = ["grid", "iovl", "Exif", "mime", "iden", "tmap", "hvt1", "jpeg", "unci"]
     private static let referenceTypes = ["dimg", "auxl", "thmb", "cdsc", "prem", "base"]
+    /// The auxiliary type of an alpha plane (MIAF's, which libavif and libheif both read).
+    private static let alphaURN = "urn:mpeg:mpegB:cicp:systems:auxiliary:alpha"
     /// Widths and heights an `ispe`, a grid or an overlay declares.
     private static let sizes: [UInt32] = [64, 128, 8, 1, 0, 65, 4096, 65535, 1 << 20, 0xFFFF_FFFF]
 
@@ -184,7 +186,7 @@ struct ISOBMFFFuzzFile {
             case 8:
                 properties.append(Self.box("clap", (0..<8).flatMap { _ in Self.bigEndian(d.u32(), size: 4) }))
             case 9:
-                let urn = d.flag() ? "urn:mpeg:mpegB:cicp:systems:auxiliary:alpha" : "urn:mpeg:hevc:2015:auxid:1"
+                let urn = d.flag() ? Self.alphaURN : "urn:mpeg:hevc:2015:auxid:1"
                 properties.append(Self.fullBox("auxC", version: 0, flags: 0, Array(urn.utf8) + [0]))
             case 10: properties.append(Self.box("pasp", Self.bigEndian(d.u32(), size: 4) + Self.bigEndian(1, size: 4)))
             default: properties.append(Self.box("a1op", [d.byte()]))
@@ -216,14 +218,12 @@ struct ISOBMFFFuzzFile {
         // Alpha, decided last (an input saved before still writes the same file): for an item, a hidden coded
         // item with an `auxC` alpha property and an `auxl` reference to it, of the item's size or another, its
         // `auxC` essential or not, sometimes in the other codec, sometimes premultiplied (`prem`).
-        let alphaType = Self.fullBox(
-            "auxC", version: 0, flags: 0, Array("urn:mpeg:mpegB:cicp:systems:auxiliary:alpha".utf8) + [0])
-        var nextAlphaID = (items.map(\.id).max() ?? 0) + 1
+        let alphaType = Self.fullBox("auxC", version: 0, flags: 0, Array(Self.alphaURN.utf8) + [0])
         for i in items.indices where d.below(4) == 3 {
             if !properties.contains(alphaType) { properties.append(alphaType) }
             let otherCodec = d.below(8) == 7
             var alpha = Item(
-                id: nextAlphaID, type: Self.codedTypes[isAVIF != otherCodec ? 0 : 1], isHidden: true, infeVersion: 2,
+                id: nextID, type: Self.codedTypes[isAVIF != otherCodec ? 0 : 1], isHidden: true, infeVersion: 2,
                 location: .coded(avif: isAVIF != otherCodec, parts: 1))
             alpha.references.append(("auxl", [items[i].id]))
             let configuration = isAVIF != otherCodec ? payloads.av1Configuration : payloads.hevcConfiguration
@@ -238,7 +238,7 @@ struct ISOBMFFFuzzFile {
             ]
             if d.below(4) == 3 { items[i].references.append(("prem", [alpha.id])) }
             items.append(alpha)
-            nextAlphaID += 1
+            nextID += 1
         }
         let meta = Self.meta(
             items: items, properties: properties, primary: primary, ilocVersion: ilocVersion, fieldSizes: fieldSizes,
