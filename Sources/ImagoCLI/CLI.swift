@@ -41,6 +41,8 @@ public enum CLI {
             return 0
         case svgRenderCommand:  // not listed: the child `imago serve` draws SVGs in (SVGRendering.childProcess)
             return SVGDecoder.runChild()
+        case heifDecodeCommand:  // not listed: the child `imago serve` decodes HEIF in (ChildProcessDecoder)
+            return ChildProcessDecoder.runChild(decoding: HEIFDecoder())
         default: break
         }
         guard let command = commands.first(where: { $0.name == first }) else {
@@ -65,6 +67,9 @@ public enum CLI {
 
     /// The hidden command that draws one SVG for a parent's ``SVGRendering/childProcess(executable:arguments:timeout:)``.
     static let svgRenderCommand = "svg-render"
+
+    /// The hidden command that decodes one HEIF image for a parent's ``ChildProcessDecoder``.
+    static let heifDecodeCommand = "heif-decode"
 
     /// The top-level usage text.
     static var usage: String {

@@ -54,4 +54,17 @@ static inline int cimago_malloc_trim(void) {
 #endif
 }
 
+// --- Child processes (ChildProcess in ImagoCodecs) ---
+// `pipe2` and `posix_spawn_file_actions_addclosefrom_np` are GNU extensions, which Swift's Glibc module does not
+// export; shims.c defines _GNU_SOURCE to reach them.
+#include <spawn.h>
+
+/// `pipe2(descriptors, O_CLOEXEC)`: a pipe whose two ends no other child started meanwhile inherits. 0 or -1
+/// with `errno` set.
+int cimago_pipe_cloexec(int descriptors[2]);
+
+/// `posix_spawn_file_actions_addclosefrom_np(actions, lowest)`: the child starts with every descriptor from
+/// `lowest` up closed. 0, or an error number (ENOSYS without glibc 2.34's function).
+int cimago_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
+
 #endif

@@ -131,6 +131,14 @@ enum ServeCommand {
                     "Stop drawing an SVG source after SECONDS and answer 422 (default 10; librsvg cannot be interrupted, "
                     + "so it draws in a child process)."),
             OptionSpec(
+                "--heif-timeout", value: "SECONDS",
+                help:
+                    "Stop decoding a HEIC/HEIF source after SECONDS and answer 422 (default 30; HEIF is decoded in a "
+                    + "child process, so that a file libheif aborts on costs one request)."),
+            OptionSpec(
+                "--heif-in-process",
+                help: "Decode HEIC/HEIF sources in the server's process (faster; for trusted sources only)."),
+            OptionSpec(
                 "--env-aws-secret-id", value: "ID",
                 help:
                     "Read settings as .env text from this AWS Secrets Manager secret at start (IMGPROXY_ENV_AWS_SECRET_ID)."
@@ -585,6 +593,10 @@ enum ServeCommand {
         var requestTimeout: Int?
         /// `--svg-timeout`: seconds an SVG source may take to draw.
         var svgTimeout = 10
+        /// `--heif-timeout`: seconds a HEIF source may take to decode in its child process.
+        var heifTimeout = 30
+        /// `--heif-in-process`: HEIF sources are decoded in the server's process, not in a child.
+        var decodesHEIFInProcess = false
         var cacheDirectory: URL
         var logFormat = LogFormat.json
         /// `--log-buffer`: bytes of access log lines held while standard output's reader is behind.
@@ -818,6 +830,9 @@ enum ServeCommand {
         }
         var configuration = ImageProxy.Configuration(dataLoader: loader)
         configuration.decoders.register(svgDecoder(timeout: .seconds(options.svgTimeout)))
+        if !options.decodesHEIFInProcess {
+            configuration.decoders.register(heifDecoder(timeout: .seconds(options.heifTimeout)))
+        }
         configuration.originalCache = originals
         let shared = options.redis.makeCache()
         defer { shared?.close() }
@@ -1133,6 +1148,15 @@ enum ServeCommand {
             rendering: .childProcess(
                 executable: URL(fileURLWithPath: "/proc/self/exe"), arguments: [CLI.svgRenderCommand],
                 timeout: timeout))
+    }
+
+    /// How `imago serve` decodes HEIC and HEIF sources: in a child (`imago heif-decode`, this executable) killed
+    /// after `timeout` (`--heif-timeout`, default 30 s), since Debian's libheif 1.15 keeps `assert`s that end the
+    /// process on files it does not expect (RELIABILITY.md §46, §47); `--heif-in-process` decodes in the server.
+    static func heifDecoder(timeout: Duration) -> ChildProcessDecoder {
+        ChildProcessDecoder(
+            formats: [.heic, .heif], executable: URL(fileURLWithPath: "/proc/self/exe"),
+            arguments: [CLI.heifDecodeCommand], timeout: timeout)
     }
 
     /// Whether ``makeSourceLoader(_:)`` returns a loader that refuses private addresses after DNS and on
@@ -1575,6 +1599,10 @@ enum ServeCommand {
         if let text = args.value("--svg-timeout") {
             options.svgTimeout = try parseInteger(text, option: "--svg-timeout", range: 1...600)
         }
+        if let text = args.value("--heif-timeout") {
+            options.heifTimeout = try parseInteger(text, option: "--heif-timeout", range: 1...600)
+        }
+        options.decodesHEIFInProcess = args.has("--heif-in-process")
         if let text = args.value("--queue") {
             options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000)
         }

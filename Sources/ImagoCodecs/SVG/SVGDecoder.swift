@@ -45,8 +45,9 @@ public struct SVGDecoder: ImageDecoding {
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
         guard !data.isEmpty else { throw CodecError.empty }
         if case .childProcess(let executable, let arguments, let timeout) = rendering {
-            return try SVGChildRendering(executable: executable, arguments: arguments, timeout: timeout)
-                .decode(data, options: options)
+            return try ChildProcessDecoder(
+                formats: formats, executable: executable, arguments: arguments, timeout: timeout
+            ).decode(data, options: options)
         }
         guard Self.isAvailable else { throw CodecError.unsupportedFormat(.svg) }
         try SVGReferences.checkEmbeddedImages(in: data, options: options)
@@ -105,5 +106,14 @@ public struct SVGDecoder: ImageDecoding {
         .corrupt(
             format: .svg,
             reason: String(nulTerminated: message))
+    }
+}
+
+extension SVGDecoder {
+    /// The child's side of ``SVGRendering/childProcess(executable:arguments:timeout:)``: decodes the request on
+    /// standard input in this process (``ChildProcessDecoder/runChild(decoding:)`` with an in-process decoder).
+    /// Returns the exit status.
+    public static func runChild() -> Int32 {
+        ChildProcessDecoder.runChild(decoding: SVGDecoder())
     }
 }

@@ -10,6 +10,7 @@ public enum SVGRendering: Sendable, Hashable {
     case inProcess
     /// In a child process, `executable ARGUMENTS…`, which must run ``SVGDecoder/runChild()`` (`imago svg-render`
     /// does), killed when it has not answered within `timeout`; the decode then fails with
-    /// ``CodecError/corrupt(format:reason:)``. Each decode starts one child (about 20 ms for `imago`).
+    /// ``CodecError/renderingTimedOut(format:limit:)``. Each decode starts one child (about 20 ms for `imago`),
+    /// through ``ChildProcessDecoder``.
     case childProcess(executable: URL, arguments: [String], timeout: Duration)
 }

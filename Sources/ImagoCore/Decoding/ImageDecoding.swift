@@ -37,7 +37,10 @@ extension ImageDecoding {
 }
 
 /// How a decoder should decode: target size, limits and what to apply.
-public struct DecodingOptions: Sendable, Hashable {
+///
+/// `Codable`, so that a decode can be asked of another process with the same options (`ImagoCodecs`'s
+/// `ChildProcessDecoder`).
+public struct DecodingOptions: Sendable, Hashable, Codable {
     /// Decode to fit within this size (aspect ratio kept, never upscaled), downsampling while decoding where the
     /// format allows (JPEG DCT scaling). Default `nil`: full size.
     public var targetSize: PixelSize?
@@ -108,7 +111,7 @@ public struct DecodingOptions: Sendable, Hashable {
     /// When a file's embedded thumbnail stands in for its image (``DecodingOptions/embeddedThumbnails``). Only a
     /// thumbnail with the image's aspect ratio (within a pixel) and, when the image has alpha, alpha of its own
     /// ever does; it was encoded on its own, so its pixels differ a little from the full image downsampled.
-    public enum EmbeddedThumbnails: String, Sendable, Hashable {
+    public enum EmbeddedThumbnails: String, Sendable, Hashable, Codable {
         /// Always the full image.
         case never
         /// With a ``DecodingOptions/targetSize`` the image is downsampled to, the smallest thumbnail at least that
@@ -120,7 +123,7 @@ public struct DecodingOptions: Sendable, Hashable {
     }
 
     /// How ``DecodingOptions/targetSize`` bounds the decoded size (aspect ratio always kept, never upscaled).
-    public enum TargetMode: Sendable, Hashable {
+    public enum TargetMode: Sendable, Hashable, Codable {
         /// The output fits within the target: neither side is larger (the default).
         case fit
         /// The output covers the target: neither side is smaller (unless the image itself is), so a processor

@@ -6,7 +6,7 @@ import Foundation
 /// TIFF, whose EXIF is its first directory's text tags), and written back by encoders given it in
 /// ``EncodingOptions/metadata`` (the same seven; IPTC in JPEG and TIFF only), as imgproxy's
 /// `strip_metadata:0` and `keep_copyright` need.
-public struct ImageMetadata: Sendable, Hashable {
+public struct ImageMetadata: Sendable, Hashable, Codable {
     /// The EXIF data: a TIFF structure (`II*\0` or `MM\0*` and IFDs), without JPEG's `Exif\0\0` header. Default `nil`.
     public var exif: Data?
     /// The XMP packet (UTF-8 XML). Default `nil`.

@@ -548,7 +548,9 @@ extension ImageProxy {
         case .tooManyFrames(let limit): .imageTooLarge("more than \(limit) frames")
         case .animationTooLarge, .animationTooMuchWork: .imageTooLarge("the animation is over the limits")
         case .renderingTimedOut(let format, let limit):
-            .imageTooLarge("drawing the \(format) source took longer than \(limit.readableText)")
+            .imageTooLarge(
+                "\(format == .svg ? "drawing" : "decoding") the \(format) source took longer than \(limit.readableText)"
+            )
         case .encodingFailed(let format, let reason): .internalFailure("encoding \(format): \(reason)")
         }
     }
