@@ -3,10 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-int cimago_pipe_cloexec(int descriptors[2]) {
-    return pipe2(descriptors, O_CLOEXEC);
+int cimago_socketpair_cloexec(int descriptors[2]) {
+    return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, descriptors);
 }
 
 int cimago_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {

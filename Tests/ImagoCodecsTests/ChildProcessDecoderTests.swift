@@ -1,8 +1,13 @@
 import Foundation
-import ImagoCodecs
 import ImagoCore
 import ImagoTesting
 import Testing
+
+@testable import ImagoCodecs
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Decoding in a child process (`ChildProcessDecoder`, `imago heif-decode`): the same container as in-process,
 /// typed errors crossing typed, and a child that crashes, hangs or answers nonsense costing one decode, never the
@@ -10,12 +15,15 @@ import Testing
 @Suite struct ChildProcessDecoderTests {
     /// The HEIF decoder `imago serve` uses, run in the plain `imago` build (under `make test-tsan` the sanitizer
     /// build beside the tests starts too slowly).
-    static func heif(timeout: Duration = .seconds(30)) throws -> ChildProcessDecoder {
+    static func heif(
+        timeout: Duration = .seconds(30), idleChildren: Int = 0, answersPerChild: Int = 1_000
+    ) throws -> ChildProcessDecoder {
         let executable = try #require(
             ImagoTesting.builtExecutable(named: "imago", environmentVariable: "IMAGO_CLI", preferringPlainBuild: true),
             "build the imago executable first (swift build)")
         return ChildProcessDecoder(
-            formats: [.heic, .heif], executable: executable, arguments: ["heif-decode"], timeout: timeout)
+            formats: [.heic, .heif], executable: executable, arguments: ["heif-decode"], timeout: timeout,
+            idleChildren: idleChildren, answersPerChild: answersPerChild)
     }
 
     /// A decoder whose child is `/bin/sh -c SCRIPT`.
@@ -40,9 +48,9 @@ import Testing
         #expect(there.colorWarning == here.colorWarning, comment)
     }
 
-    @Test(.timeLimit(.minutes(2)))
-    func theChildDecodesWhatThisProcessDecodes() throws {
-        let child = try Self.heif()
+    @Test(.timeLimit(.minutes(2)), arguments: [0, 1])
+    func theChildDecodesWhatThisProcessDecodes(idleChildren: Int) throws {
+        let child = try Self.heif(idleChildren: idleChildren)
         var small = DecodingOptions(targetSize: PixelSize(width: 100, height: 100))
         small.targetMode = .cover
         var metadata = DecodingOptions()
@@ -149,11 +157,52 @@ import Testing
         } catch let error as CodecError {
             #expect(error == .tooManyPixels(width: 100_000, height: 100_000, limit: 100_000_000), "\(error)")
         }
-        // An answer longer than the limits allow is cut off and the child killed.
-        #expect(
-            reason(
-                "cat > /dev/null; head -c 80000000 /dev/zero", DecodingOptions(pixelLimit: 16, animationByteLimit: 64)
-            )
-            .contains("answered more than"))
+        // Frames within the pixel limit but together over the animation byte limit are refused before they are read.
+        let two =
+            #"{"image":{"format":"heic","loopCount":0,"orientation":1,"isPreview":false,"#
+            + #""originalSize":{"width":4,"height":4},"frames":[{"width":4,"height":4,"pixelFormat":"rgba8","#
+            + #""alphaMode":"straight","duration":[0,0]},{"width":4,"height":4,"pixelFormat":"rgba8","#
+            + #""alphaMode":"straight","duration":[0,0]}]}}"#
+        let twoFramed = String(format: "\\%03o\\%03o", two.utf8.count >> 8, two.utf8.count & 0xFF)
+        let limits = DecodingOptions(pixelLimit: 16, animationByteLimit: 64)
+        let over = "cat > /dev/null; printf '\\000\\000\(twoFramed)'; printf '%s' '\(two)'; head -c 128 /dev/zero"
+        #expect(reason(over, limits).contains("answered more than its limits allow"), "\(reason(over, limits))")
+        // Zeros: a JSON of length 0, not an answer.
+        #expect(reason("cat > /dev/null; head -c 80000000 /dev/zero").contains("something else than an image"))
+    }
+
+    /// Kept children: reused between decodes, ended after their answers, replaced when gone, one each for decodes
+    /// at once.
+    @Test(.timeLimit(.minutes(2)))
+    func idleChildrenAreReusedEndedAndReplaced() async throws {
+        let data = try Self.heic("gen-kodim03-8bit-420.heic")
+        let expected = try HEIFDecoder().decode(data, options: DecodingOptions()).image
+        let decoder = try Self.heif(idleChildren: 1, answersPerChild: 3)
+        #expect(try decoder.decode(data, options: DecodingOptions()).image == expected)
+        let first = decoder.pool.idleProcesses
+        #expect(first.count == 1)
+        #expect(try decoder.decode(data, options: DecodingOptions()).image == expected)
+        #expect(decoder.pool.idleProcesses == first, "the same child answered again")
+        #expect(try decoder.decode(data, options: DecodingOptions()).image == expected)
+        #expect(decoder.pool.idleProcesses.isEmpty, "ended after its third answer")
+        #expect(kill(first[0], 0) != 0, "the ended child is gone")
+
+        // An idle child killed from outside is replaced.
+        _ = try decoder.decode(data, options: DecodingOptions())
+        let idle = try #require(decoder.pool.idleProcesses.first)
+        kill(idle, SIGKILL)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(try decoder.decode(data, options: DecodingOptions()).image == expected)
+        #expect(decoder.pool.idleProcesses.count == 1 && decoder.pool.idleProcesses != [idle])
+
+        // Four at once: each its own child, at most one kept.
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<4 {
+                group.addTask { (try? decoder.decode(data, options: DecodingOptions()).image) == expected }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results == [true, true, true, true])
+        #expect(decoder.pool.idleProcesses.count == 1)
     }
 }

@@ -55,13 +55,13 @@ static inline int cimago_malloc_trim(void) {
 }
 
 // --- Child processes (ChildProcess in ImagoCodecs) ---
-// `pipe2` and `posix_spawn_file_actions_addclosefrom_np` are GNU extensions, which Swift's Glibc module does not
+// `SOCK_CLOEXEC` and `posix_spawn_file_actions_addclosefrom_np` are GNU extensions, which Swift's Glibc module does not
 // export; shims.c defines _GNU_SOURCE to reach them.
 #include <spawn.h>
 
-/// `pipe2(descriptors, O_CLOEXEC)`: a pipe whose two ends no other child started meanwhile inherits. 0 or -1
-/// with `errno` set.
-int cimago_pipe_cloexec(int descriptors[2]);
+/// `socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, descriptors)`: a connected pair that no other child
+/// started meanwhile inherits. 0 or -1 with `errno` set.
+int cimago_socketpair_cloexec(int descriptors[2]);
 
 /// `posix_spawn_file_actions_addclosefrom_np(actions, lowest)`: the child starts with every descriptor from
 /// `lowest` up closed. 0, or an error number (ENOSYS without glibc 2.34's function).

@@ -1150,13 +1150,16 @@ enum ServeCommand {
                 timeout: timeout))
     }
 
-    /// How `imago serve` decodes HEIC and HEIF sources: in a child (`imago heif-decode`, this executable) killed
-    /// after `timeout` (`--heif-timeout`, default 30 s), since Debian's libheif 1.15 keeps `assert`s that end the
-    /// process on files it does not expect (RELIABILITY.md §46, §47); `--heif-in-process` decodes in the server.
+    /// How `imago serve` decodes HEIC and HEIF sources: in children (`imago heif-decode`, this executable), one
+    /// killed when it has not answered within `timeout` (`--heif-timeout`, default 30 s), since Debian's libheif
+    /// 1.15 keeps `assert`s that end the process on files it does not expect (RELIABILITY.md §46, §47). Up to one
+    /// idle child a core is kept between decodes, each for 1,000 decodes; `--heif-in-process` decodes in the
+    /// server.
     static func heifDecoder(timeout: Duration) -> ChildProcessDecoder {
         ChildProcessDecoder(
             formats: [.heic, .heif], executable: URL(fileURLWithPath: "/proc/self/exe"),
-            arguments: [CLI.heifDecodeCommand], timeout: timeout)
+            arguments: [CLI.heifDecodeCommand], timeout: timeout,
+            idleChildren: ProcessInfo.processInfo.activeProcessorCount, answersPerChild: 1_000)
     }
 
     /// Whether ``makeSourceLoader(_:)`` returns a loader that refuses private addresses after DNS and on

@@ -7,8 +7,8 @@ import ImagoCore
     import Musl
 #endif
 
-/// Decodes in a child process started for each image, so that a decoding library that aborts, crashes or runs
-/// too long on a hostile file ends that process, not the caller's: the decode then fails with a ``CodecError``.
+/// Decodes in child processes, so that a decoding library that aborts, crashes or runs too long on a hostile file
+/// ends a child, not the caller's process: the decode then fails with a ``CodecError``.
 ///
 /// Debian's libheif 1.15 keeps its `assert`s, which abort the process on files it does not expect (RELIABILITY.md
 /// §46), and librsvg cannot be interrupted (§28): `imago serve` decodes HEIF and SVG sources this way.
@@ -25,32 +25,48 @@ import ImagoCore
 ///   size is checked against ``DecodingOptions/pixelLimit`` before its buffer is made.
 /// - Animations cross whole: the child decodes every frame up front (``DecodingOptions/animationMemoryBudget`` is
 ///   not used there), within ``DecodingOptions/animationByteLimit``.
-/// - Cost: one process start (about 20 ms for `imago`) and one copy of the decoded pixels through a pipe.
+/// - Children are kept: up to ``idleChildren`` wait between decodes, each answering up to ``answersPerChild``
+///   requests before it is ended (so that what a library leaks stays bounded); a child that crashed, timed out or
+///   answered out of turn is never reused. With `idleChildren` 0 each decode starts a child and ends it, and the
+///   child sees the end of its input after the request.
+/// - Cost: a copy of the request and of the decoded pixels through a socket, and a process start (`imago` loads
+///   its libraries, and libavcodec for HEIC) for every decode no idle child takes (BENCHMARKS.md, "HEIF in a child
+///   process").
 ///
-/// Thread-safe: each decode starts its own child.
+/// Thread-safe: concurrent decodes each take a child of their own.
 ///
 /// ```swift
 /// let heif = ChildProcessDecoder(
 ///     formats: [.heic, .heif], executable: URL(fileURLWithPath: "/proc/self/exe"), arguments: ["heif-decode"],
-///     timeout: .seconds(30))
+///     timeout: .seconds(30), idleChildren: 2)
 /// registry.register(heif)
 /// ```
 public struct ChildProcessDecoder: ImageDecoding {
     /// The formats the child decodes.
     public let formats: Set<ImageFormat>
-    /// The program started for each decode.
-    public let executable: URL
+    /// The program started for each child.
+    public var executable: URL { pool.executable }
     /// Its arguments.
-    public let arguments: [String]
-    /// How long a child may take to answer before it is killed.
+    public var arguments: [String] { pool.arguments }
+    /// How long a child may take to answer one request before it is killed.
     public let timeout: Duration
+    /// The most children kept waiting between decodes.
+    public var idleChildren: Int { pool.idleLimit }
+    /// The requests a child answers before it is ended.
+    public var answersPerChild: Int { pool.answerLimit }
+    let pool: ChildProcessPool
 
-    /// A decoder of `formats` that runs `executable ARGUMENTS…` for each image and kills it after `timeout`.
-    public init(formats: Set<ImageFormat>, executable: URL, arguments: [String], timeout: Duration) {
+    /// A decoder of `formats` whose children run `executable ARGUMENTS…`, each killed when it has not answered a
+    /// request within `timeout`; up to `idleChildren` (default 0: a child for every decode) are kept between
+    /// decodes, each for up to `answersPerChild` requests (default 1,000).
+    public init(
+        formats: Set<ImageFormat>, executable: URL, arguments: [String], timeout: Duration, idleChildren: Int = 0,
+        answersPerChild: Int = 1_000
+    ) {
         self.formats = formats
-        self.executable = executable
-        self.arguments = arguments
         self.timeout = timeout
+        self.pool = ChildProcessPool(
+            executable: executable, arguments: arguments, idleLimit: idleChildren, answerLimit: answersPerChild)
     }
 
     /// Decodes `data` in a child process.
@@ -61,24 +77,107 @@ public struct ChildProcessDecoder: ImageDecoding {
         guard !data.isEmpty else { throw CodecError.empty }
         let format = ChildProcessMessage.format(of: data, among: formats)
         let request = try ChildProcessMessage.request(options: options, data: data, format: format)
-        let ending: ChildProcess.Ending
-        do {
-            ending = try ChildProcess(executable: executable, arguments: arguments).run(
-                request, limit: ChildProcessMessage.answerLimit(for: options), timeout: timeout)
-        } catch {
-            throw CodecError.corrupt(format: format, reason: "the decoding process could not start: \(error)")
+        while true {
+            let worker: ChildWorker
+            let reused: Bool
+            do {
+                (worker, reused) = try pool.checkOut()
+            } catch {
+                throw CodecError.corrupt(format: format, reason: "the decoding process could not start: \(error)")
+            }
+            switch exchange(request, with: worker, options: options, format: format) {
+            case .answered(let result):
+                pool.checkIn(worker)
+                return try result.get()
+            case .failed(let failure):
+                let status = worker.end()
+                // An idle child gone since its last answer (killed from outside) is replaced by another.
+                if reused, case .notSent(.closed) = failure { continue }
+                throw failure.error(status: status, format: format, timeout: timeout)
+            }
         }
-        switch ending {
-        case .timedOut:
-            throw CodecError.renderingTimedOut(format: format, limit: timeout)
-        case .tooLong:
-            throw CodecError.corrupt(format: format, reason: "the decoding process answered more than its limits allow")
-        case .signalled(let signal):
-            let name = strsignal(signal).map { String(cString: $0) } ?? "signal"
-            throw CodecError.corrupt(
-                format: format, reason: "the decoding process ended on signal \(signal) (\(name)) without an answer")
-        case .answered(let answer, let status):
-            return try ChildProcessMessage.container(from: answer, exitStatus: status, options: options, format: format)
+    }
+
+    /// How one request to a child went.
+    enum Exchange {
+        /// The child answered in full, an image or the error its decoder threw, and can take another request.
+        case answered(Result<ImageContainer, CodecError>)
+        /// The child cannot be used again.
+        case failed(Failure)
+    }
+
+    /// Why a child cannot be used again.
+    enum Failure {
+        /// The request did not all go in.
+        case notSent(ChildWorker.Transfer)
+        /// The answer stopped before its end.
+        case cutOff(ChildWorker.Transfer)
+        /// The answer was refused: not an answer, or over the options' limits.
+        case refused(CodecError)
+
+        /// The error a decode reports, the child having ended with wait `status`.
+        func error(status: Int32, format: ImageFormat, timeout: Duration) -> CodecError {
+            switch self {
+            case .refused(let error): return error
+            case .notSent(.timedOut), .cutOff(.timedOut): return .renderingTimedOut(format: format, limit: timeout)
+            case .notSent, .cutOff:
+                let signal = status & 0x7F
+                guard signal != 0, signal != 0x7F else {
+                    return .corrupt(
+                        format: format,
+                        reason: "the decoding process ended without an answer (exit status \((status >> 8) & 0xFF))")
+                }
+                let name = strsignal(signal).map { String(cString: $0) } ?? "signal"
+                return .corrupt(
+                    format: format, reason: "the decoding process ended on signal \(signal) (\(name)) without an answer"
+                )
+            }
+        }
+    }
+
+    /// Sends `request` to `worker` and reads its answer, all within ``timeout``.
+    func exchange(_ request: Data, with worker: ChildWorker, options: DecodingOptions, format: ImageFormat) -> Exchange
+    {
+        let deadline = ContinuousClock.now + timeout
+        let sent = worker.transmit(request, deadline: deadline)
+        guard sent == .done else { return .failed(.notSent(sent)) }
+        if pool.idleLimit == 0 { worker.finishRequests() }
+        let (length, lengthTransfer) = worker.receive(4, deadline: deadline)
+        guard let length else { return .failed(.cutOff(lengthTransfer)) }
+        let jsonLength = Int(ChildProcessMessage.number(length))
+        guard jsonLength <= ChildProcessMessage.jsonLimit else {
+            return .failed(.refused(.corrupt(format: format, reason: "the decoding process answered out of turn")))
+        }
+        let (json, jsonTransfer) = worker.receive(jsonLength, deadline: deadline)
+        guard let json else { return .failed(.cutOff(jsonTransfer)) }
+        let answer: ChildProcessMessage.Answer
+        do {
+            answer = try ChildProcessMessage.head(from: json, format: format)
+        } catch {
+            return .failed(.refused(error))
+        }
+        if let error = answer.error { return .answered(.failure(error)) }
+        guard let image = answer.image, !image.frames.isEmpty else {
+            return .failed(
+                .refused(
+                    .corrupt(format: format, reason: "the decoding process answered neither an image nor an error")))
+        }
+        let count: Int
+        do {
+            count = try ChildProcessMessage.pixelByteCount(of: image, options: options, format: format)
+        } catch {
+            return .failed(.refused(error))
+        }
+        guard count <= ChildProcessMessage.pixelByteLimit(for: options) else {
+            return .failed(
+                .refused(.corrupt(format: format, reason: "the decoding process answered more than its limits allow")))
+        }
+        let (pixels, pixelTransfer) = worker.receive(count, deadline: deadline)
+        guard let pixels else { return .failed(.cutOff(pixelTransfer)) }
+        do {
+            return .answered(.success(try ChildProcessMessage.container(of: image, pixels: pixels)))
+        } catch {
+            return .failed(.refused(.corrupt(format: format, reason: "\(error)")))
         }
     }
 }

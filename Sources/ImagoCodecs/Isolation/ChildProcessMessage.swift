@@ -3,9 +3,10 @@ import ImagoCore
 
 /// What ``ChildProcessDecoder`` and its child say to each other through the child's standard input and output.
 ///
-/// The request: a 4-byte big-endian length, that many bytes of the ``DecodingOptions`` in JSON, then the encoded
-/// image. The answer: a 4-byte big-endian length, that many bytes of an ``Answer`` in JSON, then, for an image,
-/// each frame's pixels in order (`width × height × bytesPerPixel` bytes each, rows packed).
+/// The request: a 4-byte big-endian length, that many bytes of the ``DecodingOptions`` in JSON, an 8-byte big-endian
+/// length and that many bytes of the encoded image. The answer: a 4-byte big-endian length, that many bytes of an
+/// ``Answer`` in JSON, then, for an image, each frame's pixels in order (`width × height × bytesPerPixel` bytes
+/// each, rows packed). Both say their own length, so one child answers request after request.
 enum ChildProcessMessage {
     /// The JSON part of an answer: the error the child's decoder threw, or the image without its pixels.
     struct Answer: Codable {
@@ -61,26 +62,16 @@ enum ChildProcessMessage {
         } catch {
             throw CodecError.corrupt(format: format, reason: "the decoding options could not be written: \(error)")
         }
-        return framed(json) + data
+        return framed(json) + bigEndian(UInt64(data.count), bytes: 8) + data
     }
 
-    /// The options and the encoded image of a request; `nil` when `request` is not one.
-    static func parseRequest(_ request: Data) -> (options: DecodingOptions, data: Data)? {
-        guard let (json, rest) = unframe(request),
-            let options = try? JSONDecoder().decode(DecodingOptions.self, from: json)
-        else { return nil }
-        return (options, rest)
-    }
-
-    /// The most bytes an answer to `options` may take: the JSON, and the frames the limits allow at 4 bytes a
-    /// pixel (``DecodingOptions/pixelLimit`` a frame; one frame with ``DecodingOptions/decodesFirstFrameOnly``,
-    /// else up to ``DecodingOptions/animationByteLimit`` beyond the first).
-    static func answerLimit(for options: DecodingOptions) -> Int {
+    /// The most bytes of pixels an answer to `options` may hold: ``DecodingOptions/pixelLimit`` pixels a frame at
+    /// 4 bytes each; one frame with ``DecodingOptions/decodesFirstFrameOnly``, else up to
+    /// ``DecodingOptions/animationByteLimit`` in all (or one frame's worth, if that is more).
+    static func pixelByteLimit(for options: DecodingOptions) -> Int {
         let (frame, overflow) = max(1, options.pixelLimit).multipliedReportingOverflow(by: 4)
         guard !overflow else { return .max }
-        let frames = options.decodesFirstFrameOnly ? frame : max(frame, options.animationByteLimit)
-        let (total, over) = frames.addingReportingOverflow(4 + jsonLimit)
-        return over ? .max : total
+        return options.decodesFirstFrameOnly ? frame : max(frame, options.animationByteLimit)
     }
 
     /// The answer for `container`.
@@ -105,36 +96,42 @@ enum ChildProcessMessage {
         framed((try? JSONEncoder().encode(Answer(error: error))) ?? Data())
     }
 
-    /// The container `answer` describes, or the error it carries, for a decode of `format` with `options` whose
-    /// child exited with `exitStatus`.
-    static func container(
-        from answer: Data, exitStatus: Int32, options: DecodingOptions, format: ImageFormat
-    ) throws
-        -> ImageContainer
-    {
-        func corrupt(_ reason: String) -> CodecError { CodecError.corrupt(format: format, reason: reason) }
-        guard let (json, pixels) = unframe(answer) else {
-            throw corrupt("the decoding process ended without an answer (exit status \(exitStatus))")
-        }
-        let decoded: Answer
+    /// The answer whose JSON is `json`.
+    static func head(from json: Data, format: ImageFormat) throws(CodecError) -> Answer {
         do {
-            decoded = try JSONDecoder().decode(Answer.self, from: json)
+            return try JSONDecoder().decode(Answer.self, from: json)
         } catch {
-            throw corrupt("the decoding process answered something else than an image: \(error)")
+            throw CodecError.corrupt(
+                format: format, reason: "the decoding process answered something else than an image: \(error)")
         }
-        if let error = decoded.error { throw error }
-        guard let image = decoded.image, !image.frames.isEmpty else {
-            throw corrupt("the decoding process answered neither an image nor an error")
-        }
-        var offset = pixels.startIndex
-        var frames: [ImageFrame] = []
+    }
+
+    /// The bytes of `image`'s frames, each frame's size checked against `options` first.
+    static func pixelByteCount(
+        of image: Answer.Image, options: DecodingOptions, format: ImageFormat
+    ) throws(CodecError)
+        -> Int
+    {
+        var total = 0
         for frame in image.frames {
             try options.checkDimensions(width: frame.width, height: frame.height, format: format)
             let (count, overflow) = (frame.width * frame.height).multipliedReportingOverflow(
                 by: frame.pixelFormat.bytesPerPixel)
-            guard !overflow, pixels.endIndex - offset >= count else {
-                throw corrupt("the decoding process's answer ends inside a frame")
+            let (sum, over) = total.addingReportingOverflow(count)
+            guard !overflow, !over else {
+                throw CodecError.corrupt(format: format, reason: "the decoding process's frames overflow")
             }
+            total = sum
+        }
+        return total
+    }
+
+    /// The container of `image` and its frames' `pixels` (``pixelByteCount(of:options:format:)`` bytes).
+    static func container(of image: Answer.Image, pixels: Data) throws -> ImageContainer {
+        var offset = pixels.startIndex
+        var frames: [ImageFrame] = []
+        for frame in image.frames {
+            let count = frame.width * frame.height * frame.pixelFormat.bytesPerPixel
             let start = offset
             let buffer = try PixelBuffer(
                 width: frame.width, height: frame.height, format: frame.pixelFormat, alphaMode: frame.alphaMode
@@ -143,9 +140,6 @@ enum ChildProcessMessage {
             }
             frames.append(ImageFrame(buffer: buffer, duration: frame.duration))
             offset += count
-        }
-        guard offset == pixels.endIndex else {
-            throw corrupt("the decoding process's answer has bytes after its frames")
         }
         var container = ImageContainer(
             frames: frames, format: image.format, loopCount: image.loopCount, orientation: image.orientation,
@@ -162,18 +156,16 @@ enum ChildProcessMessage {
 
     /// `json` behind its 4-byte big-endian length.
     static func framed(_ json: Data) -> Data {
-        let count = UInt32(clamping: json.count)
-        return Data([UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)])
-            + json
+        bigEndian(UInt64(json.count), bytes: 4) + json
     }
 
-    /// The JSON behind a 4-byte length at the start of `message`, and what follows it; `nil` when the length is
-    /// missing, over ``jsonLimit`` or past the end.
-    static func unframe(_ message: Data) -> (json: Data, rest: Data)? {
-        guard message.count >= 4 else { return nil }
-        let start = message.startIndex
-        let length = message[start..<start + 4].reduce(0) { $0 << 8 | Int($1) }
-        guard length <= jsonLimit, message.count - 4 >= length else { return nil }
-        return (message[start + 4..<start + 4 + length], message[(start + 4 + length)...])
+    /// The last `bytes` bytes of `value`, most significant first.
+    static func bigEndian(_ value: UInt64, bytes: Int) -> Data {
+        Data((0..<bytes).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) })
+    }
+
+    /// The number `bytes` hold, most significant first.
+    static func number(_ bytes: Data) -> UInt64 {
+        bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 }
