@@ -171,6 +171,27 @@ import Testing
         #expect(reason("cat > /dev/null; head -c 80000000 /dev/zero").contains("something else than an image"))
     }
 
+    /// A child gets none of this process's descriptors but its socket (a server's connections stay the server's),
+    /// and Swift's backtracer is off in it (a crash ends it at once instead of holding the answer open).
+    @Test(.timeLimit(.minutes(1)))
+    func theChildInheritsNoDescriptorAndNoBacktracer() throws {
+        let data = try Self.heic("gen-kodim03-8bit-420.heic")
+        let descriptor = open("/dev/null", O_RDONLY)  // without O_CLOEXEC: a child would inherit it
+        try #require(descriptor > 2)
+        defer { close(descriptor) }
+        func status(_ script: String) -> String {
+            do {
+                _ = try Self.shell("cat > /dev/null; " + script).decode(data, options: DecodingOptions())
+                return "decoded"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(status("[ -e /proc/$$/fd/\(descriptor) ] && exit 4; exit 3").contains("exit status 3"))
+        #expect(status("[ -e /proc/$$/fd/0 ] && [ -e /proc/$$/fd/1 ] && exit 5; exit 3").contains("exit status 5"))
+        #expect(status("[ \"$SWIFT_BACKTRACE\" = enable=no ] && exit 6; exit 3").contains("exit status 6"))
+    }
+
     /// Kept children: reused between decodes, ended after their answers, replaced when gone, one each for decodes
     /// at once.
     @Test(.timeLimit(.minutes(2)))

@@ -169,10 +169,19 @@ final class ChildWorker: @unchecked Sendable {
             &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
+        let environment = Self.environment.map { strdup($0) } + [nil]
+        defer { for variable in environment { free(variable) } }
         var pid = pid_t()
-        let code = posix_spawn(&pid, executable.path, &actions, &attributes, argv, environ)
+        let code = posix_spawn(&pid, executable.path, &actions, &attributes, argv, environment)
         guard code == 0 else { throw SpawnError(call: "posix_spawn", code: code) }
         return pid
+    }
+
+    /// This process's environment for the child, with Swift's crash backtracer turned off: a child that crashes
+    /// would otherwise hold its answer open while the backtracer symbolicates, for a report written to `/dev/null`.
+    private static var environment: [String] {
+        ProcessInfo.processInfo.environment.filter { $0.key != "SWIFT_BACKTRACE" }.map { "\($0.key)=\($0.value)" }
+            + ["SWIFT_BACKTRACE=enable=no"]
     }
 
     /// A system call that failed while starting the child.
