@@ -43,6 +43,8 @@ public enum CLI {
             return SVGDecoder.runChild()
         case heifDecodeCommand:  // not listed: the child `imago serve` decodes HEIF in (ChildProcessDecoder)
             return ChildProcessDecoder.runChild(decoding: HEIFDecoder())
+        case heicEncodeCommand:  // not listed: the child `imago serve` encodes HEIC in (ChildProcessEncoder)
+            return ChildProcessEncoder.runChild(encoding: HEICEncoder())
         default: break
         }
         guard let command = commands.first(where: { $0.name == first }) else {
@@ -70,6 +72,9 @@ public enum CLI {
 
     /// The hidden command that decodes one HEIF image for a parent's ``ChildProcessDecoder``.
     static let heifDecodeCommand = "heif-decode"
+
+    /// The hidden command that encodes HEIC images for a parent's ``ChildProcessEncoder``.
+    static let heicEncodeCommand = "heic-encode"
 
     /// The top-level usage text.
     static var usage: String {

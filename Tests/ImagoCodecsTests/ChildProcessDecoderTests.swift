@@ -143,7 +143,7 @@ import Testing
         }
         #expect(reason("cat > /dev/null; exit 3").contains("without an answer (exit status 3)"))
         #expect(reason("cat > /dev/null; printf '\\000\\000\\000\\002{}'").contains("neither an image nor an error"))
-        #expect(reason("cat > /dev/null; printf '\\000\\000\\000\\003abc'").contains("something else than an image"))
+        #expect(reason("cat > /dev/null; printf '\\000\\000\\000\\003abc'").contains("something else than an answer"))
         // A frame said to be larger than the pixel limit is refused before a buffer is made.
         let huge =
             #"{"image":{"format":"heic","loopCount":0,"orientation":1,"isPreview":false,"#
@@ -168,7 +168,7 @@ import Testing
         let over = "cat > /dev/null; printf '\\000\\000\(twoFramed)'; printf '%s' '\(two)'; head -c 128 /dev/zero"
         #expect(reason(over, limits).contains("answered more than its limits allow"), "\(reason(over, limits))")
         // Zeros: a JSON of length 0, not an answer.
-        #expect(reason("cat > /dev/null; head -c 80000000 /dev/zero").contains("something else than an image"))
+        #expect(reason("cat > /dev/null; head -c 80000000 /dev/zero").contains("something else than an answer"))
     }
 
     /// A child gets none of this process's descriptors but its socket (a server's connections stay the server's),

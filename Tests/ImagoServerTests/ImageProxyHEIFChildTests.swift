@@ -14,7 +14,7 @@ import Testing
 /// abort costs its own request, and the server goes on.
 @Suite struct ImageProxyHEIFChildTests {
     @Test(.timeLimit(.minutes(1)))
-    func aSourceWhoseDecoderCrashesIsA415AndTheServerGoesOn() async throws {
+    func aChildThatCrashesCostsOneRequestAndTheServerGoesOn() async throws {
         let heic = try serverCorpus("heic/gen-kodim03-8bit-420.heic")
         let crashing = ChildProcessDecoder(
             formats: [.heic, .heif], executable: URL(fileURLWithPath: "/bin/sh"),
@@ -27,6 +27,15 @@ import Testing
         let jpeg = await fixture.get(fixture.path("w:100/f:png"))
         #expect(try jpeg.status == 200 && ServerTestImages.decode(jpeg.body).width == 100)
 
+        // An encoder child that crashes is the server's failure (500), and the server goes on.
+        let crashingEncoder = ChildProcessEncoder(
+            format: .heic, settingsIdentifier: nil, executable: URL(fileURLWithPath: "/bin/sh"),
+            arguments: ["-c", "cat > /dev/null; kill -SEGV $$"], timeout: .seconds(10))
+        let encoding = try ProxyFixture { $0.encoders.register(crashingEncoder) }
+        let failed = await encoding.get(encoding.path("w:100/f:heic"))
+        #expect(failed.status == 500, "\(failed.status) \(errorMessage(failed))")
+        #expect(await encoding.get(encoding.path("w:100/f:png")).status == 200)
+
         let hanging = ChildProcessDecoder(
             formats: [.heic, .heif], executable: URL(fileURLWithPath: "/bin/sh"),
             arguments: ["-c", "cat > /dev/null; sleep 30"], timeout: .seconds(1))
@@ -35,7 +44,8 @@ import Testing
         let stopped = await slow.get(slow.path("w:100/f:png", "/a.heic"))
         #expect(stopped.status == 422, "\(stopped.status) \(errorMessage(stopped))")
         #expect(
-            errorMessage(stopped).hasSuffix("decoding the heic source took longer than 1 s"), "\(errorMessage(stopped))"
+            errorMessage(stopped).hasSuffix("decoding or encoding the heic image took longer than 1 s"),
+            "\(errorMessage(stopped))"
         )
     }
 
@@ -45,10 +55,15 @@ import Testing
         #expect(decoder.executable.path == "/proc/self/exe" && decoder.arguments == ["heif-decode"])
         #expect(decoder.timeout == .seconds(7) && decoder.answersPerChild == 1_000)
         #expect(decoder.idleChildren == ProcessInfo.processInfo.activeProcessorCount)
+        let encoder = ServeCommand.heicEncoder(timeout: .seconds(7))
+        #expect(encoder.format == .heic && encoder.settingsIdentifier == HEICEncoder().settingsIdentifier)
+        #expect(encoder.executable.path == "/proc/self/exe" && encoder.arguments == ["heic-encode"])
+        #expect(encoder.timeout == .seconds(7) && encoder.answersPerChild == 1_000)
     }
 
-    /// The subprocess: the same bytes as an in-process proxy; children running `imago heif-decode` kept by default
-    /// (and gone once the server is), none with `--heif-in-process`.
+    /// The subprocess: the same bytes as an in-process proxy for a HEIC source and a HEIC output; children running
+    /// `imago heif-decode` and `imago heic-encode` kept by default (and gone once the server is), none with
+    /// `--heif-in-process`.
     @Test(.timeLimit(.minutes(2)))
     func imagoServeDecodesHEIFInAChildUnlessToldNot() async throws {
         let executable = try #require(
@@ -62,6 +77,9 @@ import Testing
         inProcess.origin.setRoute("/a.heic", .bytes(heic, contentType: "image/heic"))
         let expected = await inProcess.get(inProcess.path("rs:fit:120:120/f:png", "/a.heic"))
         #expect(expected.status == 200)
+        origin.setRoute("/a.jpg", .bytes(inProcess.jpeg, contentType: "image/jpeg"))
+        let expectedHEIC = await inProcess.get(inProcess.path("w:64/f:heic"))
+        #expect(expectedHEIC.status == 200 && expectedHEIC.header("Content-Type") == "image/heic")
 
         for flags in [["--heif-timeout", "20"], ["--heif-in-process"]] {
             let directory = ServeCommandTests.scratch()
@@ -76,12 +94,17 @@ import Testing
                 let response = try await TestHTTPClient().send(URL(string: url)!)
                 #expect(response.status == 200 && response.body == expected.body, "\(flags) \(response.status)")
             }
-            let children = Self.heifChildren(of: serve.process.processIdentifier)
+            let url = "http://127.0.0.1:\(port)/_/w:64/f:heic/plain/" + origin.url(for: "/a.jpg").absoluteString
+            let heic = try await TestHTTPClient().send(URL(string: url)!)
+            #expect(heic.status == 200 && heic.body == expectedHEIC.body, "\(flags) \(heic.status)")
+            let decoders = Self.children(of: serve.process.processIdentifier, running: "heif-decode")
+            let encoders = Self.children(of: serve.process.processIdentifier, running: "heic-encode")
+            let children = decoders + encoders
             serve.terminate()
             if flags.contains("--heif-in-process") {
                 #expect(children.isEmpty, "\(flags): \(children)")
             } else {
-                #expect(!children.isEmpty, "\(flags): no heif-decode child")
+                #expect(!decoders.isEmpty && !encoders.isEmpty, "\(flags): \(decoders) \(encoders)")
                 #expect(
                     await ImagoTesting.eventually(timeout: .seconds(10)) { children.allSatisfy(Self.hasEnded) },
                     "the children outlived the server")
@@ -97,8 +120,8 @@ import Testing
         return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
     }
 
-    /// The processes whose parent is `pid` and whose command line has `heif-decode`.
-    static func heifChildren(of pid: Int32) -> [Int32] {
+    /// The processes whose parent is `pid` and whose command line has `command`.
+    static func children(of pid: Int32, running command: String) -> [Int32] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap(Int32.init).filter { candidate in
             guard let stat = try? String(contentsOfFile: "/proc/\(candidate)/stat", encoding: .utf8),
@@ -106,9 +129,9 @@ import Testing
             else { return false }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             guard fields.count > 1, Int32(fields[1]) == pid,
-                let command = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(candidate)/cmdline"))
+                let line = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(candidate)/cmdline"))
             else { return false }
-            return String(decoding: command, as: UTF8.self).contains("heif-decode")
+            return String(decoding: line, as: UTF8.self).contains(command)
         }
     }
 }

@@ -133,11 +133,13 @@ enum ServeCommand {
             OptionSpec(
                 "--heif-timeout", value: "SECONDS",
                 help:
-                    "Stop decoding a HEIC/HEIF source after SECONDS and answer 422 (default 30; HEIF is decoded in a "
-                    + "child process, so that a file libheif aborts on costs one request)."),
+                    "Stop decoding a HEIC/HEIF source or encoding a HEIC output after SECONDS and answer 422 (default "
+                    + "30; both run in child processes, so that a file libheif aborts on costs one request and x265's "
+                    + "leak stays in a child)."),
             OptionSpec(
                 "--heif-in-process",
-                help: "Decode HEIC/HEIF sources in the server's process (faster; for trusted sources only)."),
+                help: "Decode and encode HEIC/HEIF in the server's process (a little faster; for trusted sources only)."
+            ),
             OptionSpec(
                 "--env-aws-secret-id", value: "ID",
                 help:
@@ -593,9 +595,10 @@ enum ServeCommand {
         var requestTimeout: Int?
         /// `--svg-timeout`: seconds an SVG source may take to draw.
         var svgTimeout = 10
-        /// `--heif-timeout`: seconds a HEIF source may take to decode in its child process.
+        /// `--heif-timeout`: seconds a HEIF source may take to decode, or a HEIC output to encode, in a child process.
         var heifTimeout = 30
-        /// `--heif-in-process`: HEIF sources are decoded in the server's process, not in a child.
+        /// `--heif-in-process`: HEIF sources are decoded and HEIC outputs encoded in the server's process, not in
+        /// children.
         var decodesHEIFInProcess = false
         var cacheDirectory: URL
         var logFormat = LogFormat.json
@@ -832,6 +835,7 @@ enum ServeCommand {
         configuration.decoders.register(svgDecoder(timeout: .seconds(options.svgTimeout)))
         if !options.decodesHEIFInProcess {
             configuration.decoders.register(heifDecoder(timeout: .seconds(options.heifTimeout)))
+            configuration.encoders.register(heicEncoder(timeout: .seconds(options.heifTimeout)))
         }
         configuration.originalCache = originals
         let shared = options.redis.makeCache()
@@ -1159,6 +1163,17 @@ enum ServeCommand {
         ChildProcessDecoder(
             formats: [.heic, .heif], executable: URL(fileURLWithPath: "/proc/self/exe"),
             arguments: [CLI.heifDecodeCommand], timeout: timeout,
+            idleChildren: ProcessInfo.processInfo.activeProcessorCount, answersPerChild: 1_000)
+    }
+
+    /// How `imago serve` encodes HEIC outputs: in children (`imago heic-encode`, this executable, x265's `medium`
+    /// preset as in-process), one killed when it has not answered within `timeout` (`--heif-timeout`), each ended
+    /// after 1,000 encodes, since x265 3.5 leaks 1,168 bytes an encode (RELIABILITY.md §46, §47); one idle child a
+    /// core kept between encodes. `--heif-in-process` encodes in the server.
+    static func heicEncoder(timeout: Duration) -> ChildProcessEncoder {
+        ChildProcessEncoder(
+            format: .heic, settingsIdentifier: HEICEncoder().settingsIdentifier,
+            executable: URL(fileURLWithPath: "/proc/self/exe"), arguments: [CLI.heicEncodeCommand], timeout: timeout,
             idleChildren: ProcessInfo.processInfo.activeProcessorCount, answersPerChild: 1_000)
     }
 

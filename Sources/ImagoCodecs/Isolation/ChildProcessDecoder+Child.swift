@@ -1,12 +1,6 @@
 import Foundation
 import ImagoCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 extension ChildProcessDecoder {
     /// The child's side of a ``ChildProcessDecoder``: reads requests on standard input one after another, decodes
     /// each with `decoder` in this process and writes its answer on standard output, until the input ends. Returns
@@ -16,60 +10,24 @@ extension ChildProcessDecoder {
     /// heif-decode` does with ``HEIFDecoder``, `imago svg-render` with ``SVGDecoder``). Standard output is kept for
     /// the answers: anything a library prints there goes to `/dev/null`.
     public static func runChild(decoding decoder: any ImageDecoding) -> Int32 {
-        let answers = dup(1)
-        let null = open("/dev/null", O_WRONLY)
-        if null >= 0 {
-            dup2(null, 1)
-            close(null)
-        }
-        func write(_ bytes: Data) {
-            bytes.withUnsafeBytes { _ = FileDescriptorWriting.writeAll(answers, $0) }
-        }
-        while true {
-            guard let length = readExactly(4) else { return 0 }  // the end of the requests
-            let jsonLength = Int(ChildProcessMessage.number(length))
-            guard jsonLength <= ChildProcessMessage.jsonLimit, let json = readExactly(jsonLength),
-                let requested = try? JSONDecoder().decode(DecodingOptions.self, from: json),
-                let dataLength = readExactly(8).map(ChildProcessMessage.number), dataLength <= UInt64(Int.max),
-                let data = readExactly(Int(dataLength))
-            else {
-                write(
-                    ChildProcessMessage.answer(CodecError.corrupt(format: .unknown, reason: "not a decoding request")))
-                return 2
+        ChildProcessMessage.serveRequests { json, data, write in
+            guard var options = try? JSONDecoder().decode(DecodingOptions.self, from: json) else {
+                ChildProcessMessage.answer(CodecError.corrupt(format: .unknown, reason: "not decoding options"))
+                    .withUnsafeBytes(write)
+                return
             }
-            var options = requested
             options.animationMemoryBudget = .max  // every frame crosses in the answer
             do {
                 let (head, frames) = try ChildProcessMessage.answer(decoder.decode(data, options: options))
-                write(head)
-                for frame in frames { frame.withUnsafeBytes { _ = FileDescriptorWriting.writeAll(answers, $0) } }
+                head.withUnsafeBytes(write)
+                for frame in frames { frame.withUnsafeBytes(write) }
             } catch let error as CodecError {
-                write(ChildProcessMessage.answer(error))
+                ChildProcessMessage.answer(error).withUnsafeBytes(write)
             } catch {
                 let format = ChildProcessMessage.format(of: data, among: decoder.formats)
-                write(ChildProcessMessage.answer(CodecError.corrupt(format: format, reason: "\(error)")))
+                ChildProcessMessage.answer(CodecError.corrupt(format: format, reason: "\(error)")).withUnsafeBytes(
+                    write)
             }
         }
-    }
-
-    /// Exactly `count` bytes of standard input; `nil` when it ends first.
-    private static func readExactly(_ count: Int) -> Data? {
-        var data = Data(count: count)
-        let complete = data.withUnsafeMutableBytes { raw -> Bool in
-            guard let base = raw.baseAddress else { return true }
-            var done = 0
-            while done < count {
-                let n = read(0, base + done, count - done)
-                if n > 0 {
-                    done += n
-                } else if n < 0, errno == EINTR {
-                    continue
-                } else {
-                    return false
-                }
-            }
-            return true
-        }
-        return complete ? data : nil
     }
 }

@@ -76,85 +76,22 @@ public struct ChildProcessDecoder: ImageDecoding {
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
         guard !data.isEmpty else { throw CodecError.empty }
         let format = ChildProcessMessage.format(of: data, among: formats)
-        let request = try ChildProcessMessage.request(options: options, data: data, format: format)
-        while true {
-            let worker: ChildWorker
-            let reused: Bool
-            do {
-                (worker, reused) = try pool.checkOut()
-            } catch {
-                throw CodecError.corrupt(format: format, reason: "the decoding process could not start: \(error)")
-            }
-            switch exchange(request, with: worker, options: options, format: format) {
-            case .answered(let result):
-                pool.checkIn(worker)
-                return try result.get()
-            case .failed(let failure):
-                let status = worker.end()
-                // An idle child gone since its last answer (killed from outside) is replaced by another.
-                if reused, case .notSent(.closed) = failure { continue }
-                throw failure.error(status: status, format: format, timeout: timeout)
-            }
+        let request = try ChildProcessMessage.request(json: options, payload: data, format: format)
+        return try pool.call(request, format: format, timeout: timeout) { worker, deadline in
+            Self.readAnswer(from: worker, deadline: deadline, options: options, format: format)
         }
     }
 
-    /// How one request to a child went.
-    enum Exchange {
-        /// The child answered in full, an image or the error its decoder threw, and can take another request.
-        case answered(Result<ImageContainer, CodecError>)
-        /// The child cannot be used again.
-        case failed(Failure)
-    }
-
-    /// Why a child cannot be used again.
-    enum Failure {
-        /// The request did not all go in.
-        case notSent(ChildWorker.Transfer)
-        /// The answer stopped before its end.
-        case cutOff(ChildWorker.Transfer)
-        /// The answer was refused: not an answer, or over the options' limits.
-        case refused(CodecError)
-
-        /// The error a decode reports, the child having ended with wait `status`.
-        func error(status: Int32, format: ImageFormat, timeout: Duration) -> CodecError {
-            switch self {
-            case .refused(let error): return error
-            case .notSent(.timedOut), .cutOff(.timedOut): return .renderingTimedOut(format: format, limit: timeout)
-            case .notSent, .cutOff:
-                let signal = status & 0x7F
-                guard signal != 0, signal != 0x7F else {
-                    return .corrupt(
-                        format: format,
-                        reason: "the decoding process ended without an answer (exit status \((status >> 8) & 0xFF))")
-                }
-                let name = strsignal(signal).map { String(cString: $0) } ?? "signal"
-                return .corrupt(
-                    format: format, reason: "the decoding process ended on signal \(signal) (\(name)) without an answer"
-                )
-            }
-        }
-    }
-
-    /// Sends `request` to `worker` and reads its answer, all within ``timeout``.
-    func exchange(_ request: Data, with worker: ChildWorker, options: DecodingOptions, format: ImageFormat) -> Exchange
-    {
-        let deadline = ContinuousClock.now + timeout
-        let sent = worker.transmit(request, deadline: deadline)
-        guard sent == .done else { return .failed(.notSent(sent)) }
-        if pool.idleLimit == 0 { worker.finishRequests() }
-        let (length, lengthTransfer) = worker.receive(4, deadline: deadline)
-        guard let length else { return .failed(.cutOff(lengthTransfer)) }
-        let jsonLength = Int(ChildProcessMessage.number(length))
-        guard jsonLength <= ChildProcessMessage.jsonLimit else {
-            return .failed(.refused(.corrupt(format: format, reason: "the decoding process answered out of turn")))
-        }
-        let (json, jsonTransfer) = worker.receive(jsonLength, deadline: deadline)
-        guard let json else { return .failed(.cutOff(jsonTransfer)) }
+    /// The decoded container `worker` answers, by `deadline`.
+    static func readAnswer(
+        from worker: ChildWorker, deadline: ContinuousClock.Instant, options: DecodingOptions, format: ImageFormat
+    ) -> ChildProcessPool.Answer<ImageContainer> {
         let answer: ChildProcessMessage.Answer
-        do {
-            answer = try ChildProcessMessage.head(from: json, format: format)
-        } catch {
-            return .failed(.refused(error))
+        switch ChildProcessMessage.readHead(
+            ChildProcessMessage.Answer.self, from: worker, deadline: deadline, format: format)
+        {
+        case .success(let head): answer = head
+        case .failure(let failure): return .failed(failure)
         }
         if let error = answer.error { return .answered(.failure(error)) }
         guard let image = answer.image, !image.frames.isEmpty else {
@@ -172,8 +109,8 @@ public struct ChildProcessDecoder: ImageDecoding {
             return .failed(
                 .refused(.corrupt(format: format, reason: "the decoding process answered more than its limits allow")))
         }
-        let (pixels, pixelTransfer) = worker.receive(count, deadline: deadline)
-        guard let pixels else { return .failed(.cutOff(pixelTransfer)) }
+        let (pixels, transfer) = worker.receive(count, deadline: deadline)
+        guard let pixels else { return .failed(.cutOff(transfer)) }
         do {
             return .answered(.success(try ChildProcessMessage.container(of: image, pixels: pixels)))
         } catch {

@@ -1,12 +1,21 @@
 import Foundation
 import ImagoCore
 
-/// What ``ChildProcessDecoder`` and its child say to each other through the child's standard input and output.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// What ``ChildProcessDecoder`` and ``ChildProcessEncoder`` say to their children through the children's standard
+/// input and output.
 ///
-/// The request: a 4-byte big-endian length, that many bytes of the ``DecodingOptions`` in JSON, an 8-byte big-endian
-/// length and that many bytes of the encoded image. The answer: a 4-byte big-endian length, that many bytes of an
-/// ``Answer`` in JSON, then, for an image, each frame's pixels in order (`width × height × bytesPerPixel` bytes
-/// each, rows packed). Both say their own length, so one child answers request after request.
+/// A request: a 4-byte big-endian length, that many bytes of JSON (the ``DecodingOptions``; the encoder's
+/// ``ChildProcessEncoder/Request``), an 8-byte big-endian length and that many bytes of payload (the encoded image;
+/// the pixels). An answer: a 4-byte big-endian length, that many bytes of JSON (a decode's ``Answer``; the encoder's
+/// ``ChildProcessEncoder/Answer``), then what that JSON says follows (each frame's pixels in order, `width × height
+/// × bytesPerPixel` bytes each, rows packed; the encoded bytes). Both say their own length, so one child answers
+/// request after request.
 enum ChildProcessMessage {
     /// The JSON part of an answer: the error the child's decoder threw, or the image without its pixels.
     struct Answer: Codable {
@@ -54,15 +63,86 @@ enum ChildProcessMessage {
         return formats.min { $0.rawValue < $1.rawValue } ?? sniffed
     }
 
-    /// The request for `data` decoded with `options`.
-    static func request(options: DecodingOptions, data: Data, format: ImageFormat) throws -> Data {
-        let json: Data
+    /// A request: `json` in JSON, then `payload`.
+    static func request(json: some Encodable, payload: Data, format: ImageFormat) throws(CodecError) -> Data {
+        let encoded: Data
         do {
-            json = try JSONEncoder().encode(options)
+            encoded = try JSONEncoder().encode(json)
         } catch {
-            throw CodecError.corrupt(format: format, reason: "the decoding options could not be written: \(error)")
+            throw CodecError.corrupt(format: format, reason: "the request could not be written: \(error)")
         }
-        return framed(json) + bigEndian(UInt64(data.count), bytes: 8) + data
+        return framed(encoded) + bigEndian(UInt64(payload.count), bytes: 8) + payload
+    }
+
+    /// An answer's JSON head as `type`, read from `worker` by `deadline`.
+    static func readHead<Head: Decodable>(
+        _ type: Head.Type, from worker: ChildWorker, deadline: ContinuousClock.Instant, format: ImageFormat
+    ) -> Result<Head, ChildProcessPool.Failure> {
+        let (length, lengthTransfer) = worker.receive(4, deadline: deadline)
+        guard let length else { return .failure(.cutOff(lengthTransfer)) }
+        let jsonLength = Int(number(length))
+        guard jsonLength <= jsonLimit else {
+            return .failure(.refused(.corrupt(format: format, reason: "the \(format) process answered out of turn")))
+        }
+        let (json, jsonTransfer) = worker.receive(jsonLength, deadline: deadline)
+        guard let json else { return .failure(.cutOff(jsonTransfer)) }
+        do {
+            return .success(try JSONDecoder().decode(Head.self, from: json))
+        } catch {
+            return .failure(
+                .refused(
+                    .corrupt(
+                        format: format, reason: "the \(format) process answered something else than an answer: \(error)"
+                    )
+                ))
+        }
+    }
+
+    /// The child's loop: reads requests on standard input until it ends, hands each one's JSON and payload to
+    /// `handle` with a function that writes to standard output (kept for the answers: anything a library prints
+    /// there goes to `/dev/null`). Returns the exit status: 0 at the end of the input, 2 after input that was not a
+    /// request (answered with a `CodecError.corrupt` in `Answer`'s shape).
+    static func serveRequests(_ handle: (Data, Data, (UnsafeRawBufferPointer) -> Void) -> Void) -> Int32 {
+        let answers = dup(1)
+        let null = open("/dev/null", O_WRONLY)
+        if null >= 0 {
+            dup2(null, 1)
+            close(null)
+        }
+        let write: (UnsafeRawBufferPointer) -> Void = { _ = FileDescriptorWriting.writeAll(answers, $0) }
+        while true {
+            guard let length = readExactly(4) else { return 0 }  // the end of the requests
+            let jsonLength = Int(number(length))
+            guard jsonLength <= jsonLimit, let json = readExactly(jsonLength),
+                let payloadLength = readExactly(8).map(number), payloadLength <= UInt64(Int.max),
+                let payload = readExactly(Int(payloadLength))
+            else {
+                answer(CodecError.corrupt(format: .unknown, reason: "not a request")).withUnsafeBytes(write)
+                return 2
+            }
+            handle(json, payload, write)
+        }
+    }
+
+    /// Exactly `count` bytes of standard input; `nil` when it ends first.
+    private static func readExactly(_ count: Int) -> Data? {
+        var data = Data(count: count)
+        let complete = data.withUnsafeMutableBytes { raw -> Bool in
+            guard let base = raw.baseAddress else { return true }
+            var done = 0
+            while done < count {
+                let n = read(0, base + done, count - done)
+                if n > 0 {
+                    done += n
+                } else if n < 0, errno == EINTR {
+                    continue
+                } else {
+                    return false
+                }
+            }
+            return true
+        }
+        return complete ? data : nil
     }
 
     /// The most bytes of pixels an answer to `options` may hold: ``DecodingOptions/pixelLimit`` pixels a frame at
@@ -94,16 +174,6 @@ enum ChildProcessMessage {
     /// The answer for `error`.
     static func answer(_ error: CodecError) -> Data {
         framed((try? JSONEncoder().encode(Answer(error: error))) ?? Data())
-    }
-
-    /// The answer whose JSON is `json`.
-    static func head(from json: Data, format: ImageFormat) throws(CodecError) -> Answer {
-        do {
-            return try JSONDecoder().decode(Answer.self, from: json)
-        } catch {
-            throw CodecError.corrupt(
-                format: format, reason: "the decoding process answered something else than an image: \(error)")
-        }
     }
 
     /// The bytes of `image`'s frames, each frame's size checked against `options` first.

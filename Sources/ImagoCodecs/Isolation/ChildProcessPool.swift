@@ -1,9 +1,15 @@
 import Foundation
 import ImagoCore
 
-/// The children a ``ChildProcessDecoder`` keeps between decodes: up to `idleLimit` idle ones, each ended after
-/// `answerLimit` answers (so that whatever a decoding library leaks stays bounded), and all of them ended when the
-/// pool goes.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The children a ``ChildProcessDecoder`` or ``ChildProcessEncoder`` keeps between requests: up to `idleLimit` idle
+/// ones, each ended after `answerLimit` answers (so that whatever a codec library leaks stays bounded), and all of
+/// them ended when the pool goes; and one request's round trip through one of them (``call(_:format:timeout:answer:)``).
 final class ChildProcessPool: Sendable {
     let executable: URL
     let arguments: [String]
@@ -22,6 +28,82 @@ final class ChildProcessPool: Sendable {
 
     deinit {
         for worker in idle.withLock({ $0 }) { worker.end() }
+    }
+
+    /// What reading a child's answer came to.
+    enum Answer<Value> {
+        /// The child answered in full, a value or the error its codec threw, and can take another request.
+        case answered(Result<Value, CodecError>)
+        /// The child cannot be used again.
+        case failed(Failure)
+    }
+
+    /// Why a child cannot be used again.
+    enum Failure: Error {
+        /// The request did not all go in.
+        case notSent(ChildWorker.Transfer)
+        /// The answer stopped before its end.
+        case cutOff(ChildWorker.Transfer)
+        /// The answer was refused: not an answer, or over the request's limits.
+        case refused(CodecError)
+
+        /// The error a request reports, the child having ended with wait `status`.
+        func error(status: Int32, format: ImageFormat, timeout: Duration) -> CodecError {
+            switch self {
+            case .refused(let error): return error
+            case .notSent(.timedOut), .cutOff(.timedOut): return .renderingTimedOut(format: format, limit: timeout)
+            case .notSent, .cutOff:
+                let signal = status & 0x7F
+                guard signal != 0, signal != 0x7F else {
+                    return .corrupt(
+                        format: format,
+                        reason: "the \(format) process ended without an answer (exit status \((status >> 8) & 0xFF))")
+                }
+                let name = strsignal(signal).map { String(cString: $0) } ?? "signal"
+                return .corrupt(
+                    format: format,
+                    reason: "the \(format) process ended on signal \(signal) (\(name)) without an answer")
+            }
+        }
+    }
+
+    /// Sends `request` to a child and reads its answer with `answer`, all within `timeout`; the child is taken
+    /// back after a full answer and ended otherwise. An idle child gone since its last answer (killed from outside)
+    /// is replaced by another. Errors name `format`.
+    ///
+    /// - Throws: ``CodecError``: the child's own, `.renderingTimedOut` after `timeout`, `.corrupt` when no child
+    ///   could start, or one ended or answered out of turn.
+    func call<Value>(
+        _ request: Data, format: ImageFormat, timeout: Duration,
+        answer: (ChildWorker, ContinuousClock.Instant) -> Answer<Value>
+    ) throws(CodecError) -> Value {
+        while true {
+            let worker: ChildWorker
+            let reused: Bool
+            do {
+                (worker, reused) = try checkOut()
+            } catch {
+                throw CodecError.corrupt(format: format, reason: "the \(format) process could not start: \(error)")
+            }
+            let deadline = ContinuousClock.now + timeout
+            let sent = worker.transmit(request, deadline: deadline)
+            let outcome: Answer<Value>
+            if sent == .done {
+                if idleLimit == 0 { worker.finishRequests() }
+                outcome = answer(worker, deadline)
+            } else {
+                outcome = .failed(.notSent(sent))
+            }
+            switch outcome {
+            case .answered(let result):
+                checkIn(worker)
+                return try result.get()
+            case .failed(let failure):
+                let status = worker.end()
+                if reused, case .notSent(.closed) = failure { continue }
+                throw failure.error(status: status, format: format, timeout: timeout)
+            }
+        }
     }
 
     /// An idle child that is still running, else a new one; `reused` says which.

@@ -23,7 +23,8 @@ public enum CodecError: Error, Sendable, Hashable, Codable, CustomStringConverti
     case animationTooMuchWork(limit: Int)
     /// Drawing or decoding the image took longer than the decoder's time limit and was stopped: a document that is
     /// valid but too costly (an SVG filter, for one, under the child-process timeout of `ImagoCodecs`'s
-    /// `SVGRendering`), or a child process of `ImagoCodecs`'s `ChildProcessDecoder` that did not answer in time.
+    /// `SVGRendering`), or a child process of `ImagoCodecs`'s `ChildProcessDecoder` or `ChildProcessEncoder` that
+    /// did not answer in time.
     case renderingTimedOut(format: ImageFormat, limit: Duration)
     /// The encoder failed.
     case encodingFailed(format: ImageFormat, reason: String)
@@ -44,7 +45,9 @@ public enum CodecError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .animationTooMuchWork(let limit):
             "animation would composite more than \(limit) canvas pixels, frames × canvas size (DecodingOptions.animationWorkLimit)"
         case .renderingTimedOut(let f, let limit):
-            "\(f == .svg ? "drawing" : "decoding") the \(f) image took longer than \(limit.readableText) and was stopped"
+            f == .svg
+                ? "drawing the svg image took longer than \(limit.readableText) and was stopped"
+                : "decoding or encoding the \(f) image took longer than \(limit.readableText) and was stopped"
         case .encodingFailed(let f, let reason): "could not encode \(f): \(reason)"
         }
     }

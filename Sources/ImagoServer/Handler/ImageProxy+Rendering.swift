@@ -549,8 +549,9 @@ extension ImageProxy {
         case .animationTooLarge, .animationTooMuchWork: .imageTooLarge("the animation is over the limits")
         case .renderingTimedOut(let format, let limit):
             .imageTooLarge(
-                "\(format == .svg ? "drawing" : "decoding") the \(format) source took longer than \(limit.readableText)"
-            )
+                format == .svg
+                    ? "drawing the svg source took longer than \(limit.readableText)"
+                    : "decoding or encoding the \(format) image took longer than \(limit.readableText)")
         case .encodingFailed(let format, let reason): .internalFailure("encoding \(format): \(reason)")
         }
     }
