@@ -38,35 +38,16 @@ enum AWSCredentialProcess {
         var pipeEnds: [Int32] = [-1, -1]
         guard pipe(&pipeEnds) == 0 else { return failure("could not start (no pipe)") }
         defer { close(pipeEnds[0]) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
-        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // A group of its own, no signal blocked, SIGPIPE back to its default (this process ignores it).
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var pid: pid_t = 0
-        let arguments: [UnsafeMutablePointer<CChar>?] =
-            ["/bin/sh", "-c", command].map { (text: String) in strdup(text) } + [nil]
-        defer { for argument in arguments { free(argument) } }
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments, environ)
+        let pid: pid_t
+        do {
+            pid = try ProcessSpawning.spawn(
+                "/bin/sh", arguments: ["-c", command], standardInput: .null, standardOutput: .descriptor(pipeEnds[1]),
+                closing: [pipeEnds[0], pipeEnds[1]])
+        } catch {
+            close(pipeEnds[1])
+            return failure("could not start (error \(error.code))")
+        }
         close(pipeEnds[1])
-        guard spawned == 0 else { return failure("could not start (error \(spawned))") }
 
         let deadline = ContinuousClock.now + timeout
         func millisecondsLeft() -> Int32 {

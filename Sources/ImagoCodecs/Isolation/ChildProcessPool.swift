@@ -107,7 +107,7 @@ final class ChildProcessPool: Sendable {
     }
 
     /// An idle child that is still running, else a new one; `reused` says which.
-    func checkOut() throws(ChildWorker.SpawnError) -> (worker: ChildWorker, reused: Bool) {
+    func checkOut() throws(ProcessSpawning.Failure) -> (worker: ChildWorker, reused: Bool) {
         while let worker = idle.withLock({ $0.popLast() }) {
             if !worker.hasEnded { return (worker, true) }
             worker.end()

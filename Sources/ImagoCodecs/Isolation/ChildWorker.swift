@@ -11,8 +11,8 @@ import ImagoCore
 /// One child process of a ``ChildProcessDecoder``, answering requests one after another over a socket that is its
 /// standard input and output.
 ///
-/// Started with `posix_spawn` in a process group of its own, with no descriptor of this process but its end of the
-/// socket (standard error is `/dev/null`), the default `SIGPIPE` and no blocked signal; ended by killing the whole
+/// Started by ``ProcessSpawning`` (a process group of its own, no blocked signal, the default `SIGPIPE`, standard
+/// error to `/dev/null`), with no descriptor of this process but its end of the socket; ended by killing the whole
 /// group and reaping the child with `waitpid`. Foundation's `Process` was not used: it learns that a child ended
 /// from a socket the child inherits, so a child killed while a process it started still ran (a shell's command)
 /// was never seen to end, and `waitUntilExit()` blocked as long as that grandchild lived (RELIABILITY.md §47).
@@ -44,12 +44,18 @@ final class ChildWorker: @unchecked Sendable {
     }
 
     /// Starts `executable ARGUMENTS…`.
-    static func start(executable: URL, arguments: [String]) throws(SpawnError) -> ChildWorker {
+    static func start(executable: URL, arguments: [String]) throws(ProcessSpawning.Failure) -> ChildWorker {
         var pair: [Int32] = [-1, -1]
-        guard cimago_socketpair_cloexec(&pair) == 0 else { throw SpawnError(call: "socketpair", code: errno) }
+        guard cimago_socketpair_cloexec(&pair) == 0 else {
+            throw ProcessSpawning.Failure(call: "socketpair", code: errno)
+        }
         let pid: pid_t
         do {
-            pid = try spawn(executable: executable, arguments: arguments, socket: pair[1])
+            // The socket is close-on-exec; every other descriptor is closed in the child too, whatever it is.
+            pid = try ProcessSpawning.spawn(
+                executable.path, arguments: arguments, environment: environment,
+                standardInput: .descriptor(pair[1]), standardOutput: .descriptor(pair[1])
+            ) { _ = cimago_spawn_close_from($0, 3) }
         } catch {
             close(pair[0])
             close(pair[1])
@@ -145,52 +151,10 @@ final class ChildWorker: @unchecked Sendable {
         }
     }
 
-    /// Starts the program in a new process group with `socket` as its standard input and output.
-    private static func spawn(executable: URL, arguments: [String], socket: Int32) throws(SpawnError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, socket, 0)
-        posix_spawn_file_actions_adddup2(&actions, socket, 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        _ = cimago_spawn_close_from(&actions, 3)  // the socket is close-on-exec whatever this does
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        let environment = Self.environment.map { strdup($0) } + [nil]
-        defer { for variable in environment { free(variable) } }
-        var pid = pid_t()
-        let code = posix_spawn(&pid, executable.path, &actions, &attributes, argv, environment)
-        guard code == 0 else { throw SpawnError(call: "posix_spawn", code: code) }
-        return pid
-    }
-
     /// This process's environment for the child, with Swift's crash backtracer turned off: a child that crashes
     /// would otherwise hold its answer open while the backtracer symbolicates, for a report written to `/dev/null`.
     private static var environment: [String] {
         ProcessInfo.processInfo.environment.filter { $0.key != "SWIFT_BACKTRACE" }.map { "\($0.key)=\($0.value)" }
             + ["SWIFT_BACKTRACE=enable=no"]
-    }
-
-    /// A system call that failed while starting the child.
-    struct SpawnError: Error, CustomStringConvertible {
-        /// The call.
-        let call: String
-        /// Its error number.
-        let code: Int32
-
-        var description: String { "\(call): \(String(cString: strerror(code)))" }
     }
 }
