@@ -16,11 +16,16 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func aChildThatCrashesCostsOneRequestAndTheServerGoesOn() async throws {
         let heic = try serverCorpus("heic/gen-kodim03-8bit-420.heic")
-        let crashing = ChildProcessDecoder(
-            formats: [.heic, .heif], executable: URL(fileURLWithPath: "/bin/sh"),
-            arguments: ["-c", "cat > /dev/null; kill -ABRT $$"], timeout: .seconds(10))
-        let fixture = try ProxyFixture { $0.decoders.register(crashing) }
-        fixture.origin.setRoute("/a.heic", .bytes(heic, contentType: "image/heic"))
+        /// A proxy whose HEIF decoder's child is `/bin/sh -c 'cat > /dev/null; SCRIPT'`, serving `/a.heic`.
+        func proxy(decodingWith script: String, timeout: Duration) throws -> ProxyFixture {
+            let decoder = ChildProcessDecoder(
+                formats: [.heic, .heif], executable: URL(fileURLWithPath: "/bin/sh"),
+                arguments: ["-c", "cat > /dev/null; " + script], timeout: timeout)
+            let fixture = try ProxyFixture { $0.decoders.register(decoder) }
+            fixture.origin.setRoute("/a.heic", .bytes(heic, contentType: "image/heic"))
+            return fixture
+        }
+        let fixture = try proxy(decodingWith: "kill -ABRT $$", timeout: .seconds(10))
         let crashed = await fixture.get(fixture.path("w:100/f:png", "/a.heic"))
         #expect(crashed.status == 415, "\(crashed.status) \(errorMessage(crashed))")
         #expect(errorMessage(crashed).hasSuffix("the source is not a valid heic image"), "\(errorMessage(crashed))")
@@ -36,11 +41,7 @@ import Testing
         #expect(failed.status == 500, "\(failed.status) \(errorMessage(failed))")
         #expect(await encoding.get(encoding.path("w:100/f:png")).status == 200)
 
-        let hanging = ChildProcessDecoder(
-            formats: [.heic, .heif], executable: URL(fileURLWithPath: "/bin/sh"),
-            arguments: ["-c", "cat > /dev/null; sleep 30"], timeout: .seconds(1))
-        let slow = try ProxyFixture { $0.decoders.register(hanging) }
-        slow.origin.setRoute("/a.heic", .bytes(heic, contentType: "image/heic"))
+        let slow = try proxy(decodingWith: "sleep 30", timeout: .seconds(1))
         let stopped = await slow.get(slow.path("w:100/f:png", "/a.heic"))
         #expect(stopped.status == 422, "\(stopped.status) \(errorMessage(stopped))")
         #expect(
