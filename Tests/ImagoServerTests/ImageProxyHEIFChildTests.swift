@@ -16,12 +16,16 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func aChildThatCrashesCostsOneRequestAndTheServerGoesOn() async throws {
         let heic = try serverCorpus("heic/gen-kodim03-8bit-420.heic")
+        let records = Locked<[AccessLogRecord]>([])
         /// A proxy whose HEIF decoder's child is `/bin/sh -c 'cat > /dev/null; SCRIPT'`, serving `/a.heic`.
         func proxy(decodingWith script: String, timeout: Duration) throws -> ProxyFixture {
             let decoder = ChildProcessDecoder(
                 formats: [.heic, .heif], executable: URL(fileURLWithPath: "/bin/sh"),
                 arguments: ["-c", "cat > /dev/null; " + script], timeout: timeout)
-            let fixture = try ProxyFixture { $0.decoders.register(decoder) }
+            let fixture = try ProxyFixture {
+                $0.decoders.register(decoder)
+                $0.accessLog = { record in records.withLock { $0.append(record) } }
+            }
             fixture.origin.setRoute("/a.heic", .bytes(heic, contentType: "image/heic"))
             return fixture
         }
@@ -29,6 +33,10 @@ import Testing
         let crashed = await fixture.get(fixture.path("w:100/f:png", "/a.heic"))
         #expect(crashed.status == 415, "\(crashed.status) \(errorMessage(crashed))")
         #expect(errorMessage(crashed).hasSuffix("the source is not a valid heic image"), "\(errorMessage(crashed))")
+        #expect(!errorMessage(crashed).contains("signal"), "the client is not told about the server's processes")
+        // The operator is: the access log names the signal.
+        let logged = records.withLock { $0 }.first { $0.status == 415 }?.error ?? ""
+        #expect(logged.contains("ended on signal 6"), "\(logged)")
         let jpeg = await fixture.get(fixture.path("w:100/f:png"))
         #expect(try jpeg.status == 200 && ServerTestImages.decode(jpeg.body).width == 100)
 

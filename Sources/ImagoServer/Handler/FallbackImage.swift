@@ -57,7 +57,7 @@ public struct FallbackImage: Sendable {
     static func replaces(_ error: ProxyError) -> Bool {
         switch error {
         case .notFound, .originRefused, .upstreamFailed, .originRequestFailed, .upstreamTimedOut, .sourceTooLarge,
-            .unsupportedSource, .imageTooLarge:
+            .unsupportedSource, .undecodableSource, .imageTooLarge:
             true
         default: false
         }

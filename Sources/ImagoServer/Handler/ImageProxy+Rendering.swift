@@ -541,7 +541,7 @@ extension ImageProxy {
         switch error {
         case .unsupportedFormat(let format): .unsupportedSource("no decoder for format '\(format)'")
         case .empty: .unsupportedSource("the source is empty")
-        case .corrupt(let format, _): .unsupportedSource("the source is not a valid \(format) image")
+        case .corrupt(let format, let reason): .undecodableSource(format: format, reason: reason)
         case .truncated(let format): .unsupportedSource("the \(format) source ends before the image is complete")
         case .tooManyPixels(let width, let height, let limit):
             .imageTooLarge("\(width)x\(height) pixels is over the limit of \(limit)")

@@ -32,6 +32,10 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     case sourceTooLarge(limit: Int64)
     /// 415: the source is not an image the decoders know.
     case unsupportedSource(String)
+    /// 415: the source is not a valid `format` image: its decoder refused it, or the decoder's child process ended
+    /// on it. `reason` (the decoder's sentence, or the child's signal) goes to the access log only
+    /// (``logDescription``): it names the server's libraries, not the client's request.
+    case undecodableSource(format: ImageFormat, reason: String)
     /// 422: the image is over the pixel (or frame) limit.
     case imageTooLarge(String)
     /// 422: the output format asked for cannot be made from the source's format (`svg` from a raster source).
@@ -63,7 +67,7 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notFound: 404
         case .methodNotAllowed: 405
         case .sourceTooLarge: 413
-        case .unsupportedSource: 415
+        case .unsupportedSource, .undecodableSource: 415
         case .imageTooLarge, .outputFormatUnavailable: 422
         case .originRefused(let status): status
         case .upstreamFailed, .originRequestFailed: 502
@@ -90,6 +94,8 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .methodNotAllowed(let method): "method \(method) is not allowed (use GET or HEAD)"
         case .sourceTooLarge(let limit): "the source is larger than the limit of \(limit) bytes"
         case .unsupportedSource(let reason): "the source is not a supported image: \(reason)"
+        case .undecodableSource(let format, _):
+            "the source is not a supported image: the source is not a valid \(format) image"
         case .imageTooLarge(let reason): "the image is too large: \(reason)"
         case .outputFormatUnavailable(let format, let source):
             "option 'format': \(format) cannot be made from a \(source) source"
@@ -105,9 +111,12 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The sentence for the access log: ``description``, with the reason the client is not told when there is
-    /// one (``originRequestFailed(reason:)``), so that an operator sees why a store's credentials failed.
+    /// one (``originRequestFailed(reason:)``, ``undecodableSource(format:reason:)``), so that an operator sees why a
+    /// store's credentials failed, or that a decoder's child process crashed.
     public var logDescription: String {
-        if case .originRequestFailed(let reason) = self { return description + " (\(reason))" }
-        return description
+        switch self {
+        case .originRequestFailed(let reason), .undecodableSource(_, let reason): description + " (\(reason))"
+        default: description
+        }
     }
 }
