@@ -1,8 +1,9 @@
 import Foundation
 import Imago
-import ImagoServer
 import ImagoTesting
 import Testing
+
+@testable import ImagoServer
 
 @Suite("Access log: where a render's time went")
 struct AccessLogStagesTests {
@@ -112,5 +113,19 @@ struct AccessLogStagesTests {
         #expect(lines.filter { $0.source == bad.absoluteString }.map(\.colorWarning) == [rendered.colorWarning, nil])
         #expect(fixture.record(for: fixture.first)?.colorWarning == nil)
         #expect(fixture.record(for: fixture.first)?.jsonLine.contains("color_warning") == false)
+    }
+
+    /// Text from a file (a decoder's sentence about a box, a profile's description) reaches the text log's quoted
+    /// fields escaped: it cannot end the line or the quotes, so it cannot forge a record.
+    @Test func theTextLineEscapesWhatItQuotes() {
+        var record = AccessLogRecord(time: "t", method: "GET", route: "image", status: 415, bytes: 0, ms: 1)
+        record.error = "box \"x\" (bad)\n2026-12-07T00:00:00Z GET 200 1.0ms 1B - forged\u{7}\\"
+        record.colorWarning = "profile\r\tP3"
+        let line = record.textLine
+        #expect(!line.contains("\n") && !line.contains("\r") && !line.contains("\u{7}"), "\(line)")
+        #expect(
+            line.hasSuffix(
+                #" error="box \"x\" (bad)\n2026-12-07T00:00:00Z GET 200 1.0ms 1B - forged\u0007\\" color_warning="profile\r\tP3""#
+            ), "\(line)")
     }
 }

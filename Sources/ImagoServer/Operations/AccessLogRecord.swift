@@ -142,12 +142,33 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
     }
 
     /// The record as a line of text: time, method, status, ms, bytes, cache tier, source, error, colour warning (no
-    /// stages).
+    /// stages). The error and the warning are quoted, with `"`, `\` and control characters escaped as in JSON: they
+    /// may hold text from a file (a profile's description, a decoder's sentence about a box), which must not end
+    /// the line or the quotes.
     public var textLine: String {
         var line = "\(time) \(method) \(status) \(String(format: "%.1f", ms))ms \(bytes)B \(cache ?? "-") "
         line += source ?? route
-        if let error { line += " error=\"\(error)\"" }
-        if let colorWarning { line += " color_warning=\"\(colorWarning)\"" }
+        if let error { line += " error=" + Self.quoted(error) }
+        if let colorWarning { line += " color_warning=" + Self.quoted(colorWarning) }
         return line
+    }
+
+    /// `text` in double quotes, `"` and `\` escaped with a backslash and control characters as `\n`, `\r`, `\t` or
+    /// `\u00XX`.
+    static func quoted(_ text: String) -> String {
+        var quoted = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": quoted += "\\\""
+            case "\\": quoted += "\\\\"
+            case "\n": quoted += "\\n"
+            case "\r": quoted += "\\r"
+            case "\t": quoted += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                quoted += String(format: "\\u%04X", scalar.value)
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted + "\""
     }
 }
