@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 /// Builds one JSON object with its keys in the order they are added (for line-per-item output that people and
 /// scripts both read).
@@ -34,20 +35,6 @@ struct JSONLine {
     /// The object as one line of text, without a newline.
     var text: String { "{" + parts.joined(separator: ",") + "}" }
 
-    /// A JSON string literal for `s`.
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    /// A JSON string literal for `s` (``JSONStringLiteral``).
+    static func quote(_ s: String) -> String { JSONStringLiteral.quoted(s) }
 }

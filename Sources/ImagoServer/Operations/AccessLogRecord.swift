@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 /// Where a render's time went, in milliseconds, in the order the stages run: the request that rendered the
 /// output has them in its access-log record (``AccessLogRecord/stages``); requests that joined its render or read
@@ -148,27 +149,8 @@ public struct AccessLogRecord: Sendable, Hashable, Encodable {
     public var textLine: String {
         var line = "\(time) \(method) \(status) \(String(format: "%.1f", ms))ms \(bytes)B \(cache ?? "-") "
         line += source ?? route
-        if let error { line += " error=" + Self.quoted(error) }
-        if let colorWarning { line += " color_warning=" + Self.quoted(colorWarning) }
+        if let error { line += " error=" + JSONStringLiteral.quoted(error) }
+        if let colorWarning { line += " color_warning=" + JSONStringLiteral.quoted(colorWarning) }
         return line
-    }
-
-    /// `text` in double quotes, `"` and `\` escaped with a backslash and control characters as `\n`, `\r`, `\t` or
-    /// `\u00XX`.
-    static func quoted(_ text: String) -> String {
-        var quoted = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": quoted += "\\\""
-            case "\\": quoted += "\\\\"
-            case "\n": quoted += "\\n"
-            case "\r": quoted += "\\r"
-            case "\t": quoted += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                quoted += String(format: "\\u%04X", scalar.value)
-            default: quoted.unicodeScalars.append(scalar)
-            }
-        }
-        return quoted + "\""
     }
 }
