@@ -1,12 +1,6 @@
 import Foundation
 import ImagoCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// Decodes in child processes, so that a decoding library that aborts, crashes or runs too long on a hostile file
 /// ends a child, not the caller's process: the decode then fails with a ``CodecError``.
 ///
@@ -76,8 +70,8 @@ public struct ChildProcessDecoder: ImageDecoding {
     public func decode(_ data: Data, options: DecodingOptions) throws -> ImageContainer {
         guard !data.isEmpty else { throw CodecError.empty }
         let format = ChildProcessMessage.format(of: data, among: formats)
-        let request = try ChildProcessMessage.request(json: options, payload: data, format: format)
-        return try pool.call(request, format: format, timeout: timeout) { worker, deadline in
+        let head = try ChildProcessMessage.requestHead(json: options, payloadCount: data.count, format: format)
+        return try pool.call(head, payload: data, format: format, timeout: timeout) { worker, deadline in
             Self.readAnswer(from: worker, deadline: deadline, options: options, format: format)
         }
     }

@@ -85,12 +85,10 @@ public struct ChildProcessEncoder: ImageEncoding {
             quality: options.quality, isLossless: options.isLossless, profile: options.colorProfile?.data,
             profileDescription: options.colorProfile?.description, metadata: options.metadata, width: image.width,
             height: image.height, pixelFormat: image.format, alphaMode: image.alphaMode)
-        let pixels = image.withUnsafeBytes { Data($0) }
-        let request = try ChildProcessMessage.request(json: head, payload: pixels, format: format)
-        let limit = max(16 << 20, image.width * image.height * 8)
-        let format = format
+        let request = try ChildProcessMessage.requestHead(
+            json: head, payloadCount: image.bytes.count, format: format)
         do {
-            return try call(request, limit: limit)
+            return try call(request, pixels: image.bytes, limit: max(16 << 20, image.width * image.height * 8))
         } catch {
             // The child, not the pixels: an encoder's failure.
             guard case .corrupt(let format, let reason) = error else { throw error }
@@ -98,10 +96,10 @@ public struct ChildProcessEncoder: ImageEncoding {
         }
     }
 
-    /// Sends `request` to a child and reads the encoded bytes it answers, at most `limit` of them.
-    private func call(_ request: Data, limit: Int) throws(CodecError) -> Data {
+    /// Sends `request` and `pixels` to a child and reads the encoded bytes it answers, at most `limit` of them.
+    private func call(_ request: Data, pixels: [UInt8], limit: Int) throws(CodecError) -> Data {
         let format = format
-        return try pool.call(request, format: format, timeout: timeout) { worker, deadline in
+        return try pool.call(request, payload: pixels, format: format, timeout: timeout) { worker, deadline in
             let answer: Answer
             switch ChildProcessMessage.readHead(Answer.self, from: worker, deadline: deadline, format: format) {
             case .success(let head): answer = head

@@ -63,15 +63,16 @@ enum ChildProcessMessage {
         return formats.min { $0.rawValue < $1.rawValue } ?? sniffed
     }
 
-    /// A request: `json` in JSON, then `payload`.
-    static func request(json: some Encodable, payload: Data, format: ImageFormat) throws(CodecError) -> Data {
+    /// A request's head: `json` in JSON and the length of the `payloadCount` bytes that follow it (sent on their
+    /// own, from where they are, not copied behind the head).
+    static func requestHead(json: some Encodable, payloadCount: Int, format: ImageFormat) throws(CodecError) -> Data {
         let encoded: Data
         do {
             encoded = try JSONEncoder().encode(json)
         } catch {
             throw CodecError.corrupt(format: format, reason: "the request could not be written: \(error)")
         }
-        return framed(encoded) + bigEndian(UInt64(payload.count), bytes: 8) + payload
+        return framed(encoded) + bigEndian(UInt64(payloadCount), bytes: 8)
     }
 
     /// An answer's JSON head as `type`, read from `worker` by `deadline`.

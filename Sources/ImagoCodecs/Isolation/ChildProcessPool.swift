@@ -13,7 +13,7 @@ import ImagoCore
 final class ChildProcessPool: Sendable {
     let executable: URL
     let arguments: [String]
-    /// The most idle children kept; 0 starts one for every decode.
+    /// The most idle children kept; 0 starts one for every request.
     let idleLimit: Int
     /// The answers after which a child is ended.
     let answerLimit: Int
@@ -67,14 +67,14 @@ final class ChildProcessPool: Sendable {
         }
     }
 
-    /// Sends `request` to a child and reads its answer with `answer`, all within `timeout`; the child is taken
-    /// back after a full answer and ended otherwise. An idle child gone since its last answer (killed from outside)
-    /// is replaced by another. Errors name `format`.
+    /// Sends a request (`head`, then `payload`) to a child and reads its answer with `answer`, all within
+    /// `timeout`; the child is taken back after a full answer and ended otherwise. An idle child gone since its last
+    /// answer (killed from outside) is replaced by another. Errors name `format`.
     ///
     /// - Throws: ``CodecError``: the child's own, `.renderingTimedOut` after `timeout`, `.corrupt` when no child
     ///   could start, or one ended or answered out of turn.
     func call<Value>(
-        _ request: Data, format: ImageFormat, timeout: Duration,
+        _ head: Data, payload: some ContiguousBytes, format: ImageFormat, timeout: Duration,
         answer: (ChildWorker, ContinuousClock.Instant) -> Answer<Value>
     ) throws(CodecError) -> Value {
         while true {
@@ -86,7 +86,8 @@ final class ChildProcessPool: Sendable {
                 throw CodecError.corrupt(format: format, reason: "the \(format) process could not start: \(error)")
             }
             let deadline = ContinuousClock.now + timeout
-            let sent = worker.transmit(request, deadline: deadline)
+            var sent = worker.transmit(head, deadline: deadline)
+            if sent == .done { sent = worker.transmit(payload, deadline: deadline) }
             let outcome: Answer<Value>
             if sent == .done {
                 if idleLimit == 0 { worker.finishRequests() }

@@ -8,7 +8,7 @@ import ImagoCore
     import Musl
 #endif
 
-/// One child process of a ``ChildProcessDecoder``, answering requests one after another over a socket that is its
+/// One child process of a ``ChildProcessDecoder`` or ``ChildProcessEncoder``, answering requests one after another over a socket that is its
 /// standard input and output.
 ///
 /// Started by ``ProcessSpawning`` (a process group of its own, no blocked signal, the default `SIGPIPE`, standard
@@ -76,7 +76,7 @@ final class ChildWorker: @unchecked Sendable {
     }
 
     /// Sends all of `bytes` by `deadline`.
-    func transmit(_ bytes: Data, deadline: ContinuousClock.Instant) -> Transfer {
+    func transmit(_ bytes: some ContiguousBytes, deadline: ContinuousClock.Instant) -> Transfer {
         bytes.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return .done }
             var done = 0
