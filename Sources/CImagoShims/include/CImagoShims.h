@@ -54,7 +54,7 @@ static inline int cimago_malloc_trim(void) {
 #endif
 }
 
-// --- Child processes (ChildProcess in ImagoCodecs) ---
+// --- Child processes (ChildWorker in ImagoCodecs) ---
 // `SOCK_CLOEXEC` and `posix_spawn_file_actions_addclosefrom_np` are GNU extensions, which Swift's Glibc module does not
 // export; shims.c defines _GNU_SOURCE to reach them.
 #include <spawn.h>

@@ -1144,13 +1144,16 @@ enum ServeCommand {
         return level
     }
 
+    /// This executable, which the children of `imago serve` run (`svg-render`, `heif-decode`, `heic-encode`).
+    static let ownExecutable = URL(fileURLWithPath: "/proc/self/exe")
+
     /// How `imago serve` draws SVG sources: in a child (`imago svg-render`, this executable) killed after `timeout`
     /// (`--svg-timeout`, default 10 s), since librsvg cannot be interrupted and a small document's filters can take
     /// minutes (RELIABILITY.md §28).
     static func svgDecoder(timeout: Duration) -> SVGDecoder {
         SVGDecoder(
             rendering: .childProcess(
-                executable: URL(fileURLWithPath: "/proc/self/exe"), arguments: [CLI.svgRenderCommand],
+                executable: ownExecutable, arguments: [CLI.svgRenderCommand],
                 timeout: timeout))
     }
 
@@ -1161,7 +1164,7 @@ enum ServeCommand {
     /// server.
     static func heifDecoder(timeout: Duration) -> ChildProcessDecoder {
         ChildProcessDecoder(
-            formats: [.heic, .heif], executable: URL(fileURLWithPath: "/proc/self/exe"),
+            formats: [.heic, .heif], executable: ownExecutable,
             arguments: [CLI.heifDecodeCommand], timeout: timeout,
             idleChildren: ProcessInfo.processInfo.activeProcessorCount, answersPerChild: 1_000)
     }
@@ -1173,7 +1176,7 @@ enum ServeCommand {
     static func heicEncoder(timeout: Duration) -> ChildProcessEncoder {
         ChildProcessEncoder(
             format: .heic, settingsIdentifier: HEICEncoder().settingsIdentifier,
-            executable: URL(fileURLWithPath: "/proc/self/exe"), arguments: [CLI.heicEncodeCommand], timeout: timeout,
+            executable: ownExecutable, arguments: [CLI.heicEncodeCommand], timeout: timeout,
             idleChildren: ProcessInfo.processInfo.activeProcessorCount, answersPerChild: 1_000)
     }
 
