@@ -7,7 +7,8 @@ import ImagoCore
 /// boxes are versioned and duplicated) around real coded images, so that mutations reach the item graph the
 /// decoders check before libavif or libheif allocate, instead of breaking a box's length first. The hostile files
 /// found by reading the libraries' parsers (an `infe` typed twice, two `idat`s, an `iloc` read in libheif's dialect,
-/// 20,000 items of empty extents) are all files this writer can make.
+/// 20,000 items of empty extents) are all files this writer can make. The last decisions may add an image sequence
+/// (``ISOBMFFFuzzSequence``: `moov` tracks over the same coded images) beside the items or instead of them.
 ///
 /// An input of zero bytes (or zeros) is a valid 64×64 AVIF of one item; every further byte is one decision.
 struct ISOBMFFFuzzFile {
@@ -17,7 +18,7 @@ struct ISOBMFFFuzzFile {
     let isAVIF: Bool
 
     /// Reads decisions from the input one byte at a time; past its end every decision is 0.
-    private struct Decisions {
+    struct Decisions {
         let bytes: [UInt8]
         var index = 0
 
@@ -65,7 +66,7 @@ struct ISOBMFFFuzzFile {
     /// The auxiliary type of an alpha plane (MIAF's, which libavif and libheif both read).
     private static let alphaURN = "urn:mpeg:mpegB:cicp:systems:auxiliary:alpha"
     /// Widths and heights an `ispe`, a grid or an overlay declares.
-    private static let sizes: [UInt32] = [64, 128, 8, 1, 0, 65, 4096, 65535, 1 << 20, 0xFFFF_FFFF]
+    static let sizes: [UInt32] = [64, 128, 8, 1, 0, 65, 4096, 65535, 1 << 20, 0xFFFF_FFFF]
 
     /// The file `input` describes.
     init(_ input: Data) {
@@ -240,16 +241,27 @@ struct ISOBMFFFuzzFile {
             items.append(alpha)
             nextID += 1
         }
-        let meta = Self.meta(
-            items: items, properties: properties, primary: primary, ilocVersion: ilocVersion, fieldSizes: fieldSizes,
-            duplicate: duplicate, mdatStart: 0, payloads: payloads)
+        // An image sequence, decided after everything else (0: none): `moov` beside `meta`, or instead of it.
+        let sequenceRule = d.below(4)
+        let tracks = sequenceRule == 0 ? [] : ISOBMFFFuzzSequence.tracks(isAVIF: isAVIF, from: &d)
+        let hasMeta = sequenceRule != 3
+        func meta(_ mdatStart: UInt32) -> [UInt8] {
+            guard hasMeta else { return [] }
+            return Self.meta(
+                items: items, properties: properties, primary: primary, ilocVersion: ilocVersion,
+                fieldSizes: fieldSizes, duplicate: duplicate, mdatStart: mdatStart, payloads: payloads)
+        }
         let brand = Array((isAVIF ? "avif" : "heic").utf8)
-        let ftyp = Self.box("ftyp", brand + [0, 0, 0, 0] + Array("mif1miaf".utf8) + brand)
-        let mdatStart = UInt32(ftyp.count + meta.count + 8)
-        let finalMeta = Self.meta(
-            items: items, properties: properties, primary: primary, ilocVersion: ilocVersion, fieldSizes: fieldSizes,
-            duplicate: duplicate, mdatStart: mdatStart, payloads: payloads)
-        data = Data(ftyp + finalMeta + Self.box("mdat", payloads.av1 + payloads.hevc))
+        let sequenceBrand = Array((isAVIF ? "avis" : "msf1").utf8)
+        let major = tracks.isEmpty || d.below(4) == 3 ? brand : sequenceBrand
+        // (a file of tracks only lists its items' brand rarely: libavif then looks for a `meta` box)
+        let itemBrand = hasMeta || d.below(4) == 3 ? brand : []
+        let ftyp = Self.box(
+            "ftyp", major + [0, 0, 0, 0] + Array("mif1miaf".utf8) + itemBrand + (tracks.isEmpty ? [] : sequenceBrand))
+        let moovLength = ISOBMFFFuzzSequence.moov(tracks, mdatStart: 0, payloads: payloads).count
+        let mdatStart = UInt32(ftyp.count + meta(0).count + moovLength + 8)
+        let moov = ISOBMFFFuzzSequence.moov(tracks, mdatStart: mdatStart, payloads: payloads)
+        data = Data(ftyp + meta(mdatStart) + moov + Self.box("mdat", payloads.av1 + payloads.hevc))
     }
 
     // MARK: Writing boxes
@@ -370,7 +382,7 @@ struct ISOBMFFFuzzFile {
 
     /// `value`'s low `size` bytes, most significant first (sizes the specification does not allow are written as
     /// that many bytes all the same: a reader must cope).
-    private static func bigEndian(_ value: UInt32, size: Int) -> [UInt8] {
+    static func bigEndian(_ value: UInt32, size: Int) -> [UInt8] {
         (0..<size).map { i in
             let shift = (size - 1 - i) * 8
             return shift < 32 ? UInt8(truncatingIfNeeded: value >> UInt32(shift)) : 0
@@ -381,11 +393,11 @@ struct ISOBMFFFuzzFile {
         fullBox("ispe", version: 0, flags: 0, bigEndian(width, size: 4) + bigEndian(height, size: 4))
     }
 
-    private static func box(_ type: String, _ body: [UInt8]) -> [UInt8] {
+    static func box(_ type: String, _ body: [UInt8]) -> [UInt8] {
         bigEndian(UInt32(8 + body.count), size: 4) + Array(type.utf8) + body
     }
 
-    private static func fullBox(_ type: String, version: UInt8, flags: UInt32, _ body: [UInt8]) -> [UInt8] {
+    static func fullBox(_ type: String, version: UInt8, flags: UInt32, _ body: [UInt8]) -> [UInt8] {
         box(type, [version] + bigEndian(flags, size: 3) + body)
     }
 }
