@@ -15,8 +15,10 @@ import ImagoCore
 ///   the colour track's edit list (libavif 0.11 has no `repetitionCount`; see `ISOBMFFBoxes`): 1 when it plays
 ///   once, 0 when it repeats forever, and 0 when the file has no edit list (browsers loop such files).
 /// - Limits before any pixel allocation: the size from `ispe` against ``DecodingOptions/pixelLimit`` (then
-///   libavif's own `imageSizeLimit` is lowered to it, so dav1d refuses larger frames), the frame count against ``DecodingOptions/frameLimit``, the output bytes of all frames against ``DecodingOptions/animationByteLimit`` and the
-///   full-size work against ``DecodingOptions/animationWorkLimit``.
+///   libavif's own `imageSizeLimit` is lowered to it, so dav1d refuses larger frames), the frame count against
+///   ``DecodingOptions/frameLimit`` (as libavif's `imageCountLimit`, before it builds its sample table, so a longer
+///   sequence is refused even when only its first frame is wanted), the output bytes of all frames against
+///   ``DecodingOptions/animationByteLimit`` and the full-size work against ``DecodingOptions/animationWorkLimit``.
 /// - A sequence whose frames would exceed ``DecodingOptions/animationMemoryBudget`` is decoded on demand: the
 ///   container keeps the file and a libavif decoder and produces frames through ``ImageContainer/frameSource``,
 ///   seeking with libavif's key frame index (`avifDecoderNthImage`) when asked for an earlier or distant frame.
@@ -173,7 +175,11 @@ public struct AVIFDecoder: ImageDecoding {
             configure(decoder, options: options)
             let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
             try Self.check(avifDecoderSetIOMemory(decoder, base, bytes.count), decoder)
-            try Self.check(avifDecoderParse(decoder), decoder)
+            let parsed = avifDecoderParse(decoder)
+            if parsed != AVIF_RESULT_OK, Self.diagnostic(of: decoder).contains("imageCountLimit") {
+                throw CodecError.tooManyFrames(limit: options.frameLimit)
+            }
+            try Self.check(parsed, decoder)
             return decoder
         } catch {
             avifDecoderDestroy(decoder)
@@ -189,10 +195,14 @@ public struct AVIFDecoder: ImageDecoding {
         // The metadata items are read only when asked for (libavif copies them, and parses the EXIF orientation).
         decoder.pointee.ignoreExif = options.readsMetadata ? AVIF_FALSE : AVIF_TRUE
         decoder.pointee.ignoreXMP = options.readsMetadata ? AVIF_FALSE : AVIF_TRUE
-        // Parsing allocates no pixels: it runs with libavif's default count and size bounds (and no per-dimension
-        // bound), so the header's values reach our own checks and fail with a typed error
-        // (`.tooManyPixels`, `.tooManyFrames`) rather than libavif's "BMFF parsing failed".
+        // Parsing allocates no pixels: it runs with libavif's default size bound (and no per-dimension bound), so
+        // the header's size reaches our own check and fails with a typed error (`.tooManyPixels`) rather than
+        // libavif's "BMFF parsing failed".
         decoder.pointee.imageDimensionLimit = 0
+        // It does allocate for every sample of a sequence, far more than the sample table costs in the file
+        // (RELIABILITY.md §48): the count is bounded by frameLimit before the table is built, even when only the
+        // first frame is wanted (libavif 0.11 reads the whole table either way). libavif's own default: 2,592,000.
+        decoder.pointee.imageCountLimit = UInt32(clamping: max(1, min(options.frameLimit, 12 * 3600 * 60)))
     }
 
     /// After the header passed our checks: dav1d refuses any frame larger than the pixel limit before allocating
@@ -226,12 +236,17 @@ public struct AVIFDecoder: ImageDecoding {
         default:
             var reason = String(cString: avifResultToString(result))
             if let decoder {
-                let detail = withUnsafeBytes(of: decoder.pointee.diag.error) { bytes in
-                    String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-                }
+                let detail = diagnostic(of: decoder)
                 if !detail.isEmpty { reason += ": \(detail)" }
             }
             return .corrupt(format: .avif, reason: reason)
+        }
+    }
+
+    /// libavif's message about the last failure (`diag.error`), empty when it gave none.
+    static func diagnostic(of decoder: UnsafeMutablePointer<avifDecoder>) -> String {
+        withUnsafeBytes(of: decoder.pointee.diag.error) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
         }
     }
 }
