@@ -35,6 +35,9 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]),
         .target(name: "CImagoShims"),
+        // dav1d's default settings with its stderr logger off, for libavif's and libheif's decoders (which give no
+        // way to set it): dav1d_default_settings defined here, which the dynamic linker binds their calls to.
+        .target(name: "CDav1dQuiet"),
         // The AVX-512 (VBMI + FP16) colour conversion kernel of ImagoCodecs' Color/ folder, chosen at run time per
         // function (target attributes), so the package still builds for baseline x86-64 and aarch64.
         .target(name: "CColorKernel"),
@@ -114,7 +117,7 @@ let package = Package(
             dependencies: [
                 "ImagoCore", "CJPEGTurbo", "CPNG", "CWebP", "CGIF", "CImagoShims",
                 "CAVIF", "CHEIF", "CHEIFPlugin", "CTIFF", "CJXL", "CLCMS2", "ImagoZlib", "CColorKernel", "CJPEGStrips",
-                "CResampleKernel", "CPaletteKernel", "CPNGFull", "CSVGPlugin", "CXML2",
+                "CResampleKernel", "CPaletteKernel", "CPNGFull", "CSVGPlugin", "CXML2", "CDav1dQuiet",
             ]),
         .target(name: "Imago", dependencies: ["ImagoCore", "ImagoCodecs", "ImagoCurl", "CImagoShims"]),
         .target(name: "ImagoTesting", dependencies: ["ImagoCore"]),
@@ -147,7 +150,7 @@ let package = Package(
             name: "ImagoCodecsTests",
             dependencies: [
                 "ImagoCodecs", "Imago", "CPNG", "CJPEGTurbo", "ImagoTesting",
-                "CTIFF", "CWebP", "CAVIF", "CJXL", "CLCMS2", "CHEIF", "CPaletteKernel", "ImagoZlib",
+                "CTIFF", "CWebP", "CAVIF", "CJXL", "CLCMS2", "CHEIF", "CPaletteKernel", "ImagoZlib", "CDav1dQuiet",
             ]),
         .testTarget(name: "ImagoTestingTests", dependencies: ["ImagoTesting", "ImagoCore"]),
         .testTarget(name: "ImagoCLITests", dependencies: ["ImagoCLI", "ImagoTesting"]),

@@ -18,6 +18,8 @@ declare -A NEEDED=(
   [/usr/include/avif/avif.h]=libavif-dev
   [/usr/include/x86_64-linux-gnu/libheif/heif.h]=libheif-dev
   [/usr/include/libde265/de265.h]=libde265-dev
+  # dav1d's headers, for CDav1dQuiet (libheif-dev brings them too)
+  [/usr/include/dav1d/dav1d.h]=libdav1d-dev
   [/usr/include/x86_64-linux-gnu/libavcodec/avcodec.h]=libavcodec-dev
   [/usr/include/x86_64-linux-gnu/tiffio.h]=libtiff-dev
   [/usr/include/microhttpd.h]=libmicrohttpd-dev

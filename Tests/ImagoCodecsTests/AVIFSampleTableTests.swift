@@ -1,4 +1,6 @@
+import CDav1dQuiet
 import Foundation
+import Glibc
 import ImagoCodecs
 import ImagoCore
 import Testing
@@ -80,6 +82,33 @@ import Testing
         #expect(throws: CodecError.tooManyFrames(limit: 40)) {
             try AVIFDecoder().decode(Self.sequence(frames: 41), options: options)
         }
+    }
+
+    @Test func dav1dWritesNothingToStandardError() throws {
+        // Given dav1d's settings as libavif gets them, through the dynamic linker: the logger is off
+        #expect(cdav1d_quiet_is_active() == 1)
+
+        // And a sequence whose samples end in reserved OBUs, each of which dav1d's default logger reports on stderr
+        let data = Self.sequence(frames: 5, trailing: [0x00, 0x00, 0x00, 0x00])
+
+        // When it is decoded with the process's stderr sent to a file
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("dav1d-stderr-\(getpid()).txt").path
+        defer { unlink(path) }
+        let file = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
+        try #require(file >= 0)
+        fflush(nil)
+        let saved = dup(2)
+        dup2(file, 2)
+        let container = try? AVIFDecoder().decode(data, options: DecodingOptions())
+        fflush(nil)
+        dup2(saved, 2)
+        close(saved)
+        close(file)
+
+        // Then the frames decode and dav1d wrote nothing (other tests' output, if any ran meanwhile, is not dav1d's)
+        #expect(container?.frames.count == 5)
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(!written.contains("OBU"), "\(written)")
     }
 
     // MARK: Writing boxes
