@@ -59,6 +59,47 @@ def gif(w, h, frames):
     return head + frame * frames + b"\x3b"
 
 
+def avif_sample_table_bomb(corpus, samples):
+    """An `avis` sequence of `samples` samples, each the whole coded image of the corpus's 1x1 AVIF (one chunk a
+    sample, all at the same offset): 4 bytes of `stco` a sample, the cheapest table every sample of which decodes."""
+    still = open(os.path.join(corpus, "avif", "libavif-white_1x1.avif"), "rb").read()
+
+    def found(kind):
+        at = still.index(kind.encode()) - 4
+        return still[at:at + struct.unpack(">I", still[at:at + 4])[0]]
+
+    av1c, payload = found("av1C"), found("mdat")[8:]
+
+    def box(kind, body):
+        return struct.pack(">I", 8 + len(body)) + kind.encode() + body
+
+    def full(kind, body, flags=0):
+        return box(kind, struct.pack(">I", flags) + body)
+
+    matrix = struct.pack(">9I", 0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000)
+    duration = struct.pack(">I", samples)
+    ftyp = box("ftyp", b"avis" + bytes(4) + b"mif1miafavismsf1")
+
+    def moov(mdat_start):
+        entry = box("av01", bytes(6) + struct.pack(">H", 1) + bytes(16) + struct.pack(">HHIIIH", 1, 1, 0x480000,
+            0x480000, 0, 1) + bytes(32) + struct.pack(">Hh", 0x18, -1) + av1c)
+        stbl = box("stbl", full("stsd", struct.pack(">I", 1) + entry) + full("stts", struct.pack(">III", 1, samples, 1))
+            + full("stsc", struct.pack(">IIII", 1, 1, 1, 1)) + full("stsz", struct.pack(">II", len(payload), samples))
+            + full("stco", struct.pack(">I", samples) + struct.pack(">I", mdat_start) * samples))
+        minf = box("minf", full("vmhd", bytes(8), 1) + box("dinf", full("dref", struct.pack(">I", 1) + full("url ", b"", 1)))
+            + stbl)
+        mdia = box("mdia", full("mdhd", bytes(8) + struct.pack(">I", 1000) + duration + b"\x55\xc4" + bytes(2))
+            + full("hdlr", bytes(4) + b"pict" + bytes(13)) + minf)
+        tkhd = full("tkhd", bytes(8) + struct.pack(">I", 1) + bytes(4) + duration + bytes(16) + matrix
+            + struct.pack(">II", 1 << 16, 1 << 16), 3)
+        mvhd = full("mvhd", bytes(8) + struct.pack(">I", 1000) + duration + struct.pack(">IH", 0x10000, 0x100) + bytes(10)
+            + matrix + bytes(24) + struct.pack(">I", 2))
+        return box("moov", mvhd + box("trak", tkhd + mdia))
+
+    start = len(ftyp) + len(moov(0)) + 8
+    return ftyp + moov(start) + box("mdat", payload)
+
+
 def bombs(out, corpus):
     os.makedirs(out, exist_ok=True)
     files = {
@@ -70,6 +111,8 @@ def bombs(out, corpus):
         "gif-100000-frames.gif": gif(1, 1, 100000),
         # 9000x9000 canvas (81 MP, under the pixel limit), 100 one-pixel frames: 100 canvas-sized frames = 32 GB
         "gif-animation-32GB.gif": gif(9000, 9000, 100),
+        # libavif's default count bound (12 h at 60 fps) of samples, 10 MB of sample table; each sample decodes
+        "avif-2592000-samples.avif": avif_sample_table_bomb(corpus, 2592000),
     }
     for name, data in files.items():
         open(os.path.join(out, name), "wb").write(data)
