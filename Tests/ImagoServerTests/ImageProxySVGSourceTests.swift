@@ -4,6 +4,8 @@ import ImagoServer
 import ImagoTesting
 import Testing
 
+@testable import ImagoCLI
+
 /// SVG sources through the proxy: rasterised by `SVGDecoder` straight at the requested size.
 @Suite("ImageProxy: SVG sources", .enabled(if: SVGDecoder.isAvailable, "librsvg2-2 is not installed"))
 struct ImageProxySVGSourceTests {
@@ -236,13 +238,32 @@ struct SVGChildRenderingTests {
         let start = ContinuousClock.now
         let slow = try await get("f:png", "/slow.svg")
         let elapsed = ContinuousClock.now - start
+        let killed = ImageProxyHEIFChildTests.children(of: process.processIdentifier, running: "svg-render")
         let logo = try await get("rs:fit:50:50/f:png", "/logo.svg")
+        let drawing = ImageProxyHEIFChildTests.children(of: process.processIdentifier, running: "svg-render")
+        let again = try await get("rs:fit:60:60/f:png", "/logo.svg")
+        let kept = ImageProxyHEIFChildTests.children(of: process.processIdentifier, running: "svg-render")
 
         #expect(slow.status == 422, "\(String(decoding: slow.body, as: UTF8.self))")
         #expect(String(decoding: slow.body, as: UTF8.self).contains("longer than 2 s"))
         #expect(elapsed >= .seconds(2) && elapsed < .seconds(6), "\(elapsed)")
         #expect(try logo.status == 200 && ServerTestImages.decode(logo.body).width == 50)
+        #expect(try again.status == 200 && ServerTestImages.decode(again.body).width == 60)
+        // The child that overran was killed (and reaped); the one that drew the logo was kept and drew it again
+        #expect(killed.allSatisfy(ImageProxyHEIFChildTests.hasEnded), "\(killed)")
+        #expect(drawing.count == 1 && kept == drawing, "\(drawing) then \(kept)")
         kill(process.processIdentifier, SIGTERM)
         #expect(await ImagoTesting.eventually(timeout: .seconds(15)) { !process.isRunning })
+        #expect(
+            await ImagoTesting.eventually(timeout: .seconds(10)) { kept.allSatisfy(ImageProxyHEIFChildTests.hasEnded) },
+            "the child outlived the server")
+    }
+
+    @Test func serveDrawsSVGsInKeptChildrenOfItsOwnExecutable() {
+        let decoder = ServeCommand.svgDecoder(timeout: .seconds(7))
+        #expect(decoder.formats == [.svg])
+        #expect(decoder.executable.path == "/proc/self/exe" && decoder.arguments == ["svg-render"])
+        #expect(decoder.timeout == .seconds(7) && decoder.answersPerChild == 1_000)
+        #expect(decoder.idleChildren == ProcessInfo.processInfo.activeProcessorCount)
     }
 }

@@ -1147,14 +1147,15 @@ enum ServeCommand {
     /// This executable, which the children of `imago serve` run (`svg-render`, `heif-decode`, `heic-encode`).
     static let ownExecutable = URL(fileURLWithPath: "/proc/self/exe")
 
-    /// How `imago serve` draws SVG sources: in a child (`imago svg-render`, this executable) killed after `timeout`
-    /// (`--svg-timeout`, default 10 s), since librsvg cannot be interrupted and a small document's filters can take
-    /// minutes (RELIABILITY.md §28).
-    static func svgDecoder(timeout: Duration) -> SVGDecoder {
-        SVGDecoder(
-            rendering: .childProcess(
-                executable: ownExecutable, arguments: [CLI.svgRenderCommand],
-                timeout: timeout))
+    /// How `imago serve` draws SVG sources: in children (`imago svg-render`, this executable, which draws with an
+    /// in-process ``SVGDecoder``), one killed when it has not answered within `timeout` (`--svg-timeout`, default
+    /// 10 s), since librsvg cannot be interrupted and a small document's filters can take minutes (RELIABILITY.md
+    /// §28). Up to one idle child a core is kept between drawings, each for 1,000 drawings, as for HEIF: a child
+    /// started for every drawing cost more than most drawings (BENCHMARKS.md, "SVG children kept").
+    static func svgDecoder(timeout: Duration) -> ChildProcessDecoder {
+        ChildProcessDecoder(
+            formats: [.svg], executable: ownExecutable, arguments: [CLI.svgRenderCommand], timeout: timeout,
+            idleChildren: ProcessInfo.processInfo.activeProcessorCount, answersPerChild: 1_000)
     }
 
     /// How `imago serve` decodes HEIC and HEIF sources: in children (`imago heif-decode`, this executable), one

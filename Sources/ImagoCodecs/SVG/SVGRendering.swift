@@ -11,6 +11,7 @@ public enum SVGRendering: Sendable, Hashable {
     /// In a child process, `executable ARGUMENTS…`, which must run ``SVGDecoder/runChild()`` (`imago svg-render`
     /// does), killed when it has not answered within `timeout`; the decode then fails with
     /// ``CodecError/renderingTimedOut(format:limit:)``. Each decode starts one child (about 20 ms for `imago`),
-    /// through ``ChildProcessDecoder``.
+    /// through ``ChildProcessDecoder``; to keep children between drawings, register a ``ChildProcessDecoder`` for
+    /// `[.svg]` with `idleChildren` instead, as `imago serve` does.
     case childProcess(executable: URL, arguments: [String], timeout: Duration)
 }
