@@ -53,3 +53,49 @@ start_imago_serve() {
   IMAGO_PID=$!
   wait_for "http://127.0.0.1:$2/healthz"
 }
+
+# server_cpu_ticks PID: clock ticks of CPU that process PID and its children used: its utime + stime + cutime +
+# cstime (children it reaped), plus utime + stime of its children still running.
+server_cpu_ticks() {
+  local pid=$1 total
+  total=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pid/stat")
+  for stat in /proc/[0-9]*/stat; do
+    awk -v parent="$pid" '{ sub(/.*\) /, ""); if ($2 == parent) print $12 + $13 }' "$stat" 2>/dev/null
+  done | awk -v t="$total" '{ t += $1 } END { print t }'
+}
+
+# serve_paths_once BIN PORT CACHE PATHS COUNT LABEL RESULTS: a fresh `BIN serve` over CACHE (start_imago_serve,
+# with IMAGO_ARGS), each of the COUNT paths in PATHS requested once by wrk, ${CONNECTIONS:-8} at a time; appends
+# "LABEL <wrk's RESULT fields> cpu_ms_per_request=N" (the server's and its children's CPU) to RESULTS and prints
+# it; exits unless all COUNT answered 2xx/3xx; then stops the server and removes CACHE.
+serve_paths_once() {
+  local bin=$1 port=$2 cache=$3 paths=$4 count=$5 label=$6 results=$7 connections=${CONNECTIONS:-8}
+  local before after line
+  start_imago_serve "$bin" "$port" "$cache" /dev/null "$cache.err"
+  before=$(server_cpu_ticks "$IMAGO_PID")
+  line=$(wrk -t"$connections" -c"$connections" -d20s --timeout 15s -s bench/serve-wrk.lua \
+    "http://127.0.0.1:$port" -- "$paths" once "$connections" | grep '^RESULT')
+  after=$(server_cpu_ticks "$IMAGO_PID")
+  kill "$IMAGO_PID"
+  wait "$IMAGO_PID" 2>/dev/null || true
+  echo "$line" | grep -q " requests=$count errors=0 " || { echo "$label: $line (see $cache.err)" >&2; exit 1; }
+  echo "$label ${line#RESULT } cpu_ms_per_request=$(awk -v a="$before" -v b="$after" -v hz="$(getconf CLK_TCK)" \
+    -v n="$count" 'BEGIN { printf "%.2f", (b - a) * 1000 / hz / n }')" | tee -a "$results"
+  rm -rf "$cache"
+}
+
+# serve_bench_setup NAME: how a bench of `imago serve` against an nginx origin starts: IMAGO_BIN (this tree's
+# release build unless set), a fresh WORK=.build/NAME with WORK/origin, free ports ORIGIN and IMAGO, and a trap
+# that stops the server and the nginx of WORK/nginx on exit.
+serve_bench_setup() {
+  if [ -z "${IMAGO_BIN:-}" ]; then
+    swift build -c release -j 2 --product imago
+    IMAGO_BIN="$(swift build -c release --show-bin-path)/imago"
+  fi
+  WORK=$PWD/.build/$1
+  rm -rf "$WORK"
+  mkdir -p "$WORK/origin"
+  ORIGIN=$(free_port)
+  IMAGO=$(free_port)
+  trap 'kill "${IMAGO_PID:-}" 2>/dev/null || true; kill "$(cat "$WORK/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null || true' EXIT
+}

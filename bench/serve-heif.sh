@@ -16,23 +16,9 @@ bash scripts/install-deps.sh nginx:/usr/sbin/nginx wrk:/usr/bin/wrk curl:/usr/bi
 CORPUS=${IMAGO_CORPUS:-$ROOT/../shared/corpus}
 [ -d "$CORPUS/kodak" ] || { echo "serve-heif: $CORPUS/kodak is missing" >&2; exit 1; }
 . "$ROOT/bench/common.sh"
-if [ -z "${IMAGO_BIN:-}" ]; then
-  swift build -c release -j 2 --product imago
-  IMAGO_BIN="$(swift build -c release --show-bin-path)/imago"
-fi
-WORK=$ROOT/.build/serve-heif
-rm -rf "$WORK"
+serve_bench_setup serve-heif
 mkdir -p "$WORK/heic"
-ORIGIN=$(free_port)
-IMAGO=$(free_port)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  kill "$(cat "$WORK/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null || true
-}
-trap cleanup EXIT
-nginx_conf "$WORK/nginx" 1 "listen 127.0.0.1:$ORIGIN; root $WORK/origin;" 
-mkdir -p "$WORK/origin"
+nginx_conf "$WORK/nginx" 1 "listen 127.0.0.1:$ORIGIN; root $WORK/origin;"
 ln -s "$CORPUS/kodak" "$WORK/origin/kodak"
 ln -s "$WORK/heic" "$WORK/origin/heic"
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
@@ -52,13 +38,6 @@ for width in 64 128 192 256 320; do
     echo "/_/rs:fit:$width:0/q:80/f:heic/plain/http://127.0.0.1:$ORIGIN/kodak/$i.png" >> "$WORK/encode-paths"
   done
 done
-cpu_ticks() {  # utime + stime + cutime + cstime of process $1, plus utime + stime of its children still running
-  local pid=$1 total
-  total=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pid/stat")
-  for stat in /proc/[0-9]*/stat; do
-    awk -v parent="$pid" '{ sub(/.*\) /, ""); if ($2 == parent) print $12 + $13 }' "$stat" 2>/dev/null
-  done | awk -v t="$total" '{ t += $1 } END { print t }'
-}
 CONNECTIONS=${CONNECTIONS:-8}
 echo "# $(date -u +%FT%TZ) $(nproc) cores; 120 HEIC decodes (24 Kodak x 5 widths) -> WebP, 120 PNG -> HEIC encodes," \
   "$CONNECTIONS connections" \
@@ -68,19 +47,8 @@ for run in $(seq "${RUNS:-4}"); do
     for mode in child in-process; do
       flags=""
       [ "$mode" = child ] || flags="--heif-in-process"
-      cache=$WORK/cache-$mode-$run
-      IMAGO_ARGS=$flags start_imago_serve "$IMAGO_BIN" "$IMAGO" "$cache" /dev/null "$WORK/imago.err"
-      PIDS+=("$IMAGO_PID")
-      before=$(cpu_ticks "$IMAGO_PID")
-      line=$(wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d20s --timeout 15s -s bench/serve-wrk.lua \
-        "http://127.0.0.1:$IMAGO" -- "$WORK/$row-paths" once "$CONNECTIONS" | grep '^RESULT')
-      after=$(cpu_ticks "$IMAGO_PID")
-      echo "$line" | grep -q ' requests=120 errors=0 ' || { echo "serve-heif: $row $mode run $run: $line" >&2; exit 1; }
-      echo "$row $mode run=$run ${line#RESULT } cpu_ms_per_request=$(awk -v a="$before" -v b="$after" \
-        -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) * 1000 / hz / 120 }')" | tee -a "$WORK/results.txt"
-      kill "$IMAGO_PID"
-      wait "$IMAGO_PID" 2>/dev/null || true
-      rm -rf "$cache"
+      IMAGO_ARGS=$flags serve_paths_once "$IMAGO_BIN" "$IMAGO" "$WORK/cache-$mode-$run" "$WORK/$row-paths" 120 \
+        "$row $mode run=$run" "$WORK/results.txt"
     done
   done
 done

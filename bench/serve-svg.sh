@@ -14,21 +14,7 @@ ROOT=$PWD
 bash scripts/install-deps.sh nginx:/usr/sbin/nginx wrk:/usr/bin/wrk curl:/usr/bin/curl
 . "$ROOT/bench/common.sh"
 [ -n "${BASELINE_BIN:-}" ] || { echo "serve-svg: set BASELINE_BIN to the imago build to compare with" >&2; exit 1; }
-if [ -z "${IMAGO_BIN:-}" ]; then
-  swift build -c release -j 2 --product imago
-  IMAGO_BIN="$(swift build -c release --show-bin-path)/imago"
-fi
-WORK=$ROOT/.build/serve-svg
-rm -rf "$WORK"
-mkdir -p "$WORK/origin"
-ORIGIN=$(free_port)
-IMAGO=$(free_port)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  kill "$(cat "$WORK/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null || true
-}
-trap cleanup EXIT
+serve_bench_setup serve-svg
 cp Tests/Fuzz/svg/w3c-logo.svg "$WORK/origin/"
 cat > "$WORK/origin/text-filter.svg" <<'SVG'
 <svg xmlns="http://www.w3.org/2000/svg" width="40" height="20" viewBox="0 0 40 20">
@@ -46,13 +32,6 @@ for width in $(seq 64 4 300); do
     echo "/_/rs:fit:$width:0/el:1/f:png/plain/http://127.0.0.1:$ORIGIN/$file" >> "$WORK/paths"
   done
 done
-cpu_ticks() {  # utime + stime + cutime + cstime of process $1, plus utime + stime of its children still running
-  local pid=$1 total
-  total=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pid/stat")
-  for stat in /proc/[0-9]*/stat; do
-    awk -v parent="$pid" '{ sub(/.*\) /, ""); if ($2 == parent) print $12 + $13 }' "$stat" 2>/dev/null
-  done | awk -v t="$total" '{ t += $1 } END { print t }'
-}
 CONNECTIONS=${CONNECTIONS:-8}
 echo "# $(date -u +%FT%TZ) $(nproc) cores; 120 SVG drawings (2 documents x 60 widths) -> PNG, $CONNECTIONS connections" \
   | tee "$WORK/results.txt"
@@ -60,18 +39,6 @@ for run in $(seq "${RUNS:-4}"); do
   for mode in baseline kept; do
     bin=$IMAGO_BIN
     [ "$mode" = kept ] || bin=$BASELINE_BIN
-    cache=$WORK/cache-$mode-$run
-    start_imago_serve "$bin" "$IMAGO" "$cache" /dev/null "$WORK/imago.err"
-    PIDS+=("$IMAGO_PID")
-    before=$(cpu_ticks "$IMAGO_PID")
-    line=$(wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d20s --timeout 15s -s bench/serve-wrk.lua \
-      "http://127.0.0.1:$IMAGO" -- "$WORK/paths" once "$CONNECTIONS" | grep '^RESULT')
-    after=$(cpu_ticks "$IMAGO_PID")
-    echo "$line" | grep -q ' requests=120 errors=0 ' || { echo "serve-svg: $mode run $run: $line" >&2; exit 1; }
-    echo "$mode run=$run ${line#RESULT } cpu_ms_per_request=$(awk -v a="$before" -v b="$after" \
-      -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) * 1000 / hz / 120 }')" | tee -a "$WORK/results.txt"
-    kill "$IMAGO_PID"
-    wait "$IMAGO_PID" 2>/dev/null || true
-    rm -rf "$cache"
+    serve_paths_once "$bin" "$IMAGO" "$WORK/cache-$mode-$run" "$WORK/paths" 120 "$mode run=$run" "$WORK/results.txt"
   done
 done
