@@ -115,8 +115,8 @@ struct ISOBMFFItems {
     /// what the `meta` names (``DeclaredItems/checkCounts(format:)``), each overlay's offsets
     /// (``DeclaredItems/checkOverlayOffsets(format:)``) and what overlays and `iden` items are made of
     /// (``DeclaredItems/checkDerivedImageReferences(format:)``), and, for HEIF, grids and `iden` items with alpha
-    /// made of images with alpha (``DeclaredItems/checkNestedAlpha(format:)``). Returns every item info entry of every `iinf`
-    /// (``DeclaredItems/entries``), empty without a `meta`.
+    /// made of images with alpha (``DeclaredItems/checkNestedAlpha(format:)``). Returns every item info entry of
+    /// every `iinf` (``DeclaredItems/entries``), empty without a `meta`.
     @discardableResult
     static func checkDeclaredSizes(
         in bytes: UnsafeRawBufferPointer, options: DecodingOptions, format: ImageFormat
@@ -344,8 +344,8 @@ struct ISOBMFFItems {
         /// the alpha plane of what it is made of (a grid adds one as soon as a tile has alpha; an `iden` is its
         /// input's picture), then moves its own alpha plane in with a `std::map::insert` that does nothing when the
         /// channel is there ("TODO: check that dst_channel does not exist yet"): that plane's memory is never
-        /// freed. Found by the `isobmff` fuzz target (LeakSanitizer: a 64 × 64 grid of one tile, both with
-        /// alpha, lost 4,111 bytes a decode); a large canvas loses its whole alpha plane every time it is decoded.
+        /// freed, a plane of the derived image's size every time it is decoded (found by the `isobmff` fuzz target
+        /// under LeakSanitizer: RELIABILITY.md §48).
         /// Read conservatively: any `auxl` reference counts as an alpha image (a depth map's too, though libheif
         /// attaches none), and an item is a grid or an `iden` if any `infe` says so. Overlays are not refused:
         /// libheif draws on an overlay's canvas without giving it the inputs' alpha.
@@ -356,9 +356,8 @@ struct ISOBMFFItems {
                 derivedTypes[entry.id] = derivedTypes[entry.id] ?? entry.type
             }
             guard !derivedTypes.isEmpty else { return }
-            // The images whose decoded picture carries an alpha plane: those with their own, then, through the
-            // inputs' users (breadth first over the `dimg` references, each item once), the grids and `iden`s
-            // made of them.
+            // The images whose decoded picture carries an alpha plane: those with their own, then, following the
+            // `dimg` references from inputs to their users (each item once), the grids and `iden`s made of them.
             var users: [UInt32: [UInt32]] = [:]
             for reference in derivedImageReferences where derivedTypes[reference.from] != nil {
                 for input in reference.to { users[input, default: []].append(reference.from) }

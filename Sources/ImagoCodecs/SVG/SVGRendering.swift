@@ -10,8 +10,9 @@ public enum SVGRendering: Sendable, Hashable {
     case inProcess
     /// In a child process, `executable ARGUMENTS…`, which must run ``SVGDecoder/runChild()`` (`imago svg-render`
     /// does), killed when it has not answered within `timeout`; the decode then fails with
-    /// ``CodecError/renderingTimedOut(format:limit:)``. Each decode starts one child (about 20 ms for `imago`),
-    /// through ``ChildProcessDecoder``; to keep children between drawings, register a ``ChildProcessDecoder`` for
-    /// `[.svg]` with `idleChildren` instead, as `imago serve` does.
+    /// ``CodecError/renderingTimedOut(format:limit:)``. Each decode starts one child (for `imago`, more CPU than
+    /// most drawings: BENCHMARKS.md, "SVG children kept"), through ``ChildProcessDecoder``; to keep children
+    /// between drawings, register a ``ChildProcessDecoder`` for `[.svg]` with `idleChildren` instead, as `imago
+    /// serve` does.
     case childProcess(executable: URL, arguments: [String], timeout: Duration)
 }
