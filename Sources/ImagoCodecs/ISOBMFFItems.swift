@@ -217,11 +217,16 @@ struct ISOBMFFItems {
                         for entry in ISOBMFFItems.associations(in: body, of: bytes) ?? [] { name(entry.item) }
                     }
                 case "iref":
-                    for reference in ISOBMFFItems.references(in: body, of: bytes) ?? [] {
-                        if reference.type == "dimg" { derivedImageReferences.append(reference) }
-                        if reference.type == "auxl" { auxiliaryImageOwners.formUnion(reference.to) }
+                    let read = ISOBMFFItems.references(in: body, of: bytes) ?? []
+                    for reference in read {
                         name(reference.from)
                         for item in reference.to { name(item) }
+                    }
+                    // What derived images are made of, and which images have alpha: as the specification reads
+                    // the box and as libheif does, which a reference of the wrong size does not stop.
+                    for reference in read + ISOBMFFItems.referencesAsLibheif(in: body, of: bytes) {
+                        if reference.type == "dimg" { derivedImageReferences.append(reference) }
+                        if reference.type == "auxl" { auxiliaryImageOwners.formUnion(reference.to) }
                     }
                 default: continue
                 }
@@ -534,6 +539,36 @@ struct ISOBMFFItems {
                 count * idSize <= entry.remaining
             else { return nil }
             let to = (0..<count).compactMap { _ in entry.unsigned(idSize).map(UInt32.init(truncatingIfNeeded:)) }
+            references.append(Reference(type: type, from: UInt32(truncatingIfNeeded: from), to: to))
+        }
+        return references
+    }
+
+    /// The references of the `iref` box whose body is `body` as libheif 1.15 reads them (`Box_iref::parse`): each
+    /// reference's header gives its type, but not its length: the IDs follow one after another to the end of the
+    /// `iref`, whatever each reference's size says (a size of 1 or a `uuid` type still takes its extra header
+    /// bytes). Version 0 reads 16-bit IDs, any other 32-bit; an ID or count past the end reads as 0, as libheif's
+    /// reader returns it. A reference box whose size is wrong therefore hides nothing from libheif, while
+    /// ``references(in:of:)`` finds the box unreadable. At most one reference per 8 bytes of the body.
+    static func referencesAsLibheif(in body: Range<Int>, of bytes: UnsafeRawBufferPointer) -> [Reference] {
+        var field = FieldReader(bytes: bytes, range: body)
+        guard let version = field.fullBoxVersion() else { return [] }
+        let idSize = version == 0 ? 2 : 4
+        var references: [Reference] = []
+        while field.remaining >= 8 {
+            let size = field.unsigned(4)
+            let typeStart = field.position
+            _ = field.raw(4)
+            let type = String(decoding: bytes[typeStart..<(typeStart + 4)], as: UTF8.self)
+            if size == 1, field.raw(8) == nil { break }
+            if type == "uuid", field.raw(16) == nil { break }
+            let from = field.unsigned(idSize) ?? 0
+            let count = field.unsigned(2) ?? 0
+            var to: [UInt32] = []
+            for _ in 0..<count {
+                to.append(UInt32(truncatingIfNeeded: field.unsigned(idSize) ?? 0))
+                if field.remaining == 0 { break }
+            }
             references.append(Reference(type: type, from: UInt32(truncatingIfNeeded: from), to: to))
         }
         return references

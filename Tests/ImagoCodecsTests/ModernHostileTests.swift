@@ -251,6 +251,17 @@ import Testing
                 )
             ) { try HEIFDecoder().decode(file, options: DecodingOptions()) }
         }
+        // And the heif fuzz target's mutation of it, whose `iref` boxes hold a reference box of a wrong size: the
+        // specification's reading of the box stops there, libheif's reads on and finds the same references
+        let sizes = try Data(
+            contentsOf: #require(Self.findings("heif").first { $0.lastPathComponent.contains("iref-sizes") }))
+        #expect(
+            throws: CodecError.corrupt(
+                format: .heic,
+                reason:
+                    "grid 2 has an alpha image of its own and is made of image 4, whose picture has alpha too: libheif 1.15 would lose one of the two planes' memory"
+            )
+        ) { try HEIFDecoder().decode(sizes, options: DecodingOptions()) }
         // And with the grid's own alpha naming item 1 instead, only the tile has alpha: it decodes, with the
         // tile's alpha (a gradient, not opaque)
         let tileAlphaOnly = try replacing(gridsAlpha, with: Array(gridsAlpha.dropLast()) + [1])
