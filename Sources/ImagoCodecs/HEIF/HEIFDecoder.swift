@@ -316,12 +316,15 @@ public struct HEIFDecoder: ImageDecoding {
             if error.code == heif_error_Ok { colour.iccProfile = bytes }
         }
         var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-        if heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx {
+        let read = heif_image_handle_get_nclx_color_profile(handle, &nclx)
+        // libheif 1.15 allocates the profile before it checks the values, and returns the error with the profile
+        // still allocated (a code point it does not know, such as reserved primaries): freed either way.
+        defer { if let nclx { heif_nclx_color_profile_free(nclx) } }
+        if read.code == heif_error_Ok, let nclx {
             colour.cicp = EmbeddedColour.CICP(
                 primaries: Int(nclx.pointee.color_primaries.rawValue),
                 transfer: Int(nclx.pointee.transfer_characteristics.rawValue),
                 matrix: Int(nclx.pointee.matrix_coefficients.rawValue), isFullRange: nclx.pointee.full_range_flag != 0)
-            heif_nclx_color_profile_free(nclx)
         }
         return colour
     }
