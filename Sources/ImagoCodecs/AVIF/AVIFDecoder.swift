@@ -158,6 +158,9 @@ public struct AVIFDecoder: ImageDecoding {
         guard options.readsMetadata else { return try parsedDecoderOnce(over: bytes, options: options) }
         do {
             return try parsedDecoderOnce(over: bytes, options: options)
+        } catch CodecError.tooManyFrames(let limit) {
+            // The sample count, not the metadata: parsing again without it would refuse the same table again.
+            throw CodecError.tooManyFrames(limit: limit)
         } catch {
             var withoutMetadata = options
             withoutMetadata.readsMetadata = false

@@ -8,8 +8,8 @@ import ImagoCore
     import Musl
 #endif
 
-/// One child process of a ``ChildProcessDecoder`` or ``ChildProcessEncoder``, answering requests one after another over a socket that is its
-/// standard input and output.
+/// One child process of a ``ChildProcessDecoder`` or ``ChildProcessEncoder``, answering requests one after another
+/// over a socket that is its standard input and output.
 ///
 /// Started by ``ProcessSpawning`` (a process group of its own, no blocked signal, the default `SIGPIPE`, standard
 /// error to `/dev/null`), with no descriptor of this process but its end of the socket; ended by killing the whole
