@@ -69,6 +69,13 @@ package enum Zlib {
 
     /// The CRC-32 of `bytes` (PNG's chunk CRCs cover the type and the data).
     package static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        bytes.withUnsafeBufferPointer { UInt32(CZlib.crc32(0, $0.baseAddress, uInt($0.count))) }
+        bytes.withUnsafeBytes { crc32($0) }
+    }
+
+    /// The CRC-32 of `bytes`, continuing `crc` (default 0: a new one), so that a CRC over several buffers is
+    /// `crc32(second, continuing: crc32(first))`.
+    package static func crc32(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        guard let base = bytes.baseAddress else { return crc }
+        return UInt32(CZlib.crc32_z(uLong(crc), base.assumingMemoryBound(to: Bytef.self), bytes.count))
     }
 }

@@ -1,6 +1,7 @@
 import CImagoShims
 import CPNG
 import ImagoCore
+import ImagoZlib
 
 /// Turns one APNG frame into a standalone PNG that libpng's simplified API reads: the signature, an `IHDR` with
 /// the frame's size, the shared `PLTE`/`tRNS` chunks, the frame's data as `IDAT` chunks (from `fdAT` without its
@@ -73,49 +74,6 @@ enum APNGFrameStream {
         let typeBytes = UnsafeRawBufferPointer(start: type.utf8Start, count: 4)
         out.append(contentsOf: typeBytes)
         out.append(contentsOf: payload)
-        var crc = CRC32.update(0xFFFF_FFFF, typeBytes)
-        crc = CRC32.update(crc, payload) ^ 0xFFFF_FFFF
-        out.append(contentsOf: be32(Int(crc)))
-    }
-}
-
-/// The PNG/zlib CRC-32 (polynomial 0xEDB88320), slicing by 8 bytes.
-enum CRC32 {
-    private static let tables: [[UInt32]] = {
-        var tables = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
-        for n in 0..<256 {
-            var c = UInt32(n)
-            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-            tables[0][n] = c
-        }
-        for n in 0..<256 {
-            for k in 1..<8 { tables[k][n] = (tables[k - 1][n] >> 8) ^ tables[0][Int(tables[k - 1][n] & 0xFF)] }
-        }
-        return tables
-    }()
-
-    /// Continues `crc` (pre-inverted; start with 0xFFFFFFFF and invert the result) over `bytes`.
-    static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var c = crc
-        var i = 0
-        let n = bytes.count
-        tables.withUnsafeBufferPointer { t in
-            let t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], t4 = t[4], t5 = t[5], t6 = t[6], t7 = t[7]
-            while i + 8 <= n {
-                let lo =
-                    c
-                    ^ (UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
-                        | UInt32(bytes[i + 3]) << 24)
-                c =
-                    t7[Int(lo & 0xFF)] ^ t6[Int(lo >> 8 & 0xFF)] ^ t5[Int(lo >> 16 & 0xFF)] ^ t4[Int(lo >> 24)]
-                    ^ t3[Int(bytes[i + 4])] ^ t2[Int(bytes[i + 5])] ^ t1[Int(bytes[i + 6])] ^ t0[Int(bytes[i + 7])]
-                i += 8
-            }
-            while i < n {
-                c = t0[Int((c ^ UInt32(bytes[i])) & 0xFF)] ^ (c >> 8)
-                i += 1
-            }
-        }
-        return c
+        out.append(contentsOf: be32(Int(Zlib.crc32(payload, continuing: Zlib.crc32(typeBytes)))))
     }
 }
