@@ -42,12 +42,15 @@ extension FuzzTargets {
             data, options: DecodingOptions(targetSize: PixelSize(width: 8, height: 8), pixelLimit: limit))
     }
 
-    /// PNGDecoder, as `jpeg`.
+    /// PNGDecoder every way `decodeEveryWay` does and at a target small enough for the row reader, on the input
+    /// and again on the input with its chunk CRCs recomputed (``PNGCRCs``).
     static func png(_ data: Data) {
-        decodeEveryWay(PNGDecoder(), data)
-        // A target small enough that PngSuite's 32 × 32 files take the row reader (a quarter of the size or less).
-        _ = try? PNGDecoder().decode(
-            data, options: DecodingOptions(targetSize: PixelSize(width: 7, height: 5), pixelLimit: 4_000_000))
+        for bytes in [data, PNGCRCs.resealed(data)].compactMap({ $0 }) {
+            decodeEveryWay(PNGDecoder(), bytes)
+            // A target small enough that PngSuite's 32 × 32 files take the row reader (a quarter of the size or less).
+            _ = try? PNGDecoder().decode(
+                bytes, options: DecodingOptions(targetSize: PixelSize(width: 7, height: 5), pixelLimit: 4_000_000))
+        }
     }
 
     /// `data` through `decoder` at full size, downsampled, and with partial data allowed and orientation returned,

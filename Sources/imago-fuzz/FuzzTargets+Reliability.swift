@@ -5,7 +5,8 @@ import ImagoCore
 extension FuzzTargets {
     /// Every format through the default registry's sniffing, as the pipeline decodes: full size, downsampled, first
     /// frame only and partial, under small limits (16 MP, 100 frames, 64 MiB of animation) so the fuzzer spends its
-    /// time on parsing rather than on filling large valid images.
+    /// time on parsing rather than on filling large valid images. A PNG is decoded again with its chunk CRCs
+    /// recomputed (``PNGCRCs``).
     static func decode(_ data: Data) {
         let registry = decoders
         for options in [
@@ -18,6 +19,7 @@ extension FuzzTargets {
                 allowsPartialData: true),
         ] {
             _ = try? registry.decode(data, options: options)
+            if let resealed = PNGCRCs.resealed(data) { _ = try? registry.decode(resealed, options: options) }
         }
     }
 
