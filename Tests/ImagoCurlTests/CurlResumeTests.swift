@@ -91,6 +91,57 @@ extension LoadingNetworkTests {
             #expect(server.lastRequestHeaders(for: "/r")?["Range"] == nil)
         }
 
+        /// `Content-Range` values a server may send after a `Range: bytes=150000-` for a 300,000-byte body, and
+        /// whether they continue it. Numbers at `Int64`'s ends are the server's to send and must not trap.
+        @Test(arguments: [
+            ("bytes 150000-299999/300000", true),
+            ("BYTES 150000 - 299999 / 300000", true),
+            ("bytes 150000-299999/*", false),
+            ("bytes 150000-299998/300000", false),
+            ("bytes 150000-299999/-9223372036854775808", false),
+            ("bytes 0-9223372036854775807/-9223372036854775808", false),
+            ("bytes -9223372036854775808-299999/300000", false),
+            ("bytes 150000-9223372036854775807/9223372036854775807", false),
+            ("bytes 9223372036854775806-9223372036854775806/9223372036854775807", false),
+            ("bytes 300000-299999/300000", false),
+            ("bytes 150000-299999/300000/1", false),
+            ("items 150000-299999/300000", false),
+        ])
+        func contentRangeIsReadWithoutOverflow(value: String, continues: Bool) {
+            let range = LoadCoordinator.contentRange(value)
+            #expect((range?.start == 150_000 && range?.total == 300_000) == continues, "\(value)")
+        }
+
+        @Test func a206WithATotalAtInt64sEndFailsTheLoad() async throws {
+            // Given a body cut at half, and a server that then answers the rest with a range whose total is
+            // Int64.min (where `total - 1` would overflow)
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            let loader = try await interruptedLoad(server, route: Self.rangeRoute(body, etag: "\"v1\""))
+            let rest = body.subdata(in: 150_000..<body.count)
+            server.setRoute(
+                "/r",
+                .handler { _ in
+                    .init(
+                        status: 206,
+                        headers: [
+                            "ETag": "\"v1\"", "Content-Type": "image/png",
+                            "Content-Range": "bytes 150000-299999/-9223372036854775808",
+                        ], body: rest)
+                })
+            // When it is loaded again
+            let second = EventRecorder()
+            _ = loader.load(DataRequest(url: server.url(for: "/r")), handler: second.handler)
+            await second.waitForResult()
+            // Then the load fails saying the range does not continue the kept bytes, and the process lives on
+            #expect(server.lastRequestHeaders(for: "/r")?["Range"] == "bytes=150000-")
+            guard case .connectionFailed(_, let reason) = second.error else {
+                Issue.record("expected connectionFailed, got \(String(describing: second.result))")
+                return
+            }
+            #expect(reason.contains("range does not continue"))
+        }
+
         @Test func retryAfterAResetContinuesWhereItStopped() async throws {
             // Given a route that resets every response after 100 KB (so a full restart can never succeed)
             let server = try LoopbackServer()

@@ -323,14 +323,17 @@ extension LoadCoordinator {
         perform(actions)
     }
 
-    /// `start` and `total` of a `Content-Range: bytes start-end/total` answer; `nil` when malformed or unknown.
+    /// `start` and `total` of a `Content-Range: bytes start-end/total` answer whose range runs to the last byte;
+    /// `nil` when malformed, unknown (`*`), negative, or not ending at `total - 1`. The numbers are the server's:
+    /// every comparison is made so that none of them can overflow (`total` may be `Int64.min`).
     package static func contentRange(_ value: String?) -> (start: Int64, total: Int64)? {
         guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = value.dropFirst(6).split(separator: "/")
         guard spec.count == 2, let total = Int64(spec[1].trimmingCharacters(in: .whitespaces)) else { return nil }
         let bounds = spec[0].split(separator: "-")
         guard bounds.count == 2, let start = Int64(bounds[0].trimmingCharacters(in: .whitespaces)),
-            let end = Int64(bounds[1].trimmingCharacters(in: .whitespaces)), start <= end, end == total - 1
+            let end = Int64(bounds[1].trimmingCharacters(in: .whitespaces)), 0 <= start, start <= end, end < total,
+            end + 1 == total
         else { return nil }
         return (start, total)
     }
