@@ -104,3 +104,51 @@ extension FuzzTargets {
         return ImageProxy(configuration: configuration)
     }()
 }
+
+extension FuzzTargets {
+    /// The request headers `imago serve` reads from clients: `Accept` (negotiation), `If-None-Match` and
+    /// `If-Modified-Since` (304s), client hints (`DPR`, `Width`, their `Sec-CH-` forms), the forwarding headers the
+    /// access log reads, `Host`, `Cookie`, `Authorization`, `X-Request-ID`. Input: newline-separated `name: value`
+    /// lines (a line without a colon is the `Accept` value); `GET` or `HEAD` and one of a few paths to the fuzz
+    /// proxy's 16 × 12 PNG picked by the input's first byte. Every answer must not be a 500, and the same request
+    /// sent again with the answer's own `ETag` as `If-None-Match` must be a 304.
+    static func requestHeaders(_ data: Data) {
+        let text = String(decoding: data.prefix(4096), as: UTF8.self)
+        var headers: [String: String] = [:]
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true).prefix(32) {
+            guard let colon = line.firstIndex(of: ":") else {
+                headers["accept"] = String(line)
+                continue
+            }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let selector = Int(data.first ?? 0)
+        let options = requestHeaderPaths[(selector >> 1) % requestHeaderPaths.count]
+        let request = ServerRequest(
+            method: selector & 1 == 1 ? "HEAD" : "GET", path: "/_/\(options)/plain/http://fuzz.example/a.png",
+            headers: headers, clientAddress: "127.0.0.1")
+        let proxy = fuzzProxy
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let response = await proxy.respond(to: request)
+            precondition(response.status != 500, "a 500 for request headers: \(headers)")
+            let etag = response.headers.first { $0.name.lowercased() == "etag" }?.value
+            if response.status == 200, let etag {
+                var again = request
+                again.headers["if-none-match"] = etag
+                again.headers["if-modified-since"] = nil
+                let revalidated = await proxy.respond(to: again)
+                precondition(revalidated.status == 304, "the answer's own ETag is not a 304: \(revalidated.status)")
+            }
+            done.signal()
+        }
+        done.wait()
+    }
+
+    /// Options for ``requestHeaders(_:)``: no format (negotiated from `Accept`), each output format, client hints
+    /// in play (no width, `dpr` unset), and a crop.
+    private static let requestHeaderPaths = [
+        "w:8", "rs:fit:0:0", "f:webp/w:8", "f:avif/w:8", "f:jxl/w:8", "f:png/w:8", "f:jpeg/w:8", "c:8:8/g:ce",
+    ]
+}

@@ -59,8 +59,8 @@ extension FuzzTargets {
     }
 
     /// The HTTP response headers Imago interprets itself: `Cache-Control`, `Expires` (cache metadata), HTTP dates
-    /// (``HTTPDateParser``), `Retry-After`; and each value as URL text through ``URLRedaction``. Input:
-    /// newline-separated `name: value` lines.
+    /// (``HTTPDateParser``), `Retry-After`, `Content-Range` (a resumed download's); and each value as URL text
+    /// through ``URLRedaction``. Input: newline-separated `name: value` lines.
     static func httpHeaders(_ data: Data) {
         let text = String(decoding: data, as: UTF8.self)
         var headers: [String: String] = [:]
@@ -85,6 +85,7 @@ extension FuzzTargets {
             _ = URLRedaction.redacted(value)
             _ = URLRedaction.keyText(value)
             _ = RetryPolicy.retryAfterSeconds(value, now: now)
+            _ = LoadCoordinator.contentRange(value)
             _ = RetryPolicy.default.delay(
                 forRetry: 1, after: .statusCode(503, url: URL(fileURLWithPath: "/x")),
                 retryAfter: value, now: now, random: 0.5)

@@ -29,6 +29,7 @@ enum FuzzTargets {
         FuzzTarget(name: "apng", run: apng),
         FuzzTarget(name: "bmp-ico", run: bmpICO),
         FuzzTarget(name: "proxy-url", run: proxyURL),
+        FuzzTarget(name: "request-headers", run: requestHeaders),
         FuzzTarget(name: "gif-roundtrip", run: gifRoundTrip),
         FuzzTarget(name: "png-palette", run: pngPalette),
         FuzzTarget(name: "still-encoders", run: stillEncoders),
