@@ -38,8 +38,9 @@ enum FuzzTargets {
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
 
-    /// The CLI's argument parser and value parsers: NUL-separated arguments; and the same words as `NAME=VALUE`
-    /// environment variables filling in each command's options (`ParsedArguments.fillingIn`).
+    /// The CLI's argument parser and value parsers: NUL-separated arguments; the same words as `NAME=VALUE`
+    /// environment variables filling in each command's options (`ParsedArguments.fillingIn`); and the input as an
+    /// `--env-file` (``EnvironmentFile``), expanding from those variables.
     static func cliArguments(_ data: Data) {
         let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         var environment: [String: String] = [:]
@@ -52,6 +53,7 @@ enum FuzzTargets {
             let parsed = (try? parseArguments(words, options: options)) ?? ParsedArguments()
             _ = try? parsed.fillingIn(from: environment, prefix: "IMAGO_", options: options)
         }
+        _ = try? EnvironmentFile(parsing: String(decoding: data, as: UTF8.self), environment: environment)
         for word in words.prefix(8) {
             _ = try? parsePixelSize(word, option: "--resize")
             _ = try? parseByteCount(word, option: "--max-size")

@@ -73,6 +73,23 @@ import Testing
         }
     }
 
+    @Test func expansionsThatGrowEachLineAreStoppedAtTheirBudget() throws {
+        // Given a 470-byte file whose every line is its previous one 16 times (16^7 × 64 bytes = 17 GB at line 8)
+        var text = "A0=" + String(repeating: "x", count: 64) + "\n"
+        for k in 1...7 { text += "A\(k)=" + String(repeating: "${A\(k - 1)}", count: 16) + "\n" }
+        // Then it is refused on the line that passes 8 MiB of expansions, before that much is allocated
+        do {
+            _ = try values(text)
+            Issue.record("the file was read")
+        } catch let error as EnvironmentFile.Error {
+            #expect(error.line == 6 && error.reason.contains("8 MiB"), "\(error)")
+        }
+        // And a file under 1 MiB that expands its one large value a few times is read (5.4 MB of expansions)
+        let large = "BIG=" + String(repeating: "y", count: 900_000) + "\nTHREE=\"${BIG}$BIG\"\nFOUR=${THREE}${THREE}\n"
+        let read = try values(large)
+        #expect(read["THREE"]?.utf8.count == 1_800_000 && read["FOUR"]?.utf8.count == 3_600_000)
+    }
+
     @Test func imagoServeReadsItsOptionsAndCredentialsFromTheFile() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imago-env-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -16,7 +16,7 @@ import Foundation
 /// `$NAME`, `${NAME}` and `${NAME:-default}` from the file's earlier lines, then from `environment`; a name set
 /// nowhere expands to nothing (or its default). Single-quoted values are literal. The file is at most
 /// ``maximumSize`` bytes.
-struct EnvironmentFile {
+package struct EnvironmentFile {
     /// What is wrong with a file, with the line it is on (from 1).
     struct Error: Swift.Error, CustomStringConvertible, Equatable {
         /// The line the problem is on, from 1.
@@ -28,6 +28,10 @@ struct EnvironmentFile {
 
     /// The largest file read: 1 MiB.
     static let maximumSize = 1 << 20
+
+    /// The most text all of a file's expansions may add together: 8 MiB (a file whose lines each repeat the one
+    /// before several times would otherwise grow exponentially, to gigabytes in a few lines).
+    static let maximumExpansion = 8 << 20
 
     /// The variables in the order the file sets them (a later line replaces an earlier one of the same name).
     private(set) var variables: [(name: String, value: String)] = []
@@ -54,7 +58,7 @@ struct EnvironmentFile {
     /// Parses `text`, expanding from `environment`.
     ///
     /// - Throws: ``Error`` naming the line.
-    init(parsing text: String, environment: [String: String]) throws {
+    package init(parsing text: String, environment: [String: String]) throws {
         var reader = Reader(Array(text.unicodeScalars))
         var known = environment
         while let (name, value) = try reader.nextAssignment(known: known) {
@@ -68,6 +72,8 @@ struct EnvironmentFile {
         let scalars: [Unicode.Scalar]
         var at = 0
         var line = 1
+        /// The bytes expansions may still add (``EnvironmentFile/maximumExpansion`` at the start).
+        var expansionBudget = EnvironmentFile.maximumExpansion
 
         init(_ scalars: [Unicode.Scalar]) { self.scalars = scalars }
 
@@ -216,10 +222,19 @@ struct EnvironmentFile {
                 guard current == "}" else { throw fail("${\(name) is not closed") }
                 advance()
                 let value = known[name] ?? ""
-                return value.isEmpty ? (fallback ?? value) : value
+                return try spend(value.isEmpty ? (fallback ?? value) : value)
             }
             let name = self.name(dots: false)
-            return name.isEmpty ? "$" : known[name] ?? ""
+            return name.isEmpty ? "$" : try spend(known[name] ?? "")
+        }
+
+        /// `text`, once its bytes are taken from ``expansionBudget``.
+        mutating func spend(_ text: String) throws(Error) -> String {
+            expansionBudget -= text.utf8.count
+            guard expansionBudget >= 0 else {
+                throw fail("the expansions add up to over \(EnvironmentFile.maximumExpansion >> 20) MiB")
+            }
+            return text
         }
     }
 }
