@@ -113,16 +113,7 @@ extension FuzzTargets {
     /// proxy's 16 × 12 PNG picked by the input's first byte. Every answer must not be a 500, and the same request
     /// sent again with the answer's own `ETag` as `If-None-Match` must be a 304.
     static func requestHeaders(_ data: Data) {
-        let text = String(decoding: data.prefix(4096), as: UTF8.self)
-        var headers: [String: String] = [:]
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true).prefix(32) {
-            guard let colon = line.firstIndex(of: ":") else {
-                headers["accept"] = String(line)
-                continue
-            }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
+        let headers = headerFields(String(decoding: data.prefix(4096), as: UTF8.self), bareLinesAs: "accept")
         let selector = Int(data.first ?? 0)
         let options = requestHeaderPaths[(selector >> 1) % requestHeaderPaths.count]
         let request = ServerRequest(

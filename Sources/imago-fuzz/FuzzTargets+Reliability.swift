@@ -62,16 +62,7 @@ extension FuzzTargets {
     /// (``HTTPDateParser``), `Retry-After`, `Content-Range` (a resumed download's); and each value as URL text
     /// through ``URLRedaction``. Input: newline-separated `name: value` lines.
     static func httpHeaders(_ data: Data) {
-        let text = String(decoding: data, as: UTF8.self)
-        var headers: [String: String] = [:]
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true).prefix(32) {
-            guard let colon = line.firstIndex(of: ":") else {
-                headers["cache-control"] = String(line)
-                continue
-            }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
+        let headers = headerFields(String(decoding: data, as: UTF8.self), bareLinesAs: "cache-control")
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let validators = HTTPValidators(etag: headers["etag"], lastModified: headers["last-modified"])
         if let metadata = DataCacheMetadata(responseHeaders: headers, validators: validators, now: now),
@@ -90,6 +81,21 @@ extension FuzzTargets {
                 forRetry: 1, after: .statusCode(503, url: URL(fileURLWithPath: "/x")),
                 retryAfter: value, now: now, random: 0.5)
         }
+    }
+
+    /// The first 32 of `text`'s newline-separated `name: value` lines as headers (names lowercased, values
+    /// trimmed); a line without a colon is the value of `bareLinesAs`. A later line replaces an earlier one.
+    static func headerFields(_ text: String, bareLinesAs bareName: String) -> [String: String] {
+        var headers: [String: String] = [:]
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true).prefix(32) {
+            guard let colon = line.firstIndex(of: ":") else {
+                headers[bareName] = String(line)
+                continue
+            }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return headers
     }
 
     private static func readU32(_ b: [UInt8], _ at: Int) -> UInt32 {
