@@ -49,8 +49,10 @@ extension FuzzTargets {
     /// nothing the first pass kept is removed by a second (something the first pass missed).
     static func svgSanitize(_ data: Data) {
         guard let first = try? SVGSanitizer().sanitize(data) else { return }
-        guard let second = try? SVGSanitizer().sanitize(first.data), second == first else {
-            fatalError("SVGSanitizer is not idempotent on this input")
+        let second = Result { try SVGSanitizer().sanitize(first.data) }
+        guard case .success(let again) = second, again == first else {
+            let text = String(decoding: first.data, as: UTF8.self)
+            fatalError("SVGSanitizer is not idempotent on this input; first pass:\n\(text)\nsecond pass: \(second)")
         }
     }
 }

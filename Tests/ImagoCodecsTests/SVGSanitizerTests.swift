@@ -52,6 +52,23 @@ struct SVGSanitizerTests {
         #expect(try SVGSanitizer().sanitize(result.data).data == result.data)
     }
 
+    /// Namespace URIs that libxml2 2.9 writes without escaping (found by the `svg-sanitize` fuzz target, whose
+    /// input had a tab in one): each is written in the form it was read from (so the next reader gets the same
+    /// URI), and a second pass changes nothing.
+    @Test(arguments: [
+        "a&#9;b", "a&#10;b&#13;c", "a&lt;b", "a&amp;lt;b", "a&amp;b&quot;c'd", "http://www.w3.org/1999/xlink",
+    ])
+    func namespaceURIsAreWrittenAsTheyWereRead(uri: String) throws {
+        let document = """
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:x="\(uri)" width="4" height="4">\
+            <a x:href="#top" x:title="t"/></svg>
+            """
+        let first = try SVGSanitizer().sanitize(Data(document.utf8))
+        let text = String(decoding: first.data, as: UTF8.self)
+        #expect(text.contains("xmlns:x=\"\(uri)\""), "\(text)")
+        #expect(try SVGSanitizer().sanitize(first.data) == first, "\(text)")
+    }
+
     @Test(.enabled(if: SVGDecoder.isAvailable, "librsvg2-2 is not installed"))
     func theSanitizedDrawingHasTheSamePixels() throws {
         // (Without the embedded image, which is not a whole PNG and which the decoder refuses.)

@@ -115,8 +115,38 @@ public struct SVGSanitizer: Sendable {
                 || (attributeName == "href" && !isSafeReference(value(of: current, in: element), on: name))
             if isUnsafe { xmlRemoveProp(current) }
         }
+        escapeNamespaceDeclarations(of: element)
         cleanNodes(from: element.pointee.children)
     }
+
+    /// Rewrites the URI of each namespace `element` declares with `&`, `<`, tabs and line breaks as references:
+    /// libxml2 2.9 writes a namespace URI between quotes without escaping it (attribute values it escapes), so a
+    /// URI holding `<` came out as a document that is not well-formed, one holding `&lt;` came out as `<` for the
+    /// next reader, and a tab or a line break as whitespace the next reader turns into a space.
+    private static func escapeNamespaceDeclarations(of element: xmlNodePtr) {
+        var declaration = element.pointee.nsDef
+        while let namespace = declaration {
+            declaration = namespace.pointee.next
+            guard let href = namespace.pointee.href else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: href, count: Int(xmlStrlen(href))))
+            guard bytes.contains(where: { escapedInNamespaces[$0] != nil }) else { continue }
+            var escaped: [xmlChar] = []
+            escaped.reserveCapacity(bytes.count + 16)
+            for byte in bytes { escaped += escapedInNamespaces[byte] ?? [byte] }
+            escaped.append(0)
+            guard let copy = xmlStrdup(escaped) else { continue }
+            cimago_xml_free(UnsafeMutableRawPointer(mutating: href))
+            namespace.pointee.href = UnsafePointer(copy)
+        }
+    }
+
+    /// The references ``escapeNamespaceDeclarations(of:)`` writes for the bytes a namespace URI may not hold as
+    /// they are.
+    private static let escapedInNamespaces: [xmlChar: [xmlChar]] = [
+        UInt8(ascii: "&"): Array("&amp;".utf8), UInt8(ascii: "<"): Array("&lt;".utf8),
+        UInt8(ascii: "\t"): Array("&#9;".utf8), UInt8(ascii: "\n"): Array("&#10;".utf8),
+        UInt8(ascii: "\r"): Array("&#13;".utf8),
+    ]
 
     /// Cleans `first` and the nodes after it: an element removed with its content or cleaned, a processing
     /// instruction removed.
