@@ -59,8 +59,9 @@ extension FuzzTargets {
     }
 
     /// The HTTP response headers Imago interprets itself: `Cache-Control`, `Expires` (cache metadata), HTTP dates
-    /// (``HTTPDateParser``), `Retry-After`, `Content-Range` (a resumed download's); and each value as URL text
-    /// through ``URLRedaction``. Input: newline-separated `name: value` lines.
+    /// (``HTTPDateParser``), `Retry-After`, `Content-Range` (a resumed download's); each value as URL text through
+    /// ``URLRedaction``, and as a JSON string (``JSONStringLiteral``), which must read back as the value. Input:
+    /// newline-separated `name: value` lines.
     static func httpHeaders(_ data: Data) {
         let headers = headerFields(String(decoding: data, as: UTF8.self), bareLinesAs: "cache-control")
         let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -77,6 +78,10 @@ extension FuzzTargets {
             _ = URLRedaction.keyText(value)
             _ = RetryPolicy.retryAfterSeconds(value, now: now)
             _ = LoadCoordinator.contentRange(value)
+            // A value in a JSON line (access logs, `--json`) reads back as itself.
+            let line = Data(("[" + JSONStringLiteral.quoted(value) + "]").utf8)
+            precondition(
+                (try? JSONSerialization.jsonObject(with: line)) as? [String] == [value], "JSON quoting of \(value)")
             _ = RetryPolicy.default.delay(
                 forRetry: 1, after: .statusCode(503, url: URL(fileURLWithPath: "/x")),
                 retryAfter: value, now: now, random: 0.5)
