@@ -9,6 +9,7 @@ extension FuzzTargets {
     /// recomputed (``PNGCRCs``).
     static func decode(_ data: Data) {
         let registry = decoders
+        let inputs = [data, PNGCRCs.resealed(data)].compactMap { $0 }
         for options in [
             DecodingOptions(pixelLimit: 16_000_000, frameLimit: 100, animationByteLimit: 64 << 20),
             DecodingOptions(
@@ -18,8 +19,7 @@ extension FuzzTargets {
                 pixelLimit: 16_000_000, frameLimit: 100, animationByteLimit: 64 << 20, decodesFirstFrameOnly: true,
                 allowsPartialData: true),
         ] {
-            _ = try? registry.decode(data, options: options)
-            if let resealed = PNGCRCs.resealed(data) { _ = try? registry.decode(resealed, options: options) }
+            for input in inputs { _ = try? registry.decode(input, options: options) }
         }
     }
 
