@@ -8,7 +8,7 @@ extension FuzzTargets {
     /// same on the input with its chunk CRCs recomputed (``PNGCRCs``), so that mutated chunks reach libpng.
     static func apng(_ data: Data) {
         let decoder = APNGDecoder()
-        for bytes in [data, PNGCRCs.resealed(data)].compactMap({ $0 }) {
+        for bytes in PNGCRCs.asIsAndResealed(data) {
             for options in apngOptions { _ = try? decoder.decode(bytes, options: options) }
         }
     }

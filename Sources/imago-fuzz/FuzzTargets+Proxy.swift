@@ -35,9 +35,8 @@ extension FuzzTargets {
             [padding.top, padding.right, padding.bottom, padding.left].allSatisfy({ Double($0) * options.dpr <= 32 }),
             options.zoomX * max(1, Double(box.width) / 16) <= 16, options.zoomY * max(1, Double(box.height) / 12) <= 16
         else { return }
-        let done = DispatchSemaphore(value: 0)
         let proxy = fuzzProxy
-        Task {
+        waiting {
             // The first line as the caller's traceparent when it starts with an odd byte (the parser on text), else
             // a well-formed one from the input's hash (a caller's trace, sampled or not, its spans built).
             let line = String(text.prefix { $0 != "\n" })
@@ -54,6 +53,14 @@ extension FuzzTargets {
                 headers[name] = line
             }
             _ = await proxy.respond(to: ServerRequest(method: "GET", path: path, headers: headers))
+        }
+    }
+
+    /// Runs `body` on Swift's executor and returns when it has finished (libFuzzer calls a target synchronously).
+    static func waiting(for body: @escaping @Sendable () async -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await body()
             done.signal()
         }
         done.wait()
@@ -120,8 +127,7 @@ extension FuzzTargets {
             method: selector & 1 == 1 ? "HEAD" : "GET", path: "/_/\(options)/plain/http://fuzz.example/a.png",
             headers: headers, clientAddress: "127.0.0.1")
         let proxy = fuzzProxy
-        let done = DispatchSemaphore(value: 0)
-        Task {
+        waiting {
             let response = await proxy.respond(to: request)
             precondition(response.status != 500, "a 500 for request headers: \(headers)")
             let etag = response.headers.first { $0.name.lowercased() == "etag" }?.value
@@ -132,9 +138,7 @@ extension FuzzTargets {
                 let revalidated = await proxy.respond(to: again)
                 precondition(revalidated.status == 304, "the answer's own ETag is not a 304: \(revalidated.status)")
             }
-            done.signal()
         }
-        done.wait()
     }
 
     /// Options for ``requestHeaders(_:)``: no format (negotiated from `Accept`), each output format, client hints

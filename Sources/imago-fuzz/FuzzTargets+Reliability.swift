@@ -9,7 +9,7 @@ extension FuzzTargets {
     /// recomputed (``PNGCRCs``).
     static func decode(_ data: Data) {
         let registry = decoders
-        let inputs = [data, PNGCRCs.resealed(data)].compactMap { $0 }
+        let inputs = PNGCRCs.asIsAndResealed(data)
         for options in [
             DecodingOptions(pixelLimit: 16_000_000, frameLimit: 100, animationByteLimit: 64 << 20),
             DecodingOptions(

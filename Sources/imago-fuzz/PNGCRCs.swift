@@ -7,6 +7,12 @@ import ImagoZlib
 enum PNGCRCs {
     private static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
+    /// `data`, and `data` ``resealed(_:)`` when that differs: what the PNG targets decode.
+    static func asIsAndResealed(_ data: Data) -> [Data] {
+        guard let resealed = resealed(data) else { return [data] }
+        return [data, resealed]
+    }
+
     /// `data` with the CRC of every whole chunk after the PNG signature rewritten over its type and data; `nil`
     /// when `data` does not start with the signature or every CRC was already right. A chunk whose declared length
     /// runs past the end stops the walk (the decoder sees it truncated, as before).
