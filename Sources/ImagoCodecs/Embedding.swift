@@ -63,11 +63,8 @@ enum Embedding {
             throw CodecError.encodingFailed(format: .png, reason: "libpng's output is too short")
         }
         var output = Data(bytes[0..<headerEnd])
-        func chunk(_ type: String, _ payload: [UInt8]) {
-            let typeAndData = Array(type.utf8) + payload
-            output.append(contentsOf: bigEndian(UInt32(payload.count)))
-            output.append(contentsOf: typeAndData)
-            output.append(contentsOf: bigEndian(Zlib.crc32(typeAndData)))
+        func chunk(_ type: StaticString, _ payload: [UInt8]) {
+            payload.withUnsafeBytes { PNGChunks.append(type, $0, to: &output) }
         }
         if let profile {
             guard let compressed = Zlib.deflate(profile) else {
@@ -81,9 +78,7 @@ enum Embedding {
         var offset = headerEnd
         let dropped: Set<String> = profile == nil ? [] : ["sRGB", "gAMA", "cHRM"]
         while offset + 12 <= bytes.count {
-            let length =
-                Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8
-                | Int(bytes[offset + 3])
+            let length = Int(BigEndian.u32(bytes, at: offset))
             let end = min(bytes.count, offset + 12 + length)
             let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
             if !dropped.contains(type) { output.append(contentsOf: bytes[offset..<end]) }
@@ -122,9 +117,5 @@ enum Embedding {
             }
             return Data(bytes: bytes, count: assembled.size)
         }
-    }
-
-    private static func bigEndian(_ value: UInt32) -> [UInt8] {
-        [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }
 }

@@ -1,3 +1,5 @@
+import ImagoCore
+
 /// An ISO-BMFF box being written: its type and body; ``encoded`` puts the 32-bit size in front. For files that
 /// Imago makes for a C library to read (`AVIFTileAlpha`'s one-item AVIFs) and for tests that build containers.
 ///
@@ -42,13 +44,7 @@ struct ISOBMFFBox {
 
     /// Appends each value big-endian, in its own width.
     mutating func append(_ values: any FixedWidthInteger...) {
-        for value in values { appendBigEndian(value) }
-    }
-
-    private mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
-        for shift in stride(from: value.bitWidth - 8, through: 0, by: -8) {
-            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
-        }
+        for value in values { bytes += BigEndian.bytes(value) }
     }
 
     /// The box: size, type and body.

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 
 /// What libavif 0.11 and libheif 1.15 do not tell (or tell only as a parse failure or a huge allocation), read
 /// from the ISO-BMFF boxes of an AVIF or HEIF file directly.
@@ -110,16 +111,9 @@ enum ISOBMFFBoxes {
         return UInt64(read32(data, body.lowerBound + 20))
     }
 
-    /// The big-endian unsigned integer of `size` bytes at `at` (checked by the caller) as `T`, which must hold it.
-    static func read<T: FixedWidthInteger & UnsignedInteger>(
-        _ data: UnsafeRawBufferPointer, _ at: Int, _ size: Int, as _: T.Type = T.self
-    ) -> T {
-        (0..<size).reduce(0) { $0 << 8 | T(data[at + $1]) }
-    }
+    private static func read32(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt32 { BigEndian.u32(data, at: at) }
 
-    private static func read32(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt32 { read(data, at, 4) }
-
-    private static func read64(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt64 { read(data, at, 8) }
+    private static func read64(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt64 { BigEndian.read(data, at: at) }
 
     /// Walks the boxes between `start` and `end`; stops at the first box whose size does not fit.
     struct BoxReader {

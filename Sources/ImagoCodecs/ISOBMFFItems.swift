@@ -98,14 +98,14 @@ struct ISOBMFFItems {
     /// The body of `property(type, of: item)`, after its header.
     func propertyBody(_ type: String, of item: UInt32) -> Range<Int>? {
         guard let box = property(type, of: item) else { return nil }
-        let header = ISOBMFFBoxes.read(bytes, box.lowerBound, 4, as: UInt32.self) == 1 ? 16 : 8
+        let header = BigEndian.u32(bytes, at: box.lowerBound) == 1 ? 16 : 8
         return (box.lowerBound + header)..<box.upperBound
     }
 
     /// `ispe` of `item` as (width, height), or `nil`.
     func spatialExtent(of item: UInt32) -> (width: Int, height: Int)? {
         guard let body = propertyBody("ispe", of: item), body.count >= 12 else { return nil }
-        let read = { Int(ISOBMFFBoxes.read(bytes, $0, 4, as: UInt32.self)) }
+        let read = { Int(BigEndian.u32(bytes, at: $0)) }
         return (read(body.lowerBound + 4), read(body.lowerBound + 8))
     }
 
@@ -704,14 +704,14 @@ struct ISOBMFFItems {
             guard size <= remaining else { return nil }
             if size == 8, bytes[position] & 0x80 != 0 { return nil }
             defer { position += size }
-            return Int(ISOBMFFBoxes.read(bytes, position, size, as: UInt64.self))
+            return Int(BigEndian.read(bytes, at: position, size: size, as: UInt64.self))
         }
 
         /// The next `size` bytes (0, 1, 2, 4 or 8) as an unsigned 64-bit integer, or `nil` past the body's end.
         mutating func raw(_ size: Int) -> UInt64? {
             guard size <= remaining else { return nil }
             defer { position += size }
-            return ISOBMFFBoxes.read(bytes, position, size, as: UInt64.self)
+            return BigEndian.read(bytes, at: position, size: size, as: UInt64.self)
         }
 
         /// A full box's version; its flags are skipped.

@@ -43,7 +43,7 @@ struct PNGChunks {
 
     init(scanning bytes: UnsafeRawBufferPointer) {
         // IHDR comes first: bit depth at byte 24, interlace method at byte 28.
-        if bytes.count >= 29 && Self.be32(bytes, 12) == Self.ihdr {
+        if bytes.count >= 29 && BigEndian.u32(bytes, at: 12) == Self.ihdr {
             isInterlaced16Bit = bytes[24] == 16 && bytes[28] == 1
             bitDepth = bytes[25] == 3 ? 8 : Int(bytes[24])
         }
@@ -54,8 +54,8 @@ struct PNGChunks {
                 isTruncated = true
                 return
             }
-            let length = Int(Self.be32(bytes, offset))
-            let type = Self.be32(bytes, offset + 4)
+            let length = Int(BigEndian.u32(bytes, at: offset))
+            let type = BigEndian.u32(bytes, at: offset + 4)
             // The PNG limit for a chunk length is 2^31 − 1; anything beyond is corrupt, not truncated.
             guard length <= Int(Int32.max) else { return }
             let dataStart = offset + 8
@@ -69,11 +69,11 @@ struct PNGChunks {
             case Self.idat: sawImageData = true
             case Self.gama:
                 gammaChunks.append(offset..<end)
-                if !sawImageData, gamma == nil, length == 4 { gamma = Self.be32(bytes, dataStart) }
+                if !sawImageData, gamma == nil, length == 4 { gamma = BigEndian.u32(bytes, at: dataStart) }
             case Self.iccp where !sawImageData && iccChunk == nil: iccChunk = dataStart..<dataStart + length
             case Self.srgb where !sawImageData: hasSRGBChunk = true
             case Self.chrm where !sawImageData && chromaticities == nil && length == 32:
-                chromaticities = (0..<8).map { Self.be32(bytes, dataStart + 4 * $0) }
+                chromaticities = (0..<8).map { BigEndian.u32(bytes, at: dataStart + 4 * $0) }
             case Self.exif where !sawImageData:
                 let payload = UnsafeRawBufferPointer(rebasing: bytes[dataStart..<dataStart + length])
                 orientation = ExifReader.orientation(inRawBytes: payload) ?? .up
@@ -110,7 +110,16 @@ struct PNGChunks {
         return ImageMetadata(exif: exif, xmp: xmp).bounded
     }
 
-    private static func be32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {
-        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
+    /// Appends the chunk `type` (four ASCII letters) holding `payload` to `output`: its length, type, payload and
+    /// the CRC-32 of type and payload. The payload is under 2 GiB (the PNG limit).
+    static func append<Output: RangeReplaceableCollection<UInt8>>(
+        _ type: StaticString, _ payload: UnsafeRawBufferPointer, to output: inout Output
+    ) {
+        precondition(type.utf8CodeUnitCount == 4, "a PNG chunk type is four letters")
+        let typeBytes = UnsafeRawBufferPointer(start: type.utf8Start, count: 4)
+        output.append(contentsOf: BigEndian.bytes(UInt32(payload.count)))
+        output.append(contentsOf: typeBytes)
+        output.append(contentsOf: payload)
+        output.append(contentsOf: BigEndian.bytes(Zlib.crc32(payload, continuing: Zlib.crc32(typeBytes))))
     }
 }

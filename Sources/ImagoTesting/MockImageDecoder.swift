@@ -72,7 +72,7 @@ public final class MockImageDecoder: ImageDecoding, Sendable {
         let width = Int(b[4]) << 8 | Int(b[5])
         let height = Int(b[6]) << 8 | Int(b[7])
         let color = RGBA(r: b[8], g: b[9], b: b[10], a: b[11])
-        let payload = Int(b[12]) << 24 | Int(b[13]) << 16 | Int(b[14]) << 8 | Int(b[15])
+        let payload = Int(BigEndian.u32(b, at: 12))
         let isComplete = data.count >= 16 + payload
         if !isComplete, !options.allowsPartialData { throw CodecError.truncated(format: .unknown) }
         try options.checkDimensions(width: width, height: height, format: .unknown)

@@ -382,12 +382,7 @@ struct ISOBMFFFuzzFile {
 
     /// `value`'s low `size` bytes, most significant first (sizes the specification does not allow are written as
     /// that many bytes all the same: a reader must cope).
-    static func bigEndian(_ value: UInt32, size: Int) -> [UInt8] {
-        (0..<size).map { i in
-            let shift = (size - 1 - i) * 8
-            return shift < 32 ? UInt8(truncatingIfNeeded: value >> UInt32(shift)) : 0
-        }
-    }
+    static func bigEndian(_ value: UInt32, size: Int) -> [UInt8] { BigEndian.bytes(value, size: size) }
 
     private static func ispe(_ width: UInt32, _ height: UInt32) -> [UInt8] {
         fullBox("ispe", version: 0, flags: 0, bigEndian(width, size: 4) + bigEndian(height, size: 4))

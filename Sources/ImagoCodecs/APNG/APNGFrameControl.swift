@@ -40,13 +40,12 @@ struct APNGFrameControl {
     /// out of range.
     init?(payload b: UnsafeRawBufferPointer) {
         guard b.count >= 26 else { return nil }
-        func be32(_ i: Int) -> Int { Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3]) }
-        width = be32(4)
-        height = be32(8)
-        x = be32(12)
-        y = be32(16)
-        delayNumerator = Int(b[20]) << 8 | Int(b[21])
-        delayDenominator = Int(b[22]) << 8 | Int(b[23])
+        width = Int(BigEndian.u32(b, at: 4))
+        height = Int(BigEndian.u32(b, at: 8))
+        x = Int(BigEndian.u32(b, at: 12))
+        y = Int(BigEndian.u32(b, at: 16))
+        delayNumerator = Int(BigEndian.read(b, at: 20, as: UInt16.self))
+        delayDenominator = Int(BigEndian.read(b, at: 22, as: UInt16.self))
         guard let dispose = Dispose(rawValue: b[24]), let blend = Blend(rawValue: b[25]) else { return nil }
         self.dispose = dispose
         self.blend = blend

@@ -17,13 +17,15 @@ enum APNGFrameStream {
         let sharedBytes = structure.sharedChunks.reduce(0) { $0 + $1.count }
         out.reserveCapacity(8 + 25 + sharedBytes + dataBytes + 12)
         var header = [UInt8](bytes[structure.header])
-        header.replaceSubrange(0..<8, with: be32(frame.control.width) + be32(frame.control.height))
-        header.withUnsafeBytes { appendChunk(&out, type: "IHDR", payload: $0) }
+        header.replaceSubrange(
+            0..<8,
+            with: BigEndian.bytes(UInt32(frame.control.width)) + BigEndian.bytes(UInt32(frame.control.height)))
+        header.withUnsafeBytes { PNGChunks.append("IHDR", $0, to: &out) }
         for range in structure.sharedChunks { out.append(contentsOf: bytes[range]) }
         for range in frame.data {
-            appendChunk(&out, type: "IDAT", payload: UnsafeRawBufferPointer(rebasing: bytes[range]))
+            PNGChunks.append("IDAT", UnsafeRawBufferPointer(rebasing: bytes[range]), to: &out)
         }
-        appendChunk(&out, type: "IEND", payload: UnsafeRawBufferPointer(start: nil, count: 0))
+        PNGChunks.append("IEND", UnsafeRawBufferPointer(start: nil, count: 0), to: &out)
         return out
     }
 
@@ -60,20 +62,5 @@ enum APNGFrameStream {
             }
             guard ok != 0 else { throw PNGDecoder.failure(&image, chunks: chunks, format: .apng) }
         }
-    }
-
-    private static func be32(_ v: Int) -> [UInt8] {
-        [
-            UInt8(truncatingIfNeeded: v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8),
-            UInt8(truncatingIfNeeded: v),
-        ]
-    }
-
-    private static func appendChunk(_ out: inout [UInt8], type: StaticString, payload: UnsafeRawBufferPointer) {
-        out.append(contentsOf: be32(payload.count))
-        let typeBytes = UnsafeRawBufferPointer(start: type.utf8Start, count: 4)
-        out.append(contentsOf: typeBytes)
-        out.append(contentsOf: payload)
-        out.append(contentsOf: be32(Int(Zlib.crc32(payload, continuing: Zlib.crc32(typeBytes)))))
     }
 }

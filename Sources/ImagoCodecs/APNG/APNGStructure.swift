@@ -80,8 +80,8 @@ struct APNGStructure {
                 isTruncated = true
                 break
             }
-            let length = Int(Self.be32(bytes, offset))
-            let type = Self.be32(bytes, offset + 4)
+            let length = Int(BigEndian.u32(bytes, at: offset))
+            let type = BigEndian.u32(bytes, at: offset + 4)
             guard length <= Int(Int32.max) else {
                 throw CodecError.corrupt(format: .apng, reason: "chunk length \(length) beyond the PNG limit")
             }
@@ -99,7 +99,7 @@ struct APNGStructure {
                 guard !sawHeader, length == 13 else { throw CodecError.corrupt(format: .apng, reason: "bad IHDR") }
                 sawHeader = true
                 header = payload
-                canvas = PixelSize(width: Int(Self.be32(body, 0)), height: Int(Self.be32(body, 4)))
+                canvas = PixelSize(width: Int(BigEndian.u32(body, at: 0)), height: Int(BigEndian.u32(body, at: 4)))
                 bitDepth = Int(body[8])
                 colorType = Int(body[9])
                 isInterlaced = body[12] == 1
@@ -109,11 +109,11 @@ struct APNGStructure {
             case Self.actl where !sawImageData:
                 guard !sawAnimationControl, length == 8 else { throw Fallback.broken("bad or repeated acTL") }
                 sawAnimationControl = true
-                declaredFrames = Int(Self.be32(body, 0))
-                playCount = Int(Self.be32(body, 4))
+                declaredFrames = Int(BigEndian.u32(body, at: 0))
+                playCount = Int(BigEndian.u32(body, at: 4))
                 guard declaredFrames > 0 else { throw Fallback.broken("acTL declares no frames") }
             case Self.fctl where sawAnimationControl:
-                guard length == 26, Self.be32(body, 0) == expectedSequence else {
+                guard length == 26, BigEndian.u32(body, at: 0) == expectedSequence else {
                     throw Fallback.broken("fcTL out of sequence")
                 }
                 expectedSequence &+= 1
@@ -140,7 +140,7 @@ struct APNGStructure {
                 sawImageData = true
                 if currentIsDefaultImage { current?.data.append(payload) }
             case Self.fdat where sawAnimationControl:
-                guard length >= 4, Self.be32(body, 0) == expectedSequence else {
+                guard length >= 4, BigEndian.u32(body, at: 0) == expectedSequence else {
                     throw Fallback.broken("fdAT out of sequence")
                 }
                 expectedSequence &+= 1
@@ -172,8 +172,4 @@ struct APNGStructure {
 
     /// Bits per channel the file stores (palette entries are 8-bit).
     var sourceBitDepth: Int { colorType == 3 ? 8 : bitDepth }
-
-    static func be32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {
-        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
-    }
 }

@@ -180,8 +180,7 @@ public struct HEIFDecoder: ImageDecoding {
             if isXMP {
                 metadata.xmp = Data(bytes)
             } else {
-                let offset = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
-                if offset >= 0, 4 + offset < size { metadata.exif = Data(bytes[(4 + offset)...]) }
+                metadata.exif = ExifBox.block(in: Data(bytes))
             }
         }
         return metadata.bounded

@@ -72,7 +72,7 @@ enum ChildProcessMessage {
         } catch {
             throw CodecError.corrupt(format: format, reason: "the request could not be written: \(error)")
         }
-        return framed(encoded) + bigEndian(UInt64(payloadCount), bytes: 8)
+        return framed(encoded) + Data(BigEndian.bytes(UInt64(payloadCount)))
     }
 
     /// An answer's JSON head as `type`, read from `worker` by `deadline`.
@@ -227,12 +227,7 @@ enum ChildProcessMessage {
 
     /// `json` behind its 4-byte big-endian length.
     static func framed(_ json: Data) -> Data {
-        bigEndian(UInt64(json.count), bytes: 4) + json
-    }
-
-    /// The last `bytes` bytes of `value`, most significant first.
-    static func bigEndian(_ value: UInt64, bytes: Int) -> Data {
-        Data((0..<bytes).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) })
+        Data(BigEndian.bytes(json.count, size: 4)) + json
     }
 
     /// The number `bytes` hold, most significant first.

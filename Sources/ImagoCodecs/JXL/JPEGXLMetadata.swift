@@ -34,7 +34,7 @@ enum JPEGXLMetadata {
                 guard count < capacity else { return }  // over the limit: left out
                 let contents = Data(bytes: buffer, count: count)
                 if type == "Exif" {
-                    metadata.exif = exif(fromBox: contents)
+                    metadata.exif = ExifBox.block(in: contents)
                 } else if metadata.xmp == nil {
                     metadata.xmp = contents
                 }
@@ -67,17 +67,6 @@ enum JPEGXLMetadata {
             }
             return metadata.bounded
         }
-    }
-
-    /// The EXIF block of an `Exif` box's `contents`: what follows the 4-byte big-endian offset and that many
-    /// bytes (a TIFF structure, in a well-made file; other bytes are handed on as they are, as the other formats'
-    /// decoders do); `nil` when nothing follows.
-    static func exif(fromBox contents: Data) -> Data? {
-        guard contents.count > 4 else { return nil }
-        let bytes = [UInt8](contents.prefix(4))
-        let offset = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
-        guard offset < contents.count - 4 else { return nil }
-        return Data(contents.dropFirst(4 + offset))
     }
 
     /// Adds `metadata`'s EXIF (with a zero offset in front) and XMP as boxes of the file `encoder` makes, which

@@ -187,9 +187,7 @@ enum IPTCFiltering {
             let nameLength = Int(bytes[offset + 6])
             let sizeAt = offset + 6 + ((nameLength + 2) & ~1)
             guard sizeAt + 4 <= bytes.count else { return nil }
-            let size =
-                Int(bytes[sizeAt]) << 24 | Int(bytes[sizeAt + 1]) << 16 | Int(bytes[sizeAt + 2]) << 8
-                | Int(bytes[sizeAt + 3])
+            let size = Int(BigEndian.u32(bytes, at: sizeAt))
             let start = sizeAt + 4
             guard start + size <= bytes.count else { return nil }
             if id == 0x0404, iim == nil { iim = bytes[start..<(start + size)] }

@@ -110,15 +110,11 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
         return .unknown
     }
 
-    private static func be32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {
-        UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3])
-    }
-
     private static func isAnimatedPNG(_ b: UnsafeRawBufferPointer) -> Bool {
         var offset = 8
         while offset + 8 <= b.count, offset < 4096 {
-            let length = Int(be32(b, offset))
-            let type = be32(b, offset + 4)
+            let length = Int(BigEndian.u32(b, at: offset))
+            let type = BigEndian.u32(b, at: offset + 4)
             if type == 0x6163_544C { return true }  // acTL
             if type == 0x4944_4154 { return false }  // IDAT
             guard length >= 0, length < Int(Int32.max) else { return false }
@@ -137,7 +133,7 @@ public struct ImageFormat: RawRepresentable, Sendable, Hashable, Codable, Custom
 
     private static func isoBMFFFormat(_ b: UnsafeRawBufferPointer) -> ImageFormat {
         guard b.count >= 12 else { return .unknown }
-        let boxSize = min(Int(be32(b, 0)), b.count, 4096)
+        let boxSize = min(Int(BigEndian.u32(b, at: 0)), b.count, 4096)
         var brands: [String] = []
         var offset = 8
         while offset + 4 <= max(boxSize, 12) && offset + 4 <= b.count {
