@@ -98,6 +98,10 @@ import Testing
     }
 
     @Test func jsonStringsAreEscaped() {
-        #expect(JSONLine.quote("a\"b\\c\nd\u{01}") == "\"a\\\"b\\\\c\\nd\\u0001\"")
+        var line = JSONLine()
+        line.add("k\"", "a\"b\\c\nd\u{01}")
+        line.add("n", 3)
+        line.add("ok", true)
+        #expect(line.text == "{\"k\\\"\":\"a\\\"b\\\\c\\nd\\u0001\",\"n\":3,\"ok\":true}")
     }
 }

@@ -8,33 +8,35 @@ struct JSONLine {
 
     /// Adds a string field (escaped).
     mutating func add(_ key: String, _ value: String?) {
-        parts.append("\(Self.quote(key)):\(value.map(Self.quote) ?? "null")")
+        field(key, value.map(JSONStringLiteral.quoted) ?? "null")
     }
 
     /// Adds an integer field.
     mutating func add(_ key: String, _ value: Int?) {
-        parts.append("\(Self.quote(key)):\(value.map(String.init) ?? "null")")
+        field(key, value.map(String.init) ?? "null")
     }
 
     /// Adds a number field (finite; non-finite become null), with at most 3 decimals.
     mutating func add(_ key: String, _ value: Double?) {
         let text = value.flatMap { $0.isFinite ? String(format: "%.3f", $0) : nil } ?? "null"
-        parts.append("\(Self.quote(key)):\(text)")
+        field(key, text)
     }
 
     /// Adds an array of integers.
     mutating func add(_ key: String, _ values: [Int]) {
-        parts.append("\(Self.quote(key)):[\(values.map(String.init).joined(separator: ","))]")
+        field(key, "[" + values.map(String.init).joined(separator: ",") + "]")
     }
 
     /// Adds a boolean field.
     mutating func add(_ key: String, _ value: Bool) {
-        parts.append("\(Self.quote(key)):\(value)")
+        field(key, String(value))
     }
 
     /// The object as one line of text, without a newline.
     var text: String { "{" + parts.joined(separator: ",") + "}" }
 
-    /// A JSON string literal for `s` (``JSONStringLiteral``).
-    static func quote(_ s: String) -> String { JSONStringLiteral.quoted(s) }
+    /// Adds `key` (escaped) with `json`, a value already in JSON.
+    private mutating func field(_ key: String, _ json: String) {
+        parts.append(JSONStringLiteral.quoted(key) + ":" + json)
+    }
 }
