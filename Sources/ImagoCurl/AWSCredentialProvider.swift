@@ -79,7 +79,7 @@ public final class AWSCredentialProvider: Sendable, Hashable {
         case .process(let command):
             return try await AWSCredentialProcess.credentials(of: command, timeout: timeout)
         case .webIdentity(let role, let tokenFile, let sessionName, let sts):
-            guard let token = try? String(contentsOf: tokenFile, encoding: .utf8), token.utf8.count <= 1 << 16 else {
+            guard let token = FileContents.text(atPath: tokenFile.path, limit: 1 << 16) else {
                 throw Failure(description: "the web identity token file '\(tokenFile.path)' could not be read")
             }
             let form = PercentEncoding.form([
@@ -107,8 +107,9 @@ public final class AWSCredentialProvider: Sendable, Hashable {
         case .container(let url, let authorization, let authorizationFile):
             var fields = ["Accept: application/json"]
             if let authorizationFile {
-                guard let value = try? String(contentsOf: authorizationFile, encoding: .utf8), value.utf8.count <= 16384
-                else { throw Failure(description: "'\(authorizationFile.path)' could not be read") }
+                guard let value = FileContents.text(atPath: authorizationFile.path, limit: 16384) else {
+                    throw Failure(description: "'\(authorizationFile.path)' could not be read")
+                }
                 fields.append("Authorization: " + value.trimmingCharacters(in: .whitespacesAndNewlines))
             } else if let authorization {
                 fields.append("Authorization: " + authorization)

@@ -56,8 +56,7 @@ public struct AWSSharedConfig: Sendable, Hashable {
     /// file is missing.
     static func sections(of file: URL) throws(AWSCredentialSource.Error) -> [(String, [String: String])] {
         guard FileManager.default.fileExists(atPath: file.path) else { return [] }
-        let size = (try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? .max
-        guard size <= 1 << 20, let text = try? String(contentsOf: file, encoding: .utf8) else {
+        guard let text = FileContents.text(atPath: file.path, limit: 1 << 20) else {
             throw AWSCredentialSource.Error(reason: "'\(file.path)' is not a readable AWS configuration file")
         }
         var sections: [(String, [String: String])] = []

@@ -69,7 +69,7 @@ public final class AzureAccessTokens: BearerTokens, Hashable {
                 ("scope", AzureCredentials.storageScope),
             ])
         case .workloadIdentity(_, let client, let file, _):
-            guard let assertion = try? String(contentsOf: file, encoding: .utf8), assertion.utf8.count <= 1 << 16 else {
+            guard let assertion = FileContents.text(atPath: file.path, limit: 1 << 16) else {
                 throw UnreadableFile(path: file.path)
             }
             exchange.body = PercentEncoding.form([

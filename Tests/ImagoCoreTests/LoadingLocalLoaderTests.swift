@@ -85,6 +85,39 @@ import Testing
         #expect(response.data == testBytes(5000))
     }
 
+    /// Foundation's `Data(contentsOf:)` leaks 4 KiB for every file whose size reads as 0 on Linux (found by the
+    /// `peer-answers` fuzz target): 20,000 loads of an empty file grew the process by ~80 MB.
+    @Test func anEmptyFileLoadedOverAndOverDoesNotGrowTheProcess() throws {
+        let folder = try makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("empty.jpg")
+        try Data().write(to: file)
+        let loader = FileDataLoader(allowedDirectories: [folder])
+        func load(_ times: Int) throws {
+            for _ in 0..<times { #expect(try loader.read(file).get().data.isEmpty) }
+        }
+        func residentBytes() throws -> Int {
+            let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+            return try #require(Int(line.split(separator: " ")[1])) * 1024
+        }
+        try load(500)
+        let before = try residentBytes()
+        try load(20_000)
+        #expect(try residentBytes() - before < 16 << 20)
+    }
+
+    /// A file that reports its size as 0 and has contents (`/proc`) is read whole, and one past the limit is refused.
+    @Test func aFileThatReportsNoSizeIsReadToItsEnd() throws {
+        let status = try FileDataLoader().read(URL(fileURLWithPath: "/proc/self/status")).get().data
+        #expect(String(decoding: status, as: UTF8.self).contains("VmRSS:"))
+        let small = FileDataLoader(maximumBodySize: 16)
+        guard case .failure(.bodyTooLarge) = small.read(URL(fileURLWithPath: "/proc/self/status")) else {
+            Issue.record("a 16-byte limit let /proc/self/status through")
+            return
+        }
+    }
+
     @Test func refusesFilesOutsideAllowedDirectoriesAndMissingFiles() async throws {
         let folder = try makeFolder()
         let other = try makeFolder()

@@ -63,7 +63,7 @@ public struct FileDataLoader: DataLoading {
             return .failure(.bodyTooLarge(url: url, limit: maximumBodySize))
         }
         do {
-            let data = try Data(contentsOf: resolved)
+            let data = try FileContents.bytes(atPath: resolved.path, limit: Int(clamping: maximumBodySize))
             guard Int64(data.count) <= maximumBodySize else {
                 return .failure(.bodyTooLarge(url: url, limit: maximumBodySize))
             }
