@@ -130,7 +130,9 @@ let package = Package(
         .executableTarget(name: "imago", dependencies: ["ImagoCLI"]),
         .executableTarget(
             name: "imago-fuzz",
-            dependencies: ["Imago", "ImagoCLI", "ImagoCodecs", "ImagoServer", "ImagoTesting", "ImagoZlib"]),
+            dependencies: [
+                "Imago", "ImagoCLI", "ImagoCodecs", "ImagoCurl", "ImagoServer", "ImagoTesting", "ImagoZlib",
+            ]),
         // Child process for the disk cache's crash and multi-process tests (fill, share); not a product.
         .executableTarget(name: "imago-cache-stress", dependencies: ["ImagoCore", "ImagoTesting"]),
         // The shared Redis tier's benchmark rows (make bench-redis); not a product.

@@ -14,7 +14,7 @@ swift build -c release -j 2 --build-path .build-fuzz -Xswiftc -sanitize=fuzzer,a
 BIN=$(swift build -c release --build-path .build-fuzz --show-bin-path)/imago-fuzz
 ALL="decode disk-entry http-headers cli-arguments exif jpeg jpeg-dc png apng bmp-ico"
 ALL="$ALL avif heif isobmff tiff svg svg-sanitize jxl proxy-url request-headers gif-roundtrip png-palette still-encoders"
-ALL="$ALL metadata"
+ALL="$ALL metadata peer-answers"
 TARGETS=${TARGETS:-$ALL}
 summary=()
 for target in $TARGETS; do

@@ -80,7 +80,7 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var description: String { url.absoluteString + (transport == .grpc ? " over gRPC" : "") }
 
     /// What became of an export.
-    enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         /// The collector took it, but for `rejected` items (spans, data points, log records) it refused, saying
         /// `message` (OTLP's partial success; 0 and empty for a whole success).
         case accepted(rejected: Int, message: String)
@@ -105,7 +105,7 @@ public struct OTLPEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// The partial success an `Export…ServiceResponse` carries: its field 1, a message of the count refused (field
     /// 1) and the collector's words (field 2); a whole success for an empty or unreadable answer.
-    static func partialSuccess(in answer: [UInt8]) -> Outcome {
+    package static func partialSuccess(in answer: [UInt8]) -> Outcome {
         var rejected = 0
         var message = ""
         for field in ProtobufReader.fields(answer[...]) ?? [] where field.number == 1 {

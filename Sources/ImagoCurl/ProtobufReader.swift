@@ -1,9 +1,9 @@
 /// Protocol Buffers' wire format, read by hand for the one answer Imago reads (OTLP's `Export…ServiceResponse` and
 /// its partial success): a message's fields in order, each a varint or a length-delimited run of bytes (fixed
 /// fields are stepped over). The counterpart of ``ProtobufWriter``.
-struct ProtobufReader {
+package struct ProtobufReader {
     /// One field's value.
-    enum Value {
+    package enum Value: Equatable {
         /// A varint (`int64`, `uint64`, `bool`, an enum).
         case varint(UInt64)
         /// A length-delimited run: a string, bytes, or an embedded message.
@@ -14,7 +14,7 @@ struct ProtobufReader {
 
     /// The fields of the message `bytes`, by number, in order; `nil` when it is not well formed (a field running
     /// past the end, a varint over ten bytes, a group or an unknown wire type).
-    static func fields(_ bytes: ArraySlice<UInt8>) -> [(number: Int, value: Value)]? {
+    package static func fields(_ bytes: ArraySlice<UInt8>) -> [(number: Int, value: Value)]? {
         var fields: [(number: Int, value: Value)] = []
         var index = bytes.startIndex
         func varint() -> UInt64? {

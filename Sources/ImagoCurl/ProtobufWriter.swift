@@ -1,9 +1,12 @@
 /// Protocol Buffers' wire format, written by hand for the few messages Imago sends (OTLP's traces,
 /// ``OTLPTraceExporter``): no generated code, no library. Fields are written in the order they are given, each
 /// whatever its value: leaving out a proto3 default is the caller's choice.
-struct ProtobufWriter {
+package struct ProtobufWriter {
     /// The encoded message so far.
-    private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
+
+    /// An empty message.
+    package init() {}
 
     private enum WireType: UInt8 {
         case varint = 0, fixed64 = 1, lengthDelimited = 2, fixed32 = 5
@@ -23,7 +26,7 @@ struct ProtobufWriter {
     }
 
     /// A `uint32`, `uint64`, `bool` or enum field (a varint).
-    mutating func unsigned(_ field: Int, _ value: UInt64) {
+    package mutating func unsigned(_ field: Int, _ value: UInt64) {
         key(field, .varint)
         varint(value)
     }
@@ -63,7 +66,7 @@ struct ProtobufWriter {
     }
 
     /// A `bytes` field.
-    mutating func data(_ field: Int, _ value: some Collection<UInt8>) {
+    package mutating func data(_ field: Int, _ value: some Collection<UInt8>) {
         key(field, .lengthDelimited)
         varint(UInt64(value.count))
         bytes.append(contentsOf: value)

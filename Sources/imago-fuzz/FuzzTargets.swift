@@ -34,6 +34,7 @@ enum FuzzTargets {
         FuzzTarget(name: "png-palette", run: pngPalette),
         FuzzTarget(name: "still-encoders", run: stillEncoders),
         FuzzTarget(name: "metadata", run: metadata),
+        FuzzTarget(name: "peer-answers", run: peerAnswers),
     ]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
