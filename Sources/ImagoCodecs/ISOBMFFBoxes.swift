@@ -21,8 +21,8 @@ enum ISOBMFFBoxes {
         var largestPixels = -1
         while let (type, body) = properties.next() {
             guard type == "ispe", body.count >= 12 else { continue }
-            let width = Int(read32(data, body.lowerBound + 4))
-            let height = Int(read32(data, body.lowerBound + 8))
+            let width = Int(BigEndian.u32(data, at: body.lowerBound + 4))
+            let height = Int(BigEndian.u32(data, at: body.lowerBound + 8))
             let (product, overflow) = width.multipliedReportingOverflow(by: height)
             let pixels = overflow ? Int.max : product
             if pixels > largestPixels { (largest, largestPixels) = ((width, height), pixels) }
@@ -57,7 +57,7 @@ enum ISOBMFFBoxes {
             let id =
                 idSize == 2
                 ? UInt32(data[body.lowerBound + 4]) << 8 | UInt32(data[body.lowerBound + 5])
-                : read32(data, body.lowerBound + 4)
+                : BigEndian.u32(data, at: body.lowerBound + 4)
             entries.append((id, String(decoding: data[typeAt..<(typeAt + 4)], as: UTF8.self)))
         }
         return entries
@@ -91,11 +91,13 @@ enum ISOBMFFBoxes {
         guard let trackDuration else { return 0 }
         let allOnes: UInt64 = version == 1 ? .max : UInt64(UInt32.max)
         if trackDuration == allOnes { return 0 }
-        let entryCount = read32(data, edits.lowerBound + 4)
+        let entryCount = BigEndian.u32(data, at: edits.lowerBound + 4)
         let entrySize = version == 1 ? 20 : 12
         guard entryCount >= 1, edits.count >= 8 + entrySize else { return nil }
         let segment =
-            version == 1 ? read64(data, edits.lowerBound + 8) : UInt64(read32(data, edits.lowerBound + 8))
+            version == 1
+            ? BigEndian.read(data, at: edits.lowerBound + 8, as: UInt64.self)
+            : UInt64(BigEndian.u32(data, at: edits.lowerBound + 8))
         guard segment > 0 else { return nil }
         let plays = trackDuration / segment + (trackDuration % segment == 0 ? 0 : 1)
         return Int(clamping: max(1, plays))
@@ -105,15 +107,11 @@ enum ISOBMFFBoxes {
         guard body.count >= 1 else { return nil }
         if data[body.lowerBound] == 1 {
             guard body.count >= 4 + 8 + 8 + 4 + 4 + 8 else { return nil }
-            return read64(data, body.lowerBound + 28)
+            return BigEndian.read(data, at: body.lowerBound + 28, as: UInt64.self)
         }
         guard body.count >= 4 + 4 + 4 + 4 + 4 + 4 else { return nil }
-        return UInt64(read32(data, body.lowerBound + 20))
+        return UInt64(BigEndian.u32(data, at: body.lowerBound + 20))
     }
-
-    private static func read32(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt32 { BigEndian.u32(data, at: at) }
-
-    private static func read64(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt64 { BigEndian.read(data, at: at) }
 
     /// Walks the boxes between `start` and `end`; stops at the first box whose size does not fit.
     struct BoxReader {
@@ -130,11 +128,11 @@ enum ISOBMFFBoxes {
         /// The next box's four-character type and the range of its body.
         mutating func next() -> (String, Range<Int>)? {
             guard position + 8 <= end else { return nil }
-            var size = Int(read32(bytes, position))
+            var size = Int(BigEndian.u32(bytes, at: position))
             var header = 8
             if size == 1 {
                 guard position + 16 <= end else { return nil }
-                let large = read64(bytes, position + 8)
+                let large = BigEndian.read(bytes, at: position + 8, as: UInt64.self)
                 guard large <= UInt64(end - position) else { return nil }
                 size = Int(large)
                 header = 16

@@ -1,4 +1,5 @@
 import Foundation
+import ImagoCore
 import ImagoZlib
 
 /// PNG chunk CRCs recomputed after the fuzzer's mutations, so that a mutated chunk reaches the parser behind
@@ -22,16 +23,14 @@ enum PNGCRCs {
         var offset = 8
         var changed = false
         while bytes.count - offset >= 12 {
-            let length = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            let length = Int(BigEndian.u32(bytes, at: offset))
             guard length <= bytes.count - offset - 12 else { break }
             let crcAt = offset + 8 + length
             let crc = bytes.withUnsafeBytes { Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[offset + 4..<crcAt])) }
-            for k in 0..<4 {
-                let byte = UInt8(truncatingIfNeeded: crc >> (24 - 8 * k))
-                if bytes[crcAt + k] != byte {
-                    bytes[crcAt + k] = byte
-                    changed = true
-                }
+            let sealed = BigEndian.bytes(crc)
+            if !bytes[crcAt..<crcAt + 4].elementsEqual(sealed) {
+                bytes.replaceSubrange(crcAt..<crcAt + 4, with: sealed)
+                changed = true
             }
             offset = crcAt + 4
         }

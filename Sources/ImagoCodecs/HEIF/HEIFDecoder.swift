@@ -175,12 +175,13 @@ public struct HEIFDecoder: ImageDecoding {
             let isExif = type == "Exif" && metadata.exif == nil
             let isXMP = type == "mime" && content == "application/rdf+xml" && metadata.xmp == nil
             guard isExif || isXMP else { continue }
-            var bytes = [UInt8](repeating: 0, count: size)
-            guard heif_image_handle_get_metadata(handle, id, &bytes).code == heif_error_Ok else { continue }
+            var bytes = Data(count: size)
+            let read = bytes.withUnsafeMutableBytes { heif_image_handle_get_metadata(handle, id, $0.baseAddress) }
+            guard read.code == heif_error_Ok else { continue }
             if isXMP {
-                metadata.xmp = Data(bytes)
+                metadata.xmp = bytes
             } else {
-                metadata.exif = ExifBox.block(in: Data(bytes))
+                metadata.exif = ExifBox.block(in: bytes)
             }
         }
         return metadata.bounded

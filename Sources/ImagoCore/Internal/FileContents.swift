@@ -8,7 +8,7 @@ import Foundation
 
 /// Whole files read into memory with `read(2)`, never more than a limit: the one reader for the files Imago loads
 /// or reads again and again (``FileDataLoader``'s `file:` URLs, AWS's shared config, the token files the cloud
-/// credentials re-read at each refresh). Foundation's `Data(contentsOf:)` and `String(contentsOf:)` on Linux leak
+/// credentials re-read at each refresh, cgroup and `/proc` files). Foundation's `Data(contentsOf:)` and `String(contentsOf:)` on Linux leak
 /// 4 KiB for every file whose size reads as 0 (their zero-size path hands its buffer to an empty `Data`, which
 /// never frees it), so an empty file loaded over and over grew the process without bound.
 package enum FileContents {

@@ -160,20 +160,10 @@ public final class LinuxMemoryPressureSource: MemoryPressureSource {
         paths.memoryMax.flatMap(readSmallFile).flatMap(parseByteCount)
     }
 
-    /// Reads a small text file in full (proc and sysfs files report size 0, so read until end of file).
+    /// Reads a small text file in full, up to 1 MiB (proc and sysfs files report size 0: ``FileContents`` reads
+    /// until end of file), bytes that are not UTF-8 replaced.
     static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[..<count])
-        }
+        guard let bytes = try? FileContents.bytes(atPath: path, limit: 1 << 20) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 }
