@@ -72,4 +72,44 @@ import Testing
         #expect(stats.totalBytes <= 8000)
         #expect(stats.totalBytes == entryFiles(in: directory).reduce(0) { $0 + $1.size })
     }
+
+    /// What a thread that sees a store in progress finds on disk once it flushes (or stores synchronously) in the
+    /// window between the store being staged and its write being queued.
+    private static func seenInTheStagingWindow(
+        _ settle: @escaping @Sendable (DiskCache) throws -> Void
+    ) throws -> (onDisk: Bool, entries: Int, staged: Int) {
+        let directory = makeTemporaryDirectory()
+        defer { removeTemporaryDirectory(directory) }
+        let cacheBox = Locked<DiskCache?>(nil)
+        let seen = Locked<(onDisk: Bool, entries: Int, staged: Int)?>(nil)
+        var configuration = testConfiguration()
+        configuration.afterStaging = {
+            guard let cache = cacheBox.value, seen.value == nil else { return }
+            // Another thread, here: it sees the entry (the store is staged) and settles the cache.
+            #expect(cache.containsData(for: "seen"))
+            do { try settle(cache) } catch { Issue.record("settling failed: \(error)") }
+            let stats = cache.statistics
+            let onDisk = cache.fileURL(for: "seen").map { FileManager.default.fileExists(atPath: $0.path) } ?? false
+            seen.withLock { $0 = (onDisk, stats.entryCount, stats.stagedWrites) }
+        }
+        let cache = try DiskCache(directory: directory, configuration: configuration)
+        defer { cache.close() }
+        cacheBox.withLock { $0 = cache }
+        cache.store(Data("seen by another thread".utf8), for: "seen")
+        return try #require(seen.value)
+    }
+
+    @Test func aFlushWritesAStoreItsCallerSawStagedBeforeTheStoreQueuedIt() throws {
+        let seen = try Self.seenInTheStagingWindow { $0.flush() }
+        #expect(seen.onDisk, "flush returned before the store it could see was written")
+        #expect(seen.entries == 1)
+        #expect(seen.staged == 0)
+    }
+
+    @Test func aSynchronousStoreWritesTheStoresStagedBeforeIt() throws {
+        let seen = try Self.seenInTheStagingWindow { try $0.storeSynchronously(Data("barrier".utf8), for: "barrier") }
+        #expect(seen.onDisk, "the synchronous store overtook a store staged before it")
+        #expect(seen.entries == 2)
+        #expect(seen.staged == 0)
+    }
 }

@@ -68,6 +68,10 @@ extension DiskCache {
         // write(2) had returned it (for ENOSPC on systems where a tiny file system cannot be mounted).
         package var writeFault: (@Sendable () -> Int32?)? = nil
 
+        // Test seam: when set, called on the storing thread after a store or removal is staged (visible to reads)
+        // and before its write is queued: the window in which another thread can see it and flush.
+        package var afterStaging: (@Sendable () -> Void)? = nil
+
         // Test seam: when set, stands for the identity of this boot of the machine, which every seal names (tests
         // set another to stand for a restart); shorter than 16 bytes, as an unknown boot: no seals, no trust beyond
         // this cache's own memo.

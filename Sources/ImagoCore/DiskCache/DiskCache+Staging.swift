@@ -19,6 +19,7 @@ extension DiskCache {
             configuration.onError?(.closed)
             return
         }
+        configuration.afterStaging?()
         if admitted.overLimit {
             onQueue { writeStaged(digest, admitted.sequence) }
         } else {
@@ -47,6 +48,16 @@ extension DiskCache {
             }
         }
         deliver(outbox)
+    }
+
+    /// Writes every item staged so far, oldest first; runs on the writer queue. A store is visible to readers once
+    /// it is staged, before its write is queued: another thread that sees it and then flushes would otherwise find
+    /// the queue without it. The queued write finds the item gone and does nothing.
+    func writeStagedSoFar() {
+        let items = state.withLock { state in
+            state.staged.map { (digest: $0.key, sequence: $0.value.sequence) }.sorted { $0.sequence < $1.sequence }
+        }
+        for item in items { writeStaged(item.digest, item.sequence) }
     }
 
     /// Runs `body` on the writer queue, after everything queued before it (inline when already on it).

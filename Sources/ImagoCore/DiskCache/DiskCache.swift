@@ -247,7 +247,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     // MARK: Synchronous API
 
-    /// Writes `data` for `key` now, on the caller's thread, after any writes staged before it, and throws on
+    /// Writes `data` for `key` now, on the caller's thread, after the writes staged before it, and throws on
     /// failure (``Error/diskFull(path:)`` …). For tests, tools and shutdown paths.
     public func storeSynchronously(
         _ data: Data, for key: String, metadata: DataCacheMetadata = DataCacheMetadata()
@@ -258,6 +258,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         var outbox = Outbox()
         defer { deliver(outbox) }
         try onQueue {
+            writeStagedSoFar()
             do {
                 try writeEntry(key: key, digest: digest, data: data, metadata: metadata, &outbox)
             } catch {
@@ -269,7 +270,10 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     /// Blocks until every write staged so far is on disk and recorded reads are appended to the journal.
     public func flush() {
-        onQueue { persistPending() }
+        onQueue {
+            writeStagedSoFar()
+            persistPending()
+        }
     }
 
     /// Flushes, compacts the journal into the snapshot and releases this process's registration. Later calls
