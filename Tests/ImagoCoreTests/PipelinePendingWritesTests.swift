@@ -1,7 +1,8 @@
 import Foundation
-import ImagoCore
 import ImagoTesting
 import Testing
+
+@testable import ImagoCore
 
 @Suite("Pipeline: waiting for cache writes queued after delivery", .timeLimit(.minutes(1)))
 struct PipelinePendingWritesTests {
@@ -35,6 +36,41 @@ struct PipelinePendingWritesTests {
         await waiter.value
         #expect(disk.inner.writeCount == 3)
         #expect(Set(disk.inner.keys) == Set(urls.map(\.absoluteString)))
+    }
+
+    @Test func aWriteRecordedButNotYetQueuedIsWaitedFor() async throws {
+        // Given a pipeline in the moment between recording an original's write (a load that starts now reads its
+        // bytes) and queuing its job: both queues idle
+        let disk = HoldingDataCache()
+        let f = PipelineFixture { $0.dataCache = disk }
+        let key = testURL("about-to-be-queued.img").absoluteString
+        let bytes = Data("queued bytes".utf8)
+        f.pipeline.cacheWrites.withLock {
+            $0.originals[key] = .queued
+            $0.queuedOriginals[key] = DataCacheEntry(data: bytes, metadata: DataCacheMetadata())
+        }
+        #expect(f.pipeline.diskQueue.isIdle)
+
+        // When a caller waits for the pending writes
+        let finished = Locked(false)
+        let waiter = Task {
+            await f.pipeline.waitForPendingCacheWrites()
+            finished.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+
+        // Then it has not returned with the write not yet on its way to the cache
+        #expect(!finished.value, "returned before a write other loads could already see")
+        // and returns once the job is queued and has run, with the bytes in the cache
+        f.pipeline.diskQueue.enqueue(priority: .normal) {
+            disk.store(bytes, for: key, metadata: DataCacheMetadata())
+            f.pipeline.cacheWrites.withLock {
+                $0.originals[key] = nil
+                $0.queuedOriginals[key] = nil
+            }
+        }
+        await waiter.value
+        #expect(disk.inner.entry(for: key)?.data == bytes)
     }
 
     @Test func aLoadWhileTheOriginalIsStillQueuedForDiskReadsTheQueuedBytes() async throws {

@@ -22,11 +22,16 @@ extension ImagePipeline {
     /// downloaded is lost; then ``DiskCache/flush()`` or ``DiskCache/close()`` puts staged writes on disk. Loads
     /// in flight are neither cancelled nor waited for (their writes are queued when they finish).
     public func waitForPendingCacheWrites() async {
-        repeat {
+        while true {
             await encodeQueue.waitUntilIdle()
             await diskQueue.waitUntilIdle()
             await sharedTier.waitUntilIdle()
-        } while !(encodeQueue.isIdle && diskQueue.isIdle)
+            guard encodeQueue.isIdle && diskQueue.isIdle else { continue }
+            // A write is recorded (other loads act on it) a moment before its job is queued: with the queues idle,
+            // a recorded write is one in that moment, about to be queued.
+            guard !cacheWrites.withLock(\.isSettled) else { return }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
     }
 
     /// How many callers of ``waitForPendingCacheWrites()`` are waiting for the encode or disk queue now (for tests
@@ -106,6 +111,10 @@ extension ImagePipeline {
         /// The bytes of each original in ``originals`` until they are on disk, by source key: a load that starts
         /// after an identical one ended, but before its write ran, reads them here instead of downloading again.
         var queuedOriginals: [String: DataCacheEntry] = [:]
+
+        /// Whether no write or removal is recorded here: each is recorded before its job is queued and forgotten
+        /// by the job, so with the queues idle a recorded one is about to be queued.
+        var isSettled: Bool { originals.isEmpty && processedInFlight.isEmpty }
     }
 
     /// Where the disk write of downloaded bytes stands while their decode may still reject them. The disk queue
