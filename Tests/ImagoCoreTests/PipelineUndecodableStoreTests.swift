@@ -3,28 +3,6 @@ import ImagoCore
 import ImagoTesting
 import Testing
 
-/// A data cache whose `store` and `removeData` can be held (blocking the disk-queue thread): a decode failure can
-/// land while the store of the same bytes is still running, a test can hold writes queued after delivery, or a
-/// read can run while a removal is.
-final class HoldingDataCache: DataCaching, Sendable {
-    let inner = MockDataCache()
-    let gate = HoldGate()
-    let removalGate = HoldGate()
-
-    func entry(for key: String) -> DataCacheEntry? { inner.entry(for: key) }
-    func store(_ data: Data, for key: String, metadata: DataCacheMetadata) {
-        gate.passThrough()
-        inner.store(data, for: key, metadata: metadata)
-    }
-    func updateMetadata(_ metadata: DataCacheMetadata, for key: String) { inner.updateMetadata(metadata, for: key) }
-    func containsData(for key: String) -> Bool { inner.containsData(for: key) }
-    func removeData(for key: String) {
-        removalGate.passThrough()
-        inner.removeData(for: key)
-    }
-    func removeAll() { inner.removeAll() }
-}
-
 @Suite("Pipeline: undecodable downloads never stay on disk", .timeLimit(.minutes(1)))
 struct PipelineUndecodableStoreTests {
     /// Test-format bytes cut short: the mock decoder claims them, then fails with `truncated`.

@@ -147,4 +147,32 @@ struct ServeFastPathTests {
         let png = await fixture.get(fixture.path("rs:fit:40:40/f:png"))
         #expect(png.status == 200 && fixture.origin.requestCount(for: "/a.jpg") == 1)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func flushingTheCachesWaitsForTheOriginalStoredAfterTheResponse() async throws {
+        // Given a render answered while the store of its original is held (it runs after the response)
+        let originals = HoldingDataCache()
+        originals.gate.hold()
+        let fixture = try ProxyFixture { $0.originalCache = originals }
+        let response = await fixture.get(fixture.path("rs:fit:80:80/f:webp"))
+        #expect(response.status == 200)
+        #expect(await ImagoTesting.eventually { originals.gate.waitingCount == 1 })
+
+        // When the caches are flushed (as on SIGTERM, the server stopped)
+        let finished = Locked(false)
+        let flushing = Task {
+            await fixture.proxy.flushCaches()
+            finished.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+
+        // Then the flush waits for the store, and returns with the origin's bytes in the cache
+        #expect(!finished.value, "returned while the original was still on its way to the cache")
+        originals.gate.release()
+        await flushing.value
+        #expect(originals.inner.writeCount == 1)
+        #expect(
+            originals.inner.keys.count == 1
+                && originals.inner.keys.allSatisfy { originals.inner.entry(for: $0)?.data == fixture.jpeg })
+    }
 }

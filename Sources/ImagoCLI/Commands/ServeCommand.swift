@@ -1055,6 +1055,9 @@ enum ServeCommand {
         log.say("stopping; finishing \(server.inFlightCount) request(s) in flight")
         let finished = await server.drain(timeout: .seconds(options.gracefulStopSeconds))
         server.stop()
+        // The originals of the last renders are stored after their responses: handed to the disk cache before the
+        // deferred close puts it on disk.
+        await proxy.flushCaches()
         if !finished {
             log.say(
                 "requests still in flight after \(options.gracefulStopSeconds) s were answered 503", level: .warn)

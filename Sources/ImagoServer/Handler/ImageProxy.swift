@@ -100,6 +100,14 @@ public final class ImageProxy: Sendable {
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
     }
 
+    /// Waits until every cache write queued so far has reached the caches, then puts a ``DiskCache`` used as
+    /// ``Configuration/originalCache`` on disk (``DiskCache/flush()``). Originals are stored after the response is
+    /// sent, so call it once the server has stopped taking requests and before the caches are closed, as
+    /// `imago serve` does on SIGTERM; requests answered later queue writes of their own.
+    public func flushCaches() async {
+        await pipeline.flushCaches()
+    }
+
     /// Answers `request`. Never throws: every failure is a JSON error response with its status.
     public func respond(to request: ServerRequest) async -> ServerResponse {
         let start = ContinuousClock.now
