@@ -22,18 +22,14 @@ struct PipelinePendingWritesTests {
         #expect(disk.inner.writeCount < 3)
 
         // When a caller waits for the pending writes
-        let finished = Locked(false)
-        let waiter = Task {
-            await f.pipeline.waitForPendingCacheWrites()
-            finished.withLock { $0 = true }
-        }
+        let waiter = PendingCall { await f.pipeline.waitForPendingCacheWrites() }
         #expect(await ImagoTesting.eventually { f.pipeline.pendingWriteWaiterCount == 1 })
 
         // Then it is still waiting (parked on the disk queue) while writes are held
-        #expect(!finished.value)
+        #expect(!waiter.hasReturned)
         // and returns once they are released, with every download in the cache
         disk.gate.release()
-        await waiter.value
+        await waiter.value()
         #expect(disk.inner.writeCount == 3)
         #expect(Set(disk.inner.keys) == Set(urls.map(\.absoluteString)))
     }
@@ -52,15 +48,11 @@ struct PipelinePendingWritesTests {
         #expect(f.pipeline.diskQueue.isIdle)
 
         // When a caller waits for the pending writes
-        let finished = Locked(false)
-        let waiter = Task {
-            await f.pipeline.waitForPendingCacheWrites()
-            finished.withLock { $0 = true }
-        }
+        let waiter = PendingCall { await f.pipeline.waitForPendingCacheWrites() }
         try await Task.sleep(for: .milliseconds(100))
 
         // Then it has not returned with the write not yet on its way to the cache
-        #expect(!finished.value, "returned before a write other loads could already see")
+        #expect(!waiter.hasReturned, "returned before a write other loads could already see")
         // and returns once the job is queued and has run, with the bytes in the cache
         f.pipeline.diskQueue.enqueue(priority: .normal) {
             disk.store(bytes, for: key, metadata: DataCacheMetadata())
@@ -69,7 +61,7 @@ struct PipelinePendingWritesTests {
                 $0.queuedOriginals[key] = nil
             }
         }
-        await waiter.value
+        await waiter.value()
         #expect(disk.inner.entry(for: key)?.data == bytes)
     }
 

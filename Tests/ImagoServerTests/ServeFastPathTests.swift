@@ -159,17 +159,13 @@ struct ServeFastPathTests {
         #expect(await ImagoTesting.eventually { originals.gate.waitingCount == 1 })
 
         // When the caches are flushed (as on SIGTERM, the server stopped)
-        let finished = Locked(false)
-        let flushing = Task {
-            await fixture.proxy.flushCaches()
-            finished.withLock { $0 = true }
-        }
+        let flushing = PendingCall { await fixture.proxy.flushCaches() }
         try await Task.sleep(for: .milliseconds(100))
 
         // Then the flush waits for the store, and returns with the origin's bytes in the cache
-        #expect(!finished.value, "returned while the original was still on its way to the cache")
+        #expect(!flushing.hasReturned, "returned while the original was still on its way to the cache")
         originals.gate.release()
-        await flushing.value
+        await flushing.value()
         #expect(originals.inner.writeCount == 1)
         #expect(
             originals.inner.keys.count == 1
