@@ -171,4 +171,24 @@ struct ServeFastPathTests {
             originals.inner.keys.count == 1
                 && originals.inner.keys.allSatisfy { originals.inner.entry(for: $0)?.data == fixture.jpeg })
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func flushingTheCachesWaitsForTheOutputsCopyToTheSharedTier() async throws {
+        // Given a render answered while its output's copy to the shared tier is held (sent after the response)
+        let shared = MockSharedCache()
+        shared.holdWrites()
+        let fixture = try ProxyFixture { $0.outputCache = OutputCache(shared: shared) }
+        let response = await fixture.get(fixture.path("rs:fit:80:80/f:webp"))
+        #expect(response.status == 200)
+        #expect(await ImagoTesting.eventually { shared.heldWriteCount == 1 })
+
+        // When the caches are flushed, the flush waits for the copy, and returns with the output in the tier
+        let flushing = PendingCall { await fixture.proxy.flushCaches() }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!flushing.hasReturned, "returned while the output was still on its way to the shared tier")
+        shared.releaseWrites()
+        await flushing.value()
+        #expect(shared.writeCount == 1)
+        #expect(shared.keys.count == 1)
+    }
 }

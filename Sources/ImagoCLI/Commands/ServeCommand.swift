@@ -1055,8 +1055,8 @@ enum ServeCommand {
         log.say("stopping; finishing \(server.inFlightCount) request(s) in flight")
         let finished = await server.drain(timeout: .seconds(options.gracefulStopSeconds))
         server.stop()
-        // The originals of the last renders are stored after their responses: handed to the disk cache before the
-        // deferred close puts it on disk.
+        // The originals of the last renders, and their outputs' copies to a shared tier, are stored after their
+        // responses: handed to the caches before the deferred closes.
         await proxy.flushCaches()
         if !finished {
             log.say(

@@ -140,42 +140,16 @@ extension ImagePipeline {
 /// The pipeline's shared-tier bookkeeping: leases held for loads in flight, and background writes not yet done
 /// (so that ``ImagePipeline/waitForPendingCacheWrites()`` waits for them).
 final class SharedTierState: Sendable {
-    private struct State {
-        var leases: [String: SharedFetchLease] = [:]
-        var running = 0
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    }
+    private let leases = Locked<[String: SharedFetchLease]>([:])
+    private let writes = BackgroundTasks()
 
-    private let state = Locked(State())
+    func hold(_ lease: SharedFetchLease, for key: String) { leases.withLock { $0[key] = lease } }
 
-    func hold(_ lease: SharedFetchLease, for key: String) { state.withLock { $0.leases[key] = lease } }
-
-    func take(for key: String) -> SharedFetchLease? { state.withLock { $0.leases.removeValue(forKey: key) } }
+    func take(for key: String) -> SharedFetchLease? { leases.withLock { $0.removeValue(forKey: key) } }
 
     /// Runs `work` in a task of its own, counted until it ends.
-    func run(_ work: @escaping @Sendable () async -> Void) {
-        state.withLock { $0.running += 1 }
-        Task.detached { [self] in
-            await work()
-            let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-                s.running -= 1
-                guard s.running == 0 else { return [] }
-                defer { s.idleWaiters = [] }
-                return s.idleWaiters
-            }
-            for waiter in waiters { waiter.resume() }
-        }
-    }
+    func run(_ work: @escaping @Sendable () async -> Void) { writes.run(work) }
 
     /// Returns once no background write runs.
-    func waitUntilIdle() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isIdle = state.withLock { s -> Bool in
-                if s.running == 0 { return true }
-                s.idleWaiters.append(continuation)
-                return false
-            }
-            if isIdle { continuation.resume() }
-        }
-    }
+    func waitUntilIdle() async { await writes.waitUntilIdle() }
 }

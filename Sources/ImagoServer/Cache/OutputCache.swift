@@ -14,6 +14,8 @@ public final class OutputCache: Sendable {
     private let memory: Locked<LRUCache<OutputKey, Rendition>>
     private let disk: (any DataCaching)?
     private let shared: (any SharedDataCaching)?
+    /// The copies sent to the shared tier in the background, until each ends.
+    private let sharedWrites = BackgroundTasks()
 
     /// A cache holding up to `memoryCostLimit` bytes in memory (default 64 MiB) and, when `disk` is given, every
     /// output on disk too; when `shared` is given (default `nil`), outputs are also written to and read from that
@@ -79,8 +81,17 @@ public final class OutputCache: Sendable {
         if let shared {
             let entry = DataCacheEntry(data: rendition.data, metadata: metadata)
             let name = key.diskKey
-            Task.detached { try? await shared.store(entry, for: name, timeToLive: nil) }
+            sharedWrites.run { try? await shared.store(entry, for: name, timeToLive: nil) }
         }
+    }
+
+    /// Waits until the copies sent to the shared tier so far are done (or failed), then puts a ``DiskCache`` used as
+    /// the disk tier on disk (``DiskCache/flush()``, on the queue for blocking work): for a server's stop, before
+    /// the tiers are closed.
+    public func flush() async {
+        await sharedWrites.waitUntilIdle()
+        guard let disk = disk as? DiskCache else { return }
+        await WorkQueue.blocking.value(priority: .normal) { disk.flush() }
     }
 
     private func storeInMemory(_ rendition: Rendition, for key: OutputKey) {

@@ -100,12 +100,14 @@ public final class ImageProxy: Sendable {
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
     }
 
-    /// Waits until every cache write queued so far has reached the caches, then puts a ``DiskCache`` used as
-    /// ``Configuration/originalCache`` on disk (``DiskCache/flush()``). Originals are stored after the response is
-    /// sent, so call it once the server has stopped taking requests and before the caches are closed, as
-    /// `imago serve` does on SIGTERM; requests answered later queue writes of their own.
+    /// Waits until every cache write queued so far has reached the caches (originals, and outputs sent to a shared
+    /// tier), then puts the ``DiskCache``s used as ``Configuration/originalCache`` and by the
+    /// ``Configuration/outputCache`` on disk (``DiskCache/flush()``). Originals and shared copies are stored after
+    /// the response is sent, so call it once the server has stopped taking requests and before the caches are
+    /// closed, as `imago serve` does on SIGTERM; requests answered later queue writes of their own.
     public func flushCaches() async {
         await pipeline.flushCaches()
+        await configuration.outputCache.flush()
     }
 
     /// Answers `request`. Never throws: every failure is a JSON error response with its status.
