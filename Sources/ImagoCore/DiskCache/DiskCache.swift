@@ -276,6 +276,13 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         }
     }
 
+    /// ``flush()`` of `cache` when it is a disk cache (other caches hold nothing back), on the queue for blocking
+    /// work: the flush waits on the cache's writer queue, off the threads of Swift's executor.
+    package static func flush(_ cache: (any DataCaching)?) async {
+        guard let disk = cache as? DiskCache else { return }
+        await WorkQueue.blocking.value(priority: .normal) { disk.flush() }
+    }
+
     /// Flushes, compacts the journal into the snapshot and releases this process's registration. Later calls
     /// read what is on disk but store nothing (they report ``Error/closed``). Called by `deinit` if needed.
     public func close() {

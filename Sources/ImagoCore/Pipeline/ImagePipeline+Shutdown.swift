@@ -24,8 +24,6 @@ extension ImagePipeline {
     /// writes on disk (``DiskCache/flush()``): one call before a program reads the cache directory or exits.
     public func flushCaches() async {
         await waitForPendingCacheWrites()
-        guard let diskCache = configuration.dataCache as? DiskCache else { return }
-        // flush() blocks on the cache's writer queue: on the queue for blocking work, off the executor's threads.
-        await WorkQueue.blocking.value(priority: .normal) { diskCache.flush() }
+        await DiskCache.flush(configuration.dataCache)
     }
 }

@@ -90,8 +90,7 @@ public final class OutputCache: Sendable {
     /// the tiers are closed.
     public func flush() async {
         await sharedWrites.waitUntilIdle()
-        guard let disk = disk as? DiskCache else { return }
-        await WorkQueue.blocking.value(priority: .normal) { disk.flush() }
+        await DiskCache.flush(disk)
     }
 
     private func storeInMemory(_ rendition: Rendition, for key: OutputKey) {
