@@ -45,6 +45,19 @@ import Testing
         }
     }
 
+    @Test func readsWholeNumbersWithinTheirRangeAndNamesTheOptionOtherwise() throws {
+        let parsed = try parseArguments(["-j", "4", "--max-size", "300"], options: options)
+        #expect(try parsed.integer("--concurrency", in: 1...8) == 4)
+        #expect(try parsed.integer("--list", in: 1...8) == nil)
+        #expect(throws: UsageError("option '--max-size' expects a whole number from 1 to 256 (got '300')")) {
+            try parsed.integer("--max-size", in: 1...256)
+        }
+        let words = try parseArguments(["-j", "four"], options: options)
+        #expect(throws: UsageError("option '--concurrency' expects a whole number from 1 to 8 (got 'four')")) {
+            try words.integer("--concurrency", in: 1...8)
+        }
+    }
+
     @Test func parsesByteCountsWithUnits() throws {
         let cases: [(String, Int)] = [
             ("1048576", 1_048_576), ("10K", 10_240), ("10KB", 10_240), ("2M", 2 << 20), ("2mb", 2 << 20),

@@ -393,6 +393,14 @@ struct ImageProxyOutputSettingsTests {
         #expect(defaults.webpEffort == 4 && defaults.jxlEffort == 4)
         #expect(try parse(["--webp-effort", "0", "--jxl-effort", "9"]).webpEffort == 0)
         #expect(try parse(["--jxl-effort", "9"]).jxlEffort == 9)
+        #expect(throws: UsageError("option '--webp-effort' expects a whole number from 0 to 6 (got '7')")) {
+            try parse(["--webp-effort", "7"])
+        }
+        #expect(throws: UsageError("option '--workers' expects a whole number from 1 to 256 (got '0')")) {
+            try ServeCommand.parse(
+                parseArguments(["--unsigned"], options: ServeCommand.command.options),
+                environment: ["IMAGO_WORKERS": "0"])
+        }
         #expect(defaults.webpPreset == .default)
         #expect(try parse(["--webp-preset", "photo"]).webpPreset == .photo)
         #expect(!defaults.jpegProgressive)

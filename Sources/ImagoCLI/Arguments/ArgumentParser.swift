@@ -49,6 +49,13 @@ package struct ParsedArguments: Sendable {
     /// Whether the flag `name` was given.
     func has(_ name: String) -> Bool { flags.contains(name) }
 
+    /// The whole number given for the option `name` (its last value), or nil when it was not given.
+    ///
+    /// - Throws: ``UsageError`` naming the option when the value is not a whole number within `range`.
+    func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        try value(name).map { try parseInteger($0, option: name, range: range) }
+    }
+
     /// Throws unless `options` (flags or options with a value) were all left out: they only mean something with
     /// `required`, which was not given (`option '--s3-region' needs --s3`).
     ///

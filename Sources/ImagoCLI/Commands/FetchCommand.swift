@@ -155,9 +155,7 @@ enum FetchCommand {
             }
             options.pngColors = try parseInteger(text, option: "--png-colors", range: 2...256)
         }
-        if let text = args.value("--concurrency") {
-            options.concurrency = try parseInteger(text, option: "--concurrency", range: 1...256)
-        }
+        if let value = try args.integer("--concurrency", in: 1...256) { options.concurrency = value }
         options.network = try NetworkOptions(parsing: args)
         options.redis = try RedisOptions(parsing: args)
         options.json = args.has("--json")

@@ -67,12 +67,8 @@ struct NetworkOptions: Sendable, Equatable {
             guard bytes > 0 else { throw UsageError("option '--max-bytes' must be more than 0 (got '\(text)')") }
             maximumBodySize = bytes
         }
-        if let text = args.value("--retries") {
-            retries = try parseInteger(text, option: "--retries", range: 0...10)
-        }
-        if let text = args.value("--max-redirects") {
-            maximumRedirects = try parseInteger(text, option: "--max-redirects", range: 0...50)
-        }
+        if let value = try args.integer("--retries", in: 0...10) { retries = value }
+        if let value = try args.integer("--max-redirects", in: 0...50) { maximumRedirects = value }
         isPublicOnly = args.has("--public-only")
         if let path = args.value("--cacert") {
             guard FileManager.default.isReadableFile(atPath: path) else {

@@ -43,8 +43,8 @@ struct RedisOptions: Sendable {
         } catch {
             throw UsageError("option '--redis': \(error)")
         }
-        if let text = args.value("--redis-ttl") {
-            configuration.timeToLive = .seconds(try parseInteger(text, option: "--redis-ttl", range: 1...31_536_000))
+        if let seconds = try args.integer("--redis-ttl", in: 1...31_536_000) {
+            configuration.timeToLive = .seconds(seconds)
         }
         if let text = args.value("--redis-lease") {
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0.05, seconds <= 600 else {
@@ -52,9 +52,8 @@ struct RedisOptions: Sendable {
             }
             configuration.leaseDuration = .milliseconds(Int((seconds * 1000).rounded()))
         }
-        if let text = args.value("--redis-timeout") {
-            configuration.commandTimeout = .milliseconds(
-                try parseInteger(text, option: "--redis-timeout", range: 1...60_000))
+        if let milliseconds = try args.integer("--redis-timeout", in: 1...60_000) {
+            configuration.commandTimeout = .milliseconds(milliseconds)
         }
         self.configuration = configuration
     }

@@ -1530,9 +1530,7 @@ enum ServeCommand {
             } catch {
                 throw UsageError("option '--key'/'--salt': \(error)")
             }
-            if let text = args.value("--signature-size") {
-                options.signer?.signatureSize = try parseInteger(text, option: "--signature-size", range: 1...32)
-            }
+            if let value = try args.integer("--signature-size", in: 1...32) { options.signer?.signatureSize = value }
         } else {
             try args.refuse(["--signature-size"], without: "--key")
         }
@@ -1571,15 +1569,9 @@ enum ServeCommand {
             }
             options.sourcePolicy.allowedNetworks.append(network)
         }
-        if let text = args.value("--max-age") {
-            options.maxAge = try parseInteger(text, option: "--max-age", range: 0...315_360_000)
-        }
-        if let text = args.value("--workers") {
-            options.workers = try parseInteger(text, option: "--workers", range: 1...256)
-        }
-        if let text = args.value("--threads") {
-            options.threads = try parseInteger(text, option: "--threads", range: 1...256)
-        }
+        if let value = try args.integer("--max-age", in: 0...315_360_000) { options.maxAge = value }
+        if let value = try args.integer("--workers", in: 1...256) { options.workers = value }
+        if let value = try args.integer("--threads", in: 1...256) { options.threads = value }
         options.reusesPort = args.has("--reuse-port")
         if options.reusesPort, options.socketPath != nil {
             throw UsageError("option '--reuse-port' needs a TCP address: a Unix socket has one listener")
@@ -1591,9 +1583,8 @@ enum ServeCommand {
             }
             options.metricsAddress = (host, port)
         }
-        if let text = args.value("--client-keep-alive-timeout") {
-            options.clientKeepAliveSeconds = try parseInteger(
-                text, option: "--client-keep-alive-timeout", range: 0...3600)
+        if let value = try args.integer("--client-keep-alive-timeout", in: 0...3600) {
+            options.clientKeepAliveSeconds = value
         }
         if let namespace = args.value("--metrics-namespace") {
             guard ServerMetrics.isValidNamespace(namespace) else {
@@ -1609,43 +1600,24 @@ enum ServeCommand {
             else { throw UsageError("option '--health-check-path' expects a path such as /ping (got '\(path)')") }
             options.healthCheckPath = path
         }
-        if let text = args.value("--max-clients") {
-            options.connectionLimit = try parseInteger(text, option: "--max-clients", range: 1...65_536)
+        if let value = try args.integer("--max-clients", in: 1...65_536) { options.connectionLimit = value }
+        if let value = try args.integer("--connection-timeout", in: 1...3_600) { options.connectionTimeout = value }
+        if let value = try args.integer("--graceful-stop-timeout", in: 0...3_600) {
+            options.gracefulStopSeconds = value
         }
-        if let text = args.value("--connection-timeout") {
-            options.connectionTimeout = try parseInteger(text, option: "--connection-timeout", range: 1...3_600)
-        }
-        if let text = args.value("--graceful-stop-timeout") {
-            options.gracefulStopSeconds = try parseInteger(text, option: "--graceful-stop-timeout", range: 0...3_600)
-        }
-        if let text = args.value("--request-timeout") {
-            options.requestTimeout = try parseInteger(text, option: "--request-timeout", range: 1...3_600)
-        }
-        if let text = args.value("--svg-timeout") {
-            options.svgTimeout = try parseInteger(text, option: "--svg-timeout", range: 1...600)
-        }
-        if let text = args.value("--heif-timeout") {
-            options.heifTimeout = try parseInteger(text, option: "--heif-timeout", range: 1...600)
-        }
+        if let value = try args.integer("--request-timeout", in: 1...3_600) { options.requestTimeout = value }
+        if let value = try args.integer("--svg-timeout", in: 1...600) { options.svgTimeout = value }
+        if let value = try args.integer("--heif-timeout", in: 1...600) { options.heifTimeout = value }
         options.decodesHEIFInProcess = args.has("--heif-in-process")
-        if let text = args.value("--queue") {
-            options.queueLimit = try parseInteger(text, option: "--queue", range: 0...100_000)
+        if let value = try args.integer("--queue", in: 0...100_000) { options.queueLimit = value }
+        if let value = try args.integer("--max-animation-frames", in: 1...10_000) { options.maxAnimationFrames = value }
+        if let value = try args.integer("--max-animation-frame-pixels", in: 0...1_000_000_000) {
+            options.maxAnimationFramePixels = value
         }
-        if let text = args.value("--max-animation-frames") {
-            options.maxAnimationFrames = try parseInteger(text, option: "--max-animation-frames", range: 1...10_000)
-        }
-        if let text = args.value("--max-animation-frame-pixels") {
-            options.maxAnimationFramePixels = try parseInteger(
-                text, option: "--max-animation-frame-pixels", range: 0...1_000_000_000)
-        }
-        if let text = args.value("--max-result-dimension") {
-            options.maxResultDimension = try parseInteger(text, option: "--max-result-dimension", range: 0...8192)
-        }
+        if let value = try args.integer("--max-result-dimension", in: 0...8192) { options.maxResultDimension = value }
         options.usesLinearColorspace = args.has("--use-linear-colorspace")
         options.disablesShrinkOnLoad = args.has("--disable-shrink-on-load")
-        if let text = args.value("--max-pixels") {
-            options.pixelLimit = try parseInteger(text, option: "--max-pixels", range: 1...1_000_000_000)
-        }
+        if let value = try args.integer("--max-pixels", in: 1...1_000_000_000) { options.pixelLimit = value }
         var definitions = args.values["--preset"] ?? []
         if let path = args.value("--presets-path") {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
@@ -1768,9 +1740,7 @@ enum ServeCommand {
         (options.azureBlob, options.azureSigning) = try parseAzureBlob(args, environment: environment)
         options.gcs = try parseGCS(args, environment: environment)
         options.swift = try parseSwift(args)
-        if let text = args.value("--quality") {
-            options.defaultQuality = try parseInteger(text, option: "--quality", range: 1...100)
-        }
+        if let value = try args.integer("--quality", in: 1...100) { options.defaultQuality = value }
         do {
             if let text = args.value("--format-quality") {
                 // Settings replace imgproxy's default avif=65 only for the formats they name, as imgproxy's do.
@@ -1802,12 +1772,8 @@ enum ServeCommand {
         } catch let error as ProxyError {
             throw UsageError(error.description)
         }
-        if let text = args.value("--avif-speed") {
-            options.avifSpeed = try parseInteger(text, option: "--avif-speed", range: 0...10)
-        }
-        if let text = args.value("--webp-effort") {
-            options.webpEffort = try parseInteger(text, option: "--webp-effort", range: 0...6)
-        }
+        if let value = try args.integer("--avif-speed", in: 0...10) { options.avifSpeed = value }
+        if let value = try args.integer("--webp-effort", in: 0...6) { options.webpEffort = value }
         if let text = args.value("--webp-preset") {
             guard let preset = WebPEncoder.Preset(rawValue: text) else {
                 let names = WebPEncoder.Preset.allCases.map(\.rawValue).joined(separator: ", ")
@@ -1815,9 +1781,7 @@ enum ServeCommand {
             }
             options.webpPreset = preset
         }
-        if let text = args.value("--jxl-effort") {
-            options.jxlEffort = try parseInteger(text, option: "--jxl-effort", range: 1...9)
-        }
+        if let value = try args.integer("--jxl-effort", in: 1...9) { options.jxlEffort = value }
         options.usesClientHints = args.has("--enable-client-hints")
         options.jpegProgressive = args.has("--jpeg-progressive")
         options.pngInterlaced = args.has("--png-interlaced")
@@ -1855,9 +1819,7 @@ enum ServeCommand {
             }
             options.lastModifiedBuster = date
         }
-        if let text = args.value("--stale-retry") {
-            options.staleRetrySeconds = try parseInteger(text, option: "--stale-retry", range: 1...86_400)
-        }
+        if let value = try args.integer("--stale-retry", in: 1...86_400) { options.staleRetrySeconds = value }
         options.passesSourceCacheControl = args.has("--cache-control-passthrough")
         if args.has("--only-presets") {
             guard !options.presets.names.isEmpty else { throw UsageError("option '--only-presets' needs --preset") }
@@ -1898,9 +1860,8 @@ enum ServeCommand {
             }
             options.fallbackStatus = code == 0 ? nil : code
         }
-        if let text = args.value("--fallback-max-age") {
-            options.fallbackMaxAge = .seconds(
-                try parseInteger(text, option: "--fallback-max-age", range: 0...315_360_000))
+        if let seconds = try args.integer("--fallback-max-age", in: 0...315_360_000) {
+            options.fallbackMaxAge = .seconds(seconds)
         }
         switch try StartupImage.parse(args, option: "--fallback-image") {
         case .bytes(let data):
@@ -1913,9 +1874,7 @@ enum ServeCommand {
                     "option '\(orphan)' needs --fallback-image, --fallback-image-data or --fallback-image-url")
             }
         }
-        if let text = args.value("--malloc-trim") {
-            options.mallocTrimInterval = try parseInteger(text, option: "--malloc-trim", range: 1...86_400)
-        }
+        if let value = try args.integer("--malloc-trim", in: 1...86_400) { options.mallocTrimInterval = value }
         let format = args.value("--log-format") ?? "json"
         guard let logFormat = LogFormat(rawValue: format) else {
             throw UsageError("option '--log-format' expects json, text or off (got '\(format)')")
@@ -1950,9 +1909,7 @@ enum ServeCommand {
             }
             let region = args.value("--cloudwatch-region") ?? awsRegion(environment: environment) ?? "us-west-1"
             let endpoint = try awsEndpoint("AWS_ENDPOINT_URL_CLOUDWATCH", environment: environment)
-            let interval = try args.value("--cloudwatch-interval").map {
-                try parseInteger($0, option: "--cloudwatch-interval", range: 1...3600)
-            }
+            let interval = try args.integer("--cloudwatch-interval", in: 1...3600)
             options.cloudWatch = (
                 CloudWatchMetrics(
                     namespace: args.value("--cloudwatch-namespace") ?? "imago", serviceName: service, region: region,

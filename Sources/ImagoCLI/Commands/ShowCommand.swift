@@ -33,7 +33,7 @@ enum ShowCommand {
         var columns = console.width
         let network: NetworkOptions
         do {
-            if let text = args.value("--width") { columns = try parseInteger(text, option: "--width", range: 1...1000) }
+            if let value = try args.integer("--width", in: 1...1000) { columns = value }
             network = try NetworkOptions(parsing: args)
         } catch {
             console.printError("imago show: \(error)")

@@ -23,9 +23,9 @@ enum DemoCommand {
         run: { args, console in await run(args, console: console) })
 
     static func run(_ args: ParsedArguments, console: Console) async -> Int32 {
-        var limit: Int?
+        let limit: Int?
         do {
-            if let text = args.value("--limit") { limit = try parseInteger(text, option: "--limit", range: 1...10_000) }
+            limit = try args.integer("--limit", in: 1...10_000)
         } catch {
             console.printError("imago demo: \(error)")
             return 2
