@@ -27,8 +27,9 @@ test-tsan: deps
 	$(SWIFT) build --build-tests -j $(JOBS) --sanitize=thread --build-path .build-tsan
 	bash scripts/test-tsan.sh
 
-# What .ci/run does (RELIABILITY.md §7): the suite, every saved fuzz input replayed, then the suite under TSan.
-ci: test fuzz-replay test-tsan
+# What .ci/run does (RELIABILITY.md §7): the suite, the DocC catalog, every saved fuzz input replayed, then the
+# suite under TSan.
+ci: test docs fuzz-replay test-tsan
 
 # The demo's table reports speed, so it runs a release build: a debug build decodes ~10x slower and its disk pass
 # looks almost as slow as its network pass. The first release build takes a few minutes; later ones are quick.

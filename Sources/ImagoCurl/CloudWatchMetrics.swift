@@ -13,8 +13,11 @@ public struct CloudWatchMetrics: Sendable, Hashable {
     public struct Datum: Sendable, Hashable {
         /// CloudWatch's units the proxy's gauges use.
         public enum Unit: String, Sendable, Hashable {
+            /// A count of things (requests, connections): `Count`.
             case count = "Count"
+            /// A share from 0 to 100: `Percent`.
             case percent = "Percent"
+            /// A size in bytes: `Bytes`.
             case bytes = "Bytes"
         }
 

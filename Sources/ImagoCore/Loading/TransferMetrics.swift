@@ -6,7 +6,14 @@ import Foundation
 public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
     /// The HTTP version of the final response.
     public enum HTTPVersion: Sendable, Hashable, CustomStringConvertible {
-        case http1_0, http1_1, http2, http3
+        /// HTTP/1.0.
+        case http1_0
+        /// HTTP/1.1.
+        case http1_1
+        /// HTTP/2.
+        case http2
+        /// HTTP/3 over QUIC.
+        case http3
         /// A version the loader could not name.
         case unknown
 
