@@ -1,6 +1,7 @@
 #ifndef IMAGO_CMICROHTTPD_SHIM_H
 #define IMAGO_CMICROHTTPD_SHIM_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,6 +17,16 @@ static size_t imago_mhd_keep_escaped(void *cls, struct MHD_Connection *connectio
     return strlen(text);
 }
 
+/// The status of a request libmicrohttpd answered itself, before any handler saw it (414 for a request line and 431
+/// for header fields over the connection's 16 KiB, 400 for a malformed header, 413, 505 …), read from the line it
+/// logs for each (`MHD_USE_ERROR_LOG`): "Error processing request (HTTP response code is %u ('%s')). Closing
+/// connection." Returns 0 for any other line (`format` and `arguments` as the logger received them; the
+/// arguments are read only for that line, whose first is the status).
+static inline unsigned int imago_mhd_rejection_status(const char *format, va_list arguments) {
+    if (format == NULL || strstr(format, "HTTP response code is %u") == NULL) return 0;
+    return va_arg(arguments, unsigned int);
+}
+
 /// `MHD_start_daemon` is variadic, which Swift cannot call: this typed wrapper passes the options the server uses.
 /// `threadPoolSize` polling threads (1: the daemon's own thread only) share the listening socket, each with its own
 /// epoll set. Each connection has 16 KiB for the request and the response headers (libmicrohttpd clears a
@@ -27,18 +38,20 @@ static size_t imago_mhd_keep_escaped(void *cls, struct MHD_Connection *connectio
 /// `MHD_USE_IPv6` in `flags`) a `sockaddr_in6`; its port 0 picks a free one. `reusePort` non-zero sets
 /// `SO_REUSEPORT` on the listening socket it opens, so that several processes can listen on one port and the
 /// kernel spreads connections among them; zero leaves libmicrohttpd's default (`SO_REUSEADDR` only: passing the
-/// option as false would turn that off too).
+/// option as false would turn that off too). `logger` (with `loggerContext`) receives libmicrohttpd's log lines
+/// when `flags` has `MHD_USE_ERROR_LOG` (see `imago_mhd_rejection_status`).
 static inline struct MHD_Daemon *imago_mhd_start(
     unsigned int flags, const struct sockaddr *address, int listenSocket, unsigned int connectionLimit,
     unsigned int connectionTimeout, unsigned int listenBacklog, unsigned int threadPoolSize,
     MHD_AccessHandlerCallback handler, void *handlerContext, MHD_RequestCompletedCallback completed,
-    void *completedContext, unsigned int reusePort) {
+    void *completedContext, MHD_LogCallback logger, void *loggerContext, unsigned int reusePort) {
 // The options after the listening one, the same for both.
 #define IMAGO_MHD_OPTIONS                                                                                          \
     MHD_OPTION_CONNECTION_LIMIT, connectionLimit, MHD_OPTION_CONNECTION_TIMEOUT, connectionTimeout,                \
         MHD_OPTION_LISTEN_BACKLOG_SIZE, listenBacklog, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),    \
         MHD_OPTION_THREAD_POOL_SIZE, threadPoolSize, MHD_OPTION_NOTIFY_COMPLETED, completed, completedContext,     \
-        MHD_OPTION_UNESCAPE_CALLBACK, imago_mhd_keep_escaped, NULL
+        MHD_OPTION_UNESCAPE_CALLBACK, imago_mhd_keep_escaped, NULL, MHD_OPTION_EXTERNAL_LOGGER, logger,            \
+        loggerContext
     if (listenSocket != -1) {
         return MHD_start_daemon(
             flags, 0, NULL, NULL, handler, handlerContext, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listenSocket,

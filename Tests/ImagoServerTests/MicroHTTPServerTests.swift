@@ -164,6 +164,48 @@ struct MicroHTTPServerTests {
         #expect(samples["imago_serve_requests_in_flight"] == 1)  // this /metrics request
         #expect(samples["imago_serve_queue_length"] == 0)
     }
+
+    /// Requests libmicrohttpd answers itself, which the proxy never sees, are counted by status all the same: a
+    /// request line and header fields over the connection's 16 KiB (414, 431), a header line without a colon or a
+    /// `Content-Length` that is no number (400), one too large to hold (413), an unknown HTTP version (505). They
+    /// are not in the latency histogram, and nothing else is logged or counted for them.
+    @Test(.timeLimit(.minutes(1)))
+    func requestsTheServerRefusesItselfAreCountedByStatus() async throws {
+        let fixture = try ProxyFixture()
+        let server = try fixture.served()
+        defer { server.stop() }
+        func send(_ request: String) async throws -> String {
+            let client = try RawHTTPClient(port: server.port)
+            client.send(request)
+            return await client.readUntilClosed(waitingAtMost: .seconds(10)).text
+        }
+        let longLine = "GET /_/w:10/plain/http://127.0.0.1/" + String(repeating: "a", count: 20_000) + " HTTP/1.1\r\n"
+        #expect(try await send(longLine + "Host: x\r\n\r\n").hasPrefix("HTTP/1.1 414"))
+        let bigField = "X-Big: " + String(repeating: "b", count: 20_000) + "\r\n"
+        #expect(try await send("GET /healthz HTTP/1.1\r\nHost: x\r\n" + bigField + "\r\n").hasPrefix("HTTP/1.1 431"))
+        #expect(try await send("GET /healthz HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n").hasPrefix("HTTP/1.1 400"))
+        let length = "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: "
+        #expect(try await send(length + "abc\r\n\r\n").hasPrefix("HTTP/1.1 400"))
+        #expect(try await send(length + String(repeating: "9", count: 30) + "\r\n\r\n").hasPrefix("HTTP/1.1 413"))
+        #expect(try await send("GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n").hasPrefix("HTTP/1.1 505"))
+        #expect(
+            try await send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").hasPrefix("HTTP/1.1 200"))
+
+        let text = String(
+            decoding: try await TestHTTPClient().send(
+                URL(string: "http://127.0.0.1:\(server.port)/metrics")!
+            ).body, as: UTF8.self)
+        let samples = prometheusSamples(text)
+        #expect(samples["imago_serve_requests_total{status=\"414\"}"] == 1, "\(text)")
+        #expect(samples["imago_serve_requests_total{status=\"431\"}"] == 1)
+        #expect(samples["imago_serve_requests_total{status=\"400\"}"] == 2)
+        #expect(samples["imago_serve_requests_total{status=\"413\"}"] == 1)
+        #expect(samples["imago_serve_requests_total{status=\"505\"}"] == 1)
+        #expect(samples["imago_serve_requests_total{status=\"200\"}"] == 1)  // the health check
+        #expect(samples["imago_serve_request_duration_seconds_count"] == 1)
+        #expect(samples["imago_serve_requests_in_flight"] == 1)  // this /metrics request
+        #expect(fixture.origin.requestCount(for: "/a.jpg") == 0)
+    }
 }
 
 /// Slow and surplus clients (imgproxy's `IMGPROXY_MAX_CLIENTS` and its timeouts): an idle connection is closed after

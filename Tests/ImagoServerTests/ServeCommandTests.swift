@@ -516,11 +516,16 @@ struct ServeCommandTests {
         #expect(try await client.send(URL(string: main + "/metrics")!, headers: bearer).status == 404)
         #expect(try await client.send(URL(string: main + "/ping")!).status == 200, "open without the secret")
         #expect(try await client.send(URL(string: main + "/pong")!).status == 403)
+        // A request line over libmicrohttpd's limit, answered by it and not by the proxy, is counted too
+        let long = try RawHTTPClient(port: serve.port)
+        long.send("GET /" + String(repeating: "a", count: 20_000) + " HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await long.readUntilClosed(waitingAtMost: .seconds(10)).text.hasPrefix("HTTP/1.1 414"))
         let metrics = try await client.send(URL(string: "http://127.0.0.1:\(metricsPort)/metrics")!)
         #expect(metrics.status == 200)
         let text = String(decoding: metrics.body, as: UTF8.self)
         let samples = prometheusSamples(text)
         #expect(samples["images_requests_total{status=\"200\"}"] == 1, "the /ping")
+        #expect(samples["images_requests_total{status=\"414\"}"] == 1)
         let families = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }
         #expect(families.count == 13 && families.allSatisfy { $0.hasPrefix("# TYPE images_") }, "\(families)")
         #expect(try await client.send(URL(string: "http://127.0.0.1:\(metricsPort)/_/plain/x")!).status == 404)

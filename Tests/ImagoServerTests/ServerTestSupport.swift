@@ -129,7 +129,8 @@ final class ProxyFixture: Sendable {
     func served(connectionLimit: Int = 1024, connectionTimeout: Int = 30) throws -> MicroHTTPServer {
         let proxy = proxy
         return try MicroHTTPServer(
-            host: "127.0.0.1", port: 0, connectionLimit: connectionLimit, connectionTimeout: connectionTimeout
+            host: "127.0.0.1", port: 0, connectionLimit: connectionLimit, connectionTimeout: connectionTimeout,
+            rejected: { proxy.countRejection(status: $0) }
         ) { await proxy.respond(to: $0) }
     }
 

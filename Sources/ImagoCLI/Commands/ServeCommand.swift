@@ -760,13 +760,14 @@ enum ServeCommand {
                 server = try MicroHTTPServer(
                     socketPath: socketPath, connectionLimit: options.connectionLimit,
                     connectionTimeout: options.connectionTimeout, threads: options.threads,
-                    immediate: { proxy.immediateResponse(to: $0) }
+                    rejected: { proxy.countRejection(status: $0) }, immediate: { proxy.immediateResponse(to: $0) }
                 ) { await proxy.respond(to: $0) }
             } else {
                 server = try MicroHTTPServer(
                     host: options.host, port: options.port, connectionLimit: options.connectionLimit,
                     connectionTimeout: options.connectionTimeout, reusesPort: options.reusesPort,
-                    threads: options.threads, immediate: { proxy.immediateResponse(to: $0) }
+                    threads: options.threads, rejected: { proxy.countRejection(status: $0) },
+                    immediate: { proxy.immediateResponse(to: $0) }
                 ) { await proxy.respond(to: $0) }
             }
         } catch {

@@ -53,6 +53,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
     private let handler: @Sendable (ServerRequest) async -> ServerResponse
     private let immediate: (@Sendable (ServerRequest) -> ServerResponse?)?
+    fileprivate let rejected: (@Sendable (Int) -> Void)?
     /// Requests received and not yet completed (their response sent, or their connection gone).
     private let inFlight = AtomicCounters(count: 1)
     private let state = Locked(State())
@@ -81,18 +82,24 @@ public final class MicroHTTPServer: @unchecked Sendable {
     ///   - threads: libmicrohttpd's polling threads, each with its own epoll set, sharing the listening socket
     ///     (default 1: a pool once left resumed connections unanswered until the client gave up, not reproduced
     ///     since and not explained; RELIABILITY.md §15 records it).
+    ///   - rejected: called on a polling thread with the status of each request libmicrohttpd answers itself,
+    ///     before `immediate` or `handler` could see it: 414 for a request line and 431 for header fields over the
+    ///     connection's 16 KiB, 400 for a malformed header (a line without a colon, a `Content-Length` that is no
+    ///     number), 413 for a `Content-Length` too large to hold, 505 for an HTTP version other than 1.0 and 1.1.
+    ///     Default `nil` (not told). It must not block.
     ///   - immediate: answers a request on the polling thread when it can do so without waiting (no I/O, no
     ///     lock held for long), else returns `nil` and `handler` answers it. Default `nil` (always `handler`).
     ///   - handler: answers each request; runs on the Swift concurrency pool.
     /// - Throws: ``Error``.
     public init(
         host: String, port: UInt16, connectionLimit: Int = 1024, connectionTimeout: Int = 30,
-        reusesPort: Bool = false, threads: Int = 1,
+        reusesPort: Bool = false, threads: Int = 1, rejected: (@Sendable (Int) -> Void)? = nil,
         immediate: (@Sendable (ServerRequest) -> ServerResponse?)? = nil,
         handler: @escaping @Sendable (ServerRequest) async -> ServerResponse
     ) throws {
         self.handler = handler
         self.immediate = immediate
+        self.rejected = rejected
         self.host = host
         socketPath = nil
         var flags = Self.flags
@@ -104,7 +111,7 @@ public final class MicroHTTPServer: @unchecked Sendable {
             imago_mhd_start(
                 flags, address, -1, UInt32(connectionLimit), UInt32(connectionTimeout), Self.backlog,
                 UInt32(clamping: max(1, threads)), microHTTPAccess, context, microHTTPCompleted, context,
-                reusesPort ? 1 : 0)
+                microHTTPLog, context, reusesPort ? 1 : 0)
         }
         /// Starts on `v4`'s address (already set) at `port`.
         func startIPv4() -> OpaquePointer? {
@@ -146,17 +153,19 @@ public final class MicroHTTPServer: @unchecked Sendable {
     /// - Throws: ``Error/socketFailed(path:reason:)``, ``Error/startFailed(host:port:)``.
     public init(
         socketPath: String, connectionLimit: Int = 1024, connectionTimeout: Int = 30, threads: Int = 1,
-        immediate: (@Sendable (ServerRequest) -> ServerResponse?)? = nil,
+        rejected: (@Sendable (Int) -> Void)? = nil, immediate: (@Sendable (ServerRequest) -> ServerResponse?)? = nil,
         handler: @escaping @Sendable (ServerRequest) async -> ServerResponse
     ) throws {
         self.handler = handler
         self.immediate = immediate
+        self.rejected = rejected
         self.socketPath = socketPath
         let (listener, inode) = try UnixListener.open(socketPath, backlog: Int32(Self.backlog))
         let context = Unmanaged.passUnretained(self).toOpaque()
         let started = imago_mhd_start(
             Self.flags, nil, listener, UInt32(connectionLimit), UInt32(connectionTimeout), Self.backlog,
-            UInt32(clamping: max(1, threads)), microHTTPAccess, context, microHTTPCompleted, context, 0)
+            UInt32(clamping: max(1, threads)), microHTTPAccess, context, microHTTPCompleted, context, microHTTPLog,
+            context, 0)
         guard let started else {
             // Not closed here: libmicrohttpd closes a socket it was given when it fails to start (its
             // free_and_fail path), and closing it again could close a descriptor another thread just opened.
@@ -167,9 +176,11 @@ public final class MicroHTTPServer: @unchecked Sendable {
         socketInode = inode
     }
 
-    /// The daemon's flags: its own epoll thread (or pool), connections suspended while the handler works.
+    /// The daemon's flags: its own epoll thread (or pool), connections suspended while the handler works, and its
+    /// log lines sent to `microHTTPLog` (never to standard error), which tells `rejected`.
     private static let flags =
         MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        | MHD_USE_ERROR_LOG.rawValue
     /// Connections the kernel queues before they are accepted.
     private static let backlog: UInt32 = 128
 
@@ -477,6 +488,17 @@ private func microHTTPCompleted(
 ) {
     guard let cls, let slot else { return }
     Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue().completed(slot: slot)
+}
+
+/// libmicrohttpd's log: a line saying it answered a request itself tells the server's `rejected`; every other line
+/// (a client gone mid-response, a failed accept) is dropped, as it was before the log was on.
+private func microHTTPLog(
+    _ cls: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?, _ arguments: CVaListPointer?
+) {
+    guard let cls, let arguments else { return }
+    let status = imago_mhd_rejection_status(format, arguments)
+    guard status != 0 else { return }
+    Unmanaged<MicroHTTPServer>.fromOpaque(cls).takeUnretainedValue().rejected?(Int(status))
 }
 
 private func microHTTPHeader(

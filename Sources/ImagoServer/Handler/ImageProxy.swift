@@ -110,6 +110,11 @@ public final class ImageProxy: Sendable {
         await configuration.outputCache.flush()
     }
 
+    /// Counts in `/metrics` (`requests_total`, by status; not the latency histogram) a request the HTTP server
+    /// answered itself before ``respond(to:)`` could see it, such as ``MicroHTTPServer``'s 414 and 431 (its
+    /// `rejected` parameter).
+    public func countRejection(status: Int) { metrics.requestRejected(status: status) }
+
     /// Answers `request`. Never throws: every failure is a JSON error response with its status.
     public func respond(to request: ServerRequest) async -> ServerResponse {
         let start = ContinuousClock.now

@@ -122,14 +122,21 @@ public final class ServerMetrics: Sendable {
     /// Counts a finished request: its status, latency, tier and the body bytes sent.
     func requestFinished(status: Int, seconds: Double, tier: CacheTier?, bytesOut: Int) {
         counters.add(-1, at: Slot.inFlight)
+        count(status: status)
+        observe(seconds, histogramAt: Slot.buckets)
+        if let tier, let index = CacheTier.allCases.firstIndex(of: tier) { counters.add(1, at: Slot.tiers + index) }
+        counters.add(bytesOut, at: Slot.bytesOut)
+    }
+
+    /// Counts a request the HTTP server answered itself (``ImageProxy/countRejection(status:)``): its status only.
+    func requestRejected(status: Int) { count(status: status) }
+
+    private func count(status: Int) {
         if let index = Self.knownStatuses.firstIndex(of: status) {
             counters.add(1, at: Slot.statuses + index)
         } else {
             otherStatuses.withLock { $0[status, default: 0] += 1 }
         }
-        observe(seconds, histogramAt: Slot.buckets)
-        if let tier, let index = CacheTier.allCases.firstIndex(of: tier) { counters.add(1, at: Slot.tiers + index) }
-        counters.add(bytesOut, at: Slot.bytesOut)
     }
 
     /// Adds one observation of `seconds` to the histogram whose slots start at `slot`.
