@@ -11,7 +11,8 @@ import ImagoCore
 /// ```swift
 /// let proxy = ImageProxy(configuration: configuration)
 /// let server = try MicroHTTPServer(
-///     host: "127.0.0.1", port: 8080, immediate: { proxy.immediateResponse(to: $0) }
+///     host: "127.0.0.1", port: 8080, rejected: { proxy.countRejection(status: $0) },
+///     immediate: { proxy.immediateResponse(to: $0) }
 /// ) { await proxy.respond(to: $0) }
 /// _ = await server.drain(timeout: .seconds(10))   // on SIGTERM: stop accepting, finish what is in flight
 /// server.stop()
