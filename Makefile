@@ -15,7 +15,7 @@ build: deps
 # The whole suite (Swift Testing + XCTest). Network tests use only loopback servers the tests start themselves.
 # Tests run one at a time: in one process, FoundationNetworking's shared queues let a test that streams a large
 # body stall every other test's URLSession for seconds, so parallel runs on 2 cores time out by chance. Serial is
-# also faster here (the whole suite, 1,323 tests, runs in about 4 minutes on 2 cores; 5 with both cores also busy).
+# also faster here (the whole suite runs in about 4 minutes on 2 cores; 5 with both cores also busy).
 test: deps
 	$(SWIFT) build --build-tests -j $(JOBS)
 	$(SWIFT) test --skip-build --no-parallel
